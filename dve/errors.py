@@ -1,0 +1,247 @@
+"""Source positions, the dvecost exception tree, and compiler-style rendering.
+
+Every syntax node and every user-facing error carries a :class:`SourcePos`, which holds a
+reference to the :class:`Source` it came from, so any error can render its own snippet::
+
+    model.dve:14:11: error[undefined-name]: unknown variable 'tokn'
+       14 |     guard tokn > 0;
+          |           ^^^^
+      hint: did you mean 'token'?
+
+Positions are 1-based; ``end_column`` is exclusive (as in Lark).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+__all__ = [
+    "Source",
+    "SourcePos",
+    "synthetic_pos",
+    "DvecostError",
+    "ModelError",
+    "DveSyntaxError",
+    "ModelSemanticError",
+    "EvaluationError",
+    "ModelErrors",
+    "StateSpaceError",
+    "StateLimitExceeded",
+    "MemoryLimitExceeded",
+    "AnalysisError",
+    "NoCycleError",
+    "ZeroTimeCycleError",
+    "ConvergenceError",
+    "BackendUnavailableError",
+    "ConfigurationError",
+]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Source:
+    """A named source text (a file, ``<string>``, or ``<scenario NAME>``).
+
+    Compared by identity: two loads of one file are two sources.
+    """
+
+    name: str
+    text: str
+
+    def line(self, lineno: int) -> str:
+        """Return line ``lineno`` (1-based) without its newline, or ``''`` past the end."""
+        lines = self.text.splitlines()
+        return lines[lineno - 1] if 1 <= lineno <= len(lines) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePos:
+    """A span in a :class:`Source`: 1-based line and column, exclusive end column."""
+
+    source: Source = field(repr=False)
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def __str__(self) -> str:
+        return f"{self.source.name}:{self.line}:{self.column}"
+
+    def to(self, other: "SourcePos") -> "SourcePos":
+        """The span from the start of ``self`` to the end of ``other``."""
+        return SourcePos(self.source, self.line, self.column, other.end_line, other.end_column)
+
+
+def synthetic_pos(name: str) -> SourcePos:
+    """A position for nodes built by code (the scenario DSL), not read from a file.
+
+    >>> str(synthetic_pos("<scenario editor>"))
+    '<scenario editor>:1:1'
+    """
+    return SourcePos(Source(name, ""), 1, 1, 1, 1)
+
+
+class DvecostError(Exception):
+    """Base of every error dvecost raises on purpose."""
+
+
+class ModelError(DvecostError):
+    """A problem in a model, at a position, with a stable kebab-case ``code``.
+
+    Parameters
+    ----------
+    pos : SourcePos or None
+        Where the problem is. ``None`` only for problems of a whole file (empty input).
+    code : str
+        Stable identifier users and tests match on, e.g. ``'undefined-name'``.
+    message : str
+        Lower-case, no trailing period, user identifiers in single quotes.
+    hint : str, optional
+        A likely fix.
+    severity : str
+        ``'error'`` or ``'warning'``.
+    """
+
+    def __init__(self, pos: SourcePos | None, code: str, message: str, hint: str | None = None,
+                 severity: str = "error") -> None:
+        super().__init__(message)
+        self.pos = pos
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.severity = severity
+
+    def __str__(self) -> str:
+        where = f"{self.pos}: " if self.pos is not None else ""
+        return f"{where}{self.severity}[{self.code}]: {self.message}"
+
+    def sort_key(self) -> tuple:
+        if self.pos is None:
+            return ("", 0, 0, self.code)
+        return (self.pos.source.name, self.pos.line, self.pos.column, self.code)
+
+    def render(self, color: bool = False) -> str:
+        """The one-line form, the source line with a caret under the span, and the hint."""
+        red, bold, blue, reset = ("\x1b[31m", "\x1b[1m", "\x1b[34m", "\x1b[0m") if color else ("",) * 4
+        sev = red + self.severity if self.severity == "error" else "\x1b[33m" * color + self.severity
+        where = f"{self.pos}: " if self.pos is not None else ""
+        out = [f"{bold}{where}{reset}{sev}[{self.code}]{reset}{bold}: {self.message}{reset}"]
+        if self.pos is not None and self.pos.source.text:
+            raw = self.pos.source.line(self.pos.line)
+            text = raw.expandtabs(4)
+            # Column counts characters of the raw line; map it through tab expansion.
+            start = len(raw[: self.pos.column - 1].expandtabs(4))
+            if self.pos.end_line == self.pos.line:
+                end = len(raw[: max(self.pos.end_column - 1, self.pos.column)].expandtabs(4))
+            else:
+                end = len(text)  # multi-line span: underline to the end of the first line
+            width = max(end - start, 1)
+            gutter = f"{self.pos.line:>5}"
+            out.append(f"{blue}{gutter} |{reset} {text}")
+            out.append(f"{blue}{' ' * len(gutter)} |{reset} {' ' * start}{red}{'^' * width}{reset}")
+        if self.hint:
+            out.append(f"  {blue}hint{reset}: {self.hint}")
+        return "\n".join(out)
+
+
+class DveSyntaxError(ModelError):
+    """Raised when a model cannot be lexed or parsed (also empty, binary or non-UTF-8 input)."""
+
+
+class ModelSemanticError(ModelError):
+    """Raised by the static checks: undefined or duplicate names, bad sync, bad cost/time, ..."""
+
+
+class EvaluationError(ModelError):
+    """Raised when evaluating a constant expression fails at load time, or (for reports) a
+    runtime fault found during exploration. ``state`` maps names to values where known."""
+
+    def __init__(self, pos: SourcePos | None, code: str, message: str, hint: str | None = None,
+                 state: dict | None = None) -> None:
+        super().__init__(pos, code, message, hint)
+        self.state = state or {}
+
+
+class ModelErrors(DvecostError):
+    """Several :class:`ModelError`, flattened and sorted by position; raised once per check."""
+
+    def __init__(self, errors: Iterable[ModelError]) -> None:
+        flat: list[ModelError] = []
+        for e in errors:
+            flat.extend(e.errors if isinstance(e, ModelErrors) else [e])
+        self.errors: tuple[ModelError, ...] = tuple(sorted(flat, key=ModelError.sort_key))
+        super().__init__("\n".join(str(e) for e in self.errors))
+
+    def __iter__(self) -> Iterator[ModelError]:
+        return iter(self.errors)
+
+    def __len__(self) -> int:
+        return len(self.errors)
+
+    def render(self, color: bool = False) -> str:
+        return "\n".join(e.render(color) for e in self.errors)
+
+
+class StateSpaceError(DvecostError):
+    """Base of problems met while building the state graph."""
+
+
+class StateLimitExceeded(StateSpaceError):
+    """Raised when exploration reaches ``--max-states``. ``partial`` holds what was found."""
+
+    def __init__(self, limit: int, n_explored: int, partial: object = None) -> None:
+        super().__init__(f"state limit reached: {n_explored} states found, limit {limit}")
+        self.limit = limit
+        self.n_explored = n_explored
+        self.partial = partial
+
+
+class MemoryLimitExceeded(StateSpaceError):
+    """Raised when exploration reaches ``--max-memory``. ``partial`` holds what was found."""
+
+    def __init__(self, limit_bytes: int, n_explored: int, partial: object = None) -> None:
+        super().__init__(f"memory limit reached: {n_explored} states found, "
+                         f"limit {limit_bytes} bytes")
+        self.limit_bytes = limit_bytes
+        self.n_explored = n_explored
+        self.partial = partial
+
+
+class AnalysisError(DvecostError):
+    """Base of 'the analysis has no answer' (CLI exit code 3)."""
+
+
+class NoCycleError(AnalysisError):
+    """Raised when the graph has no cycle (every run ends in a deadlock)."""
+
+
+class ZeroTimeCycleError(AnalysisError):
+    """Raised in ratio mode when a cycle has total time 0. ``cycle`` lists its vertices."""
+
+    def __init__(self, message: str, cycle: tuple[int, ...] = (), edges: tuple[int, ...] = ()) -> None:
+        super().__init__(message)
+        self.cycle = cycle
+        self.edges = edges
+
+
+class ConvergenceError(AnalysisError):
+    """Raised when policy iteration exceeds its iteration budget."""
+
+    def __init__(self, iterations: int, message: str = "") -> None:
+        super().__init__(message or f"no convergence after {iterations} iterations")
+        self.iterations = iterations
+
+
+class BackendUnavailableError(DvecostError, RuntimeError):
+    """Raised when ``backend='gpu'`` is asked for and CuPy or a device is missing."""
+
+
+class ConfigurationError(DvecostError, ValueError):
+    """Raised for bad arguments (unknown option values, malformed ``-D`` definitions, ...)."""
+
+
+def use_color(stream: object) -> bool:
+    """Colour only on a TTY and never when ``NO_COLOR`` is set."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and "NO_COLOR" not in os.environ
