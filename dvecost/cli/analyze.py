@@ -1,0 +1,153 @@
+"""``dvecost analyze MODEL``: the worst sustainable load of a model and the run that causes it.
+
+A thin layer over :func:`dvecost.analyze`: options in, a report out (text, ``--json``,
+``--dot FILE``), a progress display on stderr when it is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import TextIO
+
+from dve.errors import AnalysisError, ConfigurationError, NoCycleError, ZeroTimeCycleError
+
+from . import add_common, parse_defines, print_error
+
+__all__ = ["register", "run", "ProgressLine"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``analyze`` subcommand to ``sub``."""
+    p = sub.add_parser(
+        "analyze",
+        help="maximal cycle mean or ratio of a model, with its critical cycle",
+        description="Build the reachable state graph of MODEL and compute its maximal (or "
+                    "minimal) cycle mean of a cost resource, or with --ratio its cycle ratio "
+                    "cost/time: an exact fraction, certified, with the critical cycle shown as "
+                    "a run of the model. Exit codes: 0 answer, 2 invalid input, 3 no answer "
+                    "(no reachable cycle, a zero-time cycle with --ratio, a state limit).")
+    p.add_argument("model", metavar="MODEL", help="a DVE file (with cost/time annotations)")
+    p.add_argument("--ratio", action="store_true",
+                   help="cycle ratio (cost per unit of time) instead of cycle mean (per step)")
+    p.add_argument("--min", action="store_true", help="minimise instead of maximise")
+    p.add_argument("--cost", metavar="NAME",
+                   help="the cost resource to analyse (needed when the model names several)")
+    p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
+                   help="where the cycle engine runs (default: auto, the GPU when there is one)")
+    p.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                   help="set an 'input' constant of the model (repeatable)")
+    p.add_argument("--max-states", type=int, metavar="N",
+                   help="stop (exit 3) when exploration finds more than N states")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--trace", action="store_true",
+                   help="also show the run from the initial state to the critical cycle")
+    p.add_argument("--dot", metavar="FILE",
+                   help="write the critical cycle and its prefix (and the whole graph when "
+                        "small) as Graphviz DOT to FILE ('-' for stdout)")
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``dvecost analyze``; returns the exit code."""
+    from ..analysis import analyze
+    from ..report import render_dot, render_json, render_steps, render_text
+
+    if args.max_states is not None and args.max_states < 1:
+        raise ConfigurationError(f"--max-states must be at least 1, got {args.max_states}")
+    defines = parse_defines(args.define)
+    progress = ProgressLine(sys.stderr) if _interactive(sys.stderr, args.quiet) else None
+    try:
+        result = analyze(args.model, ratio=args.ratio, mode="min" if args.min else "max",
+                         cost=args.cost, backend=args.backend, defines=defines,
+                         max_states=args.max_states, progress=progress)
+    except AnalysisError as exc:
+        if progress:
+            progress.close()
+        if args.debug:
+            raise
+        print_error(exc)
+        steps = getattr(exc, "trace", None)
+        title = getattr(exc, "trace_title", None)
+        if steps:
+            print(f"{title or 'run'} ({len(steps)} step{'s' * (len(steps) != 1)}):",
+                  file=sys.stderr)
+            print("\n".join(render_steps(steps)), file=sys.stderr)
+        if args.json:
+            print(json.dumps({"status": "no-answer", "error": _error_code(exc),
+                              "message": str(exc),
+                              "trace": [s.as_dict() for s in steps or ()]}, indent=1))
+        return 3
+    finally:
+        if progress:
+            progress.close()
+    if args.dot:
+        dot = render_dot(result)
+        if args.dot == "-":
+            sys.stdout.write(dot)
+        else:
+            try:
+                with open(args.dot, "w", encoding="utf-8") as fh:
+                    fh.write(dot)
+            except OSError as exc:
+                raise ConfigurationError(f"cannot write '{args.dot}': {exc.strerror}") from None
+    if args.json:
+        print(render_json(result))
+    elif args.dot != "-":
+        print(render_text(result, trace=args.trace))
+    return 0
+
+
+def _error_code(exc: AnalysisError) -> str:
+    if isinstance(exc, ZeroTimeCycleError):
+        return "zero-time-cycle"
+    if isinstance(exc, NoCycleError):
+        return "no-cycle"
+    return "no-answer"
+
+
+def _interactive(stream: TextIO, quiet: bool) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return not quiet and bool(isatty and isatty())
+
+
+class ProgressLine:
+    """A one-line progress display on a terminal, redrawn at most ten times a second.
+
+    Called as ``progress(phase, done, total, message)`` (the protocol of
+    :func:`dvecost.analyze`); :meth:`close` erases the line.
+    """
+
+    def __init__(self, stream: TextIO, interval: float = 0.1) -> None:
+        self.stream = stream
+        self.interval = interval
+        self._last = 0.0
+        self._phase = ""
+        self._start = time.perf_counter()
+        self._shown = False
+
+    def __call__(self, phase: str, done: float | None = None, total: float | None = None,
+                 message: str = "") -> None:
+        now = time.perf_counter()
+        if phase != self._phase:
+            self._phase, self._start = phase, now
+        elif now - self._last < self.interval:
+            return
+        self._last = now
+        if done is not None and total:
+            frac = f" {100.0 * done / total:5.1f}%"
+        else:
+            frac = ""
+        text = f"{phase}{frac} {message}".rstrip() + f"  [{now - self._start:.1f} s]"
+        self.stream.write("\r\x1b[K" + text[:200])
+        self.stream.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        if self._shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._shown = False
