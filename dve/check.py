@@ -1,0 +1,864 @@
+"""Static checks on an expanded model: everything a careful user wants caught before a long run.
+
+:func:`check_model` walks an expanded :class:`~dve.syntax.Model` once, gathers every problem it
+finds (the miniwdl ``multi_context`` pattern, so a user fixes all of them in one pass), raises
+one :class:`~dve.errors.ModelErrors` when any is an error, and returns the warnings otherwise.
+
+Scopes
+------
+A model has one global scope (variables, constants, inputs, channels and processes share it) and
+one scope per process (its local variables and channels, and its states). A local name may not
+repeat a global name nor a state name of its process; a state name may repeat a global name
+(DiVinE's own test models name a state after its process). Names in expressions resolve to the
+process's locals first, then to the globals.
+
+Codes
+-----
+Errors (the model is refused):
+
+=============================  ====================================================================
+``undefined-name``             a variable, channel, process or macro that is not declared
+``duplicate-name``             a name declared twice in one scope, or a local repeating a global
+                               or a state name of its process
+``unknown-state``              a state that its process does not declare (transitions, ``init``,
+                               ``commit``, ``accept``, ``assert``, ``P.s``)
+``missing-init``               a process without ``init``
+``assign-to-const``            an assignment (or a receive) into a constant or an input
+``assign-to-channel``          an assignment (or a receive) into a channel
+``channel-as-value``           a channel read as a value
+``not-a-variable``             a process used where a variable is expected
+``not-a-channel``              ``sync x!...`` where ``x`` is not a channel
+``not-an-array``               an index applied to a scalar
+``array-without-index``        an array used without an index
+``index-out-of-range``         a constant index outside ``0..size-1``
+``division-by-zero``           ``/`` or ``%`` by a constant zero
+``array-size-invalid``         an array size that is not a constant, or is not above 0
+``channel-size-invalid``       a channel buffer size that is not a constant, or is below 0
+``buffered-untyped``           an untyped channel declared with a buffer
+``initializer-kind``           a scalar initialised with ``{...}`` or an array with a single value
+``init-out-of-range``          an initial value outside its type (byte 0..255, int -32768..32767)
+``sync-arity``                 a number of values that does not match the channel's item types, or
+                               (untyped channels) differs between two uses of one channel
+``sync-kind``                  a receive into something that is not a variable
+``negative-time``              a constant ``time`` below 0
+``duplicate-resource``         one resource charged twice on one transition
+``duplicate-clause``           two plain ``cost`` clauses on one transition
+``cost-resource-inconsistent`` plain ``cost e;`` mixed with named resources in one model
+``property-not-found``         ``system ... property P`` where ``P`` is not declared
+``property-not-process``       ``system ... property P`` where ``P`` is not a process
+=============================  ====================================================================
+
+Warnings (reported, the model is accepted):
+
+=============================  ====================================================================
+``unpaired-sync``              a channel that is sent on but never received from (or the reverse),
+                               or a rendezvous channel used by one process only: those syncs can
+                               never fire
+``unreachable-state``          a state no transition path from ``init`` reaches (guards ignored)
+``dead-transition``            a transition whose guard is constant and false
+``value-out-of-range``         a constant assigned to a variable whose type cannot hold it (the
+                               step would lead to the error state)
+``initializer-too-long``       an array initialiser with more values than the array has cells
+                               (DiVinE drops the rest)
+``cost-resource-inconsistent`` a named resource charged once whose name is close to another
+                               resource (likely a typo)
+``sync-ignored``               a ``sync`` under ``system sync``, which ignores channels
+``ltl-not-analysed``           a ``property ltl``: parsed, not analysed
+=============================  ====================================================================
+
+The cost rule
+-------------
+``cost e;`` charges the resource named ``cost`` (DESIGN.md). A model that names resources
+(``cost cpu: 5, net: 2;``) and also uses the plain form almost certainly meant the plain charges
+for one of its named resources, and ``--cost cpu`` would silently read them as 0. So a model uses
+either the plain form only or named resources only (``cost cost: e`` counts as named). One
+transition charges each resource at most once.
+
+Examples
+--------
+>>> from dve.parser import parse_model
+>>> check_model(parse_model("process P { state a; init a; trans a -> a {}; } system async;"))
+()
+>>> text = "byte x; process P { state a; init a; trans a -> a { effect y = 1; }; } system async;"
+>>> try:
+...     check_model(parse_model(text, "m.dve"))
+... except ModelErrors as exc:
+...     print(exc)
+m.dve:1:52: error[undefined-name]: unknown variable 'y'
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from . import syntax as s
+from .errors import DvecostError, ModelError, ModelErrors, ModelSemanticError, SourcePos
+
+__all__ = ["check_model", "CODES", "WARNING_CODES", "TYPE_RANGES"]
+
+#: Value range of each variable type (legacy DiVinE: byte = uint8, int = int16).
+TYPE_RANGES: dict[str, tuple[int, int]] = {"byte": (0, 255), "int": (-32768, 32767)}
+
+#: Every code :func:`check_model` can report as an error.
+CODES: tuple[str, ...] = (
+    "undefined-name", "duplicate-name", "unknown-state", "missing-init", "assign-to-const",
+    "assign-to-channel", "channel-as-value", "not-a-variable", "not-a-channel", "not-an-array",
+    "array-without-index", "index-out-of-range", "division-by-zero", "array-size-invalid",
+    "channel-size-invalid", "buffered-untyped", "initializer-kind", "init-out-of-range",
+    "sync-arity", "sync-kind", "negative-time", "duplicate-resource", "duplicate-clause",
+    "cost-resource-inconsistent", "property-not-found", "property-not-process",
+)
+
+#: Every code :func:`check_model` can report as a warning.
+WARNING_CODES: tuple[str, ...] = (
+    "unpaired-sync", "unreachable-state", "dead-transition", "value-out-of-range",
+    "initializer-too-long", "cost-resource-inconsistent", "sync-ignored", "ltl-not-analysed",
+)
+
+
+# ---------------------------------------------------------------------------- constant folding
+
+def _eval_const(expr: s.Expr, env: dict[str, int]) -> int:
+    from .consteval import eval_const
+    return eval_const(expr, env)
+
+
+def _is_const_expr(expr: object, env: dict[str, int]) -> bool:
+    """Whether ``expr`` mentions only literals and names bound in ``env`` (cheap pre-test)."""
+    if isinstance(expr, (s.IntLit, s.BoolLit)):
+        return True
+    if isinstance(expr, s.Name):
+        return expr.name in env
+    if isinstance(expr, s.Unary):
+        return _is_const_expr(expr.operand, env)
+    if isinstance(expr, s.Binary):
+        return _is_const_expr(expr.left, env) and _is_const_expr(expr.right, env)
+    return False
+
+
+def _const(expr: object, env: dict[str, int]) -> int | None:
+    """The value of a constant expression, or ``None`` when it is not constant or fails."""
+    if expr is None or not _is_const_expr(expr, env):
+        return None
+    if isinstance(expr, s.IntLit):  # the common case, without a call
+        return expr.value
+    try:
+        return int(_eval_const(expr, env))  # type: ignore[arg-type]
+    except (DvecostError, ArithmeticError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------------------- positions
+
+_WORD = re.compile(r"[A-Za-z_$#][A-Za-z0-9_$#]*")
+
+
+def _name_span(pos: SourcePos | None, name: str, last: bool = False) -> SourcePos | None:
+    """The span of the identifier ``name`` inside ``pos`` (its first or last occurrence).
+
+    Falls back to ``pos`` when the name is not found on the span's first line (synthetic nodes).
+    """
+    if pos is None or not pos.source.text:
+        return pos
+    line = pos.source.line(pos.line)
+    stop = pos.end_column - 1 if pos.end_line == pos.line else len(line)
+    hits = [m for m in _WORD.finditer(line, pos.column - 1, max(stop, pos.column - 1))
+            if m.group() == name]
+    if not hits:
+        return pos
+    m = hits[-1] if last else hits[0]
+    return SourcePos(pos.source, pos.line, m.start() + 1, pos.line, m.end() + 1)
+
+
+def _did_you_mean(name: str, candidates: object) -> str | None:
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)  # type: ignore[arg-type]
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+def _at(pos: SourcePos | None) -> str:
+    return f"line {pos.line}" if pos is not None else "elsewhere"
+
+
+# ---------------------------------------------------------------------------- symbols
+
+@dataclass(slots=True, eq=False)
+class _Symbol:
+    """A declared name: ``kind`` is variable, constant, input, channel or process."""
+    kind: str
+    name: str
+    node: s.Node
+    owner: str | None = None            # the process of a local, else None
+    type: str | None = None             # byte/int for variables
+    size: int | None = None             # array cells (-1: invalid size); None for scalars
+    is_array: bool = False
+    types: tuple[str, ...] | None = None  # channel item types (None: untyped)
+    buffered: bool = False
+
+    @property
+    def pos(self) -> SourcePos | None:
+        return _name_span(self.node.pos, self.name)
+
+    def describe(self) -> str:
+        if self.kind == "variable":
+            return f"{'array' if self.is_array else 'variable'} '{self.name}'"
+        return f"{self.kind} '{self.name}'"
+
+
+@dataclass(slots=True)
+class _ProcScope:
+    process: s.Process
+    locals: dict[str, _Symbol] = field(default_factory=dict)
+    states: dict[str, s.StateDecl] = field(default_factory=dict)
+    env: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _ChanUse:
+    op: str
+    n_values: int
+    process: str
+    sync: s.Sync
+
+
+class _Problems:
+    """The gathered diagnostics (miniwdl's ``multi_context``)."""
+
+    def __init__(self) -> None:
+        self.items: list[ModelError] = []
+
+    def error(self, pos: SourcePos | None, code: str, message: str,
+              hint: str | None = None) -> None:
+        self.items.append(ModelSemanticError(pos, code, message, hint))
+
+    def warning(self, pos: SourcePos | None, code: str, message: str,
+                hint: str | None = None) -> None:
+        self.items.append(ModelSemanticError(pos, code, message, hint, severity="warning"))
+
+    @contextmanager
+    def attempt(self) -> Iterator[None]:
+        """Run a sub-check; a :class:`ModelError` it raises is recorded, and checking goes on."""
+        try:
+            yield
+        except ModelErrors as exc:
+            self.items.extend(exc.errors)
+        except ModelError as exc:
+            self.items.append(exc)
+
+
+_DIV_OPS = ("/", "%")
+
+
+# ---------------------------------------------------------------------------- the checker
+
+class _Checker:
+    def __init__(self, model: s.Model) -> None:
+        self.model = model
+        self.p = _Problems()
+        self.globals: dict[str, _Symbol] = {}
+        self.env: dict[str, int] = {}            # global constants and inputs with known values
+        self.scopes: dict[str, _ProcScope] = {}
+        self.chan_uses: dict[int, list[_ChanUse]] = {}
+        self.chan_syms: dict[int, _Symbol] = {}
+        self.costs: list[s.Cost] = []
+        self.first_sync: s.Sync | None = None
+
+    # -- declarations ------------------------------------------------------------------------
+
+    def declare(self, table: dict[str, _Symbol], sym: _Symbol,
+                also: tuple[dict, ...] = ()) -> None:
+        prev = table.get(sym.name)
+        if prev is None:
+            for other in also:
+                prev = other.get(sym.name)
+                if prev is not None:
+                    break
+        if prev is not None:
+            where = prev.pos if isinstance(prev, _Symbol) else _name_span(prev.pos, sym.name)
+            what = prev.describe() if isinstance(prev, _Symbol) else f"state '{sym.name}'"
+            self.p.error(sym.pos, "duplicate-name", f"'{sym.name}' is already declared",
+                         f"{what} is declared at {_at(where)}"
+                         + (f":{where.column}" if where is not None else ""))
+            return
+        table[sym.name] = sym
+
+    def var_symbol(self, d: s.VarDecl, env: dict[str, int],
+                   scope: _ProcScope | None) -> _Symbol:
+        kind = "input" if d.input else "constant" if d.const else "variable"
+        owner = scope.process.name if scope is not None else None
+        sym = _Symbol(kind, d.name, d, owner, type=d.type)
+        if d.size is not None:
+            sym.is_array = True
+            with self.p.attempt():
+                self.expr(d.size, env, scope)
+            size = _const(d.size, env)
+            pos = d.size.pos or _name_span(d.pos, d.name)
+            if size is None:
+                sym.size = -1
+                self.p.error(pos, "array-size-invalid",
+                             f"size of array '{d.name}' must be a constant expression",
+                             "use a number or an expression of constants")
+            elif size <= 0:
+                sym.size = -1
+                self.p.error(pos, "array-size-invalid",
+                             f"expected an array size above 0, found {size} for '{d.name}'")
+            else:
+                sym.size = size
+        self.initializer(d, sym, env, scope)
+        return sym
+
+    def initializer(self, d: s.VarDecl, sym: _Symbol, env: dict[str, int],
+                    scope: _ProcScope | None) -> None:
+        init = d.init
+        if init is None:
+            return
+        lo, hi = TYPE_RANGES.get(d.type, (None, None))
+        if isinstance(init, s.ArrayInit):
+            if not sym.is_array:
+                self.p.error(init.pos or sym.pos, "initializer-kind",
+                             f"expected a single value for scalar '{d.name}', found a list",
+                             f"write '{d.name} = {init.items[0].value}'"
+                             if len(init.items) == 1 and isinstance(init.items[0], s.IntLit)
+                             else f"declare an array: '{d.type} {d.name}[{len(init.items)}]'")
+            items = init.items
+            if sym.is_array and sym.size is not None and sym.size > 0 and len(items) > sym.size:
+                extra = items[sym.size]
+                self.p.warning(extra.pos or init.pos, "initializer-too-long",
+                               f"array '{d.name}' has {sym.size} cells, found {len(items)} "
+                               f"initial values", "the values past the last cell are dropped")
+        else:
+            if sym.is_array:
+                self.p.error(init.pos or sym.pos, "initializer-kind",
+                             f"expected a list '{{...}}' for array '{d.name}', found a single value",
+                             f"write '{d.name}[...] = {{...}}' with one value per cell")
+            items = (init,)
+        for item in items:
+            with self.p.attempt():
+                self.expr(item, env, scope)
+            value = _const(item, env)
+            if value is not None and lo is not None and not lo <= value <= hi:
+                self.p.error(item.pos or sym.pos, "init-out-of-range",
+                             f"initial value {value} of {d.type} '{d.name}' is out of range: "
+                             f"expected {lo}..{hi}")
+        if sym.kind != "variable" and not sym.is_array and not isinstance(init, s.ArrayInit):
+            value = _const(init, env)
+            if value is not None:
+                env[d.name] = value
+
+    def channel_symbol(self, d: s.ChannelDecl, env: dict[str, int], owner: str | None) -> _Symbol:
+        sym = _Symbol("channel", d.name, d, owner, types=d.types)
+        if d.size is not None:
+            size = _const(d.size, env)
+            pos = d.size.pos or sym.pos
+            if size is None:
+                self.p.error(pos, "channel-size-invalid",
+                             f"buffer size of channel '{d.name}' must be a constant expression")
+            elif size < 0:
+                self.p.error(pos, "channel-size-invalid",
+                             f"expected a buffer size of 0 or more, found {size} for '{d.name}'")
+            elif size > 0:
+                if d.types is None:
+                    self.p.error(sym.pos, "buffered-untyped",
+                                 f"buffered channel '{d.name}' must be typed",
+                                 f"declare the item types: 'channel {{byte}} {d.name}[{size}]'")
+                else:
+                    sym.buffered = True
+        self.chan_syms[id(sym)] = sym
+        self.chan_uses[id(sym)] = []
+        return sym
+
+    # -- lookups -----------------------------------------------------------------------------
+
+    def lookup(self, name: str, scope: _ProcScope | None) -> _Symbol | None:
+        if scope is not None:
+            sym = scope.locals.get(name)
+            if sym is not None:
+                return sym
+        return self.globals.get(name)
+
+    def undefined(self, pos: SourcePos | None, name: str, scope: _ProcScope | None,
+                  kinds: tuple[str, ...], what: str) -> None:
+        names = {n for n, sym in self.globals.items() if sym.kind in kinds}
+        if scope is not None:
+            names |= {n for n, sym in scope.locals.items() if sym.kind in kinds}
+        hint = _did_you_mean(name, sorted(names))
+        if hint is None and scope is not None and name in scope.states:
+            hint = (f"'{name}' is a state of '{scope.process.name}'; "
+                    f"test it with '{scope.process.name}.{name}'")
+        if hint is None:
+            owners = [p for p, sc in self.scopes.items() if name in sc.locals]
+            if owners:
+                hint = f"'{name}' is local to process '{owners[0]}'; read it with '{owners[0]}->{name}'"
+        self.p.error(pos, "undefined-name", f"unknown {what} '{name}'", hint)
+
+    def process_scope(self, ref: s.ProcRef, scope: _ProcScope | None) -> _ProcScope | None:
+        sc = self.scopes.get(ref.name)
+        if sc is None:
+            sym = self.globals.get(ref.name)
+            if sym is not None:
+                self.p.error(_name_span(ref.pos, ref.name), "not-a-variable",
+                             f"expected a process, found {sym.describe()}")
+            else:
+                self.p.error(_name_span(ref.pos, ref.name), "undefined-name",
+                             f"unknown process '{ref.name}'", _did_you_mean(ref.name, self.scopes))
+        return sc
+
+    # -- expressions -------------------------------------------------------------------------
+
+    def expr(self, e: object, env: dict[str, int], scope: _ProcScope | None) -> None:
+        """Check a value expression: names resolve to variables, indices fit."""
+        if isinstance(e, (s.IntLit, s.BoolLit)):
+            return
+        if isinstance(e, s.Name):
+            sym = self.lookup(e.name, scope)
+            if sym is None:
+                self.undefined(e.pos, e.name, scope, ("variable", "constant", "input"), "variable")
+            elif sym.kind == "channel":
+                self.p.error(e.pos, "channel-as-value",
+                             f"expected a variable, found channel '{e.name}'",
+                             "channels are used only in 'sync c!v' and 'sync c?x'")
+            elif sym.kind == "process":
+                self.p.error(e.pos, "not-a-variable",
+                             f"expected a variable, found process '{e.name}'",
+                             f"test its state with '{e.name}.STATE'")
+            elif sym.is_array:
+                self.p.error(e.pos, "array-without-index",
+                             f"array '{e.name}' used without an index", f"write '{e.name}[i]'")
+        elif isinstance(e, s.Index):
+            self.expr(e.index, env, scope)
+            sym = self.lookup(e.name, scope)
+            pos = _name_span(e.pos, e.name)
+            if sym is None:
+                self.undefined(pos, e.name, scope, ("variable", "constant", "input"), "array")
+            else:
+                self.indexed(sym, e.index, e.pos, pos, env)
+        elif isinstance(e, s.Unary):
+            self.expr(e.operand, env, scope)
+        elif isinstance(e, s.Binary):
+            self.expr(e.left, env, scope)
+            self.expr(e.right, env, scope)
+            if e.op in _DIV_OPS and _const(e.right, env) == 0:
+                self.p.error(e.right.pos or e.pos, "division-by-zero",
+                             f"expected a non-zero divisor for '{e.op}', found 0",
+                             "this step would always lead to the error state")
+        elif isinstance(e, s.StateTest):
+            sc = self.process_scope(e.process, scope)
+            if sc is not None and e.state not in sc.states:
+                self.p.error(_name_span(e.pos, e.state, last=True), "unknown-state",
+                             f"unknown state '{e.state}' of process '{sc.process.name}'",
+                             _did_you_mean(e.state, sc.states))
+        elif isinstance(e, s.Remote):
+            if e.index is not None:
+                self.expr(e.index, env, scope)
+            sc = self.process_scope(e.process, scope)
+            if sc is None:
+                return
+            pos = _name_span(e.pos, e.name, last=e.process.name != e.name)
+            sym = sc.locals.get(e.name)
+            if sym is None:
+                self.p.error(pos, "undefined-name",
+                             f"unknown variable '{e.name}' of process '{sc.process.name}'",
+                             _did_you_mean(e.name, [n for n, x in sc.locals.items()
+                                                    if x.kind != "channel"]))
+            elif sym.kind == "channel":
+                self.p.error(pos, "channel-as-value",
+                             f"expected a variable, found channel '{e.name}'")
+            elif e.index is None and sym.is_array:
+                self.p.error(pos, "array-without-index",
+                             f"array '{e.name}' used without an index",
+                             f"write '{e.process.name}->{e.name}[i]'")
+            elif e.index is not None:
+                self.indexed(sym, e.index, e.pos, pos, sc.env)
+        elif isinstance(e, s.Call):
+            for a in e.args:
+                self.expr(a, env, scope)
+            self.p.error(_name_span(e.pos, e.name), "undefined-name",
+                         f"unknown macro '{e.name}'")
+        elif e is not None:
+            raise TypeError(f"not an expression: {e!r}")
+
+    def indexed(self, sym: _Symbol, index: s.Expr, whole: SourcePos | None,
+                pos: SourcePos | None, env: dict[str, int]) -> None:
+        if sym.kind == "channel":
+            self.p.error(pos, "channel-as-value", f"expected an array, found channel '{sym.name}'")
+        elif sym.kind == "process":
+            self.p.error(pos, "not-a-variable", f"expected an array, found process '{sym.name}'")
+        elif not sym.is_array:
+            self.p.error(pos, "not-an-array",
+                         f"expected an array, found scalar '{sym.name}' with an index",
+                         f"'{sym.name}' is declared at {_at(sym.pos)}")
+        elif sym.size is not None and sym.size > 0:
+            i = _const(index, env)
+            if i is not None and not 0 <= i < sym.size:
+                self.p.error(index.pos or whole, "index-out-of-range",
+                             f"index {i} is out of range for array '{sym.name}': "
+                             f"expected 0..{sym.size - 1}",
+                             f"'{sym.name}' has {sym.size} cell{'s' * (sym.size != 1)}")
+
+    def lvalue(self, target: object, env: dict[str, int], scope: _ProcScope,
+               verb: str = "assign to") -> _Symbol | None:
+        """Check an assignment or receive target; the symbol when it is a valid variable."""
+        if isinstance(target, s.Name):
+            sym = self.lookup(target.name, scope)
+            pos = target.pos
+        elif isinstance(target, s.Index):
+            self.expr(target.index, env, scope)
+            sym = self.lookup(target.name, scope)
+            pos = _name_span(target.pos, target.name)
+        else:
+            self.expr(target, env, scope)
+            self.p.error(getattr(target, "pos", None), "sync-kind",
+                         "expected a variable to receive into, found an expression",
+                         "a receive 'c?x' stores into variables; compare values with a guard")
+            return None
+        name = target.name
+        if sym is None:
+            self.undefined(pos, name, scope, ("variable", "constant", "input"), "variable")
+            return None
+        if sym.kind in ("constant", "input"):
+            self.p.error(pos, "assign-to-const", f"cannot {verb} {sym.kind} '{name}'",
+                         f"'{name}' is declared {sym.kind if sym.kind == 'input' else 'const'} "
+                         f"at {_at(sym.pos)}")
+            return None
+        if sym.kind == "channel":
+            self.p.error(pos, "assign-to-channel", f"cannot {verb} channel '{name}'",
+                         f"send on it with 'sync {name}!value'")
+            return None
+        if sym.kind == "process":
+            self.p.error(pos, "not-a-variable", f"expected a variable, found process '{name}'")
+            return None
+        if isinstance(target, s.Name):
+            if sym.is_array:
+                self.p.error(pos, "array-without-index", f"array '{name}' used without an index",
+                             f"write '{name}[i]'")
+                return None
+        else:
+            self.indexed(sym, target.index, target.pos, pos, env)
+        return sym
+
+    # -- processes ---------------------------------------------------------------------------
+
+    def process_decls(self, proc: s.Process) -> _ProcScope:
+        sc = _ProcScope(proc, env=dict(self.env))
+        for st in proc.states:
+            if st.name in sc.states:
+                first = sc.states[st.name]
+                self.p.error(_name_span(st.pos, st.name), "duplicate-name",
+                             f"state '{st.name}' is already declared",
+                             f"first declared at {_at(first.pos)}")
+            else:
+                sc.states[st.name] = st
+        for d in proc.decls:
+            if isinstance(d, s.ChannelDecl):
+                sym = self.channel_symbol(d, sc.env, proc.name)
+            else:
+                sym = self.var_symbol(d, sc.env, sc)
+            self.declare(sc.locals, sym, (self.globals, sc.states))
+        return sc
+
+    def state_ref(self, ref: s.StateRef | None, sc: _ProcScope) -> None:
+        if ref is not None and ref.name not in sc.states:
+            self.p.error(ref.pos, "unknown-state",
+                         f"unknown state '{ref.name}' of process '{sc.process.name}'",
+                         _did_you_mean(ref.name, sc.states))
+
+    def process_body(self, sc: _ProcScope) -> None:
+        proc = sc.process
+        if proc.init is None:
+            self.p.error(_name_span(proc.pos, proc.name, last=False), "missing-init",
+                         f"process '{proc.name}' has no initial state",
+                         f"add 'init {proc.states[0].name};' after the state list"
+                         if proc.states else "declare states and an 'init' state")
+        else:
+            self.state_ref(proc.init, sc)
+        for ref in proc.commit:
+            self.state_ref(ref, sc)
+        for acc in proc.accept:
+            for group in acc.sets:
+                for ref in group:
+                    self.state_ref(ref, sc)
+        for a in proc.asserts:
+            self.state_ref(a.state, sc)
+            with self.p.attempt():
+                self.expr(a.expr, sc.env, sc)
+        for t in proc.transitions:
+            with self.p.attempt():
+                self.transition(t, sc)
+        self.reachability(sc)
+
+    def transition(self, t: s.Transition, sc: _ProcScope) -> None:
+        env = sc.env
+        if t.src is not None:
+            self.state_ref(t.src, sc)
+        self.state_ref(t.dst, sc)
+        for g in t.guard:
+            self.expr(g, env, sc)
+            if _const(g, env) == 0:
+                self.p.warning(g.pos or t.pos, "dead-transition",
+                               "guard is always false: this transition can never fire")
+        if t.sync is not None:
+            self.sync(t.sync, sc)
+        for a in t.effects:
+            sym = self.lvalue(a.target, env, sc)
+            self.expr(a.value, env, sc)
+            value = _const(a.value, env)
+            if sym is not None and value is not None and sym.type in TYPE_RANGES:
+                lo, hi = TYPE_RANGES[sym.type]
+                if not lo <= value <= hi:
+                    self.p.warning(a.value.pos or a.pos, "value-out-of-range",
+                                   f"value {value} does not fit {sym.type} '{sym.name}': "
+                                   f"expected {lo}..{hi}",
+                                   "this step would always lead to the error state")
+        seen: dict[str, s.Cost] = {}
+        for c in t.costs:
+            self.expr(c.amount, env, sc)
+            self.costs.append(c)
+            prev = seen.get(c.resource)
+            if prev is None:
+                seen[c.resource] = c
+            elif not c.named and not prev.named:
+                self.p.error(c.pos, "duplicate-clause",
+                             "expected one 'cost' clause per transition, found a second",
+                             "add the amounts: 'cost a + b;'")
+            elif c.named and prev.named:
+                self.p.error(_name_span(c.pos, c.resource), "duplicate-resource",
+                             f"resource '{c.resource}' is charged twice on one transition",
+                             "add the amounts into one charge")
+        if t.time is not None:
+            self.expr(t.time, env, sc)
+            value = _const(t.time, env)
+            if value is not None and value < 0:
+                self.p.error(t.time.pos or t.pos, "negative-time",
+                             f"expected a time of 0 or more, found {value}")
+
+    def sync(self, sync: s.Sync, sc: _ProcScope) -> None:
+        env = sc.env
+        if self.first_sync is None:
+            self.first_sync = sync
+        if sync.process is not None:
+            owner = self.process_scope(sync.process, sc)
+            if owner is None:
+                chan = None
+            else:
+                chan = owner.locals.get(sync.channel)
+                if chan is None:
+                    self.p.error(_name_span(sync.pos, sync.channel, last=True), "undefined-name",
+                                 f"unknown channel '{sync.channel}' of process "
+                                 f"'{owner.process.name}'",
+                                 _did_you_mean(sync.channel, [n for n, x in owner.locals.items()
+                                                              if x.kind == "channel"]))
+        else:
+            chan = self.lookup(sync.channel, sc)
+            if chan is None:
+                self.undefined(_name_span(sync.pos, sync.channel), sync.channel, sc,
+                               ("channel",), "channel")
+        if chan is not None and chan.kind != "channel":
+            self.p.error(_name_span(sync.pos, sync.channel, last=sync.process is not None),
+                         "not-a-channel", f"expected a channel, found {chan.describe()}")
+            chan = None
+        if sync.op == "!":
+            for v in sync.values:
+                self.expr(v, env, sc)
+        else:
+            for v in sync.values:
+                self.lvalue(v, env, sc, verb="receive into")
+        if chan is None:
+            return
+        n = len(sync.values)
+        if chan.types is not None and n != len(chan.types):
+            types = ", ".join(chan.types)
+            self.p.error(self.values_pos(sync), "sync-arity",
+                         f"wrong number of values for channel '{chan.name}': expected "
+                         f"{len(chan.types)} ({types}), found {n}",
+                         f"'{chan.name}' is declared 'channel {{{types}}}' at {_at(chan.pos)}")
+        self.chan_uses[id(chan)].append(_ChanUse(sync.op, n, sc.process.name, sync))
+
+    @staticmethod
+    def values_pos(sync: s.Sync) -> SourcePos | None:
+        if sync.values and sync.values[0].pos is not None and sync.values[-1].pos is not None:
+            return sync.values[0].pos.to(sync.values[-1].pos)
+        return sync.pos
+
+    def reachability(self, sc: _ProcScope) -> None:
+        proc = sc.process
+        if proc.init is None or proc.init.name not in sc.states:
+            return
+        succ: dict[str, list[str]] = {}
+        for t in proc.transitions:
+            if t.src is not None:
+                succ.setdefault(t.src.name, []).append(t.dst.name)
+        seen = {proc.init.name}
+        todo = [proc.init.name]
+        while todo:
+            for nxt in succ.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        for name, st in sc.states.items():
+            if name not in seen:
+                self.p.warning(_name_span(st.pos, name), "unreachable-state",
+                               f"state '{name}' of process '{proc.name}' is unreachable from "
+                               f"its initial state '{proc.init.name}'",
+                               "add a transition into it, or remove it")
+
+    # -- the whole model ---------------------------------------------------------------------
+
+    def channels(self) -> None:
+        for key, uses in self.chan_uses.items():
+            chan = self.chan_syms[key]
+            if not uses:
+                continue
+            if chan.types is None:
+                self.untyped_arity(chan, uses)
+            sends = [u for u in uses if u.op == "!"]
+            recvs = [u for u in uses if u.op == "?"]
+            if sends and not recvs:
+                for u in sends:
+                    self.p.warning(_name_span(u.sync.pos, chan.name, last=True), "unpaired-sync",
+                                   f"no process receives on channel '{chan.name}': this send "
+                                   "can never happen", f"add 'sync {chan.name}?...' to a partner")
+            elif recvs and not sends:
+                for u in recvs:
+                    self.p.warning(_name_span(u.sync.pos, chan.name, last=True), "unpaired-sync",
+                                   f"no process sends on channel '{chan.name}': this receive "
+                                   "can never happen", f"add 'sync {chan.name}!...' to a partner")
+            elif not chan.buffered:
+                procs = {u.process for u in uses}
+                if len(procs) == 1:
+                    (only,) = procs
+                    for u in uses:
+                        self.p.warning(_name_span(u.sync.pos, chan.name, last=True),
+                                       "unpaired-sync",
+                                       f"only process '{only}' uses rendezvous channel "
+                                       f"'{chan.name}': a rendezvous needs two processes")
+
+    def untyped_arity(self, chan: _Symbol, uses: list[_ChanUse]) -> None:
+        counts: dict[int, int] = {}
+        for u in uses:
+            counts[u.n_values] = counts.get(u.n_values, 0) + 1
+        if len(counts) <= 1:
+            return
+        # The most frequent arity is taken as intended (ties: the first use's).
+        usual = max(counts, key=lambda n: (counts[n], n == uses[0].n_values))
+        first = next(u for u in uses if u.n_values == usual)
+        for u in uses:
+            if u.n_values != usual:
+                self.p.error(self.values_pos(u.sync) if u.sync.values else
+                             _name_span(u.sync.pos, chan.name, last=True), "sync-arity",
+                             f"wrong number of values for channel '{chan.name}': expected "
+                             f"{usual} as at {_at(first.sync.pos)}, found {u.n_values}",
+                             "every use of an untyped channel must pass the same number of values")
+
+    def cost_resources(self) -> None:
+        named = sorted({c.resource for c in self.costs if c.named})
+        if named:
+            for c in self.costs:
+                if not c.named:
+                    self.p.error(c.pos, "cost-resource-inconsistent",
+                                 "plain 'cost' mixed with named resources "
+                                 + ", ".join(f"'{r}'" for r in named),
+                                 f"name the resource here too, e.g. 'cost {named[0]}: ...'")
+        uses: dict[str, list[s.Cost]] = {}
+        for c in self.costs:
+            if c.named:
+                uses.setdefault(c.resource, []).append(c)
+        for name, cs in uses.items():
+            if len(cs) != 1:
+                continue
+            others = [r for r, o in uses.items() if r != name and len(o) > 1]
+            hint = _did_you_mean(name, others)
+            if hint:
+                self.p.warning(_name_span(cs[0].pos, name), "cost-resource-inconsistent",
+                               f"resource '{name}' is charged on one transition only", hint)
+
+    def system(self) -> None:
+        sysd = self.model.system
+        if sysd.property is not None:
+            pos = _name_span(sysd.pos, sysd.property, last=True)
+            sym = self.globals.get(sysd.property)
+            if sym is None:
+                self.p.error(pos, "property-not-found",
+                             f"unknown property process '{sysd.property}'",
+                             _did_you_mean(sysd.property, self.scopes))
+            elif sym.kind != "process":
+                self.p.error(pos, "property-not-process",
+                             f"expected a process as property, found {sym.describe()}")
+        if sysd.kind == "sync" and self.first_sync is not None:
+            self.p.warning(_name_span(self.first_sync.pos, self.first_sync.channel),
+                           "sync-ignored", "'system sync' ignores channels: this sync and "
+                           "every other one only label transitions", "use 'system async' "
+                           "for rendezvous and buffered channels")
+
+    def run(self) -> list[ModelError]:
+        procs: list[s.Process] = []
+        for item in self.model.items:
+            if isinstance(item, s.VarDecl):
+                self.declare(self.globals, self.var_symbol(item, self.env, None))
+            elif isinstance(item, s.ChannelDecl):
+                self.declare(self.globals, self.channel_symbol(item, self.env, None))
+            elif isinstance(item, s.Process):
+                sym = _Symbol("process", item.name, item)
+                if item.name in self.globals:
+                    self.declare(self.globals, sym)
+                else:
+                    self.globals[item.name] = sym
+                    procs.append(item)
+            elif isinstance(item, s.LtlProperty):
+                self.p.warning(_name_span(item.pos, item.name), "ltl-not-analysed",
+                               f"LTL property '{item.name}' is parsed but not analysed")
+            else:
+                raise ValueError(f"check_model needs an expanded model; found "
+                                 f"{type(item).__name__} (call dve.expand_model first)")
+        # Scopes of all processes first: P.s and P->v may name a process declared later.
+        for proc in procs:
+            self.scopes[proc.name] = self.process_decls(proc)
+        for proc in procs:
+            self.process_body(self.scopes[proc.name])
+        self.channels()
+        self.cost_resources()
+        self.system()
+        return self.p.items
+
+
+def check_model(model: s.Model) -> tuple[ModelError, ...]:
+    """Check an expanded model; raise on errors, return the warnings.
+
+    Parameters
+    ----------
+    model : dve.syntax.Model
+        An expanded model (:func:`dve.expand_model`): only variable, channel, process and LTL
+        property items.
+
+    Returns
+    -------
+    tuple of ModelError
+        The warnings (``severity == 'warning'``), sorted by position; empty when there are none.
+
+    Raises
+    ------
+    ModelErrors
+        When any check finds an error; it holds every error and warning found, sorted by position.
+    ValueError
+        When ``model`` still holds templates, instances, loops, ``if`` blocks or macros.
+
+    See Also
+    --------
+    dve.load_model : read, parse, expand and check in one call.
+
+    Examples
+    --------
+    >>> from dve.parser import parse_model
+    >>> text = '''
+    ... channel c;
+    ... process P { state a; init a; trans a -> a { sync c!1; }; }
+    ... system async;'''
+    >>> [w.code for w in check_model(parse_model(text))]
+    ['unpaired-sync']
+    """
+    problems = _Checker(model).run()
+    if any(p.severity == "error" for p in problems):
+        raise ModelErrors(problems)
+    return tuple(sorted(problems, key=ModelError.sort_key))
