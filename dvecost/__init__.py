@@ -1,5 +1,6 @@
 """dvecost: the worst load a DVE-modelled system can sustain forever."""
 
 from ._version import __version__
+from .analysis import Analysis, analyze
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "analyze", "Analysis"]

@@ -36,8 +36,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 __all__ = ["analyze", "Analysis", "Step", "Move", "PHASES"]
 
-#: Phases timed by :func:`analyze`, in order (keys of :attr:`Analysis.seconds`).
-PHASES: tuple[str, ...] = ("parse", "explore", "scc", "howard", "certify")
+#: Phases timed by :func:`analyze`, in order (keys of :attr:`Analysis.seconds`): loading and
+#: compiling the model, building the state graph, the engine's SCC decomposition, policy
+#: iteration and exact certificate, and turning the answer into runs of the model.
+PHASES: tuple[str, ...] = ("parse", "explore", "scc", "howard", "certify", "report")
 
 #: ``progress(phase, done, total, message)``: ``done``/``total`` are counts or ``None``.
 ProgressFn = Callable[[str, "float | None", "float | None", str], None]
@@ -317,3 +319,601 @@ def _demo() -> Analysis:
                     value=Fraction(3, 2), certified=True, n_states=2, n_transitions=2,
                     n_deadlocks=0, error_state_reached=False, initial={"P": "a", "x": 0},
                     cycle=(a, b), seconds={"parse": 0.001, "explore": 0.002})
+
+
+# ---------------------------------------------------------------------------- the pipeline
+
+def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str = "max",
+            cost: str | None = None, backend: str = "auto",
+            defines: Mapping[str, int] | None = None, max_states: int | None = None,
+            progress: ProgressFn | None = None) -> Analysis:
+    """Analyse a DVE model: its optimal cycle mean (or ratio) and the run that attains it.
+
+    Parameters
+    ----------
+    path_or_text : str or pathlib.Path
+        A path to a ``.dve`` file, or the model's text itself.
+    ratio : bool
+        Compute the cycle ratio (cost per unit of ``time``) instead of the cycle mean (cost per
+        step).
+    mode : {'max', 'min'}
+        Worst (largest) or best (smallest) cycle.
+    cost : str, optional
+        The cost resource to analyse. Needed when the model names several (``cost cpu: 5,
+        net: 2;``); a plain ``cost e;`` charges the resource ``'cost'``.
+    backend : {'auto', 'cpu', 'gpu'}
+        Where the cycle engine runs; ``'auto'`` takes the GPU for large graphs when there is one.
+    defines : mapping of str to int, optional
+        Values for the model's ``input`` constants (``-D name=value``).
+    max_states : int, optional
+        Stop exploring beyond this many states.
+    progress : callable, optional
+        Called as ``progress(phase, done, total, message)`` through the long phases (phase is
+        one of :data:`PHASES`); ``done`` and ``total`` may be ``None``.
+
+    Returns
+    -------
+    Analysis
+        The optimum (exact), the critical cycle and the prefix reaching it as runs of the model,
+        state-space figures, warnings (deadlocks, error state) with a shortest run each, and
+        per-phase timings.
+
+    Raises
+    ------
+    dve.errors.ModelErrors, dve.errors.ModelError
+        The model does not parse or fails the static checks.
+    dve.errors.ConfigurationError
+        Bad arguments: unknown ``mode`` or ``backend``, a model with several cost resources
+        and no ``cost=``, or a ``cost=`` the model does not name (the message lists them).
+    dve.errors.BackendUnavailableError
+        ``backend='gpu'`` without CuPy or a CUDA device.
+    dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded
+        Exploration reached ``max_states`` (or its memory limit).
+    dve.errors.NoCycleError
+        No cycle is reachable: every run ends in a deadlock or the error state. ``exc.trace``
+        holds a shortest such run (a tuple of :class:`Step`).
+    dve.errors.ZeroTimeCycleError
+        ``ratio=True`` and a reachable cycle takes no time. ``exc.trace`` holds that cycle as
+        steps.
+    dve.errors.ConvergenceError
+        The engine exceeded its iteration budget.
+
+    See Also
+    --------
+    dvecost.report.render_text, dvecost.report.render_json, dvecost.report.render_dot
+
+    Examples
+    --------
+    Two rings interleaved: the worst cycle is the costlier ring on its own.
+
+    >>> a = analyze('''
+    ...     process A { state a0, a1; init a0;
+    ...                 trans a0 -> a1 { cost 1; }, a1 -> a0 { cost 3; }; }
+    ...     process B { state b0, b1, b2; init b0;
+    ...                 trans b0 -> b1 { cost 4; }, b1 -> b2 { cost 5; }, b2 -> b0 { cost 0; }; }
+    ...     system async;''', backend="cpu")
+    >>> a.exact, a.certified, a.n_states, a.n_transitions
+    ('3', True, 6, 12)
+    >>> [step.process for step in a.cycle]
+    ['B', 'B', 'B']
+    >>> a.cycle[0].moves[0].transition
+    'b0 -> b1'
+    """
+    import dve
+    import statespace
+    from dve.errors import ConfigurationError
+
+    if mode not in ("max", "min"):
+        raise ConfigurationError(f"unknown mode '{mode}': expected 'max' or 'min'")
+    if backend not in ("auto", "cpu", "gpu"):
+        raise ConfigurationError(f"unknown backend '{backend}': expected one of auto, cpu, gpu")
+    kind = "ratio" if ratio else "mean"
+    seconds: dict[str, float] = {}
+    report = progress or (lambda *a, **k: None)
+
+    # -- parse and compile ---------------------------------------------------------------
+    t0 = _time.perf_counter()
+    report("parse", None, None, "reading the model")
+    model = dve.load_model(_as_source(path_or_text), defines=dict(defines or {}))
+    compiled = statespace.compile_model(model)
+    resource = _choose_resource(compiled, cost)
+    seconds["parse"] = _time.perf_counter() - t0
+
+    # -- explore -------------------------------------------------------------------------
+    t0 = _time.perf_counter()
+    report("explore", None, None, "building the state graph")
+    graph = statespace.build_state_graph(compiled, **_explore_kwargs(
+        statespace.build_state_graph, max_states, _explore_progress(report)))
+    seconds["explore"] = _time.perf_counter() - t0
+
+    view = _GraphView(compiled, graph, resource)
+
+    # -- the cycle engine ----------------------------------------------------------------
+    report("howard", None, None, f"optimal cycle {kind}")
+    t0 = _time.perf_counter()
+    try:
+        result, used = _solve(view, ratio=ratio, mode=mode, backend=backend)
+    except Exception as exc:
+        _reraise_with_trace(exc, view)
+        raise
+    engine_total = _time.perf_counter() - t0
+    seconds.update(_engine_timings(result, engine_total))
+
+    # -- back into the model's terms ---------------------------------------------------
+    t0 = _time.perf_counter()
+    report("report", None, None, "decoding the critical cycle")
+    cyc_vertices, cyc_edges = _cycle_of(result)
+    cyc_vertices, cyc_edges = _rotate_to_closest(view, cyc_vertices, cyc_edges)
+    cycle = tuple(view.step(e) for e in cyc_edges)
+    prefix = view.trace_to(cyc_vertices[0]) if cyc_vertices else ()
+    deadlock_trace = view.trace_to(view.first_deadlock()) if view.n_deadlocks else None
+    error_trace = view.trace_to(view.error_state) if view.error_state is not None else None
+    summary = _summarize(model)
+    seconds["report"] = _time.perf_counter() - t0
+
+    value = _exact_value(result, cycle, ratio)
+    return Analysis(
+        model=_model_name(path_or_text, compiled), system=compiled.system,
+        processes=tuple(p.name for p in compiled.processes),
+        n_variables=summary[0], n_channels=summary[1], kind=kind, mode=mode, cost=resource,
+        resources=tuple(compiled.resources), value=value,
+        certified=bool(getattr(result, "certified", False)),
+        n_states=view.n_states, n_transitions=view.n_edges, n_deadlocks=view.n_deadlocks,
+        error_state_reached=view.error_state is not None, initial=view.decode(0),
+        cycle=cycle, prefix=prefix, deadlock_trace=deadlock_trace, error_trace=error_trace,
+        backend=used, iterations=int(getattr(result, "iterations", 0) or 0),
+        seconds=MappingProxyType(dict(seconds)), graph=graph, decode=view.decode)
+
+
+def _as_source(x: str | pathlib.Path) -> str | pathlib.Path:
+    """Paths stay paths; a string with a newline or a ``system`` line is model text."""
+    return x
+
+
+def _model_name(x, compiled) -> str:
+    if isinstance(x, pathlib.Path):
+        return str(x)
+    if isinstance(x, str) and "\n" not in x and x.endswith(".dve"):
+        return x
+    return getattr(compiled, "name", None) or "<string>"
+
+
+def _summarize(model) -> tuple[int, int]:
+    """(variables, channels) as ``dvecost check`` counts them."""
+    try:
+        from dve.summary import summarize
+        s = summarize(model)
+        return s.n_variables, s.n_channels
+    except Exception:  # noqa: BLE001 - figures for the header only
+        return 0, 0
+
+
+def _choose_resource(compiled, cost: str | None) -> str:
+    from dve.errors import ConfigurationError
+    from dve.syntax import DEFAULT_COST_RESOURCE
+
+    resources = tuple(getattr(compiled, "resources", ()) or (DEFAULT_COST_RESOURCE,))
+    if cost is None:
+        if len(resources) > 1:
+            raise ConfigurationError(
+                f"the model charges {len(resources)} cost resources: "
+                f"{', '.join(resources)}; choose one with --cost NAME (cost=NAME)")
+        return resources[0]
+    if cost not in resources:
+        raise ConfigurationError(
+            f"the model has no cost resource '{cost}'; it charges: {', '.join(resources)}")
+    return cost
+
+
+def _explore_kwargs(fn, max_states, progress) -> dict:
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    kw: dict[str, Any] = {}
+    if max_states is not None:
+        kw["max_states"] = max_states
+    if "progress" in params and progress is not None:
+        kw["progress"] = progress
+    return kw
+
+
+def _explore_progress(report):
+    """Adapt the explorer's progress calls to ``progress(phase, done, total, message)``."""
+    def cb(*args, **kwargs):
+        info = kwargs or (args[0] if len(args) == 1 else args)
+        if isinstance(info, Mapping):
+            n = info.get("n_states", info.get("states"))
+            m = info.get("n_edges", info.get("n_transitions", info.get("edges")))
+            msg = " ".join(f"{k} {v}" for k, v in (("states", n), ("edges", m)) if v is not None)
+        elif isinstance(info, (tuple, list)):
+            msg = " ".join(str(x) for x in info)
+        else:
+            msg = str(info)
+        report("explore", None, None, msg)
+    return cb
+
+
+# ---------------------------------------------------------------------------- the graph, told as a model
+
+def _host(x):
+    """A NumPy view of a NumPy or CuPy array (``None`` stays ``None``)."""
+    import numpy as np
+    if x is None:
+        return None
+    get = getattr(x, "get", None)
+    if callable(get) and not isinstance(x, (dict, np.ndarray)):
+        x = get()
+    return np.asarray(x)
+
+
+def _graph_cost(g, resource: str):
+    """The per-edge cost array of ``resource`` in a StateGraph."""
+    costs = getattr(g, "costs", None)
+    if isinstance(costs, Mapping):
+        if resource in costs:
+            return costs[resource]
+        if not costs:
+            return None
+    names = getattr(g, "resources", None)
+    cost = getattr(g, "cost", None)
+    if names is not None and cost is not None and getattr(cost, "ndim", 1) == 2:
+        names = list(names)
+        return cost[names.index(resource)] if cost.shape[0] == len(names) \
+            else cost[:, names.index(resource)]
+    if isinstance(cost, Mapping):
+        return cost[resource]
+    return cost
+
+
+class _GraphView:
+    """A StateGraph with its model: decode states, tell edges as steps, find shortest runs."""
+
+    def __init__(self, compiled, graph, resource: str) -> None:
+        import numpy as np
+        self.c = compiled
+        self.g = graph
+        self.indptr = _host(graph.indptr).astype(np.int64, copy=False)
+        self.indices = _host(graph.indices)
+        self.n_states = len(self.indptr) - 1
+        self.n_edges = int(self.indptr[-1])
+        cost = _host(_graph_cost(graph, resource))
+        self.cost = np.zeros(self.n_edges, np.int64) if cost is None else cost
+        time = _host(getattr(graph, "time", None))
+        self.time = np.ones(self.n_edges, np.int64) if time is None else time
+        action = getattr(graph, "action", None)
+        if action is None:
+            action = getattr(graph, "edge_transition", None)
+        self.action = _host(action)
+        self.states = _host(graph.states)
+        self.error_state = self._find_error_state()
+        out_degree = np.diff(self.indptr)
+        dead = np.flatnonzero(out_degree == 0)
+        if self.error_state is not None:
+            dead = dead[dead != self.error_state]
+        self.deadlocks = dead
+        self.n_deadlocks = int(len(dead))
+        self._parent_edge = None
+        self._slots = compiled.slots
+        self._pc_of = {p.slot: p for p in compiled.processes}
+
+    # -- structure -----------------------------------------------------------------------
+
+    def _find_error_state(self) -> int | None:
+        import numpy as np
+        g = self.g
+        for name in ("error_state", "error_state_id", "error"):
+            v = getattr(g, name, None)
+            if v is None or isinstance(v, bool) or callable(v):
+                continue
+            try:
+                v = int(v)
+            except (TypeError, ValueError):
+                continue
+            return v if 0 <= v < self.n_states else None
+        err = np.asarray(getattr(self.c, "error_state", ()) or (), dtype=np.int64)
+        if err.size and self.states is not None and self.states.shape[1] == err.size:
+            hit = np.flatnonzero((self.states == err).all(axis=1))
+            return int(hit[0]) if hit.size else None
+        return None
+
+    def source_of(self, edge: int) -> int:
+        import numpy as np
+        return int(np.searchsorted(self.indptr, edge, side="right") - 1)
+
+    def first_deadlock(self) -> int:
+        return int(self.deadlocks[0])
+
+    def parent_edges(self):
+        """For every state, the edge by which BFS first reached it (-1 for the initial state
+        and unreachable ones); edges of smallest source id first, as the explorer numbers."""
+        import numpy as np
+        if self._parent_edge is not None:
+            return self._parent_edge
+        pe = getattr(self.g, "parent_edge", None)
+        if pe is None:
+            pe = getattr(self.g, "parent_edges", None)
+        if pe is not None:
+            self._parent_edge = _host(pe).astype(np.int64)
+            return self._parent_edge
+        self._parent_edge = _bfs_parent_edges(self.indptr, self.indices)
+        return self._parent_edge
+
+    def trace_to(self, target: int) -> tuple[Step, ...]:
+        """A shortest run from the initial state to ``target``, as steps."""
+        pe = self.parent_edges()
+        edges = []
+        v = int(target)
+        seen = 0
+        while v != 0:
+            e = int(pe[v])
+            if e < 0 or seen > self.n_states:
+                break
+            edges.append(e)
+            v = self.source_of(e)
+            seen += 1
+        return tuple(self.step(e) for e in reversed(edges))
+
+    # -- decoding ------------------------------------------------------------------------
+
+    def decode(self, sid: int) -> dict[str, Any]:
+        """State ``sid`` as ``{process: local state, variable: value, ...}``."""
+        if self.error_state is not None and sid == self.error_state:
+            return {}
+        row = self.states[sid]
+        out: dict[str, Any] = {}
+        for k, slot in enumerate(self._slots):
+            v = int(row[k])
+            if slot.kind == "pc":
+                p = self._pc_of.get(k)
+                out[slot.name] = p.states[v] if p is not None and 0 <= v < len(p.states) else v
+            else:
+                out[slot.name] = v
+        return out
+
+    def moves(self, edge: int) -> tuple[Move, ...]:
+        if self.action is None:
+            return ()
+        a = int(self.action[edge])
+        try:
+            tids = self.c.action_transitions(a)
+        except (IndexError, AttributeError):
+            return ()
+        prop = getattr(self.c, "property_process", None)
+        items = []
+        for tid in tids:
+            t = self.c.transitions[tid]
+            p = self.c.processes[t.process]
+            key = (t.process == prop, t.sync_kind not in ("send", "bsend"), t.process)
+            pos = getattr(t, "pos", None) or getattr(t.node, "pos", None)
+            items.append((key, Move(p.name, p.states[t.src], p.states[t.dst],
+                                    _sync_text(t.node.sync), getattr(pos, "line", None))))
+        return tuple(m for _, m in sorted(items, key=lambda x: x[0]))
+
+    def step(self, edge: int) -> Step:
+        u = self.source_of(edge)
+        v = int(self.indices[edge])
+        error = self.error_state is not None and v == self.error_state
+        before = self.decode(u)
+        after = self.decode(v)
+        pcs = {s.name for s in self._slots if s.kind == "pc"}
+        changed = () if error else tuple(
+            (k, before.get(k), val) for k, val in after.items()
+            if k not in pcs and before.get(k) != val)
+        return Step(u, v, int(edge), self.moves(edge), int(self.cost[edge]),
+                    int(self.time[edge]), changed, after, error)
+
+
+def _bfs_parent_edges(indptr, indices):
+    """BFS from state 0 over CSR arrays; parent edge of each state (first discovery)."""
+    import numpy as np
+    n = len(indptr) - 1
+    parent = np.full(n, -1, np.int64)
+    seen = np.zeros(n, bool)
+    seen[0] = True
+    frontier = np.array([0], np.int64)
+    while frontier.size:
+        starts, ends = indptr[frontier], indptr[frontier + 1]
+        counts = ends - starts
+        if counts.sum() == 0:
+            break
+        # all edges of the frontier, in (source, edge) order
+        edge_ids = np.repeat(starts - np.cumsum(np.r_[0, counts[:-1]]), counts) + \
+            np.arange(counts.sum())
+        targets = np.asarray(indices[edge_ids], np.int64)
+        new = ~seen[targets]
+        edge_ids, targets = edge_ids[new], targets[new]
+        uniq, first = np.unique(targets, return_index=True)
+        parent[uniq] = edge_ids[first]
+        seen[uniq] = True
+        frontier = uniq
+    return parent
+
+
+def _sync_text(sync) -> str | None:
+    if sync is None:
+        return None
+    owner = f"{sync.process.name}->" if getattr(sync, "process", None) is not None else ""
+    vals = sync.values
+    if not vals:
+        body = ""
+    elif len(vals) == 1:
+        body = _expr_text(vals[0])
+    else:
+        body = "{" + ", ".join(_expr_text(v) for v in vals) + "}"
+    return f"{owner}{sync.channel}{sync.op}{body}"
+
+
+def _expr_text(e) -> str:
+    """DVE text of an expression (fully parenthesised below the top level)."""
+    from dve import syntax as s
+    if isinstance(e, s.IntLit):
+        return str(e.value)
+    if isinstance(e, s.BoolLit):
+        return "true" if e.value else "false"
+    if isinstance(e, s.Name):
+        return e.name
+    if isinstance(e, s.Index):
+        return f"{e.name}[{_expr_text(e.index)}]"
+    if isinstance(e, s.StateTest):
+        return f"{e.process.name}.{e.state}"
+    if isinstance(e, s.Remote):
+        idx = f"[{_expr_text(e.index)}]" if e.index is not None else ""
+        return f"{e.process.name}->{e.name}{idx}"
+    if isinstance(e, s.Unary):
+        sep = " " if e.op == "not" else ""
+        return f"{e.op}{sep}{_paren(e.operand)}"
+    if isinstance(e, s.Binary):
+        return f"{_paren(e.left)} {e.op} {_paren(e.right)}"
+    return "?"
+
+
+def _paren(e) -> str:
+    from dve import syntax as s
+    text = _expr_text(e)
+    return f"({text})" if isinstance(e, s.Binary) else text
+
+
+# ---------------------------------------------------------------------------- the engine
+
+def _solve(view: _GraphView, *, ratio: bool, mode: str, backend: str):
+    """Run the ``ocm`` engine on the view's arrays; returns (CycleResult, backend used)."""
+    import inspect
+
+    import ocm
+    from ocm.backend import array_module, is_out_of_memory, resolve_backend, warn_fallback
+
+    used = resolve_backend(backend, view.n_edges)
+    fn = getattr(ocm, f"{mode}_cycle_{'ratio' if ratio else 'mean'}")
+    params = inspect.signature(fn).parameters
+
+    def call(where: str):
+        args: list[Any] = [view.indptr, view.indices, view.cost]
+        kw: dict[str, Any] = {}
+        if ratio:
+            args.append(view.time)
+        elif "time" in params and list(params).index("time") == 3:
+            args.append(None)
+        if "backend" in params:
+            kw["backend"] = where
+        elif "xp" in params:
+            kw["xp"] = array_module(where)
+        return fn(*args, **kw)
+
+    try:
+        return call(used), used
+    except Exception as exc:
+        if used == "gpu" and backend == "auto" and is_out_of_memory(exc):
+            warn_fallback(exc, view.n_edges)
+            return call("cpu"), "cpu"
+        raise
+
+
+def _engine_timings(result, total: float) -> dict[str, float]:
+    """The engine's own timings mapped onto the phases scc, howard, certify."""
+    out = {"scc": 0.0, "howard": 0.0, "certify": 0.0}
+    timings = getattr(result, "timings", None) or getattr(result, "seconds", None) or {}
+    if not isinstance(timings, Mapping) or not timings:
+        out["howard"] = total
+        return out
+    for k, v in timings.items():
+        if k == "total":
+            continue
+        key = "scc" if "scc" in k else "certify" if "cert" in k else "howard"
+        out[key] += float(v)
+    # Whatever the engine did not account for (copies, setup) counts as policy iteration.
+    out["howard"] += max(0.0, total - sum(out.values()))
+    return out
+
+
+def _cycle_of(result) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(vertices, edges) of the engine's critical cycle; edge i leaves vertex i."""
+    cyc = getattr(result, "cycle", None)
+    verts = getattr(cyc, "vertices", None)
+    edges = getattr(cyc, "edges", None)
+    if verts is None:
+        verts = cyc if cyc is not None else getattr(result, "cycle_vertices", ())
+    if edges is None:
+        edges = getattr(result, "cycle_edges", None) or getattr(result, "edges", ())
+    return tuple(int(v) for v in verts), tuple(int(e) for e in edges)
+
+
+def _rotate_to_closest(view: _GraphView, verts, edges):
+    """Start the cycle at its state with the smallest id, the one BFS reached first (ids follow
+    BFS order), so the prefix printed with ``--trace`` is as short as it can be."""
+    if not edges:
+        return verts, edges
+    srcs = [view.source_of(e) for e in edges]
+    k = srcs.index(min(srcs))
+    srcs = srcs[k:] + srcs[:k]
+    return tuple(srcs), tuple(edges[k:]) + tuple(edges[:k])
+
+
+def _exact_value(result, cycle: tuple[Step, ...], ratio: bool) -> Fraction:
+    v = getattr(result, "value", None)
+    if isinstance(v, Fraction):
+        return v
+    if isinstance(v, int):
+        return Fraction(v)
+    # The engine gave a float only: the exact value is the critical cycle's own ratio.
+    num = sum(s.cost for s in cycle)
+    den = sum(s.time for s in cycle) if ratio else len(cycle)
+    return Fraction(num, den)
+
+
+def _reraise_with_trace(exc: BaseException, view: _GraphView) -> None:
+    """Turn the engine's 'no answer' into an error that shows the run explaining it."""
+    from dve.errors import NoCycleError, ZeroTimeCycleError
+
+    if isinstance(exc, ZeroTimeCycleError):
+        edges = tuple(int(e) for e in (getattr(exc, "edges", ()) or ()))
+        if not edges and getattr(exc, "cycle", ()):
+            edges = _edges_along(view, tuple(int(v) for v in exc.cycle), zero_time=True)
+        verts = tuple(view.source_of(e) for e in edges)
+        verts, edges = _rotate_to_closest(view, verts, edges)
+        steps = tuple(view.step(e) for e in edges)
+        desc = " -> ".join(f"{m.process}: {m.transition}" for s in steps for m in s.moves[:1])
+        new = ZeroTimeCycleError(
+            f"the cycle ratio is undefined: a reachable cycle of {len(steps)} step"
+            f"{'s' * (len(steps) != 1)} takes no time ({desc or 'see the cycle below'}); give "
+            "its transitions a positive 'time', or analyse the cycle mean (drop --ratio)",
+            cycle=verts, edges=edges)
+        new.trace = steps  # type: ignore[attr-defined]
+        new.trace_title = "zero-time cycle"  # type: ignore[attr-defined]
+        new.prefix = view.trace_to(verts[0]) if verts else ()  # type: ignore[attr-defined]
+        raise new from exc
+    if isinstance(exc, NoCycleError):
+        if view.n_deadlocks:
+            target, what = view.first_deadlock(), "a deadlock"
+        elif view.error_state is not None:
+            target, what = view.error_state, "the error state"
+        else:
+            target, what = None, None
+        ends = []
+        if view.n_deadlocks:
+            ends.append(f"{view.n_deadlocks} deadlock state{'s' * (view.n_deadlocks != 1)}")
+        if view.error_state is not None:
+            ends.append("the error state")
+        new = NoCycleError(
+            f"no reachable cycle: every run of the model stops, in "
+            f"{' or '.join(ends) or 'a state without successors'} "
+            f"({view.n_states} states, {view.n_edges} transitions), so no load is sustained "
+            "forever")
+        new.trace = view.trace_to(target) if target is not None else ()  # type: ignore
+        new.trace_title = f"shortest run to {what}" if what else "run"  # type: ignore
+        raise new from exc
+
+
+def _edges_along(view: _GraphView, verts: tuple[int, ...], zero_time: bool = False):
+    """One edge per consecutive pair of a vertex cycle (zero-time edges preferred)."""
+    out = []
+    for i, u in enumerate(verts):
+        v = verts[(i + 1) % len(verts)]
+        lo, hi = int(view.indptr[u]), int(view.indptr[u + 1])
+        cands = [e for e in range(lo, hi) if int(view.indices[e]) == v]
+        if zero_time:
+            cands.sort(key=lambda e: int(view.time[e]) != 0)
+        if cands:
+            out.append(cands[0])
+    return tuple(out)
