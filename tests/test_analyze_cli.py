@@ -1,0 +1,177 @@
+"""The ``dvecost analyze`` contract: exit codes 0/2/3, JSON fields, DOT output, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SHARED
+from dvecost.cli import main
+from dvecost.examples import example_path
+from test_report import JSON_KEYS, assert_dotish
+
+
+def run(capsys, *argv):
+    code = main(["analyze", *map(str, argv)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def test_text_report(capsys):
+    code, out, err = run(capsys, example_path("rings_async"), "--backend", "cpu")
+    assert code == 0
+    assert "maximal cycle mean of 'cost' = 3 (certified)" in out
+    assert "critical cycle: 2 steps, cost 6, time 2" in out
+    assert "state space: 6 states, 12 transitions, no deadlock, error state not reached" in out
+    assert re.search(r"timings: parse [\d.]+ s, explore [\d.]+ s", out)
+    assert err == ""  # no progress display when stderr is not a terminal
+
+
+def test_json(capsys):
+    code, out, err = run(capsys, example_path("rings_sync"), "--json", "--ratio")
+    assert code == 0 and err == ""
+    d = json.loads(out)
+    assert JSON_KEYS <= d.keys()
+    assert (d["exact"], d["value"], d["kind"], d["mode"]) == ("15/4", 3.75, "ratio", "max")
+    assert (d["n_states"], d["n_transitions"], d["n_deadlocks"]) == (6, 6, 0)
+    assert d["error_state_reached"] is False and d["certified"] is True
+    assert len(d["cycle"]) == 6
+    for step in d["cycle"]:
+        assert {"process", "transition", "cost", "time", "state"} <= step.keys()
+        assert step["process"] == "A + B"
+    assert d["backend"] in ("cpu", "gpu")
+    assert {"parse", "explore", "scc", "howard", "certify"} <= d["seconds"].keys()
+
+
+def test_min(capsys):
+    code, out, _ = run(capsys, example_path("rings_async"), "--min", "--json")
+    assert code == 0 and json.loads(out)["exact"] == "2"
+
+
+def test_cost_option(capsys):
+    code, out, _ = run(capsys, example_path("resources"), "--cost", "net")
+    assert code == 0 and "maximal cycle mean of 'net' = 7/3" in out
+
+
+def test_several_resources_need_cost(capsys):
+    code, out, err = run(capsys, example_path("resources"))
+    assert code == 2 and out == ""
+    assert "cpu, net" in err and "--cost" in err
+
+
+def test_unknown_resource(capsys):
+    code, out, err = run(capsys, example_path("resources"), "--cost", "disk")
+    assert code == 2 and out == "" and "'disk'" in err
+
+
+def test_zero_time_cycle_exits_3_with_the_cycle(capsys):
+    code, out, err = run(capsys, example_path("zero_time"), "--ratio")
+    assert code == 3 and out == ""
+    assert "takes no time" in err
+    assert "zero-time cycle (2 steps):" in err
+    assert "send -> retry" in err and "retry -> send" in err
+
+
+def test_zero_time_cycle_json(capsys):
+    code, out, _ = run(capsys, example_path("zero_time"), "--ratio", "--json")
+    assert code == 3
+    d = json.loads(out)
+    assert d["status"] == "no-answer" and d["error"] == "zero-time-cycle"
+    assert len(d["trace"]) == 2
+
+
+def test_no_cycle_exits_3_with_a_run(capsys, tmp_path):
+    p = tmp_path / "stops.dve"
+    p.write_text("process P { state a, b; init a; trans a -> b {}; } system async;\n")
+    code, out, err = run(capsys, p)
+    assert code == 3 and out == ""
+    assert "no reachable cycle" in err
+    assert "shortest run to a deadlock (1 step):" in err
+
+
+def test_broken_model_exits_2_with_a_position(capsys, tmp_path):
+    p = tmp_path / "broken.dve"
+    p.write_text("process P { state a; init a; trans a -> b {}; } system async;\n")
+    code, out, err = run(capsys, p)
+    assert code == 2 and out == ""
+    assert re.search(r"broken\.dve:1:\d+: error\[", err)
+
+
+def test_missing_file_exits_2(capsys, tmp_path):
+    code, out, err = run(capsys, tmp_path / "nope.dve")
+    assert code == 2 and out == "" and "nope.dve" in err
+
+
+def test_state_limit_exits_3(capsys):
+    code, out, err = run(capsys, example_path("client_server"), "--max-states", "10")
+    assert code == 3 and out == "" and "limit" in err
+
+
+def test_bad_max_states_exits_2(capsys):
+    code, _, err = run(capsys, example_path("rings_async"), "--max-states", "0")
+    assert code == 2 and "--max-states" in err
+
+
+def test_defines(capsys, tmp_path):
+    p = tmp_path / "k.dve"
+    p.write_text("input byte K = 2; byte x;\n"
+                 "process P { state s; init s; trans\n"
+                 "  s -> s { guard x < K; effect x = x + 1; cost 1; },\n"
+                 "  s -> s { guard x == K; effect x = 0; cost 0; }; }\n"
+                 "system async;\n")
+    code, out, _ = run(capsys, p, "-D", "K=4", "--json")
+    assert code == 0 and json.loads(out)["exact"] == "4/5"
+    code, _, err = run(capsys, p, "-D", "K")
+    assert code == 2 and "NAME=INTEGER" in err
+
+
+def test_trace_shows_the_prefix(capsys):
+    code, out, _ = run(capsys, example_path("error_state"), "--trace")
+    assert code == 0
+    assert "initial state: Stack=run" in out
+    assert "warning: the error state is reachable" in out
+    assert "shortest run to the error state (4 steps):" in out
+
+
+def test_dot_file(capsys, tmp_path):
+    dot = tmp_path / "cycle.dot"
+    code, out, _ = run(capsys, example_path("deadlock"), "--dot", dot)
+    assert code == 0 and "critical cycle" in out
+    text = dot.read_text()
+    assert_dotish(text)
+    assert "color=red" in text and "fork[0]=" in text
+    assert text.count(" -> ") >= 8  # the whole graph is small enough to be drawn
+
+
+def test_dot_stdout(capsys):
+    code, out, _ = run(capsys, example_path("rings_async"), "--dot", "-")
+    assert code == 0
+    assert_dotish(out)
+
+
+def test_gpu_backend_unavailable_exits_2(capsys):
+    from ocm.backend import gpu_available
+    if gpu_available():
+        pytest.skip("a GPU is present")
+    code, out, err = run(capsys, example_path("rings_async"), "--backend", "gpu")
+    assert code == 2 and out == "" and "--backend cpu" in err
+
+
+def test_debug_shows_the_exception():
+    from dve.errors import ConfigurationError
+    with pytest.raises(ConfigurationError):
+        main(["analyze", str(example_path("resources")), "--debug"])
+
+
+def test_readme_command_in_a_subprocess():
+    """What the README's first command runs, after installation, as ``python -m dvecost``."""
+    proc = subprocess.run([sys.executable, "-m", "dvecost", "analyze",
+                           "dvecost/examples/client_server.dve"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "maximal cycle mean of 'cost' = 13/5 = 2.6 (certified)" in proc.stdout
