@@ -129,15 +129,20 @@ def _eval_const(expr: s.Expr, env: dict[str, int]) -> int:
 
 def _is_const_expr(expr: object, env: dict[str, int]) -> bool:
     """Whether ``expr`` mentions only literals and names bound in ``env`` (cheap pre-test)."""
-    if isinstance(expr, (s.IntLit, s.BoolLit)):
-        return True
-    if isinstance(expr, s.Name):
-        return expr.name in env
-    if isinstance(expr, s.Unary):
-        return _is_const_expr(expr.operand, env)
-    if isinstance(expr, s.Binary):
-        return _is_const_expr(expr.left, env) and _is_const_expr(expr.right, env)
-    return False
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, s.Binary):
+            stack.append(e.right)
+            stack.append(e.left)
+        elif isinstance(e, s.Unary):
+            stack.append(e.operand)
+        elif isinstance(e, s.Name):
+            if e.name not in env:
+                return False
+        elif not isinstance(e, (s.IntLit, s.BoolLit)):
+            return False
+    return True
 
 
 def _const(expr: object, env: dict[str, int]) -> int | None:
@@ -148,7 +153,7 @@ def _const(expr: object, env: dict[str, int]) -> int | None:
         return expr.value
     try:
         return int(_eval_const(expr, env))  # type: ignore[arg-type]
-    except (DvecostError, ArithmeticError, ValueError):
+    except (DvecostError, ArithmeticError, ValueError, RecursionError):
         return None
 
 
@@ -408,10 +413,31 @@ class _Checker:
 
     # -- expressions -------------------------------------------------------------------------
 
-    def expr(self, e: object, env: dict[str, int], scope: _ProcScope | None) -> None:
-        """Check a value expression: names resolve to variables, indices fit."""
-        if isinstance(e, (s.IntLit, s.BoolLit)):
-            return
+    def expr(self, root: object, env: dict[str, int], scope: _ProcScope | None) -> None:
+        """Check a value expression: names resolve to variables, indices fit.
+
+        Iterative, not recursive: BEEM's ``plc`` has guards with thousands of operators.
+        """
+        stack = [root]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, s.Binary):
+                stack.append(e.right)
+                stack.append(e.left)
+                if e.op in _DIV_OPS and _const(e.right, env) == 0:
+                    self.p.error(e.right.pos or e.pos, "division-by-zero",
+                                 f"expected a non-zero divisor for '{e.op}', found 0",
+                                 "this step would always lead to the error state")
+            elif isinstance(e, s.Unary):
+                stack.append(e.operand)
+            elif isinstance(e, (s.IntLit, s.BoolLit)) or e is None:
+                pass
+            else:
+                self.leaf(e, env, scope, stack)
+
+    def leaf(self, e: object, env: dict[str, int], scope: _ProcScope | None,
+             stack: list) -> None:
+        """Check one name, index, state test, remote read or call; push its sub-expressions."""
         if isinstance(e, s.Name):
             sym = self.lookup(e.name, scope)
             if sym is None:
@@ -428,22 +454,13 @@ class _Checker:
                 self.p.error(e.pos, "array-without-index",
                              f"array '{e.name}' used without an index", f"write '{e.name}[i]'")
         elif isinstance(e, s.Index):
-            self.expr(e.index, env, scope)
+            stack.append(e.index)
             sym = self.lookup(e.name, scope)
             pos = _name_span(e.pos, e.name)
             if sym is None:
                 self.undefined(pos, e.name, scope, ("variable", "constant", "input"), "array")
             else:
                 self.indexed(sym, e.index, e.pos, pos, env)
-        elif isinstance(e, s.Unary):
-            self.expr(e.operand, env, scope)
-        elif isinstance(e, s.Binary):
-            self.expr(e.left, env, scope)
-            self.expr(e.right, env, scope)
-            if e.op in _DIV_OPS and _const(e.right, env) == 0:
-                self.p.error(e.right.pos or e.pos, "division-by-zero",
-                             f"expected a non-zero divisor for '{e.op}', found 0",
-                             "this step would always lead to the error state")
         elif isinstance(e, s.StateTest):
             sc = self.process_scope(e.process, scope)
             if sc is not None and e.state not in sc.states:
@@ -452,7 +469,7 @@ class _Checker:
                              _did_you_mean(e.state, sc.states))
         elif isinstance(e, s.Remote):
             if e.index is not None:
-                self.expr(e.index, env, scope)
+                stack.append(e.index)
             sc = self.process_scope(e.process, scope)
             if sc is None:
                 return
@@ -473,11 +490,10 @@ class _Checker:
             elif e.index is not None:
                 self.indexed(sym, e.index, e.pos, pos, sc.env)
         elif isinstance(e, s.Call):
-            for a in e.args:
-                self.expr(a, env, scope)
+            stack.extend(e.args)
             self.p.error(_name_span(e.pos, e.name), "undefined-name",
                          f"unknown macro '{e.name}'")
-        elif e is not None:
+        else:
             raise TypeError(f"not an expression: {e!r}")
 
     def indexed(self, sym: _Symbol, index: s.Expr, whole: SourcePos | None,

@@ -76,7 +76,7 @@ def _value(expr: object, env: dict[str, int]) -> int | None:
     from .consteval import eval_const
     try:
         return int(eval_const(expr, env))  # type: ignore[arg-type]
-    except (DvecostError, ArithmeticError, ValueError):
+    except (DvecostError, ArithmeticError, ValueError, RecursionError):
         return None
 
 
