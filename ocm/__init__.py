@@ -1,0 +1,354 @@
+"""Optimal cycle mean and cycle ratio of directed graphs in CSR form, exact and certified.
+
+A graph is given as CSR arrays: ``indptr`` (length ``n + 1``) and ``indices`` (length ``m``),
+edge ``e`` going from the row ``u`` with ``indptr[u] <= e < indptr[u + 1]`` to ``indices[e]``,
+with integer ``cost[e]`` and non-negative integer ``time[e]``. Parallel edges, self-loops,
+vertices without successors and graphs that are not strongly connected are all allowed.
+
+For a cycle ``C`` (a closed walk ``e_1 ... e_k`` of edges):
+
+- its **mean** is ``(cost(e_1) + ... + cost(e_k)) / k``;
+- its **ratio** is ``(cost(e_1) + ... + cost(e_k)) / (time(e_1) + ... + time(e_k))``,
+  defined when that time is positive.
+
+The **maximal (minimal) cycle mean / ratio** of the graph is the maximum (minimum) over all its
+cycles; it is attained by a simple cycle, and since every cycle lies inside one strongly
+connected component (SCC) it is the best of the per-SCC optima. For a graph of reachable states
+it is the best long-run average cost per step (per unit of time) over all infinite runs
+(Karp 1978; Dasdan 2004). Costs and times are integers, so the optimum is an exact fraction
+``p/q``, read off a critical cycle's sums.
+
+Conventions: times must be non-negative integers; in ratio mode a cycle of total time 0 makes
+the problem undefined and is an error naming the cycle; a graph without any cycle is an error.
+Minimisation is maximisation of the negated costs.
+
+The engine (:mod:`ocm.howard`) is multichain Howard policy iteration in exact integer
+arithmetic over NumPy or CuPy arrays; its fixed point is checked by an independent exact
+certificate on every edge (:mod:`ocm.certify`) before the result is called certified.
+
+References
+----------
+.. [1] J. Cochet-Terrasson, G. Cohen, S. Gaubert, M. McGettrick and J.-P. Quadrat, "Numerical
+   computation of spectral elements in max-plus algebra", IFAC Conference on System Structure
+   and Control, Nantes, 1998.
+.. [2] A. Dasdan, "Experimental analysis of the fastest optimum cycle ratio and mean
+   algorithms", ACM Transactions on Design Automation of Electronic Systems 9(4), 385-418,
+   2004.
+.. [3] R. M. Karp, "A characterization of the minimum cycle mean in a digraph", Discrete
+   Mathematics 23(3), 309-311, 1978.
+.. [4] J. Barnat, P. Bauch, L. Brim and M. Češka, "Computing Optimal Cycle Mean in Parallel on
+   CUDA", PDMC 2011, EPTCS 72, 68-83, 2011.
+
+Examples
+--------
+A triangle 0 -> 1 -> 2 -> 0 of costs 1, 2, 6 and a self-loop of cost 2 at vertex 1:
+
+>>> import numpy as np
+>>> indptr = np.array([0, 1, 3, 4]); indices = np.array([1, 1, 2, 0])
+>>> cost = np.array([1, 2, 2, 6])
+>>> r = max_cycle_mean(indptr, indices, cost)
+>>> r.value, r.cycle, r.cycle_edges, r.certified
+(Fraction(3, 1), (0, 1, 2), (0, 2, 3), True)
+>>> min_cycle_mean(indptr, indices, cost).value
+Fraction(2, 1)
+>>> max_cycle_ratio(indptr, indices, cost, np.array([1, 2, 1, 2])).exact
+'9/4'
+"""
+
+from __future__ import annotations
+
+import time as _time
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dve.errors import ConfigurationError, NoCycleError, ZeroTimeCycleError
+
+from . import certify as _certify
+from . import howard as _howard
+from . import primitives as P
+from . import scc as _scc
+from .edgelist import EdgeList, read_edge_list
+from .result import CycleResult, SccOptimum
+
+__all__ = [
+    "optimal_cycle",
+    "max_cycle_mean",
+    "min_cycle_mean",
+    "max_cycle_ratio",
+    "min_cycle_ratio",
+    "CycleResult",
+    "SccOptimum",
+    "EdgeList",
+    "read_edge_list",
+    "KINDS",
+    "MODES",
+]
+
+KINDS = ("mean", "ratio")
+MODES = ("max", "min")
+
+
+def _is_cupy(a: Any) -> bool:
+    return a is not None and type(a).__module__.split(".")[0] == "cupy"
+
+
+def _resolve_xp(backend: str, arrays: list, n_edges: int, xp: Any) -> Any:
+    if xp is not None:
+        return xp
+    from .backend import array_module, resolve_backend
+
+    on_gpu = any(_is_cupy(a) for a in arrays)
+    if backend == "auto" and on_gpu:
+        return array_module("gpu")
+    return array_module(resolve_backend(backend, n_edges))
+
+
+def _as_int64(a: Any, name: str, xp: Any) -> Any:
+    a = xp.asarray(a)
+    if a.ndim != 1:
+        raise ConfigurationError(f"'{name}' must be one-dimensional, got shape {a.shape}")
+    if a.dtype.kind in "iub":
+        return a.astype(xp.int64, copy=False)
+    if a.dtype.kind == "f":
+        if a.shape[0] and not bool(xp.all(xp.isfinite(a) & (a == xp.floor(a)))):
+            raise ConfigurationError(f"'{name}' must hold integers, found non-integer values")
+        if a.shape[0] and float(xp.abs(a).max()) >= 2.0 ** 53:
+            raise ConfigurationError(f"'{name}' has values too large to be exact integers")
+        return a.astype(xp.int64)
+    raise ConfigurationError(f"'{name}' must hold integers, found dtype {a.dtype}")
+
+
+def _validate(indptr, indices, cost, time, kind, mode, xp):
+    if kind not in KINDS:
+        raise ConfigurationError(f"unknown kind '{kind}': expected one of {', '.join(KINDS)}")
+    if mode not in MODES:
+        raise ConfigurationError(f"unknown mode '{mode}': expected one of {', '.join(MODES)}")
+    indptr = _as_int64(indptr, "indptr", xp)
+    indices = _as_int64(indices, "indices", xp)
+    cost = _as_int64(cost, "cost", xp)
+    n = indptr.shape[0] - 1
+    m = indices.shape[0]
+    if n < 0 or int(indptr[0]) != 0 or int(indptr[-1]) != m or bool(xp.any(xp.diff(indptr) < 0)):
+        raise ConfigurationError("'indptr' must start at 0, never decrease and end at "
+                                 f"len(indices) = {m}")
+    if m and (int(indices.min()) < 0 or int(indices.max()) >= n):
+        raise ConfigurationError(f"'indices' must lie in 0..{n - 1}")
+    if cost.shape[0] != m:
+        raise ConfigurationError(f"'cost' has {cost.shape[0]} entries, expected one per edge ({m})")
+    if time is not None:
+        time = _as_int64(time, "time", xp)
+        if time.shape[0] != m:
+            raise ConfigurationError(
+                f"'time' has {time.shape[0]} entries, expected one per edge ({m})")
+        if m and int(time.min()) < 0:
+            e = int(xp.flatnonzero(time < 0)[0])
+            raise ConfigurationError(f"times must be non-negative integers: edge {e} has time "
+                                     f"{int(time[e])}")
+    if kind == "ratio" and time is None:
+        raise ConfigurationError("the cycle ratio needs a 'time' array")
+    return indptr, indices, cost, time
+
+
+def optimal_cycle(indptr: Any, indices: Any, cost: Any, time: Any | None = None, *,
+                  kind: str = "mean", mode: str = "max", backend: str = "auto",
+                  xp: Any | None = None, per_scc: bool | None = None,
+                  max_iter: int | None = None) -> CycleResult:
+    """The maximal or minimal cycle mean or ratio of a graph, exact, with a critical cycle.
+
+    Parameters
+    ----------
+    indptr : int array, shape (n + 1,)
+    indices : int array, shape (m,)
+        The graph in CSR form (see the module docstring); NumPy or CuPy arrays.
+    cost : int array, shape (m,)
+        Integer costs (floats holding integers are accepted).
+    time : int array, shape (m,), optional
+        Non-negative integer times; needed for ``kind='ratio'``, ignored for ``'mean'``.
+    kind : {'mean', 'ratio'}
+    mode : {'max', 'min'}
+    backend : {'auto', 'cpu', 'gpu'}
+        Where to compute (see :func:`ocm.backend.resolve_backend`); ``auto`` follows CuPy
+        inputs. Ignored when ``xp`` is given.
+    xp : module, optional
+        ``numpy`` or ``cupy``, overriding ``backend``.
+    per_scc : bool, optional
+        Decompose into SCCs first (gives :attr:`CycleResult.scc_optima`). Default: on for
+        NumPy, off for CuPy (which trims sinks instead).
+    max_iter : int, optional
+        Howard's iteration budget.
+
+    Returns
+    -------
+    CycleResult
+        With ``certified=True`` unless the exact check failed even after resuming the
+        iteration in Python-int arithmetic (never observed; the flag is then False and the
+        value is that of the returned cycle, a lower bound for max and upper bound for min).
+
+    Raises
+    ------
+    NoCycleError
+        The graph has no cycle.
+    ZeroTimeCycleError
+        ``kind='ratio'`` and some cycle has total time 0 (``exc.cycle``, ``exc.edges``).
+    ConfigurationError
+        Malformed arrays, non-integer costs or times, negative times, unknown kind or mode.
+    BackendUnavailableError
+        ``backend='gpu'`` without CuPy or a device.
+    ConvergenceError
+        The iteration budget ran out.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = optimal_cycle(np.array([0, 2, 3]), np.array([0, 1, 0]), np.array([1, 4, 0]),
+    ...                   np.array([1, 1, 3]), kind="ratio", mode="max")
+    >>> r.value, r.cycle, r.scc_optima[0].value
+    (Fraction(1, 1), (0, 1), Fraction(1, 1))
+    """
+    t_start = _time.perf_counter()
+    arrays = [indptr, indices, cost, time]
+    n_edges = int(getattr(indices, "shape", (len(indices),))[0])
+    xp = _resolve_xp(backend, arrays, n_edges, xp)
+    on_numpy = P._is_numpy(xp)
+    if on_numpy:
+        arrays = [None if a is None else P._to_numpy(a) for a in arrays]
+    indptr, indices, cost, time = _validate(*arrays, kind, mode, xp)
+    if kind == "mean":
+        time = None
+    n = indptr.shape[0] - 1
+    m = indices.shape[0]
+    timings: dict[str, float] = {}
+    t0 = _time.perf_counter()
+    if time is not None:
+        h = P._to_numpy
+        z = _scc.find_zero_time_cycle(h(indptr), h(indices), h(time))
+        if z is not None:
+            verts, edges = z
+            shown = " -> ".join(str(v) for v in verts[:12]) + (" ..." if len(verts) > 12 else "")
+            raise ZeroTimeCycleError(
+                f"the cycle ratio is undefined: the cycle {shown} -> {verts[0]} has total "
+                f"time 0", cycle=verts, edges=edges)
+    timings["zero_time_check"] = _time.perf_counter() - t0
+    work_cost = -cost if mode == "min" else cost
+    if per_scc is None:
+        per_scc = on_numpy
+    t0 = _time.perf_counter()
+    row = P.edge_rows(indptr, xp)
+    if per_scc:
+        if on_numpy:
+            restr = _scc.restrict_to_sccs(indptr, indices, row)
+        else:
+            h = P._to_numpy
+            r0 = _scc.restrict_to_sccs(h(indptr), h(indices), h(row))
+            restr = _scc.Restriction(*(xp.asarray(a) for a in
+                                       (r0.vertices, r0.edges, r0.indptr, r0.indices, r0.label)))
+    else:
+        restr = _scc.restrict_by_trimming(indptr, indices, xp, row)
+    timings["restrict"] = _time.perf_counter() - t0
+    k = restr.vertices.shape[0]
+    if k == 0:
+        raise NoCycleError(f"the graph has no cycle ({n} vertices, {m} edges): every path ends "
+                           "in a vertex without successors")
+    s_cost = work_cost[restr.edges]
+    s_time = time[restr.edges] if time is not None else None
+    s_row = P.edge_rows(restr.indptr, xp)
+    t0 = _time.perf_counter()
+    st = _howard.solve(restr.indptr, restr.indices, s_cost, s_time, xp=xp, max_iter=max_iter,
+                       row=s_row)
+    iterations = st.iterations
+    timings["howard"] = _time.perf_counter() - t0
+    timings.update({f"howard_{k2}": v for k2, v in st.timings.items()})
+    t0 = _time.perf_counter()
+    cert = _certify.check_potentials(restr.indptr, restr.indices, s_cost, s_time, st.rank,
+                                     st.rank_num, st.rank_den, st.potential, xp, s_row)
+    if not cert.ok:
+        # Never report an unproved value: resume from this policy in Python-int arithmetic.
+        st = _howard.solve(restr.indptr, restr.indices, s_cost, s_time, xp=xp,
+                           policy=st.policy, max_iter=max_iter, exact_objects=True, row=s_row)
+        iterations += st.iterations
+        cert = _certify.check_potentials(restr.indptr, restr.indices, s_cost, s_time, st.rank,
+                                         st.rank_num, st.rank_den, st.potential, xp, s_row)
+    # The critical cycle: the policy cycle of the top class with the smallest representative.
+    top = st.rank_num.shape[0] - 1
+    h = P._to_numpy
+    reps = h(st.reps)
+    rep_rank = h(st.rank)[reps]
+    r = int(reps[np.flatnonzero(rep_rank == top)[0]])
+    succ = h(st.succ).tolist()
+    pol = h(st.policy)
+    verts_l, edges_l = [r], [int(pol[r])]
+    v = succ[r]
+    while v != r:
+        verts_l.append(v)
+        edges_l.append(int(pol[v]))
+        v = succ[v]
+    vmap, emap = h(restr.vertices), h(restr.edges)
+    cyc = tuple(int(x) for x in vmap[verts_l])
+    cyc_edges = tuple(int(x) for x in emap[edges_l])
+    c_sum, t_sum = _certify.cycle_sums(indptr, indices, cost, time, cyc, cyc_edges)
+    value = Fraction(c_sum, t_sum)
+    top_value = Fraction(int(h(st.rank_num)[top]), int(h(st.rank_den)[top]))
+    certified = cert.ok and value == (-top_value if mode == "min" else top_value)
+    timings["certify"] = _time.perf_counter() - t0
+    scc_optima = None
+    if per_scc:
+        label = h(restr.label)
+        _, first, size = np.unique(label, return_index=True, return_counts=True)
+        order = np.argsort(first, kind="stable")
+        first, size = first[order], size[order]
+        rk = h(st.rank)[first]
+        nums, dens = h(st.rank_num)[rk].tolist(), h(st.rank_den)[rk].tolist()
+        sign = -1 if mode == "min" else 1
+        scc_optima = tuple(SccOptimum(int(vmap[f]), int(s), sign * Fraction(a, b))
+                           for f, s, a, b in zip(first.tolist(), size.tolist(), nums, dens))
+    timings["total"] = _time.perf_counter() - t_start
+    return CycleResult(value=value, cycle=cyc, cycle_edges=cyc_edges, kind=kind, mode=mode,
+                       certified=bool(certified), iterations=iterations,
+                       backend="cpu" if on_numpy else "gpu", timings=timings,
+                       scc_optima=scc_optima, n_vertices=n, n_edges=m)
+
+
+def max_cycle_mean(indptr: Any, indices: Any, cost: Any, **kwargs: Any) -> CycleResult:
+    """Maximal cycle mean; see :func:`optimal_cycle` (``kind='mean', mode='max'``).
+
+    >>> import numpy as np
+    >>> max_cycle_mean(np.array([0, 1, 2]), np.array([1, 0]), np.array([3, 4])).value
+    Fraction(7, 2)
+    """
+    return optimal_cycle(indptr, indices, cost, None, kind="mean", mode="max", **kwargs)
+
+
+def min_cycle_mean(indptr: Any, indices: Any, cost: Any, **kwargs: Any) -> CycleResult:
+    """Minimal cycle mean; see :func:`optimal_cycle` (``kind='mean', mode='min'``).
+
+    >>> import numpy as np
+    >>> min_cycle_mean(np.array([0, 2, 3]), np.array([0, 1, 0]), np.array([5, 1, 2])).value
+    Fraction(3, 2)
+    """
+    return optimal_cycle(indptr, indices, cost, None, kind="mean", mode="min", **kwargs)
+
+
+def max_cycle_ratio(indptr: Any, indices: Any, cost: Any, time: Any,
+                    **kwargs: Any) -> CycleResult:
+    """Maximal cycle ratio; see :func:`optimal_cycle` (``kind='ratio', mode='max'``).
+
+    >>> import numpy as np
+    >>> max_cycle_ratio(np.array([0, 1, 2]), np.array([1, 0]), np.array([3, 4]),
+    ...                 np.array([2, 5])).exact
+    '1'
+    """
+    return optimal_cycle(indptr, indices, cost, time, kind="ratio", mode="max", **kwargs)
+
+
+def min_cycle_ratio(indptr: Any, indices: Any, cost: Any, time: Any,
+                    **kwargs: Any) -> CycleResult:
+    """Minimal cycle ratio; see :func:`optimal_cycle` (``kind='ratio', mode='min'``).
+
+    >>> import numpy as np
+    >>> min_cycle_ratio(np.array([0, 2, 3]), np.array([0, 1, 0]), np.array([5, 1, 2]),
+    ...                 np.array([2, 1, 1])).value
+    Fraction(3, 2)
+    """
+    return optimal_cycle(indptr, indices, cost, time, kind="ratio", mode="min", **kwargs)

@@ -83,6 +83,17 @@ def _is_numpy(xp: Any) -> bool:
     return getattr(xp, "__name__", "numpy") == "numpy"
 
 
+def _to_numpy(a: Any) -> np.ndarray:
+    """A host (NumPy) copy or view of a NumPy or CuPy array."""
+    get = getattr(a, "get", None)
+    return get() if get is not None and not isinstance(a, np.ndarray) else np.asarray(a)
+
+
+def _host_list(a: Any) -> list:
+    """The array's elements as a Python list (from the host)."""
+    return _to_numpy(a).tolist()
+
+
 def fits_int64(*bounds: int) -> bool:
     """True when the sum of the given non-negative magnitudes stays below :data:`INT_SAFE`.
 

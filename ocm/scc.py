@@ -1,0 +1,152 @@
+"""Strongly connected components, the restriction of a graph to its cycles, zero-time cycles.
+
+Every cycle of a directed graph lies inside one strongly connected component (SCC), so the
+optimal cycle of the whole graph is the best of the per-SCC optima, and edges between SCCs (or
+into vertices with no successor) never matter. :func:`restrict_to_sccs` keeps exactly the edges
+inside nontrivial SCCs and renumbers their vertices compactly; Howard then runs on a graph in
+which every vertex has an out-edge and every vertex lies in a strongly connected piece, so that
+its fixed point gives each SCC's own optimum.
+
+CPU only (SciPy's ``connected_components(connection='strong')``, an iterative Pearce/Tarjan in
+C). :func:`restrict_by_trimming` is the array-only alternative for other backends: it removes
+sinks repeatedly (:func:`ocm.primitives.trim_sinks`), keeps every cycle and lets the multichain
+iteration handle several components at once, but gives no per-SCC optima.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import primitives as P
+
+__all__ = ["Restriction", "strong_components", "restrict_to_sccs", "restrict_by_trimming",
+           "find_zero_time_cycle"]
+
+
+@dataclass(frozen=True)
+class Restriction:
+    """A subgraph on compact vertex ids, with the maps back to the original graph.
+
+    Attributes
+    ----------
+    vertices : int64 array, shape (k,)
+        Original id of every kept vertex (ascending).
+    edges : int64 array, shape (m_k,)
+        Original id of every kept edge (ascending, so rows stay in CSR order).
+    indptr, indices : int64 arrays
+        The subgraph's CSR on ids ``0..k-1``; every row is non-empty.
+    label : int64 array, shape (k,), or None
+        SCC label of every kept vertex (None when restricted by trimming).
+    """
+
+    vertices: Any
+    edges: Any
+    indptr: Any
+    indices: Any
+    label: Any = None
+
+
+def strong_components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.ndarray]:
+    """Number of SCCs and the SCC label of every vertex (SciPy, NumPy arrays).
+
+    >>> strong_components(np.array([0, 1, 2, 2]), np.array([1, 0, 0]))[1].tolist()
+    [0, 0, 1]
+    """
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+
+    n = indptr.shape[0] - 1
+    m = indices.shape[0]
+    g = csr_array((np.ones(m, dtype=np.int8), indices, indptr), shape=(n, n))
+    n_comp, label = connected_components(g, directed=True, connection="strong")
+    return int(n_comp), label.astype(np.int64, copy=False)
+
+
+def _subgraph(indptr: Any, indices: Any, keep_edge: Any, xp: Any,
+              label: Any = None) -> Restriction:
+    n = indptr.shape[0] - 1
+    deg = P.segment_sum(keep_edge.astype(xp.int64), indptr, xp)
+    vertices = xp.flatnonzero(deg > 0).astype(xp.int64)
+    newid = xp.full(n, -1, dtype=xp.int64)
+    newid[vertices] = xp.arange(vertices.shape[0], dtype=xp.int64)
+    edges = xp.flatnonzero(keep_edge).astype(xp.int64)
+    sub_indptr = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(deg[vertices])])
+    sub_indices = newid[indices[edges]]
+    return Restriction(vertices, edges, sub_indptr, sub_indices,
+                       None if label is None else label[vertices])
+
+
+def restrict_to_sccs(indptr: np.ndarray, indices: np.ndarray,
+                     row: np.ndarray | None = None) -> Restriction:
+    """Keep the edges inside nontrivial SCCs (self-loops included), renumbered compactly.
+
+    >>> r = restrict_to_sccs(np.array([0, 2, 3, 3, 4]), np.array([1, 2, 0, 3]))
+    >>> r.vertices.tolist(), r.edges.tolist(), r.indptr.tolist(), r.indices.tolist()
+    ([0, 1, 3], [0, 2, 3], [0, 1, 2, 3], [1, 0, 2])
+    """
+    if row is None:
+        row = P.edge_rows(indptr, np)
+    _, label = strong_components(indptr, indices)
+    keep = label[row] == label[indices]
+    return _subgraph(indptr, indices, keep, np, label)
+
+
+def restrict_by_trimming(indptr: Any, indices: Any, xp: Any,
+                         row: Any | None = None) -> Restriction:
+    """Keep the vertices that can reach a cycle and the edges between them (any ``xp``).
+
+    >>> r = restrict_by_trimming(np.array([0, 2, 3, 3, 4]), np.array([1, 2, 0, 3]), np)
+    >>> r.vertices.tolist(), r.edges.tolist()
+    ([0, 1, 3], [0, 2, 3])
+    """
+    if row is None:
+        row = P.edge_rows(indptr, xp)
+    n = indptr.shape[0] - 1
+    alive = P.trim_sinks(indptr, indices, xp.ones(n, dtype=bool), xp)
+    keep = alive[row] & alive[indices]
+    return _subgraph(indptr, indices, keep, xp)
+
+
+def find_zero_time_cycle(indptr: np.ndarray, indices: np.ndarray,
+                         time: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """A cycle whose edges all have time 0, as (vertices, edge ids), or None (NumPy arrays).
+
+    The cycle starts at its smallest vertex. Linear time: SCCs of the zero-time edges, then a
+    walk inside the first nontrivial one.
+
+    >>> find_zero_time_cycle(np.array([0, 1, 2, 3]), np.array([1, 2, 1]), np.array([0, 0, 0]))
+    ((1, 2), (1, 2))
+    >>> find_zero_time_cycle(np.array([0, 1, 2]), np.array([1, 0]), np.array([0, 1])) is None
+    True
+    """
+    zero = time == 0
+    if not bool(zero.any()):
+        return None
+    row = P.edge_rows(indptr, np)
+    z_edges = np.flatnonzero(zero)
+    z_indptr = np.concatenate([[0], np.cumsum(P.segment_sum(zero.astype(np.int64), indptr, np))])
+    z_indices = indices[z_edges]
+    r = restrict_to_sccs(z_indptr, z_indices)
+    if r.vertices.shape[0] == 0:
+        return None
+    # First edge of every row stays inside the SCC: a functional graph whose cycles are
+    # zero-time cycles of the original graph.
+    policy = r.indptr[:-1]
+    succ = r.indices[policy]
+    rep = P.cycle_reps(succ, np)
+    start = int(np.flatnonzero(rep >= 0)[0])
+    start = int(rep[start])
+    s = succ.tolist()
+    verts, edges = [], []
+    v = start
+    while True:
+        verts.append(int(r.vertices[v]))
+        edges.append(int(z_edges[r.edges[policy[v]]]))
+        v = s[v]
+        if v == start:
+            break
+    k = verts.index(min(verts))
+    return tuple(verts[k:] + verts[:k]), tuple(edges[k:] + edges[:k])
