@@ -1,0 +1,17 @@
+"""State spaces of DVE models: compile, explore breadth-first, and the CSR :class:`StateGraph`.
+
+>>> g = build_state_graph("process P { state a, b; init a; trans a -> b {}, b -> a {}; } "
+...                       "system async;")
+>>> g.n_states, g.n_edges
+(2, 2)
+"""
+
+from .compiler import compile_model
+from .explore import build_state_graph
+from .graph import (StateGraph, TraceStep, decode_state, load_graph, save_graph, shortest_trace,
+                    validate_graph)
+from .model import Action, CompiledModel, CompiledTransition
+
+__all__ = ["compile_model", "build_state_graph", "StateGraph", "TraceStep", "decode_state",
+           "load_graph", "save_graph", "shortest_trace", "validate_graph", "CompiledModel",
+           "CompiledTransition", "Action"]

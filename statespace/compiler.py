@@ -1,0 +1,365 @@
+"""Syntax to :class:`~statespace.model.CompiledModel`: slot layout, initial state, actions.
+
+The compiler expects an expanded model (only :class:`~dve.syntax.VarDecl`,
+:class:`~dve.syntax.ChannelDecl`, :class:`~dve.syntax.Process` and
+:class:`~dve.syntax.LtlProperty` items; :func:`dve.expand_model` produces one). Constant
+expressions (array sizes, initialisers, channel sizes) are evaluated here with the legacy 32-bit
+semantics of :func:`eval_const`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from dve import syntax
+from dve.errors import EvaluationError, ModelSemanticError
+
+from .model import (TYPE_RANGE, Action, ChannelInfo, CompiledModel, CompiledTransition,
+                    ProcessInfo, Slot, VarInfo)
+
+__all__ = ["compile_model", "eval_const", "wrap32", "c_div", "c_mod"]
+
+
+def wrap32(v: int) -> int:
+    """``v`` reduced to a signed 32-bit integer, as C arithmetic on ``int32`` wraps.
+
+    >>> wrap32(2**31), wrap32(-1)
+    (-2147483648, -1)
+    """
+    return ((v + 2**31) % 2**32) - 2**31
+
+
+def c_div(a: int, b: int) -> int:
+    """C division (truncates toward zero). ``b`` must not be 0.
+
+    >>> c_div(-7, 2), c_div(7, -2)
+    (-3, -3)
+    """
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def c_mod(a: int, b: int) -> int:
+    """C remainder (sign of the dividend). ``b`` must not be 0.
+
+    >>> c_mod(-7, 2), c_mod(7, -2)
+    (-1, 1)
+    """
+    return a - b * c_div(a, b)
+
+
+class _ConstError(Exception):
+    def __init__(self, code: str, message: str, pos=None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.pos = code, message, pos
+
+
+def eval_const(expr: syntax.Expr, env: Mapping[str, Any]) -> int:
+    """Evaluate a constant expression with legacy semantics (32-bit C arithmetic).
+
+    ``env`` maps names to ints (constants) or tuples (constant arrays).
+
+    Raises
+    ------
+    dve.errors.EvaluationError
+        On division or modulo by zero, an index out of range, or a name that is not constant.
+
+    Examples
+    --------
+    >>> from dve import syntax as S
+    >>> eval_const(S.Binary('/', S.Unary('-', S.IntLit(7)), S.Name('n')), {'n': 2})
+    -3
+    """
+    try:
+        return _ev(expr, env)
+    except _ConstError as e:
+        raise EvaluationError(e.pos or getattr(expr, "pos", None), e.code, e.message) from None
+
+
+def _ev(e: syntax.Expr, env: Mapping[str, Any]) -> int:
+    S = syntax
+    if isinstance(e, S.IntLit):
+        return wrap32(e.value)
+    if isinstance(e, S.BoolLit):
+        return int(e.value)
+    if isinstance(e, S.Name):
+        v = env.get(e.name)
+        if v is None or isinstance(v, tuple):
+            raise _ConstError("not-constant", f"'{e.name}' is not a constant", e.pos)
+        return v
+    if isinstance(e, S.Index):
+        arr = env.get(e.name)
+        if not isinstance(arr, tuple):
+            raise _ConstError("not-constant", f"'{e.name}' is not a constant array", e.pos)
+        i = _ev(e.index, env)
+        if not 0 <= i < len(arr):
+            raise _ConstError("index-out-of-range",
+                              f"index {i} out of range for '{e.name}[{len(arr)}]'", e.pos)
+        return arr[i]
+    if isinstance(e, S.Unary):
+        v = _ev(e.operand, env)
+        if e.op == "-":
+            return wrap32(-v)
+        if e.op == "~":
+            return wrap32(~v)
+        return int(v == 0)
+    if isinstance(e, S.Binary):
+        a = _ev(e.left, env)
+        op = e.op
+        if op == "and":
+            return int(a != 0 and _ev(e.right, env) != 0)
+        if op == "or":
+            return int(a != 0 or _ev(e.right, env) != 0)
+        if op == "imply":
+            return int(a == 0 or _ev(e.right, env) != 0)
+        b = _ev(e.right, env)
+        if op in ("/", "%") and b == 0:
+            raise _ConstError("division-by-zero", "division by zero" if op == "/" else
+                              "modulo by zero", e.pos)
+        return _binop(op, a, b)
+    raise _ConstError("not-constant", f"not a constant expression: {type(e).__name__}",
+                      getattr(e, "pos", None))
+
+
+def _binop(op: str, a: int, b: int) -> int:
+    if op == "+":
+        return wrap32(a + b)
+    if op == "-":
+        return wrap32(a - b)
+    if op == "*":
+        return wrap32(a * b)
+    if op == "/":
+        return wrap32(c_div(a, b))
+    if op == "%":
+        return wrap32(c_mod(a, b))
+    if op == "<<":
+        return wrap32(a << (b & 31))
+    if op == ">>":
+        return a >> (b & 31)
+    if op == "&":
+        return a & b
+    if op == "|":
+        return a | b
+    if op == "^":
+        return a ^ b
+    return int({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
+                ">=": a >= b}[op])
+
+
+def _assigned_names(tr: syntax.Transition) -> list[str]:
+    return [a.target.name for a in tr.effects]
+
+
+def compile_model(model: syntax.Model, *, property: bool = True,
+                  name: str | None = None) -> CompiledModel:
+    """Compile an expanded model into a :class:`~statespace.model.CompiledModel`.
+
+    Parameters
+    ----------
+    model : dve.syntax.Model
+        An expanded model (templates, loops and inputs already resolved).
+    property : bool
+        With ``system async property P``, explore the product with ``P`` (default). When
+        false the property process is left out altogether (plain reachability, as DiVinE's
+        ``deadlock`` check does).
+    name : str, optional
+        The model's name for reports; defaults to the source file name.
+
+    Returns
+    -------
+    CompiledModel
+
+    Raises
+    ------
+    dve.errors.EvaluationError
+        When an initialiser or a size does not evaluate, or an initial value is out of its
+        type's range.
+    dve.errors.ModelSemanticError
+        On names that do not resolve (a model that passed :func:`dve.check_model` has none).
+
+    Examples
+    --------
+    >>> from dve.parser import parse_model
+    >>> m = compile_model(parse_model(
+    ...     "channel c; process P { byte v = 3; state a; init a; trans a -> a { sync c!v; }; }"
+    ...     "process Q { byte w; state a; init a; trans a -> a { sync c?w; }; } system async;",
+    ...     "<doc>"))
+    >>> m.initial
+    (0, 3, 0, 0)
+    >>> m.describe_action(0)
+    'P: a -> a (c!) | Q: a -> a (c?)'
+    """
+    S = syntax
+    if any(not isinstance(i, (S.VarDecl, S.ChannelDecl, S.Process, S.LtlProperty))
+           for i in model.items):
+        from dve.expand import expand_model  # DiVinE 3 constructs: expand first
+        model = expand_model(model, {})
+    if name is None:
+        pos = model.pos
+        name = pos.source.name if pos is not None else "<model>"
+
+    procs_syn = [i for i in model.items if isinstance(i, S.Process)]
+    prop_name = model.system.property
+    if prop_name is not None and not property:
+        procs_syn = [p for p in procs_syn if p.name != prop_name]
+        prop_name = None
+
+    slots: list[Slot] = []
+    initial: list[int] = []
+    variables: dict[str, VarInfo] = {}
+    channels: dict[str, ChannelInfo] = {}
+    const_env: dict[str, dict[str, Any]] = {"": {}}
+
+    # Control-state slots first, one per process; process 0's range has room for the
+    # error-state marker (one past its last state).
+    for k, p in enumerate(procs_syn):
+        hi = len(p.states) - 1 + (1 if k == 0 else 0)
+        slots.append(Slot(p.name, 0, max(hi, 0), "pc"))
+        names = [s.name for s in p.states]
+        if p.init is None:
+            raise ModelSemanticError(p.pos, "missing-init", f"process '{p.name}' has no init state")
+        initial.append(names.index(p.init.name))
+
+    def declare(decls, owner: str | None) -> None:
+        env = dict(const_env[""])
+        if owner is not None:
+            env.update(const_env.setdefault(owner, {}))
+        for d in decls:
+            qual = d.name if owner is None else f"{owner}.{d.name}"
+            if isinstance(d, S.ChannelDecl):
+                size = 0 if d.size is None else eval_const(d.size, env)
+                ch = ChannelInfo(qual, owner, d.types, size)
+                if ch.buffered:
+                    count = len(slots)
+                    slots.append(Slot(f"{qual}.count", 0, size, "count"))
+                    initial.append(0)
+                    for i in range(size):
+                        for f, ty in enumerate(d.types):
+                            lo, hi = TYPE_RANGE[ty]
+                            slots.append(Slot(f"{qual}[{i}].{f}", lo, hi, "item"))
+                            initial.append(0)
+                    ch = ChannelInfo(qual, owner, d.types, size, count, count + 1)
+                channels[qual] = ch
+                continue
+            lo, hi = TYPE_RANGE[d.type]
+            if d.size is not None:
+                n = eval_const(d.size, env)
+                vals = [0] * n
+                if d.init is not None:
+                    items = d.init.items if isinstance(d.init, S.ArrayInit) else (d.init,)
+                    # Shorter initialisers pad with 0; longer ones are cut (as DiVinE).
+                    for i, it in enumerate(items[:n]):
+                        vals[i] = eval_const(it, env)
+            else:
+                n = None
+                vals = [0 if d.init is None else eval_const(d.init, env)]
+            for v in vals:
+                if not lo <= v <= hi:
+                    raise EvaluationError(d.pos, "init-out-of-range",
+                                          f"initial value {v} of '{qual}' is out of the range "
+                                          f"of {d.type} ({lo}..{hi})")
+            if d.const or d.input:
+                cv = tuple(vals) if n is not None else vals[0]
+                variables[qual] = VarInfo(qual, owner, d.type, -1, n, cv)
+                env[d.name] = cv
+                (const_env[""] if owner is None else const_env[owner])[d.name] = cv
+                continue
+            base = len(slots)
+            if n is None:
+                slots.append(Slot(qual, lo, hi, "var"))
+            else:
+                slots.extend(Slot(f"{qual}[{i}]", lo, hi, "var") for i in range(n))
+            initial.extend(vals)
+            variables[qual] = VarInfo(qual, owner, d.type, base, n)
+
+    declare(model.globals, None)
+    for p in procs_syn:
+        declare(p.decls, p.name)
+
+    # Transitions, in (process, declaration) order; a missing source (legacy shorthand) reuses
+    # the previous transition's source.
+    transitions: list[CompiledTransition] = []
+    processes: list[ProcessInfo] = []
+    prop_index = None
+    for k, p in enumerate(procs_syn):
+        names = [s.name for s in p.states]
+        idx = {n: i for i, n in enumerate(names)}
+        tids = []
+        prev_src = None
+        for tr in p.transitions:
+            src = tr.src.name if tr.src is not None else prev_src
+            prev_src = src
+            sync_kind = channel = None
+            if tr.sync is not None and model.system.kind == "async":
+                channel = _resolve_channel(tr.sync, p.name, channels)
+                buffered = channels[channel].buffered
+                sync_kind = ("b" if buffered else "") + ("send" if tr.sync.op == "!" else "recv")
+            writes = frozenset(n if f"{p.name}.{n}" not in variables else f"{p.name}.{n}"
+                               for n in _assigned_names(tr))
+            t = CompiledTransition(len(transitions), k, idx[src], idx[tr.dst.name], tr,
+                                   sync_kind, channel, writes, pos=tr.pos)
+            transitions.append(t)
+            tids.append(t.id)
+        accept = set()
+        for a in p.accept:
+            for s in a.sets:
+                accept.update(idx[r.name] for r in s)
+        is_prop = p.name == prop_name
+        if is_prop:
+            prop_index = k
+        processes.append(ProcessInfo(p.name, k, k, tuple(names), initial[k],
+                                     frozenset(idx[r.name] for r in p.commit),
+                                     frozenset(accept), tuple(tids), is_prop))
+
+    actions: list[Action] = []
+    if model.system.kind == "async":
+        sys_actions: list[Action] = []
+        for p in processes:
+            if p.is_property:
+                continue
+            for tid in p.transitions:
+                t = transitions[tid]
+                if t.sync_kind in (None, "bsend", "brecv"):
+                    sys_actions.append(Action("local", (tid,)))
+                elif t.sync_kind == "send":
+                    for q in processes:
+                        if q.index == p.index or q.is_property:
+                            continue
+                        for rid in q.transitions:
+                            r = transitions[rid]
+                            if r.sync_kind == "recv" and r.channel == t.channel:
+                                conflict = bool({w for w in t.writes if "." not in w}
+                                                & {w for w in r.writes if "." not in w})
+                                sys_actions.append(Action("rendezvous", (tid, rid),
+                                                          error=conflict))
+        if prop_index is None:
+            actions = sys_actions
+        else:
+            ptids = processes[prop_index].transitions
+            actions = [Action(a.kind, a.transitions, q, a.error) for a in sys_actions
+                       for q in ptids]
+            actions += [Action("property", (), q) for q in ptids]
+
+    resources = sorted({c.resource for t in transitions for c in t.node.costs})
+    if not resources:
+        resources = [syntax.DEFAULT_COST_RESOURCE]
+    error_state = [0] * len(slots)
+    if slots:
+        error_state[0] = slots[0].hi  # one past process 0's last state
+    return CompiledModel(name=name, system=model.system.kind, slots=tuple(slots),
+                         processes=tuple(processes), variables=variables, channels=channels,
+                         transitions=tuple(transitions), actions=tuple(actions),
+                         property_process=prop_index, resources=tuple(resources),
+                         initial=tuple(initial), error_state=tuple(error_state), syntax=model)
+
+
+def _resolve_channel(sync: syntax.Sync, proc: str, channels: Mapping[str, ChannelInfo]) -> str:
+    if sync.process is not None:
+        qual = f"{sync.process.name}.{sync.channel}"
+    elif f"{proc}.{sync.channel}" in channels:
+        qual = f"{proc}.{sync.channel}"
+    else:
+        qual = sync.channel
+    if qual not in channels:
+        raise ModelSemanticError(sync.pos, "undefined-name", f"unknown channel '{sync.channel}'")
+    return qual

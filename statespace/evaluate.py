@@ -1,0 +1,650 @@
+"""Vectorised evaluation of guards, effects, costs and times over many states at once.
+
+Every expression of a transition is compiled once into Python source that operates on whole
+arrays, then ``exec``'d; the generated functions run one array operation per operator over all
+selected states, with no Python loop over states. The code is written over an array module
+``xp`` (NumPy, or CuPy with the same calls).
+
+The state batch is a column-major matrix ``X`` of shape ``(n_slots, n_rows)`` and dtype
+``int32``; a generated function receives ``X`` and ``r``, the (int64) indices of the rows it
+works on, and returns arrays aligned with ``r``:
+
+- ``guard(X, r) -> (enabled, err)``: ``enabled`` is a bool array (true where the guard holds or
+  errs: an erroneous guard counts as true), ``err`` a bool array or ``None`` when no fault is
+  possible;
+- ``effect(X, r) -> (writes, err)``: ``writes`` is a list of ``(slot, values)`` giving the new
+  value of every slot the step may change (values an array or a Python int);
+- ``charge(X, r) -> (costs, time, err)``: one cost per resource (in
+  :attr:`CompiledModel.resources` order) and the time, each an array or a Python int,
+  evaluated in the source state.
+
+Semantics (``docs/dve-reference.md`` section 5 and 6): 32-bit C arithmetic (wrapping,
+truncating ``/``, ``%`` with the dividend's sign), ``and``/``or``/``imply`` short-circuit (a
+fault in an operand that is not evaluated does not count), comparisons and boolean operators
+give 0/1. Faults (``err``): division or modulo by zero, an array index out of range on read or
+write, a value assigned outside its type's range. Effects run in order, each seeing the
+earlier assignments of the same step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from dve import syntax as S
+
+from .compiler import _binop, wrap32
+from .model import TYPE_RANGE, CompiledModel
+
+__all__ = ["Evaluator", "INT"]
+
+#: The evaluation dtype: legacy DiVinE evaluates in 32-bit signed C arithmetic.
+INT = np.int32
+
+_I32 = (-2**31, 2**31 - 1)
+
+
+@dataclass
+class _Val:
+    """A compiled expression: its code, kind ('int' or 'bool'), constant value (or None),
+    error code (or None) and static bounds."""
+    code: str
+    kind: str
+    const: int | None = None
+    err: str | None = None
+    lo: int = _I32[0]
+    hi: int = _I32[1]
+
+
+def _const(v: int) -> _Val:
+    return _Val(repr(v), "int", v, None, v, v)
+
+
+def _runtime_helpers(xp) -> dict[str, Any]:
+    I = INT
+
+    def _div(a, b):
+        z = b == 0
+        bs = xp.where(z, 1, b)
+        q = (a - xp.fmod(a, bs)) // bs  # exact division, so floor == truncation
+        return q.astype(I, copy=False), z
+
+    def _mod(a, b):
+        z = b == 0
+        bs = xp.where(z, 1, b)
+        return xp.fmod(a, bs).astype(I, copy=False), z
+
+    def _divc(a, b):  # b a non-zero constant
+        return ((a - xp.fmod(a, b)) // b).astype(I, copy=False)
+
+    def _full(k, v):
+        return xp.full(k, v, dtype=I)
+
+    def _i(b):
+        return b.astype(I)
+
+    return {"xp": xp, "I": I, "_div": _div, "_mod": _mod, "_divc": _divc, "_full": _full,
+            "_i": _i}
+
+
+class _Gen:
+    """Generates the body of one function; tracks the state as modified by effects so far."""
+
+    def __init__(self, ev: "Evaluator") -> None:
+        self.ev = ev
+        self.cm = ev.cm
+        self.lines: list[str] = []
+        self.n = 0
+        self.orig: dict[int, str] = {}      # slot -> name of its source values X[j][r]
+        self.overlay: dict[int, _Val] = {}  # slot -> current value after writes
+        self.blocks: dict[str, str] = {}    # array variable -> (n, K) block name
+        self.errs: list[str] = []
+        self.need_T = False
+        self.need_ar = False
+
+    def tmp(self) -> str:
+        self.n += 1
+        return f"t{self.n}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append(line)
+
+    def let(self, code: str) -> str:
+        name = self.tmp()
+        self.emit(f"{name} = {code}")
+        return name
+
+    # ------------------------------------------------------------------ helpers
+    def true_mask(self) -> str:
+        self.need_T = True
+        return "_T"
+
+    def as_int(self, v: _Val) -> str:
+        if v.const is not None:
+            return repr(v.const)
+        return f"_i({v.code})" if v.kind == "bool" else v.code
+
+    def as_bool(self, v: _Val) -> str:
+        if v.const is not None:
+            return "True" if v.const else "False"
+        return v.code if v.kind == "bool" else f"({v.code} != 0)"
+
+    def or_err(self, *errs: str | None) -> str | None:
+        es = [e for e in errs if e is not None]
+        if not es:
+            return None
+        if len(es) == 1:
+            return es[0]
+        return self.let(" | ".join(es))
+
+    def cond_err(self, cond: str, err: str | None) -> str | None:
+        """``cond & err`` (the fault of an operand evaluated only where ``cond`` holds)."""
+        if err is None:
+            return None
+        return self.let(f"({cond}) & {err}")
+
+    # ------------------------------------------------------------------ variables
+    def resolve(self, proc: int | None, name: str):
+        cm = self.cm
+        if proc is not None:
+            q = f"{cm.processes[proc].name}.{name}"
+            if q in cm.variables:
+                return cm.variables[q]
+        if name in cm.variables:
+            return cm.variables[name]
+        raise KeyError(name)
+
+    def read_slot(self, j: int) -> _Val:
+        sl = self.cm.slots[j]
+        if j in self.overlay:
+            return self.overlay[j]
+        for var, blk in self.blocks.items():
+            vi = self.cm.variables[var]
+            if vi.base <= j < vi.base + vi.size:
+                return _Val(self.let(f"{blk}[{j - vi.base}].copy()"), "int", lo=sl.lo, hi=sl.hi)
+        if j not in self.orig:
+            name = f"s{j}"
+            self.orig[j] = name
+        return _Val(self.orig[j], "int", lo=sl.lo, hi=sl.hi)
+
+    def materialise(self, vi) -> str:
+        if vi.name in self.blocks:
+            return self.blocks[vi.name]
+        blk = self.let(f"X[{vi.base}:{vi.base + vi.size}][:, r]")
+        for i in range(vi.size):
+            v = self.overlay.pop(vi.base + i, None)
+            if v is not None:
+                self.emit(f"{blk}[{i}] = {self.as_int(v)}")
+        self.blocks[vi.name] = blk
+        return blk
+
+    def index(self, e: S.Expr, size: int, proc):
+        """Compile an index: (const index or None, clipped index code, error code)."""
+        iv = self.expr(e, proc)
+        if iv.const is not None:
+            return iv.const, None, iv.err
+        ic = self.as_int(iv)
+        bad = None
+        if iv.lo < 0 or iv.hi >= size:
+            bad = self.let(f"({ic} < 0) | ({ic} >= {size})")
+            ic = self.let(f"xp.clip({ic}, 0, {size - 1})")
+        return None, ic, self.or_err(iv.err, bad)
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e: S.Expr, proc: int | None) -> _Val:
+        if isinstance(e, S.IntLit):
+            return _const(wrap32(e.value))
+        if isinstance(e, S.BoolLit):
+            return _const(int(e.value))
+        if isinstance(e, S.Name):
+            vi = self.resolve(proc, e.name)
+            if vi.is_const:
+                return _const(vi.const_value)
+            return self.read_slot(vi.base)
+        if isinstance(e, S.Index):
+            return self.read_index(self.resolve(proc, e.name), e.index, proc)
+        if isinstance(e, S.Remote):
+            pi = self.ev.proc_index[e.process.name]
+            if e.index is None:
+                return self.expr(S.Name(e.name), pi)
+            return self.read_index(self.resolve(pi, e.name), e.index, proc)
+        if isinstance(e, S.StateTest):
+            pinfo = self.cm.processes[self.ev.proc_index[e.process.name]]
+            s = pinfo.states.index(e.state)
+            pc = self.read_slot(pinfo.slot)
+            return _Val(self.let(f"{pc.code} == {s}"), "bool", lo=0, hi=1)
+        if isinstance(e, S.Unary):
+            v = self.expr(e.operand, proc)
+            if v.const is not None:
+                c = v.const
+                return _const(wrap32(-c) if e.op == "-" else wrap32(~c) if e.op == "~"
+                              else int(c == 0))
+            if e.op == "not":
+                return _Val(self.let(f"~{v.code}" if v.kind == "bool" else f"{v.code} == 0"),
+                            "bool", None, v.err, 0, 1)
+            code = self.let(f"-{self.as_int(v)}" if e.op == "-" else f"~{self.as_int(v)}")
+            lo, hi = (-v.hi, -v.lo) if e.op == "-" else (-v.hi - 1, -v.lo - 1)
+            if lo < _I32[0] or hi > _I32[1]:
+                lo, hi = _I32
+            return _Val(code, "int", None, v.err, lo, hi)
+        if isinstance(e, S.Binary):
+            return self.binary(e, proc)
+        raise TypeError(f"cannot evaluate {type(e).__name__} (expand the model first)")
+
+    def read_index(self, vi, idx_expr, proc) -> _Val:
+        size = vi.size
+        if size is None:
+            raise TypeError(f"'{vi.name}' is not an array")
+        c, ic, err = self.index(idx_expr, size, proc)
+        if c is not None:
+            if not 0 <= c < size:
+                return _Val("0", "int", 0, self.or_err(err, self.true_mask()), 0, 0)
+            if vi.is_const:
+                return _Val(repr(vi.const_value[c]), "int", vi.const_value[c], err,
+                            vi.const_value[c], vi.const_value[c])
+            v = self.read_slot(vi.base + c)
+            return _Val(v.code, v.kind, v.const, self.or_err(v.err, err), v.lo, v.hi)
+        lo, hi = TYPE_RANGE[vi.type]
+        if vi.is_const:
+            arr = self.ev.const_array(vi)
+            return _Val(self.let(f"{arr}[{ic}]"), "int", None, err, lo, hi)
+        if vi.name in self.blocks or any(vi.base <= j < vi.base + size for j in self.overlay):
+            blk = self.materialise(vi)
+            self.need_ar = True
+            return _Val(self.let(f"{blk}[{ic}, _ar]"), "int", None, err, lo, hi)
+        return _Val(self.let(f"X[{vi.base} + {ic}, r]"), "int", None, err, lo, hi)
+
+    def binary(self, e: S.Binary, proc) -> _Val:
+        op = e.op
+        a = self.expr(e.left, proc)
+        if op in ("and", "or", "imply"):
+            b = self.expr(e.right, proc)
+            if a.const is not None:
+                # A constant left operand decides whether the right one is evaluated at all.
+                decided = (a.const == 0) if op in ("and", "imply") else (a.const != 0)
+                if decided:
+                    c = 0 if op == "and" else 1
+                    return _Val(repr(c), "int", c, a.err, c, c)
+                err = self.or_err(a.err, b.err)
+                if b.const is not None:
+                    c = int(b.const != 0)
+                    return _Val(repr(c), "int", c, err, c, c)
+                return _Val(self.as_bool(b), "bool", None, err, 0, 1)
+            ab = self.as_bool(a)
+            if b.const is not None:
+                bb = b.const != 0
+                if op == "and":
+                    code = ab if bb else "False"
+                elif op == "or":
+                    code = "True" if bb else ab
+                else:
+                    code = "True" if bb else f"~{ab}"
+                if code in ("True", "False"):
+                    code = self.let(f"xp.full({ab}.shape, {code})")
+                else:
+                    code = self.let(code)
+                err = self.or_err(a.err, self.cond_err(ab if op != "or" else f"~{ab}", b.err))
+                return _Val(code, "bool", None, err, 0, 1)
+            bb = self.as_bool(b)
+            if op == "and":
+                code, guard = f"{ab} & {bb}", ab
+            elif op == "or":
+                code, guard = f"{ab} | {bb}", f"~{ab}"
+            else:
+                code, guard = f"~{ab} | {bb}", ab
+            err = self.or_err(a.err, self.cond_err(guard, b.err))
+            return _Val(self.let(code), "bool", None, err, 0, 1)
+        b = self.expr(e.right, proc)
+        err = self.or_err(a.err, b.err)
+        if a.const is not None and b.const is not None:
+            if op in ("/", "%") and b.const == 0:
+                return _Val("0", "int", 0, self.or_err(err, self.true_mask()), 0, 0)
+            v = _binop(op, a.const, b.const)
+            return _Val(repr(v), "int", v, err, v, v)
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            if a.kind == "bool" and b.kind == "bool" and op in ("==", "!="):
+                return _Val(self.let(f"{a.code} {op} {b.code}"), "bool", None, err, 0, 1)
+            return _Val(self.let(f"{self.as_int(a)} {op} {self.as_int(b)}"), "bool", None, err,
+                        0, 1)
+        ai, bi = self.as_int(a), self.as_int(b)
+        lo, hi = _I32
+        if op in ("/", "%"):
+            if b.const is not None:
+                code = self.let(f"_divc({ai}, {b.const})" if op == "/" else
+                                f"xp.fmod({ai}, {b.const}).astype(I, copy=False)")
+            else:
+                code = self.tmp()
+                z = self.tmp()
+                self.emit(f"{code}, {z} = {'_div' if op == '/' else '_mod'}({ai}, {bi})")
+                err = self.or_err(err, z)
+            if op == "%" and b.const is not None and a.lo >= 0:
+                lo, hi = 0, abs(b.const) - 1
+            return _Val(code, "int", None, err, lo, hi)
+        if op in ("+", "-", "*"):
+            if op == "+":
+                lo, hi = a.lo + b.lo, a.hi + b.hi
+            elif op == "-":
+                lo, hi = a.lo - b.hi, a.hi - b.lo
+            else:
+                ps = (a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi)
+                lo, hi = min(ps), max(ps)
+            if lo < _I32[0] or hi > _I32[1]:
+                lo, hi = _I32
+            # A constant on the left of an operator with an array on the right still yields an
+            # int32 array (NEP 50: the Python int adopts the array's dtype).
+            return _Val(self.let(f"{ai} {op} {bi}"), "int", None, err, lo, hi)
+        if op in ("&", "|", "^"):
+            if a.lo >= 0 and b.lo >= 0 and op == "&":
+                lo, hi = 0, min(a.hi, b.hi)
+            return _Val(self.let(f"{ai} {op} {bi}"), "int", None, err, lo, hi)
+        if op in ("<<", ">>"):
+            bs = bi if b.const is None else repr(b.const & 31)
+            if b.const is None:
+                bs = self.let(f"{bi} & 31")
+            return _Val(self.let(f"{ai} {op} {bs}"), "int", None, err, lo, hi)
+        raise ValueError(f"unknown operator {op!r}")
+
+    # ------------------------------------------------------------------ effects
+    def range_check(self, v: _Val, lo: int, hi: int) -> None:
+        if v.const is not None:
+            if not lo <= v.const <= hi:
+                self.errs.append(self.true_mask())
+            return
+        if v.lo >= lo and v.hi <= hi:
+            return
+        c = self.as_int(v)
+        self.errs.append(self.let(f"({c} < {lo}) | ({c} > {hi})"))
+
+    def store_value(self, v: _Val) -> _Val:
+        """A value to keep in the overlay: an int32 array or a constant."""
+        if v.const is not None:
+            return _const(v.const)
+        if v.kind == "bool":
+            return _Val(self.let(f"_i({v.code})"), "int", None, None, 0, 1)
+        return _Val(v.code, "int", None, None, v.lo, v.hi)
+
+    def assign(self, target: S.Expr, v: _Val, proc: int | None) -> None:
+        if v.err:
+            self.errs.append(v.err)
+        if isinstance(target, S.Name):
+            vi = self.resolve(proc, target.name)
+            self.range_check(v, vi.lo, vi.hi)
+            self.write_slot(vi.base, v)
+            return
+        vi = self.resolve(proc, target.name)
+        c, ic, err = self.index(target.index, vi.size, proc)
+        if err:
+            self.errs.append(err)
+        self.range_check(v, vi.lo, vi.hi)
+        if c is not None:
+            if not 0 <= c < vi.size:
+                self.errs.append(self.true_mask())
+                return
+            self.write_slot(vi.base + c, v)
+            return
+        blk = self.materialise(vi)
+        self.need_ar = True
+        self.emit(f"{blk}[{ic}, _ar] = {self.as_int(v)}")
+
+    def write_slot(self, j: int, v: _Val) -> None:
+        for var, blk in self.blocks.items():
+            vi = self.cm.variables[var]
+            if vi.base <= j < vi.base + vi.size:
+                self.emit(f"{blk}[{j - vi.base}] = {self.as_int(v)}")
+                return
+        self.overlay[j] = self.store_value(v)
+
+    def cast(self, v: _Val, ty: str | None) -> _Val:
+        """The legacy typed-channel cast (byte wraps mod 256, int to int16), no error."""
+        if ty is None:
+            return v
+        lo, hi = TYPE_RANGE[ty]
+        if v.const is not None:
+            c = v.const & 0xFF if ty == "byte" else ((v.const + 32768) & 0xFFFF) - 32768
+            return _Val(repr(c), "int", c, v.err, c, c)
+        if v.lo >= lo and v.hi <= hi:
+            return v
+        c = self.as_int(v)
+        code = f"{c} & 255" if ty == "byte" else f"(({c} + 32768) & 65535) - 32768"
+        return _Val(self.let(code), "int", None, v.err, lo, hi)
+
+    def writes(self) -> str:
+        out = [f"({j}, {self.as_int(v)})" for j, v in sorted(self.overlay.items())]
+        for var, blk in self.blocks.items():
+            vi = self.cm.variables[var]
+            out += [f"({vi.base + i}, {blk}[{i}])" for i in range(vi.size)]
+        return "[" + ", ".join(out) + "]"
+
+    def err_code(self) -> str:
+        errs = [e for e in self.errs if e is not None]
+        if not errs:
+            return "None"
+        if "_T" in errs:
+            return "_T"
+        return self.let(" | ".join(dict.fromkeys(errs)))
+
+    def source(self, fname: str, ret: str) -> str:
+        head = [f"def {fname}(X, r):", "    K = r.shape[0]"]
+        for j, name in sorted(self.orig.items()):
+            head.append(f"    {name} = X[{j}][r]")
+        if self.need_T:
+            head.append("    _T = xp.ones(K, dtype=bool)")
+        if self.need_ar:
+            head.append("    _ar = xp.arange(K)")
+        return "\n".join(head + ["    " + ln for ln in self.lines] + [f"    return {ret}"])
+
+
+class Evaluator:
+    """The generated guard, effect and charge functions of a compiled model, for one ``xp``.
+
+    Parameters
+    ----------
+    cm : CompiledModel
+    xp : module
+        ``numpy`` or ``cupy``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dve.parser import parse_model
+    >>> from statespace import compile_model
+    >>> cm = compile_model(parse_model("byte x; process P { state a; init a; "
+    ...     "trans a -> a { guard 6 / x > 1; effect x = x - 1; }; } system async;", "<doc>"))
+    >>> ev = Evaluator(cm, np)
+    >>> X = np.array([[0, 0, 0], [0, 2, 5]], dtype=np.int32)   # slots x rows: x = 0, 2, 5
+    >>> enabled, err = ev.guard(0)(X, np.arange(3))
+    >>> enabled.tolist(), err.tolist()         # 6/0 errs (counts as enabled); 6/5 == 1
+    ([True, True, False], [True, False, False])
+    >>> writes, err = ev.effect((0,))(X, np.arange(3))
+    >>> writes[0][0], writes[0][1].tolist(), err.tolist()   # x - 1 < 0 is out of range
+    (1, [-1, 1, 4], [True, False, False])
+    """
+
+    def __init__(self, cm: CompiledModel, xp=np) -> None:
+        self.cm = cm
+        self.xp = xp
+        self.ns: dict[str, Any] = _runtime_helpers(xp)
+        self.proc_index = {p.name: p.index for p in cm.processes}
+        self._cache: dict[tuple, Callable] = {}
+        self._n_const = 0
+        self.sources: dict[tuple, str] = {}
+
+    def const_array(self, vi) -> str:
+        name = f"_C_{vi.name.replace('.', '_')}"
+        if name not in self.ns:
+            self.ns[name] = self.xp.asarray(np.array(vi.const_value, dtype=INT))
+        return name
+
+    def _build(self, key: tuple, gen: _Gen, ret: str) -> Callable:
+        fname = "f_" + "_".join(str(k) for k in key).replace("-", "m")
+        src = gen.source(fname, ret)
+        self.sources[key] = src
+        code = compile(src, f"<dvecost {self.cm.name} {key[0]} {key[1:]}>", "exec")
+        exec(code, self.ns)
+        return self.ns[fname]
+
+    # ------------------------------------------------------------------ guards
+    def guard(self, tid: int) -> Callable:
+        """``guard(X, r) -> (enabled, err)`` of transition ``tid`` (its guard clauses, and the
+        buffer not full / not empty condition of a buffered channel operation)."""
+        key = ("guard", tid)
+        if key not in self._cache:
+            t = self.cm.transitions[tid]
+            g = _Gen(self)
+            conds: list[_Val] = []
+            for ge in t.node.guard:
+                conds.append(g.expr(ge, t.process))
+            if t.sync_kind in ("bsend", "brecv"):
+                ch = self.cm.channels[t.channel]
+                cnt = g.read_slot(ch.count_slot)
+                c = f"{cnt.code} < {ch.size}" if t.sync_kind == "bsend" else f"{cnt.code} > 0"
+                conds.append(_Val(g.let(c), "bool", None, None, 0, 1))
+            # Conjunction with short-circuit: a later clause's fault counts only where every
+            # earlier clause holds.
+            en = None
+            err = None
+            for v in conds:
+                if v.const is not None:
+                    if v.err is not None:
+                        c = en if en is not None else "_T"
+                        g.need_T = True
+                        err = g.or_err(err, g.cond_err(c, v.err) if en is not None else v.err)
+                    if v.const == 0:
+                        en = "_F"
+                        break
+                    continue
+                b = g.as_bool(v)
+                if en is None:
+                    err = g.or_err(err, v.err)
+                    en = g.let(b)
+                else:
+                    err = g.or_err(err, g.cond_err(en, v.err))
+                    en = g.let(f"{en} & {b}")
+            if en is None:
+                g.need_T = True
+                en = "_T"
+            elif en == "_F":
+                en = g.let("xp.zeros(K, dtype=bool)")
+            if err is not None:
+                en = g.let(f"{en} | {err}")
+            self._cache[key] = self._build(key, g, f"{en}, {err or 'None'}")
+        return self._cache[key]
+
+    # ------------------------------------------------------------------ effects
+    def effect(self, tids: tuple[int, ...]) -> Callable:
+        """``effect(X, r) -> (writes, err)`` of one step: a single transition ``(t,)``, a
+        rendezvous ``(sender, receiver)`` (values pass first, then the receiver's effects, then
+        the sender's), or for ``system sync`` one transition of the batch (sync values are not
+        passed there). Control-state changes are not included."""
+        key = ("effect",) + tuple(tids)
+        if key not in self._cache:
+            cm = self.cm
+            g = _Gen(self)
+            if len(tids) == 2:
+                s, q = (cm.transitions[i] for i in tids)
+                ch = cm.channels[s.channel]
+                types = ch.types
+                for k, (ve, target) in enumerate(zip(s.node.sync.values, q.node.sync.values)):
+                    v = g.expr(ve, s.process)
+                    v = g.cast(v, types[k] if types is not None and k < len(types) else None)
+                    g.assign(target, v, q.process)
+                self._effects(g, q)
+                self._effects(g, s)
+            else:
+                t = cm.transitions[tids[0]]
+                self._effects(g, t)
+                if t.sync_kind == "bsend":
+                    self._push(g, t)
+                elif t.sync_kind == "brecv":
+                    self._pop(g, t)
+            err = g.err_code()
+            self._cache[key] = self._build(key, g, f"{g.writes()}, {err}")
+        return self._cache[key]
+
+    def _effects(self, g: _Gen, t) -> None:
+        for a in t.node.effects:
+            g.assign(a.target, g.expr(a.value, t.process), t.process)
+
+    def _push(self, g: _Gen, t) -> None:
+        # Legacy order: the effects have run; the sent values are evaluated now and appended.
+        ch = self.cm.channels[t.channel]
+        cnt = g.read_slot(ch.count_slot)
+        cnt_code = g.as_int(cnt)
+        vals = [g.cast(g.expr(e, t.process), ch.types[f]) for f, e in
+                enumerate(t.node.sync.values[:ch.arity])]
+        for v in vals:
+            if v.err:
+                g.errs.append(v.err)
+        for i in range(ch.size):
+            at = g.let(f"{cnt_code} == {i}")
+            for f, v in enumerate(vals):
+                j = ch.items + i * ch.arity + f
+                old = g.read_slot(j)
+                new = g.let(f"xp.where({at}, {g.as_int(v)}, {g.as_int(old)})")
+                g.overlay[j] = _Val(new, "int", None, None, *TYPE_RANGE[ch.types[f]])
+        g.overlay[ch.count_slot] = _Val(g.let(f"{cnt_code} + 1"), "int", None, None, 1, ch.size)
+
+    def _pop(self, g: _Gen, t) -> None:
+        ch = self.cm.channels[t.channel]
+        heads = [g.read_slot(ch.items + f) for f in range(ch.arity)]
+        targets = t.node.sync.values
+        for f, target in enumerate(targets[:ch.arity]):
+            g.assign(target, heads[f], t.process)
+        for i in range(ch.size):
+            for f in range(ch.arity):
+                j = ch.items + i * ch.arity + f
+                if i + 1 < ch.size:
+                    nxt = g.read_slot(ch.items + (i + 1) * ch.arity + f)
+                    g.overlay[j] = _Val(nxt.code, "int", nxt.const, None, nxt.lo, nxt.hi)
+                else:
+                    g.overlay[j] = _const(0)
+        cnt = g.read_slot(ch.count_slot)
+        g.overlay[ch.count_slot] = _Val(g.let(f"{g.as_int(cnt)} - 1"), "int", None, None,
+                                        0, ch.size - 1)
+
+    # ------------------------------------------------------------------ cost and time
+    def charge(self, tid: int) -> Callable:
+        """``charge(X, r) -> (costs, time, err)`` of transition ``tid`` in the source state:
+        costs per resource (0 where not charged), time (1 when not given)."""
+        key = ("charge", tid)
+        if key not in self._cache:
+            t = self.cm.transitions[tid]
+            g = _Gen(self)
+            costs = t.costs
+            out = []
+            for res in self.cm.resources:
+                if res in costs:
+                    v = g.expr(costs[res], t.process)
+                    if v.err:
+                        g.errs.append(v.err)
+                    out.append(g.as_int(v))
+                else:
+                    out.append("0")
+            if t.time is not None:
+                v = g.expr(t.time, t.process)
+                if v.err:
+                    g.errs.append(v.err)
+                tcode = g.as_int(v)
+            else:
+                tcode = "1"
+            err = g.err_code()
+            self._cache[key] = self._build(key, g, f"({', '.join(out)},), {tcode}, {err}")
+        return self._cache[key]
+
+    def is_constant_charge(self, tid: int) -> bool:
+        """True when the transition's costs and time are constants (no state dependence)."""
+        t = self.cm.transitions[tid]
+        exprs = [c.amount for c in t.node.costs] + ([t.time] if t.time is not None else [])
+        return all(_is_literal(e) for e in exprs)
+
+
+def _is_literal(e) -> bool:
+    if isinstance(e, (S.IntLit, S.BoolLit)):
+        return True
+    if isinstance(e, S.Unary):
+        return _is_literal(e.operand)
+    if isinstance(e, S.Binary):
+        return e.op not in ("/", "%") and _is_literal(e.left) and _is_literal(e.right)
+    return False

@@ -1,0 +1,597 @@
+"""Breadth-first generation of the reachable state graph, a whole frontier at a time.
+
+States are expanded in id order in chunks of up to ``chunk_size`` states. For each chunk every
+transition's guard is evaluated as array operations over the states whose process is in the
+transition's source state; the enabled rows of every action (single transition, rendezvous
+pair, product with a property transition, or ``system sync`` tuple) get their effects applied
+and their successor keys computed (the key of the source plus the change of each written slot).
+The successors of the chunk are put in (source, action) order, numbered exactly against the
+visited set (:class:`~statespace.store.VisitedSet`: new states get the next ids in order of
+first occurrence), and their edges are sorted by (target, action) within each source.
+
+Because expanding states in id order while numbering new states by first (source, action)
+occurrence *is* breadth-first search with a FIFO queue, the numbering does not depend on the
+chunk size: two builds of one model give identical arrays.
+"""
+
+from __future__ import annotations
+
+import os
+import time as _time
+from typing import Callable
+
+import numpy as np
+
+from dve import syntax
+from dve.errors import MemoryLimitExceeded, StateLimitExceeded
+
+from .compiler import compile_model
+from .evaluate import INT, Evaluator
+from .graph import StateGraph
+from .model import CompiledModel
+from .store import KeyLayout, VisitedSet
+
+__all__ = ["build_state_graph", "explore"]
+
+_U = np.uint64
+
+
+def _to_compiled(model, defines, property) -> CompiledModel:
+    if isinstance(model, CompiledModel):
+        return model
+    if isinstance(model, syntax.Model):
+        if defines:
+            from dve.expand import expand_model
+            model = expand_model(model, defines)
+        return compile_model(model, property=property)
+    if isinstance(model, os.PathLike) or (isinstance(model, str) and model.endswith(".dve")
+                                          and "\n" not in model and "{" not in model):
+        from dve.loader import load_model
+        return compile_model(load_model(model, defines=defines or {}), property=property)
+    from dve.parser import parse_model
+    from dve.expand import expand_model
+    return compile_model(expand_model(parse_model(model, "<string>"), defines or {}),
+                         property=property)
+
+
+def build_state_graph(model, *, defines: dict[str, int] | None = None, property: bool = True,
+                      max_states: int | None = None, max_memory: int | None = None,
+                      progress: Callable[[int, int, float], None] | None = None,
+                      chunk_size: int = 1 << 17, xp=np) -> StateGraph:
+    """Explore the reachable state space of a model into a :class:`StateGraph`.
+
+    Parameters
+    ----------
+    model : CompiledModel, dve.syntax.Model, str or path
+        A compiled model, a parsed model, DVE source text, or the path of a ``.dve`` file.
+    defines : dict, optional
+        ``-D`` values for ``input`` declarations (ignored for a compiled model).
+    property : bool
+        Explore the product with the property process of ``system async property P``
+        (default); false leaves the property process out.
+    max_states : int, optional
+        Stop once more states than this have been found.
+    max_memory : int, optional
+        Stop once the arrays of the exploration take more bytes than this.
+    progress : callable, optional
+        Called as ``progress(n_states, n_edges, edges_per_second)`` after each chunk.
+    chunk_size : int
+        States expanded per batch (memory versus per-batch overhead; no effect on the result).
+    xp : module
+        The array module for guard and effect evaluation (NumPy).
+
+    Returns
+    -------
+    StateGraph
+
+    Raises
+    ------
+    dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded
+        When a limit is reached; ``partial`` holds the graph found so far (``complete`` false).
+    dve.errors.ModelErrors, dve.errors.DveSyntaxError, dve.errors.EvaluationError
+        When the model does not load or compile.
+
+    Examples
+    --------
+    >>> g = build_state_graph('''
+    ... channel c;
+    ... process P { byte v; state a, b; init a; trans a -> b { sync c!7; cost 2; time 3; }; }
+    ... process Q { byte w; state a, b; init a; trans a -> b { sync c?w; cost 1; time 1; }; }
+    ... system async;''')
+    >>> g.n_states, g.n_edges, g.cost().tolist(), g.time.tolist()
+    (2, 1, [3], [3])
+    >>> from statespace import decode_state
+    >>> decode_state(g, 1)
+    {'P': 'b', 'Q': 'b', 'P.v': 0, 'Q.w': 7}
+    """
+    cm = _to_compiled(model, defines, property)
+    return _Explorer(cm, xp, chunk_size, max_states, max_memory, progress).run()
+
+
+explore = build_state_graph
+
+
+def _states_dtype(cm: CompiledModel):
+    lo = min((s.lo for s in cm.slots), default=0)
+    hi = max((s.hi for s in cm.slots), default=0)
+    for dt in (np.uint8, np.int8, np.uint16, np.int16, np.int32):
+        info = np.iinfo(dt)
+        if info.min <= lo and hi <= info.max:
+            return dt
+    return np.int64
+
+
+class _Explorer:
+    def __init__(self, cm, xp, chunk_size, max_states, max_memory, progress) -> None:
+        self.cm, self.xp = cm, xp
+        self.chunk_size = max(1, int(chunk_size))
+        self.max_states, self.max_memory, self.progress = max_states, max_memory, progress
+        self.ev = Evaluator(cm, xp)
+        self.layout = KeyLayout.for_model(cm)
+        self.W = self.layout.n_words
+        self.visited = VisitedSet(self.W)
+        self.res = cm.resources
+        self.sdtype = _states_dtype(cm)
+        X0 = np.array(cm.initial, dtype=INT).reshape(-1, 1)
+        self.init_key = self.layout.pack(X0, np)
+        self.err_key = self.layout.pack(np.array(cm.error_state, dtype=INT).reshape(-1, 1), np)
+        self.err_pc = cm.error_state[0] if cm.slots else -1
+        self.has_commit = any(p.commit for p in cm.system_processes)
+        # Outputs, appended per chunk (concatenated at the end, one array at a time).
+        self.out_idx: list = []
+        self.out_act: list = []
+        self.out_cost: dict[str, list] = {r: [] for r in self.res}
+        self.out_time: list = []
+        self.out_deg: list = []
+        self.states: list = []
+        self.parent: list = []
+        self.parent_action: list = []
+        self.level: list = []
+        self.pending: list = []   # keys of discovered, not yet expanded states (id order)
+        self.n_edges = 0
+        self.error_id = -1
+        self.bytes_out = 0
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> StateGraph:
+        t0 = _time.perf_counter()
+        self.t0 = t0
+        ids, first = self.visited.add(self.init_key)
+        self._record_new(self.init_key, np.array([-1], np.int64), np.array([-1], np.int32),
+                         np.array([-1], np.int32))
+        self.n_expanded = 0
+        last_progress = t0
+        while self.n_expanded < self.visited.n:
+            k = min(self.chunk_size, self.visited.n - self.n_expanded)
+            keys = self._take_pending(k)
+            self._expand(keys, self.n_expanded)
+            self.n_expanded += k
+            now = _time.perf_counter()
+            if self.progress is not None and now - last_progress > 0.2:
+                last_progress = now
+                self.progress(self.visited.n, self.n_edges, self.n_edges / max(now - t0, 1e-9))
+            if self.max_states is not None and self.visited.n > self.max_states:
+                raise StateLimitExceeded(self.max_states, self.visited.n,
+                                         partial=self._finish(False))
+            if self.max_memory is not None and self._memory() > self.max_memory:
+                raise MemoryLimitExceeded(self.max_memory, self.visited.n,
+                                          partial=self._finish(False))
+        return self._finish(True)
+
+    def _memory(self) -> int:
+        pend = sum(p.nbytes for p in self.pending)
+        return self.bytes_out + self.visited.nbytes + pend
+
+    def _take_pending(self, k: int) -> np.ndarray:
+        parts, got = [], 0
+        while got < k:
+            head = self.pending[0]
+            need = k - got
+            if head.shape[0] <= need:
+                parts.append(self.pending.pop(0))
+                got += head.shape[0]
+            else:
+                parts.append(head[:need])
+                self.pending[0] = head[need:]
+                got += need
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _record_new(self, keys, parent, parent_action, level) -> None:
+        self.pending.append(keys)
+        X = self.layout.unpack(keys, np)
+        st = np.ascontiguousarray(X.T).astype(self.sdtype)
+        self.states.append(st)
+        self.parent.append(parent)
+        self.parent_action.append(parent_action)
+        self.level.append(level)
+        self.bytes_out += st.nbytes + parent.nbytes + parent_action.nbytes + level.nbytes
+
+    # ------------------------------------------------------------------ one chunk
+    def _expand(self, keys: np.ndarray, base: int) -> None:
+        cm, xp = self.cm, self.xp
+        F = keys.shape[0]
+        X = self.layout.unpack(keys, np)
+        if self.err_pc >= 0:
+            bad = X[0] == self.err_pc
+            if bad.any():
+                # The error state has no successors: hide it from every transition.
+                for p in cm.processes:
+                    X[p.slot][bad] = -1
+        if cm.system == "sync":
+            out = self._successors_sync(X, keys)
+        else:
+            out = self._successors_async(X, keys)
+        src, act, nkeys, err, costs, tim = out
+        m = src.shape[0]
+        if m:
+            nkeys[err] = self.err_key[0]
+            # Successors were produced action by action, each in source order: a stable sort
+            # by source gives (source, action) order, the discovery order of BFS.
+            order = np.argsort(src, kind="stable")
+            src, act, nkeys = src[order], act[order], nkeys[order]
+            costs = {r: c[order] for r, c in costs.items()}
+            tim = tim[order]
+            errs = err[order]
+            ids, first_new = self.visited.add(nkeys)
+            if errs.any() and self.error_id < 0:
+                self.error_id = int(ids[np.flatnonzero(errs)[0]])
+            if first_new.shape[0]:
+                par = (src[first_new] + base).astype(np.int64)
+                lvl_parent = self._level_of(par)
+                self._record_new(nkeys[first_new], par, act[first_new].astype(np.int32),
+                                 (lvl_parent + 1).astype(np.int32))
+            # Within each source, edges sorted by (target, action); act order is kept by the
+            # stable sort.
+            order2 = np.argsort(src * np.int64(self.visited.n) + ids, kind="stable")
+            idx = ids[order2]
+            if self.visited.n < 2**31:
+                idx = idx.astype(np.int32)
+            self.out_idx.append(idx)
+            self.out_act.append(act[order2].astype(np.int32))
+            for r in self.res:
+                self.out_cost[r].append(costs[r][order2])
+            self.out_time.append(tim[order2])
+            self.bytes_out += idx.nbytes + 4 * m + 8 * m * (len(self.res) + 1)
+            deg = np.bincount(src, minlength=F).astype(np.int64)
+        else:
+            deg = np.zeros(F, np.int64)
+        self.out_deg.append(deg)
+        self.n_edges += m
+
+    def _level_of(self, ids: np.ndarray) -> np.ndarray:
+        if len(self.level) > 1:
+            self.level = [np.concatenate(self.level)]
+        return self.level[0][ids]
+
+    # ------------------------------------------------------------------ async
+    def _enabled(self, X, F, rows_cache, allowed, tid):
+        """Rows (of the chunk) where transition ``tid`` is enabled, and their guard faults."""
+        t = self.cm.transitions[tid]
+        p = self.cm.processes[t.process]
+        key = (p.slot, t.src)
+        r = rows_cache.get(key)
+        if r is None:
+            m = X[p.slot] == t.src
+            if allowed is not None:
+                m &= allowed[t.process]
+            r = np.flatnonzero(m)
+            rows_cache[key] = r
+        if r.shape[0] == 0:
+            return r, None
+        en, gerr = self.ev.guard(tid)(X, r)
+        if not en.all():
+            sel = np.flatnonzero(en)
+            r = r[sel]
+            gerr = gerr[sel] if gerr is not None else None
+        if gerr is not None and not gerr.any():
+            gerr = None
+        return r, gerr
+
+    def _apply(self, keys, X, R, writes, moves):
+        """Successor keys of rows ``R``: the source key plus each written slot's change and
+        each moving process's control-state change."""
+        lay = self.layout
+        nk = keys[R].copy()
+        for j, vals in writes:
+            d = lay.delta(j, vals, X[j][R], np)
+            nk[:, lay.word[j]] += d
+        for slot, src, dst in moves:
+            if dst != src:
+                # Modular uint64 arithmetic: adding 2**64 - d subtracts d exactly.
+                nk[:, lay.word[slot]] += _U(((dst - src) << lay.shift[slot]) % (1 << 64))
+        return nk
+
+    def _charge(self, tid, X, R):
+        costs, tm, err = self.ev.charge(tid)(X, R)
+        k = R.shape[0]
+        return ([np.broadcast_to(np.asarray(c, dtype=np.int64), (k,)) for c in costs],
+                np.broadcast_to(np.asarray(tm, dtype=np.int64), (k,)), err)
+
+    def _successors_async(self, X, keys):
+        cm = self.cm
+        F = X.shape[1]
+        allowed = None
+        if self.has_commit:
+            com = {p.index: np.isin(X[p.slot], sorted(p.commit)) for p in cm.system_processes}
+            anyc = np.zeros(F, bool)
+            for v in com.values():
+                anyc |= v
+            if anyc.any():
+                allowed = {i: (~anyc) | v for i, v in com.items()}
+        rows_cache: dict = {}
+        G: dict[int, tuple] = {}
+        for p in cm.system_processes:
+            for tid in p.transitions:
+                G[tid] = self._enabled(X, F, rows_cache, allowed, tid)
+        masks: dict[int, tuple] = {}
+
+        def full(tid):
+            if tid not in masks:
+                R, ge = G[tid]
+                en = np.zeros(F, bool)
+                en[R] = True
+                er = None
+                if ge is not None:
+                    er = np.zeros(F, bool)
+                    er[R] = ge
+                masks[tid] = (en, er)
+            return masks[tid]
+
+        prop = cm.property_process
+        if prop is not None:
+            pp = cm.processes[prop]
+            PG = [self._enabled(X, F, rows_cache, None, q) for q in pp.transitions]
+            pen, perr = [], []
+            for R, ge in PG:
+                en = np.zeros(F, bool)
+                en[R] = True
+                pen.append(en)
+                er = np.zeros(F, bool)
+                if ge is not None:
+                    er[R] = ge
+                perr.append(er)
+            has_sys = np.zeros(F, bool)
+            nq = len(pp.transitions)
+
+        out_src, out_act, out_key, out_err, out_time = [], [], [], [], []
+        out_cost = [[] for _ in self.res]
+
+        def emit(R, a, nk, err, costs, tm):
+            out_src.append(R)
+            out_act.append(np.full(R.shape[0], a, np.int32))
+            out_key.append(nk)
+            out_err.append(err)
+            for lst, c in zip(out_cost, costs):
+                lst.append(c)
+            out_time.append(tm)
+
+        if prop is None:
+            sys_list = list(enumerate(cm.actions))
+        else:
+            n_sys = (len(cm.actions) - nq) // nq
+            sys_list = [(i, cm.actions[i * nq]) for i in range(n_sys)]
+        for ai, a in sys_list:
+            if a.kind == "local":
+                tid = a.transitions[0]
+                R, gerr = G[tid]
+                if R.shape[0] == 0:
+                    continue
+                writes, eerr = self.ev.effect((tid,))(X, R)
+                costs, tm, cerr = self._charge(tid, X, R)
+                t = cm.transitions[tid]
+                moves = [(cm.processes[t.process].slot, t.src, t.dst)]
+            else:
+                s, q = a.transitions
+                ens, ers = full(s)
+                enq, erq = full(q)
+                if G[s][0].shape[0] == 0 or G[q][0].shape[0] == 0:
+                    continue
+                R = np.flatnonzero(ens & enq)
+                if R.shape[0] == 0:
+                    continue
+                gerr = None
+                if ers is not None or erq is not None:
+                    gerr = np.zeros(R.shape[0], bool)
+                    if ers is not None:
+                        gerr |= ers[R]
+                    if erq is not None:
+                        gerr |= erq[R]
+                writes, eerr = self.ev.effect((s, q))(X, R)
+                cs, ts, ce1 = self._charge(s, X, R)
+                cq, tq, ce2 = self._charge(q, X, R)
+                costs = [x + y for x, y in zip(cs, cq)]
+                tm = np.maximum(ts, tq)
+                cerr = _or(ce1, ce2)
+                ts_, tq_ = cm.transitions[s], cm.transitions[q]
+                moves = [(cm.processes[tq_.process].slot, tq_.src, tq_.dst),
+                         (cm.processes[ts_.process].slot, ts_.src, ts_.dst)]
+            err = _or(_or(gerr, eerr), cerr)
+            if a.error:
+                err = np.ones(R.shape[0], bool)
+            if err is None:
+                err = np.zeros(R.shape[0], bool)
+            nk = self._apply(keys, X, R, writes, moves)
+            if prop is None:
+                emit(R, ai, nk, err, costs, tm)
+                continue
+            has_sys[R] = True
+            for qi, qid in enumerate(pp.transitions):
+                sel = np.flatnonzero(pen[qi][R])
+                if sel.shape[0] == 0:
+                    continue
+                Rq = R[sel]
+                qt = cm.transitions[qid]
+                nkq = self._shift_pc(nk[sel], pp.slot, qt.src, qt.dst)
+                pc_, pt_, pe_ = self._charge(qid, X, Rq) if qt.node.costs or qt.time is not None \
+                    else (None, None, None)
+                cst = [c[sel] for c in costs]
+                tmq = tm[sel]
+                if pc_ is not None:
+                    cst = [x + y for x, y in zip(cst, pc_)]
+                    if qt.time is not None:
+                        tmq = np.maximum(tmq, pt_)
+                emit(Rq, ai * nq + qi, nkq, err[sel] | perr[qi][Rq] | _z(pe_, Rq.shape[0]),
+                     cst, tmq)
+        if prop is not None:
+            # The property process moves alone where the system has no step.
+            for qi, qid in enumerate(pp.transitions):
+                Rq = np.flatnonzero(pen[qi] & ~has_sys)
+                if Rq.shape[0] == 0:
+                    continue
+                qt = cm.transitions[qid]
+                nkq = self._shift_pc(keys[Rq], pp.slot, qt.src, qt.dst)
+                cst, tmq, pe_ = self._charge(qid, X, Rq)
+                emit(Rq, n_sys * nq + qi, nkq, perr[qi][Rq] | _z(pe_, Rq.shape[0]), cst, tmq)
+        return self._collect(out_src, out_act, out_key, out_err, out_cost, out_time)
+
+    def _shift_pc(self, nk, slot, src, dst):
+        # ``nk`` is always a fresh array here (a fancy-indexed copy).
+        if dst != src:
+            lay = self.layout
+            d = (int(dst) - int(src)) << lay.shift[slot]
+            nk[:, lay.word[slot]] += _U(d % (1 << 64))
+        return nk
+
+    def _collect(self, out_src, out_act, out_key, out_err, out_cost, out_time):
+        if not out_src:
+            e64 = np.zeros(0, np.int64)
+            return (e64, np.zeros(0, np.int32), np.zeros((0, self.W), _U), np.zeros(0, bool),
+                    {r: e64 for r in self.res}, e64)
+        src = np.concatenate(out_src).astype(np.int64, copy=False)
+        return (src, np.concatenate(out_act), np.concatenate(out_key), np.concatenate(out_err),
+                {r: np.concatenate(c).astype(np.int64, copy=False)
+                 for r, c in zip(self.res, out_cost)},
+                np.concatenate(out_time).astype(np.int64, copy=False))
+
+    # ------------------------------------------------------------------ sync
+    def _successors_sync(self, X, keys):
+        cm = self.cm
+        F = X.shape[1]
+        procs = cm.system_processes
+        rows_cache: dict = {}
+        rows = np.arange(F, dtype=np.int64)
+        rows = rows[X[0] >= 0] if procs else rows
+        code = np.zeros(rows.shape[0], np.int64)
+        err = np.zeros(rows.shape[0], bool)
+        choice: list[np.ndarray] = []
+        for p in procs:
+            radix = max(1, len(p.transitions))
+            parts = []
+            for digit, tid in enumerate(p.transitions):
+                R, ge = self._enabled(X, F, rows_cache, None, tid)
+                en = np.zeros(F, bool)
+                en[R] = True
+                sel = np.flatnonzero(en[rows])
+                e2 = err[sel].copy()
+                if ge is not None:
+                    er = np.zeros(F, bool)
+                    er[R] = ge
+                    e2 |= er[rows[sel]]
+                parts.append((sel, code[sel] * radix + digit, e2, tid))
+            if not parts:
+                rows = rows[:0]
+                code, err = code[:0], err[:0]
+                choice = [c[:0] for c in choice]
+                continue
+            sel = np.concatenate([q[0] for q in parts])
+            rows = rows[sel]
+            code = np.concatenate([q[1] for q in parts])
+            err = np.concatenate([q[2] for q in parts])
+            choice = [c[sel] for c in choice]
+            choice.append(np.concatenate([np.full(q[0].shape[0], q[3], np.int64) for q in parts]))
+        order = np.lexsort((code, rows))
+        rows, code, err = rows[order], code[order], err[order]
+        choice = [c[order] for c in choice]
+        M = rows.shape[0]
+        Y = X[:, rows].copy()
+        costs = [np.zeros(M, np.int64) for _ in self.res]
+        tm = np.zeros(M, np.int64)
+        # The legacy rule: two chosen transitions assigning one global variable -> error.
+        writers: dict[str, np.ndarray] = {}
+        for p, ch in zip(procs, choice):
+            for tid in p.transitions:
+                sub = np.flatnonzero(ch == tid)
+                if sub.shape[0] == 0:
+                    continue
+                t = cm.transitions[tid]
+                for w in t.writes:
+                    if "." not in w:
+                        cnt = writers.setdefault(w, np.zeros(M, np.int8))
+                        cnt[sub] += 1
+                c, ti, ce = self._charge(tid, X, rows[sub])
+                for acc, v in zip(costs, c):
+                    acc[sub] += v
+                tm[sub] = np.maximum(tm[sub], ti)
+                if ce is not None:
+                    err[sub] |= ce
+        for p, ch in zip(procs, choice):
+            # Effects run process by process, each seeing the earlier processes' writes.
+            for tid in p.transitions:
+                sub = np.flatnonzero(ch == tid)
+                if sub.shape[0] == 0:
+                    continue
+                t = cm.transitions[tid]
+                writes, eerr = self.ev.effect((tid,))(Y, sub)
+                for j, vals in writes:
+                    Y[j][sub] = vals
+                Y[p.slot][sub] = t.dst
+                if eerr is not None:
+                    err[sub] |= eerr
+        for cnt in writers.values():
+            err |= cnt >= 2
+        nk = self.layout.pack(Y, np)
+        if self.cm.n_actions >= 2**31:
+            raise OverflowError("too many system sync action codes for int32")
+        return (rows, code.astype(np.int32), nk, err,
+                {r: c for r, c in zip(self.res, costs)}, tm)
+
+    # ------------------------------------------------------------------ the graph
+    def _finish(self, complete: bool) -> StateGraph:
+        n = self.visited.n
+        deg = np.concatenate(self.out_deg) if self.out_deg else np.zeros(0, np.int64)
+        self.out_deg = [deg]
+        full_deg = np.zeros(n, np.int64)
+        full_deg[:deg.shape[0]] = deg
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(full_deg, out=indptr[1:])
+
+        def cat(lst, dtype):
+            if not lst:
+                return np.zeros(0, dtype)
+            a = np.concatenate(lst) if len(lst) > 1 else lst[0]
+            lst[:] = [a]
+            return a.astype(dtype, copy=False)
+
+        idx_dtype = np.int32 if n < 2**31 else np.int64
+        indices = cat(self.out_idx, idx_dtype)
+        action = cat(self.out_act, np.int32)
+        costs = {r: cat(self.out_cost[r], np.int64) for r in self.res}
+        tim = cat(self.out_time, np.int64)
+        states = cat(self.states, self.sdtype).reshape(n, self.cm.n_slots)
+        parent = cat(self.parent, np.int64)
+        pact = cat(self.parent_action, np.int32)
+        level = cat(self.level, np.int32)
+        expanded = deg.shape[0]
+        dead = np.flatnonzero(full_deg[:expanded] == 0)
+        if not complete:
+            dead = np.concatenate([dead, np.arange(expanded, n)])
+        if self.error_id >= 0:
+            dead = dead[dead != self.error_id]
+        return StateGraph(indptr=indptr, indices=indices, costs=costs, time=tim, action=action,
+                          states=states, parent=parent, parent_action=pact,
+                          deadlocks=dead.astype(np.int64), error_state=self.error_id,
+                          depth=int(level.max()) if n else 0, complete=complete,
+                          n_expanded=expanded, model=self.cm, name=self.cm.name,
+                          seconds=_time.perf_counter() - self.t0)
+
+
+def _or(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a | b
+
+
+def _z(e, k):
+    return np.zeros(k, bool) if e is None else e

@@ -1,0 +1,374 @@
+"""The reachable state graph in compressed sparse row form.
+
+Graph Representations
+---------------------
+A :class:`StateGraph` with ``n`` states and ``m`` edges holds:
+
+``indptr`` : int64, shape (n + 1,)
+    The edges leaving state ``i`` are ``indptr[i]:indptr[i + 1]`` (SciPy CSR convention).
+``indices`` : int32 (int64 when n >= 2**31), shape (m,)
+    The target state of each edge.
+``costs`` : dict of str to int64 arrays, shape (m,)
+    The cost of each edge per named resource (``'cost'`` when the model names none). One
+    edge is one global step: a process moving alone charges its transition's cost; a rendezvous
+    charges the sum of both partners; a ``system sync`` step the sum over all processes.
+``time`` : int64, shape (m,)
+    The duration of each edge: the transition's time (default 1), the maximum of the partners'
+    times for a rendezvous or a ``system sync`` step.
+``action`` : int32, shape (m,)
+    Which global step made the edge (an index into :attr:`CompiledModel.actions`, or the
+    mixed-radix code of a ``system sync`` step); ``model.describe_action(a)`` names it.
+``states`` : narrow ints, shape (n, n_slots)
+    The state vectors, for decoding (:func:`decode_state`).
+
+Invariants (checked by :func:`validate_graph`): state 0 is the initial state; states are
+numbered in breadth-first discovery order, ties broken by (source id, action id), so two builds
+of one model give identical arrays; the edges of each row are sorted by (target, action);
+duplicate edges and self-loops are kept (DiVinE counts every generated successor); the error
+state, if reached, is one state (``error_state``) with no successors; ``parent`` /
+``parent_action`` give a breadth-first tree for shortest traces (``parent[0] == -1``).
+
+Examples
+--------
+>>> from statespace import build_state_graph
+>>> g = build_state_graph("process P { byte x; state a; init a; "
+...                       "trans a -> a { guard x < 2; effect x = x + 1; cost 3; }; } system async;")
+>>> g.n_states, g.n_edges, g.indices.tolist(), g.cost().tolist()
+(3, 2, [1, 2], [3, 3])
+>>> decode_state(g, 2)
+{'P': 'a', 'P.x': 2}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dve.errors import ConfigurationError, StateSpaceError
+
+from .model import CompiledModel
+
+__all__ = ["StateGraph", "save_graph", "load_graph", "validate_graph", "decode_state",
+           "shortest_trace", "TraceStep"]
+
+
+@dataclass(frozen=True, eq=False)
+class StateGraph:
+    """The reachable state graph (see the module docstring for the arrays and invariants).
+
+    Attributes
+    ----------
+    deadlocks : ndarray of int64
+        States without successors, the error state excluded (and, in a partial graph, the
+        states not expanded yet).
+    error_state : int
+        The id of the error state, or -1 when it is not reachable.
+    depth : int
+        The number of breadth-first levels minus one (0 for a single state).
+    complete : bool
+        False for the partial graph of a run stopped by a limit: then only states
+        ``0 .. n_expanded - 1`` had their successors generated.
+    model : CompiledModel or None
+        The model, for decoding (``None`` after :func:`load_graph`, which keeps ``slot_names``,
+        ``process_states`` and ``action_names`` instead).
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    costs: dict[str, np.ndarray]
+    time: np.ndarray
+    action: np.ndarray
+    states: np.ndarray
+    parent: np.ndarray
+    parent_action: np.ndarray
+    deadlocks: np.ndarray
+    error_state: int = -1
+    depth: int = 0
+    complete: bool = True
+    n_expanded: int = -1
+    initial: int = 0
+    model: CompiledModel | None = field(default=None, repr=False)
+    slot_names: tuple[str, ...] = ()
+    slot_kinds: tuple[str, ...] = ()
+    process_states: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    action_names: tuple[str, ...] = ()
+    name: str = ""
+    seconds: float = 0.0
+
+    @property
+    def n_states(self) -> int:
+        return int(self.indptr.shape[0] - 1)
+
+    @property
+    def n_edges(self) -> int:
+        return int(self.indices.shape[0])
+
+    @property
+    def n_transitions(self) -> int:
+        """Same as :attr:`n_edges` (DiVinE's word)."""
+        return self.n_edges
+
+    @property
+    def n_deadlocks(self) -> int:
+        return int(self.deadlocks.shape[0])
+
+    @property
+    def resources(self) -> tuple[str, ...]:
+        return tuple(self.costs)
+
+    def cost(self, name: str | None = None) -> np.ndarray:
+        """The cost array of resource ``name``; with ``None`` the only resource there is.
+
+        Raises
+        ------
+        dve.errors.ConfigurationError
+            When ``name`` is unknown, or ``None`` while the model has several resources (the
+            message lists them).
+        """
+        if name is None:
+            if len(self.costs) == 1:
+                return next(iter(self.costs.values()))
+            raise ConfigurationError("the model has several cost resources ("
+                                     + ", ".join(self.costs) + "); name one, e.g. --cost "
+                                     + next(iter(self.costs)))
+        if name not in self.costs:
+            raise ConfigurationError(f"unknown cost resource '{name}'; the model has: "
+                                     + ", ".join(self.costs))
+        return self.costs[name]
+
+    def successors(self, i: int) -> np.ndarray:
+        return self.indices[self.indptr[i]:self.indptr[i + 1]]
+
+    def describe_action(self, a: int) -> str:
+        if self.model is not None:
+            return self.model.describe_action(int(a))
+        if 0 <= a < len(self.action_names):
+            return self.action_names[a]
+        return f"action {a}"
+
+    @property
+    def nbytes(self) -> int:
+        arrays = [self.indptr, self.indices, self.time, self.action, self.states, self.parent,
+                  self.parent_action, self.deadlocks, *self.costs.values()]
+        return int(sum(a.nbytes for a in arrays))
+
+
+def _meta(graph: StateGraph) -> dict[str, Any]:
+    if graph.model is not None:
+        cm = graph.model
+        return {"slot_names": tuple(s.name for s in cm.slots),
+                "slot_kinds": tuple(s.kind for s in cm.slots),
+                "process_states": {p.name: p.states for p in cm.processes},
+                "action_names": tuple(cm.describe_action(a) for a in range(cm.n_actions))
+                if cm.system == "async" else ()}
+    return {"slot_names": graph.slot_names, "slot_kinds": graph.slot_kinds,
+            "process_states": graph.process_states, "action_names": graph.action_names}
+
+
+def save_graph(graph: StateGraph, path) -> None:
+    """Write ``graph`` to ``path`` as ``.npz`` (arrays, plus the names needed for decoding).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from statespace import build_state_graph
+    >>> g = build_state_graph("process P { state a, b; init a; trans a -> b {}; } system async;")
+    >>> d = tempfile.mkdtemp(); save_graph(g, os.path.join(d, "g.npz"))
+    >>> h = load_graph(os.path.join(d, "g.npz"))
+    >>> h.n_states, h.n_edges, decode_state(h, 1)
+    (2, 1, {'P': 'b'})
+    """
+    import json
+    meta = _meta(graph)
+    info = {"error_state": graph.error_state, "depth": graph.depth,
+            "complete": graph.complete, "n_expanded": graph.n_expanded,
+            "initial": graph.initial, "name": graph.name, "seconds": graph.seconds,
+            "resources": list(graph.costs), "slot_names": list(meta["slot_names"]),
+            "slot_kinds": list(meta["slot_kinds"]),
+            "process_states": {k: list(v) for k, v in meta["process_states"].items()},
+            "action_names": list(meta["action_names"]), "format": 1}
+    arrays = {"indptr": graph.indptr, "indices": graph.indices, "time": graph.time,
+              "action": graph.action, "states": graph.states, "parent": graph.parent,
+              "parent_action": graph.parent_action, "deadlocks": graph.deadlocks}
+    for k, (res, arr) in enumerate(graph.costs.items()):
+        arrays[f"cost_{k}"] = arr
+    np.savez(path, meta=np.array(json.dumps(info)), **arrays)
+
+
+def load_graph(path) -> StateGraph:
+    """Read a graph written by :func:`save_graph` (decoding works; ``model`` is ``None``).
+
+    Raises
+    ------
+    dve.errors.ConfigurationError
+        When the file is not a saved state graph.
+    """
+    import json
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            info = json.loads(str(z["meta"]))
+            arrays = {k: z[k] for k in z.files if k != "meta"}
+    except (OSError, KeyError, ValueError) as exc:
+        raise ConfigurationError(f"cannot read state graph '{path}': {exc}") from None
+    costs = {res: arrays.pop(f"cost_{k}") for k, res in enumerate(info["resources"])}
+    return StateGraph(costs=costs, error_state=info["error_state"], depth=info["depth"],
+                      complete=info["complete"], n_expanded=info["n_expanded"],
+                      initial=info["initial"], name=info["name"], seconds=info["seconds"],
+                      slot_names=tuple(info["slot_names"]), slot_kinds=tuple(info["slot_kinds"]),
+                      process_states={k: tuple(v) for k, v in info["process_states"].items()},
+                      action_names=tuple(info["action_names"]), **arrays)
+
+
+def validate_graph(graph: StateGraph) -> None:
+    """Check the invariants listed in the module docstring; raise on the first violation.
+
+    Raises
+    ------
+    dve.errors.StateSpaceError
+        Naming the invariant that does not hold.
+
+    Examples
+    --------
+    >>> from statespace import build_state_graph
+    >>> validate_graph(build_state_graph(
+    ...     "process P { state a, b; init a; trans a -> b {}, b -> a {}; } system async;"))
+    """
+    def fail(msg: str):
+        raise StateSpaceError(f"invalid state graph: {msg}")
+
+    n, m = graph.n_states, graph.n_edges
+    ip, ix = graph.indptr, graph.indices
+    if ip.dtype != np.int64 or ip.shape != (n + 1,) or ip[0] != 0 or ip[-1] != m:
+        fail("indptr must be int64 of length n+1 from 0 to n_edges")
+    if np.any(np.diff(ip) < 0):
+        fail("indptr must be non-decreasing")
+    if ix.dtype not in (np.int32, np.int64) or (n >= 2**31 and ix.dtype != np.int64):
+        fail("indices must be int32 (int64 past 2**31 states)")
+    if m and (ix.min() < 0 or ix.max() >= n):
+        fail("indices out of range")
+    for name, arr in [("time", graph.time), *((f"cost {k}", v) for k, v in graph.costs.items())]:
+        if arr.dtype != np.int64 or arr.shape != (m,):
+            fail(f"{name} must be int64 of length n_edges")
+    if graph.action.dtype != np.int32 or graph.action.shape != (m,):
+        fail("action must be int32 of length n_edges")
+    if graph.states.shape[0] != n:
+        fail("states must have one row per state")
+    if n and graph.initial != 0:
+        fail("the initial state must be 0")
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(ip))
+    if m > 1:
+        key_prev = (rows[:-1], ix[:-1].astype(np.int64), graph.action[:-1])
+        key_next = (rows[1:], ix[1:].astype(np.int64), graph.action[1:])
+        same_row = key_prev[0] == key_next[0]
+        less = (key_prev[1] < key_next[1]) | ((key_prev[1] == key_next[1])
+                                              & (key_prev[2] <= key_next[2]))
+        if np.any(same_row & ~less):
+            fail("edges of a row must be sorted by (target, action)")
+    deg = np.diff(ip)
+    if graph.error_state >= 0 and deg[graph.error_state] != 0:
+        fail("the error state must have no successors")
+    dead = np.flatnonzero(deg == 0)
+    if graph.complete:
+        expect = dead[dead != graph.error_state]
+        if not np.array_equal(np.sort(graph.deadlocks), expect):
+            fail("deadlocks must list exactly the states without successors")
+    # BFS numbering: a state's parent has a smaller id, and ids grow with discovery.
+    par = graph.parent
+    if n and (par[0] != -1 or np.any(par[1:] < 0) or np.any(par[1:] >= np.arange(1, n))):
+        fail("parent must give a breadth-first tree rooted at 0 with parent[i] < i")
+    if n > 1 and np.any(np.diff(par[1:]) < 0):
+        fail("states must be numbered in breadth-first discovery order")
+    if len(np.unique(graph.states, axis=0)) != n:
+        fail("two states have the same state vector")
+
+
+def _names(graph: StateGraph):
+    if graph.model is not None:
+        m = _meta(graph)
+        return m["slot_names"], m["slot_kinds"], m["process_states"]
+    return graph.slot_names, graph.slot_kinds, graph.process_states
+
+
+def decode_state(graph: StateGraph, i: int) -> dict[str, Any]:
+    """State ``i`` as ``{process: local state, variable: value, channel: contents}``.
+
+    Arrays become lists, a buffered channel the list of its queued items (tuples for channels
+    of several fields). The error state decodes as ``{'error': True}``.
+    """
+    i = int(i)
+    if i == graph.error_state:
+        return {"error": True}
+    names, kinds, pstates = _names(graph)
+    row = [int(v) for v in graph.states[i]]
+    out: dict[str, Any] = {}
+    arrays: dict[str, list] = {}
+    chans: dict[str, dict] = {}
+    for name, kind, v in zip(names, kinds, row):
+        if kind == "pc":
+            out[name] = pstates[name][v]
+        elif kind == "var":
+            if name.endswith("]"):
+                base = name[:name.rindex("[")]
+                if base not in arrays:
+                    arrays[base] = []
+                    out[base] = arrays[base]
+                arrays[base].append(v)
+            else:
+                out[name] = v
+        elif kind == "count":
+            ch = name[:-len(".count")]
+            chans[ch] = {"count": v, "items": {}}
+            out[ch] = None
+        else:  # item: NAME[i].f
+            ch, rest = name.rsplit("[", 1)
+            k, f = rest.split("].")
+            chans[ch]["items"].setdefault(int(k), []).append(v)
+    for ch, c in chans.items():
+        items = [c["items"][k] for k in sorted(c["items"])][:c["count"]]
+        out[ch] = [it[0] if len(it) == 1 else tuple(it) for it in items]
+    return out
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One step of a trace: ``source -> target`` by ``action`` (``description`` names the
+    moving processes, their local states and the channel), with the edge's costs and time."""
+
+    source: int
+    target: int
+    action: int
+    description: str
+    costs: dict[str, int]
+    time: int
+
+
+def shortest_trace(graph: StateGraph, i: int) -> list[TraceStep]:
+    """A shortest run from the initial state to state ``i`` (breadth-first tree), as steps.
+
+    Examples
+    --------
+    >>> from statespace import build_state_graph
+    >>> g = build_state_graph("process P { state a, b, c; init a; "
+    ...                       "trans a -> b {}, b -> c {}; } system async;")
+    >>> [(s.source, s.target, s.description) for s in shortest_trace(g, 2)]
+    [(0, 1, 'P: a -> b'), (1, 2, 'P: b -> c')]
+    """
+    i = int(i)
+    if not 0 <= i < graph.n_states:
+        raise ConfigurationError(f"no state {i}: the graph has {graph.n_states} states")
+    chain = []
+    while i > 0:
+        chain.append(i)
+        i = int(graph.parent[i])
+    steps = []
+    for t in reversed(chain):
+        s, a = int(graph.parent[t]), int(graph.parent_action[t])
+        lo, hi = graph.indptr[s], graph.indptr[s + 1]
+        row_t, row_a = graph.indices[lo:hi], graph.action[lo:hi]
+        e = lo + int(np.flatnonzero((row_t == t) & (row_a == a))[0])
+        steps.append(TraceStep(s, t, a, graph.describe_action(a),
+                               {k: int(v[e]) for k, v in graph.costs.items()},
+                               int(graph.time[e])))
+    return steps

@@ -1,0 +1,250 @@
+"""Packing states into integer keys, and the exact visited set with stable numbering.
+
+Packing
+-------
+Each slot stores ``value - lo`` in ``bits`` bits. Slots are laid out in order into 64-bit words
+(a slot never straddles two words), so a state is ``W`` unsigned 64-bit words; most models with
+a few processes and variables fit in one word. Keys of one model compare equal iff the states
+are equal: packing is injective because every value lies within its slot's bounds (an assignment
+out of range goes to the error state before it is packed).
+
+Visited set
+-----------
+The set maps keys to state ids and never loses a state. It is a log-structured set of sorted
+runs of 64-bit *tags* with their ids (a new run per batch, runs merged when a newer one grows to
+half the size of the one before, so there are O(log n) runs). For ``W == 1`` the tag is the key
+itself. For ``W > 1`` the tag is a 64-bit mix of the words and every tag match is confirmed by
+comparing the full keys (kept per id); equal tags of different states (collisions) are resolved
+exactly by a slow path, so hashing only speeds the search up and never merges two states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import CompiledModel
+
+__all__ = ["KeyLayout", "VisitedSet"]
+
+_U = np.uint64
+
+
+@dataclass(frozen=True)
+class KeyLayout:
+    """Where each slot lives in the packed key: ``word[j]``, ``shift[j]``, ``bits[j]``,
+    ``lo[j]``; ``n_words`` 64-bit words in all.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lay = KeyLayout.from_bounds([0, -32768, 0], [3, 32767, 255])
+    >>> lay.n_words, lay.shift
+    (1, (0, 2, 18))
+    >>> X = np.array([[1, 3], [-1, 5], [200, 0]], dtype=np.int32)   # slots x rows
+    >>> keys = lay.pack(X, np)
+    >>> lay.unpack(keys, np).tolist() == X.tolist()
+    True
+    """
+
+    word: tuple[int, ...]
+    shift: tuple[int, ...]
+    bits: tuple[int, ...]
+    lo: tuple[int, ...]
+    n_words: int
+
+    @classmethod
+    def from_bounds(cls, lo, hi) -> "KeyLayout":
+        word, shift, bits = [], [], []
+        w, used = 0, 0
+        for a, b in zip(lo, hi):
+            n = max(1, int(b - a).bit_length())
+            if used + n > 64:
+                w, used = w + 1, 0
+            word.append(w)
+            shift.append(used)
+            bits.append(n)
+            used += n
+        return cls(tuple(word), tuple(shift), tuple(bits), tuple(int(x) for x in lo),
+                   (w + 1) if lo else 1)
+
+    @classmethod
+    def for_model(cls, cm: CompiledModel) -> "KeyLayout":
+        return cls.from_bounds([s.lo for s in cm.slots], [s.hi for s in cm.slots])
+
+    def pack(self, X, xp):
+        """Keys ``(rows, n_words)`` uint64 of the states in the column-major matrix ``X``."""
+        n = X.shape[1]
+        out = xp.zeros((n, self.n_words), dtype=_U)
+        for j in range(X.shape[0]):
+            v = (X[j].astype(np.int64) - self.lo[j]).astype(_U)
+            if self.shift[j]:
+                v <<= _U(self.shift[j])
+            out[:, self.word[j]] |= v
+        return out
+
+    def unpack(self, keys, xp, dtype=np.int32):
+        """The column-major state matrix ``(n_slots, rows)`` of keys ``(rows, n_words)``."""
+        n = keys.shape[0]
+        X = xp.empty((len(self.word), n), dtype=dtype)
+        for j in range(len(self.word)):
+            v = keys[:, self.word[j]]
+            if self.shift[j]:
+                v = v >> _U(self.shift[j])
+            v = v & _U((1 << self.bits[j]) - 1)
+            X[j] = v.astype(np.int64) + self.lo[j] if self.lo[j] else v
+        return X
+
+    def delta(self, j: int, new, old, xp):
+        """The change of word ``word[j]`` when slot ``j`` goes from ``old`` to ``new``, as
+        uint64 (wrapping arithmetic makes ``key + delta`` exact)."""
+        d = (xp.asarray(new).astype(np.int64) - old.astype(np.int64)).astype(_U)
+        if self.shift[j]:
+            d = d << _U(self.shift[j])
+        return d
+
+
+def _mix(keys) -> np.ndarray:
+    """A 64-bit tag of multi-word keys (splitmix-style; collisions are checked, see above)."""
+    h = np.zeros(keys.shape[0], dtype=_U)
+    with np.errstate(over="ignore"):
+        for w in range(keys.shape[1]):
+            h ^= keys[:, w]
+            h *= _U(0x9E3779B97F4A7C15)
+            h ^= h >> _U(31)
+            h *= _U(0xBF58476D1CE4E5B9)
+            h ^= h >> _U(29)
+    return h
+
+
+class VisitedSet:
+    """The exact set of states seen so far, numbering new states in discovery order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> vs = VisitedSet(n_words=1)
+    >>> ids, new = vs.add(np.array([[7], [3], [7]], dtype=np.uint64))
+    >>> ids.tolist(), new.tolist()   # 7 is seen first, so it gets id 0
+    ([0, 1, 0], [0, 1])
+    >>> ids, new = vs.add(np.array([[3], [9]], dtype=np.uint64))
+    >>> ids.tolist(), new.tolist()
+    ([1, 2], [1])
+    """
+
+    def __init__(self, n_words: int) -> None:
+        self.n_words = n_words
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+        self.n = 0
+        # W > 1: the full key of every id, to confirm tag matches (grown by doubling).
+        self._keys = np.zeros((1024, n_words), dtype=_U) if n_words > 1 else None
+
+    @property
+    def nbytes(self) -> int:
+        b = sum(h.nbytes + i.nbytes for h, i in self.runs)
+        return b + (self._keys.nbytes if self._keys is not None else 0)
+
+    def tags(self, keys) -> np.ndarray:
+        return keys[:, 0] if self.n_words == 1 else _mix(keys)
+
+    def add(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Look up a batch of keys ``(m, n_words)`` in discovery order, insert the new ones.
+
+        Returns
+        -------
+        ids : ndarray of int64, shape (m,)
+            The id of each key; a key first seen in this batch gets the next free id, in the
+            order of its first occurrence in the batch.
+        first_new : ndarray of int64
+            For each new id, in id order, the index in the batch of its first occurrence.
+        """
+        m = keys.shape[0]
+        if m == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        h = self.tags(keys)
+        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+        if self.n_words > 1 and not np.array_equal(keys, keys[first[inv]]):
+            return self._add_slow(keys, h)
+        # Each distinct tag is one distinct state here (W == 1, or confirmed above).
+        gid = np.full(uh.shape[0], -1, dtype=np.int64)
+        for rh, rid in self.runs:
+            pos = np.searchsorted(rh, uh)
+            np.minimum(pos, rh.shape[0] - 1, out=pos)
+            hit = (rh[pos] == uh) & (gid < 0)
+            if not hit.any():
+                continue
+            cand = rid[pos[hit]]
+            if self.n_words > 1:
+                ok = (self._keys[cand] == keys[first[hit]]).all(axis=1)
+                if not ok.all():
+                    return self._add_slow(keys, h)
+            gid[hit] = cand
+        new = np.flatnonzero(gid < 0)
+        # Number the new states by first occurrence in the batch (the discovery order).
+        order = np.argsort(first[new], kind="stable")
+        new_sorted_by_first = new[order]
+        gid[new_sorted_by_first] = self.n + np.arange(new.shape[0], dtype=np.int64)
+        first_new = first[new_sorted_by_first]
+        self._insert(uh[new], gid[new], keys[first[new]])
+        return gid[inv], first_new
+
+    def _insert(self, tags_sorted, ids, keys) -> None:
+        k = ids.shape[0]
+        if k == 0:
+            return
+        if self._keys is not None:
+            need = self.n + k
+            if need > self._keys.shape[0]:
+                grown = np.zeros((max(need, 2 * self._keys.shape[0]), self.n_words), dtype=_U)
+                grown[:self.n] = self._keys[:self.n]
+                self._keys = grown
+            self._keys[ids] = keys
+        self.n += k
+        self.runs.append((tags_sorted, ids))
+        # Merge while the newest run is at least half the size of the one before: O(log n)
+        # runs, each key merged O(log n) times. Stable argsort of two sorted runs is a merge.
+        while len(self.runs) >= 2 and 2 * self.runs[-1][0].shape[0] >= self.runs[-2][0].shape[0]:
+            (ah, ai), (bh, bi) = self.runs[-2], self.runs[-1]
+            hh = np.concatenate([ah, bh])
+            order = np.argsort(hh, kind="stable")
+            self.runs[-2:] = [(hh[order], np.concatenate([ai, bi])[order])]
+
+    def _add_slow(self, keys, h) -> tuple[np.ndarray, np.ndarray]:
+        """Exact path for tag collisions (never expected in practice; correct regardless)."""
+        m = keys.shape[0]
+        ids = np.empty(m, dtype=np.int64)
+        seen: dict[bytes, int] = {}
+        new_first: list[int] = []
+        new_tags, new_ids, new_keys = [], [], []
+        for i in range(m):
+            kb = keys[i].tobytes()
+            if kb in seen:
+                ids[i] = seen[kb]
+                continue
+            found = -1
+            for rh, rid in self.runs:
+                p = int(np.searchsorted(rh, h[i]))
+                while p < rh.shape[0] and rh[p] == h[i]:
+                    c = int(rid[p])
+                    if np.array_equal(self._keys[c], keys[i]):
+                        found = c
+                        break
+                    p += 1
+                if found >= 0:
+                    break
+            if found < 0:
+                found = self.n + len(new_first)
+                new_first.append(i)
+                new_tags.append(h[i])
+                new_ids.append(found)
+                new_keys.append(keys[i])
+            seen[kb] = found
+            ids[i] = found
+        if new_first:
+            t = np.array(new_tags, dtype=_U)
+            order = np.argsort(t, kind="stable")
+            self._insert(t[order], np.array(new_ids, dtype=np.int64)[order],
+                         np.array(new_keys, dtype=_U)[order])
+        return ids, np.array(new_first, dtype=np.int64)
