@@ -28,6 +28,8 @@ earlier assignments of the same step.
 
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -87,6 +89,19 @@ def _runtime_helpers(xp) -> dict[str, Any]:
 
     return {"xp": xp, "I": I, "_div": _div, "_mod": _mod, "_divc": _divc, "_full": _full,
             "_i": _i}
+
+
+@contextmanager
+def _deep_recursion(limit: int = 100_000):
+    """Code generation recurses along the expression tree; BEEM ``plc`` has guards with
+    thousands of operators in one left-leaning chain (Python-to-Python calls do not use the C
+    stack on 3.11+, so a higher limit is safe)."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 class _Gen:
@@ -470,6 +485,21 @@ class Evaluator:
         self._cache: dict[tuple, Callable] = {}
         self._n_const = 0
         self.sources: dict[tuple, str] = {}
+
+    def prepare(self) -> "Evaluator":
+        """Generate every function exploration may call (guards, charges, effects of every
+        action) now, with a recursion limit high enough for very long expressions."""
+        cm = self.cm
+        with _deep_recursion():
+            for t in cm.transitions:
+                self.guard(t.id)
+                self.charge(t.id)
+                if cm.system == "sync" or t.sync_kind in (None, "bsend", "brecv"):
+                    self.effect((t.id,))
+            for a in cm.actions:
+                if a.kind == "rendezvous":
+                    self.effect(a.transitions)
+        return self
 
     def const_array(self, vi) -> str:
         name = f"_C_{vi.name.replace('.', '_')}"

@@ -126,7 +126,7 @@ class _Explorer:
         self.cm, self.xp = cm, xp
         self.chunk_size = max(1, int(chunk_size))
         self.max_states, self.max_memory, self.progress = max_states, max_memory, progress
-        self.ev = Evaluator(cm, xp)
+        self.ev = Evaluator(cm, xp).prepare()
         self.layout = KeyLayout.for_model(cm)
         self.W = self.layout.n_words
         self.visited = VisitedSet(self.W)

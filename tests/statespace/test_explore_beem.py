@@ -1,0 +1,93 @@
+"""Conformance: state and transition counts equal the published BEEM / DiVinE numbers.
+
+- every instance of ``beem/expected.tsv`` with at most 5 million states: states and (where
+  published) transitions; instances over 200 000 states are marked ``slow``;
+- every ``deadlock`` row of ``beem/divine_tests_expected.tsv`` (``-D`` rows included): states,
+  transitions and deadlocks, with the property process left out as DiVinE does there;
+- the client/server family: 33, 22 599 and 846 369 states for N = 2, 7, 10.
+"""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+
+import pytest
+
+from ss_helpers import BEEM, SHARED
+
+FAST_LIMIT = 200_000
+MAX_STATES = 5_000_000
+
+
+def _rows(name):
+    path = BEEM / name
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def _beem_params():
+    out = []
+    for row in _rows("expected.tsv"):
+        n = int(row["states"])
+        if n > MAX_STATES:
+            continue
+        marks = [pytest.mark.slow] if n > FAST_LIMIT else []
+        out.append(pytest.param(row["model_file"], n,
+                                None if row["transitions"] in ("NA", "") else
+                                int(row["transitions"]), id=row["model_file"], marks=marks))
+    return out
+
+
+def _explore(path, defines=None, property=True):
+    from dve.loader import load_model
+    from statespace import build_state_graph, compile_model
+    cm = compile_model(load_model(path, defines=defines or {}), property=property)
+    return build_state_graph(cm)
+
+
+@pytest.mark.parametrize("model,states,transitions", _beem_params())
+def test_beem_counts(beem_dir, model, states, transitions):
+    g = _explore(beem_dir / "models" / model)
+    assert g.n_states == states
+    if transitions is not None:
+        assert g.n_edges == transitions
+
+
+def _divine_params():
+    out = []
+    for row in _rows("divine_tests_expected.tsv"):
+        if row["property"] != "deadlock":
+            continue
+        defines = {}
+        if row["defines"] not in ("-", ""):
+            for item in row["defines"].split(","):
+                k, v = item.split("=")
+                defines[k.strip()] = int(v)
+        out.append(pytest.param(row["model_file"], defines, int(row["states"]),
+                                int(row["transitions"]), int(row["deadlocks"]),
+                                id=f"{row['model_file']}{'-' + row['defines'] if defines else ''}"))
+    return out
+
+
+@pytest.mark.parametrize("model,defines,states,transitions,deadlocks", _divine_params())
+def test_divine_tests_deadlock(beem_dir, model, defines, states, transitions, deadlocks):
+    g = _explore(beem_dir / "models" / model, defines, property=False)
+    assert (g.n_states, g.n_edges, g.n_deadlocks) == (states, transitions, deadlocks)
+
+
+@pytest.mark.parametrize("n,states", [(2, 33), (7, 22599),
+                                      pytest.param(10, 846369, marks=pytest.mark.slow)])
+def test_client_server_family(tmp_path, n, states):
+    gen = SHARED / "models" / "gen_client_server.py"
+    if not gen.exists():
+        pytest.skip(f"{gen} not found (set DVECOST_SHARED)")
+    path = tmp_path / f"cs_{n}.dve"
+    path.write_text(subprocess.run([sys.executable, str(gen), str(n)], check=True,
+                                   capture_output=True, text=True).stdout)
+    g = _explore(path)
+    assert g.n_states == states
+    assert g.error_state == -1
