@@ -414,7 +414,7 @@ def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str 
     # -- parse and compile ---------------------------------------------------------------
     t0 = _time.perf_counter()
     report("parse", None, None, "reading the model")
-    model = dve.load_model(_as_source(path_or_text), defines=dict(defines or {}))
+    model = _load(path_or_text, dict(defines or {}))
     compiled = statespace.compile_model(model)
     resource = _choose_resource(compiled, cost)
     seconds["parse"] = _time.perf_counter() - t0
@@ -422,8 +422,9 @@ def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str 
     # -- explore -------------------------------------------------------------------------
     t0 = _time.perf_counter()
     report("explore", None, None, "building the state graph")
-    graph = statespace.build_state_graph(compiled, **_explore_kwargs(
-        statespace.build_state_graph, max_states, _explore_progress(report)))
+    graph = statespace.build_state_graph(
+        compiled, max_states=max_states,
+        progress=_explore_progress(report) if progress is not None else None)
     seconds["explore"] = _time.perf_counter() - t0
 
     view = _GraphView(compiled, graph, resource)
@@ -465,15 +466,31 @@ def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str 
         seconds=MappingProxyType(dict(seconds)), graph=graph, decode=view.decode)
 
 
-def _as_source(x: str | pathlib.Path) -> str | pathlib.Path:
-    """Paths stay paths; a string with a newline or a ``system`` line is model text."""
-    return x
+def _is_text(x: str | pathlib.Path) -> bool:
+    """A string with a newline, a brace or a semicolon is model text; anything else a path."""
+    return isinstance(x, str) and any(ch in x for ch in "\n{;")
+
+
+def _load(x: str | pathlib.Path, defines: dict[str, int]):
+    """Parse, expand and check a model given as a path or as text."""
+    import dve
+    from dve.errors import ConfigurationError
+
+    if _is_text(x):
+        model = dve.expand_model(dve.parse_model(str(x), "<string>"), defines)
+        dve.check_model(model)
+        return model
+    try:
+        return dve.load_model(str(x), defines=defines)
+    except OSError as exc:
+        reason = (exc.strerror or str(exc)).lower()
+        raise ConfigurationError(f"cannot read '{x}': {reason}") from None
 
 
 def _model_name(x, compiled) -> str:
     if isinstance(x, pathlib.Path):
         return str(x)
-    if isinstance(x, str) and "\n" not in x and x.endswith(".dve"):
+    if isinstance(x, str) and not _is_text(x):
         return x
     return getattr(compiled, "name", None) or "<string>"
 
@@ -505,32 +522,12 @@ def _choose_resource(compiled, cost: str | None) -> str:
     return cost
 
 
-def _explore_kwargs(fn, max_states, progress) -> dict:
-    import inspect
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        params = {}
-    kw: dict[str, Any] = {}
-    if max_states is not None:
-        kw["max_states"] = max_states
-    if "progress" in params and progress is not None:
-        kw["progress"] = progress
-    return kw
-
-
 def _explore_progress(report):
-    """Adapt the explorer's progress calls to ``progress(phase, done, total, message)``."""
-    def cb(*args, **kwargs):
-        info = kwargs or (args[0] if len(args) == 1 else args)
-        if isinstance(info, Mapping):
-            n = info.get("n_states", info.get("states"))
-            m = info.get("n_edges", info.get("n_transitions", info.get("edges")))
-            msg = " ".join(f"{k} {v}" for k, v in (("states", n), ("edges", m)) if v is not None)
-        elif isinstance(info, (tuple, list)):
-            msg = " ".join(str(x) for x in info)
-        else:
-            msg = str(info)
+    """Adapt the explorer's ``progress(n_states, n_edges, edges_per_second)`` to ours."""
+    def cb(n_states, n_edges, rate=None, *rest):
+        msg = f"{n_states:,} states, {n_edges:,} edges"
+        if rate:
+            msg += f", {rate / 1e6:.2f} M edges/s"
         report("explore", None, None, msg)
     return cb
 
@@ -549,22 +546,11 @@ def _host(x):
 
 
 def _graph_cost(g, resource: str):
-    """The per-edge cost array of ``resource`` in a StateGraph."""
+    """The per-edge cost array of ``resource`` in a StateGraph (``None`` if it has none)."""
     costs = getattr(g, "costs", None)
     if isinstance(costs, Mapping):
-        if resource in costs:
-            return costs[resource]
-        if not costs:
-            return None
-    names = getattr(g, "resources", None)
-    cost = getattr(g, "cost", None)
-    if names is not None and cost is not None and getattr(cost, "ndim", 1) == 2:
-        names = list(names)
-        return cost[names.index(resource)] if cost.shape[0] == len(names) \
-            else cost[:, names.index(resource)]
-    if isinstance(cost, Mapping):
-        return cost[resource]
-    return cost
+        return costs.get(resource)
+    return None
 
 
 class _GraphView:
@@ -595,8 +581,8 @@ class _GraphView:
         self.deadlocks = dead
         self.n_deadlocks = int(len(dead))
         self._parent_edge = None
-        self._slots = compiled.slots
-        self._pc_of = {p.slot: p for p in compiled.processes}
+        self._pc_names = {p.name for p in compiled.processes}
+        self._channels = set(getattr(compiled, "channels", {}) or {})
 
     # -- structure -----------------------------------------------------------------------
 
@@ -625,29 +611,29 @@ class _GraphView:
     def first_deadlock(self) -> int:
         return int(self.deadlocks[0])
 
-    def parent_edges(self):
-        """For every state, the edge by which BFS first reached it (-1 for the initial state
-        and unreachable ones); edges of smallest source id first, as the explorer numbers."""
+    def parent_edge(self, v: int) -> int:
+        """The edge by which breadth-first search first reached state ``v`` (-1 for 0)."""
         import numpy as np
-        if self._parent_edge is not None:
-            return self._parent_edge
-        pe = getattr(self.g, "parent_edge", None)
-        if pe is None:
-            pe = getattr(self.g, "parent_edges", None)
-        if pe is not None:
-            self._parent_edge = _host(pe).astype(np.int64)
-            return self._parent_edge
-        self._parent_edge = _bfs_parent_edges(self.indptr, self.indices)
-        return self._parent_edge
+        par = getattr(self.g, "parent", None)
+        pact = getattr(self.g, "parent_action", None)
+        if par is None or pact is None:
+            if self._parent_edge is None:
+                self._parent_edge = _bfs_parent_edges(self.indptr, self.indices)
+            return int(self._parent_edge[v])
+        u = int(par[v])
+        if u < 0:
+            return -1
+        lo, hi = int(self.indptr[u]), int(self.indptr[u + 1])
+        hit = np.flatnonzero((self.indices[lo:hi] == v) & (self.action[lo:hi] == int(pact[v])))
+        return lo + int(hit[0]) if hit.size else -1
 
     def trace_to(self, target: int) -> tuple[Step, ...]:
         """A shortest run from the initial state to ``target``, as steps."""
-        pe = self.parent_edges()
         edges = []
         v = int(target)
         seen = 0
         while v != 0:
-            e = int(pe[v])
+            e = self.parent_edge(v)
             if e < 0 or seen > self.n_states:
                 break
             edges.append(e)
@@ -658,19 +644,29 @@ class _GraphView:
     # -- decoding ------------------------------------------------------------------------
 
     def decode(self, sid: int) -> dict[str, Any]:
-        """State ``sid`` as ``{process: local state, variable: value, ...}``."""
+        """State ``sid`` as ``{process: local state, variable: value, channel: items}``
+        (:func:`statespace.decode_state`; arrays as lists); ``{}`` for the error state."""
+        from statespace import decode_state
         if self.error_state is not None and sid == self.error_state:
             return {}
-        row = self.states[sid]
-        out: dict[str, Any] = {}
-        for k, slot in enumerate(self._slots):
-            v = int(row[k])
-            if slot.kind == "pc":
-                p = self._pc_of.get(k)
-                out[slot.name] = p.states[v] if p is not None and 0 <= v < len(p.states) else v
+        return decode_state(self.g, sid)
+
+    def changes(self, before: Mapping[str, Any], after: Mapping[str, Any]):
+        """What a step changed, local states aside: array cells one by one, channels whole."""
+        out = []
+        for k, new in after.items():
+            if k in self._pc_names:
+                continue
+            old = before.get(k)
+            if old == new:
+                continue
+            if (isinstance(old, list) and isinstance(new, list) and len(old) == len(new)
+                    and k not in self._channels):
+                out.extend((f"{k}[{i}]", a, b) for i, (a, b) in enumerate(zip(old, new))
+                           if a != b)
             else:
-                out[slot.name] = v
-        return out
+                out.append((k, old, new))
+        return tuple(out)
 
     def moves(self, edge: int) -> tuple[Move, ...]:
         if self.action is None:
@@ -695,12 +691,8 @@ class _GraphView:
         u = self.source_of(edge)
         v = int(self.indices[edge])
         error = self.error_state is not None and v == self.error_state
-        before = self.decode(u)
         after = self.decode(v)
-        pcs = {s.name for s in self._slots if s.kind == "pc"}
-        changed = () if error else tuple(
-            (k, before.get(k), val) for k, val in after.items()
-            if k not in pcs and before.get(k) != val)
+        changed = () if error else self.changes(self.decode(u), after)
         return Step(u, v, int(edge), self.moves(edge), int(self.cost[edge]),
                     int(self.time[edge]), changed, after, error)
 
@@ -778,28 +770,20 @@ def _paren(e) -> str:
 # ---------------------------------------------------------------------------- the engine
 
 def _solve(view: _GraphView, *, ratio: bool, mode: str, backend: str):
-    """Run the ``ocm`` engine on the view's arrays; returns (CycleResult, backend used)."""
-    import inspect
+    """Run the ``ocm`` engine on the view's arrays; returns (CycleResult, backend used).
 
+    ``backend='auto'`` that lands on the GPU and runs out of device memory falls back to the
+    CPU with a :class:`ocm.backend.GpuFallbackWarning`.
+    """
     import ocm
-    from ocm.backend import array_module, is_out_of_memory, resolve_backend, warn_fallback
+    from ocm.backend import is_out_of_memory, resolve_backend, warn_fallback
 
     used = resolve_backend(backend, view.n_edges)
-    fn = getattr(ocm, f"{mode}_cycle_{'ratio' if ratio else 'mean'}")
-    params = inspect.signature(fn).parameters
 
     def call(where: str):
-        args: list[Any] = [view.indptr, view.indices, view.cost]
-        kw: dict[str, Any] = {}
-        if ratio:
-            args.append(view.time)
-        elif "time" in params and list(params).index("time") == 3:
-            args.append(None)
-        if "backend" in params:
-            kw["backend"] = where
-        elif "xp" in params:
-            kw["xp"] = array_module(where)
-        return fn(*args, **kw)
+        return ocm.optimal_cycle(view.indptr, view.indices, view.cost,
+                                 view.time if ratio else None, kind="ratio" if ratio else "mean",
+                                 mode=mode, backend=where)
 
     try:
         return call(used), used
@@ -810,19 +794,19 @@ def _solve(view: _GraphView, *, ratio: bool, mode: str, backend: str):
         raise
 
 
+#: The engine's timing keys, by phase of :data:`PHASES` (others are sub-timings or totals).
+_ENGINE_PHASE = {"zero_time_check": "scc", "restrict": "scc", "scc": "scc",
+                 "howard": "howard", "certify": "certify"}
+
+
 def _engine_timings(result, total: float) -> dict[str, float]:
     """The engine's own timings mapped onto the phases scc, howard, certify."""
     out = {"scc": 0.0, "howard": 0.0, "certify": 0.0}
-    timings = getattr(result, "timings", None) or getattr(result, "seconds", None) or {}
-    if not isinstance(timings, Mapping) or not timings:
-        out["howard"] = total
-        return out
+    timings = getattr(result, "timings", None) or {}
     for k, v in timings.items():
-        if k == "total":
-            continue
-        key = "scc" if "scc" in k else "certify" if "cert" in k else "howard"
-        out[key] += float(v)
-    # Whatever the engine did not account for (copies, setup) counts as policy iteration.
+        if k in _ENGINE_PHASE:
+            out[_ENGINE_PHASE[k]] += float(v)
+    # Whatever the engine did not account for (validation, copies) counts as policy iteration.
     out["howard"] += max(0.0, total - sum(out.values()))
     return out
 
@@ -873,7 +857,7 @@ def _reraise_with_trace(exc: BaseException, view: _GraphView) -> None:
         verts = tuple(view.source_of(e) for e in edges)
         verts, edges = _rotate_to_closest(view, verts, edges)
         steps = tuple(view.step(e) for e in edges)
-        desc = " -> ".join(f"{m.process}: {m.transition}" for s in steps for m in s.moves[:1])
+        desc = ", ".join(s.transition for s in steps)
         new = ZeroTimeCycleError(
             f"the cycle ratio is undefined: a reachable cycle of {len(steps)} step"
             f"{'s' * (len(steps) != 1)} takes no time ({desc or 'see the cycle below'}); give "

@@ -170,7 +170,10 @@ def render_text(a: Analysis, *, trace: bool = False) -> str:
     if trace:
         out.append("")
         out.append(_initial_line(a))
-        out.extend(_run_block(f"run from the initial state to state {start}", a.prefix))
+        if a.prefix:
+            out.extend(_run_block(f"run from the initial state to state {start}", a.prefix))
+        else:
+            out.append("the cycle starts in the initial state")
     elif a.prefix:
         out.append(f"  (--trace shows the {len(a.prefix)}-step run that reaches it)")
     for w in a.warnings:

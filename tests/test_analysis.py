@@ -269,3 +269,20 @@ def test_client_server_family(n):
     assert ratio.value == Fraction(13, 14)
     check_consistent(ratio)
     assert mean.n_states == {2: 33, 7: 22_599, 10: 846_369}[n]
+
+
+# ---------------------------------------------------------------------------- the pipeline
+
+@pytest.mark.parametrize("ratio, mode, expected", [
+    (False, "max", Fraction(7, 5)), (False, "min", Fraction(1)),
+    (True, "max", Fraction(5, 3)), (True, "min", Fraction(7, 5))])
+def test_pipeline_item_kinds(ratio, mode, expected):
+    """One item costs 5 + kind in 5 steps and 3 + kind time units (see pipeline.dve): heavy
+    items give the worst mean, light ones the worst ratio."""
+    a = analyze(example_path("pipeline"), ratio=ratio, mode=mode, backend="cpu")
+    assert a.value == expected
+    check_consistent(a)
+    kinds = {s.state["Worker.item"] for s in a.cycle if any(
+        m.transition == "get -> work" for m in s.moves)}
+    heavy = (not ratio) == (mode == "max")
+    assert kinds == ({2} if heavy else {0})
