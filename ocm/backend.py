@@ -1,0 +1,187 @@
+"""Choosing the array backend (NumPy or CuPy) for the cycle engine, and falling back.
+
+Owned by the GPU engine (issue 5). The engine itself is written once over ``xp``; this module
+only answers three questions, in one place, so that the API and the CLI agree:
+
+- is a GPU usable here (:func:`gpu_available`: CuPy imports *and* a CUDA device answers);
+- which backend does ``backend='cpu'|'gpu'|'auto'`` mean for a graph of ``n_edges`` edges
+  (:func:`resolve_backend`), raising :class:`~dve.errors.BackendUnavailableError` for an
+  explicit ``'gpu'`` that cannot be had;
+- what to do when the GPU runs out of memory (:func:`is_out_of_memory`,
+  :class:`GpuFallbackWarning`): the caller reruns on the CPU and warns once.
+
+``auto`` picks the GPU only for graphs of at least :data:`AUTO_MIN_EDGES` edges: below that,
+launch latency and the host-device copy cost more than the CPU engine's whole run (measured on
+an H100, see ``docs/benchmarks.md``, "Cycle engine, GPU (issue 5)").
+
+Examples
+--------
+>>> resolve_backend("cpu", 10)
+'cpu'
+>>> resolve_backend("auto", 10)  # small graphs stay on the CPU, GPU or not
+'cpu'
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+from dve.errors import BackendUnavailableError, ConfigurationError
+
+__all__ = [
+    "AUTO_MIN_EDGES",
+    "BACKENDS",
+    "GpuFallbackWarning",
+    "gpu_available",
+    "gpu_unavailable_reason",
+    "resolve_backend",
+    "array_module",
+    "is_out_of_memory",
+    "warn_fallback",
+]
+
+#: The accepted values of ``backend=``.
+BACKENDS = ("auto", "cpu", "gpu")
+
+#: ``auto`` uses the GPU from this many edges on. Below it the GPU engine's fixed costs
+#: (module load, per-iteration launches, the copy to the device) exceed the CPU engine's run
+#: time; chosen from the crossover measured by ``dvecost bench ocm --backend gpu``.
+AUTO_MIN_EDGES = 200_000
+
+_INSTALL_HINT = ("install the GPU extra with 'pip install dvecost[gpu]' (needs an NVIDIA GPU and "
+                 "driver), or use '--backend cpu'")
+
+
+class GpuFallbackWarning(UserWarning):
+    """Issued when the GPU engine ran out of device memory and the CPU engine took over."""
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_unavailable_reason() -> str | None:
+    """Why the GPU backend cannot be used here, or ``None`` when it can.
+
+    Imports CuPy and asks the CUDA runtime for a device, once per process (cached).
+
+    Returns
+    -------
+    str or None
+        A short lower-case reason (``'CuPy is not installed'``, ``'no CUDA device found'``,
+        ...), or ``None`` when CuPy imports and at least one device answers.
+    """
+    try:
+        import cupy
+    except ImportError:
+        return "CuPy is not installed"
+    except Exception as exc:  # noqa: BLE001 - a broken CuPy install raises many things
+        return f"CuPy failed to import ({type(exc).__name__}: {exc})"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001 - no driver, no libcuda, driver too old ...
+        return f"no usable CUDA driver ({type(exc).__name__}: {exc})"
+    if count < 1:
+        return "no CUDA device found"
+    return None
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and a CUDA device is present.
+
+    >>> isinstance(gpu_available(), bool)
+    True
+    """
+    return gpu_unavailable_reason() is None
+
+
+def resolve_backend(backend: str, n_edges: int) -> str:
+    """Turn ``backend='auto'|'cpu'|'gpu'`` into ``'cpu'`` or ``'gpu'`` for a graph.
+
+    Parameters
+    ----------
+    backend : {'auto', 'cpu', 'gpu'}
+        What the user asked for.
+    n_edges : int
+        Number of edges of the graph to analyse (``auto`` uses the GPU only from
+        :data:`AUTO_MIN_EDGES` on).
+
+    Returns
+    -------
+    str
+        ``'cpu'`` or ``'gpu'``.
+
+    Raises
+    ------
+    BackendUnavailableError
+        ``backend='gpu'`` where CuPy or a CUDA device is missing; the message says how to get
+        one (``pip install dvecost[gpu]``) or to use ``--backend cpu``.
+    ConfigurationError
+        ``backend`` is not one of :data:`BACKENDS`.
+
+    Examples
+    --------
+    >>> resolve_backend("cpu", 10**8)
+    'cpu'
+    >>> resolve_backend("fast", 1)
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: unknown backend 'fast': expected one of auto, cpu, gpu
+    """
+    if backend not in BACKENDS:
+        raise ConfigurationError(
+            f"unknown backend '{backend}': expected one of {', '.join(BACKENDS)}")
+    if backend == "cpu":
+        return "cpu"
+    reason = gpu_unavailable_reason()
+    if backend == "gpu":
+        if reason is not None:
+            raise BackendUnavailableError(f"the GPU backend is unavailable: {reason}; "
+                                          f"{_INSTALL_HINT}")
+        return "gpu"
+    # auto: quietly the CPU when there is no GPU or the graph is too small to gain.
+    return "gpu" if reason is None and n_edges >= AUTO_MIN_EDGES else "cpu"
+
+
+def array_module(backend: str):
+    """The array module for a resolved backend: ``numpy`` for ``'cpu'``, ``cupy`` for ``'gpu'``.
+
+    >>> array_module("cpu").__name__
+    'numpy'
+    """
+    if backend == "gpu":
+        import cupy
+        return cupy
+    import numpy
+    return numpy
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True when ``exc`` is CuPy's or CUDA's out-of-device-memory error.
+
+    Checks by class name and CUDA error text so that it works without importing CuPy.
+
+    >>> is_out_of_memory(MemoryError())
+    False
+    """
+    for e in (exc, getattr(exc, "__cause__", None)):
+        if e is None:
+            continue
+        if type(e).__name__ == "OutOfMemoryError":  # cupy.cuda.memory.OutOfMemoryError
+            return True
+        if "cudaErrorMemoryAllocation" in str(e) or "CUDA_ERROR_OUT_OF_MEMORY" in str(e):
+            return True
+    return False
+
+
+def warn_fallback(exc: BaseException, n_edges: int) -> None:
+    """Warn (:class:`GpuFallbackWarning`) that the GPU ran out of memory and the CPU takes over.
+
+    Frees CuPy's memory pools first, so that a later GPU call starts clean.
+    """
+    try:
+        import cupy
+        cupy.get_default_memory_pool().free_all_blocks()
+        cupy.get_default_pinned_memory_pool().free_all_blocks()
+    except Exception:  # noqa: BLE001 - best effort only
+        pass
+    warnings.warn(f"the GPU ran out of memory on a graph of {n_edges} edges ({exc}); "
+                  "continuing on the CPU engine", GpuFallbackWarning, stacklevel=3)

@@ -1,0 +1,210 @@
+"""The CUDA kernels of ``ocm.kernels``, run on the CPU, against the NumPy primitives and engine.
+
+No GPU needed: ``gpu_emulator`` compiles the kernels' CUDA source as C++ behind a prelude that
+defines the CUDA built-ins (skipped where no C++ compiler is found). Since the kernels read
+only buffers their launch does not write, the sequential run computes what the GPU computes;
+``test_gpu.py`` runs the same comparisons on a real device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ocm import howard as H
+from ocm import kernels as K
+from ocm import primitives as P
+from ocm import scc
+
+gpu_emulator = pytest.importorskip("gpu_emulator")
+
+if gpu_emulator.compiler() is None:
+    pytest.skip("no C++ compiler to emulate the kernels", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def emu():
+    return gpu_emulator.emulator()
+
+
+def random_graph(rng, n, m, *, sinks=0.0, cost=(-50, 50), time=(0, 4), loops=True):
+    """CSR arrays of a random multigraph; a fraction ``sinks`` of vertices has no out-edge."""
+    src_ok = np.flatnonzero(rng.random(n) >= sinks)
+    if src_ok.size == 0:
+        src_ok = np.arange(1)
+    u = np.sort(rng.choice(src_ok, size=m))
+    v = rng.integers(0, n, size=m)
+    if not loops:
+        v = np.where(u == v, (v + 1) % n, v)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
+    return (indptr, v.astype(np.int64), rng.integers(cost[0], cost[1] + 1, size=m),
+            rng.integers(time[0], time[1] + 1, size=m))
+
+
+def model_graph(rng, k, length, chords=1, cost=(0, 9)):
+    """Interleaving product of ``k`` rings of ``length`` states with chords (as ocmref gen.py)."""
+    locs = []
+    for _ in range(k):
+        src = list(range(length)) + rng.integers(0, length, size=chords * length).tolist()
+        dst = [(i + 1) % length for i in range(length)]
+        dst += [(s + int(d)) % length for s, d in
+                zip(src[length:], rng.integers(1, length, size=chords * length))]
+        locs.append((np.array(src), np.array(dst), rng.integers(cost[0], cost[1] + 1,
+                                                                size=len(src))))
+    n = length ** k
+    states = np.arange(n)
+    us, vs, cs = [], [], []
+    for i, (src, dst, c) in enumerate(locs):
+        radix = length ** i
+        digit = (states // radix) % length
+        for a, b, w in zip(src.tolist(), dst.tolist(), c.tolist()):
+            s = states[digit == a]
+            us.append(s)
+            vs.append(s + (b - a) * radix)
+            cs.append(np.full(s.size, w))
+    u, v, c = np.concatenate(us), np.concatenate(vs), np.concatenate(cs)
+    p = rng.permutation(n)
+    u, v = p[u], p[v]
+    order = np.argsort(u, kind="stable")
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
+    t = rng.integers(1, 4, size=u.size)
+    return indptr, v[order].astype(np.int64), c[order].astype(np.int64), t[order]
+
+
+def trimmed(g):
+    """The graph restricted to vertices that reach a cycle (Howard's precondition)."""
+    indptr, indices, cost, time = g
+    r = scc.restrict_by_trimming(indptr, indices, np)
+    return r.indptr, r.indices, cost[r.edges], time[r.edges]
+
+
+# ---- primitives ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(20))
+def test_primitives_match(emu, seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    g = random_graph(rng, n, int(rng.integers(0, 4 * n)), sinks=0.2)
+    indptr, indices, cost, time = g
+    row = P.edge_rows(indptr, np)
+    assert np.array_equal(K.edge_rows(indptr, np, launcher=emu), row)
+    assert np.array_equal(K.segment_sum(cost, indptr, np, launcher=emu),
+                          P.segment_sum(cost, indptr, np))
+    alive = rng.random(n) < 0.9
+    assert np.array_equal(K.trim_sinks(indptr, indices, alive, np, launcher=emu),
+                          P.trim_sinks(indptr, indices, alive, np))
+    succ = rng.integers(0, n, size=n)
+    assert np.array_equal(K.cycle_reps(succ, np, launcher=emu), P.cycle_reps(succ, np))
+    # A forest: parent pointers towards smaller ids, roots where parent == self.
+    parent = np.array([int(rng.integers(0, v + 1)) for v in range(n)])
+    ws = [rng.integers(-9, 9, size=n), rng.integers(0, 5, size=n)]
+    r1, s1 = K.tree_sums(parent, ws, np, launcher=emu)
+    r2, s2 = P.tree_sums(parent, ws, np)
+    assert np.array_equal(r1, r2) and all(np.array_equal(a, b) for a, b in zip(s1, s2))
+    ti, tx, tc, tt = trimmed(g)
+    if ti.shape[0] <= 1:
+        return
+    trow = P.edge_rows(ti, np)
+    key = rng.integers(0, 3, size=tx.shape[0])
+    for k in (key, key.astype(np.float64)):
+        b1, e1 = K.segment_argmax(k, ti, trow, np, launcher=emu)
+        b2, e2 = P.segment_argmax(k, ti, trow, np)
+        assert np.array_equal(b1, b2) and np.array_equal(e1, e2)
+    k2 = ti.shape[0] - 1
+    rank = rng.integers(0, 3, size=k2)
+    pot = rng.integers(-20, 20, size=k2)
+    rnum, rden = np.array([-3, 1, 5]), np.array([2, 1, 3])
+    for t in (tt, None):
+        out1 = K.best_edges(ti, tx, tc, t, trow, rank, pot, rnum, rden, np, launcher=emu)
+        out2 = P.best_edges(ti, tx, tc, t, trow, rank, pot, rnum, rden, np)
+        for a, b in zip(out1, out2):
+            assert np.array_equal(a, b)
+
+
+# ---- the whole iteration -----------------------------------------------------------------
+
+def assert_same_state(a, b):
+    assert a.iterations == b.iterations
+    for name in ("policy", "succ", "root", "rank", "rank_num", "rank_den", "potential", "reps",
+                 "rep_cost", "rep_time"):
+        x, y = P._to_numpy(getattr(a, name)), P._to_numpy(getattr(b, name))
+        assert np.array_equal(x, y), name
+
+
+def compare_solve(emu, g, kind, mode):
+    indptr, indices, cost, time = trimmed(g)
+    if indptr.shape[0] <= 1:
+        return
+    c = -cost if mode == "min" else cost
+    t = time if kind == "ratio" else None
+    if t is not None:
+        zero = scc.find_zero_time_cycle(indptr, indices, t)
+        if zero is not None:
+            return
+    ref = H.solve(indptr, indices, c, t, xp=np)
+    got = K.howard_solve(indptr, indices, c, t, xp=np, launcher=emu)
+    assert_same_state(got, ref)
+
+
+@pytest.mark.parametrize("kind", ["mean", "ratio"])
+@pytest.mark.parametrize("mode", ["max", "min"])
+@pytest.mark.parametrize("seed", range(40))
+def test_solve_random(emu, seed, kind, mode):
+    rng = np.random.default_rng(1000 + seed)
+    n = int(rng.integers(1, 300))
+    g = random_graph(rng, n, int(rng.integers(n // 2, 5 * n + 1)), sinks=0.1 * (seed % 3),
+                     time=(1, 4) if seed % 2 else (0, 4))
+    compare_solve(emu, g, kind, mode)
+
+
+@pytest.mark.parametrize("kind", ["mean", "ratio"])
+@pytest.mark.parametrize("seed", range(6))
+def test_solve_model_like(emu, seed, kind):
+    rng = np.random.default_rng(2000 + seed)
+    g = model_graph(rng, 3 + seed % 2, 5 + seed % 3)
+    compare_solve(emu, g, kind, "max")
+
+
+def test_solve_ties_everywhere(emu):
+    """All costs equal: every edge ties, so only the lowest-id rule decides."""
+    rng = np.random.default_rng(7)
+    indptr, indices, cost, time = random_graph(rng, 200, 1000)
+    compare_solve(emu, (indptr, indices, np.zeros_like(cost), np.ones_like(time)), "mean",
+                  "max")
+
+
+def overflow_graph():
+    """A ring of 3000 vertices, two parallel edges per step, costs near +-2**50, times 1..3:
+    the scaled biases (cycle time times path cost) pass 2**61."""
+    rng = np.random.default_rng(3)
+    n = 3000
+    ring = (np.arange(n) + 1) % n
+    indptr = np.arange(0, 2 * n + 1, 2, dtype=np.int64)
+    indices = np.stack([ring, ring], axis=1).ravel()
+    c1 = np.where(np.arange(n) % 2 == 0, 2 ** 50, -(2 ** 50) + 1)
+    cost = np.stack([c1, c1 + rng.integers(-2, 3, size=n)], axis=1).ravel()
+    time = rng.integers(1, 4, size=2 * n)
+    return indptr, indices, cost, time
+
+
+def test_solve_overflow_hands_over_to_python_ints(emu):
+    """The device bound fails: the host finishes exactly, in Python ints, as NumPy does."""
+    indptr, indices, cost, time = overflow_graph()
+    ref = H.solve(indptr, indices, cost, time, xp=np)
+    got = K.howard_solve(indptr, indices, cost, time, xp=np, launcher=emu)
+    assert ref.potential.dtype == object and "host" in got.timings
+    assert_same_state(got, ref)
+
+
+def test_solve_zero_time_cycle_raises_like_numpy(emu):
+    from dve.errors import ZeroTimeCycleError
+
+    indptr = np.array([0, 1, 2, 3]); indices = np.array([1, 0, 0])
+    cost = np.array([1, 2, 3]); time = np.array([0, 0, 1])
+    with pytest.raises(ZeroTimeCycleError) as a:
+        H.solve(indptr, indices, cost, time, xp=np)
+    with pytest.raises(ZeroTimeCycleError) as b:
+        K.howard_solve(indptr, indices, cost, time, xp=np, launcher=emu)
+    assert str(a.value) == str(b.value) and a.value.cycle == b.value.cycle
