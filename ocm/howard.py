@@ -208,6 +208,10 @@ def solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
     >>> st.rank_num[st.rank].tolist(), st.rank_den[st.rank].tolist(), st.policy.tolist()
     ([3, 3], [1, 1], [1, 3])
     """
+    k = P._kernel("howard_solve", xp)  # CuPy: the same iteration as one CUDA graph per step
+    if k is not None:
+        return k(indptr, indices, cost, time, xp=xp, policy=policy, max_iter=max_iter,
+                 exact_objects=exact_objects, row=row)
     n = indptr.shape[0] - 1
     if row is None:
         row = P.edge_rows(indptr, xp)
