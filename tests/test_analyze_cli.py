@@ -175,3 +175,27 @@ def test_readme_command_in_a_subprocess():
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "maximal cycle mean of 'cost' = 13/5 = 2.6 (certified)" in proc.stdout
+
+
+def test_progress_on_a_terminal(capsys, monkeypatch):
+    """With stderr a terminal, the long phases are shown on one line that is erased at the end."""
+    import dvecost.cli.analyze as cli_analyze
+
+    monkeypatch.setattr(cli_analyze, "_interactive", lambda stream, quiet: not quiet)
+    original = cli_analyze.ProgressLine.__init__
+    monkeypatch.setattr(cli_analyze.ProgressLine, "__init__",
+                        lambda self, stream: original(self, stream, interval=0, delay=0))
+    code, out, err = run(capsys, example_path("rings_async"))
+    assert code == 0 and "critical cycle" in out
+    for phase in ("parse", "explore", "howard"):
+        assert f"\x1b[K{phase}" in err
+    assert err.endswith("\r\x1b[K")  # the line is erased before the report is printed
+    code, out, err = run(capsys, example_path("rings_async"), "-q")
+    assert code == 0 and err == ""
+
+
+def test_no_progress_when_not_a_terminal():
+    import io
+
+    from dvecost.cli.analyze import _interactive
+    assert not _interactive(io.StringIO(), quiet=False)

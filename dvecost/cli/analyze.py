@@ -115,18 +115,30 @@ def _interactive(stream: TextIO, quiet: bool) -> bool:
 
 
 class ProgressLine:
-    """A one-line progress display on a terminal, redrawn at most ten times a second.
+    r"""A one-line progress display on a terminal, redrawn at most ten times a second.
 
     Called as ``progress(phase, done, total, message)`` (the protocol of
-    :func:`dvecost.analyze`); :meth:`close` erases the line.
+    :func:`dvecost.analyze`); nothing is drawn during the first ``delay`` seconds, so quick
+    runs do not flicker; :meth:`close` erases the line.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> p = ProgressLine(out, delay=0)
+    >>> p("explore", None, None, "1,000 states, 2,000 edges")
+    >>> out.getvalue().startswith("\r\x1b[Kexplore 1,000 states, 2,000 edges")
+    True
+    >>> p.close(); out.getvalue().endswith("\r\x1b[K")
+    True
     """
 
-    def __init__(self, stream: TextIO, interval: float = 0.1) -> None:
+    def __init__(self, stream: TextIO, interval: float = 0.1, delay: float = 0.5) -> None:
         self.stream = stream
         self.interval = interval
+        self._created = time.perf_counter()
+        self.delay = delay
         self._last = 0.0
         self._phase = ""
-        self._start = time.perf_counter()
+        self._start = self._created
         self._shown = False
 
     def __call__(self, phase: str, done: float | None = None, total: float | None = None,
@@ -135,6 +147,8 @@ class ProgressLine:
         if phase != self._phase:
             self._phase, self._start = phase, now
         elif now - self._last < self.interval:
+            return
+        if now - self._created < self.delay:
             return
         self._last = now
         if done is not None and total:
