@@ -211,6 +211,16 @@ def optimal_cycle(indptr: Any, indices: Any, cost: Any, time: Any | None = None,
     arrays = [indptr, indices, cost, time]
     n_edges = int(getattr(indices, "shape", (len(indices),))[0])
     xp = _resolve_xp(backend, arrays, n_edges, xp)
+    if not P._is_numpy(xp):  # out of GPU memory: a warning, then the CPU engine (ocm.backend)
+        from .backend import call_with_cpu_fallback
+        return call_with_cpu_fallback(
+            lambda x: _optimal_cycle(arrays, kind, mode, x, per_scc, max_iter, t_start), xp,
+            n_edges)
+    return _optimal_cycle(arrays, kind, mode, xp, per_scc, max_iter, t_start)
+
+
+def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | None,
+                   max_iter: int | None, t_start: float) -> CycleResult:
     on_numpy = P._is_numpy(xp)
     if on_numpy:
         arrays = [None if a is None else P._to_numpy(a) for a in arrays]

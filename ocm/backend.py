@@ -39,6 +39,7 @@ __all__ = [
     "array_module",
     "is_out_of_memory",
     "warn_fallback",
+    "call_with_cpu_fallback",
 ]
 
 #: The accepted values of ``backend=``.
@@ -185,3 +186,32 @@ def warn_fallback(exc: BaseException, n_edges: int) -> None:
         pass
     warnings.warn(f"the GPU ran out of memory on a graph of {n_edges} edges ({exc}); "
                   "continuing on the CPU engine", GpuFallbackWarning, stacklevel=3)
+
+
+def call_with_cpu_fallback(run, xp, n_edges: int):
+    """``run(xp)`` on the GPU; if the device runs out of memory, warn and ``run(numpy)``.
+
+    Parameters
+    ----------
+    run : callable
+        ``run(xp) -> result``: the whole computation over the array module ``xp`` (it must
+        accept CuPy inputs with ``xp=numpy``, e.g. by copying them to the host).
+    xp : module
+        The array module chosen (``cupy``).
+    n_edges : int
+        For the warning's message.
+
+    Returns
+    -------
+    The result of ``run``, from the CPU engine after a :class:`GpuFallbackWarning` when the
+    GPU ran out of memory. Other errors propagate unchanged.
+    """
+    import numpy
+
+    try:
+        return run(xp)
+    except Exception as exc:  # noqa: BLE001 - only out-of-memory is handled, the rest re-raised
+        if not is_out_of_memory(exc):
+            raise
+        warn_fallback(exc, n_edges)
+    return run(numpy)
