@@ -284,19 +284,19 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     top = st.rank_num.shape[0] - 1
     h = P._to_numpy
     reps = h(st.reps)
-    rep_rank = h(st.rank)[reps]
+    rep_rank = h(st.rank[st.reps])
     r = int(reps[np.flatnonzero(rep_rank == top)[0]])
-    succ = h(st.succ).tolist()
+    # Host copies of succ and policy, walked without tolist(): only the cycle is visited.
+    succ = h(st.succ)
     pol = h(st.policy)
     verts_l, edges_l = [r], [int(pol[r])]
-    v = succ[r]
+    v = int(succ[r])
     while v != r:
         verts_l.append(v)
         edges_l.append(int(pol[v]))
-        v = succ[v]
-    vmap, emap = h(restr.vertices), h(restr.edges)
-    cyc = tuple(int(x) for x in vmap[verts_l])
-    cyc_edges = tuple(int(x) for x in emap[edges_l])
+        v = int(succ[v])
+    cyc = tuple(int(x) for x in h(restr.vertices[verts_l]))
+    cyc_edges = tuple(int(x) for x in h(restr.edges[edges_l]))
     c_sum, t_sum = _certify.cycle_sums(indptr, indices, cost, time, cyc, cyc_edges)
     value = Fraction(c_sum, t_sum)
     top_value = Fraction(int(h(st.rank_num)[top]), int(h(st.rank_den)[top]))
@@ -304,6 +304,7 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     timings["certify"] = _time.perf_counter() - t0
     scc_optima = None
     if per_scc:
+        vmap = h(restr.vertices)
         label = h(restr.label)
         _, first, size = np.unique(label, return_index=True, return_counts=True)
         order = np.argsort(first, kind="stable")

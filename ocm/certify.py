@@ -48,12 +48,11 @@ class Certificate:
 
 
 def _absmax(a: Any) -> int:
-    a = P._to_numpy(a)
     if a.shape[0] == 0:
         return 0
     if a.dtype == object:
         return max(abs(int(a.max())), abs(int(a.min())))
-    return int(np.abs(a).max())
+    return int(abs(a).max())  # on the array's own device: no copy of a CuPy array to the host
 
 
 def check_potentials(indptr: Any, indices: Any, cost: Any, time: Any | None, rank: Any,
@@ -132,16 +131,18 @@ def cycle_sums(indptr: Any, indices: Any, cost: Any, time: Any | None,
     (3, 2)
     """
     h = P._to_numpy
-    ip, ix = h(indptr), h(indices)
     if not vertices or len(vertices) != len(edges):
         raise ValueError("a cycle needs as many edges as vertices, at least one")
     k = len(vertices)
-    for i, (v, e) in enumerate(zip(vertices, edges)):
-        if not (ip[v] <= e < ip[v + 1]) or int(ix[e]) != vertices[(i + 1) % k]:
-            raise ValueError(f"edge {e} does not go from vertex {v} to {vertices[(i + 1) % k]}")
-    e = np.asarray(edges, dtype=np.int64)
-    c = sum(int(x) for x in h(cost)[e].tolist())
-    t = k if time is None else sum(int(x) for x in h(time)[e].tolist())
+    # Gather the cycle's entries where the arrays live (CuPy too), then copy only those.
+    vs, es = [int(v) for v in vertices], [int(e) for e in edges]
+    lo, hi = h(indptr[vs]).tolist(), h(indptr[[v + 1 for v in vs]]).tolist()
+    ix = h(indices[es]).tolist()
+    for i, (v, e) in enumerate(zip(vs, es)):
+        if not (lo[i] <= e < hi[i]) or ix[i] != vs[(i + 1) % k]:
+            raise ValueError(f"edge {e} does not go from vertex {v} to {vs[(i + 1) % k]}")
+    c = sum(int(x) for x in h(cost[es]).tolist())
+    t = k if time is None else sum(int(x) for x in h(time[es]).tolist())
     return c, t
 
 
