@@ -12,6 +12,12 @@ Describe what users do (:class:`Scenario` made of :class:`Think`, :class:`Reques
 
 from .dsl import (CLIENT_RESOURCE, SERVER_RESOURCE, Choice, Loop, Request, Scenario, Server,
                   Step, System, Think, apportion)
+from .loader import load_spec
+from .saturation import (SaturationPoint, SaturationResult, analyze_load, resolve_spec,
+                         saturate)
+from .templates import TEMPLATES, template
 
 __all__ = ["Think", "Request", "Choice", "Loop", "Step", "Scenario", "Server", "System",
-           "apportion", "SERVER_RESOURCE", "CLIENT_RESOURCE"]
+           "apportion", "SERVER_RESOURCE", "CLIENT_RESOURCE", "load_spec", "saturate",
+           "SaturationResult", "SaturationPoint", "analyze_load", "resolve_spec", "TEMPLATES",
+           "template"]

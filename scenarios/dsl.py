@@ -99,6 +99,8 @@ DVE_KEYWORDS = frozenset("""
 """.split())
 
 _MAX_BYTE = 255
+#: A client's local counter of the ticks spent in a Think (or, with no server, a Request).
+_TIMER = "timer"
 
 
 # ---------------------------------------------------------------------------- steps
@@ -147,7 +149,7 @@ class Think:
     ticks: int
 
     def __post_init__(self) -> None:
-        _check_int("Think(ticks)", self.ticks, 0)
+        _check_int("Think(ticks)", self.ticks, 0, _MAX_BYTE + 1)
 
 
 @dataclass(frozen=True)
@@ -503,9 +505,16 @@ class System:
 
 @dataclass(frozen=True)
 class _Tick:
-    """One tick of a client: an edge of its automaton."""
-    kind: str                     # 'think' | 'work' | 'send' | 'wait' | 'reply'
+    """One tick of a client: an edge of its automaton.
+
+    ``kind`` is ``'think'`` or ``'work'`` (``count`` ticks in one state, counted by the local
+    variable ``timer``: ``phase`` ``'loop'`` while more are to come, ``'exit'`` on the last;
+    ``phase`` ``'once'`` when ``count`` is 1), or ``'send'``, ``'wait'``, ``'reply'``.
+    """
+    kind: str
     request: Request | None = None
+    count: int = 1
+    phase: str = "once"
 
 
 @dataclass
@@ -514,6 +523,10 @@ class _Automaton:
     states: list[str]
     init: int
     edges: list[tuple[int, int, _Tick]]
+
+    @property
+    def uses_timer(self) -> bool:
+        return any(t.phase != "once" for _, _, t in self.edges)
 
 
 class _Nfa:
@@ -540,25 +553,28 @@ class _Nfa:
             cur = self.step(st, cur)
         return cur
 
+    def counted(self, entry: int, label: str, kind: str, count: int,
+                request: Request | None = None) -> int:
+        """``count`` ticks spent in one state (a counter, not a chain of states: the
+        synchronous product's size does not change, its number of transitions does)."""
+        if count == 0:
+            return entry
+        a, out = self.node(label), self.node()
+        self.eps[entry].append(a)
+        if count == 1:
+            self.tick(a, out, _Tick(kind, request))
+        else:
+            self.tick(a, a, _Tick(kind, request, count, "loop"))
+            self.tick(a, out, _Tick(kind, request, count, "exit"))
+        return out
+
     def step(self, st: Step, entry: int) -> int:
         if isinstance(st, Think):
-            cur = entry
-            for _ in range(st.ticks):
-                a = self.node("think")
-                self.eps[cur].append(a)
-                cur = self.node()
-                self.tick(a, cur, _Tick("think"))
-            return cur
+            return self.counted(entry, "think", "think", st.ticks)
         if isinstance(st, Request):
             label = st.name.lower()
             if not self.with_server:
-                cur = entry
-                for _ in range(st.service):
-                    a = self.node(label)
-                    self.eps[cur].append(a)
-                    cur = self.node()
-                    self.tick(a, cur, _Tick("work", st))
-                return cur
+                return self.counted(entry, label, "work", st.service, st)
             send, wait, out = self.node(label), self.node(f"{label}_wait"), self.node()
             self.eps[entry].append(send)
             self.tick(send, wait, _Tick("send", st))
@@ -754,20 +770,29 @@ class _Builder:
 
     def client_process(self, j: int, proc: str, auto: _Automaton,
                        global_names: set[str]) -> s.Process:
-        names = [n if n not in global_names else f"{n}_s" for n in auto.states]
+        taken = global_names | {_TIMER}
+        names = [n if n not in taken else f"{n}_s" for n in auto.states]
         req = self.req_name(proc)
         done_any = self.any_of([self.bin("==", self.var(self.done_name(w)), self.lit(j))
                                 for w in range(1, self.workers + 1)]) if self.server else None
         done_none = self.all_of([self.bin("!=", self.var(self.done_name(w)), self.lit(j))
                                  for w in range(1, self.workers + 1)]) if self.server else None
         trans = []
+        v, n = self.var, self.lit
         for a, b, t in auto.edges:
             src, dst = names[a], names[b]
-            if t.kind == "think":
-                trans.append(self.trans(src, dst))
-            elif t.kind == "work":
-                assert t.request is not None
-                trans.append(self.trans(src, dst, costs=self.cost(self.lit(t.request.cost))))
+            if t.kind in ("think", "work"):
+                costs = (self.cost(n(t.request.cost)) if t.kind == "work" and t.request
+                         and t.request.cost else ())
+                if t.phase == "once":
+                    trans.append(self.trans(src, dst, costs=costs))
+                elif t.phase == "loop":
+                    trans.append(self.trans(src, dst, guard=[self.bin("<", v(_TIMER), n(t.count - 1))],
+                                            effects=[self.assign(_TIMER, self.bin("+", v(_TIMER), n(1)))],
+                                            costs=costs))
+                else:
+                    trans.append(self.trans(src, dst, guard=[self.bin("==", v(_TIMER), n(t.count - 1))],
+                                            effects=[self.assign(_TIMER, n(0))], costs=costs))
             elif t.kind == "send":
                 assert t.request is not None
                 trans.append(self.trans(src, dst, effects=[
@@ -777,7 +802,8 @@ class _Builder:
             else:  # reply
                 trans.append(self.trans(src, dst, guard=[done_any],
                                         effects=[self.assign(req, self.lit(0))]))
-        return s.Process(proc, (), tuple(s.StateDecl(n, pos=self.pos) for n in names),
+        decls = (self.byte(_TIMER),) if auto.uses_timer else ()
+        return s.Process(proc, decls, tuple(s.StateDecl(x, pos=self.pos) for x in names),
                          self.ref(names[auto.init]), transitions=tuple(trans), pos=self.pos)
 
     def server_process(self) -> s.Process:
