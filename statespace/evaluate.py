@@ -488,17 +488,29 @@ class Evaluator:
 
     def prepare(self) -> "Evaluator":
         """Generate every function exploration may call (guards, charges, effects of every
-        action) now, with a recursion limit high enough for very long expressions."""
+        action) now, compiled as one module, with a recursion limit high enough for very long
+        expressions."""
         cm = self.cm
-        with _deep_recursion():
-            for t in cm.transitions:
-                self.guard(t.id)
-                self.charge(t.id)
-                if cm.system == "sync" or t.sync_kind in (None, "bsend", "brecv"):
-                    self.effect((t.id,))
-            for a in cm.actions:
-                if a.kind == "rendezvous":
-                    self.effect(a.transitions)
+        self._pending: list[tuple[tuple, str, str]] = []
+        try:
+            with _deep_recursion():
+                for t in cm.transitions:
+                    self.guard(t.id)
+                    if self.constant_charge(t.id) is None:
+                        self.charge(t.id)
+                    if cm.system == "sync" or t.sync_kind in (None, "bsend", "brecv"):
+                        self.effect((t.id,))
+                for a in cm.actions:
+                    if a.kind == "rendezvous":
+                        self.effect(a.transitions)
+            pending, self._pending = self._pending, None
+            if pending:
+                src = "\n\n".join(p[2] for p in pending)
+                exec(compile(src, f"<dvecost {self.cm.name}>", "exec"), self.ns)
+                for key, fname, _ in pending:
+                    self._cache[key] = self.ns[fname]
+        finally:
+            self._pending = None
         return self
 
     def const_array(self, vi) -> str:
@@ -511,9 +523,30 @@ class Evaluator:
         fname = "f_" + "_".join(str(k) for k in key).replace("-", "m")
         src = gen.source(fname, ret)
         self.sources[key] = src
+        if getattr(self, "_pending", None) is not None:
+            # Inside prepare(): compiled later, all at once; a placeholder until then.
+            self._pending.append((key, fname, src))
+            return _unprepared
         code = compile(src, f"<dvecost {self.cm.name} {key[0]} {key[1:]}>", "exec")
         exec(code, self.ns)
         return self.ns[fname]
+
+    def constant_charge(self, tid: int):
+        """``(costs, time)`` as Python ints when transition ``tid`` charges constants (no
+        state dependence, no fault possible), else ``None``."""
+        t = self.cm.transitions[tid]
+        costs = t.costs
+        vals = []
+        for res in self.cm.resources:
+            e = costs.get(res)
+            v = 0 if e is None else _literal_value(e)
+            if v is None:
+                return None
+            vals.append(v)
+        tm = 1 if t.time is None else _literal_value(t.time)
+        if tm is None:
+            return None
+        return tuple(vals), tm
 
     # ------------------------------------------------------------------ guards
     def guard(self, tid: int) -> Callable:
@@ -663,18 +696,21 @@ class Evaluator:
             self._cache[key] = self._build(key, g, f"({', '.join(out)},), {tcode}, {err}")
         return self._cache[key]
 
-    def is_constant_charge(self, tid: int) -> bool:
-        """True when the transition's costs and time are constants (no state dependence)."""
-        t = self.cm.transitions[tid]
-        exprs = [c.amount for c in t.node.costs] + ([t.time] if t.time is not None else [])
-        return all(_is_literal(e) for e in exprs)
+def _unprepared(*args):  # pragma: no cover - replaced at the end of prepare()
+    raise RuntimeError("function used before Evaluator.prepare() finished")
 
 
-def _is_literal(e) -> bool:
-    if isinstance(e, (S.IntLit, S.BoolLit)):
-        return True
-    if isinstance(e, S.Unary):
-        return _is_literal(e.operand)
-    if isinstance(e, S.Binary):
-        return e.op not in ("/", "%") and _is_literal(e.left) and _is_literal(e.right)
-    return False
+def _literal_value(e) -> int | None:
+    """The value of an expression made of literals and ``+ - * ~ -`` only, else None."""
+    from .compiler import _binop
+    if isinstance(e, S.IntLit):
+        return wrap32(e.value)
+    if isinstance(e, S.BoolLit):
+        return int(e.value)
+    if isinstance(e, S.Unary) and e.op in ("-", "~"):
+        v = _literal_value(e.operand)
+        return None if v is None else wrap32(-v if e.op == "-" else ~v)
+    if isinstance(e, S.Binary) and e.op in ("+", "-", "*"):
+        a, b = _literal_value(e.left), _literal_value(e.right)
+        return None if a is None or b is None else _binop(e.op, a, b)
+    return None

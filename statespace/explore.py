@@ -127,6 +127,7 @@ class _Explorer:
         self.chunk_size = max(1, int(chunk_size))
         self.max_states, self.max_memory, self.progress = max_states, max_memory, progress
         self.ev = Evaluator(cm, xp).prepare()
+        self.const_charge = [self.ev.constant_charge(t.id) for t in cm.transitions]
         self.layout = KeyLayout.for_model(cm)
         self.W = self.layout.n_words
         self.visited = VisitedSet(self.W)
@@ -158,7 +159,7 @@ class _Explorer:
         self.t0 = t0
         ids, first = self.visited.add(self.init_key)
         self._record_new(self.init_key, np.array([-1], np.int64), np.array([-1], np.int32),
-                         np.array([-1], np.int32))
+                         np.array([0], np.int32))
         self.n_expanded = 0
         last_progress = t0
         while self.n_expanded < self.visited.n:
@@ -302,10 +303,15 @@ class _Explorer:
         return nk
 
     def _charge(self, tid, X, R):
-        costs, tm, err = self.ev.charge(tid)(X, R)
         k = R.shape[0]
-        return ([np.broadcast_to(np.asarray(c, dtype=np.int64), (k,)) for c in costs],
-                np.broadcast_to(np.asarray(tm, dtype=np.int64), (k,)), err)
+        const = self.const_charge[tid]
+        if const is not None:
+            costs, tm = const
+            return [np.full(k, c, np.int64) for c in costs], np.full(k, tm, np.int64), None
+        costs, tm, err = self.ev.charge(tid)(X, R)
+        return ([np.full(k, c, np.int64) if isinstance(c, int) else c.astype(np.int64)
+                 for c in costs],
+                np.full(k, tm, np.int64) if isinstance(tm, int) else tm.astype(np.int64), err)
 
     def _successors_async(self, X, keys):
         cm = self.cm
@@ -382,20 +388,19 @@ class _Explorer:
                 moves = [(cm.processes[t.process].slot, t.src, t.dst)]
             else:
                 s, q = a.transitions
-                ens, ers = full(s)
-                enq, erq = full(q)
-                if G[s][0].shape[0] == 0 or G[q][0].shape[0] == 0:
+                Rs, ers = G[s]
+                if Rs.shape[0] == 0 or G[q][0].shape[0] == 0:
                     continue
-                R = np.flatnonzero(ens & enq)
+                # Rows where both partners are enabled: the sender's rows, filtered through
+                # the receiver's full-length mask (O(|Rs|) per pair, not O(chunk)).
+                enq, erq = full(q)
+                sel = enq[Rs]
+                R = Rs[sel]
                 if R.shape[0] == 0:
                     continue
-                gerr = None
-                if ers is not None or erq is not None:
-                    gerr = np.zeros(R.shape[0], bool)
-                    if ers is not None:
-                        gerr |= ers[R]
-                    if erq is not None:
-                        gerr |= erq[R]
+                gerr = None if ers is None else ers[sel]
+                if erq is not None:
+                    gerr = erq[R] if gerr is None else gerr | erq[R]
                 writes, eerr = self.ev.effect((s, q))(X, R)
                 cs, ts, ce1 = self._charge(s, X, R)
                 cq, tq, ce2 = self._charge(q, X, R)

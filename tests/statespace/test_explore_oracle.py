@@ -14,18 +14,18 @@ from test_explore_semantics import BUF, COMMIT2, PROD, RDV, RINGS_SYNC
 
 MIXED = """
 byte g[4] = {1, 2};
-int acc = -5;
+int acc = -6;
 channel c, d;
 channel {byte} q[3];
 process A { byte i; state s0, s1, s2; init s0;
   trans s0 -> s1 { guard i < 4; effect g[i] = (g[i] + 3) % 7, i = i + 1; cost g[0]; },
         s1 -> s0 { sync c!i * 2; time 2; },
-        s1 -> s2 { guard g[i % 4] > 2; sync q!g[1]; },
+        s1 -> s2 { guard g[i % 4] >= 0; sync q!g[1]; },
         s2 -> s0 { guard acc < 0 || 100 / acc > 1; effect acc = acc + 3; cost 1; time 0; }; }
 process B { byte v; state t0, t1; init t0;
   trans t0 -> t1 { sync c?v; effect acc = acc - v; cost 2; },
         t1 -> t0 { sync q?v; effect g[v % 4] = v; },
-        t1 -> t0 { guard v > 3 && not (v == 5); };
+        t1 -> t0 { guard v != 5 || not (acc < 0); };
 }
 system async;
 """
