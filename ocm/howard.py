@@ -223,6 +223,7 @@ def solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
     cmax = _absmax(cost, xp)
     tmax = _absmax(time, xp) if time is not None else 1
     it = 0
+    aux: dict = {}
     while True:
         if it >= max_iter:
             raise ConvergenceError(it, f"Howard's iteration did not converge in {it} iterations")
@@ -240,7 +241,7 @@ def solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
             rnum = P._to_numpy(rnum).astype(object)
             rden = P._to_numpy(rden).astype(object)
         best_rank, best_val, best_edge = P.best_edges(indptr, indices, cost, time, row,
-                                                      st.rank, pot, rnum, rden, xp)
+                                                      st.rank, pot, rnum, rden, xp, aux=aux)
         improve = (best_rank > st.rank) | ((best_rank == st.rank) & (best_val > pot))
         t_improve += _time.perf_counter() - t1
         if not bool(improve.any()):

@@ -190,7 +190,7 @@ def segment_argmax(key: Array, indptr: Array, row: Array, xp: Any) -> tuple[Arra
 
 def best_edges(indptr: Array, indices: Array, cost: Array, time: Array | None, row: Array,
                rank: Array, potential: Array, rank_num: Array, rank_den: Array,
-               xp: Any) -> tuple[Array, Array, Array]:
+               xp: Any, aux: dict | None = None) -> tuple[Array, Array, Array]:
     """Howard's improvement pass: the best out-edge of every vertex. *Non-empty rows.*
 
     For every vertex ``u``, over its out-edges ``e = (u, w)``:
@@ -222,6 +222,9 @@ def best_edges(indptr: Array, indices: Array, cost: Array, time: Array | None, r
     rank_num, rank_den : int64 or object arrays, shape (n_ranks,)
         The reduced fraction of every rank's value, ``rank_den > 0``.
     xp : module
+    aux : dict, optional
+        A cache the caller keeps across calls on the same graph (the NumPy path stores
+        per-edge constants there); implementations may ignore it.
 
     Returns
     -------
@@ -248,6 +251,11 @@ def best_edges(indptr: Array, indices: Array, cost: Array, time: Array | None, r
     k = _kernel("best_edges", xp)
     if k is not None:
         return k(indptr, indices, cost, time, row, rank, potential, rank_num, rank_den, xp)
+    if _is_numpy(xp) and potential.dtype != object:
+        packed = _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num,
+                                    rank_den, aux)
+        if packed is not None:
+            return packed
     rk = rank[indices]
     best_rank = xp.maximum.reduceat(rk, indptr[:-1])
     br = best_rank[row]
@@ -265,6 +273,72 @@ def best_edges(indptr: Array, indices: Array, cost: Array, time: Array | None, r
     val = xp.where(cand, val, floor)
     best_val, best_edge = segment_argmax(val, indptr, row, xp)
     return best_rank.astype(xp.int64, copy=False), best_val, best_edge
+
+
+def _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num, rank_den,
+                       aux=None):
+    """NumPy fast path of :func:`best_edges`: the lexicographic key in one int64, one reduceat.
+
+    For an edge ``e = (u, w)`` with ``r = rank[w]`` the key is
+    ``(r * span + val_w(e) - lo) * D + (D - 1 - offset of e in its row)``, where
+    ``val_w(e) = den[r] * cost[e] - num[r] * time[e] + potential[w]`` uses the class of ``w``
+    (equal to the row's best class on the edges that matter), ``lo`` bounds ``val`` below,
+    ``span`` bounds its range and ``D`` is the largest out-degree. The row maximum of the key
+    is the lexicographic maximum of ``(rank[w], val, -e)``. Only one random gather per edge
+    (``z[w]``, the per-vertex part of the key); the rank of ``w`` is decoded from it. Returns
+    None when the key could exceed int64 (the generic path then runs). ``aux`` (a dict kept by
+    the caller across iterations on one graph) caches the per-edge constants.
+    """
+    if aux is None:
+        aux = {}
+    n = indptr.shape[0] - 1
+    m = indices.shape[0]
+    starts = indptr[:-1]
+    if "rev_off" not in aux:
+        deg = np.diff(indptr)
+        d = int(deg.max()) if n else 1
+        aux["d"] = d
+        aux["rev_off"] = (d - 1) - (np.arange(m, dtype=np.int64) - np.repeat(starts, deg))
+        aux["cmax"] = int(np.abs(cost).max()) if m else 0
+        aux["tmax"] = int(time.max()) if time is not None and m else 1
+    d, cmax, tmax = aux["d"], aux["cmax"], aux["tmax"]
+    amax = int(np.abs(rank_num).max())
+    bmax = int(rank_den.max())
+    xmax = int(np.abs(potential).max()) if n else 0
+    lo = -(bmax * cmax + amax * tmax + xmax)
+    span = 2 * -lo + 1
+    n_ranks = rank_num.shape[0]
+    if n_ranks * span * d >= INT_SAFE:
+        return None
+    vd = span * d
+    z = rank * vd + (potential - lo) * d            # per target vertex
+    key = np.take(z, indices)
+    if n_ranks == 1:
+        # One class: the edge term is a constant array while the class value stays the same.
+        cache = aux.get("edge_term")
+        tag = (int(rank_num[0]), int(rank_den[0]), d)
+        if cache is None or cache[0] != tag:
+            if time is None:
+                term = d * int(rank_den[0]) * cost - d * int(rank_num[0])
+            else:
+                term = d * int(rank_den[0]) * cost - d * int(rank_num[0]) * time
+            term += aux["rev_off"]
+            aux["edge_term"] = cache = (tag, term)
+        key += cache[1]
+    else:
+        rk = key // vd
+        key += d * np.take(rank_den, rk) * cost
+        if time is None:
+            key -= d * np.take(rank_num, rk)
+        else:
+            key -= d * np.take(rank_num, rk) * time
+        key += aux["rev_off"]
+    best = np.maximum.reduceat(key, starts)
+    best_rank = best // vd
+    rem = best - best_rank * vd
+    best_val = rem // d + lo
+    best_edge = starts + (d - 1) - rem % d
+    return best_rank, best_val, best_edge
 
 
 def cycle_reps(succ: Array, xp: Any) -> Array:
@@ -374,6 +448,9 @@ def tree_sums(parent: Array, weights: Sequence[Array], xp: Any) -> tuple[Array, 
     sums = [xp.where(is_root, 0, w).astype(w.dtype, copy=False) for w in weights]
     jump = parent.astype(xp.int64, copy=True)
     if _is_numpy(xp):
+        by_levels = _tree_sums_levels(parent, sums, is_root)
+        if by_levels is not None:
+            return by_levels
         act = np.flatnonzero(~is_root[jump])
         while act.size:
             ja = jump[act]
@@ -389,6 +466,57 @@ def tree_sums(parent: Array, weights: Sequence[Array], xp: Any) -> tuple[Array, 
             return jump, sums
         sums = [s + s[jump] for s in sums]
         jump = jj
+
+
+#: The level-by-level NumPy path of :func:`tree_sums` gives up beyond this many levels (one
+#: Python step per level); pointer doubling takes over.
+MAX_LEVELS = 4096
+
+
+def _tree_sums_levels(parent, sums, is_root):
+    """NumPy path of :func:`tree_sums`: breadth-first levels from the roots (SciPy, in C),
+    then one vectorised step per level, O(n) work. None when the forest is too deep."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import breadth_first_order
+
+    n = parent.shape[0]
+    roots = np.flatnonzero(is_root)
+    nonroot = np.flatnonzero(~is_root)
+    # Child lists of the forest plus a super root n whose children are the roots, as CSR
+    # (counting sort by parent, done by SciPy's CSR construction in C).
+    src = np.concatenate([parent[nonroot], np.full(roots.shape[0], n, dtype=np.int64)])
+    dst = np.concatenate([nonroot, roots])
+    g = csr_array((np.ones(n, dtype=np.int8), (src, dst)), shape=(n + 1, n + 1))
+    order = breadth_first_order(g, n, directed=True, return_predecessors=False)[1:]
+    pos = np.empty(n, dtype=np.int64)
+    pos[order] = np.arange(n, dtype=np.int64)
+    par_ord = np.take(parent, order)
+    predpos = np.take(pos, par_ord)
+    n_roots = roots.shape[0]
+    predpos[:n_roots] = -1
+    # BFS order: each level is contiguous and the parents' positions never decrease, so the
+    # next level ends where the parents stop lying in the current one.
+    bounds = [0, n_roots]
+    while bounds[-1] < n:
+        if len(bounds) > MAX_LEVELS:
+            return None
+        bounds.append(int(np.searchsorted(predpos, bounds[-1], side="left")))
+    root_ord = np.empty(n, dtype=np.int64)
+    root_ord[:n_roots] = order[:n_roots]
+    w_ord = [np.take(s, order) for s in sums]
+    for a, b in zip(bounds[1:-1], bounds[2:]):
+        pp = predpos[a:b]
+        root_ord[a:b] = np.take(root_ord, pp)
+        for w in w_ord:
+            w[a:b] += np.take(w, pp)
+    root = np.empty(n, dtype=np.int64)
+    root[order] = root_ord
+    out = []
+    for w, s in zip(w_ord, sums):
+        r = np.empty_like(s)
+        r[order] = w
+        out.append(r)
+    return root, out
 
 
 def trim_sinks(indptr: Array, indices: Array, alive: Array, xp: Any) -> Array:
