@@ -144,7 +144,7 @@ def test_dot_file(capsys, tmp_path):
     assert code == 0 and "critical cycle" in out
     text = dot.read_text()
     assert_dotish(text)
-    assert "color=red" in text and "fork[0]=" in text
+    assert "color=red" in text and "fork=[0,1]" in text
     assert text.count(" -> ") >= 8  # the whole graph is small enough to be drawn
 
 
