@@ -135,7 +135,11 @@ class SaturationResult:
     search : str
         ``'bisect'`` or ``'linear'``.
     stopped : str or None
-        Why the search stopped before its end (a state limit), else ``None``.
+        Why the search stopped before an answer (a state limit), else ``None``.
+    note : str or None
+        Why no (further) analysis was needed, when the answer follows from the system's shape:
+        a capacity above :attr:`load_bound` when that bound does not grow with the clients, or
+        interleaved clients with no server, whose load is that of the worst client alone.
     """
 
     spec: str
@@ -150,6 +154,7 @@ class SaturationResult:
     load_bound: Fraction | None = None
     search: str = "bisect"
     stopped: str | None = None
+    note: str | None = None
 
     @property
     def seconds(self) -> float:
@@ -175,7 +180,7 @@ class SaturationResult:
             "violations": [[a.clients, b.clients] for a, b in self.violations],
             "load_bound": num(self.load_bound),
             "load_bound_exact": None if self.load_bound is None else str(self.load_bound),
-            "stopped": self.stopped, "seconds": round(self.seconds, 4),
+            "stopped": self.stopped, "note": self.note, "seconds": round(self.seconds, 4),
             "curve": [p.as_dict() for p in self.curve],
         }
 
@@ -365,6 +370,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction = 1, *,
 
     def load(n: int) -> SaturationPoint:
         if n not in points:
+            meta["current"] = n
             t0 = _time.perf_counter()
             system = family(n)
             meta.setdefault("resource", system.resource)
@@ -378,11 +384,40 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction = 1, *,
 
     answer: int | None = None
     stopped: str | None = None
+    top = family(max_clients)
+    if (top.server is not None or top.composition == "async") and top.load_bound() < cap:
+        # The bound does not grow with N here (workers * max cost, or one client's max cost):
+        # no analysis can reach the capacity, so none is run.
+        why = ("workers x largest cost per tick" if top.server is not None
+               else "interleaved: one client's largest cost per step")
+        return SaturationResult(
+            spec=name, capacity=cap, saturating_clients=None, curve=(), monotone=True,
+            violations=(), max_clients=max_clients, scenario=scenario, resource=top.resource,
+            load_bound=top.load_bound(), search=search,
+            note=f"the load can never reach {cap}: it is at most {top.load_bound()} ({why})")
+    note: str | None = None
+    if top.server is None and top.composition == "async":
+        # Interleaved clients that share nothing: a cycle of the product is made of cycles of
+        # single clients, and its mean is a weighted average of theirs, so the worst cycle is
+        # the worst client cycling alone (the others idle, which interleaving allows). The load
+        # is the same for every N >= 1; N = 1 and 2 show it, and nothing more is needed.
+        for n in (1, 2)[:max_clients]:
+            if load(n).exact >= cap:
+                break
+        else:
+            note = ("interleaved clients with no server: the load of N clients is that of the "
+                    "worst client alone, the same for every N, so no N reaches the capacity")
+    if note is not None:
+        curve = tuple(points[n] for n in sorted(points))
+        return SaturationResult(
+            spec=name, capacity=cap, saturating_clients=None, curve=curve, monotone=True,
+            violations=(), max_clients=max_clients, scenario=scenario, resource=top.resource,
+            load_bound=top.load_bound(), search=search, note=note)
     try:
         answer = _linear(load, cap, max_clients) if search == "linear" else \
             _bisect(load, cap, max_clients)
     except StateSpaceError as exc:
-        stopped = f"{exc}"
+        stopped = f"N={meta.get('current')}: {exc}"
         answer = None
     curve = tuple(points[n] for n in sorted(points))
     violations = tuple((a, b) for i, a in enumerate(curve) for b in curve[i + 1:]
