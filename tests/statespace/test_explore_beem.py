@@ -18,6 +18,15 @@ import pytest
 from ss_helpers import BEEM, SHARED
 
 FAST_LIMIT = 200_000
+
+#: Rows of divine_tests_expected.tsv whose counts belong to another model than the file: the
+#: note says "only one message is ever sent" (a -> b then b -> b, as in bufchan.dve), but the
+#: file's sender loops a -> a; DiVinE's own graph for the file (divine-tests-dot/bufchan2.dve.dot:
+#: 8 states, 12 edges) is what we produce (test_explore_dot checks the isomorphism).
+MISMATCHED_ROWS = {
+    "bufchan2.dve": "row gives 3/5 for a one-message variant; the file gives 8/12 (DiVinE's DOT)",
+    "bufchan2-local.dve": "row gives 3/5 for a one-message variant; the file gives 8/12",
+}
 MAX_STATES = 5_000_000
 
 
@@ -67,8 +76,11 @@ def _divine_params():
             for item in row["defines"].split(","):
                 k, v = item.split("=")
                 defines[k.strip()] = int(v)
+        marks = []
+        if row["model_file"] in MISMATCHED_ROWS:
+            marks = [pytest.mark.xfail(strict=True, reason=MISMATCHED_ROWS[row["model_file"]])]
         out.append(pytest.param(row["model_file"], defines, int(row["states"]),
-                                int(row["transitions"]), int(row["deadlocks"]),
+                                int(row["transitions"]), int(row["deadlocks"]), marks=marks,
                                 id=f"{row['model_file']}{'-' + row['defines'] if defines else ''}"))
     return out
 
