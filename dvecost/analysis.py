@@ -472,19 +472,9 @@ def _is_text(x: str | pathlib.Path) -> bool:
 
 
 def _load(x: str | pathlib.Path, defines: dict[str, int]):
-    """Parse, expand and check a model given as a path or as text."""
+    """Parse, expand and check a model given as a path or as text (:func:`dve.load_model`)."""
     import dve
-    from dve.errors import ConfigurationError
-
-    if _is_text(x):
-        model = dve.expand_model(dve.parse_model(str(x), "<string>"), defines)
-        dve.check_model(model)
-        return model
-    try:
-        return dve.load_model(str(x), defines=defines)
-    except OSError as exc:
-        reason = (exc.strerror or str(exc)).lower()
-        raise ConfigurationError(f"cannot read '{x}': {reason}") from None
+    return dve.load_model(x if isinstance(x, str) else pathlib.Path(x), defines=defines)
 
 
 def _model_name(x, compiled) -> str:
