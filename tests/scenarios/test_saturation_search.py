@@ -1,0 +1,252 @@
+"""The saturation search: its logic on fake curves, and its answers on real models."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction as F
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dve.errors import ConfigurationError, StateLimitExceeded
+from dvecost.cli import main
+from scenarios import Request, Scenario, Server, System, Think, saturate
+from scenarios.saturation import Evaluation, parse_capacity
+
+U = Scenario("u", Request("r", 1))
+
+
+def family(n):
+    return System({U: n})
+
+
+def fake(curve):
+    """An evaluator reading the load of N clients off ``curve(N)``; it records the calls."""
+    calls = []
+
+    def evaluate(system):
+        n = system.n_clients
+        calls.append(n)
+        return Evaluation(F(curve(n)), 10 * n)
+
+    evaluate.calls = calls
+    return evaluate
+
+
+# ---------------------------------------------------------------------------- fake curves
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 8, 13, 40, 64])
+def test_linear_curve(k):
+    ev = fake(lambda n: F(n, k))
+    r = saturate(family, evaluate=ev)
+    assert r.saturating_clients == k and r.monotone and not r.violations
+    assert len(ev.calls) == len(set(ev.calls)) <= 2 * math.ceil(math.log2(k)) + 1
+    assert [p.clients for p in r.curve] == sorted(ev.calls)
+    assert r.point(k).exact >= 1 and (k == 1 or r.point(k - 1).exact < 1)
+
+
+def test_search_order_is_exponential_then_binary():
+    ev = fake(lambda n: F(n, 11))
+    assert saturate(family, evaluate=ev).saturating_clients == 11
+    assert ev.calls == [1, 2, 4, 8, 16, 12, 10, 11]
+
+
+def test_capacity_is_compared_exactly():
+    ev = fake(lambda n: F(n, 3))
+    assert saturate(family, capacity="5/3", evaluate=ev).saturating_clients == 5
+    assert saturate(family, capacity=F(5, 3) + F(1, 10**9), evaluate=fake(lambda n: F(n, 3))) \
+        .saturating_clients == 6
+
+
+def test_no_saturation_up_to_max_clients():
+    ev = fake(lambda n: F(n, 100))
+    r = saturate(family, max_clients=20, evaluate=ev)
+    assert r.saturating_clients is None and r.stopped is None
+    assert ev.calls == [1, 2, 4, 8, 16, 20]  # the limit itself is tried
+
+
+def test_max_clients_one():
+    r = saturate(family, max_clients=1, evaluate=fake(lambda n: F(1, 2)))
+    assert r.saturating_clients is None and [p.clients for p in r.curve] == [1]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=40), st.integers(1, 30))
+def test_bisect_agrees_with_linear_on_monotone_curves(steps, cap):
+    values = [sum(steps[:i + 1]) for i in range(len(steps))]  # non-decreasing
+
+    def curve(n):
+        return values[min(n, len(values)) - 1]
+
+    m = len(values) + 5
+    a = saturate(family, cap, max_clients=m, evaluate=fake(curve))
+    b = saturate(family, cap, max_clients=m, search="linear", evaluate=fake(curve))
+    assert a.monotone and b.monotone
+    assert a.saturating_clients == b.saturating_clients == next(
+        (n for n in range(1, m + 1) if curve(n) >= cap), None)
+
+
+def test_non_monotone_curve_is_detected_and_reported():
+    #            N:  1  2  3  4  5  6  7  8
+    values = {1: 0, 2: 3, 3: 1, 4: 2, 5: 2, 6: 3, 7: 4, 8: 5}
+    ev = fake(lambda n: F(values[n], 3))
+    r = saturate(family, max_clients=8, evaluate=ev)
+    assert ev.calls == [1, 2]          # N = 2 already reaches 1: the answer is 2 ...
+    assert r.saturating_clients == 2 and r.monotone  # ... and nothing contradicts it
+    ev = fake(lambda n: F([0, 2, 1, 2, 2, 2, 3, 3][n - 1], 3))
+    r = saturate(family, max_clients=8, evaluate=ev)
+    assert ev.calls == [1, 2, 4, 8, 6, 7]
+    assert r.saturating_clients == 7 and r.monotone  # 3 was never evaluated: not seen
+    ev = fake(lambda n: F([1, 2, 1, 3, 3, 3, 3, 3][n - 1], 3))
+    r = saturate(family, max_clients=8, evaluate=ev)
+    assert ev.calls == [1, 2, 4, 3]
+    assert r.saturating_clients == 4 and not r.monotone
+    assert [(a.clients, b.clients) for a, b in r.violations] == [(2, 3)]
+
+
+def test_linear_search_finds_the_first_saturating_n_on_any_curve():
+    values = [1, 3, 1, 2, 3, 3]
+    r = saturate(family, max_clients=6, search="linear",
+                 evaluate=fake(lambda n: F(values[n - 1], 3)))
+    assert r.saturating_clients == 2 and [p.clients for p in r.curve] == [1, 2]
+
+
+def test_state_limit_stops_the_search():
+    def evaluate(system):
+        if system.n_clients >= 8:
+            raise StateLimitExceeded(1000, 1001)
+        return Evaluation(F(system.n_clients, 10), 5)
+
+    r = saturate(family, evaluate=evaluate)
+    assert r.saturating_clients is None and [p.clients for p in r.curve] == [1, 2, 4]
+    assert r.stopped.startswith("N=8: state limit")
+
+
+def test_progress_sees_every_point():
+    seen = []
+    r = saturate(family, evaluate=fake(lambda n: F(n, 5)), progress=seen.append)
+    assert seen and sorted(seen, key=lambda p: p.clients) == list(r.curve)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"capacity": "0"}, "above 0"), ({"capacity": "x"}, "bad capacity"),
+    ({"capacity": "1/0"}, "bad capacity"), ({"max_clients": 0}, "max_clients"),
+    ({"search": "random"}, "unknown search"), ({"scenario": "nobody"}, "no scenario 'nobody'"),
+])
+def test_bad_arguments(kwargs, words):
+    with pytest.raises(ConfigurationError, match=words):
+        saturate(family, evaluate=fake(lambda n: 1), **kwargs)
+
+
+def test_unknown_spec():
+    with pytest.raises(ConfigurationError, match="unknown template or scenario file 'nope'"):
+        saturate("nope")
+
+
+def test_parse_capacity():
+    assert parse_capacity("1.5") == F(3, 2) and parse_capacity(" 2 ") == 2
+
+
+def test_scenario_grows_alone_and_system_spec_grows_in_proportion():
+    a, b = Scenario("a", Request("x", 1)), Scenario("b", Request("y", 1))
+    seen = []
+
+    def evaluate(system):
+        seen.append({sc.name: k for sc, k in system.counts})
+        return Evaluation(F(system.n_clients, 4), 1)
+
+    saturate(lambda n: System({a: n, b: 2 * n}), scenario="b", evaluate=evaluate)
+    assert seen == [{"b": 1}, {"b": 2}, {"b": 4}, {"b": 3}]
+    seen.clear()
+    saturate(System({a: 1, b: 3}), evaluate=evaluate)
+    # D'Hondt with weights 1:3: b, b, a, b, ...
+    assert seen == [{"b": 1}, {"b": 2}, {"a": 1, "b": 3}, {"a": 1, "b": 2}]
+
+
+def test_result_as_dict():
+    r = saturate(family, capacity="3/2", evaluate=fake(lambda n: F(n, 2)))
+    d = json.loads(json.dumps(r.as_dict()))
+    assert d["saturating_clients"] == 3 and d["capacity"] == 1.5
+    assert d["capacity_exact"] == "3/2" and d["monotone"] is True
+    assert d["curve"][0] == {"clients": 1, "exact": "1/2", "value": 0.5, "n_states": 10,
+                             "seconds": d["curve"][0]["seconds"], "certified": True}
+
+
+# ---------------------------------------------------------------------------- real models
+
+def test_paper_server_saturates_at_three(results):
+    r = results("paper-server")
+    assert r.saturating_clients == 3 and r.monotone
+    assert [(p.clients, p.exact) for p in r.curve] == [(1, F(1, 3)), (2, F(2, 3)), (3, 1), (4, 1)]
+    assert r.resource == "server" and r.load_bound == 1
+
+
+def test_paper_no_server_never_saturates_and_says_why():
+    r = saturate("paper-no-server", backend="cpu")
+    assert r.saturating_clients is None and r.stopped is None
+    assert [(p.clients, p.exact) for p in r.curve] == [(1, F(3, 8)), (2, F(3, 8))]
+    assert "worst client alone" in r.note
+
+
+def test_capacity_above_the_bound_needs_no_analysis():
+    r = saturate("paper-server", capacity=2, evaluate=fake(lambda n: 1 / 0))
+    assert r.saturating_clients is None and r.curve == () and "at most 1" in r.note
+
+
+def test_real_non_monotone_curve_is_flagged():
+    """The cheap client of test_scenarios_loads: adding clients that occupy the worker for free
+    lowers the load from 1/3."""
+    paid = Scenario("paid", [Request("x", 1)])
+    free = Scenario("free", [Request("idle", 10, cost=0)])
+    r = saturate(lambda n: System({paid: 1, free: n - 1}, server=Server()), max_clients=4,
+                 backend="cpu")
+    assert r.saturating_clients is None and not r.monotone
+    assert (r.curve[0].clients, r.curve[0].exact) == (1, F(1, 3))
+    assert all(b.exact < F(1, 3) for b in r.curve[1:])
+    assert {(a.clients, b.clients) for a, b in r.violations} >= {(1, 2), (1, 4)}
+
+
+@pytest.fixture(scope="module")
+def results():
+    """Each real sweep once per module (the editor's takes a few seconds)."""
+    cache = {}
+
+    def get(spec):
+        if spec not in cache:
+            cache[spec] = saturate(spec, backend="cpu")
+        return cache[spec]
+
+    return get
+
+
+@pytest.mark.parametrize("spec, expected", [("paper-server", 3), ("editor", 6)])
+def test_answer_agrees_with_analyze_on_rendered_models(tmp_path, capsys, results, spec,
+                                                       expected):
+    r = results(spec)
+    n = r.saturating_clients
+    assert n == expected
+    values = {}
+    for k in (n - 1, n):
+        path = tmp_path / f"{spec}_{k}.dve"
+        assert main(["scenarios", "render", spec, str(k), "-o", str(path)]) == 0
+        assert main(["analyze", str(path), "--cost", "server", "--backend", "cpu",
+                     "--json"]) == 0
+        d = json.loads(capsys.readouterr().out)
+        assert d["certified"]
+        values[k] = F(d["exact"])
+        assert values[k] == r.point(k).exact
+    assert values[n - 1] < r.capacity <= values[n]
+
+
+def test_editor_curve(results):
+    r = results("editor")
+    assert [(p.clients, str(p.exact)) for p in r.curve] == [
+        (1, "1/6"), (2, "7/18"), (4, "16/19"), (5, "22/23"), (6, "1"), (8, "1")]
+    assert r.monotone and r.saturating_clients == 6
+
+
+def test_one_scenario_of_the_editor():
+    r = saturate("editor", scenario="exporter", backend="cpu")
+    assert r.saturating_clients == 3 and r.point(2).exact == F(8, 11)
