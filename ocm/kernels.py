@@ -311,13 +311,144 @@ extern "C" __global__ void improve(const i64* indptr, const i64* indices, const 
         }
     }
 }
+
+// ---- Howard's iteration, packed (what howard_solve runs) ---------------------------------
+// Per-vertex records are packed so that every random access reads one 32-byte sector:
+// JL = (jump, window minimum) as 32-bit ids (howard_solve requires n < 2^31), TS = (jump,
+// path cost, path time), XR = (bias, root).
+struct __align__(8) JL { int j, l; };
+struct __align__(16) TS { i64 j, c, t, pad; };
+struct __align__(16) XR { i64 x, r; };
+
+// Policy edge of every vertex; cycle-detection state J_0 = succ, M_0(v) = v; flags and the
+// per-round activity flags act[0..K] cleared. flags[0]: vertices that improved; [1]: an int64
+// bound failed; [2]: a zero-time cycle; [3]: tree-doubling rounds executed.
+extern "C" __global__ void p_gather(const i64* policy, const i64* indices, const i64* cost,
+                                    const i64* time, i64 has_time, i64 n, i64 K, i64* succ,
+                                    i64* wc, i64* wt, JL* ja, signed char* on, i64* flags,
+                                    i64* act) {
+    GRID_LOOP(v, n) {
+        i64 e = policy[v], s = indices[e];
+        succ[v] = s; wc[v] = cost[e]; wt[v] = has_time ? time[e] : 1;
+        JL x; x.j = (int)s; x.l = (int)v; ja[v] = x;
+        on[v] = 0;
+        if (v == 0) {
+            flags[0] = 0; flags[1] = 0; flags[2] = 0; flags[3] = 0;
+            for (i64 i = 0; i <= K; ++i) act[i] = 0;
+        }
+    }
+}
+
+// Round of cycle detection (invariants of dbl_min), one random record read per vertex.
+extern "C" __global__ void p_dbl_min(const JL* in, i64 n, JL* out) {
+    GRID_LOOP(v, n) {
+        JL p = in[v], q = in[p.j], o;
+        o.j = q.j; o.l = p.l < q.l ? p.l : q.l;
+        out[v] = o;
+    }
+}
+
+extern "C" __global__ void p_mark(const JL* fin, i64 n, signed char* on) {
+    GRID_LOOP(v, n) { on[fin[v].j] = 1; }
+}
+
+// Forest cut open at the representatives (on a cycle and its smallest vertex): roots keep
+// themselves with weights 0. act[0] = 1 lets round 0 run.
+extern "C" __global__ void p_tree_init(const signed char* on, const JL* fin, const i64* succ,
+                                       const i64* wc, const i64* wt, i64 n, TS* ta,
+                                       signed char* isrep, i64* act) {
+    GRID_LOOP(v, n) {
+        bool rep = on[v] && fin[v].l == v;
+        isrep[v] = rep;
+        TS x; x.pad = 0;
+        if (rep) { x.j = v; x.c = 0; x.t = 0; } else { x.j = succ[v]; x.c = wc[v]; x.t = wt[v]; }
+        ta[v] = x;
+        if (v == 0) act[0] = 1;
+    }
+}
+
+// Tree-doubling round k (invariants of dbl_sum2). Runs only if round k - 1 left a vertex
+// whose jump is not yet a root (act[k]); sets act[k + 1] likewise and flags[3] = k + 1, so
+// flags[3] counts the rounds run and its parity says which buffer holds the result.
+extern "C" __global__ void p_dbl_sum(const TS* in, i64 n, TS* out, const signed char* isrep,
+                                     i64* act, i64 k, i64* flags) {
+    if (act[k] == 0) return;  // every vertex reached its root before round k
+    GRID_LOOP(v, n) {
+        TS p = in[v], q = in[p.j], o;
+        o.j = q.j; o.c = p.c + q.c; o.t = p.t + q.t; o.pad = 0;
+        out[v] = o;
+        if (!isrep[o.j]) act[k + 1] = 1;
+        if (v == 0) flags[3] = k + 1;
+    }
+}
+
+// Per representative: its cycle's sums and reduced value ra/rb (as vd_class).
+extern "C" __global__ void p_class(const signed char* isrep, const i64* succ, const i64* wc,
+                                   const i64* wt, const TS* ta, const TS* tb, i64 n, i64* ra,
+                                   i64* rb, i64* flags) {
+    const TS* T = (flags[3] & 1) ? tb : ta;
+    GRID_LOOP(r, n) {
+        if (!isrep[r]) continue;
+        TS s = T[succ[r]];
+        i64 cc = wc[r] + s.c, tt = wt[r] + s.t;
+        if (tt <= 0) { flags[2] = 1; ra[r] = 0; rb[r] = 1; continue; }
+        i64 g = gcd64(cc, tt);
+        ra[r] = cc / g; rb[r] = tt / g;
+    }
+}
+
+// Per vertex: root and scaled bias X = b * cs - a * ts, (a, b) the value of its root's cycle.
+extern "C" __global__ void p_potential(const TS* ta, const TS* tb, const i64* ra, const i64* rb,
+                                       i64 n, XR* xr, i64* flags) {
+    const TS* T = (flags[3] & 1) ? tb : ta;
+    GRID_LOOP(v, n) {
+        TS t = T[v];
+        i64 a = ra[t.j], b = rb[t.j];
+        XR o; o.r = t.j; o.x = 0;
+        if (!(small_prod(b, t.c) && small_prod(a, t.t))) { flags[1] = 1; xr[v] = o; continue; }
+        o.x = b * t.c - a * t.t;
+        if (!small_val(o.x)) flags[1] = 1;
+        xr[v] = o;
+    }
+}
+
+// Improvement (rules of 'improve'); one 16-byte record per edge target, classes compared by
+// root first (same root: same cycle, same value), exactly otherwise.
+extern "C" __global__ void p_improve(const i64* indptr, const i64* indices, const i64* cost,
+                                     const i64* time, i64 has_time, const XR* xr, const i64* ra,
+                                     const i64* rb, i64 n, i64* policy, i64* flags) {
+    GRID_LOOP(u, n) {
+        i64 br = -1, ba = 0, bb = 1, bv = 0, be = -1;
+        bool ok = true;
+        for (i64 e = indptr[u]; e < indptr[u + 1]; ++e) {
+            XR q = xr[indices[e]];
+            int c; i64 a, b;
+            if (be < 0) { c = 1; a = ra[q.r]; b = rb[q.r]; }
+            else if (q.r == br) { c = 0; a = ba; b = bb; }
+            else { a = ra[q.r]; b = rb[q.r]; c = cmp_frac(a, b, ba, bb); }
+            if (c < 0) continue;
+            i64 tm = has_time ? time[e] : 1, c_e = cost[e];
+            if (!(small_prod(b, c_e) && small_prod(a, tm) && small_val(q.x))) { ok = false; break; }
+            i64 val = b * c_e - a * tm + q.x;
+            if (c > 0 || val > bv) { br = q.r; ba = a; bb = b; bv = val; be = e; }
+        }
+        if (!ok) { flags[1] = 1; continue; }
+        XR o = xr[u];
+        int c = o.r == br ? 0 : cmp_frac(ba, bb, ra[o.r], rb[o.r]);
+        if (c > 0 || (c == 0 && bv > o.x)) {
+            policy[u] = be;
+            atomicAdd((unsigned long long*)&flags[0], 1ULL);
+        }
+    }
+}
 """
 
 #: Kernels defined in :data:`SOURCE` (what a launcher must provide).
 KERNEL_NAMES = ("edge_rows_k", "segment_sum_k", "segment_argmax_i64", "segment_argmax_f64",
                 "best_edges_k", "trim_round", "dbl_min", "mark_image", "reps_out", "dbl_sum2",
                 "dbl_sum1", "tree_init2", "tree_init1", "vd_gather", "vd_tree_init", "vd_class",
-                "vd_potential", "improve")
+                "vd_potential", "improve", "p_gather", "p_dbl_min", "p_mark", "p_tree_init",
+                "p_dbl_sum", "p_class", "p_potential", "p_improve")
 
 _BLOCK = 256
 _MAX_BLOCKS = 1 << 16  # grid-stride loops cover the rest
@@ -535,46 +666,51 @@ def trim_sinks(indptr: Any, indices: Any, alive: Any, xp: Any, *,
 # ---- Howard's iteration --------------------------------------------------------------------
 
 class _Buffers:
-    """Device buffers of one solve, allocated once so that a captured graph can be replayed."""
+    """Device buffers of one solve, allocated once so that a captured graph can be replayed.
 
-    def __init__(self, xp: Any, n: int) -> None:
-        e = lambda: xp.empty(n, dtype=xp.int64)  # noqa: E731
+    Packed records are int64 arrays viewed by the kernels as structs: ``ja``/``jb`` hold
+    (jump, minimum) pairs of int32, ``ta``/``tb`` (jump, cost, time, pad) quadruples, ``xr`` (bias,
+    root) pairs.
+    """
+
+    def __init__(self, xp: Any, n: int, K: int) -> None:
+        e = lambda k=1: xp.empty(k * n, dtype=xp.int64)  # noqa: E731
         self.succ, self.wc, self.wt = e(), e(), e()
-        self.jA, self.jB, self.lA, self.lB = e(), e(), e(), e()
-        self.cA, self.cB, self.tA, self.tB = e(), e(), e(), e()
+        self.ja, self.jb = e(), e()  # (int32, int32) pairs
+        self.ta, self.tb = e(4), e(4)
+        self.xr = e(2)
         self.ra, self.rb = xp.zeros(n, dtype=xp.int64), xp.ones(n, dtype=xp.int64)
-        self.va, self.vb, self.x = e(), e(), e()
         self.on = xp.zeros(n, dtype=xp.int8)
+        self.isrep = xp.zeros(n, dtype=xp.int8)
         self.flags = xp.zeros(4, dtype=xp.int64)
+        self.act = xp.zeros(K + 2, dtype=xp.int64)
 
 
 def _issue_iteration(L: Launcher, B: _Buffers, policy: Any, indices: Any, cost: Any,
                      time: Any, has_time: int, indptr: Any, n: int, K: int) -> None:
     """Launch one complete iteration (value determination, then improvement) on fixed buffers.
 
-    On return (once the stream has run it): ``B.flags`` holds the number of switched vertices,
-    the overflow flag and the zero-time flag; ``policy`` holds the improved policy.
+    ``2 K + 7`` launches; tree-doubling rounds after convergence return at once. Once the
+    stream has run them, ``B.flags`` holds the number of switched vertices, the overflow flag
+    and the zero-time flag, and ``policy`` the improved policy.
     """
     launch = L.launch
-    launch("vd_gather", n, policy, indices, cost, time, has_time, n, B.succ, B.wc, B.wt,
-           B.jA, B.lA, B.on, B.flags)
-    j0, j1, l0, l1 = B.jA, B.jB, B.lA, B.lB
+    launch("p_gather", n, policy, indices, cost, time, has_time, n, K, B.succ, B.wc, B.wt,
+           B.ja, B.on, B.flags, B.act)
+    j0, j1 = B.ja, B.jb
     for _ in range(K):
-        launch("dbl_min", n, j0, l0, n, j1, l1)
-        j0, j1, l0, l1 = j1, j0, l1, l0
-    launch("mark_image", n, j0, n, B.on)
-    low = l0
-    # Tree buffers: the jump pair not holding 'low' is free again (low stays in l0).
-    t0, t1 = (B.jA, B.jB)
-    launch("vd_tree_init", n, B.on, low, B.succ, B.wc, B.wt, n, t0, B.cA, B.tA)
-    c0, c1, s0, s1 = B.cA, B.cB, B.tA, B.tB
-    for _ in range(K):
-        launch("dbl_sum2", n, t0, c0, s0, n, t1, c1, s1)
-        t0, t1, c0, c1, s0, s1 = t1, t0, c1, c0, s1, s0
-    root, cs, ts = t0, c0, s0
-    launch("vd_class", n, B.on, low, B.succ, B.wc, B.wt, cs, ts, n, B.ra, B.rb, B.flags)
-    launch("vd_potential", n, root, B.ra, B.rb, cs, ts, n, B.va, B.vb, B.x, B.flags)
-    launch("improve", n, indptr, indices, cost, time, has_time, B.va, B.vb, B.x, n, policy,
+        launch("p_dbl_min", n, j0, n, j1)
+        j0, j1 = j1, j0
+    launch("p_mark", n, j0, n, B.on)
+    launch("p_tree_init", n, B.on, j0, B.succ, B.wc, B.wt, n, B.ta, B.isrep, B.act)
+    t0, t1 = B.ta, B.tb
+    for k in range(K):
+        # Round k reads ta when k is even: the parity of flags[3] (rounds run) finds the result.
+        launch("p_dbl_sum", n, t0, n, t1, B.isrep, B.act, k, B.flags)
+        t0, t1 = t1, t0
+    launch("p_class", n, B.isrep, B.succ, B.wc, B.wt, B.ta, B.tb, n, B.ra, B.rb, B.flags)
+    launch("p_potential", n, B.ta, B.tb, B.ra, B.rb, n, B.xr, B.flags)
+    launch("p_improve", n, indptr, indices, cost, time, has_time, B.xr, B.ra, B.rb, n, policy,
            B.flags)
 
 
@@ -618,7 +754,7 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     L = launcher or _launcher_for(xp)
     h = P._to_numpy
     n = indptr.shape[0] - 1
-    if exact_objects or n == 0:
+    if exact_objects or n == 0 or n >= 2 ** 31:  # 32-bit vertex ids in the device loop
         return _host_solve(indptr, indices, cost, time, policy, max_iter, exact_objects, xp, 0)
     c = lambda a: xp.ascontiguousarray(a, dtype=xp.int64)  # noqa: E731
     indptr, indices, cost = c(indptr), c(indices), c(cost)
@@ -629,8 +765,8 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     policy = xp.array(policy, dtype=xp.int64, copy=True)
     if max_iter is None:
         max_iter = max(1000, 10 * n)
-    B = _Buffers(xp, n)
     K = _rounds(n)
+    B = _Buffers(xp, n, K)
     prev = xp.empty_like(policy)
     args = (indices, cost, tarr, has_time, indptr, n, K)
     step = _make_step(L, B, policy, prev, args)

@@ -207,16 +207,19 @@ def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 10) -> float:
 
 def _start_ref(ocmref: pathlib.Path, algo: str, path: pathlib.Path, kind: str):
     cmd = [str(ocmref), "--algo", algo, "--mode", "max", f"--{kind}", str(path)]
-    return cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return cmd, (subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True), time.perf_counter())
 
 
-def _finish_ref(proc, timeout: float) -> dict:
+def _finish_ref(proc_t, timeout: float) -> dict:
+    proc, t_start = proc_t
     try:
         out, err = proc.communicate(timeout=max(1.0, timeout))
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        return {"status": "timeout"}
+        # Killed after this long (reading the file included): its compute_s is larger.
+        return {"status": "timeout", "killed_after_s": time.perf_counter() - t_start}
     try:
         return json.loads(out.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -317,12 +320,14 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
         arrays = [indptr, indices, cost, time_]
         progress(f"{g['name']}: GPU engine")
         r, med, first, runs = _time_gpu(arrays, kind, repeat)
-        g.update(gpu=r, gpu_s=med, gpu_first_s=first, gpu_runs=runs)
+        g.update(gpu=r, gpu_s=med, gpu_first_s=first, gpu_runs=runs, gpu_timings=r.timings,
+                 gpu_iterations=r.iterations)
     for g in graphs:
         if _opt(args, "no_cpu", False):
             break
         progress(f"{g['name']}: CPU engine")
         g["cpu"], g["cpu_s"] = _time_cpu(list(g["csr"]), kind)
+        g["cpu_timings"], g["cpu_iterations"] = g["cpu"].timings, g["cpu"].iterations
     # 4. References.
     for g in graphs:
         for algo, (cmd, proc) in g["procs"].items():
@@ -369,13 +374,21 @@ def _row(g: dict, kind: str, copy_bps: float) -> tuple:
     cpu = g.get("cpu")
     same = None
     if cpu is not None:
-        same = (cpu.value == r.value and cpu.certified == r.certified and cpu.cycle == r.cycle)
+        # Value and certificate must agree; the cycle too where the optimum is unique (the
+        # CPU engine solves per SCC, the GPU engine the trimmed graph: tied cycles may differ).
+        same = (cpu.value == r.value and cpu.certified == r.certified)
+        same = f"{same}, cycle {'same' if cpu.cycle == r.cycle else 'differs'}"
     agree = None
     vals = [Fraction(g[a]["num"], g[a]["den"]) for a in _REFS
             if a in g and g[a].get("status") == "ok"]
     if vals:
         agree = all(v == r.value for v in vals)
-    get = lambda a: g[a].get("compute_s") if a in g else None  # noqa: E731
+    def get(a):
+        if a not in g:
+            return None
+        if g[a].get("status") == "timeout":
+            return f">{g[a]['killed_after_s']:.0f} (killed)"
+        return g[a].get("compute_s")
     return (g["name"], n, m, kind, g["gpu_s"], g["gpu_first_s"], g.get("cpu_s"),
             get("boost-howard"), get("lemon-howard"), best / g["gpu_s"] if best else None,
             iters, iter_s * 1e3 if iter_s else None, gbps, copy_bps / 1e9, x_pass,
@@ -406,7 +419,7 @@ def _explore(path: str, workdir: pathlib.Path, refs, ocmref, kind, workers, prog
     sg = statespace.build_state_graph(statespace.compile_model(dve.load_model(path)))
     indptr = np.asarray(sg.indptr, dtype=np.int64)
     indices = np.asarray(sg.indices, dtype=np.int64)
-    cost = np.asarray(sg.cost, dtype=np.int64)
+    cost = np.asarray(sg.cost(), dtype=np.int64)
     time_ = np.asarray(sg.time, dtype=np.int64)
     n, m = indptr.shape[0] - 1, indices.shape[0]
     name = pathlib.Path(path).name

@@ -29,6 +29,7 @@ static EmuDim blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __align__(n) alignas(n)
 static inline long long __mul64hi(long long a, long long b) {
     return (long long)(((__int128)a * (__int128)b) >> 64);
 }

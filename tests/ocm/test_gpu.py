@@ -174,7 +174,7 @@ def test_out_of_memory_falls_back_to_cpu(monkeypatch):
 
     monkeypatch.setattr(K, "howard_solve", boom)
     rng = np.random.default_rng(11)
-    indptr, indices, cost, time = random_graph(rng, 300, 1500)
+    indptr, indices, cost, time = random_graph(rng, 300, 1500, time=(1, 4))
     cpu = ocm.optimal_cycle(indptr, indices, cost, time, kind="ratio", backend="cpu")
     with pytest.warns(GpuFallbackWarning, match="out of memory"):
         r = ocm.optimal_cycle(*on_gpu(indptr, indices, cost, time), kind="ratio")

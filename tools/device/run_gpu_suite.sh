@@ -2,8 +2,10 @@
 # The GPU suite of issue 5, run on the device machine from the repository root:
 #   bash tools/device/run_gpu_suite.sh [tests] [quick] [full] [sweep]   (default: tests full)
 # Needs, carried with the call: .whl (the lark wheel: CuPy, NumPy, SciPy, networkx and pytest
-# are on the device image) and .bench/ocmref (the static ocmref binary, PORTABLE=1 build, and
-# gen.py). Writes env.txt, pytest.log, junit.xml, bench*.json/md and suite.log under $OUT.
+# are on the device image) and .bench (ocmref/ocmref, the static PORTABLE=1 build of
+# ../shared/tools/ocmref, ocmref/gen.py, and cs_10.dve from ../shared/models, optional).
+# REF_TIMEOUT (seconds, default 200): Boost/LEMON runs still going then are killed and
+# reported as '>T (killed)'. Writes env.txt, pytest.log, junit.xml, bench*.json/md and suite.log under $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-suite-out}
 mkdir -p "$OUT"
@@ -33,7 +35,9 @@ for s in "${steps[@]}"; do
       timeout 200 python3 -m dvecost.benchmarks.ocm_gpu --graphs "" --sweep --refs "" \
         --workdir /tmp/g --json-out "$OUT/bench_sweep.json" --md-out "$OUT/bench_sweep.md" || rc=$? ;;
     full)
-      timeout 560 python3 -m dvecost.benchmarks.ocm_gpu --repeat 5 --workdir /tmp/g \
+      dve=(); [ -f .bench/cs_10.dve ] && dve=(--dve .bench/cs_10.dve)
+      timeout 400 python3 -m dvecost.benchmarks.ocm_gpu --repeat 5 --workdir /tmp/g \
+        "${dve[@]}" --ref-timeout "${REF_TIMEOUT:-200}" \
         --json-out "$OUT/bench.json" --md-out "$OUT/bench.md" || rc=$? ;;
     *) echo "unknown step $s"; rc=2 ;;
   esac
