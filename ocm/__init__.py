@@ -259,8 +259,8 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     timings["restrict"] = _time.perf_counter() - t0
     k = restr.vertices.shape[0]
     if k == 0:
-        raise NoCycleError(f"the graph has no cycle ({n} vertices, {m} edges): every path ends "
-                           "in a vertex without successors")
+        raise NoCycleError(f"the graph has no cycle ({n} vertices, {m} edge"
+                           f"{'s' * (m != 1)}): every path ends in a vertex without successors")
     s_cost = work_cost[restr.edges]
     s_time = time[restr.edges] if time is not None else None
     s_row = P.edge_rows(restr.indptr, xp)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.sparse import csr_array
+from scipy.sparse.csgraph import connected_components
 
 from . import primitives as P
 
@@ -55,9 +57,6 @@ def strong_components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.
     >>> strong_components(np.array([0, 1, 2, 2]), np.array([1, 0, 0]))[1].tolist()
     [0, 0, 1]
     """
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import connected_components
-
     n = indptr.shape[0] - 1
     m = indices.shape[0]
     g = csr_array((np.ones(m, dtype=np.int8), indices, indptr), shape=(n, n))
