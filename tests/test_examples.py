@@ -27,6 +27,7 @@ PINNED = {
     "error_state.dve": (5, 7, 0, True, {("mean", None): F(3, 2), ("ratio", None): F(3, 2)}),
     "rings_async.dve": (6, 12, 0, False, {("mean", None): F(3), ("ratio", None): F(3)}),
     "rings_sync.dve": (6, 6, 0, False, {("mean", None): F(5), ("ratio", None): F(15, 4)}),
+    "printer.dve": (7, 9, 0, False, {("mean", None): F(4, 3), ("ratio", None): F(2, 7)}),
     "resources.dve": (3, 4, 0, False, {("mean", "cpu"): F(5, 2), ("mean", "net"): F(7, 3),
                                        ("ratio", "cpu"): F(5, 3), ("ratio", "net"): F(7, 5)}),
 }

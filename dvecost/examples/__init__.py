@@ -14,6 +14,7 @@ name                   what it shows
 ``rings_async.dve``    two independent rings interleaved: the mean is the larger ring mean
 ``rings_sync.dve``     the same rings under ``system sync``: the mean is the sum of both
 ``resources.dve``      named resources ``cpu`` and ``net`` (pick one with ``cost=``)
+``printer.dve``        two office workers share a printer: the model of ``docs/tutorial.md``
 =====================  ==========================================================================
 
 >>> example_path("client_server.dve").name
@@ -40,6 +41,7 @@ EXAMPLES: tuple[str, ...] = (
     "rings_async.dve",
     "rings_sync.dve",
     "resources.dve",
+    "printer.dve",
 )
 
 
