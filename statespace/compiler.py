@@ -184,8 +184,8 @@ def compile_model(model: syntax.Model, *, property: bool = True,
     ...     "channel c; process P { byte v = 3; state a; init a; trans a -> a { sync c!v; }; }"
     ...     "process Q { byte w; state a; init a; trans a -> a { sync c?w; }; } system async;",
     ...     "<doc>"))
-    >>> m.initial
-    (0, 3, 0, 0)
+    >>> m.initial          # control states of P and Q, then P.v, Q.w
+    (0, 0, 3, 0)
     >>> m.describe_action(0)
     'P: a -> a (c!) | Q: a -> a (c?)'
     """

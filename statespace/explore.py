@@ -34,6 +34,7 @@ from .store import KeyLayout, VisitedSet
 __all__ = ["build_state_graph", "explore"]
 
 _U = np.uint64
+_EMPTY = np.zeros(0, np.int64)
 
 
 def _to_compiled(model, defines, property) -> CompiledModel:
@@ -148,7 +149,8 @@ class _Explorer:
         self.parent: list = []
         self.parent_action: list = []
         self.level: list = []
-        self.pending: list = []   # keys of discovered, not yet expanded states (id order)
+        # (keys, state matrix) of discovered states not yet expanded, in id order.
+        self.pending: list = []
         self.n_edges = 0
         self.error_id = -1
         self.bytes_out = 0
@@ -164,8 +166,8 @@ class _Explorer:
         last_progress = t0
         while self.n_expanded < self.visited.n:
             k = min(self.chunk_size, self.visited.n - self.n_expanded)
-            keys = self._take_pending(k)
-            self._expand(keys, self.n_expanded)
+            keys, X = self._take_pending(k)
+            self._expand(keys, X, self.n_expanded)
             self.n_expanded += k
             now = _time.perf_counter()
             if self.progress is not None and now - last_progress > 0.2:
@@ -180,26 +182,30 @@ class _Explorer:
         return self._finish(True)
 
     def _memory(self) -> int:
-        pend = sum(p.nbytes for p in self.pending)
+        pend = sum(k.nbytes + x.nbytes for k, x in self.pending)
         return self.bytes_out + self.visited.nbytes + pend
 
-    def _take_pending(self, k: int) -> np.ndarray:
+    def _take_pending(self, k: int):
+        """The next ``k`` discovered states to expand: their keys and state matrix."""
         parts, got = [], 0
         while got < k:
-            head = self.pending[0]
+            keys, X = self.pending[0]
             need = k - got
-            if head.shape[0] <= need:
+            if keys.shape[0] <= need:
                 parts.append(self.pending.pop(0))
-                got += head.shape[0]
+                got += keys.shape[0]
             else:
-                parts.append(head[:need])
-                self.pending[0] = head[need:]
+                parts.append((keys[:need], X[:, :need]))
+                self.pending[0] = (keys[need:], X[:, need:])
                 got += need
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        if len(parts) == 1:
+            return parts[0][0], np.ascontiguousarray(parts[0][1])
+        return (np.concatenate([p[0] for p in parts]),
+                np.concatenate([p[1] for p in parts], axis=1))
 
     def _record_new(self, keys, parent, parent_action, level) -> None:
-        self.pending.append(keys)
         X = self.layout.unpack(keys, np)
+        self.pending.append((keys, X))
         st = np.ascontiguousarray(X.T).astype(self.sdtype)
         self.states.append(st)
         self.parent.append(parent)
@@ -208,10 +214,9 @@ class _Explorer:
         self.bytes_out += st.nbytes + parent.nbytes + parent_action.nbytes + level.nbytes
 
     # ------------------------------------------------------------------ one chunk
-    def _expand(self, keys: np.ndarray, base: int) -> None:
-        cm, xp = self.cm, self.xp
+    def _expand(self, keys: np.ndarray, X: np.ndarray, base: int) -> None:
+        cm = self.cm
         F = keys.shape[0]
-        X = self.layout.unpack(keys, np)
         if self.err_pc >= 0:
             bad = X[0] == self.err_pc
             if bad.any():
@@ -268,17 +273,23 @@ class _Explorer:
     def _enabled(self, X, F, rows_cache, allowed, tid):
         """Rows (of the chunk) where transition ``tid`` is enabled, and their guard faults."""
         t = self.cm.transitions[tid]
-        p = self.cm.processes[t.process]
-        key = (p.slot, t.src)
-        r = rows_cache.get(key)
-        if r is None:
-            m = X[p.slot] == t.src
+        groups = rows_cache.get(t.process)
+        if groups is None:
+            # The chunk's rows grouped by this process's control state, in one pass: a stable
+            # sort keeps each group's rows ascending.
+            p = self.cm.processes[t.process]
+            pc = X[p.slot]
             if allowed is not None:
-                m &= allowed[t.process]
-            r = np.flatnonzero(m)
-            rows_cache[key] = r
-        if r.shape[0] == 0:
-            return r, None
+                pc = np.where(allowed[t.process], pc, -1)
+            order = np.argsort(pc, kind="stable")
+            bounds = np.searchsorted(pc[order], np.arange(len(p.states) + 1))
+            groups = (order, bounds.tolist())
+            rows_cache[t.process] = groups
+        order, bounds = groups
+        lo, hi = bounds[t.src], bounds[t.src + 1]
+        if lo == hi:
+            return _EMPTY, None
+        r = order[lo:hi]
         en, gerr = self.ev.guard(tid)(X, r)
         if not en.all():
             sel = np.flatnonzero(en)
