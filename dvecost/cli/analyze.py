@@ -94,10 +94,15 @@ def run(args: argparse.Namespace) -> int:
                     fh.write(dot)
             except OSError as exc:
                 raise ConfigurationError(f"cannot write '{args.dot}': {exc.strerror}") from None
-    if args.json:
-        print(render_json(result))
-    elif args.dot != "-":
-        print(render_text(result, trace=args.trace))
+    try:
+        if args.json:
+            print(render_json(result))
+        elif args.dot != "-":
+            print(render_text(result, trace=args.trace))
+        sys.stdout.flush()
+    except BrokenPipeError:  # `dvecost analyze ... | head`: the reader has seen enough
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
