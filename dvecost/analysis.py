@@ -504,8 +504,8 @@ def _choose_resource(compiled, cost: str | None) -> str:
     if cost is None:
         if len(resources) > 1:
             raise ConfigurationError(
-                f"the model charges {len(resources)} cost resources: "
-                f"{', '.join(resources)}; choose one with --cost NAME (cost=NAME)")
+                f"the model charges {len(resources)} cost resources ({', '.join(resources)}): "
+                f"choose one with --cost NAME, e.g. --cost {resources[0]}")
         return resources[0]
     if cost not in resources:
         raise ConfigurationError(
