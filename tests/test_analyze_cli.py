@@ -199,3 +199,33 @@ def test_no_progress_when_not_a_terminal():
 
     from dvecost.cli.analyze import _interactive
     assert not _interactive(io.StringIO(), quiet=False)
+
+
+def _subparsers(parser):
+    import argparse
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            yield from action.choices.items()
+
+
+def test_cli_reference_documents_every_option():
+    """docs/cli.md names every option of every subcommand, in that command's section."""
+    from dvecost.cli import _build_parser
+
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    common = {"--help", "--debug", "--quiet"}  # documented once, under "Conventions"
+    conventions = doc.split("\n## Conventions\n", 1)[1].split("\n## ", 1)[0]
+    assert "`--debug`" in conventions and "`--quiet`" in conventions
+    missing = []
+    for name, sub in _subparsers(_build_parser()):
+        head = f"\n## dvecost {name}\n"
+        assert head in doc, f"docs/cli.md has no section for 'dvecost {name}'"
+        section = doc.split(head, 1)[1].split("\n## ", 1)[0]
+        parsers = [(name, sub)] + [(f"{name} {n}", p) for n, p in _subparsers(sub)]
+        for label, p in parsers:
+            for action in p._actions:
+                for opt in action.option_strings:
+                    if opt.startswith("--") and opt not in common and f"`{opt}" not in section \
+                            and f" {opt}" not in section:
+                        missing.append(f"{label} {opt}")
+    assert not missing, f"options missing from docs/cli.md: {', '.join(missing)}"

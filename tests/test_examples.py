@@ -85,3 +85,12 @@ def test_small_examples_agree_with_the_oracles(name, mode):
             brute = brute_force_cycle(g.indptr, g.indices, c, t if kind == "ratio" else None,
                                       mode)
             assert brute[0] == a.value
+
+
+def test_tutorial_model_is_the_bundled_printer():
+    """docs/tutorial.md shows printer.dve in full; the two must not drift apart."""
+    from conftest import ROOT
+
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    block = text.split("## 1. A first model", 1)[1].split("```\n", 2)[1]
+    assert block == example_path("printer").read_text()
