@@ -286,3 +286,20 @@ def test_pipeline_item_kinds(ratio, mode, expected):
         m.transition == "get -> work" for m in s.moves)}
     heavy = (not ratio) == (mode == "max")
     assert kinds == ({2} if heavy else {0})
+
+
+# ---------------------------------------------------------------------------- GPU
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, kw", [("client_server", {}), ("client_server", {"ratio": True}),
+                                      ("pipeline", {"mode": "min"}), ("rings_sync", {}),
+                                      ("deadlock", {"ratio": True})])
+def test_gpu_backend_gives_the_cpu_answer(name, kw):
+    from conftest import gpu_available
+    if not gpu_available():
+        pytest.skip("no CuPy or no CUDA device")
+    cpu = analyze(example_path(name), backend="cpu", **kw)
+    gpu = analyze(example_path(name), backend="gpu", **kw)
+    assert gpu.backend == "gpu" and gpu.certified
+    assert gpu.value == cpu.value
+    check_consistent(gpu)
