@@ -37,7 +37,7 @@ References
 .. [3] R. M. Karp, "A characterization of the minimum cycle mean in a digraph", Discrete
    Mathematics 23(3), 309-311, 1978.
 .. [4] J. Barnat, P. Bauch, L. Brim and M. Češka, "Computing Optimal Cycle Mean in Parallel on
-   CUDA", PDMC 2011, EPTCS 72, 68-83, 2011.
+   CUDA", PDMC 2011, EPTCS 72, 2011 (arXiv:1111.0627).
 
 Examples
 --------
