@@ -431,7 +431,7 @@ def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str 
     view = _GraphView(compiled, graph, resource)
 
     # -- the cycle engine ----------------------------------------------------------------
-    report("howard", None, None, f"optimal cycle {kind}")
+    report("howard", None, None, f"optimal cycle {kind}: SCCs, policy iteration, certificate")
     t0 = _time.perf_counter()
     try:
         result, used = _solve(view, ratio=ratio, mode=mode, backend=backend)
