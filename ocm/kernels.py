@@ -352,15 +352,21 @@ extern "C" __global__ void p_mark(const JL* fin, i64 n, signed char* on) {
     GRID_LOOP(v, n) { on[fin[v].j] = 1; }
 }
 
+// Tree records: TS16 (16 bytes: cost sum, 32-bit jump and time sum) when every path's time
+// sum is below 2^31 (howard_solve checks n * max(time) < 2^31; for means it is the path
+// length), else TS (32 bytes). Two buffers of TS16 for 2^20 vertices fit in the L2 cache.
+struct __align__(16) TS16 { i64 c; int j; int t; };
+
 // Forest cut open at the representatives (on a cycle and its smallest vertex): roots keep
 // themselves with weights 0. act[0] = 1 lets round 0 run.
-extern "C" __global__ void p_tree_init(const signed char* on, const JL* fin, const i64* succ,
-                                       const i64* wc, const i64* wt, i64 n, TS* ta,
-                                       signed char* isrep, i64* act) {
+template <class T>
+__device__ __forceinline__ void tree_init_t(const signed char* on, const JL* fin, const i64* succ,
+                                            const i64* wc, const i64* wt, i64 n, T* ta,
+                                            signed char* isrep, i64* act) {
     GRID_LOOP(v, n) {
         bool rep = on[v] && fin[v].l == v;
         isrep[v] = rep;
-        TS x; x.pad = 0;
+        T x;
         if (rep) { x.j = v; x.c = 0; x.t = 0; } else { x.j = succ[v]; x.c = wc[v]; x.t = wt[v]; }
         ta[v] = x;
         if (v == 0) act[0] = 1;
@@ -370,12 +376,13 @@ extern "C" __global__ void p_tree_init(const signed char* on, const JL* fin, con
 // Tree-doubling round k (invariants of dbl_sum2). Runs only if round k - 1 left a vertex
 // whose jump is not yet a root (act[k]); sets act[k + 1] likewise and flags[3] = k + 1, so
 // flags[3] counts the rounds run and its parity says which buffer holds the result.
-extern "C" __global__ void p_dbl_sum(const TS* in, i64 n, TS* out, const signed char* isrep,
-                                     i64* act, i64 k, i64* flags) {
+template <class T>
+__device__ __forceinline__ void dbl_sum_t(const T* in, i64 n, T* out, const signed char* isrep,
+                                          i64* act, i64 k, i64* flags) {
     if (act[k] == 0) return;  // every vertex reached its root before round k
     GRID_LOOP(v, n) {
-        TS p = in[v], q = in[p.j], o;
-        o.j = q.j; o.c = p.c + q.c; o.t = p.t + q.t; o.pad = 0;
+        T p = in[v], q = in[p.j], o;
+        o.j = q.j; o.c = p.c + q.c; o.t = p.t + q.t;
         out[v] = o;
         if (!isrep[o.j]) act[k + 1] = 1;
         if (v == 0) flags[3] = k + 1;
@@ -383,14 +390,15 @@ extern "C" __global__ void p_dbl_sum(const TS* in, i64 n, TS* out, const signed 
 }
 
 // Per representative: its cycle's sums and reduced value ra/rb (as vd_class).
-extern "C" __global__ void p_class(const signed char* isrep, const i64* succ, const i64* wc,
-                                   const i64* wt, const TS* ta, const TS* tb, i64 n, i64* ra,
-                                   i64* rb, i64* flags) {
-    const TS* T = (flags[3] & 1) ? tb : ta;
+template <class T>
+__device__ __forceinline__ void class_t(const signed char* isrep, const i64* succ, const i64* wc,
+                                        const i64* wt, const T* ta, const T* tb, i64 n, i64* ra,
+                                        i64* rb, i64* flags) {
+    const T* R = (flags[3] & 1) ? tb : ta;
     GRID_LOOP(r, n) {
         if (!isrep[r]) continue;
-        TS s = T[succ[r]];
-        i64 cc = wc[r] + s.c, tt = wt[r] + s.t;
+        T s = R[succ[r]];
+        i64 cc = wc[r] + s.c, tt = wt[r] + (i64)s.t;
         if (tt <= 0) { flags[2] = 1; ra[r] = 0; rb[r] = 1; continue; }
         i64 g = gcd64(cc, tt);
         ra[r] = cc / g; rb[r] = tt / g;
@@ -398,19 +406,36 @@ extern "C" __global__ void p_class(const signed char* isrep, const i64* succ, co
 }
 
 // Per vertex: root and scaled bias X = b * cs - a * ts, (a, b) the value of its root's cycle.
-extern "C" __global__ void p_potential(const TS* ta, const TS* tb, const i64* ra, const i64* rb,
-                                       i64 n, XR* xr, i64* flags) {
-    const TS* T = (flags[3] & 1) ? tb : ta;
+template <class T>
+__device__ __forceinline__ void potential_t(const T* ta, const T* tb, const i64* ra,
+                                            const i64* rb, i64 n, XR* xr, i64* flags) {
+    const T* R = (flags[3] & 1) ? tb : ta;
     GRID_LOOP(v, n) {
-        TS t = T[v];
-        i64 a = ra[t.j], b = rb[t.j];
+        T t = R[v];
+        i64 a = ra[t.j], b = rb[t.j], ts = t.t;
         XR o; o.r = t.j; o.x = 0;
-        if (!(small_prod(b, t.c) && small_prod(a, t.t))) { flags[1] = 1; xr[v] = o; continue; }
-        o.x = b * t.c - a * t.t;
+        if (!(small_prod(b, t.c) && small_prod(a, ts))) { flags[1] = 1; xr[v] = o; continue; }
+        o.x = b * t.c - a * ts;
         if (!small_val(o.x)) flags[1] = 1;
         xr[v] = o;
     }
 }
+
+#define TREE_KERNELS(SUF, T) \
+extern "C" __global__ void p_tree_init##SUF(const signed char* on, const JL* fin, \
+        const i64* succ, const i64* wc, const i64* wt, i64 n, T* ta, signed char* isrep, \
+        i64* act) { tree_init_t<T>(on, fin, succ, wc, wt, n, ta, isrep, act); } \
+extern "C" __global__ void p_dbl_sum##SUF(const T* in, i64 n, T* out, \
+        const signed char* isrep, i64* act, i64 k, i64* flags) { \
+    dbl_sum_t<T>(in, n, out, isrep, act, k, flags); } \
+extern "C" __global__ void p_class##SUF(const signed char* isrep, const i64* succ, \
+        const i64* wc, const i64* wt, const T* ta, const T* tb, i64 n, i64* ra, i64* rb, \
+        i64* flags) { class_t<T>(isrep, succ, wc, wt, ta, tb, n, ra, rb, flags); } \
+extern "C" __global__ void p_potential##SUF(const T* ta, const T* tb, const i64* ra, \
+        const i64* rb, i64 n, XR* xr, i64* flags) { potential_t<T>(ta, tb, ra, rb, n, xr, flags); }
+
+TREE_KERNELS(, TS)
+TREE_KERNELS(16, TS16)
 
 // Improvement (rules of 'improve'); one 16-byte record per edge target, classes compared by
 // root first (same root: same cycle, same value), exactly otherwise.
@@ -448,7 +473,8 @@ KERNEL_NAMES = ("edge_rows_k", "segment_sum_k", "segment_argmax_i64", "segment_a
                 "best_edges_k", "trim_round", "dbl_min", "mark_image", "reps_out", "dbl_sum2",
                 "dbl_sum1", "tree_init2", "tree_init1", "vd_gather", "vd_tree_init", "vd_class",
                 "vd_potential", "improve", "p_gather", "p_dbl_min", "p_mark", "p_tree_init",
-                "p_dbl_sum", "p_class", "p_potential", "p_improve")
+                "p_dbl_sum", "p_class", "p_potential", "p_improve", "p_tree_init16",
+                "p_dbl_sum16", "p_class16", "p_potential16")
 
 _BLOCK = 256
 _MAX_BLOCKS = 1 << 16  # grid-stride loops cover the rest
@@ -669,15 +695,16 @@ class _Buffers:
     """Device buffers of one solve, allocated once so that a captured graph can be replayed.
 
     Packed records are int64 arrays viewed by the kernels as structs: ``ja``/``jb`` hold
-    (jump, minimum) pairs of int32, ``ta``/``tb`` (jump, cost, time, pad) quadruples, ``xr`` (bias,
-    root) pairs.
+    (jump, minimum) pairs of int32, ``ta``/``tb`` (cost, jump, time) records of 16 bytes (or
+    32 when ``wide``), ``xr`` (bias, root) pairs.
     """
 
-    def __init__(self, xp: Any, n: int, K: int) -> None:
+    def __init__(self, xp: Any, n: int, K: int, wide: bool) -> None:
         e = lambda k=1: xp.empty(k * n, dtype=xp.int64)  # noqa: E731
         self.succ, self.wc, self.wt = e(), e(), e()
         self.ja, self.jb = e(), e()  # (int32, int32) pairs
-        self.ta, self.tb = e(4), e(4)
+        self.wide = wide  # 32-byte tree records (TS) instead of 16 (TS16)
+        self.ta, self.tb = (e(4), e(4)) if wide else (e(2), e(2))
         self.xr = e(2)
         self.ra, self.rb = xp.zeros(n, dtype=xp.int64), xp.ones(n, dtype=xp.int64)
         self.on = xp.zeros(n, dtype=xp.int8)
@@ -702,14 +729,15 @@ def _issue_iteration(L: Launcher, B: _Buffers, policy: Any, indices: Any, cost: 
         launch("p_dbl_min", n, j0, n, j1)
         j0, j1 = j1, j0
     launch("p_mark", n, j0, n, B.on)
-    launch("p_tree_init", n, B.on, j0, B.succ, B.wc, B.wt, n, B.ta, B.isrep, B.act)
+    suf = "" if B.wide else "16"
+    launch("p_tree_init" + suf, n, B.on, j0, B.succ, B.wc, B.wt, n, B.ta, B.isrep, B.act)
     t0, t1 = B.ta, B.tb
     for k in range(K):
         # Round k reads ta when k is even: the parity of flags[3] (rounds run) finds the result.
-        launch("p_dbl_sum", n, t0, n, t1, B.isrep, B.act, k, B.flags)
+        launch("p_dbl_sum" + suf, n, t0, n, t1, B.isrep, B.act, k, B.flags)
         t0, t1 = t1, t0
-    launch("p_class", n, B.isrep, B.succ, B.wc, B.wt, B.ta, B.tb, n, B.ra, B.rb, B.flags)
-    launch("p_potential", n, B.ta, B.tb, B.ra, B.rb, n, B.xr, B.flags)
+    launch("p_class" + suf, n, B.isrep, B.succ, B.wc, B.wt, B.ta, B.tb, n, B.ra, B.rb, B.flags)
+    launch("p_potential" + suf, n, B.ta, B.tb, B.ra, B.rb, n, B.xr, B.flags)
     launch("p_improve", n, indptr, indices, cost, time, has_time, B.xr, B.ra, B.rb, n, policy,
            B.flags)
 
@@ -766,7 +794,9 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     if max_iter is None:
         max_iter = max(1000, 10 * n)
     K = _rounds(n)
-    B = _Buffers(xp, n, K)
+    # 32-bit path time sums unless a path (at most n - 1 edges) could reach 2^31.
+    tmax = int(tarr.max()) if has_time and tarr.shape[0] else 1
+    B = _Buffers(xp, n, K, wide=n * max(tmax, 1) >= 2 ** 31)
     prev = xp.empty_like(policy)
     args = (indices, cost, tarr, has_time, indptr, n, K)
     step = _make_step(L, B, policy, prev, args)

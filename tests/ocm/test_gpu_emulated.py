@@ -207,3 +207,11 @@ def test_solve_zero_time_cycle_raises_like_numpy(emu):
     with pytest.raises(ZeroTimeCycleError) as b:
         K.howard_solve(indptr, indices, cost, time, xp=np, launcher=emu)
     assert str(a.value) == str(b.value) and a.value.cycle == b.value.cycle
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_solve_wide_tree_records(emu, seed):
+    """Times near 2**24 on 200 vertices: path time sums may pass 2**31 (32-byte records)."""
+    rng = np.random.default_rng(3000 + seed)
+    g = random_graph(rng, 200, 900, time=(1, 2 ** 24))
+    compare_solve(emu, g, "ratio", "max" if seed % 2 else "min")
