@@ -25,14 +25,12 @@ shortest run to each, as warnings, and do not stop the analysis.
 
 from __future__ import annotations
 
-import html
-import math
 import pathlib
 import time as _time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 __all__ = ["analyze", "Analysis", "Step", "Move", "PHASES"]
 

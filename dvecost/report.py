@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from .analysis import Analysis, Step
 

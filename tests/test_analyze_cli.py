@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SHARED
+from conftest import ROOT
 from dvecost.cli import main
 from dvecost.examples import example_path
 from test_report import JSON_KEYS, assert_dotish

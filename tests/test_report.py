@@ -9,8 +9,7 @@ from fractions import Fraction
 import pytest
 
 from dvecost.analysis import Analysis, Move, Step, _demo
-from dvecost.report import (render_dot, render_html, render_json, render_markdown, render_steps,
-                            render_text)
+from dvecost.report import render_dot, render_json, render_steps, render_text
 
 #: Keys the issue promises in the --json object.
 JSON_KEYS = {"value", "exact", "certified", "kind", "mode", "cost", "n_states", "n_transitions",
