@@ -229,3 +229,15 @@ def test_cli_reference_documents_every_option():
                             and f" {opt}" not in section:
                         missing.append(f"{label} {opt}")
     assert not missing, f"options missing from docs/cli.md: {', '.join(missing)}"
+
+
+def test_bench_analyze_smoke(capsys):
+    """``dvecost bench analyze`` on a tiny model: one row per kind, the ratio column filled."""
+    code = main(["bench", "analyze", "--model", str(example_path("rings_async")),
+                 "--repeat", "1", "--json", "-q"])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ""
+    rows = json.loads(out)["rows"]
+    assert [r["kind"] for r in rows] == ["mean", "ratio"]
+    assert rows[0]["optimum"] == "3" and rows[0]["states"] == 6
+    assert all(r["ratio"] > 0 for r in rows)
