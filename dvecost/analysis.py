@@ -521,7 +521,7 @@ def _explore_progress(report):
     return cb
 
 
-# ---------------------------------------------------------------------------- the graph, told as a model
+# ---------------------------------------------------------------------------- the graph as a model
 
 def _host(x):
     """A NumPy view of a NumPy or CuPy array (``None`` stays ``None``)."""

@@ -92,8 +92,8 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
         for kind, (t, a) in best.items():
             phases = ", ".join(f"{k} {v:.2f}" for k, v in a.seconds.items())
             rows.append((path.name, kind, n_states, n_edges, round(t_parse, 3),
-                         round(t_explore, 3), round(t, 3), round(t / max(t_explore, 1e-9), 2), a.exact,
-                         a.iterations, a.backend))
+                         round(t_explore, 3), round(t, 3),
+                         round(t / max(t_explore, 1e-9), 2), a.exact, a.iterations, a.backend))
             notes.append(f"{path.name} --{kind}: phases (s): {phases}")
     notes.append("ratio = analyze (whole pipeline, parse included) / explore "
                  "(build_state_graph alone); target <= 5")
