@@ -29,7 +29,6 @@ import pathlib
 import time as _time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 __all__ = ["analyze", "Analysis", "Step", "Move", "PHASES"]
@@ -461,8 +460,9 @@ def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str 
         n_states=view.n_states, n_transitions=view.n_edges, n_deadlocks=view.n_deadlocks,
         error_state_reached=view.error_state is not None, initial=view.decode(0),
         cycle=cycle, prefix=prefix, deadlock_trace=deadlock_trace, error_trace=error_trace,
-        backend=used, iterations=int(getattr(result, "iterations", 0) or 0),
-        seconds=MappingProxyType(dict(seconds)), graph=graph, decode=view.decode)
+        backend=getattr(result, "backend", used),
+        iterations=int(getattr(result, "iterations", 0) or 0),
+        seconds=dict(seconds), graph=graph, decode=view.decode)
 
 
 def _is_text(x: str | pathlib.Path) -> bool:
@@ -576,22 +576,9 @@ class _GraphView:
     # -- structure -----------------------------------------------------------------------
 
     def _find_error_state(self) -> int | None:
-        import numpy as np
-        g = self.g
-        for name in ("error_state", "error_state_id", "error"):
-            v = getattr(g, name, None)
-            if v is None or isinstance(v, bool) or callable(v):
-                continue
-            try:
-                v = int(v)
-            except (TypeError, ValueError):
-                continue
-            return v if 0 <= v < self.n_states else None
-        err = np.asarray(getattr(self.c, "error_state", ()) or (), dtype=np.int64)
-        if err.size and self.states is not None and self.states.shape[1] == err.size:
-            hit = np.flatnonzero((self.states == err).all(axis=1))
-            return int(hit[0]) if hit.size else None
-        return None
+        """The error state's id, or ``None`` when it is not reachable."""
+        v = int(getattr(self.g, "error_state", -1))
+        return v if 0 <= v < self.n_states else None
 
     def source_of(self, edge: int) -> int:
         import numpy as np
