@@ -74,7 +74,7 @@ const byte QUERY = 1;
 from __future__ import annotations
 
 import keyword
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterable, Mapping, Sequence, Union
 
@@ -784,15 +784,18 @@ class _Builder:
             if t.kind in ("think", "work"):
                 costs = (self.cost(n(t.request.cost)) if t.kind == "work" and t.request
                          and t.request.cost else ())
+                last = n(t.count - 1)
                 if t.phase == "once":
                     trans.append(self.trans(src, dst, costs=costs))
-                elif t.phase == "loop":
-                    trans.append(self.trans(src, dst, guard=[self.bin("<", v(_TIMER), n(t.count - 1))],
-                                            effects=[self.assign(_TIMER, self.bin("+", v(_TIMER), n(1)))],
-                                            costs=costs))
-                else:
-                    trans.append(self.trans(src, dst, guard=[self.bin("==", v(_TIMER), n(t.count - 1))],
-                                            effects=[self.assign(_TIMER, n(0))], costs=costs))
+                elif t.phase == "loop":  # timer < k - 1: one more tick here
+                    trans.append(self.trans(
+                        src, dst, guard=[self.bin("<", v(_TIMER), last)],
+                        effects=[self.assign(_TIMER, self.bin("+", v(_TIMER), n(1)))],
+                        costs=costs))
+                else:  # timer == k - 1: the last tick, on to the next step
+                    trans.append(self.trans(
+                        src, dst, guard=[self.bin("==", v(_TIMER), last)],
+                        effects=[self.assign(_TIMER, n(0))], costs=costs))
             elif t.kind == "send":
                 assert t.request is not None
                 trans.append(self.trans(src, dst, effects=[
@@ -866,7 +869,8 @@ class _Builder:
         Effects run in order, so ``left`` is decremented last."""
         v, n = self.var, self.lit
         cur, left, cpt = self.slot("cur", w), self.slot("left", w), self.slot("cpt", w)
-        return [self.assign(self.done_name(w), self.bin("*", v(cur), self.bin("==", v(left), n(1)))),
+        finishing = self.bin("==", v(left), n(1))
+        return [self.assign(self.done_name(w), self.bin("*", v(cur), finishing)),
                 self.assign(cur, self.bin("*", v(cur), self.bin(">", v(left), n(1)))),
                 self.assign(cpt, self.bin("*", v(cpt), self.bin(">", v(left), n(1)))),
                 self.assign(left, self.bin("-", v(left), self.bin(">", v(left), n(0))))]

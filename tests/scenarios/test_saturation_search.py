@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from dve.errors import ConfigurationError, StateLimitExceeded
 from dvecost.cli import main
-from scenarios import Request, Scenario, Server, System, Think, saturate
+from scenarios import Request, Scenario, Server, System, saturate
 from scenarios.saturation import Evaluation, parse_capacity
 
 U = Scenario("u", Request("r", 1))

@@ -64,7 +64,8 @@ def test_two_workers(n):
 def test_cost_per_tick_scales_the_load_and_the_bound():
     u = Scenario("u", [Think(2), Request("r", service=2, cost=3)])
     assert load(System({u: 1}, server=Server())) == F(6, 6)
-    assert load(System({u: 3}, server=Server())) == 3 == System({u: 3}, server=Server()).load_bound()
+    three = System({u: 3}, server=Server())
+    assert load(three) == 3 == three.load_bound()
 
 
 def test_loops():

@@ -1,0 +1,45 @@
+"""The examples in the docstrings and in docs/scenarios.md run and say what they claim."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import re
+
+import pytest
+
+from conftest import ROOT
+from scenarios import saturate
+
+MODULES = ["scenarios", "scenarios.dsl", "scenarios.templates", "scenarios.loader",
+           "scenarios.saturation", "dvecost.cli.saturate", "dvecost.cli.scenarios"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
+
+
+def _block(text: str, first_line: str) -> str:
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
+        if block.startswith(first_line):
+            return block
+    raise AssertionError(f"no python block starting with {first_line!r}")
+
+
+def test_tutorial_shop_example(tmp_path):
+    text = (ROOT / "docs" / "scenarios.md").read_text()
+    (tmp_path / "shop.py").write_text(_block(text, "# shop.py"))
+    r = saturate(str(tmp_path / "shop.py"), capacity=2, backend="cpu")
+    assert r.saturating_clients == 6 and str(r.point(5).exact) == "11/6"
+    assert "saturation: 6 clients bring the load of the server to 2" in text
+
+
+def test_tutorial_editor_code_matches_the_template():
+    from scenarios.templates import editor
+    text = (ROOT / "docs" / "scenarios.md").read_text()
+    ns: dict = {}
+    exec(_block(text, "from scenarios import"), ns)
+    for n in (1, 4, 7):
+        assert ns["system"](n).to_model() == editor(n).to_model()
