@@ -448,6 +448,8 @@ class System:
                 consts[r.name.upper()] = r.name
         if not seen:
             raise ConfigurationError("the system sends no request: there is no load to measure")
+        if len(seen) > _MAX_BYTE:
+            raise ConfigurationError(f"at most {_MAX_BYTE} kinds of request, not {len(seen)}")
         return tuple(seen.values())
 
     def load_bound(self) -> Fraction:

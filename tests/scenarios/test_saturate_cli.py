@@ -130,3 +130,13 @@ def test_python_m_dvecost(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "dvecost", "saturate", "--list"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "editor" in proc.stdout
+
+
+def test_progress_on_a_terminal(capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    code, out, err = run(capsys, "saturate", "paper-server", "--json")
+    assert code == 0 and json.loads(out)["saturating_clients"] == 3
+    assert [ln.split(":")[0].strip() for ln in err.splitlines()] == ["N=1", "N=2", "N=4", "N=3"]
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    code, out, err = run(capsys, "saturate", "paper-server", "--json", "-q")
+    assert code == 0 and err == ""
