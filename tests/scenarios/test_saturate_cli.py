@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import subprocess
 import sys
 
 import pytest
 
 import dve
-from conftest import ROOT
 from dvecost.cli import main
+
+#: The repository root (not imported from conftest: tests/statespace has a conftest too).
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 CURVE_KEYS = {"clients", "exact", "value", "n_states"}
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import pathlib
 import re
 
 import pytest
 
-from conftest import ROOT
 from scenarios import saturate
+
+#: The repository root (not imported from conftest: tests/statespace has a conftest too).
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 MODULES = ["scenarios", "scenarios.dsl", "scenarios.templates", "scenarios.loader",
            "scenarios.saturation", "dvecost.cli.saturate", "dvecost.cli.scenarios"]
