@@ -7,17 +7,18 @@ lowest index, so the results are bit-identical to the NumPy engine, whatever the
 
 :func:`howard_solve` is the twin of :func:`ocm.howard.solve`: the same multichain iteration,
 the same sequence of policies and the same fixed point, with one iteration done as one replay
-of a captured CUDA graph of ``2 * ceil(log2 n) + 6`` small kernels and a single 32-byte copy
+of a captured CUDA graph of ``2 * ceil(log2 n) + 6`` small kernels (one per vertex or row) and a single 32-byte copy
 back to the host (the convergence, overflow and zero-time flags):
 
-1. ``vd_gather``: ``succ``, ``cost`` and ``time`` of every vertex's policy edge.
-2. ``dbl_min`` x K: pointer doubling with window minima (cycle detection, as in
-   :func:`ocm.primitives.cycle_reps`); ``vd_mark`` flags the vertices on policy cycles.
-3. ``vd_tree_init``, ``dbl_sum`` x K: path sums of cost and time to the cycle's representative
-   (:func:`ocm.primitives.tree_sums` on the forest cut open at every representative).
-4. ``vd_class``: per policy cycle its sums and reduced value ``a/b``.
-5. ``vd_potential``: per vertex its class ``(a, b)`` and scaled bias ``X = b*cs - a*ts``.
-6. ``improve``: one pass over all edges: the lexicographic best ``(a_w/b_w, b*cost - a*time
+1. ``p_gather``: ``succ``, ``cost`` and ``time`` of every vertex's policy edge.
+2. ``p_dbl_min`` x K: pointer doubling with window minima (cycle detection, as in
+   :func:`ocm.primitives.cycle_reps`); ``p_mark`` flags the vertices on policy cycles.
+3. ``p_tree_init``, ``p_dbl_sum`` x K: path sums of cost and time to the cycle's
+   representative (:func:`ocm.primitives.tree_sums` on the forest cut open at every
+   representative); rounds after every vertex has reached its root return at once.
+4. ``p_class``: per policy cycle its sums and reduced value ``a/b``.
+5. ``p_potential``: per vertex its root and scaled bias ``X = b*cs - a*ts``.
+6. ``p_improve``: one pass over all edges: the lexicographic best ``(a_w/b_w, b*cost - a*time
    + X_w)`` per row, lowest edge id on ties, switched to only on strict improvement.
 
 Value classes are compared as exact fractions (128-bit cross products), which orders them
@@ -84,6 +85,21 @@ __device__ __forceinline__ int cmp_frac(i64 a1, i64 b1, i64 a2, i64 b2) {
     u64 pl = (u64)a1 * (u64)b2, ql = (u64)a2 * (u64)b1;
     if (pl != ql) return pl < ql ? -1 : 1;
     return 0;
+}
+
+// Many threads setting one flag, or counting into one word, serialise on that address: one
+// lane per (converged part of a) warp writes, and only while the flag still reads 0.
+__device__ __forceinline__ void warp_set_flag(bool pred, i64* flag) {
+    unsigned m = __activemask();
+    if (__any_sync(m, pred) && (int)(threadIdx.x & 31) == __ffs(m) - 1
+            && *(volatile i64*)flag == 0)
+        *flag = 1;
+}
+__device__ __forceinline__ void warp_count(bool pred, i64* counter) {
+    unsigned m = __activemask();
+    unsigned b = __ballot_sync(m, pred);
+    if (b && (int)(threadIdx.x & 31) == __ffs(m) - 1)
+        atomicAdd((unsigned long long*)counter, (unsigned long long)__popc(b));
 }
 
 __device__ __forceinline__ i64 gcd64(i64 a, i64 b) {
@@ -162,7 +178,8 @@ extern "C" __global__ void trim_round(const i64* indptr, const i64* indices, sig
         if (!alive[u]) continue;
         bool live = false;
         for (i64 e = indptr[u]; e < indptr[u + 1] && !live; ++e) live = alive[indices[e]] != 0;
-        if (!live) { alive[u] = 0; changed[0] = 1; }
+        if (!live) alive[u] = 0;
+        warp_set_flag(!live, changed);
     }
 }
 
@@ -181,7 +198,8 @@ extern "C" __global__ void dbl_min(const i64* jin, const i64* lin, i64 n, i64* j
 // on[jfin[v]] = 1: after K rounds with 2^K >= n, jfin(v) lies on a cycle, and every vertex of
 // a cycle is some jfin(v) (a cycle is a permutation of itself).
 extern "C" __global__ void mark_image(const i64* jfin, i64 n, signed char* on) {
-    GRID_LOOP(v, n) { on[jfin[v]] = 1; }
+    // Most vertices land on few cycle vertices: test before writing (no store storm).
+    GRID_LOOP(v, n) { i64 j = jfin[v]; if (!on[j]) on[j] = 1; }
 }
 
 extern "C" __global__ void reps_out(const signed char* on, const i64* low, i64 n, i64* rep) {
@@ -227,91 +245,6 @@ extern "C" __global__ void tree_init1(const i64* parent, const i64* wa, i64 n, i
     }
 }
 
-// ---- Howard's iteration (twin of ocm.howard.solve) ---------------------------------------
-
-// Policy edge of every vertex; doubling state J_0 = succ, M_0(v) = v; flags cleared.
-// flags[0]: vertices that improved; [1]: an int64 bound failed; [2]: a zero-time cycle.
-extern "C" __global__ void vd_gather(const i64* policy, const i64* indices, const i64* cost,
-                                     const i64* time, i64 has_time, i64 n, i64* succ, i64* wc,
-                                     i64* wt, i64* jmp, i64* low, signed char* on, i64* flags) {
-    GRID_LOOP(v, n) {
-        i64 e = policy[v], s = indices[e];
-        succ[v] = s; wc[v] = cost[e]; wt[v] = has_time ? time[e] : 1;
-        jmp[v] = s; low[v] = v; on[v] = 0;
-        if (v == 0) { flags[0] = 0; flags[1] = 0; flags[2] = 0; flags[3] = 0; }
-    }
-}
-
-// Representatives r (on a cycle and the cycle's smallest vertex) become roots:
-// parent(r) = r with weights 0; every other vertex keeps its policy successor and weights.
-extern "C" __global__ void vd_tree_init(const signed char* on, const i64* low, const i64* succ,
-                                        const i64* wc, const i64* wt, i64 n, i64* j, i64* cs,
-                                        i64* ts) {
-    GRID_LOOP(v, n) {
-        bool rep = on[v] && low[v] == v;
-        j[v] = rep ? v : succ[v];
-        cs[v] = rep ? 0 : wc[v];
-        ts[v] = rep ? 0 : wt[v];
-    }
-}
-
-// Per representative r: the cycle's sums (its own edge plus the path from succ(r) back to r)
-// and its value as a reduced fraction ra/rb (rb > 0), as rank_fractions reduces it.
-extern "C" __global__ void vd_class(const signed char* on, const i64* low, const i64* succ,
-                                    const i64* wc, const i64* wt, const i64* cs, const i64* ts,
-                                    i64 n, i64* ra, i64* rb, i64* flags) {
-    GRID_LOOP(r, n) {
-        if (!(on[r] && low[r] == r)) continue;
-        i64 s = succ[r];
-        i64 cc = wc[r] + cs[s], tt = wt[r] + ts[s];
-        if (tt <= 0) { flags[2] = 1; ra[r] = 0; rb[r] = 1; continue; }
-        i64 g = gcd64(cc, tt);
-        ra[r] = cc / g; rb[r] = tt / g;
-    }
-}
-
-// Per vertex: its class (a, b) = the value of the cycle it reaches (root) and its scaled bias
-// X = b * cs - a * ts (0 at the root). Sets flags[1] unless every term is below 2^61.
-extern "C" __global__ void vd_potential(const i64* root, const i64* ra, const i64* rb,
-                                        const i64* cs, const i64* ts, i64 n, i64* va, i64* vb,
-                                        i64* x, i64* flags) {
-    GRID_LOOP(v, n) {
-        i64 r = root[v], a = ra[r], b = rb[r];
-        va[v] = a; vb[v] = b;
-        if (!(small_prod(b, cs[v]) && small_prod(a, ts[v]))) { flags[1] = 1; x[v] = 0; continue; }
-        i64 p = b * cs[v] - a * ts[v];
-        if (!small_val(p)) flags[1] = 1;
-        x[v] = p;
-    }
-}
-
-// Improvement, one thread per row, edges in increasing id: the best class (exact fraction
-// order), within it the largest b*cost - a*time + X(w), lowest id on ties. A vertex switches
-// only on strict improvement over its own class and bias; switches are counted in flags[0].
-extern "C" __global__ void improve(const i64* indptr, const i64* indices, const i64* cost,
-                                   const i64* time, i64 has_time, const i64* va, const i64* vb,
-                                   const i64* x, i64 n, i64* policy, i64* flags) {
-    GRID_LOOP(u, n) {
-        i64 ba = 0, bb = 1, bv = 0, be = -1;
-        bool ok = true;
-        for (i64 e = indptr[u]; e < indptr[u + 1]; ++e) {
-            i64 w = indices[e], a = va[w], b = vb[w];
-            int c = be < 0 ? 1 : cmp_frac(a, b, ba, bb);
-            if (c < 0) continue;
-            i64 tm = has_time ? time[e] : 1, c_e = cost[e], xw = x[w];
-            if (!(small_prod(b, c_e) && small_prod(a, tm) && small_val(xw))) { ok = false; break; }
-            i64 val = b * c_e - a * tm + xw;
-            if (c > 0 || val > bv) { ba = a; bb = b; bv = val; be = e; }
-        }
-        if (!ok) { flags[1] = 1; continue; }
-        int c = cmp_frac(ba, bb, va[u], vb[u]);
-        if (c > 0 || (c == 0 && bv > x[u])) {
-            policy[u] = be;
-            atomicAdd((unsigned long long*)&flags[0], 1ULL);
-        }
-    }
-}
-
 // ---- Howard's iteration, packed (what howard_solve runs) ---------------------------------
 // Per-vertex records are packed so that every random access reads one 32-byte sector:
 // JL = (jump, window minimum) as 32-bit ids (howard_solve requires n < 2^31), TS = (jump,
@@ -349,7 +282,7 @@ extern "C" __global__ void p_dbl_min(const JL* in, i64 n, JL* out) {
 }
 
 extern "C" __global__ void p_mark(const JL* fin, i64 n, signed char* on) {
-    GRID_LOOP(v, n) { on[fin[v].j] = 1; }
+    GRID_LOOP(v, n) { int j = fin[v].j; if (!on[j]) on[j] = 1; }  // as mark_image
 }
 
 // Tree records: TS16 (16 bytes: cost sum, 32-bit jump and time sum) when every path's time
@@ -384,7 +317,7 @@ __device__ __forceinline__ void dbl_sum_t(const T* in, i64 n, T* out, const sign
         T p = in[v], q = in[p.j], o;
         o.j = q.j; o.c = p.c + q.c; o.t = p.t + q.t;
         out[v] = o;
-        if (!isrep[o.j]) act[k + 1] = 1;
+        warp_set_flag(!isrep[o.j], &act[k + 1]);
         if (v == 0) flags[3] = k + 1;
     }
 }
@@ -437,8 +370,10 @@ extern "C" __global__ void p_potential##SUF(const T* ta, const T* tb, const i64*
 TREE_KERNELS(, TS)
 TREE_KERNELS(16, TS16)
 
-// Improvement (rules of 'improve'); one 16-byte record per edge target, classes compared by
-// root first (same root: same cycle, same value), exactly otherwise.
+// Improvement, one thread per row, edges in increasing id: the best class (exact fraction
+// order; same root means same cycle, same value), within it the largest b*cost - a*time +
+// X(w), lowest id on ties. A vertex switches only on strict improvement over its own class
+// and bias; switches are counted in flags[0]. One 16-byte record read per edge target.
 extern "C" __global__ void p_improve(const i64* indptr, const i64* indices, const i64* cost,
                                      const i64* time, i64 has_time, const XR* xr, const i64* ra,
                                      const i64* rb, i64 n, i64* policy, i64* flags) {
@@ -457,13 +392,16 @@ extern "C" __global__ void p_improve(const i64* indptr, const i64* indices, cons
             i64 val = b * c_e - a * tm + q.x;
             if (c > 0 || val > bv) { br = q.r; ba = a; bb = b; bv = val; be = e; }
         }
-        if (!ok) { flags[1] = 1; continue; }
-        XR o = xr[u];
-        int c = o.r == br ? 0 : cmp_frac(ba, bb, ra[o.r], rb[o.r]);
-        if (c > 0 || (c == 0 && bv > o.x)) {
-            policy[u] = be;
-            atomicAdd((unsigned long long*)&flags[0], 1ULL);
+        bool imp = false;
+        if (ok) {
+            XR o = xr[u];
+            int c = o.r == br ? 0 : cmp_frac(ba, bb, ra[o.r], rb[o.r]);
+            imp = c > 0 || (c == 0 && bv > o.x);
+            if (imp) policy[u] = be;
+        } else {
+            flags[1] = 1;  // rare: the iteration is abandoned
         }
+        warp_count(imp, &flags[0]);
     }
 }
 """
@@ -471,8 +409,7 @@ extern "C" __global__ void p_improve(const i64* indptr, const i64* indices, cons
 #: Kernels defined in :data:`SOURCE` (what a launcher must provide).
 KERNEL_NAMES = ("edge_rows_k", "segment_sum_k", "segment_argmax_i64", "segment_argmax_f64",
                 "best_edges_k", "trim_round", "dbl_min", "mark_image", "reps_out", "dbl_sum2",
-                "dbl_sum1", "tree_init2", "tree_init1", "vd_gather", "vd_tree_init", "vd_class",
-                "vd_potential", "improve", "p_gather", "p_dbl_min", "p_mark", "p_tree_init",
+                "dbl_sum1", "tree_init2", "tree_init1", "p_gather", "p_dbl_min", "p_mark", "p_tree_init",
                 "p_dbl_sum", "p_class", "p_potential", "p_improve", "p_tree_init16",
                 "p_dbl_sum16", "p_class16", "p_potential16")
 

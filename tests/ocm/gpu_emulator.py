@@ -33,6 +33,11 @@ static EmuDim blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};
 static inline long long __mul64hi(long long a, long long b) {
     return (long long)(((__int128)a * (__int128)b) >> 64);
 }
+static inline unsigned __activemask() { return 1u; }
+static inline bool __any_sync(unsigned, bool p) { return p; }
+static inline unsigned __ballot_sync(unsigned, bool p) { return p ? 1u : 0u; }
+static inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 static inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
     unsigned long long old = *p; *p = old + v; return old;
 }
