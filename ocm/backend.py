@@ -10,9 +10,10 @@ only answers three questions, in one place, so that the API and the CLI agree:
 - what to do when the GPU runs out of memory (:func:`is_out_of_memory`,
   :class:`GpuFallbackWarning`): the caller reruns on the CPU and warns once.
 
-``auto`` picks the GPU only for graphs of at least :data:`AUTO_MIN_EDGES` edges: below that,
-launch latency and the host-device copy cost more than the CPU engine's whole run (measured on
-an H100, see ``docs/benchmarks.md``, "Cycle engine, GPU (issue 5)").
+``auto`` picks the GPU only for graphs of at least :data:`AUTO_MIN_EDGES` edges, and asks
+for a device (importing CuPy) only then: below that size a process's first GPU call (CUDA
+start-up, module loading) costs more than the CPU engine's whole run (measured on an H100, see
+``docs/benchmarks.md``, "Cycle engine, GPU (issue 5)").
 
 Examples
 --------
@@ -45,10 +46,12 @@ __all__ = [
 #: The accepted values of ``backend=``.
 BACKENDS = ("auto", "cpu", "gpu")
 
-#: ``auto`` uses the GPU from this many edges on. Below it the GPU engine's fixed costs
-#: (module load, per-iteration launches, the copy to the device) exceed the CPU engine's run
-#: time; chosen from the crossover measured by ``dvecost bench ocm --backend gpu``.
-AUTO_MIN_EDGES = 200_000
+#: ``auto`` uses the GPU from this many edges on. Measured on an H100 (``--sweep`` of the GPU
+#: benchmark, random graphs of 10 edges per vertex): a warm GPU engine is faster than the CPU
+#: engine from 10^4 edges on (5.4 ms against 13 ms), but a process's first GPU call pays CUDA
+#: start-up and kernel loading (0.2 to 0.5 s), which the CPU engine's run time only passes at
+#: about 3 * 10^5 edges (0.26 s there; 0.94 s at 10^6).
+AUTO_MIN_EDGES = 300_000
 
 _INSTALL_HINT = ("install the GPU extra with 'pip install dvecost[gpu]' (needs an NVIDIA GPU and "
                  "driver), or use '--backend cpu'")
@@ -132,14 +135,16 @@ def resolve_backend(backend: str, n_edges: int) -> str:
             f"unknown backend '{backend}': expected one of {', '.join(BACKENDS)}")
     if backend == "cpu":
         return "cpu"
+    if backend == "auto" and n_edges < AUTO_MIN_EDGES:
+        return "cpu"  # small: not even worth importing CuPy
     reason = gpu_unavailable_reason()
     if backend == "gpu":
         if reason is not None:
             raise BackendUnavailableError(f"the GPU backend is unavailable: {reason}; "
                                           f"{_INSTALL_HINT}")
         return "gpu"
-    # auto: quietly the CPU when there is no GPU or the graph is too small to gain.
-    return "gpu" if reason is None and n_edges >= AUTO_MIN_EDGES else "cpu"
+    # auto on a large graph: quietly the CPU when there is no GPU.
+    return "gpu" if reason is None else "cpu"
 
 
 def array_module(backend: str):
