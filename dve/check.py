@@ -8,9 +8,10 @@ Scopes
 ------
 A model has one global scope (variables, constants, inputs, channels and processes share it) and
 one scope per process (its local variables and channels, and its states). A local name may not
-repeat a global name nor a state name of its process; a state name may repeat a global name
-(DiVinE's own test models name a state after its process). Names in expressions resolve to the
-process's locals first, then to the globals.
+repeat a state name of its process; it may hide a global name (a warning: BEEM's
+``pgm_protocol`` does it). A state name may repeat a global name (DiVinE's own test models name a
+state after its process). Names in expressions resolve to the process's locals first, then to
+the globals.
 
 Codes
 -----
@@ -18,8 +19,8 @@ Errors (the model is refused):
 
 =============================  ====================================================================
 ``undefined-name``             a variable, channel, process or macro that is not declared
-``duplicate-name``             a name declared twice in one scope, or a local repeating a global
-                               or a state name of its process
+``duplicate-name``             a name declared twice in one scope, or a local repeating a state
+                               name of its process
 ``unknown-state``              a state that its process does not declare (transitions, ``init``,
                                ``commit``, ``accept``, ``assert``, ``P.s``)
 ``missing-init``               a process without ``init``
@@ -29,7 +30,6 @@ Errors (the model is refused):
 ``not-a-variable``             a process used where a variable is expected
 ``not-a-channel``              ``sync x!...`` where ``x`` is not a channel
 ``not-an-array``               an index applied to a scalar
-``array-without-index``        an array used without an index
 ``index-out-of-range``         a constant index outside ``0..size-1``
 ``division-by-zero``           ``/`` or ``%`` by a constant zero
 ``array-size-invalid``         an array size that is not a constant, or is not above 0
@@ -54,6 +54,9 @@ Warnings (reported, the model is accepted):
 ``unpaired-sync``              a channel that is sent on but never received from (or the reverse),
                                or a rendezvous channel used by one process only: those syncs can
                                never fire
+``array-without-index``        an array used without an index (BEEM's ``train-gate`` does this)
+``shadowed-name``              a local variable or channel with the name of a global one (BEEM's
+                               ``pgm_protocol`` does this)
 ``unreachable-state``          a state no transition path from ``init`` reaches (guards ignored)
 ``dead-transition``            a transition whose guard is constant and false
 ``value-out-of-range``         a constant assigned to a variable whose type cannot hold it (the
@@ -96,7 +99,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from . import syntax as s
-from .errors import DvecostError, ModelError, ModelErrors, ModelSemanticError, SourcePos
+from .errors import DvecostError, ModelError, ModelErrors, ModelSemanticError, Source, SourcePos
 
 __all__ = ["check_model", "CODES", "WARNING_CODES", "TYPE_RANGES"]
 
@@ -107,16 +110,15 @@ TYPE_RANGES: dict[str, tuple[int, int]] = {"byte": (0, 255), "int": (-32768, 327
 CODES: tuple[str, ...] = (
     "undefined-name", "duplicate-name", "unknown-state", "missing-init", "assign-to-const",
     "assign-to-channel", "channel-as-value", "not-a-variable", "not-a-channel", "not-an-array",
-    "array-without-index", "index-out-of-range", "division-by-zero", "array-size-invalid",
-    "channel-size-invalid", "buffered-untyped", "initializer-kind", "init-out-of-range",
+    "index-out-of-range", "division-by-zero", "array-size-invalid", "channel-size-invalid", "buffered-untyped", "initializer-kind", "init-out-of-range",
     "sync-arity", "sync-kind", "negative-time", "duplicate-resource", "duplicate-clause",
     "cost-resource-inconsistent", "property-not-found", "property-not-process",
 )
 
 #: Every code :func:`check_model` can report as a warning.
 WARNING_CODES: tuple[str, ...] = (
-    "unpaired-sync", "unreachable-state", "dead-transition", "value-out-of-range",
-    "initializer-too-long", "cost-resource-inconsistent", "sync-ignored", "ltl-not-analysed",
+    "unpaired-sync", "array-without-index", "shadowed-name", "unreachable-state",
+    "dead-transition", "value-out-of-range", "initializer-too-long", "cost-resource-inconsistent", "sync-ignored", "ltl-not-analysed",
 )
 
 
@@ -162,6 +164,19 @@ def _const(expr: object, env: dict[str, int]) -> int | None:
 _WORD = re.compile(r"[A-Za-z_$#][A-Za-z0-9_$#]*")
 
 
+_lines_cache: tuple[object, list[str]] = (None, [])
+
+
+def _source_line(source: Source, lineno: int) -> str:
+    """``source.line(lineno)``, without splitting the whole text again for every diagnostic."""
+    global _lines_cache
+    cached, lines = _lines_cache
+    if cached is not source:
+        lines = source.text.splitlines()
+        _lines_cache = (source, lines)
+    return lines[lineno - 1] if 1 <= lineno <= len(lines) else ""
+
+
 def _name_span(pos: SourcePos | None, name: str, last: bool = False) -> SourcePos | None:
     """The span of the identifier ``name`` inside ``pos`` (its first or last occurrence).
 
@@ -169,7 +184,7 @@ def _name_span(pos: SourcePos | None, name: str, last: bool = False) -> SourcePo
     """
     if pos is None or not pos.source.text:
         return pos
-    line = pos.source.line(pos.line)
+    line = _source_line(pos.source, pos.line)
     stop = pos.end_column - 1 if pos.end_line == pos.line else len(line)
     hits = [m for m in _WORD.finditer(line, pos.column - 1, max(stop, pos.column - 1))
             if m.group() == name]
@@ -281,6 +296,15 @@ class _Checker:
                 prev = other.get(sym.name)
                 if prev is not None:
                     break
+        if isinstance(prev, _Symbol) and prev.owner is None and sym.owner is not None:
+            # A local hiding a global: DiVinE 2 accepts it (BEEM's pgm_protocol does it).
+            self.p.warning(sym.pos, "shadowed-name",
+                           f"local {sym.describe()} of process '{sym.owner}' hides global "
+                           f"{prev.describe()}",
+                           f"inside '{sym.owner}', '{sym.name}' means the local one; rename it "
+                           "if both are meant")
+            table[sym.name] = sym
+            return
         if prev is not None:
             where = prev.pos if isinstance(prev, _Symbol) else _name_span(prev.pos, sym.name)
             what = prev.describe() if isinstance(prev, _Symbol) else f"state '{sym.name}'"
@@ -451,16 +475,15 @@ class _Checker:
                              f"expected a variable, found process '{e.name}'",
                              f"test its state with '{e.name}.STATE'")
             elif sym.is_array:
-                self.p.error(e.pos, "array-without-index",
-                             f"array '{e.name}' used without an index", f"write '{e.name}[i]'")
+                self.whole_array(e.pos, e.name)
         elif isinstance(e, s.Index):
             stack.append(e.index)
             sym = self.lookup(e.name, scope)
-            pos = _name_span(e.pos, e.name)
             if sym is None:
-                self.undefined(pos, e.name, scope, ("variable", "constant", "input"), "array")
+                self.undefined(_name_span(e.pos, e.name), e.name, scope,
+                               ("variable", "constant", "input"), "array")
             else:
-                self.indexed(sym, e.index, e.pos, pos, env)
+                self.indexed(sym, e.index, e.pos, env)
         elif isinstance(e, s.StateTest):
             sc = self.process_scope(e.process, scope)
             if sc is not None and e.state not in sc.states:
@@ -473,8 +496,9 @@ class _Checker:
             sc = self.process_scope(e.process, scope)
             if sc is None:
                 return
-            pos = _name_span(e.pos, e.name, last=e.process.name != e.name)
             sym = sc.locals.get(e.name)
+            pos = _name_span(e.pos, e.name, last=e.process.name != e.name) \
+                if sym is None or sym.kind == "channel" or sym.is_array else None
             if sym is None:
                 self.p.error(pos, "undefined-name",
                              f"unknown variable '{e.name}' of process '{sc.process.name}'",
@@ -484,11 +508,9 @@ class _Checker:
                 self.p.error(pos, "channel-as-value",
                              f"expected a variable, found channel '{e.name}'")
             elif e.index is None and sym.is_array:
-                self.p.error(pos, "array-without-index",
-                             f"array '{e.name}' used without an index",
-                             f"write '{e.process.name}->{e.name}[i]'")
+                self.whole_array(pos, e.name, f"{e.process.name}->")
             elif e.index is not None:
-                self.indexed(sym, e.index, e.pos, pos, sc.env)
+                self.indexed(sym, e.index, e.pos, sc.env, last=e.process.name != e.name)
         elif isinstance(e, s.Call):
             stack.extend(e.args)
             self.p.error(_name_span(e.pos, e.name), "undefined-name",
@@ -496,8 +518,23 @@ class _Checker:
         else:
             raise TypeError(f"not an expression: {e!r}")
 
+    def whole_array(self, pos: SourcePos | None, name: str, prefix: str = "") -> None:
+        # A warning, not an error: BEEM's train-gate models do this, and DiVinE 2 accepts them.
+        self.p.warning(pos, "array-without-index", f"array '{name}' used without an index",
+                       f"write '{prefix}{name}[0]' if the first cell is meant")
+
     def indexed(self, sym: _Symbol, index: s.Expr, whole: SourcePos | None,
-                pos: SourcePos | None, env: dict[str, int]) -> None:
+                env: dict[str, int], last: bool = False) -> None:
+        """Check ``sym[index]``; ``whole`` is the span of the indexed expression."""
+        if sym.kind == "variable" and sym.is_array and sym.size is not None and sym.size > 0:
+            i = _const(index, env)
+            if i is not None and not 0 <= i < sym.size:
+                self.p.error(index.pos or whole, "index-out-of-range",
+                             f"index {i} is out of range for array '{sym.name}': "
+                             f"expected 0..{sym.size - 1}",
+                             f"'{sym.name}' has {sym.size} cell{'s' * (sym.size != 1)}")
+            return
+        pos = _name_span(whole, sym.name, last=last)
         if sym.kind == "channel":
             self.p.error(pos, "channel-as-value", f"expected an array, found channel '{sym.name}'")
         elif sym.kind == "process":
@@ -506,13 +543,6 @@ class _Checker:
             self.p.error(pos, "not-an-array",
                          f"expected an array, found scalar '{sym.name}' with an index",
                          f"'{sym.name}' is declared at {_at(sym.pos)}")
-        elif sym.size is not None and sym.size > 0:
-            i = _const(index, env)
-            if i is not None and not 0 <= i < sym.size:
-                self.p.error(index.pos or whole, "index-out-of-range",
-                             f"index {i} is out of range for array '{sym.name}': "
-                             f"expected 0..{sym.size - 1}",
-                             f"'{sym.name}' has {sym.size} cell{'s' * (sym.size != 1)}")
 
     def lvalue(self, target: object, env: dict[str, int], scope: _ProcScope,
                verb: str = "assign to") -> _Symbol | None:
@@ -523,7 +553,7 @@ class _Checker:
         elif isinstance(target, s.Index):
             self.expr(target.index, env, scope)
             sym = self.lookup(target.name, scope)
-            pos = _name_span(target.pos, target.name)
+            pos = target.pos
         else:
             self.expr(target, env, scope)
             self.p.error(getattr(target, "pos", None), "sync-kind",
@@ -531,6 +561,8 @@ class _Checker:
                          "a receive 'c?x' stores into variables; compare values with a guard")
             return None
         name = target.name
+        if isinstance(target, s.Index) and (sym is None or sym.kind != "variable"):
+            pos = _name_span(pos, name)  # only when reporting: it reads the source line
         if sym is None:
             self.undefined(pos, name, scope, ("variable", "constant", "input"), "variable")
             return None
@@ -548,11 +580,9 @@ class _Checker:
             return None
         if isinstance(target, s.Name):
             if sym.is_array:
-                self.p.error(pos, "array-without-index", f"array '{name}' used without an index",
-                             f"write '{name}[i]'")
-                return None
+                self.whole_array(pos, name)
         else:
-            self.indexed(sym, target.index, target.pos, pos, env)
+            self.indexed(sym, target.index, target.pos, env)
         return sym
 
     # -- processes ---------------------------------------------------------------------------

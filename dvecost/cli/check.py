@@ -25,7 +25,7 @@ import json
 import sys
 from typing import Any
 
-from dve.errors import DvecostError, ModelError, ModelErrors, use_color
+from dve.errors import ConfigurationError, DvecostError, DveSyntaxError, ModelError, ModelErrors, use_color
 
 from . import add_common, parse_defines, print_error
 
@@ -79,9 +79,9 @@ def check_file(path: str, defines: dict[str, int]) -> tuple[Any, tuple[ModelErro
         return summarize(model), warnings, None
     except DvecostError as exc:
         return None, (), exc
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        return None, (), DvecostError(f"cannot read '{path}': {reason.lower()}")
+    except RecursionError:  # as dve.load_model does
+        return None, (), DveSyntaxError(None, "too-deep",
+                                        f"{path} nests expressions too deeply to be analysed")
 
 
 def _diagnostics(exc: DvecostError | None, warnings: tuple[ModelError, ...]) -> list[dict]:
@@ -90,7 +90,7 @@ def _diagnostics(exc: DvecostError | None, warnings: tuple[ModelError, ...]) -> 
     elif isinstance(exc, ModelError):
         items = [exc]
     elif exc is not None:
-        return [{"code": "unreadable-file" if "cannot read" in str(exc) else "error",
+        return [{"code": "unreadable-file" if isinstance(exc, ConfigurationError) else "error",
                  "severity": "error", "line": None, "column": None, "end_line": None,
                  "end_column": None, "message": str(exc), "hint": None}]
     else:

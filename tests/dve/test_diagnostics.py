@@ -18,14 +18,18 @@ and review the diff before committing it.
 from __future__ import annotations
 
 import os
+import pathlib
 import re
 
 import pytest
 
-from conftest import DATA, ROOT
 from dve.check import CODES, WARNING_CODES
 from dvecost.cli import main
 from dvecost.cli.check import check_file
+
+#: The repository root (not imported from conftest: tests/statespace has a conftest too).
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
 
 ERRORS = DATA / "errors"
 REGEN = os.environ.get("DVECOST_REGEN") == "1"

@@ -10,6 +10,7 @@ deadline guard that). ``max_examples`` is kept modest so the test takes a few se
 from __future__ import annotations
 
 import os
+import pathlib
 import re
 import signal
 import tempfile
@@ -18,9 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import BEEM, ROOT
 from dve.errors import DvecostError
 from dve.loader import load_model
+
+#: The repository root and ../shared/beem (not imported from conftest: there are two).
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BEEM = pathlib.Path(os.environ.get("DVECOST_SHARED", ROOT.parent / "shared")) / "beem"
 
 OURS = [
     """\
