@@ -7,8 +7,8 @@ lowest index, so the results are bit-identical to the NumPy engine, whatever the
 
 :func:`howard_solve` is the twin of :func:`ocm.howard.solve`: the same multichain iteration,
 the same sequence of policies and the same fixed point, with one iteration done as one replay
-of a captured CUDA graph of ``2 * ceil(log2 n) + 6`` small kernels (one per vertex or row) and a single 32-byte copy
-back to the host (the convergence, overflow and zero-time flags):
+of a captured CUDA graph of ``2 * ceil(log2 n) + 7`` small kernels (a thread per vertex or row)
+and a single 32-byte copy back to the host (the convergence, overflow and zero-time flags):
 
 1. ``p_gather``: ``succ``, ``cost`` and ``time`` of every vertex's policy edge.
 2. ``p_dbl_min`` x K: pointer doubling with window minima (cycle detection, as in
@@ -365,7 +365,8 @@ extern "C" __global__ void p_class##SUF(const signed char* isrep, const i64* suc
         const i64* wc, const i64* wt, const T* ta, const T* tb, i64 n, i64* ra, i64* rb, \
         i64* flags) { class_t<T>(isrep, succ, wc, wt, ta, tb, n, ra, rb, flags); } \
 extern "C" __global__ void p_potential##SUF(const T* ta, const T* tb, const i64* ra, \
-        const i64* rb, i64 n, XR* xr, i64* flags) { potential_t<T>(ta, tb, ra, rb, n, xr, flags); }
+        const i64* rb, i64 n, XR* xr, i64* flags) { \
+    potential_t<T>(ta, tb, ra, rb, n, xr, flags); }
 
 TREE_KERNELS(, TS)
 TREE_KERNELS(16, TS16)
@@ -409,9 +410,9 @@ extern "C" __global__ void p_improve(const i64* indptr, const i64* indices, cons
 #: Kernels defined in :data:`SOURCE` (what a launcher must provide).
 KERNEL_NAMES = ("edge_rows_k", "segment_sum_k", "segment_argmax_i64", "segment_argmax_f64",
                 "best_edges_k", "trim_round", "dbl_min", "mark_image", "reps_out", "dbl_sum2",
-                "dbl_sum1", "tree_init2", "tree_init1", "p_gather", "p_dbl_min", "p_mark", "p_tree_init",
-                "p_dbl_sum", "p_class", "p_potential", "p_improve", "p_tree_init16",
-                "p_dbl_sum16", "p_class16", "p_potential16")
+                "dbl_sum1", "tree_init2", "tree_init1", "p_gather", "p_dbl_min", "p_mark",
+                "p_tree_init", "p_dbl_sum", "p_class", "p_potential", "p_improve",
+                "p_tree_init16", "p_dbl_sum16", "p_class16", "p_potential16")
 
 _BLOCK = 256
 _MAX_BLOCKS = 1 << 16  # grid-stride loops cover the rest
@@ -714,10 +715,8 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     from dve.errors import ConvergenceError
 
     from . import howard as H
-    from . import primitives as P
 
     L = launcher or _launcher_for(xp)
-    h = P._to_numpy
     n = indptr.shape[0] - 1
     if exact_objects or n == 0 or n >= 2 ** 31:  # 32-bit vertex ids in the device loop
         return _host_solve(indptr, indices, cost, time, policy, max_iter, exact_objects, xp, 0)

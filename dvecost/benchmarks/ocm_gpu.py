@@ -37,7 +37,6 @@ import multiprocessing
 import os
 import pathlib
 import platform
-import shutil
 import statistics
 import subprocess
 import sys

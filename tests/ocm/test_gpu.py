@@ -13,7 +13,6 @@ import ocm
 from ocm import howard as H
 from ocm import kernels as K
 from ocm import primitives as P
-from ocm import scc
 from ocm.backend import gpu_available
 
 pytestmark = pytest.mark.gpu

@@ -200,8 +200,8 @@ def test_solve_overflow_hands_over_to_python_ints(emu):
 def test_solve_zero_time_cycle_raises_like_numpy(emu):
     from dve.errors import ZeroTimeCycleError
 
-    indptr = np.array([0, 1, 2, 3]); indices = np.array([1, 0, 0])
-    cost = np.array([1, 2, 3]); time = np.array([0, 0, 1])
+    indptr, indices = np.array([0, 1, 2, 3]), np.array([1, 0, 0])
+    cost, time = np.array([1, 2, 3]), np.array([0, 0, 1])
     with pytest.raises(ZeroTimeCycleError) as a:
         H.solve(indptr, indices, cost, time, xp=np)
     with pytest.raises(ZeroTimeCycleError) as b:

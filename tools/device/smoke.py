@@ -49,7 +49,8 @@ def main() -> int:
     info["copy_Bps"] = copy_bandwidth(cp)
     # FMA contraction off: a*b+c must round twice, as NumPy does.
     k = cp.RawKernel(r'''
-    extern "C" __global__ void f(const double* a, const double* b, const double* c, double* o, int n) {
+    extern "C" __global__ void f(const double* a, const double* b, const double* c, double* o,
+                                 int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
         if (i < n) o[i] = c[i] - a[i] * b[i];
     }''', "f", options=("--fmad=false",))
