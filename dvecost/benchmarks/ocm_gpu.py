@@ -76,6 +76,23 @@ SWEEP_EDGES = (10_000, 30_000, 100_000, 300_000, 1_000_000)
 
 _REFS = ("boost-howard", "lemon-howard")
 
+#: Names of ``dvecost.benchmarks.ocm`` (``--graphs random,model,...``): (full size, small size).
+#: ``paper``: the paper's largest size. ``cs10`` (the state graph of ``cs_10.dve``) and paths
+#: of edge-list files are accepted as well.
+ALIASES = {"random": ("random-1M-10M", "random-100k-1M"),
+           "model": ("model-1M-10M", "model-65k-500k"),
+           "paper": ("model-2M-25M", "model-65k-500k")}
+
+
+def _find_model(name: str) -> pathlib.Path:
+    root = _here()
+    for c in (root / ".bench" / name, root.parent / "shared" / "models" / name,
+              pathlib.Path.cwd().parent / "shared" / "models" / name):
+        if c.is_file():
+            return c
+    from dve.errors import ConfigurationError
+    raise ConfigurationError(f"{name} not found (looked in .bench and ../shared/models)")
+
 
 def _here() -> pathlib.Path:
     return pathlib.Path(__file__).resolve().parents[2]
@@ -95,7 +112,8 @@ def _find(name: str, explicit: str | None) -> pathlib.Path | None:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of the GPU benchmark (``dvecost bench ocm --backend gpu``)."""
     p.add_argument("--graphs", default=",".join(GRAPHS), metavar="NAMES",
-                   help=f"comma-separated graphs among {', '.join({**GRAPHS, **QUICK_GRAPHS})}")
+                   help=f"comma-separated graphs among {', '.join({**GRAPHS, **QUICK_GRAPHS})}, "
+                        "random, model, paper, cs10, or edge-list files")
     p.add_argument("--quick", action="store_true", help="small graphs only (a smoke test)")
     p.add_argument("--sweep", action="store_true",
                    help="also time both engines on small random graphs (the auto threshold)")
@@ -204,8 +222,9 @@ def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 10) -> float:
     return 2 * (nbytes // 8) * 8 / statistics.median(ts)
 
 
-def _start_ref(ocmref: pathlib.Path, algo: str, path: pathlib.Path, kind: str):
-    cmd = [str(ocmref), "--algo", algo, "--mode", "max", f"--{kind}", str(path)]
+def _start_ref(ocmref: pathlib.Path, algo: str, path: pathlib.Path, kind: str,
+               mode: str = "max"):
+    cmd = [str(ocmref), "--algo", algo, "--mode", mode, f"--{kind}", str(path)]
     return cmd, (subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True), time.perf_counter())
 
@@ -225,7 +244,7 @@ def _finish_ref(proc_t, timeout: float) -> dict:
         return {"status": "error", "stderr": err[-300:]}
 
 
-def _time_gpu(arrays, kind: str, repeat: int):
+def _time_gpu(arrays, kind: str, repeat: int, mode: str = "max"):
     import cupy as cp
 
     import ocm
@@ -233,28 +252,54 @@ def _time_gpu(arrays, kind: str, repeat: int):
     d = [None if a is None else cp.asarray(a) for a in arrays]
     cp.cuda.Device().synchronize()
     t0 = time.perf_counter()
-    first = ocm.optimal_cycle(*d, kind=kind, mode="max")
+    first = ocm.optimal_cycle(*d, kind=kind, mode=mode)
     t_first = time.perf_counter() - t0
     runs, res = [], first
     for _ in range(max(1, repeat)):
         t0 = time.perf_counter()
-        res = ocm.optimal_cycle(*d, kind=kind, mode="max")
+        res = ocm.optimal_cycle(*d, kind=kind, mode=mode)
         runs.append(time.perf_counter() - t0)
     del d
     cp.get_default_memory_pool().free_all_blocks()
     return res, statistics.median(runs), t_first, runs
 
 
-def _time_cpu(arrays, kind: str):
+def _time_cpu(arrays, kind: str, mode: str = "max"):
     import ocm
 
     t0 = time.perf_counter()
-    r = ocm.optimal_cycle(*arrays, kind=kind, mode="max", backend="cpu")
+    r = ocm.optimal_cycle(*arrays, kind=kind, mode=mode, backend="cpu")
     return r, time.perf_counter() - t0
 
 
 def _bytes_per_iteration(n: int, m: int, kind: str) -> int:
     return 8 * (n + 1) + 16 * m + (8 * m if kind == "ratio" else 0) + 32 * n
+
+
+def select_graphs(args: argparse.Namespace) -> tuple[list[str], list[pathlib.Path], list[str]]:
+    """(generated graph names, edge-list files, DVE models) asked for by ``--graphs`` etc.
+
+    >>> select_graphs(argparse.Namespace(graphs="random,paper", size="small"))[0]
+    ['random-100k-1M', 'model-65k-500k']
+    """
+    quick = bool(_opt(args, "quick", False)) or getattr(args, "size", "full") == "small"
+    items = [s for s in str(_opt(args, "graphs", ",".join(GRAPHS))).split(",") if s]
+    if quick and items == list(GRAPHS):  # the default list, small
+        items = list(QUICK_GRAPHS)
+    table = {**GRAPHS, **QUICK_GRAPHS}
+    names, files, dves = [], [], list(_opt(args, "dve", []) or [])
+    for s in items:
+        if s in ALIASES:
+            s = ALIASES[s][1 if quick else 0]
+        if s in table:
+            names.append(s)
+        elif s == "cs10":
+            dves.append(str(_find_model("cs_10.dve")))
+        elif pathlib.Path(s).is_file():
+            files.append(pathlib.Path(s))
+        else:
+            names.append(s)
+    return names, files, dves
 
 
 def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: None) -> Report:
@@ -264,14 +309,15 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
 
     reason = gpu_unavailable_reason()
     if reason is not None:
-        raise BackendUnavailableError(f"the GPU benchmark needs a GPU: {reason}")
+        raise BackendUnavailableError(f"the GPU benchmark needs a GPU: {reason}; install the "
+                                      "GPU extra with 'pip install dvecost[gpu]'")
     import cupy as cp
 
-    kind = _opt(args, "kind", "mean")
+    # Options of dvecost.benchmarks.ocm (--ratio, --min, --size) are honoured too.
+    kind = "ratio" if getattr(args, "ratio", False) else _opt(args, "kind", "mean")
+    mode = "min" if getattr(args, "min", False) else "max"
     repeat = int(_opt(args, "repeat", 5))
-    quick = bool(_opt(args, "quick", False))
-    names = list(QUICK_GRAPHS) if quick else [
-        s for s in str(_opt(args, "graphs", ",".join(GRAPHS))).split(",") if s]
+    names, files, dves = select_graphs(args)
     table = {**GRAPHS, **QUICK_GRAPHS}
     unknown = [s for s in names if s not in table]
     if unknown:
@@ -307,25 +353,34 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
             path = workdir / f"{name}.txt"
             _write_text(path, n, u, v, c, t, workers)
             for algo in refs:
-                g["procs"][algo] = _start_ref(ocmref, algo, path, kind)
+                g["procs"][algo] = _start_ref(ocmref, algo, path, kind, mode)
         del u, v, c, t
         graphs.append(g)
-    for path in _opt(args, "dve", []) or []:
-        graphs.append(_explore(path, workdir, refs, ocmref, kind, workers, progress))
+    for path in files:
+        from ocm import read_edge_list
+
+        el = read_edge_list(str(path))
+        g = {"name": path.name, "source": str(path), "n": el.n_vertices, "m": el.n_edges,
+             "csr": (el.indptr, el.indices, el.cost, el.time), "procs": {}}
+        for algo in refs:
+            g["procs"][algo] = _start_ref(ocmref, algo, path, kind, mode)
+        graphs.append(g)
+    for path in dves:
+        graphs.append(_explore(path, workdir, refs, ocmref, kind, workers, progress, mode))
 
     # 2. The GPU engine, then 3. the CPU engine, while the references run.
     for g in graphs:
         indptr, indices, cost, time_ = g["csr"]
         arrays = [indptr, indices, cost, time_]
         progress(f"{g['name']}: GPU engine")
-        r, med, first, runs = _time_gpu(arrays, kind, repeat)
+        r, med, first, runs = _time_gpu(arrays, kind, repeat, mode)
         g.update(gpu=r, gpu_s=med, gpu_first_s=first, gpu_runs=runs, gpu_timings=r.timings,
                  gpu_iterations=r.iterations)
     for g in graphs:
         if _opt(args, "no_cpu", False):
             break
         progress(f"{g['name']}: CPU engine")
-        g["cpu"], g["cpu_s"] = _time_cpu(list(g["csr"]), kind)
+        g["cpu"], g["cpu_s"] = _time_cpu(list(g["csr"]), kind, mode)
         g["cpu_timings"], g["cpu_iterations"] = g["cpu"].timings, g["cpu"].iterations
     # 4. References.
     for g in graphs:
@@ -409,7 +464,8 @@ def _sweep(gen, kind: str, repeat: int, copy_bps: float, progress) -> list[tuple
     return rows
 
 
-def _explore(path: str, workdir: pathlib.Path, refs, ocmref, kind, workers, progress) -> dict:
+def _explore(path: str, workdir: pathlib.Path, refs, ocmref, kind, workers, progress,
+             mode: str = "max") -> dict:
     """A model's state graph (built here on the CPU), as a benchmark graph."""
     import dve
     import statespace
@@ -429,7 +485,7 @@ def _explore(path: str, workdir: pathlib.Path, refs, ocmref, kind, workers, prog
         txt = workdir / f"{name}.txt"
         _write_text(txt, n, u, indices, cost, time_, workers)
         for algo in refs:
-            g["procs"][algo] = _start_ref(ocmref, algo, txt, kind)
+            g["procs"][algo] = _start_ref(ocmref, algo, txt, kind, mode)
     return g
 
 
@@ -441,7 +497,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json-out", metavar="FILE")
     p.add_argument("--md-out", metavar="FILE")
     args = p.parse_args(argv)
-    rep = run(args, progress=lambda s: print(s, file=sys.stderr, flush=True))
+    from dve.errors import DvecostError
+
+    try:
+        rep = run(args, progress=lambda s: print(s, file=sys.stderr, flush=True))
+    except DvecostError as exc:
+        print(f"dvecost: error: {exc}", file=sys.stderr)
+        return 2
     md = rep.as_markdown()
     print(md)
     if args.md_out:
