@@ -199,8 +199,11 @@ def _did_you_mean(name: str, candidates: object) -> str | None:
     return f"did you mean '{close[0]}'?" if close else None
 
 
-def _at(pos: SourcePos | None) -> str:
-    return f"line {pos.line}" if pos is not None else "elsewhere"
+def _at(pos: SourcePos | None, column: bool = False) -> str:
+    """``'line 3'`` (or ``'line 3, column 7'``) for a hint; ``'elsewhere'`` without a position."""
+    if pos is None:
+        return "elsewhere"
+    return f"line {pos.line}, column {pos.column}" if column else f"line {pos.line}"
 
 
 # ---------------------------------------------------------------------------- symbols
@@ -309,8 +312,7 @@ class _Checker:
             where = prev.pos if isinstance(prev, _Symbol) else _name_span(prev.pos, sym.name)
             what = prev.describe() if isinstance(prev, _Symbol) else f"state '{sym.name}'"
             self.p.error(sym.pos, "duplicate-name", f"'{sym.name}' is already declared",
-                         f"{what} is declared at {_at(where)}"
-                         + (f":{where.column}" if where is not None else ""))
+                         f"{what} is declared at {_at(where, column=True)}")
             return
         table[sym.name] = sym
 
@@ -594,7 +596,7 @@ class _Checker:
                 first = sc.states[st.name]
                 self.p.error(_name_span(st.pos, st.name), "duplicate-name",
                              f"state '{st.name}' is already declared",
-                             f"first declared at {_at(first.pos)}")
+                             f"first declared at {_at(_name_span(first.pos, st.name), column=True)}")
             else:
                 sc.states[st.name] = st
         for d in proc.decls:
