@@ -121,12 +121,9 @@ def value_determination(indptr: Any, indices: Any, cost: Any, time: Any | None, 
     n = policy.shape[0]
     ar = xp.arange(n, dtype=xp.int64)
     succ = indices[policy].astype(xp.int64, copy=False)
-    rep = P.cycle_reps(succ, xp)
-    is_rep = rep == ar
-    parent = xp.where(is_rep, ar, succ)
     wc = cost[policy]
     wt = time[policy] if time is not None else xp.ones(n, dtype=xp.int64)
-    root, (cs, ts) = P.tree_sums(parent, [wc, wt], xp)
+    root, is_rep, (cs, ts) = P.policy_sums(succ, [wc, wt], xp)
     reps = xp.flatnonzero(is_rep)
     # The path from succ(r) back to r covers every cycle edge but r's own (and is empty when
     # the cycle is a self-loop, where cs[r] = 0).
