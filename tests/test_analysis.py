@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import pathlib
 from fractions import Fraction
 
 import pytest
 
-from conftest import SHARED
 from dve.errors import ConfigurationError, NoCycleError, ZeroTimeCycleError
 from dvecost import Analysis, analyze
 from dvecost.examples import example_path
 
+#: ``../shared`` (``$DVECOST_SHARED``): not imported from conftest, whose name is ambiguous once
+#: test folders have conftest files of their own.
+SHARED = pathlib.Path(os.environ.get("DVECOST_SHARED",
+                                     pathlib.Path(__file__).resolve().parents[2] / "shared"))
 CS = SHARED / "models"
 
 
@@ -295,7 +300,7 @@ def test_pipeline_item_kinds(ratio, mode, expected):
                                       ("pipeline", {"mode": "min"}), ("rings_sync", {}),
                                       ("deadlock", {"ratio": True})])
 def test_gpu_backend_gives_the_cpu_answer(name, kw):
-    from conftest import gpu_available
+    from ocm.backend import gpu_available
     if not gpu_available():
         pytest.skip("no CuPy or no CUDA device")
     cpu = analyze(example_path(name), backend="cpu", **kw)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT
 from dvecost.cli import main
 from dvecost.examples import example_path
 from test_report import JSON_KEYS, assert_dotish
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def run(capsys, *argv):
