@@ -37,7 +37,7 @@ process P {
     state a, b, c;
     init a;
     trans
-        a -> b { guard x > 0 && y[1] != 2; sync c!x; effect v = v + 1; cost 3; time 2; },
+        a -> b { guard x > 0 && y[1] != 2; sync c!x; effect v = v + 1; cost cpu: 3; time 2; },
         b -> c { sync q!{v, K}; cost cpu: 1, net: 2; },
         c -> a { guard not (v == 0) or Q.s; effect y[v % 3] = v / 2; };
 }
