@@ -63,8 +63,8 @@ Warnings (reported, the model is accepted):
                                step would lead to the error state)
 ``initializer-too-long``       an array initialiser with more values than the array has cells
                                (DiVinE drops the rest)
-``cost-resource-inconsistent`` a named resource charged once whose name is close to another
-                               resource (likely a typo)
+``cost-resource-typo``         a named resource charged once whose name is close to another
+                               resource
 ``sync-ignored``               a ``sync`` under ``system sync``, which ignores channels
 ``ltl-not-analysed``           a ``property ltl``: parsed, not analysed
 =============================  ====================================================================
@@ -87,7 +87,7 @@ Examples
 ...     check_model(parse_model(text, "m.dve"))
 ... except ModelErrors as exc:
 ...     print(exc)
-m.dve:1:52: error[undefined-name]: unknown variable 'y'
+m.dve:1:60: error[undefined-name]: unknown variable 'y'
 """
 
 from __future__ import annotations
@@ -99,6 +99,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from . import syntax as s
+from .consteval import eval_const
 from .errors import DvecostError, ModelError, ModelErrors, ModelSemanticError, Source, SourcePos
 
 __all__ = ["check_model", "CODES", "WARNING_CODES", "TYPE_RANGES"]
@@ -110,24 +111,21 @@ TYPE_RANGES: dict[str, tuple[int, int]] = {"byte": (0, 255), "int": (-32768, 327
 CODES: tuple[str, ...] = (
     "undefined-name", "duplicate-name", "unknown-state", "missing-init", "assign-to-const",
     "assign-to-channel", "channel-as-value", "not-a-variable", "not-a-channel", "not-an-array",
-    "index-out-of-range", "division-by-zero", "array-size-invalid", "channel-size-invalid", "buffered-untyped", "initializer-kind", "init-out-of-range",
-    "sync-arity", "sync-kind", "negative-time", "duplicate-resource", "duplicate-clause",
-    "cost-resource-inconsistent", "property-not-found", "property-not-process",
+    "index-out-of-range", "division-by-zero", "array-size-invalid", "channel-size-invalid",
+    "buffered-untyped", "initializer-kind", "init-out-of-range", "sync-arity", "sync-kind",
+    "negative-time", "duplicate-resource", "duplicate-clause", "cost-resource-inconsistent",
+    "property-not-found", "property-not-process",
 )
 
 #: Every code :func:`check_model` can report as a warning.
 WARNING_CODES: tuple[str, ...] = (
     "unpaired-sync", "array-without-index", "shadowed-name", "unreachable-state",
-    "dead-transition", "value-out-of-range", "initializer-too-long", "cost-resource-inconsistent", "sync-ignored", "ltl-not-analysed",
+    "dead-transition", "value-out-of-range", "initializer-too-long", "cost-resource-typo",
+    "sync-ignored", "ltl-not-analysed",
 )
 
 
 # ---------------------------------------------------------------------------- constant folding
-
-def _eval_const(expr: s.Expr, env: dict[str, int]) -> int:
-    from .consteval import eval_const
-    return eval_const(expr, env)
-
 
 def _is_const_expr(expr: object, env: dict[str, int]) -> bool:
     """Whether ``expr`` mentions only literals and names bound in ``env`` (cheap pre-test)."""
@@ -154,7 +152,7 @@ def _const(expr: object, env: dict[str, int]) -> int | None:
     if isinstance(expr, s.IntLit):  # the common case, without a call
         return expr.value
     try:
-        return int(_eval_const(expr, env))  # type: ignore[arg-type]
+        return int(eval_const(expr, env))  # type: ignore[arg-type]
     except (DvecostError, ArithmeticError, ValueError, RecursionError):
         return None
 
@@ -195,7 +193,8 @@ def _name_span(pos: SourcePos | None, name: str, last: bool = False) -> SourcePo
 
 
 def _did_you_mean(name: str, candidates: object) -> str | None:
-    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)  # type: ignore[arg-type]
+    close = difflib.get_close_matches(name, list(candidates),  # type: ignore[call-overload]
+                                      n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else None
 
 
@@ -363,7 +362,8 @@ class _Checker:
         else:
             if sym.is_array:
                 self.p.error(init.pos or sym.pos, "initializer-kind",
-                             f"expected a list '{{...}}' for array '{d.name}', found a single value",
+                             f"expected a list '{{...}}' for array '{d.name}', "
+                             "found a single value",
                              f"write '{d.name}[...] = {{...}}' with one value per cell")
             items = (init,)
         for item in items:
@@ -422,7 +422,8 @@ class _Checker:
         if hint is None:
             owners = [p for p, sc in self.scopes.items() if name in sc.locals]
             if owners:
-                hint = f"'{name}' is local to process '{owners[0]}'; read it with '{owners[0]}->{name}'"
+                hint = (f"'{name}' is local to process '{owners[0]}'; "
+                        f"read it with '{owners[0]}->{name}'")
         self.p.error(pos, "undefined-name", f"unknown {what} '{name}'", hint)
 
     def process_scope(self, ref: s.ProcRef, scope: _ProcScope | None) -> _ProcScope | None:
@@ -596,7 +597,8 @@ class _Checker:
                 first = sc.states[st.name]
                 self.p.error(_name_span(st.pos, st.name), "duplicate-name",
                              f"state '{st.name}' is already declared",
-                             f"first declared at {_at(_name_span(first.pos, st.name), column=True)}")
+                             "first declared at "
+                             + _at(_name_span(first.pos, st.name), column=True))
             else:
                 sc.states[st.name] = st
         for d in proc.decls:
@@ -819,7 +821,7 @@ class _Checker:
             others = [r for r, o in uses.items() if r != name and len(o) > 1]
             hint = _did_you_mean(name, others)
             if hint:
-                self.p.warning(_name_span(cs[0].pos, name), "cost-resource-inconsistent",
+                self.p.warning(_name_span(cs[0].pos, name), "cost-resource-typo",
                                f"resource '{name}' is charged on one transition only", hint)
 
     def system(self) -> None:

@@ -7,7 +7,7 @@
 ... process P { byte y; state s, t; init s; trans s -> t {}, t -> s {}; }
 ... system async;'''
 >>> summarize(parse_model(text))
-ModelSummary(n_processes=1, n_states=2, n_transitions=2, n_variables=3, n_channels=1, n_slots=10)
+ModelSummary(n_processes=1, n_states=2, n_transitions=2, n_variables=3, n_channels=1, n_slots=11)
 """
 
 from __future__ import annotations

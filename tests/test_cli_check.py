@@ -169,8 +169,9 @@ def test_json(files, capsys):
     assert [r["path"] for r in records] == names
     assert [r["ok"] for r in records] == [True, False, True]
     assert records[0]["n_slots"] == 4 and records[0]["diagnostics"] == []
-    assert [(d["code"], d["line"], d["column"], d["end_column"]) for d in records[1]["diagnostics"]] \
-        == [("undefined-name", 5, 23, 27), ("undefined-name", 5, 40, 45)]
+    spans = [(d["code"], d["line"], d["column"], d["end_column"])
+             for d in records[1]["diagnostics"]]
+    assert spans == [("undefined-name", 5, 23, 27), ("undefined-name", 5, 40, 45)]
     assert records[1]["diagnostics"][0]["hint"] == "did you mean 'token'?"
     assert [d["code"] for d in records[2]["diagnostics"]] == ["unreachable-state"]
 

@@ -25,7 +25,8 @@ import json
 import sys
 from typing import Any
 
-from dve.errors import ConfigurationError, DvecostError, DveSyntaxError, ModelError, ModelErrors, use_color
+from dve.errors import (ConfigurationError, DvecostError, DveSyntaxError, ModelError,
+                        ModelErrors, use_color)
 
 from . import add_common, parse_defines, print_error
 

@@ -107,18 +107,21 @@ def test_code_tables_are_kebab_case():
 # ---------------------------------------------------------------------------- names
 
 def test_undefined_variable_with_hint():
-    text = "byte token;\nprocess P {\n state a;\n init a;\n trans a -> a { guard tokn; };\n}\nsystem async;\n"
+    text = ("byte token;\nprocess P {\n state a;\n init a;\n trans a -> a { guard tokn; };\n}\n"
+            "system async;\n")
     model = expand_model(parse_model(text), {})
     with pytest.raises(ModelErrors) as info:
         check_model(model)
     (err,) = info.value.errors
-    assert (err.code, err.pos.line, err.pos.column, err.pos.end_column) == ("undefined-name", 5, 23, 27)
+    assert (err.code, err.pos.line, err.pos.column, err.pos.end_column) == \
+        ("undefined-name", 5, 23, 27)
     assert err.message == "unknown variable 'tokn'"
     assert err.hint == "did you mean 'token'?"
 
 
 def test_undefined_hint_for_state_name():
-    text = "process P {\n byte x;\n state idle;\n init idle;\n trans idle -> idle { effect x = idle; };\n}\nsystem async;\n"
+    text = ("process P {\n byte x;\n state idle;\n init idle;\n"
+            " trans idle -> idle { effect x = idle; };\n}\nsystem async;\n")
     model = expand_model(parse_model(text), {})
     with pytest.raises(ModelErrors) as info:
         check_model(model)
@@ -127,7 +130,8 @@ def test_undefined_hint_for_state_name():
 
 def test_undefined_hint_for_local_of_other_process():
     text = ("process P {\n byte secret;\n state a;\n init a;\n trans a -> a {};\n}\n"
-            "process Q {\n state q;\n init q;\n trans q -> q { guard secret; };\n}\nsystem async;\n")
+            "process Q {\n state q;\n init q;\n trans q -> q { guard secret; };\n}\n"
+            "system async;\n")
     with pytest.raises(ModelErrors) as info:
         check_model(expand_model(parse_model(text), {}))
     assert "P->secret" in info.value.errors[0].hint
@@ -145,7 +149,8 @@ def test_undefined_process_in_state_test():
 
 def test_remote_variable():
     ok = ("process P {\n byte v;\n state a;\n init a;\n trans a -> a {};\n}\n"
-          "process Q {\n state q;\n init q;\n trans q -> q { guard P->v == 0; };\n}\nsystem async;\n")
+          "process Q {\n state q;\n init q;\n trans q -> q { guard P->v == 0; };\n}\n"
+          "system async;\n")
     assert errors(ok) == []
     bad = ok.replace("P->v ==", "P->w ==")
     assert only(bad) == ("undefined-name", 10, 26)
@@ -153,7 +158,8 @@ def test_remote_variable():
 
 def test_locals_are_private():
     text = ("process P {\n byte v;\n state a;\n init a;\n trans a -> a {};\n}\n"
-            "process Q {\n state q;\n init q;\n trans q -> q { effect v = 1; };\n}\nsystem async;\n")
+            "process Q {\n state q;\n init q;\n trans q -> q { effect v = 1; };\n}\n"
+            "system async;\n")
     assert only(text) == ("undefined-name", 10, 24)
 
 
@@ -174,13 +180,15 @@ def test_duplicate_process():
 
 
 def test_duplicate_state_and_locals():
-    text = "process P {\n byte x, x;\n state a, b, a;\n init a;\n trans a -> b {}, b -> a {};\n}\nsystem async;\n"
+    text = ("process P {\n byte x, x;\n state a, b, a;\n init a;\n trans a -> b {}, b -> a {};\n"
+            "}\nsystem async;\n")
     assert errors(text) == [("duplicate-name", 2, 10), ("duplicate-name", 3, 14)]
 
 
 def test_local_may_not_repeat_a_state_but_may_hide_a_global():
     # BEEM's pgm_protocol hides globals with locals, and DiVinE 2 accepts it: a warning.
-    text = "byte g;\nprocess P {\n byte g;\n byte a;\n state a;\n init a;\n trans a -> a {};\n}\nsystem async;\n"
+    text = ("byte g;\nprocess P {\n byte g;\n byte a;\n state a;\n init a;\n trans a -> a {};\n"
+            "}\nsystem async;\n")
     assert errors(text) == [("duplicate-name", 4, 7)]
     assert warnings(text) == [("shadowed-name", 3, 7)]
 
@@ -214,7 +222,8 @@ def test_unknown_state(body, line, col):
 
 
 def test_unknown_state_hint():
-    text = "process P {\n state idle, work;\n init idle;\n trans idle -> wrk {}, work -> idle {};\n}\nsystem async;\n"
+    text = ("process P {\n state idle, work;\n init idle;\n"
+            " trans idle -> wrk {}, work -> idle {};\n}\nsystem async;\n")
     with pytest.raises(ModelErrors) as info:
         check_model(expand_model(parse_model(text), {}))
     (err,) = [e for e in info.value if e.code == "unknown-state"]
@@ -230,7 +239,8 @@ def test_missing_init_on_hand_built_model():
 
 
 def test_unreachable_state_warning():
-    text = "process P {\n state a, b, c;\n init a;\n trans a -> b {}, b -> a {}, c -> a {};\n}\nsystem async;\n"
+    text = ("process P {\n state a, b, c;\n init a;\n trans a -> b {}, b -> a {}, c -> a {};\n"
+            "}\nsystem async;\n")
     assert warnings(text) == [("unreachable-state", 2, 14)]
 
 
@@ -243,7 +253,8 @@ def test_unreachable_state_warning():
     ("byte K;", "K[0] = 2", "not-an-array"),
 ])
 def test_bad_assignment_targets(decl, effect, code):
-    text = f"{decl}\nprocess P {{\n state a;\n init a;\n trans a -> a {{ effect {effect}; }};\n}}\nsystem async;\n"
+    text = (f"{decl}\nprocess P {{\n state a;\n init a;\n trans a -> a {{ effect {effect}; }};\n"
+            f"}}\nsystem async;\n")
     assert only(text) == (code, 5, 24)
 
 
@@ -257,17 +268,20 @@ def test_array_without_index_is_a_warning():
 
 
 def test_process_is_not_a_value():
-    text = PROC_A + "process B {\n byte x;\n state b;\n init b;\n trans b -> b { effect x = A; };\n}\nsystem async;\n"
+    text = PROC_A + ("process B {\n byte x;\n state b;\n init b;\n"
+                     " trans b -> b { effect x = A; };\n}\nsystem async;\n")
     assert only(text) == ("not-a-variable", 10, 28)
 
 
 def test_channel_is_not_a_value():
-    text = "channel c;\nprocess P {\n state a;\n init a;\n trans a -> a { guard c; };\n}\nsystem async;\n"
+    text = ("channel c;\nprocess P {\n state a;\n init a;\n trans a -> a { guard c; };\n}\n"
+            "system async;\n")
     assert only(text) == ("channel-as-value", 5, 23)
 
 
 def test_value_out_of_range_warning():
-    text = "int v;\nprocess P {\n state a;\n init a;\n trans a -> a { effect v = 40000; };\n}\nsystem async;\n"
+    text = ("int v;\nprocess P {\n state a;\n init a;\n trans a -> a { effect v = 40000; };\n}\n"
+            "system async;\n")
     assert warnings(text) == [("value-out-of-range", 5, 28)]
     assert errors(text) == []
     ok = text.replace("40000", "-32768")
@@ -275,11 +289,12 @@ def test_value_out_of_range_warning():
 
 
 def test_division_by_constant_zero():
-    text = "const byte Z = 0;\nbyte x;\nprocess P {\n state a;\n init a;\n trans a -> a { effect x = 4 % Z; };\n}\nsystem async;\n"
+    text = ("const byte Z = 0;\nbyte x;\nprocess P {\n state a;\n init a;\n"
+            " trans a -> a { effect x = 4 % Z; };\n}\nsystem async;\n")
     assert only(text) == ("division-by-zero", 6, 32)
 
 
-# ---------------------------------------------------------------------------- arrays and initialisers
+# ------------------------------------------------------------------ arrays and initialisers
 
 @pytest.mark.parametrize("index, ok", [("0", True), ("2", True), ("3", False), ("N", False),
                                        ("N - 1", True), ("-1", False), ("x", True)])
@@ -291,8 +306,10 @@ def test_constant_index_range(index, ok):
 
 
 def test_index_out_of_range_on_remote_and_target():
-    text = ("process P {\n byte v[2];\n state a;\n init a;\n trans a -> a { effect v[2] = 1; };\n}\n"
-            "process Q {\n state q;\n init q;\n trans q -> q { guard P->v[5]; };\n}\nsystem async;\n")
+    text = ("process P {\n byte v[2];\n state a;\n init a;\n"
+            " trans a -> a { effect v[2] = 1; };\n}\n"
+            "process Q {\n state q;\n init q;\n trans q -> q { guard P->v[5]; };\n}\n"
+            "system async;\n")
     assert errors(text) == [("index-out-of-range", 5, 26), ("index-out-of-range", 10, 28)]
 
 
@@ -363,7 +380,8 @@ def test_receive_targets():
 
 
 def test_sync_on_a_variable():
-    text = "byte c;\nprocess P {\n state a;\n init a;\n trans a -> a { sync c!1; };\n}\nsystem async;\n"
+    text = ("byte c;\nprocess P {\n state a;\n init a;\n trans a -> a { sync c!1; };\n}\n"
+            "system async;\n")
     assert only(text) == ("not-a-channel", 5, 22)
 
 
@@ -378,13 +396,15 @@ def test_unpaired_sync(p_sync, b_sync, n_warn):
     bb = f"{{ sync {b_sync}; }}" if b_sync else "{}"
     text = ("channel c;\nprocess P {\n byte y;\n state a;\n init a;\n"
             f" trans a -> a {pb};\n}}\n"
-            f"process B {{\n byte y;\n state b;\n init b;\n trans b -> b {bb};\n}}\nsystem async;\n")
+            f"process B {{\n byte y;\n state b;\n init b;\n trans b -> b {bb};\n}}\n"
+            "system async;\n")
     found = warnings(text)
     assert [c for c, _, _ in found] == ["unpaired-sync"] * n_warn
 
 
 def test_rendezvous_within_one_process():
-    text = "channel c;\nprocess P {\n state a;\n init a;\n trans a -> a { sync c!; }, a -> a { sync c?; };\n}\nsystem async;\n"
+    text = ("channel c;\nprocess P {\n state a;\n init a;\n"
+            " trans a -> a { sync c!; }, a -> a { sync c?; };\n}\nsystem async;\n")
     assert [c for c, _, _ in warnings(text)] == ["unpaired-sync", "unpaired-sync"]
 
 
@@ -395,7 +415,8 @@ def test_buffered_channel_within_one_process_is_fine():
 
 
 def test_sync_ignored_under_system_sync():
-    text = "channel c;\nprocess P {\n state a;\n init a;\n trans a -> a { sync c!; };\n}\nprocess B {\n state b;\n init b;\n trans b -> b { sync c?; };\n}\nsystem sync;\n"
+    text = ("channel c;\nprocess P {\n state a;\n init a;\n trans a -> a { sync c!; };\n}\n"
+            "process B {\n state b;\n init b;\n trans b -> b { sync c?; };\n}\nsystem sync;\n")
     assert warnings(text) == [("sync-ignored", 5, 22)]
 
 
@@ -450,9 +471,9 @@ def test_two_plain_cost_clauses_on_hand_built_transition():
 
 def test_resource_typo_warning():
     text = ("process P {\n state a, b, c;\n init a;\n"
-            " trans a -> b { cost disk: 1; }, b -> c { cost disk: 2; }, c -> a { cost dsk: 1; };\n}\n"
-            "system async;\n")
-    assert warnings(text) == [("cost-resource-inconsistent", 4, 74)]
+            " trans a -> b { cost disk: 1; }, b -> c { cost disk: 2; }, c -> a { cost dsk: 1; };\n"
+            "}\nsystem async;\n")
+    assert warnings(text) == [("cost-resource-typo", 4, 74)]
 
 
 # ---------------------------------------------------------------------------- guards, system
@@ -466,7 +487,8 @@ def test_dead_transition_warning():
 @pytest.mark.parametrize("prop, code", [("Q", "property-not-found"), ("x", "property-not-process"),
                                         ("P", None)])
 def test_system_property(prop, code):
-    text = f"byte x;\nprocess P {{\n state a;\n init a;\n accept a;\n trans a -> a {{}};\n}}\nsystem async property {prop};\n"
+    text = (f"byte x;\nprocess P {{\n state a;\n init a;\n accept a;\n trans a -> a {{}};\n}}\n"
+            f"system async property {prop};\n")
     assert [c for c, _, _ in errors(text)] == ([code] if code else [])
     if code:
         assert errors(text)[0][1:] == (8, 23)
@@ -483,7 +505,8 @@ def test_hand_built_nodes_without_positions():
 
 
 def test_unexpanded_model_is_refused():
-    text = "process T(key i) {\n state a;\n init a;\n trans a -> a {};\n}\nprocess T(1);\nsystem async;\n"
+    text = ("process T(key i) {\n state a;\n init a;\n trans a -> a {};\n}\nprocess T(1);\n"
+            "system async;\n")
     with pytest.raises(ValueError, match="expand"):
         check_model(parse_model(text))
 
@@ -492,7 +515,8 @@ def test_unexpanded_model_is_refused():
 
 def test_summary_counts_slots():
     text = ("byte x;\nint a[4];\nconst byte N = 2;\nchannel {byte, int} q[3];\nchannel c;\n"
-            "process P {\n byte y;\n state s, t;\n init s;\n trans s -> t {}, t -> s { sync c!; };\n}\n"
+            "process P {\n byte y;\n state s, t;\n init s;\n"
+            " trans s -> t {}, t -> s { sync c!; };\n}\n"
             "process Q {\n state u;\n init u;\n trans u -> u { sync c?; };\n}\nsystem async;\n")
     summary = summarize(expand_model(parse_model(text), {}))
     # 2 control + x + 4 cells + y + buffered q: 1 count + 3 * 2 fields
@@ -502,7 +526,7 @@ def test_summary_counts_slots():
                                   "2 channels, 15 slots")
 
 
-# ---------------------------------------------------------------------------- BEEM and DiVinE models
+# ------------------------------------------------------------------ BEEM and DiVinE models
 
 def test_every_beem_and_divine_model_passes(beem_dir):
     """Every model of ../shared/beem/models parses, expands and checks without errors."""
