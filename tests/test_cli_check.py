@@ -193,6 +193,24 @@ def test_defines_override_inputs(files, capsys):
     assert "array-size-invalid" in capsys.readouterr().err
 
 
+def test_defines_with_several_files(files, capsys):
+    """Each file gets the defines it declares; one that no file declares is an error."""
+    model, good = files("input.dve", INPUT), files("good.dve", GOOD)
+    assert main(["check", "-D", "N=5", model, good]) == 0
+    out = capsys.readouterr().out
+    assert "input.dve: ok" in out and "6 slots" in out and "good.dve: ok" in out
+    assert main(["check", "-D", "M=5", model, good]) == 2
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 2 and "-D 'M'" in err
+
+
+def test_unknown_define_with_one_file(files, capsys):
+    good = files("good.dve", GOOD)
+    assert main(["check", "-D", "N=5", good]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "error[unknown-define]" in err
+
+
 def test_bad_define_is_a_usage_error(files, capsys):
     model = files("input.dve", INPUT)
     assert main(["check", "-D", "N", model]) == 2

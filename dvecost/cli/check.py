@@ -1,7 +1,8 @@
 """``dvecost check FILE...``: parse, expand and check models; a summary or diagnostics per file.
 
 Each file is read, parsed, expanded (``-D name=value`` overrides ``input`` declarations) and
-checked in this one process. Per file, either
+checked in this one process. With several files, each gets the defines that name one of its
+inputs, and a define that no file declares is an error. Per file, either
 
 - ``path: ok: 3 processes, 12 states, 20 transitions, 4 variables, 2 channels, 9 slots`` on
   stdout, and its warnings (if any) rendered on stderr; or
@@ -27,6 +28,7 @@ from typing import Any
 
 from dve.errors import (ConfigurationError, DvecostError, DveSyntaxError, ModelError,
                         ModelErrors, use_color)
+from dve.syntax import VarDecl
 
 from . import add_common, parse_defines, print_error
 
@@ -53,9 +55,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def check_file(path: str, defines: dict[str, int]) -> tuple[Any, tuple[ModelError, ...],
-                                                            DvecostError | None]:
+def check_file(path: str, defines: dict[str, int], *, only_inputs: bool = False,
+               used: set[str] | None = None) -> tuple[Any, tuple[ModelError, ...],
+                                                      DvecostError | None]:
     """Read, parse, expand and check one file.
+
+    Parameters
+    ----------
+    path : str
+        The model file.
+    defines : dict of str to int
+        ``-D`` values for ``input`` declarations.
+    only_inputs : bool
+        Pass on only the defines that name an input of this model (``dvecost check`` on several
+        files, where a define may be meant for some of them); else a define the model does not
+        declare is an ``unknown-define`` error.
+    used : set of str, optional
+        Receives the names of the defines this model declares.
 
     Returns
     -------
@@ -74,8 +90,13 @@ def check_file(path: str, defines: dict[str, int]) -> tuple[Any, tuple[ModelErro
     from dve.summary import summarize
 
     try:
-        text = read_source(path)
-        model = expand_model(parse_model(text, path), defines)
+        model = parse_model(read_source(path), path)
+        inputs = {i.name for i in model.items if isinstance(i, VarDecl) and i.input}
+        if used is not None:
+            used.update(inputs & set(defines))
+        if only_inputs:
+            defines = {k: v for k, v in defines.items() if k in inputs}
+        model = expand_model(model, defines)
         warnings = check_model(model)
         return summarize(model), warnings, None
     except DvecostError as exc:
@@ -110,9 +131,11 @@ def _diagnostics(exc: DvecostError | None, warnings: tuple[ModelError, ...]) -> 
 def run(args: argparse.Namespace) -> int:
     """Check every file of ``args.files``; returns the exit code (0 all fine, else 2)."""
     defines = parse_defines(args.defines)
+    several = len(args.files) > 1
+    used: set[str] = set()
     failed = 0
     for path in args.files:
-        summary, warnings, exc = check_file(path, defines)
+        summary, warnings, exc = check_file(path, defines, only_inputs=several, used=used)
         if exc is not None and args.debug:
             raise exc  # dvecost.cli.main shows the traceback
         failed += exc is not None
@@ -132,4 +155,9 @@ def run(args: argparse.Namespace) -> int:
             for w in warnings:
                 print(w.render(color), file=sys.stderr)
             print(f"{path}: ok: {summary.describe()}", flush=True)
-    return 2 if failed else 0
+    unused = sorted(set(defines) - used) if several else []
+    if unused:
+        names = ", ".join(f"'{n}'" for n in unused)
+        print(f"dvecost: error: -D {names}: no model given declares such an input",
+              file=sys.stderr)
+    return 2 if failed or unused else 0
