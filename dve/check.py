@@ -529,7 +529,7 @@ class _Checker:
     def indexed(self, sym: _Symbol, index: s.Expr, whole: SourcePos | None,
                 env: dict[str, int], last: bool = False) -> None:
         """Check ``sym[index]``; ``whole`` is the span of the indexed expression."""
-        if sym.kind == "variable" and sym.is_array and sym.size is not None and sym.size > 0:
+        if sym.is_array and sym.size is not None and sym.size > 0:
             i = _const(index, env)
             if i is not None and not 0 <= i < sym.size:
                 self.p.error(index.pos or whole, "index-out-of-range",

@@ -305,6 +305,12 @@ def test_constant_index_range(index, ok):
     assert found == ([] if ok else [("index-out-of-range", 7, 25)])
 
 
+def test_constant_array():
+    text = ("const byte T[2] = {4, 5};\nbyte x;\nprocess P {\n state a;\n init a;\n"
+            " trans a -> a { effect x = T[1] + T[2], T[0] = 1; };\n}\nsystem async;\n")
+    assert errors(text) == [("index-out-of-range", 6, 37), ("assign-to-const", 6, 41)]
+
+
 def test_index_out_of_range_on_remote_and_target():
     text = ("process P {\n byte v[2];\n state a;\n init a;\n"
             " trans a -> a { effect v[2] = 1; };\n}\n"
