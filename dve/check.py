@@ -873,6 +873,18 @@ class _Checker:
         return self.p.items
 
 
+def _dedupe(problems: list[ModelError]) -> list[ModelError]:
+    """Drop repeats: each instance of a template reports the template's problems again."""
+    seen: set[tuple] = set()
+    out = []
+    for p in problems:
+        key = (p.sort_key(), p.severity, p.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
 def check_model(model: s.Model) -> tuple[ModelError, ...]:
     """Check an expanded model; raise on errors, return the warnings.
 
@@ -908,7 +920,7 @@ def check_model(model: s.Model) -> tuple[ModelError, ...]:
     >>> [w.code for w in check_model(parse_model(text))]
     ['unpaired-sync']
     """
-    problems = _Checker(model).run()
+    problems = _dedupe(_Checker(model).run())
     if any(p.severity == "error" for p in problems):
         raise ModelErrors(problems)
     return tuple(sorted(problems, key=ModelError.sort_key))

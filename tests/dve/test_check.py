@@ -510,6 +510,12 @@ def test_hand_built_nodes_without_positions():
     info.value.render()  # renders without positions
 
 
+def test_template_problems_reported_once():
+    text = ("process W(key i) {\n state a;\n init a;\n trans a -> a { guard y; };\n}\n"
+            "process W(1);\nprocess W(2);\nsystem async;\n")
+    assert errors(text) == [("undefined-name", 4, 23)]
+
+
 def test_unexpanded_model_is_refused():
     text = ("process T(key i) {\n state a;\n init a;\n trans a -> a {};\n}\nprocess T(1);\n"
             "system async;\n")
