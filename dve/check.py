@@ -67,6 +67,7 @@ Warnings (reported, the model is accepted):
                                resource
 ``sync-ignored``               a ``sync`` under ``system sync``, which ignores channels
 ``ltl-not-analysed``           a ``property ltl``: parsed, not analysed
+``property-without-accept``    a property process (``system ... property P``) with no ``accept``
 =============================  ====================================================================
 
 The cost rule
@@ -121,7 +122,7 @@ CODES: tuple[str, ...] = (
 WARNING_CODES: tuple[str, ...] = (
     "unpaired-sync", "array-without-index", "shadowed-name", "unreachable-state",
     "dead-transition", "value-out-of-range", "initializer-too-long", "cost-resource-typo",
-    "sync-ignored", "ltl-not-analysed",
+    "sync-ignored", "ltl-not-analysed", "property-without-accept",
 )
 
 
@@ -836,6 +837,12 @@ class _Checker:
             elif sym.kind != "process":
                 self.p.error(pos, "property-not-process",
                              f"expected a process as property, found {sym.describe()}")
+            elif not any(group for acc in self.scopes[sym.name].process.accept
+                         for group in acc.sets):
+                self.p.warning(pos, "property-without-accept",
+                               f"property process '{sym.name}' has no accepting state: "
+                               "it accepts no run",
+                               f"mark its accepting states with 'accept s;' in '{sym.name}'")
         if sysd.kind == "sync" and self.first_sync is not None:
             self.p.warning(_name_span(self.first_sync.pos, self.first_sync.channel),
                            "sync-ignored", "'system sync' ignores channels: this sync and "
