@@ -26,8 +26,13 @@ import json
 import sys
 from typing import Any
 
+from dve.check import check_model
 from dve.errors import (ConfigurationError, DvecostError, DveSyntaxError, ModelError,
                         ModelErrors, use_color)
+from dve.expand import expand_model
+from dve.loader import read_source
+from dve.parser import parse_model
+from dve.summary import ModelSummary, summarize
 from dve.syntax import VarDecl
 
 from . import add_common, parse_defines, print_error
@@ -56,8 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def check_file(path: str, defines: dict[str, int], *, only_inputs: bool = False,
-               used: set[str] | None = None) -> tuple[Any, tuple[ModelError, ...],
-                                                      DvecostError | None]:
+               used: set[str] | None = None
+               ) -> tuple[ModelSummary | None, tuple[ModelError, ...], DvecostError | None]:
     """Read, parse, expand and check one file.
 
     Parameters
@@ -83,12 +88,6 @@ def check_file(path: str, defines: dict[str, int], *, only_inputs: bool = False,
         What made the file fail (a :class:`ModelErrors`, a :class:`ModelError`, or another
         :class:`DvecostError` such as an unreadable file).
     """
-    from dve.check import check_model
-    from dve.expand import expand_model
-    from dve.loader import read_source
-    from dve.parser import parse_model
-    from dve.summary import summarize
-
     try:
         model = parse_model(read_source(path), path)
         inputs = {i.name for i in model.items if isinstance(i, VarDecl) and i.input}
