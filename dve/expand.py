@@ -77,8 +77,8 @@ def expand_model(model: s.Model, defines: Mapping[str, int] | None = None) -> s.
     Returns
     -------
     dve.syntax.Model
-        A model with only variable, channel, process and LTL property items. A model without
-        DiVinE 3 constructs, omitted sources or defines is returned as it is.
+        A model with only variable, channel, process and LTL property items. When nothing
+        needed expanding (a legacy model without omitted sources, no defines), ``model`` itself.
 
     Raises
     ------
@@ -122,12 +122,7 @@ def expand_model(model: s.Model, defines: Mapping[str, int] | None = None) -> s.
     system async;
     <BLANKLINE>
     """
-    defines = dict(defines or {})
-    plain = (s.VarDecl, s.ChannelDecl, s.Process, s.LtlProperty)
-    if not defines and all(type(i) in plain for i in model.items) and not any(
-            t.src is None for p in model.processes for t in p.transitions):
-        return model
-    return _Expander(model, defines).run()
+    return _Expander(model, dict(defines or {})).run()
 
 
 def _lit(value: int, pos: SourcePos) -> s.Expr:
@@ -184,6 +179,9 @@ class _Expander:
         self.items(self.model.items, {}, out)
         if self.errors:
             raise ModelErrors(self.errors)
+        if len(out) == len(self.model.items) and all(
+                a is b for a, b in zip(out, self.model.items)):
+            return self.model
         return s.Model(tuple(out), self.model.system, pos=self.model.pos)
 
     def items(self, items: tuple, values: dict[str, s.Expr], out: list) -> None:
@@ -236,7 +234,8 @@ class _Expander:
         init = d.init
         if type(init) is s.ArrayInit:
             items = tuple(r.expr(x) for x in init.items)
-            init = s.ArrayInit(items, pos=init.pos)
+            if not _same(items, init.items):
+                init = s.ArrayInit(items, pos=init.pos)
         elif init is not None:
             init = r.expr(init)
         if size is d.size and init is d.init:
@@ -301,7 +300,11 @@ class _Expander:
             t = r.transition(t, src)
             src = t.src
             transitions.append(t)
-        asserts = tuple(s.Assertion(a.state, r.expr(a.expr), pos=a.pos) for a in p.asserts)
+        asserts = tuple(a if (e := r.expr(a.expr)) is a.expr else
+                        s.Assertion(a.state, e, pos=a.pos) for a in p.asserts)
+        if (name == p.name and pos is p.pos and _same(decls, p.decls)
+                and _same(transitions, p.transitions) and _same(asserts, p.asserts)):
+            return p
         return s.Process(name, decls, p.states, p.init, p.commit, p.accept, asserts,
                          tuple(transitions), pos=pos)
 
@@ -402,8 +405,9 @@ class _Rewriter:
         sync = t.sync
         if sync is not None:
             proc = self.proc(sync.process) if sync.process is not None else None
-            sync = s.Sync(sync.channel, sync.op, tuple(e(v) for v in sync.values), proc,
-                          pos=sync.pos)
+            values = tuple(e(v) for v in sync.values)
+            if proc is not sync.process or not _same(values, sync.values):
+                sync = s.Sync(sync.channel, sync.op, values, proc, pos=sync.pos)
         effects = []
         for a in t.effects:
             target = e(a.target)
@@ -412,10 +416,22 @@ class _Rewriter:
                               f"cannot assign to '{a.target.name}': it is a template parameter "
                               f"or loop variable")
                 target = a.target
-            effects.append(s.Assign(target, e(a.value), pos=a.pos))
-        costs = tuple(s.Cost(c.resource, e(c.amount), c.named, pos=c.pos) for c in t.costs)
+            value = e(a.value)
+            if target is not a.target or value is not a.value:
+                a = s.Assign(target, value, pos=a.pos)
+            effects.append(a)
+        costs = tuple(c if (x := e(c.amount)) is c.amount else
+                      s.Cost(c.resource, x, c.named, pos=c.pos) for c in t.costs)
         time = e(t.time) if t.time is not None else None
+        if (src is t.src and sync is t.sync and time is t.time and _same(guard, t.guard)
+                and _same(effects, t.effects) and _same(costs, t.costs)):
+            return t
         return s.Transition(src, t.dst, guard, sync, tuple(effects), costs, time, pos=t.pos)
+
+
+def _same(a, b) -> bool:
+    """Whether two sequences hold the very same objects (nothing was rewritten)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _repos(e: s.Expr, pos: SourcePos) -> s.Expr:

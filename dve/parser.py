@@ -25,6 +25,7 @@ Lark traceback). Its ``code`` is one of:
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
 from importlib import resources
@@ -34,6 +35,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from . import syntax
 from .errors import DvecostError, DveSyntaxError, Source, SourcePos
+from ._fastparse import Fallback, fast_parse
 from .transform import DveTransformer
 
 __all__ = ["parse_model", "decode_source", "get_parser"]
@@ -123,15 +125,16 @@ def _binary(name: str, offset: int, what: str) -> DveSyntaxError:
                           "DVE models are plain text")
 
 
-def parse_model(text: str | bytes, name: str = "<string>") -> syntax.Model:
+def parse_model(text: str | bytes | Source, name: str = "<string>") -> syntax.Model:
     """Parse a DVE model.
 
     Parameters
     ----------
-    text : str or bytes
-        The model. Bytes are decoded as UTF-8 (see :func:`decode_source`).
+    text : str, bytes or Source
+        The model. Bytes are decoded as UTF-8 (see :func:`decode_source`); a
+        :class:`~dve.errors.Source` (from :func:`dve.read_source`) is parsed as it is.
     name : str
-        The source name diagnostics show (a path, or ``<string>``).
+        The source name diagnostics show (a path, or ``<string>``); unused for a ``Source``.
 
     Returns
     -------
@@ -155,8 +158,10 @@ def parse_model(text: str | bytes, name: str = "<string>") -> syntax.Model:
     >>> parse_model("process P { state a; init a; trans a -> a { guard x = 1; }; } system async;")
     Traceback (most recent call last):
     ...
-    dve.errors.DveSyntaxError: <string>:1:52: error[assign-in-guard]: expected a comparison, found '=' (assignment)
+    dve.errors.DveSyntaxError: <string>:1:53: error[assign-in-guard]: expected a comparison, found '=' (assignment)
     """
+    if isinstance(text, Source):
+        return parse_source(text)
     if isinstance(text, (bytes, bytearray)):
         source = decode_source(bytes(text), name)
     else:
@@ -175,6 +180,28 @@ def parse_source(source: Source) -> syntax.Model:
         raise _binary(source.name, bad.start(), what)
     if not text.strip():
         raise _empty(source)
+    # The parse allocates one object per node and position and frees none: the cyclic garbage
+    # collector would walk the growing tree again and again (three times the parse time on the
+    # large BEEM models), so it is paused for the parse.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        try:
+            return fast_parse(source)
+        except Fallback:
+            return lark_parse(source)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def lark_parse(source: Source) -> syntax.Model:
+    """Parse with the Lark parser only (no fast path), translating its errors.
+
+    :func:`parse_source` falls back to this for every input the fast path does not take, so all
+    syntax errors come from here. Tests use it to check that the two parsers agree.
+    """
+    text = source.text
     parser = get_parser()
     try:
         with _lock:
@@ -287,12 +314,16 @@ def _translate(e: UnexpectedInput, source: Source) -> DveSyntaxError:
     parser = get_parser()
     terminals = {t.name: t.pattern.value for t in parser.terminals
                  if t.pattern.type == "str"}
+    offset = getattr(e, "pos_in_stream", None)
+    if offset is None and isinstance(e, UnexpectedToken):
+        offset = e.token.start_pos
+    if offset is not None and text.startswith("/*", offset):
+        # An unclosed comment is no comment to the lexer: it sees a '/' where it cannot be.
+        return DveSyntaxError(_point(source, offset, 2), "unexpected-eof",
+                              "comment opened here is never closed", "close it with '*/'")
     if isinstance(e, UnexpectedCharacters):
         offset = e.pos_in_stream
         ch = text[offset]
-        if text.startswith("/*", offset):
-            return DveSyntaxError(_point(source, offset, 2), "unexpected-eof",
-                                  "comment opened here is never closed", "close it with '*/'")
         hint = None
         if ch in "'\"":
             hint = "DVE has no strings or character literals outside 'property ltl'"
