@@ -40,7 +40,7 @@ from dve import syntax as S
 from .compiler import _binop, wrap32
 from .model import TYPE_RANGE, CompiledModel
 
-__all__ = ["Evaluator", "INT"]
+__all__ = ["Evaluator", "INT", "Fault"]
 
 #: The evaluation dtype: legacy DiVinE evaluates in 32-bit signed C arithmetic.
 INT = np.int32
@@ -87,8 +87,35 @@ def _runtime_helpers(xp) -> dict[str, Any]:
     def _i(b):
         return b.astype(I)
 
+    from .compiler import _binop
+
+    def _w(v):
+        return ((v + 2**31) & 0xFFFFFFFF) - 2**31
+
+    def _sidx(arr, base, size, i):
+        if not 0 <= i < size:
+            raise Fault
+        return arr[base + i]
+
+    def _sdiv(a, b):
+        if b == 0:
+            raise Fault
+        return _binop("/", a, b)
+
+    def _smod(a, b):
+        if b == 0:
+            raise Fault
+        return _binop("%", a, b)
+
     return {"xp": xp, "I": I, "_div": _div, "_mod": _mod, "_divc": _divc, "_full": _full,
-            "_i": _i}
+            "_i": _i, "_w": _w, "_sidx": _sidx, "_sdiv": _sdiv, "_smod": _smod,
+            "_sadd": lambda a, b: _w(a + b), "_ssub": lambda a, b: _w(a - b),
+            "_smul": lambda a, b: _w(a * b), "_sshl": lambda a, b: _binop("<<", a, b),
+            "_sshr": lambda a, b: _binop(">>", a, b), "Fault": Fault}
+
+
+class Fault(Exception):
+    """A runtime fault in scalar evaluation (the step goes to the error state)."""
 
 
 @contextmanager
@@ -484,6 +511,8 @@ class Evaluator:
         self.proc_index = {p.name: p.index for p in cm.processes}
         self._cache: dict[tuple, Callable] = {}
         self._n_const = 0
+        #: Number of temporaries of each generated guard (a measure of its size).
+        self.guard_size: dict[int, int] = {}
         self.sources: dict[tuple, str] = {}
 
     def prepare(self) -> "Evaluator":
@@ -592,8 +621,94 @@ class Evaluator:
                 en = g.let("xp.zeros(K, dtype=bool)")
             if err is not None:
                 en = g.let(f"{en} | {err}")
+            self.guard_size[tid] = g.n
             self._cache[key] = self._build(key, g, f"{en}, {err or 'None'}")
         return self._cache[key]
+
+    # ------------------------------------------------------------------ scalar guards
+    def scalar_guard(self, tid: int) -> Callable:
+        """``guard(row) -> 0 or 1`` for one state (a list of slot values), raising
+        :class:`Fault` on a runtime fault: the same semantics as :meth:`guard`, for the few
+        rows of a huge guard (BEEM ``plc`` has guards of thousands of operators, where one
+        array operation per operator costs more than evaluating a handful of rows one by one
+        with Python's own short-circuit). Buffered-channel conditions are not included (used
+        only for transitions without a buffered sync)."""
+        key = ("sguard", tid)
+        if key not in self._cache:
+            t = self.cm.transitions[tid]
+            with _deep_recursion():
+                parts = [self._sx(e, t.process, True) for e in t.node.guard]
+            body = " and ".join(f"({p})" for p in parts) if parts else "True"
+            src = f"def f_sguard_{tid}(x):\n    return 1 if ({body}) else 0\n"
+            self.sources[key] = src
+            exec(compile(src, f"<dvecost {self.cm.name} sguard {tid}>", "exec"), self.ns)
+            self._cache[key] = self.ns[f"f_sguard_{tid}"]
+        return self._cache[key]
+
+    def _sx(self, e, proc, as_bool: bool) -> str:
+        """Scalar Python source of ``e``: an int expression, or a truth value when
+        ``as_bool`` (then any Python truthy value stands for non-zero)."""
+        def intx(code_bool: str) -> str:
+            return f"(1 if {code_bool} else 0)"
+
+        if isinstance(e, S.Binary) and e.op in ("and", "or"):
+            # Flatten left-leaning chains of one operator: Python's 'and'/'or' short-circuit
+            # the same way, and a flat chain avoids nesting thousands of parentheses.
+            items = []
+            node = e
+            while isinstance(node, S.Binary) and node.op == e.op:
+                items.append(node.right)
+                node = node.left
+            items.append(node)
+            code = f" {e.op} ".join(f"({self._sx(i, proc, True)})" for i in reversed(items))
+            return code if as_bool else intx(f"({code})")
+        if isinstance(e, S.Binary) and e.op == "imply":
+            code = f"(not ({self._sx(e.left, proc, True)})) or ({self._sx(e.right, proc, True)})"
+            return code if as_bool else intx(f"({code})")
+        if isinstance(e, S.Unary) and e.op == "not":
+            code = f"not ({self._sx(e.operand, proc, True)})"
+            return code if as_bool else intx(f"({code})")
+        if isinstance(e, S.Binary) and e.op in ("==", "!=", "<", "<=", ">", ">="):
+            code = f"({self._sx(e.left, proc, False)}) {e.op} ({self._sx(e.right, proc, False)})"
+            return code if as_bool else intx(f"({code})")
+        code = self._sx_int(e, proc)
+        return f"({code}) != 0" if as_bool else code
+
+    def _sx_int(self, e, proc) -> str:
+        g = _Gen(self)
+        if isinstance(e, S.IntLit):
+            return repr(wrap32(e.value))
+        if isinstance(e, S.BoolLit):
+            return repr(int(e.value))
+        if isinstance(e, S.Name):
+            vi = g.resolve(proc, e.name)
+            return repr(vi.const_value) if vi.is_const else f"x[{vi.base}]"
+        if isinstance(e, (S.Index, S.Remote)):
+            if isinstance(e, S.Remote):
+                pi = self.proc_index[e.process.name]
+                vi = g.resolve(pi, e.name)
+                if e.index is None:
+                    return repr(vi.const_value) if vi.is_const else f"x[{vi.base}]"
+            else:
+                vi = g.resolve(proc, e.name)
+            idx = self._sx(e.index, proc, False)
+            if vi.is_const:
+                return f"_sidx({vi.const_value!r}, 0, {vi.size}, {idx})"
+            return f"_sidx(x, {vi.base}, {vi.size}, {idx})"
+        if isinstance(e, S.StateTest):
+            pinfo = self.cm.processes[self.proc_index[e.process.name]]
+            return f"(1 if x[{pinfo.slot}] == {pinfo.states.index(e.state)} else 0)"
+        if isinstance(e, S.Unary):
+            v = self._sx(e.operand, proc, False)
+            return f"_w(-({v}))" if e.op == "-" else f"_w(~({v}))"
+        if isinstance(e, S.Binary):
+            a, b = self._sx(e.left, proc, False), self._sx(e.right, proc, False)
+            fn = {"+": "_sadd", "-": "_ssub", "*": "_smul", "/": "_sdiv", "%": "_smod",
+                  "<<": "_sshl", ">>": "_sshr"}.get(e.op)
+            if fn is not None:
+                return f"{fn}({a}, {b})"
+            return f"(({a}) {e.op} ({b}))"  # & | ^ of 32-bit values stay 32-bit
+        raise TypeError(f"cannot evaluate {type(e).__name__}")
 
     # ------------------------------------------------------------------ effects
     def effect(self, tids: tuple[int, ...]) -> Callable:

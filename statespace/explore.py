@@ -26,7 +26,7 @@ from dve import syntax
 from dve.errors import MemoryLimitExceeded, StateLimitExceeded
 
 from .compiler import compile_model
-from .evaluate import INT, Evaluator
+from .evaluate import INT, Evaluator, Fault
 from .graph import StateGraph
 from .model import CompiledModel
 from .store import KeyLayout, VisitedSet
@@ -35,6 +35,10 @@ __all__ = ["build_state_graph", "explore"]
 
 _U = np.uint64
 _EMPTY = np.zeros(0, np.int64)
+#: A guard is evaluated row by row (in Python) when it has more operations than this many times
+#: the number of rows: one array operation per operator costs a few microseconds even on a
+#: handful of rows, which for BEEM plc's guards of thousands of operators dominates.
+_SCALAR_ROW_OPS = 64
 
 
 def _to_compiled(model, defines, property) -> CompiledModel:
@@ -129,6 +133,22 @@ class _Explorer:
         self.max_states, self.max_memory, self.progress = max_states, max_memory, progress
         self.ev = Evaluator(cm, xp).prepare()
         self.const_charge = [self.ev.constant_charge(t.id) for t in cm.transitions]
+        # Transitions by (process, source state); system actions by their first transition
+        # (with a property process: the system step's index and the action of its first
+        # pairing), both in ascending order.
+        self.by_src: dict[tuple[int, int], list[int]] = {}
+        for t in cm.transitions:
+            self.by_src.setdefault((t.process, t.src), []).append(t.id)
+        self.actions_of: dict[int, list] = {t.id: [] for t in cm.transitions}
+        if cm.system == "async":
+            nq = (len(cm.processes[cm.property_process].transitions)
+                  if cm.property_process is not None else 0)
+            n_sys = (len(cm.actions) - nq) // nq if nq else len(cm.actions)
+            for i in range(n_sys):
+                a = cm.actions[i * nq] if nq else cm.actions[i]
+                self.actions_of[a.transitions[0]].append((i, a))
+        # Per process: how many distinct source states its transitions have.
+        self.n_src = [len({cm.transitions[i].src for i in p.transitions}) for p in cm.processes]
         self.layout = KeyLayout.for_model(cm)
         self.W = self.layout.n_words
         self.visited = VisitedSet(self.W)
@@ -248,7 +268,13 @@ class _Explorer:
                                  (lvl_parent + 1).astype(np.int32))
             # Within each source, edges sorted by (target, action); act order is kept by the
             # stable sort.
-            order2 = np.argsort(src * np.int64(self.visited.n) + ids, kind="stable")
+            n_now = self.visited.n
+            A = max(self.cm.n_actions, 1)
+            if F * n_now * A < 2**62:
+                # One unstable sort on a unique key: (source, target, action) in mixed radix.
+                order2 = np.argsort((src * n_now + ids) * A + act)
+            else:
+                order2 = np.argsort(src * np.int64(n_now) + ids, kind="stable")
             idx = ids[order2]
             if self.visited.n < 2**31:
                 idx = idx.astype(np.int32)
@@ -273,24 +299,38 @@ class _Explorer:
     def _enabled(self, X, F, rows_cache, allowed, tid):
         """Rows (of the chunk) where transition ``tid`` is enabled, and their guard faults."""
         t = self.cm.transitions[tid]
-        groups = rows_cache.get(t.process)
-        if groups is None:
-            # The chunk's rows grouped by this process's control state, in one pass: a stable
-            # sort keeps each group's rows ascending.
-            p = self.cm.processes[t.process]
-            pc = X[p.slot]
-            if allowed is not None:
-                pc = np.where(allowed[t.process], pc, -1)
-            order = np.argsort(pc, kind="stable")
-            bounds = np.searchsorted(pc[order], np.arange(len(p.states) + 1))
-            groups = (order, bounds.tolist())
-            rows_cache[t.process] = groups
-        order, bounds = groups
-        lo, hi = bounds[t.src], bounds[t.src + 1]
-        if lo == hi:
+        p = self.cm.processes[t.process]
+        if self.n_src[t.process] > 8:
+            groups = rows_cache.get(t.process)
+            if groups is None:
+                # Many source states: the chunk's rows grouped by this process's control state
+                # in one pass (a stable sort keeps each group's rows ascending).
+                pc = X[p.slot]
+                if allowed is not None:
+                    pc = np.where(allowed[t.process], pc, -1)
+                order = np.argsort(pc, kind="stable")
+                bounds = np.searchsorted(pc[order], np.arange(len(p.states) + 1))
+                groups = (order, bounds.tolist())
+                rows_cache[t.process] = groups
+            order, bounds = groups
+            lo, hi = bounds[t.src], bounds[t.src + 1]
+            r = order[lo:hi]
+        else:
+            key = (t.process, t.src)
+            r = rows_cache.get(key)
+            if r is None:
+                m = X[p.slot] == t.src
+                if allowed is not None:
+                    m &= allowed[t.process]
+                r = np.flatnonzero(m)
+                rows_cache[key] = r
+        if r.shape[0] == 0:
             return _EMPTY, None
-        r = order[lo:hi]
-        en, gerr = self.ev.guard(tid)(X, r)
+        if (r.shape[0] * _SCALAR_ROW_OPS < self.ev.guard_size.get(tid, 0)
+                and t.sync_kind not in ("bsend", "brecv")):
+            en, gerr = self._scalar_guard(tid, X, r)
+        else:
+            en, gerr = self.ev.guard(tid)(X, r)
         if not en.all():
             sel = np.flatnonzero(en)
             r = r[sel]
@@ -298,6 +338,22 @@ class _Explorer:
         if gerr is not None and not gerr.any():
             gerr = None
         return r, gerr
+
+    def _scalar_guard(self, tid, X, r):
+        """The guard of a few rows one at a time (huge guards only; same results as the
+        array version: enabled where true or faulty)."""
+        f = self.ev.scalar_guard(tid)
+        en = np.zeros(r.shape[0], bool)
+        err = None
+        for k, row in enumerate(X[:, r].T.tolist()):
+            try:
+                en[k] = f(row) != 0
+            except Fault:
+                en[k] = True
+                if err is None:
+                    err = np.zeros(r.shape[0], bool)
+                err[k] = True
+        return en, err
 
     def _apply(self, keys, X, R, writes, moves):
         """Successor keys of rows ``R``: the source key plus each written slot's change and
@@ -337,9 +393,17 @@ class _Explorer:
                 allowed = {i: (~anyc) | v for i, v in com.items()}
         rows_cache: dict = {}
         G: dict[int, tuple] = {}
+        live: list[int] = []   # transitions with at least one enabled row, ascending
         for p in cm.system_processes:
-            for tid in p.transitions:
-                G[tid] = self._enabled(X, F, rows_cache, allowed, tid)
+            # Only the transitions leaving a control state some row is in (small frontiers
+            # touch few of them).
+            present = np.flatnonzero(np.bincount(X[p.slot] + 1, minlength=len(p.states) + 2))
+            for s_ in present.tolist():
+                for tid in self.by_src.get((p.index, s_ - 1), ()):
+                    G[tid] = g = self._enabled(X, F, rows_cache, allowed, tid)
+                    if g[0].shape[0]:
+                        live.append(tid)
+        live.sort()
         masks: dict[int, tuple] = {}
 
         def full(tid):
@@ -382,11 +446,11 @@ class _Explorer:
                 lst.append(c)
             out_time.append(tm)
 
-        if prop is None:
-            sys_list = list(enumerate(cm.actions))
-        else:
-            n_sys = (len(cm.actions) - nq) // nq
-            sys_list = [(i, cm.actions[i * nq]) for i in range(n_sys)]
+        if prop is not None:
+            n_sys = (len(cm.actions) - nq) // nq if nq else 0
+        # System actions in ascending id: those led by a live transition (actions are numbered
+        # by their first transition), so emission order is action order.
+        sys_list = [x for tid in live for x in self.actions_of[tid]]
         for ai, a in sys_list:
             if a.kind == "local":
                 tid = a.transitions[0]
@@ -400,7 +464,7 @@ class _Explorer:
             else:
                 s, q = a.transitions
                 Rs, ers = G[s]
-                if Rs.shape[0] == 0 or G[q][0].shape[0] == 0:
+                if q not in G or G[q][0].shape[0] == 0:
                     continue
                 # Rows where both partners are enabled: the sender's rows, filtered through
                 # the receiver's full-length mask (O(|Rs|) per pair, not O(chunk)).

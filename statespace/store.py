@@ -105,6 +105,23 @@ class KeyLayout:
         return d
 
 
+def _unique_first(h: np.ndarray):
+    """``np.unique(h, return_index=True, return_inverse=True)`` with a faster, unstable sort:
+    the first occurrence of each value is the smallest index in its group (an O(m) reduction),
+    so no stable sort is needed."""
+    perm = np.argsort(h)
+    hs = h[perm]
+    flag = np.empty(hs.shape[0], dtype=bool)
+    flag[0] = True
+    np.not_equal(hs[1:], hs[:-1], out=flag[1:])
+    starts = np.flatnonzero(flag)
+    first = np.minimum.reduceat(perm, starts)
+    group = np.cumsum(flag) - 1
+    inv = np.empty(h.shape[0], dtype=np.int64)
+    inv[perm] = group
+    return hs[starts], first, inv
+
+
 def _mix(keys) -> np.ndarray:
     """A 64-bit tag of multi-word keys (splitmix-style; collisions are checked, see above)."""
     h = np.zeros(keys.shape[0], dtype=_U)
@@ -163,8 +180,7 @@ class VisitedSet:
         if m == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         h = self.tags(keys)
-        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
+        uh, first, inv = _unique_first(h)
         if self.n_words > 1 and not np.array_equal(keys, keys[first[inv]]):
             return self._add_slow(keys, h)
         # Each distinct tag is one distinct state here (W == 1, or confirmed above).
