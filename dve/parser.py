@@ -223,6 +223,7 @@ _TERMINAL_WORDS = {
     "NUMBER": "a number",
     "STRING": "a quoted formula",
     "$END": "the end of the file",
+    "<END-OF-FILE>": "the end of the file",
 }
 _EXPR_START = {"IDENT", "NUMBER", "LPAR", "MINUS", "TILDE", "NOT", "TRUE", "FALSE"}
 _BINARY = {"IMPLY", "OR", "AND", "OROR", "ANDAND", "BAR", "AMP", "CARET", "EQ", "NE", "LT",
@@ -284,7 +285,7 @@ def _describe(expected: set[str], terminals: dict[str, str]) -> str:
     rest.sort(key=lambda w: (w[1:2].isalpha(), w))
     words = rest + words
     if len(words) > 7:
-        words = words[:6] + ["..."]
+        return "one of " + ", ".join(words[:6]) + ", ..."
     if not words:
         return "something else"
     if len(words) == 1:
@@ -300,7 +301,7 @@ def _word(name: str, terminals: dict[str, str]) -> str:
 
 
 def _found(tok: lark.Token) -> str:
-    if tok.type == "$END":
+    if tok.type in ("$END", "<END-OF-FILE>"):
         return "the end of the file"
     if tok.type == "IDENT":
         return f"name '{tok.value}'"
@@ -335,9 +336,17 @@ def _translate(e: UnexpectedInput, source: Source) -> DveSyntaxError:
         return DveSyntaxError(_point(source, getattr(e, "pos_in_stream", 0) or 0),
                               "syntax-error", str(e).splitlines()[0])
     tok = e.token
-    expected = set(e.expected) if e.expected else set(getattr(e, "accepts", ()) or ())
+    expected = set(e.expected or ())
+    try:
+        # The LALR state's list merges lookaheads of similar states; asking the parser which
+        # tokens it would really accept here gives the exact list (errors only, so cost is moot).
+        accepts = e.interactive_parser.accepts() if e.interactive_parser is not None else None
+        if accepts:
+            expected = set(accepts)
+    except Exception:  # noqa: BLE001 - a better message is a nicety, never a new failure
+        pass
     what = _describe(expected, terminals)
-    if tok.type == "$END":
+    if tok.type in ("$END", "<END-OF-FILE>"):
         ctx = _Context(text, len(text))
         if ctx.last is None:  # only blanks and comments
             return _empty(source)
