@@ -172,7 +172,12 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda s: No
     load_before = _load()
     rows = []
     for name in [g.strip() for g in args.graphs.split(",") if g.strip()]:
-        path = _graph_file(name, args, progress)
+        try:
+            path = _graph_file(name, args, progress)
+        except Exception as exc:  # noqa: BLE001 - one missing graph must not lose the others
+            progress(f"{name}: skipped ({exc})")
+            rows.append((name, None, None, f"skipped: {exc}", *([None] * 9)))
+            continue
         progress(f"{name}: reading {path}")
         g = ocm.read_edge_list(path)
         progress(f"{name}: {g.n_vertices} vertices, {g.n_edges} edges; our engine")
