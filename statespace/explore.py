@@ -62,7 +62,8 @@ def _to_compiled(model, defines, property) -> CompiledModel:
 def build_state_graph(model, *, defines: dict[str, int] | None = None, property: bool = True,
                       max_states: int | None = None, max_memory: int | None = None,
                       progress: Callable[[int, int, float], None] | None = None,
-                      chunk_size: int = 1 << 17, xp=np) -> StateGraph:
+                      chunk_size: int = 1 << 17, error_successors: bool = False,
+                      xp=np) -> StateGraph:
     """Explore the reachable state space of a model into a :class:`StateGraph`.
 
     Parameters
@@ -80,6 +81,12 @@ def build_state_graph(model, *, defines: dict[str, int] | None = None, property:
         Stop once the arrays of the exploration take more bytes than this.
     progress : callable, optional
         Called as ``progress(n_states, n_edges, edges_per_second)`` after each chunk.
+    error_successors : bool
+        False (default): the error state has no successors (DiVinE's generator since 2008,
+        and what the analysis needs). True: expand it like any state, as the generator that
+        produced BEEM's published counts did: the error state is all zeros with process 0 in
+        a control state that has no transitions, so the other processes move on from their
+        first declared states (BEEM ``anderson.1``: 347 039 states this way, 347 037 without).
     chunk_size : int
         States expanded per batch (memory versus per-batch overhead; no effect on the result).
     xp : module
@@ -110,7 +117,8 @@ def build_state_graph(model, *, defines: dict[str, int] | None = None, property:
     {'P': 'b', 'Q': 'b', 'P.v': 0, 'Q.w': 7}
     """
     cm = _to_compiled(model, defines, property)
-    return _Explorer(cm, xp, chunk_size, max_states, max_memory, progress).run()
+    return _Explorer(cm, xp, chunk_size, max_states, max_memory, progress,
+                     error_successors).run()
 
 
 explore = build_state_graph
@@ -127,7 +135,9 @@ def _states_dtype(cm: CompiledModel):
 
 
 class _Explorer:
-    def __init__(self, cm, xp, chunk_size, max_states, max_memory, progress) -> None:
+    def __init__(self, cm, xp, chunk_size, max_states, max_memory, progress,
+                 error_successors=False) -> None:
+        self.error_successors = error_successors
         self.cm, self.xp = cm, xp
         self.chunk_size = max(1, int(chunk_size))
         self.max_states, self.max_memory, self.progress = max_states, max_memory, progress
@@ -157,7 +167,9 @@ class _Explorer:
         X0 = np.array(cm.initial, dtype=INT).reshape(-1, 1)
         self.init_key = self.layout.pack(X0, np)
         self.err_key = self.layout.pack(np.array(cm.error_state, dtype=INT).reshape(-1, 1), np)
-        self.err_pc = cm.error_state[0] if cm.slots else -1
+        # The control state of process 0 that marks the error state; -1 when the error state is
+        # expanded like any other (legacy BEEM counting).
+        self.err_pc = cm.error_state[0] if cm.slots and not error_successors else -1
         self.has_commit = any(p.commit for p in cm.system_processes)
         # Outputs, appended per chunk (concatenated at the end, one array at a time).
         self.out_idx: list = []
@@ -661,6 +673,7 @@ class _Explorer:
                           states=states, parent=parent, parent_action=pact,
                           deadlocks=dead.astype(np.int64), error_state=self.error_id,
                           depth=int(level.max()) if n else 0, complete=complete,
+                          error_successors=self.error_successors,
                           n_expanded=expanded, model=self.cm, name=self.cm.name,
                           seconds=_time.perf_counter() - self.t0)
 

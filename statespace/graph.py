@@ -67,6 +67,9 @@ class StateGraph:
         The id of the error state, or -1 when it is not reachable.
     depth : int
         The number of breadth-first levels minus one (0 for a single state).
+    error_successors : bool
+        True when the error state was expanded like any state (legacy BEEM counting, see
+        :func:`~statespace.build_state_graph`).
     complete : bool
         False for the partial graph of a run stopped by a limit: then only states
         ``0 .. n_expanded - 1`` had their successors generated.
@@ -87,6 +90,7 @@ class StateGraph:
     error_state: int = -1
     depth: int = 0
     complete: bool = True
+    error_successors: bool = False
     n_expanded: int = -1
     initial: int = 0
     model: CompiledModel | None = field(default=None, repr=False)
@@ -184,6 +188,7 @@ def save_graph(graph: StateGraph, path) -> None:
     meta = _meta(graph)
     info = {"error_state": graph.error_state, "depth": graph.depth,
             "complete": graph.complete, "n_expanded": graph.n_expanded,
+            "error_successors": graph.error_successors,
             "initial": graph.initial, "name": graph.name, "seconds": graph.seconds,
             "resources": list(graph.costs), "slot_names": list(meta["slot_names"]),
             "slot_kinds": list(meta["slot_kinds"]),
@@ -215,6 +220,7 @@ def load_graph(path) -> StateGraph:
     costs = {res: arrays.pop(f"cost_{k}") for k, res in enumerate(info["resources"])}
     return StateGraph(costs=costs, error_state=info["error_state"], depth=info["depth"],
                       complete=info["complete"], n_expanded=info["n_expanded"],
+                      error_successors=info.get("error_successors", False),
                       initial=info["initial"], name=info["name"], seconds=info["seconds"],
                       slot_names=tuple(info["slot_names"]), slot_kinds=tuple(info["slot_kinds"]),
                       process_states={k: tuple(v) for k, v in info["process_states"].items()},
@@ -267,7 +273,7 @@ def validate_graph(graph: StateGraph) -> None:
         if np.any(same_row & ~less):
             fail("edges of a row must be sorted by (target, action)")
     deg = np.diff(ip)
-    if graph.error_state >= 0 and deg[graph.error_state] != 0:
+    if graph.error_state >= 0 and deg[graph.error_state] != 0 and not graph.error_successors:
         fail("the error state must have no successors")
     dead = np.flatnonzero(deg == 0)
     if graph.complete:
@@ -307,7 +313,8 @@ def decode_state(graph: StateGraph, i: int) -> dict[str, Any]:
     chans: dict[str, dict] = {}
     for name, kind, v in zip(names, kinds, row):
         if kind == "pc":
-            out[name] = pstates[name][v]
+            # One past the last state marks process 0 of the (legacy, expanded) error state.
+            out[name] = pstates[name][v] if v < len(pstates[name]) else "<error>"
         elif kind == "var":
             if name.endswith("]"):
                 base = name[:name.rindex("[")]

@@ -60,6 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    metavar="NAME=VALUE", help="set an 'input' declaration (repeatable)")
     p.add_argument("--no-property", action="store_true",
                    help="leave out the property process of 'system async property P'")
+    p.add_argument("--legacy-error-state", action="store_true",
+                   help="expand the error state like any state, as the generator behind "
+                        "BEEM's published counts did (default: it has no successors)")
     add_common(p)
     p.set_defaults(func=run)
 
@@ -138,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     prog = _Progress(sys.stderr.isatty() and not args.quiet)
     try:
         graph = build_state_graph(cm, max_states=args.max_states, max_memory=args.max_memory,
-                                  progress=prog)
+                                  progress=prog, error_successors=args.legacy_error_state)
     except (StateLimitExceeded, MemoryLimitExceeded) as exc:
         prog.clear()
         part = exc.partial

@@ -258,3 +258,16 @@ def test_duplicates_and_self_loops_are_counted():
     assert (g.n_states, g.n_edges) == (2, 4)
     assert edges(g) == [(0, 1), (0, 1), (1, 1), (1, 1)]
     assert g.action.tolist() == [0, 1, 2, 3]
+
+
+def test_legacy_error_state_successors():
+    # The error state is all zeros with process 0 in a state without transitions: with
+    # error_successors the other processes move on from their first declared state.
+    text = ("byte x; process P { state s, t; init t; trans t -> t { effect x = 1 / x; }; } "
+            "process Q { state a, b; init b; trans a -> b {}, b -> b { guard x == 0; }; } "
+            "system async;")
+    g = graph(text)
+    assert (g.n_states, g.n_edges, g.error_state) == (2, 2, 1)
+    g = graph(text, error_successors=True)
+    assert g.n_states == 3 and g.successors(g.error_state).size == 1
+    assert decode_state(g, 2) == {"P": "<error>", "Q": "b", "x": 0}
