@@ -67,6 +67,13 @@ def strong_components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.
 def _subgraph(indptr: Any, indices: Any, keep_edge: Any, xp: Any,
               label: Any = None) -> Restriction:
     n = indptr.shape[0] - 1
+    if bool(keep_edge.all()) and (n == 0 or int(xp.diff(indptr).min()) > 0):
+        # Nothing to drop (e.g. a strongly connected graph): the identity restriction.
+        ar = xp.arange(n, dtype=xp.int64)
+        return Restriction(ar, xp.arange(indices.shape[0], dtype=xp.int64),
+                           indptr.astype(xp.int64, copy=False),
+                           indices.astype(xp.int64, copy=False),
+                           None if label is None else label)
     deg = P.segment_sum(keep_edge.astype(xp.int64), indptr, xp)
     vertices = xp.flatnonzero(deg > 0).astype(xp.int64)
     newid = xp.full(n, -1, dtype=xp.int64)
