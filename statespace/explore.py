@@ -191,7 +191,7 @@ class _Explorer:
     def run(self) -> StateGraph:
         t0 = _time.perf_counter()
         self.t0 = t0
-        ids, first = self.visited.add(self.init_key)
+        self.visited.add(self.init_key)
         self._record_new(self.init_key, np.array([-1], np.int64), np.array([-1], np.int32),
                          np.array([0], np.int32))
         self.n_expanded = 0
@@ -263,30 +263,24 @@ class _Explorer:
         m = src.shape[0]
         if m:
             nkeys[err] = self.err_key[0]
-            # Successors were produced action by action, each in source order: a stable sort
-            # by source gives (source, action) order, the discovery order of BFS.
-            order = np.argsort(src, kind="stable")
-            src, act, nkeys = src[order], act[order], nkeys[order]
-            costs = {r: c[order] for r, c in costs.items()}
-            tim = tim[order]
-            errs = err[order]
-            ids, first_new = self.visited.add(nkeys)
-            if errs.any() and self.error_id < 0:
-                self.error_id = int(ids[np.flatnonzero(errs)[0]])
-            if first_new.shape[0]:
-                par = (src[first_new] + base).astype(np.int64)
-                lvl_parent = self._level_of(par)
-                self._record_new(nkeys[first_new], par, act[first_new].astype(np.int32),
-                                 (lvl_parent + 1).astype(np.int32))
-            # Within each source, edges sorted by (target, action); act order is kept by the
-            # stable sort.
-            n_now = self.visited.n
             A = max(self.cm.n_actions, 1)
+            # rank = (source, action) in mixed radix: unique per successor, and its order is
+            # the discovery order of breadth-first search.
+            rank = src * A + act
+            ids, new_rank, new_keys = self.visited.add(nkeys, rank)
+            if err.any() and self.error_id < 0:
+                self.error_id = int(ids[np.flatnonzero(err)[0]])
+            if new_rank.shape[0]:
+                par = new_rank // A + base
+                lvl_parent = self._level_of(par)
+                self._record_new(new_keys, par, (new_rank % A).astype(np.int32),
+                                 (lvl_parent + 1).astype(np.int32))
+            # Edges sorted by (source, target, action): one unstable sort on a unique key.
+            n_now = self.visited.n
             if F * n_now * A < 2**62:
-                # One unstable sort on a unique key: (source, target, action) in mixed radix.
                 order2 = np.argsort((src * n_now + ids) * A + act)
             else:
-                order2 = np.argsort(src * np.int64(n_now) + ids, kind="stable")
+                order2 = np.lexsort((act, ids, src))
             idx = ids[order2]
             if self.visited.n < 2**31:
                 idx = idx.astype(np.int32)

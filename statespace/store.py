@@ -105,23 +105,6 @@ class KeyLayout:
         return d
 
 
-def _unique_first(h: np.ndarray):
-    """``np.unique(h, return_index=True, return_inverse=True)`` with a faster, unstable sort:
-    the first occurrence of each value is the smallest index in its group (an O(m) reduction),
-    so no stable sort is needed."""
-    perm = np.argsort(h)
-    hs = h[perm]
-    flag = np.empty(hs.shape[0], dtype=bool)
-    flag[0] = True
-    np.not_equal(hs[1:], hs[:-1], out=flag[1:])
-    starts = np.flatnonzero(flag)
-    first = np.minimum.reduceat(perm, starts)
-    group = np.cumsum(flag) - 1
-    inv = np.empty(h.shape[0], dtype=np.int64)
-    inv[perm] = group
-    return hs[starts], first, inv
-
-
 def _mix(keys) -> np.ndarray:
     """A 64-bit tag of multi-word keys (splitmix-style; collisions are checked, see above)."""
     h = np.zeros(keys.shape[0], dtype=_U)
@@ -142,12 +125,12 @@ class VisitedSet:
     --------
     >>> import numpy as np
     >>> vs = VisitedSet(n_words=1)
-    >>> ids, new = vs.add(np.array([[7], [3], [7]], dtype=np.uint64))
-    >>> ids.tolist(), new.tolist()   # 7 is seen first, so it gets id 0
-    ([0, 1, 0], [0, 1])
-    >>> ids, new = vs.add(np.array([[3], [9]], dtype=np.uint64))
-    >>> ids.tolist(), new.tolist()
-    ([1, 2], [1])
+    >>> ids, rank, new = vs.add(np.array([[7], [3], [7]], dtype=np.uint64))
+    >>> ids.tolist(), rank.tolist(), new.ravel().tolist()   # 7 is seen first: id 0
+    ([0, 1, 0], [0, 1], [7, 3])
+    >>> ids, rank, new = vs.add(np.array([[3], [9]], dtype=np.uint64))
+    >>> ids.tolist(), rank.tolist(), new.ravel().tolist()
+    ([1, 2], [1], [9])
     """
 
     def __init__(self, n_words: int) -> None:
@@ -165,24 +148,46 @@ class VisitedSet:
     def tags(self, keys) -> np.ndarray:
         return keys[:, 0] if self.n_words == 1 else _mix(keys)
 
-    def add(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Look up a batch of keys ``(m, n_words)`` in discovery order, insert the new ones.
+    def add(self, keys: np.ndarray, rank: np.ndarray | None = None):
+        """Look up a batch of keys ``(m, n_words)``, insert the new ones, number them.
+
+        Parameters
+        ----------
+        keys : ndarray of uint64, shape (m, n_words)
+        rank : ndarray of int64, shape (m,), optional
+            Distinct values giving the discovery order of the batch's elements (default: the
+            batch order). A key first seen in this batch gets the next free id in the order of
+            the smallest rank among its occurrences.
 
         Returns
         -------
         ids : ndarray of int64, shape (m,)
-            The id of each key; a key first seen in this batch gets the next free id, in the
-            order of its first occurrence in the batch.
-        first_new : ndarray of int64
-            For each new id, in id order, the index in the batch of its first occurrence.
+            The id of each key.
+        new_rank : ndarray of int64
+            For each new id, in id order, the smallest rank of its occurrences.
+        new_keys : ndarray of uint64, shape (n_new, n_words)
+            The keys of the new ids, in id order.
         """
         m = keys.shape[0]
+        if rank is None:
+            rank = np.arange(m, dtype=np.int64)
         if m == 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+            return (np.zeros(0, np.int64), np.zeros(0, np.int64),
+                    np.zeros((0, self.n_words), _U))
         h = self.tags(keys)
-        uh, first, inv = _unique_first(h)
-        if self.n_words > 1 and not np.array_equal(keys, keys[first[inv]]):
-            return self._add_slow(keys, h)
+        perm = np.argsort(h)
+        hs = h[perm]
+        flag = np.empty(m, dtype=bool)
+        flag[0] = True
+        np.not_equal(hs[1:], hs[:-1], out=flag[1:])
+        starts = np.flatnonzero(flag)
+        uh = hs[starts]
+        rep = perm[starts]                    # one element of each group
+        min_rank = np.minimum.reduceat(rank[perm], starts)
+        inv = np.empty(m, dtype=np.int64)
+        inv[perm] = np.cumsum(flag) - 1
+        if self.n_words > 1 and not np.array_equal(keys, keys[rep[inv]]):
+            return self._add_slow(keys, h, rank)
         # Each distinct tag is one distinct state here (W == 1, or confirmed above).
         gid = np.full(uh.shape[0], -1, dtype=np.int64)
         for rh, rid in self.runs:
@@ -193,18 +198,16 @@ class VisitedSet:
                 continue
             cand = rid[pos[hit]]
             if self.n_words > 1:
-                ok = (self._keys[cand] == keys[first[hit]]).all(axis=1)
+                ok = (self._keys[cand] == keys[rep[hit]]).all(axis=1)
                 if not ok.all():
-                    return self._add_slow(keys, h)
+                    return self._add_slow(keys, h, rank)
             gid[hit] = cand
         new = np.flatnonzero(gid < 0)
-        # Number the new states by first occurrence in the batch (the discovery order).
-        order = np.argsort(first[new], kind="stable")
-        new_sorted_by_first = new[order]
-        gid[new_sorted_by_first] = self.n + np.arange(new.shape[0], dtype=np.int64)
-        first_new = first[new_sorted_by_first]
-        self._insert(uh[new], gid[new], keys[first[new]])
-        return gid[inv], first_new
+        new_sorted = new[np.argsort(min_rank[new])]
+        gid[new_sorted] = self.n + np.arange(new.shape[0], dtype=np.int64)
+        new_keys = keys[rep[new_sorted]]
+        self._insert(uh[new], gid[new], keys[rep[new]])
+        return gid[inv], min_rank[new_sorted], new_keys
 
     def _insert(self, tags_sorted, ids, keys) -> None:
         k = ids.shape[0]
@@ -227,14 +230,14 @@ class VisitedSet:
             order = np.argsort(hh, kind="stable")
             self.runs[-2:] = [(hh[order], np.concatenate([ai, bi])[order])]
 
-    def _add_slow(self, keys, h) -> tuple[np.ndarray, np.ndarray]:
+    def _add_slow(self, keys, h, rank):
         """Exact path for tag collisions (never expected in practice; correct regardless)."""
         m = keys.shape[0]
         ids = np.empty(m, dtype=np.int64)
         seen: dict[bytes, int] = {}
         new_first: list[int] = []
-        new_tags, new_ids, new_keys = [], [], []
-        for i in range(m):
+        new_tags, new_ids = [], []
+        for i in np.argsort(rank, kind="stable").tolist():   # discovery order
             kb = keys[i].tobytes()
             if kb in seen:
                 ids[i] = seen[kb]
@@ -255,12 +258,11 @@ class VisitedSet:
                 new_first.append(i)
                 new_tags.append(h[i])
                 new_ids.append(found)
-                new_keys.append(keys[i])
             seen[kb] = found
             ids[i] = found
+        first = np.array(new_first, dtype=np.int64)
         if new_first:
             t = np.array(new_tags, dtype=_U)
             order = np.argsort(t, kind="stable")
-            self._insert(t[order], np.array(new_ids, dtype=np.int64)[order],
-                         np.array(new_keys, dtype=_U)[order])
-        return ids, np.array(new_first, dtype=np.int64)
+            self._insert(t[order], np.array(new_ids, dtype=np.int64)[order], keys[first][order])
+        return ids, rank[first], keys[first]

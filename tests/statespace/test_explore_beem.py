@@ -20,6 +20,14 @@ from ss_helpers import BEEM, SHARED
 
 FAST_LIMIT = 200_000
 
+#: Rows of expected.tsv whose number comes from another tool with other product semantics.
+#: DiVinE's own property-product graphs (test1..6.dve) are reproduced exactly
+#: (test_explore_dot); for this file we find 623 718 states (623 714 without expanding the
+#: error state), LTSmin's check-LTL test expects 633 945.
+OTHER_TOOL_ROWS = {
+    "anderson.1.prop4.dve": "LTSmin's LTL product count (633945), not DiVinE's; we give 623718",
+}
+
 #: Rows of divine_tests_expected.tsv whose counts belong to another model than the file: the
 #: note says "only one message is ever sent" (a -> b then b -> b, as in bufchan.dve), but the
 #: file's sender loops a -> a; DiVinE's own graph for the file (divine-tests-dot/bufchan2.dve.dot:
@@ -46,6 +54,8 @@ def _beem_params():
         if n > MAX_STATES:
             continue
         marks = [pytest.mark.slow] if n > FAST_LIMIT else []
+        if row["model_file"] in OTHER_TOOL_ROWS:
+            marks.append(pytest.mark.xfail(strict=True, reason=OTHER_TOOL_ROWS[row["model_file"]]))
         out.append(pytest.param(row["model_file"], n,
                                 None if row["transitions"] in ("NA", "") else
                                 int(row["transitions"]), id=row["model_file"], marks=marks))
