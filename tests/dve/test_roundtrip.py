@@ -51,11 +51,13 @@ def test_beem_round_trip(name, beem_dir):
     path = beem_dir / "models" / name
     m = parse_model(path.read_bytes(), str(path))
     text = format_model(m)
-    assert parse_model(text, "formatted") == m
-    e = expand_model(m)
-    assert parse_model(format_model(e), "expanded") == e
+    again = parse_model(text, "formatted")
+    assert again == m
     # Formatting is canonical: a second round gives the same text.
-    assert format_model(parse_model(text)) == text
+    assert format_model(again) == text
+    e = expand_model(m)
+    if e is not m:  # legacy models come back as they are
+        assert parse_model(format_model(e), "expanded") == e
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if not isinstance(n, str) or
