@@ -255,6 +255,9 @@ def render_dot(a: Analysis, *, full_limit: int = DOT_FULL_LIMIT) -> str:
     drawn: set[int] = set(states) | on_cycle
     if full:
         drawn |= set(range(_n_states(g)))
+        err_id = int(getattr(g, "error_state", -1))
+        if err_id >= 0:
+            errors.add(err_id)
     for sid in sorted(drawn):
         st = states.get(sid)
         if st is None and a.decode is not None:
@@ -262,7 +265,7 @@ def render_dot(a: Analysis, *, full_limit: int = DOT_FULL_LIMIT) -> str:
                 st = a.decode(sid)
             except Exception:  # noqa: BLE001 - decoding is best effort for pictures
                 st = None
-        err = sid in errors or (st is not None and st.get("__error__"))
+        err = sid in errors
         attrs = [f"label={_dot_quote(_state_label(sid, _visible(st), bool(err)))}"]
         if sid in on_cycle:
             attrs.append('color=red, penwidth=2')

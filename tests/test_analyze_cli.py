@@ -243,3 +243,10 @@ def test_bench_analyze_smoke(capsys):
     assert [r["kind"] for r in rows] == ["mean", "ratio"]
     assert rows[0]["optimum"] == "3" and rows[0]["states"] == 6
     assert all(r["ratio"] > 0 for r in rows)
+
+
+def test_dot_marks_the_error_state(capsys):
+    code, out, _ = run(capsys, example_path("error_state"), "--dot", "-")
+    assert code == 0
+    assert_dotish(out)
+    assert re.search(r's\d+ \[label="#\d+\\nERROR".*fillcolor=mistyrose', out)
