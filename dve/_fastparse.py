@@ -2,7 +2,7 @@
 
 Why it exists: the Lark LALR parser spends about 5 µs per token in Python, and the BEEM set
 holds 13 million tokens (the twelve ``plc`` files alone 12 million, in guards of thousands of
-operators). This parser tokenises with one regular expression (``re.findall``, in C), computes
+operators). This parser tokenises with one regular expression (``re.split``, in C), computes
 every token's offset and line with ``itertools.accumulate`` (also in C), and descends
 recursively over the token list, building the same nodes at a fraction of the cost.
 
@@ -29,7 +29,7 @@ halves the cost of the millions of leaves and positions of the large models.
 from __future__ import annotations
 
 import re
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, compress, repeat
 
 from . import syntax as s
 from .errors import Source, SourcePos
@@ -41,13 +41,16 @@ class Fallback(Exception):
     """The input is outside the fast subset (or has an error): use the Lark parser."""
 
 
-# A token preceded by the blanks and comments before it. Tokens never span lines; blanks and
-# comments are never tokens. The operator alternatives are longest first.
-_TOKENS = re.compile(
-    r"((?:[ \t\f\r\n]|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|\\\r?\n)*)"
-    r"([A-Za-z_][A-Za-z0-9_$#]*|[0-9]+|->|=>|\.\.|&&|\|\||==|!=|<=|>=|<<|>>"
+# `split` with this pattern cuts the text into [gap, token, gap, token, ..., gap], in C. Comments
+# are matched as tokens (and dropped afterwards) so that a comment's text is never cut into
+# tokens; the gaps must then hold only blanks. Operators are listed longest first.
+_SPLIT = re.compile(
+    r"(//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/"
+    r"|[A-Za-z_][A-Za-z0-9_$#]*|[0-9]+|->|=>|\.\.|&&|\|\||==|!=|<=|>=|<<|>>"
     r"|[-+*/%&|^~<>=!?.,;:{}()\[\]])")
-_BLANK = re.compile(r"(?:[ \t\f\r\n]|//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|\\\r?\n)*\Z")
+# The gaps, joined by NUL (which no text holds: the parser refused it before), must be blanks.
+_GAPS = re.compile(r"(?:[ \t\f\r\n\x00]|\\\r?\n)*")
+_COMMENT = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|\\\r?\n")
 
 # Words the fast path never takes as a name: the legacy keywords. The words added later
 # (`input`, `expression`, `key`, `for`, `if`, `else`, `ltl`, `cost`, `time`) are names wherever
@@ -85,24 +88,30 @@ def fast_parse(source: Source) -> s.Model:
     """Parse ``source`` if it lies in the fast subset, else raise :class:`Fallback`."""
     text = source.text
     end = text.rfind(";") + 1
-    # Everything after the last `;` (the end of the `system` line) must be blank; cutting it off
-    # keeps the tokeniser from ever failing at the end, where a regex would backtrack.
-    if end == 0 or not _BLANK.match(text, end):
+    # Everything after the last `;` (the end of the `system` line) must be blank. (A `;` inside
+    # a final comment cuts that comment; it is then dropped as a token or, if a block comment
+    # is cut open, it leaves a `/` that the parser refuses.)
+    if end == 0 or _COMMENT.sub("", text[end:]).strip(" \t\f\r\n"):
         raise Fallback
-    pairs = _TOKENS.findall(text, 0, end)
-    if not pairs:
+    body = text[:end]
+    parts = _SPLIT.split(body)
+    if _GAPS.fullmatch("\x00".join(parts[0::2])) is None:
+        raise Fallback  # a character no token starts with: an error, let Lark report it
+    toks = parts[1::2]
+    # offsets[2k] is where token k starts; newlines[2k] counts the newlines before it.
+    starts = list(accumulate(map(len, parts)))[0::2]
+    lines = list(accumulate(map(str.count, parts, repeat("\n"))))[0::2]
+    if "//" in body or "/*" in body:
+        keep = [not (t[0] == "/" and t[1:2] in ("/", "*")) for t in toks]
+        toks = list(compress(toks, keep))
+        starts = list(compress(starts, keep))
+        lines = list(compress(lines, keep))
+    if not toks:
         raise Fallback
-    skips, toks = zip(*pairs)
-    lengths = list(map(len, chain.from_iterable(pairs)))
-    offsets = list(accumulate(lengths))
-    if offsets[-1] != end:  # some character matched no token: an error, let Lark report it
-        raise Fallback
-    # offsets[2k] is where token k starts, offsets[2k+1] where it ends.
-    starts = offsets[0::2]
-    lines = list(accumulate(map(str.count, skips, repeat("\n"))))
     # line_starts[j] is the offset where line j (0-based) starts.
-    line_starts = list(accumulate(map(len, text[:end].split("\n")), _next_line, initial=0))
-    p = _Parser(source, list(toks) + ["<eof>"], starts, lines, line_starts)
+    line_starts = list(accumulate(map(len, body.split("\n")), _next_line, initial=0))
+    toks.append("<eof>")
+    p = _Parser(source, toks, starts, lines, line_starts)
     try:
         return p.model()
     except (IndexError, KeyError, ValueError, AttributeError, TypeError, RecursionError):
