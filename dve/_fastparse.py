@@ -34,7 +34,7 @@ from itertools import accumulate, compress, repeat
 from . import syntax as s
 from .errors import Source, SourcePos
 
-__all__ = ["fast_parse", "Fallback"]
+__all__ = ["Fallback", "fast_parse"]
 
 
 class Fallback(Exception):
@@ -57,8 +57,7 @@ _COMMENT = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|\\\r?\n")
 # this parser asks for one: at each such place the Lark grammar accepts no keyword, so its
 # contextual lexer reads them as names too (BEEM's plc declares `int time`).
 _KEYWORDS = frozenset(
-    "guard sync async effect process state init accept commit trans system true false and or "
-    "not imply int byte const channel property buchi genbuchi streett rabin muller assert".split())
+    ["guard", "sync", "async", "effect", "process", "state", "init", "accept", "commit", "trans", "system", "true", "false", "and", "or", "not", "imply", "int", "byte", "const", "channel", "property", "buchi", "genbuchi", "streett", "rabin", "muller", "assert"])
 
 _PREC = {op: i for i, level in enumerate(s.BINARY_OPS) for op in level}
 _PREC["||"] = _PREC["or"]

@@ -308,7 +308,7 @@ class _Expander:
         return s.Process(name, decls, p.states, p.init, p.commit, p.accept, asserts,
                          tuple(transitions), pos=pos)
 
-    def rewrite(self, values: dict[str, s.Expr]) -> "_Rewriter":
+    def rewrite(self, values: dict[str, s.Expr]) -> _Rewriter:
         return _Rewriter(self, values)
 
 

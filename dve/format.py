@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from . import syntax as s
 
-__all__ = ["format_model", "format_expr"]
+__all__ = ["format_expr", "format_model"]
 
 _PREC = {op: i for i, level in enumerate(s.BINARY_OPS) for op in level}
 _UNARY_PREC = len(s.BINARY_OPS)  # binds tighter than every binary operator

@@ -14,7 +14,7 @@ from . import syntax
 from .errors import ConfigurationError, DvecostError, DveSyntaxError, Source
 from .parser import decode_source, parse_source
 
-__all__ = ["read_source", "load_model"]
+__all__ = ["load_model", "read_source"]
 
 
 def read_source(path: str | os.PathLike[str]) -> Source:

@@ -41,11 +41,11 @@ import lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from . import syntax
-from .errors import DvecostError, DveSyntaxError, Source, SourcePos
 from ._fastparse import Fallback, fast_parse
+from .errors import DvecostError, DveSyntaxError, Source, SourcePos
 from .transform import DveTransformer
 
-__all__ = ["parse_model", "decode_source", "get_parser"]
+__all__ = ["decode_source", "get_parser", "parse_model"]
 
 _lock = threading.Lock()
 _parser: lark.Lark | None = None
@@ -121,8 +121,7 @@ def decode_source(data: bytes, name: str) -> Source:
         pos = SourcePos(src, line, column, line, column + 1)
         raise DveSyntaxError(pos, "not-utf8", f"byte 0x{data[e.start]:02x} is not valid UTF-8",
                              "save the file as UTF-8") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     return Source(name, text)
 
 
@@ -179,8 +178,7 @@ def parse_model(text: str | bytes | Source, name: str = "<string>") -> syntax.Mo
     if isinstance(text, (bytes, bytearray)):
         source = decode_source(bytes(text), name)
     else:
-        if text.startswith("\ufeff"):
-            text = text[1:]
+        text = text.removeprefix("\ufeff")
         source = Source(name, text)
     return parse_source(source)
 
@@ -265,7 +263,7 @@ _CLAUSE_WORDS = {"guard", "sync", "effect", "cost", "time", "state", "init", "co
 _SCAN = re.compile(
     r"(?P<skip>\s+|//[^\n]*|/\*.*?(?:\*/|\Z)|\\\r?\n)"
     r"|(?P<tok>[A-Za-z_][A-Za-z0-9_$#]*|\d+|\"[^\"\n]*\"?|->|=>|\.\.|&&|\|\||==|!=|<=|>="
-    r"|<<|>>|.)", re.S)
+    r"|<<|>>|.)", re.DOTALL)
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -370,7 +368,7 @@ def _translate(e: UnexpectedInput, source: Source) -> DveSyntaxError:
         accepts = e.interactive_parser.accepts() if e.interactive_parser is not None else None
         if accepts:
             expected = set(accepts)
-    except Exception:  # noqa: BLE001 - a better message is a nicety, never a new failure
+    except Exception:  # noqa: BLE001, S110 - a better message is a nicety, never a new failure
         pass
     what = _describe(expected, terminals)
     if tok.type in ("$END", "<END-OF-FILE>"):

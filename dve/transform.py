@@ -27,7 +27,7 @@ from lark import Token
 from . import syntax as s
 from .errors import DveSyntaxError, Source, SourcePos
 
-__all__ = ["DveTransformer", "PRECEDENCE", "CANONICAL_OP"]
+__all__ = ["CANONICAL_OP", "PRECEDENCE", "DveTransformer"]
 
 #: Canonical spelling of every binary operator token.
 CANONICAL_OP: dict[str, str] = {op: op for level in s.BINARY_OPS for op in level}
@@ -42,7 +42,7 @@ _new = object.__new__
 class _Part:
     """A piece of a process body on its way to :class:`~dve.syntax.Process` (kind, value, pos)."""
 
-    __slots__ = ("kind", "value", "pos")
+    __slots__ = ("kind", "pos", "value")
 
     def __init__(self, kind: str, value: Any, pos: SourcePos | None = None) -> None:
         self.kind = kind
@@ -63,7 +63,7 @@ class _Time:
 class _PropertyProcess:
     """DiVinE 3's ``property process P {...}``: a process that is the system's property."""
 
-    __slots__ = ("process", "pos")
+    __slots__ = ("pos", "process")
 
     def __init__(self, process: s.Process, pos: SourcePos) -> None:
         self.process = process
@@ -210,7 +210,7 @@ class DveTransformer:
         tok, size = c
         return tok.value, size, self.span(tok, size if size is not None else tok)
 
-    def channel_types(self, c: list) -> "_ChannelTypes":
+    def channel_types(self, c: list) -> _ChannelTypes:
         return _ChannelTypes(t.value for t in c)
 
     # ------------------------------------------------------------------ processes
@@ -397,7 +397,7 @@ class DveTransformer:
         return tuple(c)
 
     def sync(self, c: list) -> s.Sync:
-        kw, proc, chan, op = c[0], c[1], c[2], c[3]
+        proc, chan, op = c[1], c[2], c[3]  # c[0] is the `sync` keyword
         values = tuple(v for v in c[4:] if v is not None)
         last = values[-1] if values else op
         return s.Sync(chan.value, op.value, values, proc, pos=self.span(chan if proc is None

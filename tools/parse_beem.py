@@ -21,8 +21,8 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dve.errors import Source  # noqa: E402
-from dve.parser import get_parser, lark_parse, parse_source  # noqa: E402
+from dve.errors import Source
+from dve.parser import get_parser, lark_parse, parse_source
 
 
 def main(argv: list[str]) -> int:

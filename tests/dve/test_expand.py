@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import BEEM
+
 from dve import syntax as s
 from dve.consteval import eval_const, wrap32
 from dve.errors import ConfigurationError, DveSyntaxError, EvaluationError, ModelErrors
@@ -134,14 +134,14 @@ def test_unknown_define_is_an_error():
      "not-a-template"),
     ("process P { state s; init s; trans s -> s { guard m(1); }; } system async;",
      "unknown-macro"),
-    ("expression m(a) { a } process P { state s; init s; trans s -> s { guard m(); }; } "
-     "system async;", "macro-arity"),
-    ("expression m(a) { m(a) } process P { state s; init s; trans s -> s { guard m(1); }; } "
-     "system async;", "macro-recursion"),
-    ("process T(key i) { state s; init s; } for (k : 0 .. 1000000000) { process T(k); } "
-     "system async;", "loop-too-long"),
-    ("process T(key i) { state s; init s; trans s -> s { effect i = 1; }; } process T(1); "
-     "system async;", "assign-to-const"),
+    (("expression m(a) { a } process P { state s; init s; trans s -> s { guard m(); }; } "
+      "system async;"), "macro-arity"),
+    (("expression m(a) { m(a) } process P { state s; init s; trans s -> s { guard m(1); }; } "
+      "system async;"), "macro-recursion"),
+    (("process T(key i) { state s; init s; } for (k : 0 .. 1000000000) { process T(k); } "
+      "system async;"), "loop-too-long"),
+    (("process T(key i) { state s; init s; trans s -> s { effect i = 1; }; } process T(1); "
+      "system async;"), "assign-to-const"),
 ])
 def test_expansion_errors(text, code):
     with pytest.raises(ModelErrors) as e:

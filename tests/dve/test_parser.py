@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dve import syntax as s
-from dve.errors import DveSyntaxError
+from dve.errors import DveSyntaxError, Source
 from dve.parser import lark_parse, parse_model
-from dve.errors import Source
 
 
 def model(body: str, decls: str = "", system: str = "system async;"):
@@ -137,7 +136,7 @@ def test_sync_forms(text, sync):
 
 def test_omitted_source_and_optional_final_semicolon():
     m = model("state s, t; init s; trans s -> t {}, -> s { guard true; }")
-    t1, t2 = m.processes[0].transitions
+    _, t2 = m.processes[0].transitions
     assert t2.src is None and t2.dst == s.StateRef("s") and t2.guard == (s.BoolLit(True),)
 
 

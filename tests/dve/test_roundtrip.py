@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from conftest import BEEM
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import BEEM
 from dve import syntax as s
 from dve._fastparse import Fallback, fast_parse
 from dve.errors import Source, SourcePos
