@@ -32,6 +32,8 @@ Examples
 ['P', 'x']
 >>> m.describe_action(0)
 'P: a -> b'
+>>> [(mv["process"], mv["src"], mv["dst"]) for mv in m.action_moves(0)]
+[('P', 'a', 'b')]
 """
 
 from __future__ import annotations
@@ -265,6 +267,22 @@ class CompiledModel:
         """A one-line description of an action: the moving processes, their local states and
         the channel; rendezvous partners joined by ``' | '``."""
         return " | ".join(self.describe_transition(t) for t in self.action_transitions(action))
+
+    def action_moves(self, action: int) -> list[dict]:
+        """The moves of an action, one dict per participating transition, for rendering runs:
+        ``process``, ``src`` and ``dst`` (local state names), ``channel`` and ``op``
+        (``'!'``/``'?'``, or ``None`` without sync), ``transition`` (id) and ``pos``
+        (:class:`~dve.errors.SourcePos` of the transition, or ``None``)."""
+        out = []
+        for tid in self.action_transitions(action):
+            t = self.transitions[tid]
+            p = self.processes[t.process]
+            sync = t.node.sync
+            out.append({"process": p.name, "src": p.states[t.src], "dst": p.states[t.dst],
+                        "channel": sync.channel if sync is not None else None,
+                        "op": sync.op if sync is not None else None, "transition": tid,
+                        "pos": t.pos})
+        return out
 
     def action_positions(self, action: int) -> tuple:
         """The source positions of the transitions of an action."""

@@ -98,8 +98,13 @@ def summary(graph) -> dict:
            "resources": list(graph.costs), "complete": graph.complete}
     if graph.error_state >= 0:
         trace = shortest_trace(graph, graph.error_state)
+        def where(a):
+            if graph.model is None:
+                return []
+            return [str(p) for p in graph.model.action_positions(a) if p is not None]
         out["error_trace"] = [{"source": s.source, "target": s.target, "action": s.description,
-                               "state": decode_state(graph, s.target)} for s in trace]
+                               "at": where(s.action), "state": decode_state(graph, s.target)}
+                              for s in trace]
         out["error_trace_start"] = decode_state(graph, 0)
     if graph.n_deadlocks:
         out["first_deadlock"] = int(graph.deadlocks[0])
@@ -118,7 +123,8 @@ def _render(info: dict) -> str:
         lines.append("shortest run to the error state:")
         lines.append(f"  0: {_fmt_state(info['error_trace_start'])}")
         for step in info["error_trace"]:
-            lines.append(f"     --[{step['action']}]-->")
+            at = f"  ({', '.join(step['at'])})" if step.get("at") else ""
+            lines.append(f"     --[{step['action']}]-->{at}")
             lines.append(f"  {step['target']}: {_fmt_state(step['state'])}")
     return "\n".join(lines)
 
