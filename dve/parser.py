@@ -296,9 +296,21 @@ class _Context:
                 self.keyword = tok
 
 
+_DECL_START = {"BYTE", "INT", "CONST", "INPUT", "CHANNEL"}
+_TOP_START = _DECL_START | {"PROCESS", "PROPERTY", "FOR", "IF", "EXPRESSION"}
+_BODY_START = _DECL_START | {"STATE", "INIT", "COMMIT", "ACCEPT", "ASSERT", "TRANS"}
+
+
 def _describe(expected: set[str], terminals: dict[str, str]) -> str:
     names = set(expected)
     words: list[str] = []
+    # Long lists of alternatives are summed up in DVE terms.
+    if names >= {"PROCESS", "SYSTEM", "BYTE"}:
+        names -= _TOP_START
+        words += ["a declaration", "a process"]
+    if names >= {"STATE", "INIT", "TRANS"}:
+        names -= _BODY_START
+        words += ["a declaration", "a process part ('state', 'init', 'trans', ...)"]
     if names >= {"IDENT", "NUMBER", "LPAR"}:
         names -= _EXPR_START
         words.append("an expression")
