@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pathlib
 import re
 
-from conftest import ROOT
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 README = (ROOT / "README.md").read_text()
 BLOCKS = re.findall(r"```sh\n(.*?)```", README, re.S)
