@@ -273,6 +273,7 @@ class _Problems:
 
 
 _DIV_OPS = ("/", "%")
+_NOT_VALUES = ("channel", "process")
 
 
 # ---------------------------------------------------------------------------- the checker
@@ -446,20 +447,30 @@ class _Checker:
 
         Iterative, not recursive: BEEM's ``plc`` has guards with thousands of operators.
         """
+        # Exact type tests and a fast path for plain scalar names: this loop visits every
+        # operand of every guard and effect (300 000 nodes in one plc model).
         stack = [root]
+        pop, push = stack.pop, stack.append
+        local_syms = scope.locals if scope is not None else {}
+        global_syms = self.globals
         while stack:
-            e = stack.pop()
-            if isinstance(e, s.Binary):
-                stack.append(e.right)
-                stack.append(e.left)
+            e = pop()
+            kind = type(e)
+            if kind is s.Binary:
+                push(e.right)
+                push(e.left)
                 if e.op in _DIV_OPS and _const(e.right, env) == 0:
                     self.p.error(e.right.pos or e.pos, "division-by-zero",
                                  f"expected a non-zero divisor for '{e.op}', found 0",
                                  "this step would always lead to the error state")
-            elif isinstance(e, s.Unary):
-                stack.append(e.operand)
-            elif isinstance(e, (s.IntLit, s.BoolLit)) or e is None:
+            elif kind is s.Name:
+                sym = local_syms.get(e.name) or global_syms.get(e.name)
+                if sym is None or sym.kind in _NOT_VALUES or sym.is_array:
+                    self.leaf(e, env, scope, stack)
+            elif kind is s.IntLit or kind is s.BoolLit or e is None:
                 pass
+            elif kind is s.Unary:
+                push(e.operand)
             else:
                 self.leaf(e, env, scope, stack)
 
