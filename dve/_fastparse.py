@@ -50,6 +50,7 @@ _SPLIT = re.compile(
     r"|[-+*/%&|^~<>=!?.,;:{}()\[\]])")
 # The gaps, joined by NUL (which no text holds: the parser refused it before), must be blanks.
 _GAPS = re.compile(r"(?:[ \t\f\r\n\x00]|\\\r?\n)*")
+_NO_BLANKS = str.maketrans("", "", " \t\f\r\n\x00")  # the quick test; _GAPS decides the rest
 _COMMENT = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|\\\r?\n")
 
 # Words the fast path never takes as a name: the legacy keywords. The words added later
@@ -94,7 +95,8 @@ def fast_parse(source: Source) -> s.Model:
         raise Fallback
     body = text[:end]
     parts = _SPLIT.split(body)
-    if _GAPS.fullmatch("\x00".join(parts[0::2])) is None:
+    gaps = "\x00".join(parts[0::2])
+    if gaps.translate(_NO_BLANKS) and _GAPS.fullmatch(gaps) is None:
         raise Fallback  # a character no token starts with: an error, let Lark report it
     toks = parts[1::2]
     # offsets[2k] is where token k starts; newlines[2k] counts the newlines before it.
