@@ -60,7 +60,8 @@ Warnings (reported, the model is accepted):
 ``unreachable-state``          a state no transition path from ``init`` reaches (guards ignored)
 ``dead-transition``            a transition whose guard is constant and false
 ``value-out-of-range``         a constant assigned to a variable whose type cannot hold it (the
-                               step would lead to the error state)
+                               step would lead to the error state), or sent on a typed channel
+                               whose item type cannot hold it (DiVinE 2 wraps it)
 ``initializer-too-long``       an array initialiser with more values than the array has cells
                                (DiVinE drops the rest)
 ``cost-resource-typo``         a named resource charged once whose name is close to another
@@ -736,6 +737,15 @@ class _Checker:
                          f"wrong number of values for channel '{chan.name}': expected "
                          f"{len(chan.types)} ({types}), found {n}",
                          f"'{chan.name}' is declared 'channel {{{types}}}' at {_at(chan.pos)}")
+        elif chan.types is not None and sync.op == "!":
+            for k, (v, ty) in enumerate(zip(sync.values, chan.types)):
+                value = _const(v, env)
+                lo, hi = TYPE_RANGES.get(ty, (value, value))
+                if value is not None and not lo <= value <= hi:
+                    self.p.warning(v.pos or sync.pos, "value-out-of-range",
+                                   f"value {value} does not fit item {k + 1} ({ty}) of channel "
+                                   f"'{chan.name}': expected {lo}..{hi}",
+                                   "DiVinE 2 wraps it silently into the item type")
         self.chan_uses[id(chan)].append(_ChanUse(sync.op, n, sc.process.name, sync))
 
     @staticmethod

@@ -288,6 +288,14 @@ def test_value_out_of_range_warning():
     assert diagnose(ok) == []
 
 
+def test_value_out_of_range_on_a_typed_channel():
+    text = ("channel {byte, int} c;\nprocess P {\n state a;\n init a;\n"
+            " trans a -> a { sync c!{256, -1}; };\n}\n"
+            "process Q {\n byte x;\n int y;\n state q;\n init q;\n"
+            " trans q -> q { sync c?{x, y}; };\n}\nsystem async;\n")
+    assert warnings(text) == [("value-out-of-range", 5, 25)]
+
+
 def test_division_by_constant_zero():
     text = ("const byte Z = 0;\nbyte x;\nprocess P {\n state a;\n init a;\n"
             " trans a -> a { effect x = 4 % Z; };\n}\nsystem async;\n")
