@@ -8,10 +8,28 @@
 
 from .compiler import compile_model
 from .explore import build_state_graph
-from .graph import (StateGraph, TraceStep, decode_state, load_graph, save_graph, shortest_trace,
-                    validate_graph)
+from .graph import (
+                    StateGraph,
+                    TraceStep,
+                    decode_state,
+                    load_graph,
+                    save_graph,
+                    shortest_trace,
+                    validate_graph,
+)
 from .model import Action, CompiledModel, CompiledTransition
 
-__all__ = ["compile_model", "build_state_graph", "StateGraph", "TraceStep", "decode_state",
-           "load_graph", "save_graph", "shortest_trace", "validate_graph", "CompiledModel",
-           "CompiledTransition", "Action"]
+__all__ = [
+                    "Action",
+                    "CompiledModel",
+                    "CompiledTransition",
+                    "StateGraph",
+                    "TraceStep",
+                    "build_state_graph",
+                    "compile_model",
+                    "decode_state",
+                    "load_graph",
+                    "save_graph",
+                    "shortest_trace",
+                    "validate_graph",
+]

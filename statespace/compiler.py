@@ -9,15 +9,24 @@ semantics of :func:`eval_const`.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from dve import syntax
 from dve.errors import EvaluationError, ModelSemanticError
 
-from .model import (TYPE_RANGE, Action, ChannelInfo, CompiledModel, CompiledTransition,
-                    ProcessInfo, Slot, VarInfo)
+from .model import (
+    TYPE_RANGE,
+    Action,
+    ChannelInfo,
+    CompiledModel,
+    CompiledTransition,
+    ProcessInfo,
+    Slot,
+    VarInfo,
+)
 
-__all__ = ["compile_model", "eval_const", "wrap32", "c_div", "c_mod"]
+__all__ = ["c_div", "c_mod", "compile_model", "eval_const", "wrap32"]
 
 
 def wrap32(v: int) -> int:

@@ -29,9 +29,10 @@ earlier assignments of the same step.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from dve import syntax as S
 from .compiler import _binop, wrap32
 from .model import TYPE_RANGE, CompiledModel
 
-__all__ = ["Evaluator", "INT", "Fault"]
+__all__ = ["INT", "Evaluator", "Fault"]
 
 #: The evaluation dtype: legacy DiVinE evaluates in 32-bit signed C arithmetic.
 INT = np.int32
@@ -134,7 +135,7 @@ def _deep_recursion(limit: int = 100_000):
 class _Gen:
     """Generates the body of one function; tracks the state as modified by effects so far."""
 
-    def __init__(self, ev: "Evaluator") -> None:
+    def __init__(self, ev: Evaluator) -> None:
         self.ev = ev
         self.cm = ev.cm
         self.lines: list[str] = []
@@ -515,7 +516,7 @@ class Evaluator:
         self.guard_size: dict[int, int] = {}
         self.sources: dict[tuple, str] = {}
 
-    def prepare(self) -> "Evaluator":
+    def prepare(self) -> Evaluator:
         """Generate every function exploration may call (guards, charges, effects of every
         action) now, compiled as one module, with a recursion limit high enough for very long
         expressions."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import time as _time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -53,8 +53,8 @@ def _to_compiled(model, defines, property) -> CompiledModel:
                                           and "\n" not in model and "{" not in model):
         from dve.loader import load_model
         return compile_model(load_model(model, defines=defines or {}), property=property)
-    from dve.parser import parse_model
     from dve.expand import expand_model
+    from dve.parser import parse_model
     return compile_model(expand_model(parse_model(model, "<string>"), defines or {}),
                          property=property)
 

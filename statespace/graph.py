@@ -50,8 +50,15 @@ from dve.errors import ConfigurationError, StateSpaceError
 
 from .model import CompiledModel
 
-__all__ = ["StateGraph", "save_graph", "load_graph", "validate_graph", "decode_state",
-           "shortest_trace", "TraceStep"]
+__all__ = [
+    "StateGraph",
+    "TraceStep",
+    "decode_state",
+    "load_graph",
+    "save_graph",
+    "shortest_trace",
+    "validate_graph",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -330,7 +337,7 @@ def decode_state(graph: StateGraph, i: int) -> dict[str, Any]:
             out[ch] = None
         else:  # item: NAME[i].f
             ch, rest = name.rsplit("[", 1)
-            k, f = rest.split("].")
+            k = rest.split("].")[0]   # items are in (index, field) order
             chans[ch]["items"].setdefault(int(k), []).append(v)
     for ch, c in chans.items():
         items = [c["items"][k] for k in sorted(c["items"])][:c["count"]]

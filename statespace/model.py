@@ -43,8 +43,16 @@ from typing import Any
 
 from dve import syntax
 
-__all__ = ["Slot", "VarInfo", "ChannelInfo", "ProcessInfo", "CompiledTransition", "Action",
-           "CompiledModel", "TYPE_RANGE"]
+__all__ = [
+    "TYPE_RANGE",
+    "Action",
+    "ChannelInfo",
+    "CompiledModel",
+    "CompiledTransition",
+    "ProcessInfo",
+    "Slot",
+    "VarInfo",
+]
 
 #: Value range of each DVE type (legacy storage: byte = uint8, int = int16).
 TYPE_RANGE: dict[str, tuple[int, int]] = {"byte": (0, 255), "int": (-32768, 32767)}

@@ -55,7 +55,7 @@ class KeyLayout:
     n_words: int
 
     @classmethod
-    def from_bounds(cls, lo, hi) -> "KeyLayout":
+    def from_bounds(cls, lo, hi) -> KeyLayout:
         word, shift, bits = [], [], []
         w, used = 0, 0
         for a, b in zip(lo, hi):
@@ -70,7 +70,7 @@ class KeyLayout:
                    (w + 1) if lo else 1)
 
     @classmethod
-    def for_model(cls, cm: CompiledModel) -> "KeyLayout":
+    def for_model(cls, cm: CompiledModel) -> KeyLayout:
         return cls.from_bounds([s.lo for s in cm.slots], [s.hi for s in cm.slots])
 
     def pack(self, X, xp):

@@ -16,11 +16,11 @@ import pathlib
 import platform
 import time
 import tracemalloc
-from typing import Callable
+from collections.abc import Callable
 
 from . import Report
 
-__all__ = ["add_arguments", "run", "default_models", "BEEM_MODELS"]
+__all__ = ["BEEM_MODELS", "add_arguments", "default_models", "run"]
 
 #: BEEM instances timed by default (mid-sized, varied: rendezvous, arrays, many words).
 BEEM_MODELS = ("cyclic_scheduler.3.dve", "blocks.3.dve", "adding.2.dve", "bopdp.3.dve",
@@ -99,13 +99,13 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
                      round(n_edges / max(best_cpu, 1e-9) / 1e6, 3),
                      None if peak is None else round(peak / max(n_edges, 1), 1),
                      round(graph_bytes / max(n_edges, 1), 1)))
-    notes = ("M edges/s: transitions generated per second of wall time, best of --repeat runs "
-             "(target >= 2.5 on cs_10.dve); M edges/cpu-s: per second of this process's CPU "
-             "time (NumPy runs on one thread), the fairer figure on a shared machine",
-             "peak B/edge: tracemalloc peak of one exploration / edges (target <= 64); "
-             "graph B/edge: the returned StateGraph's arrays / edges",
-             f"cpu: {os.cpu_count()} cores ({platform.processor() or platform.machine()}); "
-             f"load average {os.getloadavg()[0]:.1f} at the end")
+    notes = (("M edges/s: transitions generated per second of wall time, best of --repeat runs "
+              "(target >= 2.5 on cs_10.dve); M edges/cpu-s: per second of this process's CPU "
+              "time (NumPy runs on one thread), the fairer figure on a shared machine"),
+             ("peak B/edge: tracemalloc peak of one exploration / edges (target <= 64); "
+              "graph B/edge: the returned StateGraph's arrays / edges"),
+             (f"cpu: {os.cpu_count()} cores ({platform.processor() or platform.machine()}); "
+              f"load average {os.getloadavg()[0]:.1f} at the end"))
     return Report("State generation (dvecost bench explore)",
                   ("model", "states", "edges", "parse s", "explore s", "M edges/s",
                    "cpu s", "M edges/cpu-s", "peak B/edge", "graph B/edge"), tuple(rows), notes,

@@ -23,7 +23,7 @@ from dve.errors import ConfigurationError, MemoryLimitExceeded, StateLimitExceed
 
 from . import add_common, parse_defines
 
-__all__ = ["register", "run", "parse_size", "summary"]
+__all__ = ["parse_size", "register", "run", "summary"]
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20,
           "MIB": 2**20, "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40,

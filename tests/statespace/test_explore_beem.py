@@ -15,7 +15,6 @@ import subprocess
 import sys
 
 import pytest
-
 from ss_helpers import BEEM, SHARED
 
 FAST_LIMIT = 200_000

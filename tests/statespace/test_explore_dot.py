@@ -7,7 +7,6 @@ import re
 
 import numpy as np
 import pytest
-
 from ss_helpers import BEEM
 
 DOTS = sorted(p.name[:-len(".dot")] for p in (BEEM / "divine-tests-dot").glob("*.dve.dot")) \
@@ -18,9 +17,9 @@ def _dot_graph(path):
     import networkx as nx
     g = nx.MultiDiGraph()
     text = path.read_text()
-    for m in re.finditer(r"^(\d+)\s*\[", text, re.M):
+    for m in re.finditer(r"^(\d+)\s*\[", text, re.MULTILINE):
         g.add_node(int(m.group(1)), init=int(m.group(1)) == 1)
-    for a, b in re.findall(r"^(\d+)\s*->\s*(\d+)", text, re.M):
+    for a, b in re.findall(r"^(\d+)\s*->\s*(\d+)", text, re.MULTILINE):
         g.add_edge(int(a), int(b))
     return g
 

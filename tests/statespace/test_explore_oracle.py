@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import ss_oracle
 import ss_trees
 from ss_helpers import compiled
-from statespace import (build_state_graph, compile_model, decode_state, load_graph, save_graph,
-                        validate_graph)
 from test_explore_semantics import BUF, COMMIT2, PROD, RDV, RINGS_SYNC
+
+from statespace import (
+    build_state_graph,
+    compile_model,
+    decode_state,
+    load_graph,
+    save_graph,
+    validate_graph,
+)
 
 MIXED = """
 byte g[4] = {1, 2};
@@ -110,6 +116,7 @@ def test_save_load_roundtrip(tmp_path):
 
 def test_validate_catches_broken_graphs():
     from dataclasses import replace
+
     from dve.errors import StateSpaceError
     g = build_state_graph(compiled(RDV))
     bad = replace(g, indices=g.indices[::-1].copy())
@@ -132,7 +139,7 @@ def test_multiword_keys():
 
 def test_visited_set_exact_under_tag_collisions(monkeypatch):
     # Force every multi-word key to the same tag: the exact slow path must keep all states.
-    import statespace.store as store
+    from statespace import store
     monkeypatch.setattr(store, "_mix", lambda keys: np.zeros(keys.shape[0], np.uint64))
     vs = store.VisitedSet(n_words=2)
     keys = np.array([[1, 2], [3, 4], [1, 2], [5, 6]], dtype=np.uint64)

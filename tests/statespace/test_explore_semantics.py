@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from ss_helpers import graph
+
 from statespace import decode_state, shortest_trace
 
 
