@@ -189,12 +189,17 @@ class _Parser:
         line_starts = self.line_starts
         operands: list = []
         ops: list = []
+        open_parens = 0  # the number of None entries in ops
         k = self.i
         while True:
             # ---- operand position: prefixes, then one primary
             t = toks[k]
             while t == "(" or t == "-" or t == "~" or t == "not":
-                ops.append(None if t == "(" else k)
+                if t == "(":
+                    ops.append(None)
+                    open_parens += 1
+                else:
+                    ops.append(k)
                 k += 1
                 t = toks[k]
             c = t[0]
@@ -228,12 +233,11 @@ class _Parser:
                     u = ops.pop()
                     e = s.Unary(toks[u], e, pos=self.span(self.pos(u), e.pos))
                 t = toks[k]
-                if t == ")" and None in ops:
+                if t == ")" and open_parens:
                     while ops[-1] is not None:
-                        right = e
-                        e = operands.pop()
-                        e = self._binary(ops.pop(), e, right)
+                        e = self._binary(ops.pop(), operands.pop(), e)
                     ops.pop()
+                    open_parens -= 1
                     k += 1
                     continue
                 break
@@ -245,7 +249,7 @@ class _Parser:
             ops.append(t)
             operands.append(e)
             k += 1
-        if None in ops:
+        if open_parens:
             raise Fallback  # an unclosed parenthesis
         while ops:
             e = self._binary(ops.pop(), operands.pop(), e)
