@@ -536,7 +536,7 @@ class Evaluator:
             pending, self._pending = self._pending, None
             if pending:
                 src = "\n\n".join(p[2] for p in pending)
-                exec(compile(src, f"<dvecost {self.cm.name}>", "exec"), self.ns)
+                exec(compile(src, f"<dvecost {self.cm.name}>", "exec"), self.ns)  # noqa: S102
                 for key, fname, _ in pending:
                     self._cache[key] = self.ns[fname]
         finally:
@@ -558,7 +558,7 @@ class Evaluator:
             self._pending.append((key, fname, src))
             return _unprepared
         code = compile(src, f"<dvecost {self.cm.name} {key[0]} {key[1:]}>", "exec")
-        exec(code, self.ns)
+        exec(code, self.ns)  # noqa: S102
         return self.ns[fname]
 
     def constant_charge(self, tid: int):
@@ -642,7 +642,7 @@ class Evaluator:
             body = " and ".join(f"({p})" for p in parts) if parts else "True"
             src = f"def f_sguard_{tid}(x):\n    return 1 if ({body}) else 0\n"
             self.sources[key] = src
-            exec(compile(src, f"<dvecost {self.cm.name} sguard {tid}>", "exec"), self.ns)
+            exec(compile(src, f"<dvecost {self.cm.name} sguard {tid}>", "exec"), self.ns)  # noqa: S102
             self._cache[key] = self.ns[f"f_sguard_{tid}"]
         return self._cache[key]
 
