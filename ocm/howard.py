@@ -42,8 +42,6 @@ import time as _time
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from dve.errors import ConvergenceError, ZeroTimeCycleError
 
 from . import primitives as P
@@ -119,7 +117,6 @@ def value_determination(indptr: Any, indices: Any, cost: Any, time: Any | None, 
         A policy cycle has total time 0 (``cycle`` holds its vertices in this graph's ids).
     """
     n = policy.shape[0]
-    ar = xp.arange(n, dtype=xp.int64)
     succ = indices[policy].astype(xp.int64, copy=False)
     wc = cost[policy]
     wt = time[policy] if time is not None else xp.ones(n, dtype=xp.int64)

@@ -131,7 +131,6 @@ def find_zero_time_cycle(indptr: np.ndarray, indices: np.ndarray,
     zero = time == 0
     if not bool(zero.any()):
         return None
-    row = P.edge_rows(indptr, np)
     z_edges = np.flatnonzero(zero)
     z_indptr = np.concatenate([[0], np.cumsum(P.segment_sum(zero.astype(np.int64), indptr, np))])
     z_indices = indices[z_edges]

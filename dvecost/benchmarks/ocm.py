@@ -209,8 +209,8 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda s: No
     cols = ("graph", "n", "m", "value", "certified", "ours_s", "ours_iters", "boost_s",
             "boost_iters", "lemon_s", "lemon_iters", "ratio_vs_faster", "values_agree")
     notes = (f"maximal cycle {kind}" if mode == "max" else f"minimal cycle {kind}",
-             f"ours: ocm.optimal_cycle on the CPU (NumPy/SciPy), graph in memory, SCC "
-             f"decomposition and certificate included; references: ocmref compute_s",
+             "ours: ocm.optimal_cycle on the CPU (NumPy/SciPy), graph in memory, SCC "
+             "decomposition and certificate included; references: ocmref compute_s",
              f"load average before/after: {load_before} | {_load()} on {os.cpu_count()} CPUs",
              "ratio_vs_faster = ours_s / min(boost_s, lemon_s); target <= 2")
     meta = {"machine": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
