@@ -642,7 +642,8 @@ class Evaluator:
             body = " and ".join(f"({p})" for p in parts) if parts else "True"
             src = f"def f_sguard_{tid}(x):\n    return 1 if ({body}) else 0\n"
             self.sources[key] = src
-            exec(compile(src, f"<dvecost {self.cm.name} sguard {tid}>", "exec"), self.ns)  # noqa: S102
+            code = compile(src, f"<dvecost {self.cm.name} sguard {tid}>", "exec")
+            exec(code, self.ns)  # noqa: S102
             self._cache[key] = self.ns[f"f_sguard_{tid}"]
         return self._cache[key]
 

@@ -31,8 +31,8 @@ state, if reached, is one state (``error_state``) with no successors; ``parent``
 Examples
 --------
 >>> from statespace import build_state_graph
->>> g = build_state_graph("process P { byte x; state a; init a; "
-...                       "trans a -> a { guard x < 2; effect x = x + 1; cost 3; }; } system async;")
+>>> g = build_state_graph("process P { byte x; state a; init a; trans a -> a "
+...                       "{ guard x < 2; effect x = x + 1; cost 3; }; } system async;")
 >>> g.n_states, g.n_edges, g.indices.tolist(), g.cost().tolist()
 (3, 2, [1, 2], [3, 3])
 >>> decode_state(g, 2)

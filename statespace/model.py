@@ -169,9 +169,10 @@ class Action:
     """A global step of a ``system async`` model.
 
     ``transitions`` are the participating transitions: one, or (sender, receiver) for a
-    rendezvous (the values pass first, then the receiver's effects run, then the sender's). ``property`` is the id of the
-    property transition paired with it, or ``None``. ``error`` marks a step that always goes to
-    the error state (the legacy rule: both rendezvous partners assign one global variable).
+    rendezvous (the values pass first, then the receiver's effects run, then the sender's).
+    ``property`` is the id of the property transition paired with it, or ``None``. ``error``
+    marks a step that always goes to the error state (the legacy rule: both rendezvous
+    partners assign one global variable).
     """
 
     kind: str  # 'local', 'rendezvous', 'property'
