@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         if line is not None:
             out["cycle_edge_lines"] = [int(line[e]) + 2 for e in r.cycle_edges]
         print(json.dumps(out))
-        return 0
+        return 0 if r.certified else 1
     word = "maximal" if mode == "max" else "minimal"
     cert = "certified" if r.certified else "NOT certified (exact check failed)"
     print(f"{word} cycle {kind}: {r.exact} = {float(r.value):.6g} ({cert})")
