@@ -115,3 +115,24 @@ def test_client_server_family(tmp_path, n, states):
     g = _explore(path)
     assert g.n_states == states
     assert g.error_state == -1
+
+
+def _ltl_params():
+    return [pytest.param(row["model_file"], int(row["states"]), int(row["transitions"]),
+                         int(row["accepting"]), int(row["deadlocks"]), id=row["model_file"])
+            for row in _rows("divine_tests_expected.tsv") if row["property"] == "LTL"]
+
+
+@pytest.mark.parametrize("model,states,transitions,accepting,deadlocks", _ltl_params())
+def test_divine_tests_property_product(beem_dir, model, states, transitions, accepting,
+                                       deadlocks):
+    from dve.loader import load_model
+    from statespace import build_state_graph, compile_model
+    cm = compile_model(load_model(beem_dir / "models" / model))
+    if cm.property_process is None:
+        pytest.skip("the property is an inline DiVinE 3 'ltl' formula (no property process)")
+    g = build_state_graph(cm)
+    prop = cm.processes[cm.property_process]
+    n_accepting = int(sum(g.states[:, prop.slot] == a for a in prop.accept).sum())
+    assert (g.n_states, g.n_edges, n_accepting, g.n_deadlocks) == \
+        (states, transitions, accepting, deadlocks)
