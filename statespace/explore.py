@@ -161,7 +161,7 @@ class _Explorer:
         self.n_src = [len({cm.transitions[i].src for i in p.transitions}) for p in cm.processes]
         self.layout = KeyLayout.for_model(cm)
         self.W = self.layout.n_words
-        self.visited = VisitedSet(self.W)
+        self.visited = VisitedSet(self.W, key_bits=sum(self.layout.bits))
         self.res = cm.resources
         self.sdtype = _states_dtype(cm)
         X0 = np.array(cm.initial, dtype=INT).reshape(-1, 1)
@@ -186,6 +186,26 @@ class _Explorer:
         self.n_edges = 0
         self.error_id = -1
         self.bytes_out = 0
+        self.charge_table = self._charge_table()
+
+    def _charge_table(self):
+        """Per-action costs and time when every transition charges constants (async models
+        without a property process), else None: ``(costs[resource][action], time[action])``.
+        Same rules as the per-edge computation: a rendezvous charges the sum of the costs and
+        the maximum of the times."""
+        cm = self.cm
+        if cm.system != "async" or cm.property_process is not None or not cm.actions:
+            return None
+        if any(c is None for c in self.const_charge):
+            return None
+        costs = np.zeros((len(self.res), len(cm.actions)), np.int64)
+        tim = np.zeros(len(cm.actions), np.int64)
+        for a_id, a in enumerate(cm.actions):
+            parts = [self.const_charge[t] for t in a.transitions]
+            for k in range(len(self.res)):
+                costs[k, a_id] = sum(p[0][k] for p in parts)
+            tim[a_id] = max(p[1] for p in parts)
+        return costs, tim
 
     # ------------------------------------------------------------------ driver
     def run(self) -> StateGraph:
@@ -277,18 +297,30 @@ class _Explorer:
                                  (lvl_parent + 1).astype(np.int32))
             # Edges sorted by (source, target, action): one unstable sort on a unique key.
             n_now = self.visited.n
-            if F * n_now * A < 2**62:
-                order2 = np.argsort((src * n_now + ids) * A + act)
+            if F * n_now * A < 2**62 and self.charge_table is not None:
+                # Costs and times depend on the action alone: sort the key's values and read
+                # target and action back from it (a value sort is faster than an argsort).
+                key2 = (src * n_now + ids) * A + act
+                key2.sort()
+                act_s = key2 % A
+                idx = (key2 // A) % n_now
+                costs_s = {r: self.charge_table[0][k][act_s] for k, r in enumerate(self.res)}
+                tim_s = self.charge_table[1][act_s]
             else:
-                order2 = np.lexsort((act, ids, src))
-            idx = ids[order2]
+                if F * n_now * A < 2**62:
+                    order2 = np.argsort((src * n_now + ids) * A + act)
+                else:
+                    order2 = np.lexsort((act, ids, src))
+                idx, act_s = ids[order2], act[order2]
+                costs_s = {r: costs[r][order2] for r in self.res}
+                tim_s = tim[order2]
             if self.visited.n < 2**31:
                 idx = idx.astype(np.int32)
             self.out_idx.append(idx)
-            self.out_act.append(act[order2].astype(np.int32))
+            self.out_act.append(act_s.astype(np.int32))
             for r in self.res:
-                self.out_cost[r].append(costs[r][order2])
-            self.out_time.append(tim[order2])
+                self.out_cost[r].append(costs_s[r])
+            self.out_time.append(tim_s)
             self.bytes_out += idx.nbytes + 4 * m + 8 * m * (len(self.res) + 1)
             deg = np.bincount(src, minlength=F).astype(np.int64)
         else:
