@@ -456,7 +456,7 @@ class DveTransformer:
 
     def start(self, c: list) -> s.Model:
         system = c[-1]
-        items = _items(c[:-1])
+        items = _items(c[:-1], top=True)
         marked = [i for i in items if isinstance(i, _PropertyProcess)]
         if marked:
             # DiVinE 3's `property process P {...}` is the legacy `system ... property P;`.
@@ -472,14 +472,18 @@ class DveTransformer:
         return s.Model(items, system, pos=first.pos.to(system.pos) if first.pos else None)
 
 
-def _items(parts: list) -> tuple:
-    """Flatten the top-level children (declaration groups arrive as lists)."""
+def _items(parts: list, top: bool = False) -> tuple:
+    """Flatten a list of items (declaration groups arrive as lists)."""
     out: list = []
     for p in parts:
         if p is None:
             continue
         if isinstance(p, list):
             out.extend(p)
+        elif isinstance(p, _PropertyProcess) and not top:
+            raise DveSyntaxError(p.pos, "syntax-error",
+                                 "expected a property process at the top level, found one in "
+                                 "a 'for' or 'if' block")
         else:
             out.append(p)
     return tuple(out)
