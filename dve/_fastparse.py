@@ -95,13 +95,19 @@ def fast_parse(source: Source) -> s.Model:
         raise Fallback
     body = text[:end]
     parts = _SPLIT.split(body)
-    gaps = "\x00".join(parts[0::2])
+    gap_list = parts[0::2]
+    gaps = "\x00".join(gap_list)
     if gaps.translate(_NO_BLANKS) and _GAPS.fullmatch(gaps) is None:
         raise Fallback  # a character no token starts with: an error, let Lark report it
     toks = parts[1::2]
-    # offsets[2k] is where token k starts; newlines[2k] counts the newlines before it.
+    # Token k starts where gap k ends; lines[k] counts the newlines before it. Only gaps and
+    # block comments hold newlines: when the gaps hold them all, counting them is enough.
     starts = list(accumulate(map(len, parts)))[0::2]
-    lines = list(accumulate(map(str.count, parts, repeat("\n"))))[0::2]
+    lines = list(accumulate(map(str.count, gap_list, repeat("\n"))))
+    if lines[-1] == body.count("\n"):
+        del lines[-1]
+    else:
+        lines = list(accumulate(map(str.count, parts, repeat("\n"))))[0::2]
     if "//" in body or "/*" in body:
         keep = [not (t[0] == "/" and t[1:2] in ("/", "*")) for t in toks]
         toks = list(compress(toks, keep))
