@@ -187,6 +187,16 @@ class _Explorer:
         self.error_id = -1
         self.bytes_out = 0
         self.charge_table = self._charge_table()
+        # system sync: mixed-radix step code -> dense action id, and back.
+        self.sync_ids: dict[int, int] = {}
+        self.sync_codes: list[int] = []
+        if cm.system == "sync":
+            radix = 1
+            for p in cm.system_processes:
+                radix *= max(1, len(p.transitions))
+            if radix >= 2**62:
+                raise OverflowError(f"system sync step codes need {radix.bit_length()} bits; "
+                                    "at most 62 are supported")
 
     def _charge_table(self):
         """Per-action costs and time when every transition charges constants (async models
@@ -283,7 +293,7 @@ class _Explorer:
         m = src.shape[0]
         if m:
             nkeys[err] = self.err_key[0]
-            A = max(self.cm.n_actions, 1)
+            A = max(self.cm.n_actions if self.cm.system == "async" else len(self.sync_codes), 1)
             # rank = (source, action) in mixed radix: unique per successor, and its order is
             # the discovery order of breadth-first search.
             rank = src * A + act
@@ -658,10 +668,24 @@ class _Explorer:
         for cnt in writers.values():
             err |= cnt >= 2
         nk = self.layout.pack(Y, np)
-        if self.cm.n_actions >= 2**31:
-            raise OverflowError("too many system sync action codes for int32")
-        return (rows, code.astype(np.int32), nk, err,
+        return (rows, self._intern_sync(code), nk, err,
                 {r: c for r, c in zip(self.res, costs)}, tm)
+
+    def _intern_sync(self, code: np.ndarray) -> np.ndarray:
+        """Action ids of ``system sync`` steps: the mixed-radix codes (one digit per process,
+        up to 2**62) numbered densely in the order first met (new codes of a chunk in
+        increasing order), so ids fit int32 however many processes there are."""
+        uniq, inv = np.unique(code, return_inverse=True)
+        ids = np.empty(uniq.shape[0], np.int64)
+        for k, c in enumerate(uniq.tolist()):
+            a = self.sync_ids.get(c)
+            if a is None:
+                a = self.sync_ids[c] = len(self.sync_codes)
+                self.sync_codes.append(c)
+            ids[k] = a
+        if len(self.sync_codes) >= 2**31:
+            raise OverflowError("more than 2**31 distinct system sync steps")
+        return ids[inv.reshape(-1)].astype(np.int32)
 
     # ------------------------------------------------------------------ the graph
     def _finish(self, complete: bool) -> StateGraph:
@@ -700,6 +724,8 @@ class _Explorer:
                           deadlocks=dead.astype(np.int64), error_state=self.error_id,
                           depth=int(level.max()) if n else 0, complete=complete,
                           error_successors=self.error_successors,
+                          action_codes=(np.array(self.sync_codes, np.int64)
+                                        if self.cm.system == "sync" else None),
                           n_expanded=expanded, model=self.cm, name=self.cm.name,
                           seconds=_time.perf_counter() - self.t0)
 

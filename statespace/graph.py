@@ -16,8 +16,10 @@ A :class:`StateGraph` with ``n`` states and ``m`` edges holds:
     The duration of each edge: the transition's time (default 1), the maximum of the partners'
     times for a rendezvous or a ``system sync`` step.
 ``action`` : int32, shape (m,)
-    Which global step made the edge (an index into :attr:`CompiledModel.actions`, or the
-    mixed-radix code of a ``system sync`` step); ``model.describe_action(a)`` names it.
+    Which global step made the edge: an index into :attr:`CompiledModel.actions`; for
+    ``system sync`` a dense id whose mixed-radix step code (one digit per process, see
+    :meth:`CompiledModel.sync_choice`) is ``action_codes[a]``. ``graph.describe_action(a)`` and
+    ``graph.action_moves(a)`` name it either way.
 ``states`` : narrow ints, shape (n, n_slots)
     The state vectors, for decoding (:func:`decode_state`).
 
@@ -98,6 +100,7 @@ class StateGraph:
     depth: int = 0
     complete: bool = True
     error_successors: bool = False
+    action_codes: np.ndarray | None = None
     n_expanded: int = -1
     initial: int = 0
     model: CompiledModel | None = field(default=None, repr=False)
@@ -152,9 +155,21 @@ class StateGraph:
     def successors(self, i: int) -> np.ndarray:
         return self.indices[self.indptr[i]:self.indptr[i + 1]]
 
+    def model_action(self, a: int) -> int:
+        """The model's action number of edge label ``a`` (the step code for system sync)."""
+        if self.action_codes is not None:
+            return int(self.action_codes[a])
+        return int(a)
+
+    def action_moves(self, a: int) -> list[dict]:
+        """:meth:`CompiledModel.action_moves` of edge label ``a`` (needs ``model``)."""
+        if self.model is None:
+            raise ConfigurationError("a loaded graph has no model; describe_action() only")
+        return self.model.action_moves(self.model_action(a))
+
     def describe_action(self, a: int) -> str:
         if self.model is not None:
-            return self.model.describe_action(int(a))
+            return self.model.describe_action(self.model_action(a))
         if 0 <= a < len(self.action_names):
             return self.action_names[a]
         return f"action {a}"
@@ -172,8 +187,8 @@ def _meta(graph: StateGraph) -> dict[str, Any]:
         return {"slot_names": tuple(s.name for s in cm.slots),
                 "slot_kinds": tuple(s.kind for s in cm.slots),
                 "process_states": {p.name: p.states for p in cm.processes},
-                "action_names": tuple(cm.describe_action(a) for a in range(cm.n_actions))
-                if cm.system == "async" else ()}
+                "action_names": tuple(graph.describe_action(a) for a in range(
+                    cm.n_actions if graph.action_codes is None else len(graph.action_codes)))}
     return {"slot_names": graph.slot_names, "slot_kinds": graph.slot_kinds,
             "process_states": graph.process_states, "action_names": graph.action_names}
 
@@ -206,6 +221,8 @@ def save_graph(graph: StateGraph, path) -> None:
               "parent_action": graph.parent_action, "deadlocks": graph.deadlocks}
     for k, (res, arr) in enumerate(graph.costs.items()):
         arrays[f"cost_{k}"] = arr
+    if graph.action_codes is not None:
+        arrays["action_codes"] = graph.action_codes
     np.savez(path, meta=np.array(json.dumps(info)), **arrays)
 
 

@@ -271,3 +271,15 @@ def test_legacy_error_state_successors():
     g = graph(text, error_successors=True)
     assert g.n_states == 3 and g.successors(g.error_state).size == 1
     assert decode_state(g, 2) == {"P": "<error>", "Q": "b", "x": 0}
+
+
+def test_sync_many_processes_action_ids_fit_int32():
+    # 17 processes with 4 transitions each: 4**17 step codes (more than 2**31), few used.
+    procs = "".join(f"process P{i} {{ state a, b; init a; trans a -> b {{}}, a -> b {{}}, "
+                    f"b -> a {{ cost 1; }}, b -> b {{ guard false; }}; }}" for i in range(17))
+    g = graph(procs + " system sync;")
+    assert g.n_states == 2 and g.n_edges == 2**17 + 1
+    assert g.action.dtype == np.int32 and int(g.action.max()) == 2**17
+    last = g.action[-1]
+    assert g.describe_action(last).count("b -> a") == 17 and g.cost()[-1] == 17
+    assert g.action_moves(last)[0]["src"] == "b"
