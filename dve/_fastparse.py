@@ -197,37 +197,44 @@ class _Parser:
         ops: list = []
         open_parens = 0  # the number of None entries in ops
         k = self.i
+        # Hot names as locals (the plc models run this loop a million times per file).
+        new, pos_cls, int_cls, name_cls = _new, SourcePos, s.IntLit, s.Name
+        p_src, p_line, p_col, p_eline, p_ecol = _P_SRC, _P_LINE, _P_COL, _P_ELINE, _P_ECOL
+        int_value, int_pos, name_name, name_pos = _INT_VALUE, _INT_POS, _NAME_NAME, _NAME_POS
+        keywords, postfix, binary = _KEYWORDS, _POSTFIX, self._binary
+        push, push_operand, pop_operand = ops.append, operands.append, operands.pop
         while True:
             # ---- operand position: prefixes, then one primary
             t = toks[k]
             while t == "(" or t == "-" or t == "~" or t == "not":
                 if t == "(":
-                    ops.append(None)
+                    push(None)
                     open_parens += 1
                 else:
-                    ops.append(k)
+                    push(k)
                 k += 1
                 t = toks[k]
             c = t[0]
-            if c.isdigit() or ((c.isalpha() or c == "_") and t not in _KEYWORDS
-                               and toks[k + 1] not in _POSTFIX):
+            digit = c.isdigit()
+            if digit or ((c.isalpha() or c == "_") and t not in keywords
+                         and toks[k + 1] not in postfix):
                 # The common leaves, built inline: a number or a plain name.
                 line = lines[k]
                 col = starts[k] - line_starts[line] + 1
-                pos = _new(SourcePos)
-                _P_SRC(pos, source)
-                _P_LINE(pos, line + 1)
-                _P_COL(pos, col)
-                _P_ELINE(pos, line + 1)
-                _P_ECOL(pos, col + len(t))
-                if c.isdigit():
-                    e = _new(s.IntLit)
-                    _INT_VALUE(e, int(t))
-                    _INT_POS(e, pos)
+                pos = new(pos_cls)
+                p_src(pos, source)
+                p_line(pos, line + 1)
+                p_col(pos, col)
+                p_eline(pos, line + 1)
+                p_ecol(pos, col + len(t))
+                if digit:
+                    e = new(int_cls)
+                    int_value(e, int(t))
+                    int_pos(e, pos)
                 else:
-                    e = _new(s.Name)
-                    _NAME_NAME(e, t)
-                    _NAME_POS(e, pos)
+                    e = new(name_cls)
+                    name_name(e, t)
+                    name_pos(e, pos)
                 k += 1
             else:
                 self.i = k
@@ -241,7 +248,7 @@ class _Parser:
                 t = toks[k]
                 if t == ")" and open_parens:
                     while ops[-1] is not None:
-                        e = self._binary(ops.pop(), operands.pop(), e)
+                        e = binary(ops.pop(), pop_operand(), e)
                     ops.pop()
                     open_parens -= 1
                     k += 1
@@ -251,14 +258,14 @@ class _Parser:
             if p is None:
                 break
             while ops and type(ops[-1]) is str and prec[ops[-1]] >= p:
-                e = self._binary(ops.pop(), operands.pop(), e)
-            ops.append(t)
-            operands.append(e)
+                e = binary(ops.pop(), pop_operand(), e)
+            push(t)
+            push_operand(e)
             k += 1
         if open_parens:
             raise Fallback  # an unclosed parenthesis
         while ops:
-            e = self._binary(ops.pop(), operands.pop(), e)
+            e = binary(ops.pop(), pop_operand(), e)
         self.i = k
         return e
 
