@@ -93,9 +93,6 @@ def test_a_cheap_client_can_lower_the_load():
     assert load(System({paid: 1, free: 1}, server=Server())) == F(1, 12)
 
 
-@pytest.mark.xfail(raises=OverflowError, strict=False,
-                   reason="statespace numbers a system-sync step by the mixed-radix product of "
-                          "every process's transition count, refused above int32 (issue 3)")
 def test_many_clients_in_lockstep():
     """16 identical server-free clients move in lockstep: 4 states, 16 times 2/4."""
     u = Scenario("u", [Think(2), Request("r", 2)])
