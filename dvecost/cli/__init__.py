@@ -22,7 +22,7 @@ from dve.errors import (AnalysisError, BackendUnavailableError, ConfigurationErr
 
 from .._version import __version__
 
-__all__ = ["main", "add_common", "parse_defines", "print_error"]
+__all__ = ["main", "add_common", "add_backend", "add_defines", "parse_defines", "print_error"]
 
 #: Subcommand modules, in the order ``dvecost --help`` lists them.
 COMMANDS = ("check", "explore", "cycle", "analyze", "saturate", "scenarios", "bench")
@@ -32,6 +32,20 @@ def add_common(p: argparse.ArgumentParser) -> None:
     """Options every subcommand takes."""
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+
+
+def add_backend(p: argparse.ArgumentParser) -> None:
+    """``--backend auto|cpu|gpu``: where the cycle engine runs."""
+    p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
+                   help="where the cycle engine runs (default: auto, the GPU when CuPy and a "
+                        "device are present and the graph is large enough to gain)")
+
+
+def add_defines(p: argparse.ArgumentParser) -> None:
+    """``-D NAME=VALUE`` (repeatable) into ``args.defines``; see :func:`parse_defines`."""
+    p.add_argument("-D", "--define", action="append", dest="defines", default=[],
+                   metavar="NAME=VALUE", help="set an 'input' declaration of the model "
+                                              "(repeatable)")
 
 
 def parse_defines(items: Sequence[str] | None) -> dict[str, int]:

@@ -14,7 +14,7 @@ from typing import TextIO
 
 from dve.errors import AnalysisError, ConfigurationError, NoCycleError, ZeroTimeCycleError
 
-from . import add_common, parse_defines, print_error
+from . import add_backend, add_common, add_defines, parse_defines, print_error
 
 __all__ = ["register", "run", "ProgressLine"]
 
@@ -35,10 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min", action="store_true", help="minimise instead of maximise")
     p.add_argument("--cost", metavar="NAME",
                    help="the cost resource to analyse (needed when the model names several)")
-    p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
-                   help="where the cycle engine runs (default: auto, the GPU when there is one)")
-    p.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
-                   help="set an 'input' constant of the model (repeatable)")
+    add_backend(p)
+    add_defines(p)
     p.add_argument("--max-states", type=int, metavar="N",
                    help="stop (exit 3) when exploration finds more than N states")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -58,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_states is not None and args.max_states < 1:
         raise ConfigurationError(f"--max-states must be at least 1, got {args.max_states}")
-    defines = parse_defines(args.define)
+    defines = parse_defines(args.defines)
     progress = ProgressLine(sys.stderr) if _interactive(sys.stderr, args.quiet) else None
     try:
         result = analyze(args.model, ratio=args.ratio, mode="min" if args.min else "max",

@@ -35,7 +35,7 @@ from dve.parser import parse_model
 from dve.summary import ModelSummary, summarize
 from dve.syntax import VarDecl
 
-from . import add_common, parse_defines, print_error
+from . import add_common, add_defines, parse_defines, print_error
 
 __all__ = ["register", "run", "check_file", "SUMMARY_FIELDS"]
 
@@ -54,8 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="DVE model files")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object per file and line instead of text")
-    p.add_argument("-D", "--define", action="append", dest="defines", default=[],
-                   metavar="NAME=VALUE", help="override an 'input' declaration (repeatable)")
+    add_defines(p)
     add_common(p)
     p.set_defaults(func=run)
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from dve.errors import ConfigurationError
 
-from . import add_common
+from . import add_backend, add_common
 
 __all__ = ["register", "run", "load_cycle_graph"]
 
@@ -41,8 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min", action="store_true", help="minimise instead of maximise")
     p.add_argument("--cost", metavar="RESOURCE",
                    help="which cost resource of a state graph (default: its only one)")
-    p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
-                   help="where to compute (default: auto)")
+    add_backend(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_common(p)
     p.set_defaults(func=run)

@@ -21,7 +21,7 @@ import time
 
 from dve.errors import ConfigurationError, MemoryLimitExceeded, StateLimitExceeded
 
-from . import add_common, parse_defines
+from . import add_common, add_defines, parse_defines
 
 __all__ = ["parse_size", "register", "run", "summary"]
 
@@ -56,8 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-states", type=int, metavar="N", help="stop after N states")
     p.add_argument("--max-memory", type=parse_size, metavar="SIZE",
                    help="stop when the exploration's arrays exceed SIZE (e.g. 4G)")
-    p.add_argument("-D", "--define", action="append", dest="defines", default=[],
-                   metavar="NAME=VALUE", help="set an 'input' declaration (repeatable)")
+    add_defines(p)
     p.add_argument("--no-property", action="store_true",
                    help="leave out the property process of 'system async property P'")
     p.add_argument("--legacy-error-state", action="store_true",

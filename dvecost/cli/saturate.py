@@ -16,7 +16,7 @@ from typing import TextIO
 
 from dve.errors import ConfigurationError
 
-from . import add_common
+from . import add_backend, add_common
 
 __all__ = ["register", "run", "render_table", "render_answer", "write_plot"]
 
@@ -50,8 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "curve is not monotone)")
     p.add_argument("--max-states", type=int, metavar="N", default=None,
                    help="stop the search at the first model with more than N states")
-    p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
-                   help="where the cycle engine runs (default: auto)")
+    add_backend(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--plot", metavar="FILE.png",
                    help="draw load against clients with the capacity line (needs matplotlib: "
