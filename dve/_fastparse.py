@@ -2,16 +2,18 @@
 
 Why it exists: the Lark LALR parser spends about 5 µs per token in Python, and the BEEM set
 holds 13 million tokens (the twelve ``plc`` files alone 12 million, in guards of thousands of
-operators). This parser tokenises with one regular expression (``re.split``, in C), computes
-every token's offset and line with ``itertools.accumulate`` (also in C), and descends
-recursively over the token list, building the same nodes at a fraction of the cost.
+operators). This parser blanks out comments, tokenises with one regular expression
+(``findall``, in C: each item a token with the blanks before it), computes every token's end
+offset with ``itertools.accumulate`` (also in C), finds lines by bisection only when a node needs
+a position (caching the current line), and descends over the token list, building the same nodes
+at a fraction of the cost.
 
 Contract: :func:`fast_parse` returns exactly the model (positions included) that the Lark path
 of :func:`dve.parser.parse_source` builds, or raises :class:`Fallback`. It raises
 ``Fallback`` for every input outside its subset (DiVinE 3 constructs, ``accept`` variants other
 than the plain list, keywords used as names, anything odd) and for every input with an error, so
 that diagnostics always come from the Lark parser and its error translation. The differential
-test ``tests/dve/test_fastparse.py`` checks the contract on all BEEM models and on generated
+test ``tests/dve/test_roundtrip.py`` checks the contract on all BEEM models and on generated
 expressions.
 
 The subset: global and local ``byte``/``int`` declarations (``const``, ``input``, arrays,
@@ -21,15 +23,21 @@ The subset: global and local ``byte``/``int`` declarations (``const``, ``input``
 omitted-source shorthand, every operator, ``P.s``, ``P->v``, ``P->v[e]``, and the ``system``
 line.
 
-Nodes are built through the slot descriptors of the frozen dataclasses (``object.__new__`` and
-``member.__set__``), which is what the generated ``__init__`` does, minus the call overhead; this
-halves the cost of the millions of leaves and positions of the large models.
+The hot nodes (positions, names, numbers, binary operators, transitions, ...) are built as
+instances of mutable twins of the frozen dataclasses, with the same slots, filled by plain
+attribute stores and then turned into the frozen class by ``__class__`` assignment (see
+:func:`_builder`); the others through the slot descriptors or their constructors. The result is
+the very object the constructor builds, at a fraction of the cost of the generated ``__init__``
+(which calls ``object.__setattr__`` once per field). Operands of the form ``( leaf op leaf )``,
+the bulk of the ``plc`` guards, and lone leaves are built without the operator stack.
 """
 
 from __future__ import annotations
 
 import re
-from itertools import accumulate, compress, repeat
+from array import array
+from bisect import bisect_right as bisect
+from itertools import accumulate
 
 from . import syntax as s
 from .errors import Source, SourcePos
@@ -41,16 +49,20 @@ class Fallback(Exception):
     """The input is outside the fast subset (or has an error): use the Lark parser."""
 
 
-# `split` with this pattern cuts the text into [gap, token, gap, token, ..., gap], in C. Comments
-# are matched as tokens (and dropped afterwards) so that a comment's text is never cut into
-# tokens; the gaps must then hold only blanks. Operators are listed longest first.
-_SPLIT = re.compile(
-    r"(//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/"
-    r"|[A-Za-z_][A-Za-z0-9_$#]*|[0-9]+|->|=>|\.\.|&&|\|\||==|!=|<=|>=|<<|>>"
+# `findall` with this pattern cuts the text into items, each a token with the blanks before it,
+# in C. Operators are listed longest first. Comments are blanked out before (see `_COMMENTS`).
+_ITEM = re.compile(
+    r"[ \t\f\r\n]*(?:[A-Za-z_][A-Za-z0-9_$#]*|[0-9]+|->|=>|\.\.|&&|\|\||==|!=|<=|>=|<<|>>"
     r"|[-+*/%&|^~<>=!?.,;:{}()\[\]])")
-# The gaps, joined by NUL (which no text holds: the parser refused it before), must be blanks.
-_GAPS = re.compile(r"(?:[ \t\f\r\n\x00]|\\\r?\n)*")
-_NO_BLANKS = str.maketrans("", "", " \t\f\r\n\x00")  # the quick test; _GAPS decides the rest
+# Comments, found left to right as a tokenizer meets them: no token but `/` holds a `/`, so every
+# `/` outside a comment starts a token, where the tokenizer, too, tries a comment first. Each is
+# replaced by as many blanks, its newlines kept, so that offsets, lines and columns stay put.
+_COMMENTS = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/")
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def _blank_out(m: re.Match) -> str:
+    return _NOT_NEWLINE.sub(" ", m.group())
 _COMMENT = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|\\\r?\n")
 
 # Words the fast path never takes as a name: the legacy keywords. The words added later
@@ -66,6 +78,9 @@ _PREC["&&"] = _PREC["and"]
 _CANON = {op: op for op in _PREC}
 _CANON["||"] = "or"
 _CANON["&&"] = "and"
+# Every token that is not a plain name or number: the keywords, the operators, the end.
+_NOT_LEAF = _KEYWORDS | frozenset(["->", "=>", "..", "&&", "||", "==", "!=", "<=", ">=", "<<",
+                                   ">>", "<eof>", *"-+*/%&|^~<>=!?.,;:{}()[]"])
 # Tokens after a name that make it more than a plain name (index, state test, remote, call).
 _POSTFIX = frozenset(("[", ".", "->", "("))
 
@@ -76,11 +91,29 @@ def _setters(cls: type, *fields: str):
     return tuple(getattr(cls, f).__set__ for f in fields)
 
 
-_P_SRC, _P_LINE, _P_COL, _P_ELINE, _P_ECOL = _setters(SourcePos, "source", "line", "column",
-                                                      "end_line", "end_column")
-_NAME_NAME, _NAME_POS = _setters(s.Name, "name", "pos")
-_INT_VALUE, _INT_POS = _setters(s.IntLit, "value", "pos")
-_BIN_OP, _BIN_LEFT, _BIN_RIGHT, _BIN_POS = _setters(s.Binary, "op", "left", "right", "pos")
+def _builder(cls: type) -> type:
+    """A mutable twin of the frozen slotted dataclass ``cls``, with the very same layout.
+
+    An instance of the twin takes its fields by plain attribute stores (which the interpreter
+    runs inline), then becomes a ``cls`` by ``__class__`` assignment, which CPython allows
+    between classes of identical slots and bases: the result is an ordinary, frozen ``cls``
+    object, equal to the one the dataclass constructor builds, at about half the cost of the
+    slot descriptors' ``__set__`` calls.
+    """
+    if hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} checks its fields: build it through its constructor")
+    return type("_Mutable" + cls.__name__, cls.__bases__,
+                {"__slots__": cls.__slots__, "__setattr__": object.__setattr__,
+                 "__delattr__": object.__delattr__})
+
+
+_MutPos = _builder(SourcePos)
+_MutName = _builder(s.Name)
+_MutInt = _builder(s.IntLit)
+_MutBinary = _builder(s.Binary)
+_MutStateRef = _builder(s.StateRef)
+_MutAssign = _builder(s.Assign)
+_MutTransition = _builder(s.Transition)
 _IDX_NAME, _IDX_INDEX, _IDX_POS = _setters(s.Index, "name", "index", "pos")
 
 
@@ -94,31 +127,25 @@ def fast_parse(source: Source) -> s.Model:
     if end == 0 or _COMMENT.sub("", text[end:]).strip(" \t\f\r\n"):
         raise Fallback
     body = text[:end]
-    parts = _SPLIT.split(body)
-    gap_list = parts[0::2]
-    gaps = "\x00".join(gap_list)
-    if gaps.translate(_NO_BLANKS) and _GAPS.fullmatch(gaps) is None:
-        raise Fallback  # a character no token starts with: an error, let Lark report it
-    toks = parts[1::2]
-    # Token k starts where gap k ends; lines[k] counts the newlines before it. Only gaps and
-    # block comments hold newlines: when the gaps hold them all, counting them is enough.
-    starts = list(accumulate(map(len, parts)))[0::2]
-    lines = list(accumulate(map(str.count, gap_list, repeat("\n"))))
-    if lines[-1] == body.count("\n"):
-        del lines[-1]
-    else:
-        lines = list(accumulate(map(str.count, parts, repeat("\n"))))[0::2]
+    if "\\" in body:
+        raise Fallback  # a line continuation (rare): left to Lark
     if "//" in body or "/*" in body:
-        keep = [not (t[0] == "/" and t[1:2] in ("/", "*")) for t in toks]
-        toks = list(compress(toks, keep))
-        starts = list(compress(starts, keep))
-        lines = list(compress(lines, keep))
-    if not toks:
-        raise Fallback
-    # line_starts[j] is the offset where line j (0-based) starts.
+        body = _COMMENTS.sub(_blank_out, body)
+    # Each item is a token with the blanks before it. `findall` skips what it cannot match, so
+    # the items cover the whole body exactly when it holds nothing but tokens and blanks.
+    items = _ITEM.findall(body)
+    # ends[k]: the offset just past token k, unboxed (an int object per token would cost
+    # memory the tree needs, and page faults to get it).
+    ends = array("q", accumulate(map(len, items)))
+    if not items or ends[-1] != len(body):
+        raise Fallback  # a character no token starts with: an error, let Lark report it
+    toks = list(map(str.lstrip, items))
+    del items  # freed now: the memory serves the tree
+    # line_starts[j] is the offset where line j (0-based) starts; a token's line is found by
+    # bisection when a node needs its position.
     line_starts = list(accumulate(map(len, body.split("\n")), _next_line, initial=0))
     toks.append("<eof>")
-    p = _Parser(source, toks, starts, lines, line_starts)
+    p = _Parser(source, toks, ends, line_starts)
     try:
         return p.model()
     except (IndexError, KeyError, ValueError, AttributeError, TypeError, RecursionError):
@@ -130,36 +157,38 @@ def _next_line(start: int, length: int) -> int:
 
 
 class _Parser:
-    def __init__(self, source: Source, toks: list[str], starts: list[int], lines: list[int],
+    def __init__(self, source: Source, toks: list[str], ends: list[int],
                  line_starts: list[int]) -> None:
         self.source = source
         self.toks = toks
-        self.starts = starts
-        self.lines = lines  # newlines before token k (0-based line index)
+        self.ends = ends  # the offset just past token k
         self.line_starts = line_starts
+        self.line = (0, 0, 0)  # see `expr`
         self.i = 0
 
     # ------------------------------------------------------------------ tokens and positions
 
     def pos(self, k: int) -> SourcePos:
         """Position of token ``k``."""
-        line = self.lines[k]
-        col = self.starts[k] - self.line_starts[line] + 1
-        p = _new(SourcePos)
-        _P_SRC(p, self.source)
-        _P_LINE(p, line + 1)
-        _P_COL(p, col)
-        _P_ELINE(p, line + 1)
-        _P_ECOL(p, col + len(self.toks[k]))
+        start = self.ends[k] - len(self.toks[k])
+        line = bisect(self.line_starts, start)  # 1-based
+        col = start - self.line_starts[line - 1] + 1
+        p = _MutPos()
+        p.source = self.source
+        p.line = p.end_line = line
+        p.column = col
+        p.end_column = col + len(self.toks[k])
+        p.__class__ = SourcePos
         return p
 
     def span(self, first: SourcePos, last: SourcePos) -> SourcePos:
-        p = _new(SourcePos)
-        _P_SRC(p, self.source)
-        _P_LINE(p, first.line)
-        _P_COL(p, first.column)
-        _P_ELINE(p, last.end_line)
-        _P_ECOL(p, last.end_column)
+        p = _MutPos()
+        p.source = self.source
+        p.line = first.line
+        p.column = first.column
+        p.end_line = last.end_line
+        p.end_column = last.end_column
+        p.__class__ = SourcePos
         return p
 
     def expect(self, tok: str) -> int:
@@ -179,7 +208,10 @@ class _Parser:
 
     # ------------------------------------------------------------------ expressions
 
-    def expr(self) -> s.Expr:
+    def expr(self, prec=_PREC, not_leaf=_NOT_LEAF, postfix=_POSTFIX, canon=_CANON,
+             pos_cls=SourcePos, int_cls=s.IntLit, name_cls=s.Name, binary_cls=s.Binary,
+             mut_pos=_MutPos, mut_int=_MutInt, mut_name=_MutName, mut_binary=_MutBinary,
+             find_line=bisect) -> s.Expr:
         """One expression, iteratively: parentheses, unary and binary operators on one stack.
 
         ``ops`` holds binary operators (str), open parentheses (None) and pending unary
@@ -187,54 +219,132 @@ class _Parser:
         applied as soon as their operand is complete; a binary operator first applies every
         stacked binary operator that binds at least as tightly (left associativity).
         """
+        # (The keyword arguments are never passed: they make the hot names locals at no cost.)
         toks = self.toks
-        prec = _PREC
+        k = self.i
+        t = toks[k]
+        if t not in not_leaf and toks[k + 1] not in prec and toks[k + 1] not in postfix:
+            self.i = k + 1
+            return self._leaf(k)  # a lone number or name: common, and quick
         source = self.source
-        starts = self.starts
-        lines = self.lines
+        ends = self.ends
         line_starts = self.line_starts
         operands: list = []
         ops: list = []
         open_parens = 0  # the number of None entries in ops
-        k = self.i
-        # Hot names as locals (the plc models run this loop a million times per file).
-        new, pos_cls, int_cls, name_cls = _new, SourcePos, s.IntLit, s.Name
-        p_src, p_line, p_col, p_eline, p_ecol = _P_SRC, _P_LINE, _P_COL, _P_ELINE, _P_ECOL
-        int_value, int_pos, name_name, name_pos = _INT_VALUE, _INT_POS, _NAME_NAME, _NAME_POS
-        keywords, postfix, binary = _KEYWORDS, _POSTFIX, self._binary
+        unary = 0  # the number of int entries in ops
+        # The line of the last leaf, and where it starts and the next begins: most leaves lie
+        # on the line of the one before, and need no bisection.
+        line, line_start, next_start = self.line
+        binary = self._binary
         push, push_operand, pop_operand = ops.append, operands.append, operands.pop
         while True:
             # ---- operand position: prefixes, then one primary
             t = toks[k]
+            e = None
             while t == "(" or t == "-" or t == "~" or t == "not":
                 if t == "(":
+                    # `( leaf op leaf )`, the commonest operand of the large models, built
+                    # at once: the same nodes the stack below builds, without the stack.
+                    left_tok = toks[k + 1]
+                    right_tok = toks[k + 3]
+                    if (toks[k + 4] == ")" and left_tok not in not_leaf
+                            and right_tok not in not_leaf and toks[k + 2] in prec):
+                        end = ends[k + 1]
+                        start = end - len(left_tok)
+                        if not line_start <= start < next_start:
+                            line = find_line(line_starts, start)  # 1-based
+                            line_start = line_starts[line - 1]
+                            next_start = line_starts[line] if line < len(line_starts) else end
+                        start -= line_start  # the column, 0-based
+                        pos = mut_pos()
+                        pos.source = source
+                        pos.line = pos.end_line = line
+                        pos.column = start + 1
+                        pos.end_column = start + 1 + len(left_tok)
+                        pos.__class__ = pos_cls
+                        if left_tok[0].isdigit():
+                            left = mut_int()
+                            left.value = int(left_tok)
+                            left.pos = pos
+                            left.__class__ = int_cls
+                        else:
+                            left = mut_name()
+                            left.name = left_tok
+                            left.pos = pos
+                            left.__class__ = name_cls
+                        end = ends[k + 3]
+                        start = end - len(right_tok)
+                        if not line_start <= start < next_start:
+                            line = find_line(line_starts, start)  # 1-based
+                            line_start = line_starts[line - 1]
+                            next_start = line_starts[line] if line < len(line_starts) else end
+                        start -= line_start  # the column, 0-based
+                        pos = mut_pos()
+                        pos.source = source
+                        pos.line = pos.end_line = line
+                        pos.column = start + 1
+                        pos.end_column = start + 1 + len(right_tok)
+                        pos.__class__ = pos_cls
+                        if right_tok[0].isdigit():
+                            right = mut_int()
+                            right.value = int(right_tok)
+                            right.pos = pos
+                            right.__class__ = int_cls
+                        else:
+                            right = mut_name()
+                            right.name = right_tok
+                            right.pos = pos
+                            right.__class__ = name_cls
+                        pos = mut_pos()
+                        pos.source = source
+                        pos.line = left.pos.line
+                        pos.column = left.pos.column
+                        pos.end_line = right.pos.end_line
+                        pos.end_column = right.pos.end_column
+                        pos.__class__ = pos_cls
+                        e = mut_binary()
+                        e.op = canon[toks[k + 2]]
+                        e.left = left
+                        e.right = right
+                        e.pos = pos
+                        e.__class__ = binary_cls
+                        k += 5
+                        break
                     push(None)
                     open_parens += 1
                 else:
                     push(k)
+                    unary += 1
                 k += 1
                 t = toks[k]
-            c = t[0]
-            digit = c.isdigit()
-            if digit or ((c.isalpha() or c == "_") and t not in keywords
-                         and toks[k + 1] not in postfix):
+            if e is not None:
+                pass
+            elif t not in not_leaf and toks[k + 1] not in postfix:
                 # The common leaves, built inline: a number or a plain name.
-                line = lines[k]
-                col = starts[k] - line_starts[line] + 1
-                pos = new(pos_cls)
-                p_src(pos, source)
-                p_line(pos, line + 1)
-                p_col(pos, col)
-                p_eline(pos, line + 1)
-                p_ecol(pos, col + len(t))
-                if digit:
-                    e = new(int_cls)
-                    int_value(e, int(t))
-                    int_pos(e, pos)
+                end = ends[k]
+                start = end - len(t)
+                if not line_start <= start < next_start:
+                    line = find_line(line_starts, start)  # 1-based
+                    line_start = line_starts[line - 1]
+                    next_start = line_starts[line] if line < len(line_starts) else end
+                start -= line_start  # the column, 0-based
+                pos = mut_pos()
+                pos.source = source
+                pos.line = pos.end_line = line
+                pos.column = start + 1
+                pos.end_column = start + 1 + len(t)
+                pos.__class__ = pos_cls
+                if t[0].isdigit():
+                    e = mut_int()
+                    e.value = int(t)
+                    e.pos = pos
+                    e.__class__ = int_cls
                 else:
-                    e = new(name_cls)
-                    name_name(e, t)
-                    name_pos(e, pos)
+                    e = mut_name()
+                    e.name = t
+                    e.pos = pos
+                    e.__class__ = name_cls
                 k += 1
             else:
                 self.i = k
@@ -242,13 +352,31 @@ class _Parser:
                 k = self.i
             # ---- after an operand: close parentheses, then look for a binary operator
             while True:
-                while ops and type(ops[-1]) is int:
+                while unary and type(ops[-1]) is int:
+                    unary -= 1
                     u = ops.pop()
                     e = s.Unary(toks[u], e, pos=self.span(self.pos(u), e.pos))
                 t = toks[k]
                 if t == ")" and open_parens:
                     while ops[-1] is not None:
-                        e = binary(ops.pop(), pop_operand(), e)
+                        # A binary node, inline (as in `_binary`).
+                        left = pop_operand()
+                        lp = left.pos
+                        rp = e.pos
+                        pos = mut_pos()
+                        pos.source = source
+                        pos.line = lp.line
+                        pos.column = lp.column
+                        pos.end_line = rp.end_line
+                        pos.end_column = rp.end_column
+                        pos.__class__ = pos_cls
+                        b = mut_binary()
+                        b.op = canon[ops.pop()]
+                        b.left = left
+                        b.right = e
+                        b.pos = pos
+                        b.__class__ = binary_cls
+                        e = b
                     ops.pop()
                     open_parens -= 1
                     k += 1
@@ -258,7 +386,23 @@ class _Parser:
             if p is None:
                 break
             while ops and type(ops[-1]) is str and prec[ops[-1]] >= p:
-                e = binary(ops.pop(), pop_operand(), e)
+                left = pop_operand()
+                lp = left.pos
+                rp = e.pos
+                pos = mut_pos()
+                pos.source = source
+                pos.line = lp.line
+                pos.column = lp.column
+                pos.end_line = rp.end_line
+                pos.end_column = rp.end_column
+                pos.__class__ = pos_cls
+                b = mut_binary()
+                b.op = canon[ops.pop()]
+                b.left = left
+                b.right = e
+                b.pos = pos
+                b.__class__ = binary_cls
+                e = b
             push(t)
             push_operand(e)
             k += 1
@@ -267,23 +411,41 @@ class _Parser:
         while ops:
             e = binary(ops.pop(), pop_operand(), e)
         self.i = k
+        self.line = (line, line_start, next_start)
         return e
 
     def _binary(self, op: str, left: s.Expr, right: s.Expr) -> s.Binary:
         lp = left.pos
         rp = right.pos
-        pos = _new(SourcePos)
-        _P_SRC(pos, self.source)
-        _P_LINE(pos, lp.line)
-        _P_COL(pos, lp.column)
-        _P_ELINE(pos, rp.end_line)
-        _P_ECOL(pos, rp.end_column)
-        b = _new(s.Binary)
-        _BIN_OP(b, _CANON[op])
-        _BIN_LEFT(b, left)
-        _BIN_RIGHT(b, right)
-        _BIN_POS(b, pos)
+        pos = _MutPos()
+        pos.source = self.source
+        pos.line = lp.line
+        pos.column = lp.column
+        pos.end_line = rp.end_line
+        pos.end_column = rp.end_column
+        pos.__class__ = SourcePos
+        b = _MutBinary()
+        b.op = _CANON[op]
+        b.left = left
+        b.right = right
+        b.pos = pos
+        b.__class__ = s.Binary
         return b
+
+    def _leaf(self, k: int) -> s.Expr:
+        """The number or plain name at token ``k``."""
+        t = self.toks[k]
+        if t[0].isdigit():
+            n = _MutInt()
+            n.value = int(t)
+            n.pos = self.pos(k)
+            n.__class__ = s.IntLit
+        else:
+            n = _MutName()
+            n.name = t
+            n.pos = self.pos(k)
+            n.__class__ = s.Name
+        return n
 
     def operand(self) -> s.Expr:
         k = self.i
@@ -296,9 +458,10 @@ class _Parser:
             return e
         if c.isdigit():
             self.i = k + 1
-            n = _new(s.IntLit)
-            _INT_VALUE(n, int(t))
-            _INT_POS(n, self.pos(k))
+            n = _MutInt()
+            n.value = int(t)
+            n.pos = self.pos(k)
+            n.__class__ = s.IntLit
             return n
         if c.isalpha() or c == "_":
             if t in _KEYWORDS:
@@ -312,9 +475,14 @@ class _Parser:
                 raise Fallback
             nxt = self.toks[k + 1]
             if nxt == "[":
-                self.i = k + 2
-                index = self.expr()
-                self.expect("]")
+                inner = self.toks[k + 2]
+                if inner not in _NOT_LEAF and self.toks[k + 3] == "]":
+                    index = self._leaf(k + 2)  # `a[i]`, `a[3]`: no nested `expr` call
+                    self.i = k + 4
+                else:
+                    self.i = k + 2
+                    index = self.expr()
+                    self.expect("]")
                 x = _new(s.Index)
                 _IDX_NAME(x, t)
                 _IDX_INDEX(x, index)
@@ -337,9 +505,10 @@ class _Parser:
             if nxt == "(":
                 raise Fallback  # macro call or template instance (DiVinE 3)
             self.i = k + 1
-            n = _new(s.Name)
-            _NAME_NAME(n, t)
-            _NAME_POS(n, self.pos(k))
+            n = _MutName()
+            n.name = t
+            n.pos = self.pos(k)
+            n.__class__ = s.Name
             return n
         if c == "-" or c == "~":
             if t != c:
@@ -433,7 +602,11 @@ class _Parser:
 
     def state_ref(self) -> s.StateRef:
         k = self.ident()
-        return s.StateRef(self.toks[k], pos=self.pos(k))
+        r = _MutStateRef()
+        r.name = self.toks[k]
+        r.pos = self.pos(k)
+        r.__class__ = s.StateRef
+        return r
 
     def refs(self) -> list[s.StateRef]:
         out = [self.state_ref()]
@@ -589,8 +762,17 @@ class _Parser:
                 break
         self.expect("}")
         first_pos = src.pos if src is not None else dst.pos
-        return s.Transition(src, dst, guard, sync, effects, tuple(costs), time,
-                            pos=self.span(first_pos, last))
+        tr = _MutTransition()
+        tr.src = src
+        tr.dst = dst
+        tr.guard = guard
+        tr.sync = sync
+        tr.effects = effects
+        tr.costs = tuple(costs)
+        tr.time = time
+        tr.pos = self.span(first_pos, last)
+        tr.__class__ = s.Transition
+        return tr
 
     def sync(self) -> s.Sync:
         toks = self.toks
@@ -631,10 +813,15 @@ class _Parser:
             self.expect("]")
             target: s.Expr = s.Index(toks[k], index, pos=self.span(self.pos(k), index.pos))
         else:
-            target = s.Name(toks[k], pos=self.pos(k))
+            target = self._leaf(k)
         self.expect("=")
         value = self.expr()
-        return s.Assign(target, value, pos=self.span(target.pos, value.pos))
+        a = _MutAssign()
+        a.target = target
+        a.value = value
+        a.pos = self.span(target.pos, value.pos)
+        a.__class__ = s.Assign
+        return a
 
     # ------------------------------------------------------------------ the file
 
