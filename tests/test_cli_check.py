@@ -16,22 +16,7 @@ from dvecost.cli import main
 #: The repository root (not imported from conftest: tests/statespace has a conftest too).
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-GOOD = """\
-byte x;
-channel {byte} c;
-process P {
- state a, b;
- init a;
- trans a -> b { sync c!x; }, b -> a { effect x = (x + 1) % 4; cost 2; time 1; };
-}
-process Q {
- byte y;
- state q;
- init q;
- trans q -> q { sync c?y; };
-}
-system async;
-"""
+GOOD = (ROOT / "tests" / "data" / "clean_rendezvous.dve").read_text()
 
 BAD = """\
 byte token;

@@ -7,6 +7,8 @@ read off.
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 
 from dve import syntax as s
@@ -49,22 +51,8 @@ PROC_A = "process A {\n state a;\n init a;\n trans a -> a {};\n}\n"
 # ---------------------------------------------------------------------------- clean models
 
 def test_clean_model_has_nothing():
-    text = """\
-byte x;
-channel {byte} c;
-process P {
- state a, b;
- init a;
- trans a -> b { sync c!x; }, b -> a { effect x = (x + 1) % 4; cost 2; time 1; };
-}
-process Q {
- byte y;
- state q;
- init q;
- trans q -> q { sync c?y; };
-}
-system async;
-"""
+    text = (pathlib.Path(__file__).resolve().parents[1] / "data"
+            / "clean_rendezvous.dve").read_text()
     assert diagnose(text) == []
 
 
