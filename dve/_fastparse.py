@@ -4,9 +4,8 @@ Why it exists: the Lark LALR parser spends about 5 µs per token in Python, and 
 holds 13 million tokens (the twelve ``plc`` files alone 12 million, in guards of thousands of
 operators). This parser blanks out comments, tokenises with one regular expression
 (``findall``, in C: each item a token with the blanks before it), computes every token's end
-offset with ``itertools.accumulate`` (also in C), finds lines by bisection only when a node needs
-a position (caching the current line), and descends over the token list, building the same nodes
-at a fraction of the cost.
+offset with NumPy, and descends over the token list, building the same nodes at a fraction of the
+cost. A position is two offsets (:class:`dve.errors.SourcePos`), so no line is counted here.
 
 Contract: :func:`fast_parse` returns exactly the model (positions included) that the Lark path
 of :func:`dve.parser.parse_source` builds, or raises :class:`Fallback`. It raises
@@ -35,9 +34,8 @@ the bulk of the ``plc`` guards, and lone leaves are built without the operator s
 from __future__ import annotations
 
 import re
-from array import array
-from bisect import bisect_right as bisect
-from itertools import accumulate
+
+import numpy as np
 
 from . import syntax as s
 from .errors import Source, SourcePos
@@ -134,60 +132,48 @@ def fast_parse(source: Source) -> s.Model:
     # Each item is a token with the blanks before it. `findall` skips what it cannot match, so
     # the items cover the whole body exactly when it holds nothing but tokens and blanks.
     items = _ITEM.findall(body)
+    if not items:
+        raise Fallback
     # ends[k]: the offset just past token k, unboxed (an int object per token would cost
-    # memory the tree needs, and page faults to get it).
-    ends = array("q", accumulate(map(len, items)))
-    if not items or ends[-1] != len(body):
+    # memory the tree needs, and page faults to get it), summed by NumPy; indexing the
+    # memoryview yields plain ints.
+    ends = memoryview(np.fromiter(map(len, items), np.int64, len(items)).cumsum())
+    if ends[-1] != len(body):
         raise Fallback  # a character no token starts with: an error, let Lark report it
     toks = list(map(str.lstrip, items))
     del items  # freed now: the memory serves the tree
-    # line_starts[j] is the offset where line j (0-based) starts; a token's line is found by
-    # bisection when a node needs its position.
-    line_starts = list(accumulate(map(len, body.split("\n")), _next_line, initial=0))
     toks.append("<eof>")
-    p = _Parser(source, toks, ends, line_starts)
+    p = _Parser(source, toks, ends)
     try:
         return p.model()
     except (IndexError, KeyError, ValueError, AttributeError, TypeError, RecursionError):
         raise Fallback from None
 
 
-def _next_line(start: int, length: int) -> int:
-    return start + length + 1
-
-
 class _Parser:
-    def __init__(self, source: Source, toks: list[str], ends: list[int],
-                 line_starts: list[int]) -> None:
+    def __init__(self, source: Source, toks: list[str], ends: memoryview) -> None:
         self.source = source
         self.toks = toks
         self.ends = ends  # the offset just past token k
-        self.line_starts = line_starts
-        self.line = (0, 0, 0)  # see `expr`
         self.i = 0
 
     # ------------------------------------------------------------------ tokens and positions
 
     def pos(self, k: int) -> SourcePos:
         """Position of token ``k``."""
-        start = self.ends[k] - len(self.toks[k])
-        line = bisect(self.line_starts, start)  # 1-based
-        col = start - self.line_starts[line - 1] + 1
+        end = self.ends[k]
         p = _MutPos()
         p.source = self.source
-        p.line = p.end_line = line
-        p.column = col
-        p.end_column = col + len(self.toks[k])
+        p.start = end - len(self.toks[k])
+        p.end = end
         p.__class__ = SourcePos
         return p
 
     def span(self, first: SourcePos, last: SourcePos) -> SourcePos:
         p = _MutPos()
         p.source = self.source
-        p.line = first.line
-        p.column = first.column
-        p.end_line = last.end_line
-        p.end_column = last.end_column
+        p.start = first.start
+        p.end = last.end
         p.__class__ = SourcePos
         return p
 
@@ -210,8 +196,8 @@ class _Parser:
 
     def expr(self, prec=_PREC, not_leaf=_NOT_LEAF, postfix=_POSTFIX, canon=_CANON,
              pos_cls=SourcePos, int_cls=s.IntLit, name_cls=s.Name, binary_cls=s.Binary,
-             mut_pos=_MutPos, mut_int=_MutInt, mut_name=_MutName, mut_binary=_MutBinary,
-             find_line=bisect) -> s.Expr:
+             mut_pos=_MutPos, mut_int=_MutInt, mut_name=_MutName,
+             mut_binary=_MutBinary) -> s.Expr:
         """One expression, iteratively: parentheses, unary and binary operators on one stack.
 
         ``ops`` holds binary operators (str), open parentheses (None) and pending unary
@@ -228,14 +214,10 @@ class _Parser:
             return self._leaf(k)  # a lone number or name: common, and quick
         source = self.source
         ends = self.ends
-        line_starts = self.line_starts
         operands: list = []
         ops: list = []
         open_parens = 0  # the number of None entries in ops
         unary = 0  # the number of int entries in ops
-        # The line of the last leaf, and where it starts and the next begins: most leaves lie
-        # on the line of the one before, and need no bisection.
-        line, line_start, next_start = self.line
         binary = self._binary
         push, push_operand, pop_operand = ops.append, operands.append, operands.pop
         while True:
@@ -251,17 +233,11 @@ class _Parser:
                     if (toks[k + 4] == ")" and left_tok not in not_leaf
                             and right_tok not in not_leaf and toks[k + 2] in prec):
                         end = ends[k + 1]
-                        start = end - len(left_tok)
-                        if not line_start <= start < next_start:
-                            line = find_line(line_starts, start)  # 1-based
-                            line_start = line_starts[line - 1]
-                            next_start = line_starts[line] if line < len(line_starts) else end
-                        start -= line_start  # the column, 0-based
+                        first = end - len(left_tok)
                         pos = mut_pos()
                         pos.source = source
-                        pos.line = pos.end_line = line
-                        pos.column = start + 1
-                        pos.end_column = start + 1 + len(left_tok)
+                        pos.start = first
+                        pos.end = end
                         pos.__class__ = pos_cls
                         if left_tok[0].isdigit():
                             left = mut_int()
@@ -275,16 +251,10 @@ class _Parser:
                             left.__class__ = name_cls
                         end = ends[k + 3]
                         start = end - len(right_tok)
-                        if not line_start <= start < next_start:
-                            line = find_line(line_starts, start)  # 1-based
-                            line_start = line_starts[line - 1]
-                            next_start = line_starts[line] if line < len(line_starts) else end
-                        start -= line_start  # the column, 0-based
                         pos = mut_pos()
                         pos.source = source
-                        pos.line = pos.end_line = line
-                        pos.column = start + 1
-                        pos.end_column = start + 1 + len(right_tok)
+                        pos.start = start
+                        pos.end = end
                         pos.__class__ = pos_cls
                         if right_tok[0].isdigit():
                             right = mut_int()
@@ -298,10 +268,8 @@ class _Parser:
                             right.__class__ = name_cls
                         pos = mut_pos()
                         pos.source = source
-                        pos.line = left.pos.line
-                        pos.column = left.pos.column
-                        pos.end_line = right.pos.end_line
-                        pos.end_column = right.pos.end_column
+                        pos.start = first
+                        pos.end = end
                         pos.__class__ = pos_cls
                         e = mut_binary()
                         e.op = canon[toks[k + 2]]
@@ -324,16 +292,10 @@ class _Parser:
                 # The common leaves, built inline: a number or a plain name.
                 end = ends[k]
                 start = end - len(t)
-                if not line_start <= start < next_start:
-                    line = find_line(line_starts, start)  # 1-based
-                    line_start = line_starts[line - 1]
-                    next_start = line_starts[line] if line < len(line_starts) else end
-                start -= line_start  # the column, 0-based
                 pos = mut_pos()
                 pos.source = source
-                pos.line = pos.end_line = line
-                pos.column = start + 1
-                pos.end_column = start + 1 + len(t)
+                pos.start = start
+                pos.end = end
                 pos.__class__ = pos_cls
                 if t[0].isdigit():
                     e = mut_int()
@@ -365,10 +327,8 @@ class _Parser:
                         rp = e.pos
                         pos = mut_pos()
                         pos.source = source
-                        pos.line = lp.line
-                        pos.column = lp.column
-                        pos.end_line = rp.end_line
-                        pos.end_column = rp.end_column
+                        pos.start = lp.start
+                        pos.end = rp.end
                         pos.__class__ = pos_cls
                         b = mut_binary()
                         b.op = canon[ops.pop()]
@@ -391,10 +351,8 @@ class _Parser:
                 rp = e.pos
                 pos = mut_pos()
                 pos.source = source
-                pos.line = lp.line
-                pos.column = lp.column
-                pos.end_line = rp.end_line
-                pos.end_column = rp.end_column
+                pos.start = lp.start
+                pos.end = rp.end
                 pos.__class__ = pos_cls
                 b = mut_binary()
                 b.op = canon[ops.pop()]
@@ -411,7 +369,6 @@ class _Parser:
         while ops:
             e = binary(ops.pop(), pop_operand(), e)
         self.i = k
-        self.line = (line, line_start, next_start)
         return e
 
     def _binary(self, op: str, left: s.Expr, right: s.Expr) -> s.Binary:
@@ -419,10 +376,8 @@ class _Parser:
         rp = right.pos
         pos = _MutPos()
         pos.source = self.source
-        pos.line = lp.line
-        pos.column = lp.column
-        pos.end_line = rp.end_line
-        pos.end_column = rp.end_column
+        pos.start = lp.start
+        pos.end = rp.end
         pos.__class__ = SourcePos
         b = _MutBinary()
         b.op = _CANON[op]

@@ -191,7 +191,7 @@ def _name_span(pos: SourcePos | None, name: str, last: bool = False) -> SourcePo
     if not hits:
         return pos
     m = hits[-1] if last else hits[0]
-    return SourcePos(pos.source, pos.line, m.start() + 1, pos.line, m.end() + 1)
+    return SourcePos.at(pos.source, pos.line, m.start() + 1, pos.line, m.end() + 1)
 
 
 def _did_you_mean(name: str, candidates: object) -> str | None:

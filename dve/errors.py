@@ -8,12 +8,15 @@ reference to the :class:`Source` it came from, so any error can render its own s
           |           ^^^^
       hint: did you mean 'token'?
 
-Positions are 1-based; ``end_column`` is exclusive (as in Lark).
+A position is kept as character offsets; its lines and columns are 1-based, ``end_column``
+exclusive (as in Lark).
 """
 
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -43,34 +46,99 @@ __all__ = [
 class Source:
     """A named source text (a file, ``<string>``, or ``<scenario NAME>``).
 
-    Compared by identity: two loads of one file are two sources.
+    Compared by identity: two loads of one file are two sources. Lines end at ``\\n`` (as Lark
+    counts them); the table of line starts is built on the first question about lines.
+
+    >>> src = Source("m.dve", "byte x;\\nbyte y;")
+    >>> src.locate(9), src.line(2)
+    ((2, 2), 'byte y;')
     """
 
     name: str
     text: str
+    _starts: list[int] | None = field(default=None, init=False, repr=False)
+
+    def line_starts(self) -> list[int]:
+        """The offset at which each line starts: ``[0, ...]``, one entry per line."""
+        starts = self._starts
+        if starts is None:
+            starts = list(accumulate(map(len, self.text.split("\n")), _next_line, initial=0))
+            starts.pop()  # the entry past the last line
+            object.__setattr__(self, "_starts", starts)  # a cache: the source stays immutable
+        return starts
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        """The 1-based ``(line, column)`` of the character at ``offset``."""
+        starts = self.line_starts()
+        line = bisect_right(starts, offset)
+        return line, offset - starts[line - 1] + 1
+
+    def offset(self, line: int, column: int) -> int:
+        """The offset of 1-based ``(line, column)``; lines past the end give the end of text."""
+        starts = self.line_starts()
+        if line > len(starts):
+            return len(self.text)
+        return starts[max(line, 1) - 1] + column - 1
 
     def line(self, lineno: int) -> str:
-        """Return line ``lineno`` (1-based) without its newline, or ``''`` past the end."""
-        lines = self.text.splitlines()
-        return lines[lineno - 1] if 1 <= lineno <= len(lines) else ""
+        """Return line ``lineno`` (1-based) without its line end, or ``''`` past the end."""
+        starts = self.line_starts()
+        if not 1 <= lineno <= len(starts):
+            return ""
+        stop = starts[lineno] - 1 if lineno < len(starts) else len(self.text)
+        return self.text[starts[lineno - 1]:stop].removesuffix("\r")
+
+
+def _next_line(start: int, length: int) -> int:
+    return start + length + 1
 
 
 @dataclass(frozen=True, slots=True)
 class SourcePos:
-    """A span in a :class:`Source`: 1-based line and column, exclusive end column."""
+    """A span of a :class:`Source`, kept as character offsets: ``text[start:end]``.
+
+    Lines and columns (1-based; ``end_column`` exclusive, as in Lark) are computed from the
+    offsets when asked for, so a parser only records two integers per node.
+
+    >>> src = Source("m.dve", "byte x;\\nbyte yy;")
+    >>> p = SourcePos.at(src, 2, 6, 2, 8)
+    >>> (p.start, p.end), str(p), (p.end_line, p.end_column)
+    ((13, 15), 'm.dve:2:6', (2, 8))
+    """
 
     source: Source = field(repr=False)
-    line: int
-    column: int
-    end_line: int
-    end_column: int
+    start: int
+    end: int
+
+    @classmethod
+    def at(cls, source: Source, line: int, column: int, end_line: int,
+           end_column: int) -> "SourcePos":
+        """The span from 1-based ``(line, column)`` to ``(end_line, end_column)`` (exclusive)."""
+        return cls(source, source.offset(line, column), source.offset(end_line, end_column))
+
+    @property
+    def line(self) -> int:
+        return self.source.locate(self.start)[0]
+
+    @property
+    def column(self) -> int:
+        return self.source.locate(self.start)[1]
+
+    @property
+    def end_line(self) -> int:
+        return self.source.locate(self.end)[0]
+
+    @property
+    def end_column(self) -> int:
+        return self.source.locate(self.end)[1]
 
     def __str__(self) -> str:
-        return f"{self.source.name}:{self.line}:{self.column}"
+        line, column = self.source.locate(self.start)
+        return f"{self.source.name}:{line}:{column}"
 
     def to(self, other: "SourcePos") -> "SourcePos":
         """The span from the start of ``self`` to the end of ``other``."""
-        return SourcePos(self.source, self.line, self.column, other.end_line, other.end_column)
+        return SourcePos(self.source, self.start, other.end)
 
 
 def synthetic_pos(name: str) -> SourcePos:
@@ -79,7 +147,7 @@ def synthetic_pos(name: str) -> SourcePos:
     >>> str(synthetic_pos("<scenario editor>"))
     '<scenario editor>:1:1'
     """
-    return SourcePos(Source(name, ""), 1, 1, 1, 1)
+    return SourcePos(Source(name, ""), 0, 0)
 
 
 class DvecostError(Exception):

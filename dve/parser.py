@@ -118,7 +118,7 @@ def decode_source(data: bytes, name: str) -> Source:
         line = good.count("\n") + 1
         column = len(good) - (good.rfind("\n") + 1) + 1
         src = Source(name, data.decode("utf-8", errors="replace"))
-        pos = SourcePos(src, line, column, line, column + 1)
+        pos = SourcePos.at(src, line, column, line, column + 1)
         raise DveSyntaxError(pos, "not-utf8", f"byte 0x{data[e.start]:02x} is not valid UTF-8",
                              "save the file as UTF-8") from None
     text = text.removeprefix("\ufeff")
@@ -266,14 +266,8 @@ _SCAN = re.compile(
     r"|<<|>>|.)", re.DOTALL)
 
 
-def _line_col(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
-
-
 def _point(source: Source, offset: int, width: int = 1) -> SourcePos:
-    line, col = _line_col(source.text, offset)
-    return SourcePos(source, line, col, line, col + width)
+    return SourcePos(source, offset, offset + width)
 
 
 class _Context:
@@ -387,18 +381,16 @@ def _translate(e: UnexpectedInput, source: Source) -> DveSyntaxError:
         ctx = _Context(text, len(text))
         if ctx.last is None:  # only blanks and comments
             return _empty(source)
-        line, col = _line_col(text, len(text))
         hint = None
         if ctx.braces:
-            bl, bc = _line_col(text, ctx.braces[-1])
+            bl, bc = source.locate(ctx.braces[-1])
             hint = f"the '{{' at line {bl}, column {bc} is not closed"
-        return DveSyntaxError(SourcePos(source, line, col, line, col + 1), "unexpected-eof",
+        return DveSyntaxError(SourcePos(source, len(text), len(text) + 1), "unexpected-eof",
                               f"unexpected end of file, expected {what}", hint)
     start = tok.start_pos if tok.start_pos is not None else 0
     ctx = _Context(text, start)
     found = _found(tok)
-    tok_pos = SourcePos(source, tok.line, tok.column, tok.end_line or tok.line,
-                        tok.end_column or tok.column + 1)
+    tok_pos = SourcePos(source, start, tok.end_pos if tok.end_pos is not None else start + 1)
     if tok.type == "PROB_ARROW" or tok.value == "=>":
         return DveSyntaxError(tok_pos, "unsupported",
                               "probabilistic transitions ('=>') are not supported",
@@ -412,13 +404,13 @@ def _translate(e: UnexpectedInput, source: Source) -> DveSyntaxError:
                               "did you mean `==`?")
     if "SEMICOLON" in expected and ctx.last is not None and (
             tok.type == "RBRACE" or tok.value in _CLAUSE_WORDS
-            or tok.line > _line_col(text, ctx.last[2])[0]):
+            or tok.line > source.locate(ctx.last[2])[0]):
         pos = _point(source, ctx.last[2])
         return DveSyntaxError(pos, "missing-semicolon", f"expected ';' here, found {found}",
                               f"end the {ctx.keyword or 'declaration'} clause with ';'"
                               if ctx.keyword else None)
     if tok.type in _TOP_LEVEL and ctx.braces:
-        bl, bc = _line_col(text, ctx.braces[-1])
+        bl, bc = source.locate(ctx.braces[-1])
         return DveSyntaxError(tok_pos, "unclosed-brace",
                               f"expected '}}' to close the '{{' at line {bl}, column {bc}, "
                               f"found {found}",

@@ -91,21 +91,13 @@ class DveTransformer:
 
     def tpos(self, tok: Token) -> SourcePos:
         """The position of one token."""
-        return SourcePos(self.source, tok.line, tok.column, tok.end_line, tok.end_column)
+        return SourcePos(self.source, tok.start_pos, tok.end_pos)
 
     def span(self, first: Any, last: Any) -> SourcePos:
         """From the start of ``first`` to the end of ``last`` (tokens or nodes)."""
-        if isinstance(first, Token):
-            line, col = first.line, first.column
-        else:
-            p = first.pos
-            line, col = p.line, p.column
-        if isinstance(last, Token):
-            eline, ecol = last.end_line, last.end_column
-        else:
-            p = last.pos
-            eline, ecol = p.end_line, p.end_column
-        return SourcePos(self.source, line, col, eline, ecol)
+        start = first.start_pos if isinstance(first, Token) else first.pos.start
+        end = last.end_pos if isinstance(last, Token) else last.pos.end
+        return SourcePos(self.source, start, end)
 
     def error(self, where: Any, code: str, message: str, hint: str | None = None) -> DveSyntaxError:
         pos = self.tpos(where) if isinstance(where, Token) else where.pos

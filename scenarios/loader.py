@@ -88,7 +88,7 @@ def load_spec(path: str | pathlib.Path) -> Callable[[int], System]:
         line = exc.lineno or 1
         col = exc.offset or 1
         end_col = exc.end_offset if exc.end_lineno == exc.lineno and exc.end_offset else col + 1
-        raise ModelError(SourcePos(source, line, col, line, max(end_col, col + 1)),
+        raise ModelError(SourcePos.at(source, line, col, line, max(end_col, col + 1)),
                          SCENARIO_ERROR, f"python syntax error: {exc.msg}") from None
     namespace: dict[str, Any] = {"__name__": f"dvecost_scenario_{path.stem}",
                                  "__file__": filename, "__builtins__": __builtins__}
@@ -101,7 +101,7 @@ def load_spec(path: str | pathlib.Path) -> Callable[[int], System]:
         raise _positioned(exc, source, filename, "while running the file") from exc
     fn = namespace.get("system")
     if not callable(fn):
-        raise ModelError(SourcePos(source, 1, 1, 1, 2), SCENARIO_ERROR,
+        raise ModelError(SourcePos(source, 0, 1), SCENARIO_ERROR,
                          "the scenario file defines no function 'system'",
                          hint="add 'def system(n):' returning a System or a dict "
                               "{scenario: count} for n clients")
@@ -179,7 +179,7 @@ def _line_pos(source: Source, line: int, col: int | None = None,
         col = len(text) - len(text.lstrip()) + 1
         end_col = len(text.rstrip()) + 1
     end = end_col if end_col is not None and end_col > col else col + 1
-    return SourcePos(source, line, col, line, end)
+    return SourcePos.at(source, line, col, line, end)
 
 
 def _positioned(exc: BaseException, source: Source, filename: str, when: str) -> ModelError:
