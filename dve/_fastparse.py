@@ -3,9 +3,9 @@
 Why it exists: the Lark LALR parser spends about 5 µs per token in Python, and the BEEM set
 holds 13 million tokens (the twelve ``plc`` files alone 12 million, in guards of thousands of
 operators). This parser blanks out comments, tokenises with one regular expression
-(``findall``, in C: each item a token with the blanks before it), computes every token's end
-offset with NumPy, and descends over the token list, building the same nodes at a fraction of the
-cost. A position is two offsets (:class:`dve.errors.SourcePos`), so no line is counted here.
+(``findall``, in C), finds every token's end offset with NumPy from the positions of the
+non-blank characters, and descends over the token list, building the same nodes at a fraction
+of the cost. A position is two offsets (:class:`dve.errors.SourcePos`): no line is counted.
 
 Contract: :func:`fast_parse` returns exactly the model (positions included) that the Lark path
 of :func:`dve.parser.parse_source` builds, or raises :class:`Fallback`. It raises
@@ -47,11 +47,17 @@ class Fallback(Exception):
     """The input is outside the fast subset (or has an error): use the Lark parser."""
 
 
-# `findall` with this pattern cuts the text into items, each a token with the blanks before it,
-# in C. Operators are listed longest first. Comments are blanked out before (see `_COMMENTS`).
-_ITEM = re.compile(
-    r"[ \t\f\r\n]*(?:[A-Za-z_][A-Za-z0-9_$#]*|[0-9]+|->|=>|\.\.|&&|\|\||==|!=|<=|>=|<<|>>"
-    r"|[-+*/%&|^~<>=!?.,;:{}()\[\]])")
+# `findall` with this pattern lists the tokens, in C (a one-character token is a cached string:
+# no allocation). The characters that cannot start a longer token come first, the commonest
+# case; the operators of two characters come before their one-character prefixes. Comments are
+# blanked out before (see `_COMMENTS`). `findall` skips what no token matches: `fast_parse`
+# checks that the tokens account for every character that is not blank.
+_TOKEN = re.compile(
+    r"[ \t\f\r\n]*+([(){}\[\],;:+*/%^~?]|[A-Za-z_][A-Za-z0-9_$#]*+|[0-9]++"
+    r"|==|&&|\|\||!=|<=|>=|->|=>|\.\.|<<|>>|[-&|<>=!.])")
+# The blank characters (as bytes), the only characters between tokens.
+_BLANK = np.zeros(256, dtype=bool)
+_BLANK[[ord(c) for c in " \t\f\r\n"]] = True
 # Comments, found left to right as a tokenizer meets them: no token but `/` holds a `/`, so every
 # `/` outside a comment starts a token, where the tokenizer, too, tries a comment first. Each is
 # replaced by as many blanks, its newlines kept, so that offsets, lines and columns stay put.
@@ -109,6 +115,7 @@ _MutPos = _builder(SourcePos)
 _MutName = _builder(s.Name)
 _MutInt = _builder(s.IntLit)
 _MutBinary = _builder(s.Binary)
+_MutIndex = _builder(s.Index)
 _MutStateRef = _builder(s.StateRef)
 _MutAssign = _builder(s.Assign)
 _MutTransition = _builder(s.Transition)
@@ -129,19 +136,21 @@ def fast_parse(source: Source) -> s.Model:
         raise Fallback  # a line continuation (rare): left to Lark
     if "//" in body or "/*" in body:
         body = _COMMENTS.sub(_blank_out, body)
-    # Each item is a token with the blanks before it. `findall` skips what it cannot match, so
-    # the items cover the whole body exactly when it holds nothing but tokens and blanks.
-    items = _ITEM.findall(body)
-    if not items:
-        raise Fallback
-    # ends[k]: the offset just past token k, unboxed (an int object per token would cost
-    # memory the tree needs, and page faults to get it), summed by NumPy; indexing the
-    # memoryview yields plain ints.
-    ends = memoryview(np.fromiter(map(len, items), np.int64, len(items)).cumsum())
-    if ends[-1] != len(body):
+    toks = _TOKEN.findall(body)
+    try:
+        chars = np.frombuffer(body.encode("ascii"), dtype=np.uint8)
+    except UnicodeEncodeError:
+        raise Fallback from None  # a character no token holds: an error, let Lark report it
+    # The tokens, concatenated, are the body without its blanks exactly when the body holds
+    # nothing but tokens and blanks. Then token k ends just past the solid (non-blank)
+    # character number `lengths[0] + ... + lengths[k]`: ends[k] is found in NumPy, unboxed
+    # (an int object per token would cost memory the tree needs); indexing the memoryview
+    # yields plain ints.
+    solid = np.flatnonzero(~_BLANK[chars])
+    lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
+    if not toks or lengths.sum() != len(solid):
         raise Fallback  # a character no token starts with: an error, let Lark report it
-    toks = list(map(str.lstrip, items))
-    del items  # freed now: the memory serves the tree
+    ends = memoryview(solid[lengths.cumsum() - 1] + 1)
     toks.append("<eof>")
     p = _Parser(source, toks, ends)
     try:
@@ -196,8 +205,8 @@ class _Parser:
 
     def expr(self, prec=_PREC, not_leaf=_NOT_LEAF, postfix=_POSTFIX, canon=_CANON,
              pos_cls=SourcePos, int_cls=s.IntLit, name_cls=s.Name, binary_cls=s.Binary,
-             mut_pos=_MutPos, mut_int=_MutInt, mut_name=_MutName,
-             mut_binary=_MutBinary) -> s.Expr:
+             index_cls=s.Index, mut_pos=_MutPos, mut_int=_MutInt, mut_name=_MutName,
+             mut_binary=_MutBinary, mut_index=_MutIndex) -> s.Expr:
         """One expression, iteratively: parentheses, unary and binary operators on one stack.
 
         ``ops`` holds binary operators (str), open parentheses (None) and pending unary
@@ -239,7 +248,9 @@ class _Parser:
                         pos.start = first
                         pos.end = end
                         pos.__class__ = pos_cls
-                        if left_tok[0].isdigit():
+                        # A leaf starts with a digit (which sorts before "A") or with a
+                        # letter or `_` (after): one string comparison tells them apart.
+                        if left_tok < "A":
                             left = mut_int()
                             left.value = int(left_tok)
                             left.pos = pos
@@ -256,7 +267,7 @@ class _Parser:
                         pos.start = start
                         pos.end = end
                         pos.__class__ = pos_cls
-                        if right_tok[0].isdigit():
+                        if right_tok < "A":
                             right = mut_int()
                             right.value = int(right_tok)
                             right.pos = pos
@@ -297,7 +308,7 @@ class _Parser:
                 pos.start = start
                 pos.end = end
                 pos.__class__ = pos_cls
-                if t[0].isdigit():
+                if t < "A":
                     e = mut_int()
                     e.value = int(t)
                     e.pos = pos
@@ -308,6 +319,38 @@ class _Parser:
                     e.pos = pos
                     e.__class__ = name_cls
                 k += 1
+            elif (t >= "A" and t not in not_leaf and toks[k + 1] == "["
+                  and toks[k + 3] == "]" and toks[k + 2] not in not_leaf):
+                # `a[i]`, `a[3]` (a name, a leaf index), inline as well: the `plc` guards'
+                # `px[9]`. The position runs from the name to the index (not the `]`).
+                index_tok = toks[k + 2]
+                end = ends[k + 2]
+                pos = mut_pos()
+                pos.source = source
+                pos.start = end - len(index_tok)
+                pos.end = end
+                pos.__class__ = pos_cls
+                if index_tok < "A":
+                    index = mut_int()
+                    index.value = int(index_tok)
+                    index.pos = pos
+                    index.__class__ = int_cls
+                else:
+                    index = mut_name()
+                    index.name = index_tok
+                    index.pos = pos
+                    index.__class__ = name_cls
+                pos = mut_pos()
+                pos.source = source
+                pos.start = ends[k] - len(t)
+                pos.end = end
+                pos.__class__ = pos_cls
+                e = mut_index()
+                e.name = t
+                e.index = index
+                e.pos = pos
+                e.__class__ = index_cls
+                k += 4
             else:
                 self.i = k
                 e = self.operand()
