@@ -189,6 +189,16 @@ def test_defines_with_several_files(files, capsys):
     assert len(out.splitlines()) == 2 and "-D 'M'" in err
 
 
+def test_defines_between_file_names(files, capsys):
+    """`-D` may stand anywhere among the file names; an unknown option stays an error."""
+    model, good = files("input.dve", INPUT), files("good.dve", GOOD)
+    assert main(["check", good, "-D", "N=5", model]) == 0
+    out = capsys.readouterr().out
+    assert out.index("good.dve: ok") < out.index("input.dve: ok") and "6 slots" in out
+    assert main(["check", good, "-D", "N=5", model, "--frobnicate"]) == 2
+    assert "unrecognized arguments: --frobnicate" in capsys.readouterr().err
+
+
 def test_unknown_define_with_one_file(files, capsys):
     good = files("good.dve", GOOD)
     assert main(["check", "-D", "N=5", good]) == 2

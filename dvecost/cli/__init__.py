@@ -103,7 +103,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (never calls ``sys.exit``)."""
     parser = _build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        # argparse ends a `nargs="+"` list at the first option, so in `check A.dve -D N=3
+        # B.dve` it leaves B.dve over: file names after an option belong to the same list.
+        if isinstance(getattr(args, "files", None), list):
+            args.files.extend(x for x in extra if not x.startswith("-"))
+            extra = [x for x in extra if x.startswith("-")]
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse exits on --help (0) and bad usage (2)
         return int(exc.code or 0)
     if not getattr(args, "func", None):
