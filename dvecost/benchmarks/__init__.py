@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 __all__ = ["Report", "SUITES"]
 
 #: Suite name -> module name under this package.
-SUITES = {"explore": "explore", "ocm": "ocm", "analyze": "analyze"}
+SUITES = {"parse": "parse", "explore": "explore", "ocm": "ocm", "analyze": "analyze"}
 
 
 @dataclass(frozen=True)
