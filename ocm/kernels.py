@@ -7,30 +7,40 @@ lowest index, so the results are bit-identical to the NumPy engine, whatever the
 
 :func:`howard_solve` is the twin of :func:`ocm.howard.solve`: the same multichain iteration,
 the same sequence of policies and the same fixed point, with one iteration done as one replay
-of a captured CUDA graph of ``2 * ceil(log2 n) + 7`` small kernels (a thread per vertex or row)
-and a single 32-byte copy back to the host (the convergence, overflow and zero-time flags):
+of a captured CUDA graph of ``2 * ceil(log2 n) + 6`` kernels and one 64-byte copy back to the
+host (the convergence, overflow and zero-time flags). Every vertex keeps the record of its
+policy edge (successor, cost, time), written once by ``p_gather`` and then by the improvement
+where it switches:
 
-1. ``p_gather``: ``succ``, ``cost`` and ``time`` of every vertex's policy edge.
-2. ``p_dbl_min`` x K: pointer doubling with window minima (cycle detection, as in
-   :func:`ocm.primitives.cycle_reps`); ``p_mark`` flags the vertices on policy cycles.
-3. ``p_tree_init``, ``p_dbl_sum`` x K: path sums of cost and time to the cycle's
-   representative (:func:`ocm.primitives.tree_sums` on the forest cut open at every
-   representative); rounds after every vertex has reached its root return at once.
-4. ``p_class``: per policy cycle its sums and reduced value ``a/b``.
-5. ``p_potential``: per vertex its root and scaled bias ``X = b*cs - a*ts``.
-6. ``p_improve``: one pass over all edges: the lexicographic best ``(a_w/b_w, b*cost - a*time
-   + X_w)`` per row, lowest edge id on ties, switched to only on strict improvement.
+1. ``p_cyc0``, ``p_cyc`` x (K + 1): cycle detection by pointer doubling with window minima
+   on 8-byte records, which marks the representative (smallest vertex) of each policy cycle
+   as in :func:`ocm.primitives.cycle_reps` and stops as soon as every vertex's path is known
+   to reach a marked one (usually after ``log2`` of the longest tail plus cycle, not ``K``).
+2. ``p_tree_init``, ``p_tsum`` x K: path sums of cost and time to the representative
+   (:func:`ocm.primitives.tree_sums` on the forest cut open at the representatives); a record
+   that has reached its root is final and is only copied.
+3. ``p_class``: per policy cycle its sums and reduced value ``a/b``.
+4. ``p_potential``: per vertex its root, class and scaled bias ``X = b*cs - a*ts`` in one
+   32-byte record (what the improvement reads per edge target).
+5. ``p_improve``: one pass over all edges, a block of rows at a time with their edges staged
+   through shared memory (coalesced reads): the lexicographic best ``(a_w/b_w, b*cost -
+   a*time + X_w)`` per row, lowest edge id on ties, switched to only on strict improvement.
 
+Rounds ``K = ceil(log2 n)`` are launched; those after convergence return at once (a round
+flag in device memory), so the graph is fixed while the work follows the policy graph.
 Value classes are compared as exact fractions (128-bit cross products), which orders them
 exactly as the dense ranks of :func:`ocm.primitives.rank_fractions` do, so no sort is needed.
-Where a product could leave int64 (a conservative float bound, checked on the device) the
-iteration hands the policy of the last complete iteration to the NumPy engine, which continues
-in Python-int arithmetic: the answer is the same, only slower.
+Where a product could leave int64 (a conservative float bound, checked on the device; per
+edge only when the iteration's largest class and bias do not already rule it out) the
+iteration hands the policy it started from to the NumPy engine, which continues in Python-int
+arithmetic: the answer is the same, only slower.
 
-The kernels use one thread per vertex or row in grid-stride loops, no shared memory, and read
-only buffers that the same launch does not write (double buffering); the few atomics only set
-flags. So running every kernel sequentially on the host (one "thread", ``gridDim = blockDim =
-1``) computes exactly what the GPU computes: ``tests/ocm/test_gpu_emulated.py`` compiles
+The kernels use grid-stride loops, read only buffers that the same launch does not write
+(double buffering; the one exception, the representatives' marks, only ever gains true
+representatives, so any interleaving gives the same result), use shared memory only within a
+block's own loop (barriers uniform over the block) and atomics only for flags, counts and
+maxima. So running every kernel sequentially on the host (one "thread", ``gridDim = blockDim
+= 1``) computes exactly what the GPU computes: ``tests/ocm/test_gpu_emulated.py`` compiles
 :data:`SOURCE` with a C++ compiler and checks the whole engine against the NumPy engine on
 machines without a GPU.
 """
@@ -101,6 +111,30 @@ __device__ __forceinline__ void warp_count(bool pred, i64* counter) {
     if (b && (int)(threadIdx.x & 31) == __ffs(m) - 1)
         atomicAdd((unsigned long long*)counter, (unsigned long long)__popc(b));
 }
+
+// Block-level versions for kernels where every thread of the block calls them after its
+// grid-stride loop (barriers inside): one word access per block instead of one per warp.
+__device__ __forceinline__ void block_set_flag(bool pred, i64* flag) {
+    if (__syncthreads_or(pred) && threadIdx.x == 0 && *(volatile i64*)flag == 0) *flag = 1;
+}
+// out[0] = max(out[0], max of x over the block), out[1] likewise with y (one call per kernel).
+__device__ __forceinline__ void block_max2(u64 x, u64 y, u64* out) {
+    __shared__ u64 sm[2][32];
+    for (int o = 16; o > 0; o >>= 1) {
+        u64 x2 = __shfl_xor_sync(0xffffffffu, x, o), y2 = __shfl_xor_sync(0xffffffffu, y, o);
+        x = x > x2 ? x : x2; y = y > y2 ? y : y2;
+    }
+    if ((threadIdx.x & 31) == 0) { sm[0][threadIdx.x >> 5] = x; sm[1][threadIdx.x >> 5] = y; }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (unsigned w = 1; w < (blockDim.x + 31) / 32; ++w) {
+            x = x > sm[0][w] ? x : sm[0][w]; y = y > sm[1][w] ? y : sm[1][w];
+        }
+        if (x > *(volatile u64*)&out[0]) atomicMax(&out[0], x);
+        if (y > *(volatile u64*)&out[1]) atomicMax(&out[1], y);
+    }
+}
+__device__ __forceinline__ u64 abs64(i64 x) { return x < 0 ? (u64)0 - (u64)x : (u64)x; }
 
 __device__ __forceinline__ i64 gcd64(i64 a, i64 b) {
     u64 x = a < 0 ? (u64)0 - (u64)a : (u64)a, y = b < 0 ? (u64)0 - (u64)b : (u64)b;
@@ -246,96 +280,133 @@ extern "C" __global__ void tree_init1(const i64* parent, const i64* wa, i64 n, i
 }
 
 // ---- Howard's iteration, packed (what howard_solve runs) ---------------------------------
-// Per-vertex records are packed so that every random access reads one 32-byte sector:
-// JL = (jump, window minimum) as 32-bit ids (howard_solve requires n < 2^31), TS = (jump,
-// path cost, path time), XR = (bias, root).
+// howard_solve requires n < 2^31: vertex ids are 32-bit inside records.
+//   JL: (jump, window minimum) of cycle detection, 8 bytes.
+//   T (TS16, 16 bytes, when every path's time sum is below 2^31; else TS, 32 bytes): a
+//     (jump, cost, time) record, used twice: as the policy edge of a vertex (br: successor,
+//     cost, time; time 1 for means), kept up to date by p_improve, and as the state of the
+//     tree doubling, where jump >= 0 is a vertex that is not a root and jump = ~r < 0 says
+//     that the root r is reached (the sums are then complete). A root r reads {~r, 0, 0}.
+//   XR: (bias, class a/b of its root, root), 32 bytes: what the improvement reads per edge
+//     target, one 32-byte sector.
 struct __align__(8) JL { int j, l; };
 struct __align__(16) TS { i64 j, c, t, pad; };
-struct __align__(16) XR { i64 x, r; };
+struct __align__(16) TS16 { i64 c; int j; int t; };
+struct __align__(16) XR { i64 x, a, b, r; };
 
-// Policy edge of every vertex; cycle-detection state J_0 = succ, M_0(v) = v; flags and the
-// per-round activity flags act[0..K] cleared. flags[0]: vertices that improved; [1]: an int64
-// bound failed; [2]: a zero-time cycle; [3]: tree-doubling rounds executed.
-extern "C" __global__ void p_gather(const i64* policy, const i64* indices, const i64* cost,
-                                    const i64* time, i64 has_time, i64 n, i64 K, i64* succ,
-                                    i64* wc, i64* wt, JL* ja, signed char* on, i64* flags,
-                                    i64* act) {
+__device__ __forceinline__ i64 min64(i64 a, i64 b) { return a < b ? a : b; }
+__device__ __forceinline__ i64 max64(i64 a, i64 b) { return a > b ? a : b; }
+
+// Policy edge of every vertex as a record (run once per solve; p_improve keeps it current).
+template <class T>
+__device__ __forceinline__ void gather_t(const i64* policy, const i64* indices, const i64* cost,
+                                         const i64* time, i64 has_time, i64 n, T* br) {
     GRID_LOOP(v, n) {
-        i64 e = policy[v], s = indices[e];
-        succ[v] = s; wc[v] = cost[e]; wt[v] = has_time ? time[e] : 1;
-        JL x; x.j = (int)s; x.l = (int)v; ja[v] = x;
-        on[v] = 0;
+        i64 e = policy[v];
+        T x; x.j = indices[e]; x.c = cost[e]; x.t = has_time ? time[e] : 1;
+        br[v] = x;
+    }
+}
+
+// Cycle detection by pointer doubling with window minima, stopped as soon as it is exact.
+// State k: J_k = succ^(2^k), L_k(v) = min of the 2^k vertices v, ..., succ^(2^k - 1)(v).
+// cand(v) := L_k(v) == v and L_k(J_k(v)) == v: v then occurs again within 2^(k+1) steps and
+// is the least vertex of the window of 2^(k+1) steps, which covers its cycle: so v is the
+// smallest vertex of its cycle (a representative, as in ocm.primitives.cycle_reps), and a
+// representative of a cycle of length <= 2^k always satisfies it. cand only ever gains true
+// representatives, so the order in which threads see each other's marks does not matter.
+// A vertex v is settled when the minimum of the window at J_k(v) (a vertex of v's path) is
+// marked: its path reaches a marked representative. When every vertex is settled, every
+// cycle has its representative marked (a cycle vertex's path is its cycle), so cand is
+// exactly the set of representatives. That holds once 2^k >= n, one round later at worst
+// (marks of the previous round); earlier in practice (2^k >= longest tail and cycle).
+// Round 0 reads the policy records, counts the iteration (iter[0], for the undo log of the
+// improvement) and clears the flags; flags[0]: vertices that improved; [1]: an int64
+// bound failed (or a check that cannot fail did); [2]: a zero-time cycle; [3]: tree rounds;
+// [4], [5]: the largest |a| and b of the classes a/b; [6]: the largest |bias| (as u64).
+template <class T>
+__device__ __forceinline__ void cyc0_t(const T* br, i64 n, JL* out, signed char* cand,
+                                       i64* iter, i64* flags, i64* act, i64 nact) {
+    GRID_LOOP(v, n) {
+        i64 s = br[v].j, s2 = br[s].j;
+        JL o; o.j = (int)s2; o.l = (int)min64(v, s);
+        out[v] = o;
+        cand[v] = s == v;  // a self-loop: L_0(v) = v = L_0(succ(v))
         if (v == 0) {
-            flags[0] = 0; flags[1] = 0; flags[2] = 0; flags[3] = 0;
-            for (i64 i = 0; i <= K; ++i) act[i] = 0;
+            iter[0] += 1;
+            for (int i = 0; i < 8; ++i) flags[i] = 0;
+            for (i64 i = 0; i < nact; ++i) act[i] = 0;
         }
     }
 }
 
-// Round of cycle detection (invariants of dbl_min), one random record read per vertex.
-extern "C" __global__ void p_dbl_min(const JL* in, i64 n, JL* out) {
+// Round k >= 1 (reads state k, writes state k + 1). Runs if k == 1 or round k - 1 left an
+// unsettled vertex (act[k]); sets act[k + 1] likewise.
+extern "C" __global__ void p_cyc(const JL* in, i64 n, JL* out, signed char* cand, i64* act,
+                                 i64 k) {
+    if (k > 1 && act[k] == 0) return;  // the same for the whole grid
+    bool unsettled = false;
     GRID_LOOP(v, n) {
         JL p = in[v], q = in[p.j], o;
         o.j = q.j; o.l = p.l < q.l ? p.l : q.l;
         out[v] = o;
+        if (p.l == v && q.l == v) cand[v] = 1;
+        unsettled |= cand[q.l] == 0;
     }
+    block_set_flag(unsettled, &act[k + 1]);
 }
 
-extern "C" __global__ void p_mark(const JL* fin, i64 n, signed char* on) {
-    GRID_LOOP(v, n) { int j = fin[v].j; if (!on[j]) on[j] = 1; }  // as mark_image
-}
-
-// Tree records: TS16 (16 bytes: cost sum, 32-bit jump and time sum) when every path's time
-// sum is below 2^31 (howard_solve checks n * max(time) < 2^31; for means it is the path
-// length), else TS (32 bytes). Two buffers of TS16 for 2^20 vertices fit in the L2 cache.
-struct __align__(16) TS16 { i64 c; int j; int t; };
-
-// Forest cut open at the representatives (on a cycle and its smallest vertex): roots keep
-// themselves with weights 0. act[0] = 1 lets round 0 run.
+// Tree records of the forest cut open at the representatives. kfail: the flag the last
+// cycle round would set (never, see above); if set, the iteration goes to the host.
 template <class T>
-__device__ __forceinline__ void tree_init_t(const signed char* on, const JL* fin, const i64* succ,
-                                            const i64* wc, const i64* wt, i64 n, T* ta,
-                                            signed char* isrep, i64* act) {
+__device__ __forceinline__ void tree_init_t(const T* br, const signed char* cand, i64 n, T* ta,
+                                            const i64* cact, i64 kfail, i64* flags) {
     GRID_LOOP(v, n) {
-        bool rep = on[v] && fin[v].l == v;
-        isrep[v] = rep;
-        T x;
-        if (rep) { x.j = v; x.c = 0; x.t = 0; } else { x.j = succ[v]; x.c = wc[v]; x.t = wt[v]; }
+        T b = br[v], x;
+        if (cand[v]) { x.j = ~v; x.c = 0; x.t = 0; }
+        else { x.j = cand[b.j] ? ~(i64)b.j : (i64)b.j; x.c = b.c; x.t = b.t; }
         ta[v] = x;
-        if (v == 0) act[0] = 1;
+        if (v == 0 && cact[kfail]) flags[1] = 1;
     }
 }
 
-// Tree-doubling round k (invariants of dbl_sum2). Runs only if round k - 1 left a vertex
-// whose jump is not yet a root (act[k]); sets act[k + 1] likewise and flags[3] = k + 1, so
-// flags[3] counts the rounds run and its parity says which buffer holds the result.
+// Tree-doubling round k: a record not yet at its root takes its jump's record (invariant:
+// its sums are those of the path from v to its jump, 2^(k+1) steps or up to the root).
+// Runs if k == 0 or round k - 1 left a vertex short of its root (act[k]); sets act[k + 1]
+// likewise and flags[3] = k + 1, so flags[3] counts the rounds run and its parity says
+// which buffer holds the result.
 template <class T>
-__device__ __forceinline__ void dbl_sum_t(const T* in, i64 n, T* out, const signed char* isrep,
-                                          i64* act, i64 k, i64* flags) {
-    if (act[k] == 0) return;  // every vertex reached its root before round k
+__device__ __forceinline__ void tsum_t(const T* in, i64 n, T* out, i64* act, i64 k,
+                                       i64* flags) {
+    if (k > 0 && act[k] == 0) return;  // the same for the whole grid
+    bool short_ = false;
     GRID_LOOP(v, n) {
-        T p = in[v], q = in[p.j], o;
-        o.j = q.j; o.c = p.c + q.c; o.t = p.t + q.t;
-        out[v] = o;
-        warp_set_flag(!isrep[o.j], &act[k + 1]);
+        T p = in[v];
+        if (p.j >= 0) { T q = in[p.j]; p.j = q.j; p.c += q.c; p.t += q.t; }
+        out[v] = p;
+        short_ |= p.j >= 0;
         if (v == 0) flags[3] = k + 1;
     }
+    block_set_flag(short_, &act[k + 1]);
 }
 
 // Per representative: its cycle's sums and reduced value ra/rb (as vd_class).
 template <class T>
-__device__ __forceinline__ void class_t(const signed char* isrep, const i64* succ, const i64* wc,
-                                        const i64* wt, const T* ta, const T* tb, i64 n, i64* ra,
-                                        i64* rb, i64* flags) {
+__device__ __forceinline__ void class_t(const signed char* cand, const T* br, const T* ta,
+                                        const T* tb, i64 n, i64* ra, i64* rb, i64* flags) {
     const T* R = (flags[3] & 1) ? tb : ta;
+    u64 ma = 0, mb = 0;
     GRID_LOOP(r, n) {
-        if (!isrep[r]) continue;
-        T s = R[succ[r]];
-        i64 cc = wc[r] + s.c, tt = wt[r] + (i64)s.t;
+        if (!cand[r]) continue;
+        T b = br[r], s = R[b.j];
+        if (~(i64)s.j != r) flags[1] = 1;  // succ(r) must lead back to r (cannot fail)
+        i64 cc = b.c + s.c, tt = (i64)b.t + (i64)s.t;
         if (tt <= 0) { flags[2] = 1; ra[r] = 0; rb[r] = 1; continue; }
-        i64 g = gcd64(cc, tt);
-        ra[r] = cc / g; rb[r] = tt / g;
+        i64 g = gcd64(cc, tt), a = cc / g, d = tt / g;
+        ra[r] = a; rb[r] = d;
+        ma = ma > abs64(a) ? ma : abs64(a); mb = mb > (u64)d ? mb : (u64)d;
     }
+    block_max2(ma, mb, (u64*)&flags[4]);
 }
 
 // Per vertex: root and scaled bias X = b * cs - a * ts, (a, b) the value of its root's cycle.
@@ -343,79 +414,170 @@ template <class T>
 __device__ __forceinline__ void potential_t(const T* ta, const T* tb, const i64* ra,
                                             const i64* rb, i64 n, XR* xr, i64* flags) {
     const T* R = (flags[3] & 1) ? tb : ta;
+    u64 mx = 0;
     GRID_LOOP(v, n) {
         T t = R[v];
-        i64 a = ra[t.j], b = rb[t.j], ts = t.t;
-        XR o; o.r = t.j; o.x = 0;
+        XR o; o.r = ~(i64)t.j; o.x = 0; o.a = 0; o.b = 1;
+        if (t.j >= 0) { flags[1] = 1; o.r = 0; xr[v] = o; continue; }  // cannot happen
+        i64 a = ra[o.r], b = rb[o.r], ts = t.t;
+        o.a = a; o.b = b;
         if (!(small_prod(b, t.c) && small_prod(a, ts))) { flags[1] = 1; xr[v] = o; continue; }
         o.x = b * t.c - a * ts;
         if (!small_val(o.x)) flags[1] = 1;
         xr[v] = o;
+        mx = mx > abs64(o.x) ? mx : abs64(o.x);
     }
+    block_max2(mx, 0, (u64*)&flags[6]);
 }
 
-#define TREE_KERNELS(SUF, T) \
-extern "C" __global__ void p_tree_init##SUF(const signed char* on, const JL* fin, \
-        const i64* succ, const i64* wc, const i64* wt, i64 n, T* ta, signed char* isrep, \
-        i64* act) { tree_init_t<T>(on, fin, succ, wc, wt, n, ta, isrep, act); } \
-extern "C" __global__ void p_dbl_sum##SUF(const T* in, i64 n, T* out, \
-        const signed char* isrep, i64* act, i64 k, i64* flags) { \
-    dbl_sum_t<T>(in, n, out, isrep, act, k, flags); } \
-extern "C" __global__ void p_class##SUF(const signed char* isrep, const i64* succ, \
-        const i64* wc, const i64* wt, const T* ta, const T* tb, i64 n, i64* ra, i64* rb, \
-        i64* flags) { class_t<T>(isrep, succ, wc, wt, ta, tb, n, ra, rb, flags); } \
-extern "C" __global__ void p_potential##SUF(const T* ta, const T* tb, const i64* ra, \
-        const i64* rb, i64 n, XR* xr, i64* flags) { \
-    potential_t<T>(ta, tb, ra, rb, n, xr, flags); }
-
-TREE_KERNELS(, TS)
-TREE_KERNELS(16, TS16)
-
-// Improvement, one thread per row, edges in increasing id: the best class (exact fraction
-// order; same root means same cycle, same value), within it the largest b*cost - a*time +
-// X(w), lowest id on ties. A vertex switches only on strict improvement over its own class
-// and bias; switches are counted in flags[0]. One 16-byte record read per edge target.
-extern "C" __global__ void p_improve(const i64* indptr, const i64* indices, const i64* cost,
-                                     const i64* time, i64 has_time, const XR* xr, const i64* ra,
-                                     const i64* rb, i64 n, i64* policy, i64* flags) {
-    GRID_LOOP(u, n) {
-        i64 br = -1, ba = 0, bb = 1, bv = 0, be = -1;
+// Improvement: per row, edges in increasing id, the best class (exact fraction order; same
+// root means same cycle, same value), within it the largest b*cost - a*time + X(w), lowest
+// id on ties. A vertex switches only on strict improvement over its own class and bias;
+// switches are counted in flags[0] and update the policy record br; a switched vertex keeps
+// its former edge in old[u] and the iteration's number in stamp[u], so that the policy the
+// iteration started from is where(stamp == iter, old, policy) (the host fall-back).
+// A block takes blockDim consecutive rows; their edges (a contiguous range) pass through
+// shared memory in chunks of up to 4 * blockDim, loaded coalesced (indices, cost, time
+// streamed past the cache) with the bias, class and root of each target; then each
+// thread scans its own row's part of the chunk, in edge order, exactly as one thread per row
+// would. The int64 bounds are checked per edge only where the iteration's global bounds
+// (largest |a|, b, |bias| of this iteration, cmax = max |cost|, tmax = max time) do not
+// already guarantee them: per-edge checks would then all pass, so the result is the same.
+// Launched with 256 threads per block, at least 4 blocks per SM (64 registers at most).
+#define IMP_CHUNK 1024
+template <class T>
+__device__ __forceinline__ void improve_t(const i64* __restrict__ indptr,
+                                          const i64* __restrict__ indices,
+                                          const i64* __restrict__ cost,
+                                          const i64* __restrict__ time, i64 has_time,
+                                          const XR* __restrict__ xr, i64 n, i64 cmax,
+                                          i64 tmax, const i64* iter, i64* policy, i64* old,
+                                          i64* stamp, T* br, i64* flags) {
+    __shared__ i64 sx[IMP_CHUNK];  // bias of the edge's target
+    __shared__ i64 sa[IMP_CHUNK];  // class a/b of the target's root
+    __shared__ i64 sb[IMP_CHUNK];
+    __shared__ i64 sc[IMP_CHUNK];  // cost of the edge
+    __shared__ i64 st[IMP_CHUNK];  // time of the edge (ratios)
+    __shared__ int sr[IMP_CHUNK];  // root of the edge's target (n < 2^31)
+    const i64 B = blockDim.x, CH = 4 * B < IMP_CHUNK ? 4 * B : IMP_CHUNK;
+    const u64* bound = (const u64*)flags + 4;
+    const i64 it = iter[0];
+    const bool check = !(small_prod((i64)bound[1], cmax) && small_prod((i64)bound[0], tmax)
+                         && small_val((i64)bound[2]));
+    // The loop bound is the same for all threads of a block (barriers inside).
+    for (i64 r0 = (i64)blockIdx.x * B; r0 < n; r0 += B * gridDim.x) {
+        i64 u = r0 + threadIdx.x;
+        bool row = u < n;
+        i64 s = row ? indptr[u] : 0, t = row ? indptr[u + 1] : 0;
+        i64 E0 = indptr[r0], E1 = indptr[min64(r0 + B, n)];
+        i64 br_ = -1, ba = 0, bb = 1, bv = 0, be = -1;
         bool ok = true;
-        for (i64 e = indptr[u]; e < indptr[u + 1]; ++e) {
-            XR q = xr[indices[e]];
-            int c; i64 a, b;
-            if (be < 0) { c = 1; a = ra[q.r]; b = rb[q.r]; }
-            else if (q.r == br) { c = 0; a = ba; b = bb; }
-            else { a = ra[q.r]; b = rb[q.r]; c = cmp_frac(a, b, ba, bb); }
-            if (c < 0) continue;
-            i64 tm = has_time ? time[e] : 1, c_e = cost[e];
-            if (!(small_prod(b, c_e) && small_prod(a, tm) && small_val(q.x))) { ok = false; break; }
-            i64 val = b * c_e - a * tm + q.x;
-            if (c > 0 || val > bv) { br = q.r; ba = a; bb = b; bv = val; be = e; }
+        for (i64 c0 = E0; c0 < E1; c0 += CH) {
+            i64 cn = min64(CH, E1 - c0);
+            __syncthreads();  // the previous chunk is consumed
+            i64 w[4], ce[4];
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+                i64 i = threadIdx.x + h * B;
+                w[h] = i < cn ? __ldcs(indices + c0 + i) : 0;
+                ce[h] = i < cn ? __ldcs(cost + c0 + i) : 0;
+            }
+            // Targets' records two at a time (registers: 64 per thread at most).
+#pragma unroll
+            for (int h0 = 0; h0 < 4; h0 += 2) {
+                XR q[2];
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    i64 i = threadIdx.x + (h0 + h) * B;
+                    if (i < cn) q[h] = xr[w[h0 + h]];
+                }
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    i64 i = threadIdx.x + (h0 + h) * B;
+                    if (i < cn) {
+                        sx[i] = q[h].x; sr[i] = (int)q[h].r;
+                        sa[i] = q[h].a; sb[i] = q[h].b;
+                        sc[i] = ce[h0 + h];
+                        st[i] = has_time ? __ldcs(time + c0 + i) : 1;
+                    }
+                }
+            }
+            __syncthreads();
+            i64 a1 = min64(t, c0 + cn);
+            for (i64 e = max64(s, c0); e < a1 && ok; ++e) {
+                i64 i = e - c0, qr = sr[i], qx = sx[i], a = sa[i], b = sb[i];
+                int c = be < 0 ? 1 : qr == br_ ? 0 : cmp_frac(a, b, ba, bb);
+                if (c < 0) continue;
+                i64 tm = st[i], c_e = sc[i];
+                if (check && !(small_prod(b, c_e) && small_prod(a, tm) && small_val(qx))) {
+                    ok = false; break;
+                }
+                i64 val = b * c_e - a * tm + qx;
+                if (c > 0 || val > bv) { br_ = qr; ba = a; bb = b; bv = val; be = e; }
+            }
         }
         bool imp = false;
-        if (ok) {
-            XR o = xr[u];
-            int c = o.r == br ? 0 : cmp_frac(ba, bb, ra[o.r], rb[o.r]);
-            imp = c > 0 || (c == 0 && bv > o.x);
-            if (imp) policy[u] = be;
-        } else {
-            flags[1] = 1;  // rare: the iteration is abandoned
+        if (row) {
+            if (ok) {
+                XR o = xr[u];
+                int c = o.r == br_ ? 0 : cmp_frac(ba, bb, o.a, o.b);
+                imp = c > 0 || (c == 0 && bv > o.x);
+                if (imp) {
+                    old[u] = policy[u]; stamp[u] = it;  // the undo log of this iteration
+                    policy[u] = be;
+                    T x; x.j = indices[be]; x.c = cost[be]; x.t = has_time ? time[be] : 1;
+                    br[u] = x;
+                }
+            } else {
+                flags[1] = 1;  // rare: the iteration is abandoned
+            }
         }
-        warp_count(imp, &flags[0]);
+        int cnt = __syncthreads_count(imp);
+        if (threadIdx.x == 0 && cnt) atomicAdd((unsigned long long*)&flags[0], (u64)cnt);
     }
 }
+
+#define ITER_KERNELS(SUF, T) \
+extern "C" __global__ void p_gather##SUF(const i64* policy, const i64* indices, \
+        const i64* cost, const i64* time, i64 has_time, i64 n, T* br) { \
+    gather_t<T>(policy, indices, cost, time, has_time, n, br); } \
+extern "C" __global__ void p_cyc0##SUF(const T* br, i64 n, JL* out, signed char* cand, \
+        i64* iter, i64* flags, i64* act, i64 nact) { \
+    cyc0_t<T>(br, n, out, cand, iter, flags, act, nact); } \
+extern "C" __global__ void p_tree_init##SUF(const T* br, const signed char* cand, i64 n, \
+        T* ta, const i64* cact, i64 kfail, i64* flags) { \
+    tree_init_t<T>(br, cand, n, ta, cact, kfail, flags); } \
+extern "C" __global__ void p_tsum##SUF(const T* in, i64 n, T* out, i64* act, i64 k, \
+        i64* flags) { tsum_t<T>(in, n, out, act, k, flags); } \
+extern "C" __global__ void p_class##SUF(const signed char* cand, const T* br, const T* ta, \
+        const T* tb, i64 n, i64* ra, i64* rb, i64* flags) { \
+    class_t<T>(cand, br, ta, tb, n, ra, rb, flags); } \
+extern "C" __global__ void p_potential##SUF(const T* ta, const T* tb, const i64* ra, \
+        const i64* rb, i64 n, XR* xr, i64* flags) { \
+    potential_t<T>(ta, tb, ra, rb, n, xr, flags); } \
+extern "C" __global__ void __launch_bounds__(256, 4) p_improve##SUF(const i64* indptr, \
+        const i64* indices, const i64* cost, const i64* time, i64 has_time, const XR* xr, \
+        i64 n, i64 cmax, i64 tmax, const i64* iter, i64* policy, i64* old, i64* stamp, T* br, \
+        i64* flags) { \
+    improve_t<T>(indptr, indices, cost, time, has_time, xr, n, cmax, tmax, iter, policy, old, \
+                 stamp, br, flags); }
+
+ITER_KERNELS(, TS)
+ITER_KERNELS(16, TS16)
 """
 
 #: Kernels defined in :data:`SOURCE` (what a launcher must provide).
 KERNEL_NAMES = ("edge_rows_k", "segment_sum_k", "segment_argmax_i64", "segment_argmax_f64",
                 "best_edges_k", "trim_round", "dbl_min", "mark_image", "reps_out", "dbl_sum2",
-                "dbl_sum1", "tree_init2", "tree_init1", "p_gather", "p_dbl_min", "p_mark",
-                "p_tree_init", "p_dbl_sum", "p_class", "p_potential", "p_improve",
-                "p_tree_init16", "p_dbl_sum16", "p_class16", "p_potential16")
+                "dbl_sum1", "tree_init2", "tree_init1", "p_cyc") + tuple(
+    k + suf for suf in ("", "16") for k in ("p_gather", "p_cyc0", "p_tree_init", "p_tsum",
+                                            "p_class", "p_potential", "p_improve"))
 
 _BLOCK = 256
-_MAX_BLOCKS = 1 << 16  # grid-stride loops cover the rest
+#: Grids are capped at one full wave (the blocks all SMs hold at once, at most 2048 threads
+#: per SM): grid-stride loops cover the rest, and a round that returns at once (converged)
+#: costs little more than its launch.
+_BLOCKS_PER_SM = 8
 
 
 class Launcher:
@@ -458,15 +620,32 @@ def cupy_launcher() -> Launcher:
         module = cupy.RawModule(code=SOURCE, options=("--std=c++14",))
         # Compile and load every kernel now: never inside a stream capture.
         funcs: dict[str, Any] = {name: module.get_function(name) for name in KERNEL_NAMES}
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        sms = int(props["multiProcessorCount"])
+        cap = {name: sms * _resident(f, props) for name, f in funcs.items()}
 
         def launch(name: str, n: int, *args: Any) -> None:
             f = funcs[name]
-            blocks = max(1, min(_MAX_BLOCKS, -(-int(n) // _BLOCK)))
+            blocks = max(1, min(cap[name], -(-int(n) // _BLOCK)))
             f((blocks,), (_BLOCK,),
               tuple(np.int64(a) if isinstance(a, (int, np.integer)) else a for a in args))
 
         _CUPY_LAUNCHER = Launcher(cupy, launch, graphs=True)
     return _CUPY_LAUNCHER
+
+
+def _resident(f: Any, props: dict) -> int:
+    """Blocks of ``_BLOCK`` threads of kernel ``f`` that one SM holds at once (at most
+    ``_BLOCKS_PER_SM``), from its registers and shared memory."""
+    try:
+        regs = -(-int(f.num_regs) // 8) * 8  # allocated per thread in units of 8
+        smem = int(f.shared_size_bytes)
+        by_regs = int(props["regsPerMultiprocessor"]) // max(1, regs * _BLOCK)
+        by_smem = (int(props["sharedMemPerMultiprocessor"]) // (smem + 1024) if smem
+                   else _BLOCKS_PER_SM)  # 1 KB per block is reserved
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return _BLOCKS_PER_SM
+    return max(1, min(_BLOCKS_PER_SM, by_regs, by_smem))
 
 
 def _launcher_for(xp: Any) -> Launcher:
@@ -633,51 +812,66 @@ class _Buffers:
     """Device buffers of one solve, allocated once so that a captured graph can be replayed.
 
     Packed records are int64 arrays viewed by the kernels as structs: ``ja``/``jb`` hold
-    (jump, minimum) pairs of int32, ``ta``/``tb`` (cost, jump, time) records of 16 bytes (or
-    32 when ``wide``), ``xr`` (bias, root) pairs.
+    (jump, minimum) pairs of int32; ``br`` (the policy edge of each vertex), ``ta`` and
+    ``tb`` (tree doubling) hold (jump, cost, time) records of 16 bytes (32 when ``wide``);
+    ``xr`` (bias, class numerator and denominator, root) records of 32 bytes. ``act`` holds
+    the per-round flags of cycle detection (the first ``K + 3``) and of the tree doubling
+    (the other ``K + 1``).
     """
 
     def __init__(self, xp: Any, n: int, K: int, wide: bool) -> None:
         e = lambda k=1: xp.empty(k * n, dtype=xp.int64)  # noqa: E731
-        self.succ, self.wc, self.wt = e(), e(), e()
+        self.xp = xp
+        self.wide = wide  # 32-byte records (TS) instead of 16 (TS16)
+        w = 4 if wide else 2
+        self.br, self.ta, self.tb = e(w), e(w), e(w)
         self.ja, self.jb = e(), e()  # (int32, int32) pairs
-        self.wide = wide  # 32-byte tree records (TS) instead of 16 (TS16)
-        self.ta, self.tb = (e(4), e(4)) if wide else (e(2), e(2))
-        self.xr = e(2)
+        self.xr = e(4)
         self.ra, self.rb = xp.zeros(n, dtype=xp.int64), xp.ones(n, dtype=xp.int64)
-        self.on = xp.zeros(n, dtype=xp.int8)
-        self.isrep = xp.zeros(n, dtype=xp.int8)
-        self.flags = xp.zeros(4, dtype=xp.int64)
-        self.act = xp.zeros(K + 2, dtype=xp.int64)
+        self.cand = xp.zeros(n, dtype=xp.int8)
+        self.flags = xp.zeros(8, dtype=xp.int64)
+        self.cmax = self.tmax = 2 ** 63 - 1  # set by howard_solve (bounds of |cost|, |time|)
+        # The improvement's undo log: iterations run (iter[0]), and per switched vertex its
+        # former edge and the iteration that switched it.
+        self.iter = xp.zeros(1, dtype=xp.int64)
+        self.old = e()
+        self.stamp = xp.full(n, -1, dtype=xp.int64)
+        self.act = xp.zeros(2 * K + 4, dtype=xp.int64)
+        self.cact, self.tact = self.act[:K + 3], self.act[K + 3:]
+
+    def start_policy(self, policy: Any) -> Any:
+        """The policy the last iteration started from (``policy`` with its switches undone)."""
+        return self.xp.where(self.stamp == self.iter[0], self.old, policy)
 
 
 def _issue_iteration(L: Launcher, B: _Buffers, policy: Any, indices: Any, cost: Any,
                      time: Any, has_time: int, indptr: Any, n: int, K: int) -> None:
     """Launch one complete iteration (value determination, then improvement) on fixed buffers.
 
-    ``2 K + 7`` launches; tree-doubling rounds after convergence return at once. Once the
-    stream has run them, ``B.flags`` holds the number of switched vertices, the overflow flag
-    and the zero-time flag, and ``policy`` the improved policy.
+    ``2 K + 6`` launches: cycle-detection rounds ``0 .. K + 1`` and tree-doubling rounds
+    ``0 .. K - 1``, of which those after convergence return at once, then the classes, the
+    biases and the improvement. Expects ``B.br`` to hold the records of ``policy`` (the
+    improvement keeps them so). Once the stream has run them, ``B.flags`` holds the number of
+    switched vertices, the overflow flag and the zero-time flag, ``policy`` the improved
+    policy, and ``B.start_policy(policy)`` gives the policy the iteration started from.
     """
     launch = L.launch
-    launch("p_gather", n, policy, indices, cost, time, has_time, n, K, B.succ, B.wc, B.wt,
-           B.ja, B.on, B.flags, B.act)
-    j0, j1 = B.ja, B.jb
-    for _ in range(K):
-        launch("p_dbl_min", n, j0, n, j1)
-        j0, j1 = j1, j0
-    launch("p_mark", n, j0, n, B.on)
     suf = "" if B.wide else "16"
-    launch("p_tree_init" + suf, n, B.on, j0, B.succ, B.wc, B.wt, n, B.ta, B.isrep, B.act)
+    launch("p_cyc0" + suf, n, B.br, n, B.ja, B.cand, B.iter, B.flags, B.act, B.act.shape[0])
+    j0, j1 = B.ja, B.jb
+    for k in range(1, K + 2):
+        launch("p_cyc", n, j0, n, j1, B.cand, B.cact, k)
+        j0, j1 = j1, j0
+    launch("p_tree_init" + suf, n, B.br, B.cand, n, B.ta, B.cact, K + 2, B.flags)
     t0, t1 = B.ta, B.tb
     for k in range(K):
         # Round k reads ta when k is even: the parity of flags[3] (rounds run) finds the result.
-        launch("p_dbl_sum" + suf, n, t0, n, t1, B.isrep, B.act, k, B.flags)
+        launch("p_tsum" + suf, n, t0, n, t1, B.tact, k, B.flags)
         t0, t1 = t1, t0
-    launch("p_class" + suf, n, B.isrep, B.succ, B.wc, B.wt, B.ta, B.tb, n, B.ra, B.rb, B.flags)
+    launch("p_class" + suf, n, B.cand, B.br, B.ta, B.tb, n, B.ra, B.rb, B.flags)
     launch("p_potential" + suf, n, B.ta, B.tb, B.ra, B.rb, n, B.xr, B.flags)
-    launch("p_improve", n, indptr, indices, cost, time, has_time, B.xr, B.ra, B.rb, n, policy,
-           B.flags)
+    launch("p_improve" + suf, n, indptr, indices, cost, time, has_time, B.xr, n, B.cmax,
+           B.tmax, B.iter, policy, B.old, B.stamp, B.br, B.flags)
 
 
 def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
@@ -733,9 +927,16 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     # 32-bit path time sums unless a path (at most n - 1 edges) could reach 2^31.
     tmax = int(tarr.max()) if has_time and tarr.shape[0] else 1
     B = _Buffers(xp, n, K, wide=n * max(tmax, 1) >= 2 ** 31)
-    prev = xp.empty_like(policy)
+    # Largest |cost| and |time|: with the iteration's largest |a|, b and |bias| they bound
+    # every product of the improvement at once (see p_improve).
+    absmax = lambda a: max(int(a.max()), -int(a.min())) if a.shape[0] else 0  # noqa: E731
+    B.cmax = min(absmax(cost), 2 ** 63 - 1)
+    B.tmax = min(absmax(tarr), 2 ** 63 - 1) if has_time else 1
+    # The policy records; from here on the improvement keeps them up to date.
+    L.launch("p_gather" + ("" if B.wide else "16"), n, policy, indices, cost, tarr, has_time,
+             n, B.br)
     args = (indices, cost, tarr, has_time, indptr, n, K)
-    step = _make_step(L, B, policy, prev, args)
+    step = _make_step(L, B, policy, args)
     t0 = _time.perf_counter()
     it = 0
     while True:
@@ -747,7 +948,8 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
             # A zero-time policy cycle (raised by the NumPy engine with its message), or an
             # int64 bound failed: continue from the last complete policy on the host, exactly.
             t_iter = _time.perf_counter() - t0
-            return _host_solve(indptr, indices, cost, time, prev, max_iter - (it - 1), False,
+            return _host_solve(indptr, indices, cost, time, B.start_policy(policy),
+                               max_iter - (it - 1), False,
                                xp, it - 1, {"iterate": t_iter})
         if not changed:
             break
@@ -759,15 +961,14 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     return st
 
 
-def _make_step(L: Launcher, B: _Buffers, policy: Any, prev: Any, args: tuple):
+def _make_step(L: Launcher, B: _Buffers, policy: Any, args: tuple):
     """A function running one iteration and returning ``(changed, overflow, zero_time)``.
 
-    ``prev`` receives the policy the iteration starts from (the improvement overwrites
-    ``policy`` in place). With CuPy the launches are captured once as a CUDA graph, falling
-    back to plain launches where capture is refused.
+    The improvement overwrites ``policy`` in place (``B.start_policy`` undoes it). With CuPy
+    the launches are captured once as a CUDA graph, falling back to plain launches where
+    capture is refused; the flags come back through pinned host memory.
     """
     def issue() -> None:
-        prev[...] = policy
         _issue_iteration(L, B, policy, *args)
 
     def flags() -> tuple[int, int, int]:
@@ -782,7 +983,6 @@ def _make_step(L: Launcher, B: _Buffers, policy: Any, prev: Any, args: tuple):
 
     import cupy
 
-    prev[...] = policy  # compile and load the copy kernel before any capture
     # The buffers were filled on the default stream; the graph runs on its own stream.
     cupy.cuda.Device().synchronize()
     stream = cupy.cuda.Stream(non_blocking=True)
@@ -797,15 +997,18 @@ def _make_step(L: Launcher, B: _Buffers, policy: Any, prev: Any, args: tuple):
     except Exception:  # noqa: BLE001 - capture unsupported here: plain launches below
         graph = None
     L.captured = graph is not None
+    mem = cupy.cuda.alloc_pinned_memory(B.flags.nbytes)
+    host = np.frombuffer(mem, dtype=np.int64, count=B.flags.size)
 
     def step() -> tuple[int, int, int]:
-        with stream:
-            if graph is not None:
-                graph.launch(stream)
-            else:
+        if graph is not None:
+            graph.launch(stream)
+        else:
+            with stream:
                 issue()
-            f = B.flags.get(stream=stream)
-        return int(f[0]), int(f[1]), int(f[2])
+        B.flags.get(stream=stream, out=host)  # waits for the stream
+        return int(host[0]), int(host[1]), int(host[2])
+    step.graph, step.stream = graph, stream  # for profiling (tools/device/profile_iter.py)
     return step
 
 

@@ -1,8 +1,10 @@
 """Run the CUDA source of :mod:`ocm.kernels` on the CPU, for tests on machines without a GPU.
 
-The kernels use grid-stride loops, no shared memory, no barriers, and read only buffers that
-the same launch does not write; so one host "thread" (``gridDim = blockDim = 1``) running each
-kernel's loop sequentially computes exactly what the GPU computes. :func:`emulator` compiles
+The kernels use grid-stride loops, read only buffers that the same launch does not write (or,
+for the representatives' marks, whose updates commute), and use shared memory and barriers only
+within one block's loop; so one host "thread" (``gridDim = blockDim = 1``, its own shared
+memory, barriers that wait for nothing, warp shuffles of one lane) running each kernel's loop
+sequentially computes exactly what the GPU computes. :func:`emulator` compiles
 :data:`ocm.kernels.SOURCE` behind a small prelude that defines the CUDA built-ins, with the
 system C++ compiler, and returns an :class:`ocm.kernels.Launcher` over NumPy arrays.
 """
@@ -30,6 +32,17 @@ static EmuDim blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};
 #define __device__
 #define __forceinline__ inline
 #define __align__(n) alignas(n)
+#define __launch_bounds__(...)
+// One thread per block: shared memory is that thread's own, and a barrier has nothing to wait for.
+#define __shared__ static
+static inline void __syncthreads() {}
+static inline int __syncthreads_or(int p) { return p != 0; }
+static inline int __syncthreads_count(int p) { return p != 0; }
+template <class T> static inline T __shfl_xor_sync(unsigned, T x, int) { return x; }
+static inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
+    unsigned long long old = *p; if (v > old) *p = v; return old;
+}
+template <class T> static inline T __ldcs(const T* p) { return *p; }
 static inline long long __mul64hi(long long a, long long b) {
     return (long long)(((__int128)a * (__int128)b) >> 64);
 }

@@ -145,6 +145,9 @@ def compare_solve(emu, g, kind, mode):
     ref = H.solve(indptr, indices, c, t, xp=np)
     got = K.howard_solve(indptr, indices, c, t, xp=np, launcher=emu)
     assert_same_state(got, ref)
+    # Small numbers, no zero-time cycle: the device loop ran to the end (no host fall-back,
+    # which would hide a wrong device iteration behind the host's exact answer).
+    assert "host" not in got.timings
 
 
 @pytest.mark.parametrize("kind", ["mean", "ratio"])
@@ -172,6 +175,26 @@ def test_solve_ties_everywhere(emu):
     indptr, indices, cost, time = random_graph(rng, 200, 1000)
     compare_solve(emu, (indptr, indices, np.zeros_like(cost), np.ones_like(time)), "mean",
                   "max")
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 64, 65, 257, 1024])
+def test_solve_long_cycles_and_tails(emu, n):
+    """A ring through all n vertices (the longest cycle: cycle detection needs all its rounds)
+    plus a path of n vertices into it and chords that tempt the policy away and back."""
+    rng = np.random.default_rng(n)
+    ring = (np.arange(n) + 1) % n
+    tail = np.arange(n, 2 * n) + 1
+    tail[-1] = 0
+    u = np.concatenate([np.arange(n), np.arange(n, 2 * n), rng.integers(0, 2 * n, size=n)])
+    v = np.concatenate([ring, tail, rng.integers(0, 2 * n, size=n)])
+    c = np.concatenate([np.full(n, 5), rng.integers(0, 9, size=n), rng.integers(-9, 4, size=n)])
+    order = np.argsort(u, kind="stable")
+    indptr = np.zeros(2 * n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(u, minlength=2 * n), out=indptr[1:])
+    t = rng.integers(1, 4, size=u.size)
+    g = (indptr, v[order].astype(np.int64), c[order].astype(np.int64), t[order])
+    for kind in ("mean", "ratio"):
+        compare_solve(emu, g, kind, "max")
 
 
 def overflow_graph():
