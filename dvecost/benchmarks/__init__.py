@@ -7,12 +7,25 @@ Each suite is a module here with ``add_arguments(parser)`` and ``run(args) -> Re
 
 from __future__ import annotations
 
+import os
+import pathlib
 from dataclasses import dataclass, field
 
-__all__ = ["Report", "SUITES"]
+__all__ = ["Report", "SUITES", "shared_roots"]
 
 #: Suite name -> module name under this package.
 SUITES = {"parse": "parse", "explore": "explore", "ocm": "ocm", "analyze": "analyze"}
+
+
+def shared_roots() -> list[pathlib.Path]:
+    """Where the shared folder (BEEM, models, tools) may be, in order: ``$DVECOST_SHARED``,
+    then ``../shared`` next to the working directory and next to the source tree."""
+    roots = []
+    if os.environ.get("DVECOST_SHARED"):
+        roots.append(pathlib.Path(os.environ["DVECOST_SHARED"]))
+    here = pathlib.Path(__file__).resolve().parents[2]
+    roots += [pathlib.Path.cwd().parent / "shared", here.parent / "shared"]
+    return roots
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import platform
 import time
 from typing import Callable
 
-from . import Report
+from . import Report, shared_roots
 
 __all__ = ["add_arguments", "run", "default_models"]
 
@@ -28,12 +28,7 @@ __all__ = ["add_arguments", "run", "default_models"]
 def default_models() -> list[pathlib.Path]:
     """``cs_10.dve`` from the shared models folder (``$DVECOST_SHARED/models``, else
     ``../shared/models`` next to the working directory or the source tree)."""
-    roots = []
-    if os.environ.get("DVECOST_SHARED"):
-        roots.append(pathlib.Path(os.environ["DVECOST_SHARED"]))
-    here = pathlib.Path(__file__).resolve().parents[2]
-    roots += [pathlib.Path.cwd().parent / "shared", here.parent / "shared"]
-    for r in roots:
+    for r in shared_roots():
         p = r / "models" / "cs_10.dve"
         if p.is_file():
             return [p]

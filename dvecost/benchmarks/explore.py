@@ -18,7 +18,7 @@ import time
 import tracemalloc
 from collections.abc import Callable
 
-from . import Report
+from . import Report, shared_roots
 
 __all__ = ["BEEM_MODELS", "add_arguments", "default_models", "run"]
 
@@ -27,19 +27,10 @@ BEEM_MODELS = ("cyclic_scheduler.3.dve", "blocks.3.dve", "adding.2.dve", "bopdp.
                "anderson.1.dve", "leader_election.4.dve")
 
 
-def _shared_roots() -> list[pathlib.Path]:
-    roots = []
-    if os.environ.get("DVECOST_SHARED"):
-        roots.append(pathlib.Path(os.environ["DVECOST_SHARED"]))
-    here = pathlib.Path(__file__).resolve().parents[2]
-    roots += [pathlib.Path.cwd().parent / "shared", here.parent / "shared"]
-    return roots
-
-
 def default_models(quick: bool = False) -> list[pathlib.Path]:
     """``cs_10.dve`` and :data:`BEEM_MODELS` found under the shared folder (``quick``: cs_7
     and one small BEEM model)."""
-    for r in _shared_roots():
+    for r in shared_roots():
         if (r / "models" / "cs_10.dve").is_file():
             if quick:
                 return [r / "models" / "cs_7.dve", r / "beem" / "models" / "bridge.1.dve"]

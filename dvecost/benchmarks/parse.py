@@ -22,7 +22,7 @@ import platform
 import time
 from typing import Callable
 
-from . import Report
+from . import Report, shared_roots
 
 __all__ = ["add_arguments", "run", "default_beem", "TARGET_S"]
 
@@ -33,12 +33,7 @@ TARGET_S = 10.0
 def default_beem() -> pathlib.Path | None:
     """The BEEM folder: ``$DVECOST_SHARED/beem``, else ``../shared/beem`` next to the working
     directory or the source tree; ``None`` when none exists."""
-    roots = []
-    if os.environ.get("DVECOST_SHARED"):
-        roots.append(pathlib.Path(os.environ["DVECOST_SHARED"]))
-    here = pathlib.Path(__file__).resolve().parents[2]
-    roots += [pathlib.Path.cwd().parent / "shared", here.parent / "shared"]
-    for r in roots:
+    for r in shared_roots():
         if (r / "beem" / "MANIFEST.tsv").is_file():
             return r / "beem"
     return None
