@@ -396,7 +396,6 @@ def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str 
     >>> a.cycle[0].moves[0].transition
     'b0 -> b1'
     """
-    import dve
     import ocm  # noqa: F401 - imported before the clocks start: module loading is not a phase
     import statespace
     from dve.errors import ConfigurationError
