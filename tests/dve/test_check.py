@@ -13,7 +13,7 @@ import pytest
 
 from dve import syntax as s
 from dve.check import CODES, WARNING_CODES, check_model
-from dve.errors import ModelErrors, SourcePos
+from dve.errors import ModelErrors
 from dve.expand import expand_model
 from dve.parser import parse_model
 from dve.summary import ModelSummary, summarize
