@@ -20,8 +20,7 @@ where it switches:
    (:func:`ocm.primitives.tree_sums` on the forest cut open at the representatives); a record
    that has reached its root is final and is only copied.
 3. ``p_class``: per policy cycle its sums and reduced value ``a/b``.
-4. ``p_potential``: per vertex its root, class and scaled bias ``X = b*cs - a*ts`` in one
-   32-byte record (what the improvement reads per edge target).
+4. ``p_potential``: per vertex its root and scaled bias ``X = b*cs - a*ts``.
 5. ``p_improve``: one pass over all edges, a block of rows at a time with their edges staged
    through shared memory (coalesced reads): the lexicographic best ``(a_w/b_w, b*cost -
    a*time + X_w)`` per row, lowest edge id on ties, switched to only on strict improvement.
@@ -287,12 +286,13 @@ extern "C" __global__ void tree_init1(const i64* parent, const i64* wa, i64 n, i
 //     cost, time; time 1 for means), kept up to date by p_improve, and as the state of the
 //     tree doubling, where jump >= 0 is a vertex that is not a root and jump = ~r < 0 says
 //     that the root r is reached (the sums are then complete). A root r reads {~r, 0, 0}.
-//   XR: (bias, class a/b of its root, root), 32 bytes: what the improvement reads per edge
-//     target, one 32-byte sector.
+//   XR: (bias, root), 16 bytes: what the improvement reads per edge target (the classes of
+//     the roots, few and read by many edges, come from ra, rb through the L1 cache; packing
+//     them into a 32-byte record doubled the bytes per edge from L2 and was slower).
 struct __align__(8) JL { int j, l; };
 struct __align__(16) TS { i64 j, c, t, pad; };
 struct __align__(16) TS16 { i64 c; int j; int t; };
-struct __align__(16) XR { i64 x, a, b, r; };
+struct __align__(16) XR { i64 x, r; };
 
 __device__ __forceinline__ i64 min64(i64 a, i64 b) { return a < b ? a : b; }
 __device__ __forceinline__ i64 max64(i64 a, i64 b) { return a > b ? a : b; }
@@ -417,10 +417,9 @@ __device__ __forceinline__ void potential_t(const T* ta, const T* tb, const i64*
     u64 mx = 0;
     GRID_LOOP(v, n) {
         T t = R[v];
-        XR o; o.r = ~(i64)t.j; o.x = 0; o.a = 0; o.b = 1;
+        XR o; o.r = ~(i64)t.j; o.x = 0;
         if (t.j >= 0) { flags[1] = 1; o.r = 0; xr[v] = o; continue; }  // cannot happen
         i64 a = ra[o.r], b = rb[o.r], ts = t.t;
-        o.a = a; o.b = b;
         if (!(small_prod(b, t.c) && small_prod(a, ts))) { flags[1] = 1; xr[v] = o; continue; }
         o.x = b * t.c - a * ts;
         if (!small_val(o.x)) flags[1] = 1;
@@ -434,11 +433,11 @@ __device__ __forceinline__ void potential_t(const T* ta, const T* tb, const i64*
 // root means same cycle, same value), within it the largest b*cost - a*time + X(w), lowest
 // id on ties. A vertex switches only on strict improvement over its own class and bias;
 // switches are counted in flags[0] and update the policy record br; a switched vertex keeps
-// its former edge in old[u] and the iteration's number in stamp[u], so that the policy the
-// iteration started from is where(stamp == iter, old, policy) (the host fall-back).
+// its former edge and the iteration's number in the undo log (slot iter % 2 of old, stamp),
+// from which the host rebuilds the policy an iteration started from (its fall-back).
 // A block takes blockDim consecutive rows; their edges (a contiguous range) pass through
 // shared memory in chunks of up to 4 * blockDim, loaded coalesced (indices, cost, time
-// streamed past the cache) with the bias, class and root of each target; then each
+// streamed past the cache) with the bias, root and class (a, b) of each target; then each
 // thread scans its own row's part of the chunk, in edge order, exactly as one thread per row
 // would. The int64 bounds are checked per edge only where the iteration's global bounds
 // (largest |a|, b, |bias| of this iteration, cmax = max |cost|, tmax = max time) do not
@@ -450,9 +449,10 @@ __device__ __forceinline__ void improve_t(const i64* __restrict__ indptr,
                                           const i64* __restrict__ indices,
                                           const i64* __restrict__ cost,
                                           const i64* __restrict__ time, i64 has_time,
-                                          const XR* __restrict__ xr, i64 n, i64 cmax,
-                                          i64 tmax, const i64* iter, i64* policy, i64* old,
-                                          i64* stamp, T* br, i64* flags) {
+                                          const XR* __restrict__ xr, const i64* ra,
+                                          const i64* rb, i64 n, i64 cmax, i64 tmax,
+                                          const i64* iter, i64* policy, i64* old, i64* stamp,
+                                          T* br, i64* flags) {
     __shared__ i64 sx[IMP_CHUNK];  // bias of the edge's target
     __shared__ i64 sa[IMP_CHUNK];  // class a/b of the target's root
     __shared__ i64 sb[IMP_CHUNK];
@@ -496,7 +496,7 @@ __device__ __forceinline__ void improve_t(const i64* __restrict__ indptr,
                     i64 i = threadIdx.x + (h0 + h) * B;
                     if (i < cn) {
                         sx[i] = q[h].x; sr[i] = (int)q[h].r;
-                        sa[i] = q[h].a; sb[i] = q[h].b;
+                        sa[i] = ra[q[h].r]; sb[i] = rb[q[h].r];
                         sc[i] = ce[h0 + h];
                         st[i] = has_time ? __ldcs(time + c0 + i) : 1;
                     }
@@ -520,10 +520,12 @@ __device__ __forceinline__ void improve_t(const i64* __restrict__ indptr,
         if (row) {
             if (ok) {
                 XR o = xr[u];
-                int c = o.r == br_ ? 0 : cmp_frac(ba, bb, o.a, o.b);
+                int c = o.r == br_ ? 0 : cmp_frac(ba, bb, ra[o.r], rb[o.r]);
                 imp = c > 0 || (c == 0 && bv > o.x);
                 if (imp) {
-                    old[u] = policy[u]; stamp[u] = it;  // the undo log of this iteration
+                    // The undo log, slot it % 2 (the host runs at most one iteration ahead).
+                    i64 sl = (it & 1) * n;
+                    old[sl + u] = policy[u]; stamp[sl + u] = it;
                     policy[u] = be;
                     T x; x.j = indices[be]; x.c = cost[be]; x.t = has_time ? time[be] : 1;
                     br[u] = x;
@@ -557,10 +559,10 @@ extern "C" __global__ void p_potential##SUF(const T* ta, const T* tb, const i64*
     potential_t<T>(ta, tb, ra, rb, n, xr, flags); } \
 extern "C" __global__ void __launch_bounds__(256, 4) p_improve##SUF(const i64* indptr, \
         const i64* indices, const i64* cost, const i64* time, i64 has_time, const XR* xr, \
-        i64 n, i64 cmax, i64 tmax, const i64* iter, i64* policy, i64* old, i64* stamp, T* br, \
-        i64* flags) { \
-    improve_t<T>(indptr, indices, cost, time, has_time, xr, n, cmax, tmax, iter, policy, old, \
-                 stamp, br, flags); }
+        const i64* ra, const i64* rb, i64 n, i64 cmax, i64 tmax, const i64* iter, \
+        i64* policy, i64* old, i64* stamp, T* br, i64* flags) { \
+    improve_t<T>(indptr, indices, cost, time, has_time, xr, ra, rb, n, cmax, tmax, iter, \
+                 policy, old, stamp, br, flags); }
 
 ITER_KERNELS(, TS)
 ITER_KERNELS(16, TS16)
@@ -814,9 +816,8 @@ class _Buffers:
     Packed records are int64 arrays viewed by the kernels as structs: ``ja``/``jb`` hold
     (jump, minimum) pairs of int32; ``br`` (the policy edge of each vertex), ``ta`` and
     ``tb`` (tree doubling) hold (jump, cost, time) records of 16 bytes (32 when ``wide``);
-    ``xr`` (bias, class numerator and denominator, root) records of 32 bytes. ``act`` holds
-    the per-round flags of cycle detection (the first ``K + 3``) and of the tree doubling
-    (the other ``K + 1``).
+    ``xr`` (bias, root) pairs. ``act`` holds the per-round flags of cycle detection (the
+    first ``K + 3``) and of the tree doubling (the other ``K + 1``).
     """
 
     def __init__(self, xp: Any, n: int, K: int, wide: bool) -> None:
@@ -826,22 +827,29 @@ class _Buffers:
         w = 4 if wide else 2
         self.br, self.ta, self.tb = e(w), e(w), e(w)
         self.ja, self.jb = e(), e()  # (int32, int32) pairs
-        self.xr = e(4)
+        self.xr = e(2)
         self.ra, self.rb = xp.zeros(n, dtype=xp.int64), xp.ones(n, dtype=xp.int64)
         self.cand = xp.zeros(n, dtype=xp.int8)
         self.flags = xp.zeros(8, dtype=xp.int64)
         self.cmax = self.tmax = 2 ** 63 - 1  # set by howard_solve (bounds of |cost|, |time|)
         # The improvement's undo log: iterations run (iter[0]), and per switched vertex its
-        # former edge and the iteration that switched it.
+        # former edge and the iteration that switched it, in two slots (odd, even iterations).
+        self.n = n
         self.iter = xp.zeros(1, dtype=xp.int64)
-        self.old = e()
-        self.stamp = xp.full(n, -1, dtype=xp.int64)
+        self.old = e(2)
+        self.stamp = xp.full(2 * n, -1, dtype=xp.int64)
         self.act = xp.zeros(2 * K + 4, dtype=xp.int64)
         self.cact, self.tact = self.act[:K + 3], self.act[K + 3:]
 
-    def start_policy(self, policy: Any) -> Any:
-        """The policy the last iteration started from (``policy`` with its switches undone)."""
-        return self.xp.where(self.stamp == self.iter[0], self.old, policy)
+    def start_policy(self, policy: Any, first: int) -> Any:
+        """The policy iteration ``first`` (counted from 1) started from: ``policy`` with the
+        switches of iterations ``iter[0]`` down to ``first`` undone (at most two)."""
+        last = int(self.iter[0])
+        assert first <= last <= first + 1, (first, last)
+        for k in range(last, first - 1, -1):
+            sl = slice((k % 2) * self.n, (k % 2 + 1) * self.n)
+            policy = self.xp.where(self.stamp[sl] == k, self.old[sl], policy)
+        return policy
 
 
 def _issue_iteration(L: Launcher, B: _Buffers, policy: Any, indices: Any, cost: Any,
@@ -853,7 +861,7 @@ def _issue_iteration(L: Launcher, B: _Buffers, policy: Any, indices: Any, cost: 
     biases and the improvement. Expects ``B.br`` to hold the records of ``policy`` (the
     improvement keeps them so). Once the stream has run them, ``B.flags`` holds the number of
     switched vertices, the overflow flag and the zero-time flag, ``policy`` the improved
-    policy, and ``B.start_policy(policy)`` gives the policy the iteration started from.
+    policy, and ``B.start_policy`` gives the policy the iteration started from.
     """
     launch = L.launch
     suf = "" if B.wide else "16"
@@ -870,8 +878,8 @@ def _issue_iteration(L: Launcher, B: _Buffers, policy: Any, indices: Any, cost: 
         t0, t1 = t1, t0
     launch("p_class" + suf, n, B.cand, B.br, B.ta, B.tb, n, B.ra, B.rb, B.flags)
     launch("p_potential" + suf, n, B.ta, B.tb, B.ra, B.rb, n, B.xr, B.flags)
-    launch("p_improve" + suf, n, indptr, indices, cost, time, has_time, B.xr, n, B.cmax,
-           B.tmax, B.iter, policy, B.old, B.stamp, B.br, B.flags)
+    launch("p_improve" + suf, n, indptr, indices, cost, time, has_time, B.xr, B.ra, B.rb, n,
+           B.cmax, B.tmax, B.iter, policy, B.old, B.stamp, B.br, B.flags)
 
 
 def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
@@ -904,7 +912,8 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     Notes
     -----
     An iteration is issued on fixed buffers; with CuPy it is captured once as a CUDA graph and
-    replayed, so an iteration costs one graph launch and one 32-byte copy of ``flags``.
+    replayed, so an iteration costs one graph launch and one 64-byte copy of ``flags`` (from
+    the fifth iteration on, issued while the previous iteration still runs).
     """
     from dve.errors import ConvergenceError
 
@@ -936,22 +945,38 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     L.launch("p_gather" + ("" if B.wide else "16"), n, policy, indices, cost, tarr, has_time,
              n, B.br)
     args = (indices, cost, tarr, has_time, indptr, n, K)
-    step = _make_step(L, B, policy, args)
+    S = _Stepper(L, B, policy, args)
+    # Run one iteration ahead (queued behind the one whose flags the host waits for, so the
+    # GPU does not idle through the host's round trip: 60 to 100 us an iteration measured on
+    # an H100 host, more under load) from the fifth iteration on, while the last iteration
+    # read still switched at least ahead_min vertices. An iteration after convergence changes
+    # nothing, so this costs at most one iteration's work, at the end, and only when the last
+    # improving iteration was not a small one; short solves never pay it. The undo log still
+    # gives the starting policy of an iteration that must go to the host.
+    ahead_from, ahead_min = 4, 64
+    changed = 0
     t0 = _time.perf_counter()
-    it = 0
+    it = 0  # iterations whose flags were read
     while True:
-        if it >= max_iter:
-            raise ConvergenceError(it, f"Howard's iteration did not converge in {it} iterations")
-        changed, overflow, zero = step()
+        if S.pending == 0:
+            if it >= max_iter:
+                raise ConvergenceError(it, "Howard's iteration did not converge in "
+                                           f"{it} iterations")
+            S.launch()
+        if (S.pending == 1 and S.can_run_ahead and it >= ahead_from and changed >= ahead_min
+                and it + 1 < max_iter):
+            S.launch()
+        changed, overflow, zero = S.wait()
         it += 1
         if zero or overflow:
             # A zero-time policy cycle (raised by the NumPy engine with its message), or an
             # int64 bound failed: continue from the last complete policy on the host, exactly.
+            S.finish()
             t_iter = _time.perf_counter() - t0
-            return _host_solve(indptr, indices, cost, time, B.start_policy(policy),
-                               max_iter - (it - 1), False,
-                               xp, it - 1, {"iterate": t_iter})
+            return _host_solve(indptr, indices, cost, time, B.start_policy(policy, it),
+                               max_iter - (it - 1), False, xp, it - 1, {"iterate": t_iter})
         if not changed:
+            S.finish()  # an iteration run ahead of the fixed point changes nothing
             break
     t_iter = _time.perf_counter() - t0
     t1 = _time.perf_counter()
@@ -961,55 +986,84 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     return st
 
 
-def _make_step(L: Launcher, B: _Buffers, policy: Any, args: tuple):
-    """A function running one iteration and returning ``(changed, overflow, zero_time)``.
+class _Stepper:
+    """Issues iterations and hands back their flags ``(changed, overflow, zero_time)``.
 
-    The improvement overwrites ``policy`` in place (``B.start_policy`` undoes it). With CuPy
-    the launches are captured once as a CUDA graph, falling back to plain launches where
-    capture is refused; the flags come back through pinned host memory.
+    With CuPy the launches are captured once as a CUDA graph on a stream of their own (plain
+    launches where capture is refused), each followed by an asynchronous copy of the flags
+    into pinned host memory (two slots) and an event, so that a second iteration can be
+    queued before the first one's flags are read. Otherwise (an emulating launcher) each
+    iteration runs at once. The improvement overwrites ``policy`` in place.
     """
-    def issue() -> None:
-        _issue_iteration(L, B, policy, *args)
 
-    def flags() -> tuple[int, int, int]:
-        f = _to_numpy(B.flags)
+    def __init__(self, L: Launcher, B: _Buffers, policy: Any, args: tuple) -> None:
+        self.B = B
+        self.launched = self.read = 0
+        self.graph = self.stream = None
+        self.issue = lambda: _issue_iteration(L, B, policy, *args)
+        self.can_run_ahead = bool(L.graphs)
+        if not L.graphs:
+            return
+        import cupy
+
+        # The buffers were filled on the default stream; the graph runs on its own stream.
+        cupy.cuda.Device().synchronize()
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        try:
+            with self.stream:
+                self.stream.begin_capture()
+                try:
+                    self.issue()
+                finally:
+                    self.graph = self.stream.end_capture()
+        except Exception:  # noqa: BLE001 - capture unsupported here: plain launches below
+            self.graph = None
+        L.captured = self.graph is not None
+        self._mem = cupy.cuda.alloc_pinned_memory(2 * B.flags.nbytes)
+        self.host = np.frombuffer(self._mem, dtype=np.int64,
+                                  count=2 * B.flags.size).reshape(2, -1)
+        self.events = [cupy.cuda.Event(disable_timing=True) for _ in range(2)]
+        self._copy = cupy.cuda.runtime.memcpyAsync
+        self._d2h = cupy.cuda.runtime.memcpyDeviceToHost
+
+    @property
+    def pending(self) -> int:
+        """Iterations issued whose flags were not read yet (0, 1 or 2)."""
+        return self.launched - self.read
+
+    def launch(self) -> None:
+        """Issue the next iteration (returns at once with CuPy)."""
+        if self.stream is None:
+            self.issue()
+            self.flags = _to_numpy(self.B.flags)[:3].copy()
+        else:
+            slot = self.launched % 2
+            if self.graph is not None:
+                self.graph.launch(self.stream)
+            else:
+                with self.stream:
+                    self.issue()
+            # The copy runs before the next iteration clears the flags (stream order).
+            self._copy(self.host[slot].ctypes.data, self.B.flags.data.ptr, self.B.flags.nbytes,
+                       self._d2h, self.stream.ptr)
+            self.events[slot].record(self.stream)
+        self.launched += 1
+
+    def wait(self) -> tuple[int, int, int]:
+        """The flags of the oldest pending iteration, once it has run."""
+        if self.stream is None:
+            f = self.flags
+        else:
+            slot = self.read % 2
+            self.events[slot].synchronize()
+            f = self.host[slot]
+        self.read += 1
         return int(f[0]), int(f[1]), int(f[2])
 
-    if not L.graphs:
-        def step_plain() -> tuple[int, int, int]:
-            issue()
-            return flags()
-        return step_plain
-
-    import cupy
-
-    # The buffers were filled on the default stream; the graph runs on its own stream.
-    cupy.cuda.Device().synchronize()
-    stream = cupy.cuda.Stream(non_blocking=True)
-    graph = None
-    try:
-        with stream:
-            stream.begin_capture()
-            try:
-                issue()
-            finally:
-                graph = stream.end_capture()
-    except Exception:  # noqa: BLE001 - capture unsupported here: plain launches below
-        graph = None
-    L.captured = graph is not None
-    mem = cupy.cuda.alloc_pinned_memory(B.flags.nbytes)
-    host = np.frombuffer(mem, dtype=np.int64, count=B.flags.size)
-
-    def step() -> tuple[int, int, int]:
-        if graph is not None:
-            graph.launch(stream)
-        else:
-            with stream:
-                issue()
-        B.flags.get(stream=stream, out=host)  # waits for the stream
-        return int(host[0]), int(host[1]), int(host[2])
-    step.graph, step.stream = graph, stream  # for profiling (tools/device/profile_iter.py)
-    return step
+    def finish(self) -> None:
+        """Wait for every issued iteration (before the buffers are read or freed)."""
+        if self.stream is not None:
+            self.stream.synchronize()
 
 
 def _to_numpy(a: Any) -> np.ndarray:

@@ -197,6 +197,24 @@ def test_solve_long_cycles_and_tails(emu, n):
         compare_solve(emu, g, kind, "max")
 
 
+def test_start_policy_undoes_up_to_two_iterations():
+    """The undo log of the improvement: iteration 3 ran ahead of iteration 2, which failed."""
+    n = 6
+    B = K._Buffers(np, n, K._rounds(n), False)
+    start = np.array([10, 11, 12, 13, 14, 15])
+    after2 = np.array([20, 11, 22, 13, 14, 15])  # iteration 2 switched vertices 0 and 2
+    after3 = np.array([30, 11, 22, 33, 14, 15])  # iteration 3 switched vertices 0 and 3
+    B.stamp[:] = -1
+    B.stamp[[2, 4]] = 0  # slot 0 (iteration 2): stale entries of older iterations...
+    B.stamp[[0, 2]] = 2  # ... overwritten by iteration 2's switches
+    B.old[[0, 2]] = [10, 12]
+    B.stamp[[n + 0, n + 3, n + 5]] = [3, 3, 1]  # slot 1: iteration 3 (and a stale 1)
+    B.old[[n + 0, n + 3]] = [20, 13]
+    B.iter[0] = 3
+    assert np.array_equal(B.start_policy(after3, 3), after2)
+    assert np.array_equal(B.start_policy(after3, 2), start)
+
+
 def overflow_graph():
     """A ring of 3000 vertices, two parallel edges per step, costs near +-2**50, times 1..3:
     the scaled biases (cycle time times path cost) pass 2**61."""

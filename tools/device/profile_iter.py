@@ -59,12 +59,26 @@ def profile(name: str, csr, reps: int) -> dict:
     # 1b. GPU time of one iteration alone: the captured graph of a solve replayed back to back
     # from the converged policy (the work of a late iteration), between two events.
     steps = []
-    real = KN._make_step
-    KN._make_step = lambda *a: steps.append(real(*a)) or steps[-1]
+    real = KN._Stepper
+
+    class Recorded(real):
+        def __init__(self, *a) -> None:
+            super().__init__(*a)
+            steps.append(self)
+
+    counts: list[int] = []  # vertices switched by each iteration (flags[0])
+
+    def wait(self) -> tuple[int, int, int]:
+        f = real.wait(self)
+        counts.append(f[0])
+        return f
+
+    Recorded.wait = wait
+    KN._Stepper = Recorded
     try:
         KN.howard_solve(indptr, indices, cost, None, xp=cp)
     finally:
-        KN._make_step = real
+        KN._Stepper = real
     g, stream = steps[-1].graph, steps[-1].stream
     replay_us = None
     if g is not None:
@@ -109,7 +123,7 @@ def profile(name: str, csr, reps: int) -> dict:
                       if family(k) == f] for f in ("p_cyc", "p_tsum")}
         per_iter.append({"total_us": tot, "fam_us": dict(fam), "rounds_us": rounds})
     return {"graph": name, "n": n, "m": m, "iters": iters, "iters_plain": st2.iterations,
-            "graph_replay_us": replay_us,
+            "graph_replay_us": replay_us, "switched": counts,
             "loop_ms_per_iter": [x * 1e3 for x in loop], "per_iter": per_iter,
             "last_act": acts[-1].get().tolist() if acts else None}
 
@@ -157,6 +171,7 @@ def main() -> int:
         print(f"{name}: n={r['n']} m={r['m']} iters={r['iters']} loop ms/iter "
               f"{statistics.median(r['loop_ms_per_iter']):.3f} {r['loop_ms_per_iter']}; "
               f"graph replay alone {r['graph_replay_us']:.1f} us")
+        print(f"  switched per iteration: {r['switched']}")
         fams = sorted({k for it in r["per_iter"] for k in it["fam_us"]})
         tot = collections.defaultdict(float)
         for i, it in enumerate(r["per_iter"]):
