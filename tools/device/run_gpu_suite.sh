@@ -3,7 +3,9 @@
 #   bash tools/device/run_gpu_suite.sh [tests] [quick] [full] [sweep]   (default: tests full)
 # Needs, carried with the call: .whl (the lark wheel: CuPy, NumPy, SciPy, networkx and pytest
 # are on the device image) and .bench (ocmref/ocmref, the static PORTABLE=1 build of
-# ../shared/tools/ocmref, ocmref/gen.py, and cs_10.dve from ../shared/models, optional).
+# ../shared/tools/ocmref, ocmref/gen.py, and optionally cs_N.dve files: cs_10.dve from
+# ../shared/models, cs_11.dve from `../shared/models/gen_client_server.py 11`; each is explored
+# on the device and benchmarked as a state graph).
 # REF_TIMEOUT (seconds, default 200): Boost/LEMON runs still going then are killed and
 # reported as '>T (killed)'. Writes env.txt, pytest.log, junit.xml, bench*.json/md and suite.log under $OUT.
 set -uo pipefail
@@ -35,7 +37,7 @@ for s in "${steps[@]}"; do
       timeout 200 python3 -m dvecost.benchmarks.ocm_gpu --graphs "" --sweep --refs "" \
         --workdir /tmp/g --json-out "$OUT/bench_sweep.json" --md-out "$OUT/bench_sweep.md" || rc=$? ;;
     full)
-      dve=(); [ -f .bench/cs_10.dve ] && dve=(--dve .bench/cs_10.dve)
+      dve=(); for f in .bench/cs_*.dve; do [ -f "$f" ] && dve+=(--dve "$f"); done
       timeout 400 python3 -m dvecost.benchmarks.ocm_gpu --repeat 5 --workdir /tmp/g \
         "${dve[@]}" --ref-timeout "${REF_TIMEOUT:-200}" \
         --json-out "$OUT/bench.json" --md-out "$OUT/bench.md" || rc=$? ;;
