@@ -69,6 +69,8 @@ Warnings (reported, the model is accepted):
 ``sync-ignored``               a ``sync`` under ``system sync``, which ignores channels
 ``ltl-not-analysed``           a ``property ltl``: parsed, not analysed
 ``property-without-accept``    a property process (``system ... property P``) with no ``accept``
+``property-ignored``           ``system sync property P``: the property process is left out (the
+                               product is defined for ``system async`` only)
 =============================  ====================================================================
 
 The cost rule
@@ -123,7 +125,7 @@ CODES: tuple[str, ...] = (
 WARNING_CODES: tuple[str, ...] = (
     "unpaired-sync", "array-without-index", "shadowed-name", "unreachable-state",
     "dead-transition", "value-out-of-range", "initializer-too-long", "cost-resource-typo",
-    "sync-ignored", "ltl-not-analysed", "property-without-accept",
+    "sync-ignored", "ltl-not-analysed", "property-without-accept", "property-ignored",
 )
 
 
@@ -858,6 +860,14 @@ class _Checker:
             elif sym.kind != "process":
                 self.p.error(pos, "property-not-process",
                              f"expected a process as property, found {sym.describe()}")
+            elif sysd.kind == "sync":
+                # The state space of a synchronous system leaves the property out (the
+                # reference defines the product for asynchronous systems only): say so.
+                self.p.warning(pos, "property-ignored",
+                               f"'system sync' leaves the property process '{sym.name}' out: "
+                               "the state space is that of the other processes",
+                               f"write 'system async property {sym.name};' for the product "
+                               "with a property automaton")
             elif not any(group for acc in self.scopes[sym.name].process.accept
                          for group in acc.sets):
                 self.p.warning(pos, "property-without-accept",
