@@ -95,6 +95,20 @@ def check_potentials(indptr: Any, indices: Any, cost: Any, time: Any | None, ran
         violations += int(np.count_nonzero(~(a[:-1] * b[1:] < a[1:] * b[:-1])))
     if np.any(b <= 0):
         violations += 1
+    fused = P._kernel("certify_violations", xp)
+    if fused is not None and potential.dtype != object:
+        # CuPy: the three edge-size bounds reduced on the device and read back at once (the
+        # class values are on the host already), then the fused pass below if they fit.
+        probes = [xp.abs(cost).max() if cost.shape[0] else xp.zeros((), xp.int64),
+                  xp.abs(potential).max() if potential.shape[0] else xp.zeros((), xp.int64)]
+        if time is not None:
+            probes.append(xp.abs(time).max() if time.shape[0] else xp.zeros((), xp.int64))
+        got = P._to_numpy(xp.stack([p.astype(xp.int64) for p in probes])).tolist()
+        cmax, pmax = got[0], got[1]
+        tmax = got[2] if time is not None else 1
+        if P.fits_int64(_absmax(b) * cmax, _absmax(a) * tmax, 2 * pmax):
+            violations += fused(row, indices, cost, time, rank, potential, rank_num, rank_den)
+            return Certificate(violations == 0, violations, "int64")
     ru = rank[row]
     rw = rank[indices]
     violations += int((rw > ru).sum())
@@ -136,6 +150,22 @@ def cycle_sums(indptr: Any, indices: Any, cost: Any, time: Any | None,
     k = len(vertices)
     # Gather the cycle's entries where the arrays live (CuPy too), then copy only those.
     vs, es = [int(v) for v in vertices], [int(e) for e in edges]
+    if not isinstance(indptr, np.ndarray) and all(
+            getattr(a, "dtype", None) == np.int64 for a in (indptr, indices, cost)) and (
+            time is None or getattr(time, "dtype", None) == np.int64):
+        # CuPy int64 arrays: one copy of the ids to the device and one of the entries back.
+        xp = __import__("cupy")
+        ids = xp.asarray(np.array(vs + es, dtype=np.int64))
+        iv, ie = ids[:k], ids[k:]
+        parts = [indptr[iv], indptr[iv + 1], indices[ie], cost[ie]]
+        if time is not None:
+            parts.append(time[ie])
+        g = h(xp.stack(parts)).tolist()
+        lo, hi, ix = g[0], g[1], g[2]
+        for i, (v, e) in enumerate(zip(vs, es)):
+            if not (lo[i] <= e < hi[i]) or ix[i] != vs[(i + 1) % k]:
+                raise ValueError(f"edge {e} does not go from vertex {v} to {vs[(i + 1) % k]}")
+        return sum(g[3]), (k if time is None else sum(g[4]))
     lo, hi = h(indptr[vs]).tolist(), h(indptr[[v + 1 for v in vs]]).tolist()
     ix = h(indices[es]).tolist()
     for i, (v, e) in enumerate(zip(vs, es)):

@@ -144,8 +144,16 @@ def value_determination(indptr: Any, indices: Any, cost: Any, time: Any | None, 
     rank = rank_of[root]
     a = rnum[rank]
     b = rden[rank]
-    if exact_objects or not P.fits_int64(_absmax(rden, xp) * _absmax(cs, xp),
-                                         _absmax(rnum, xp) * _absmax(ts, xp)):
+    if exact_objects:
+        wide = True
+    elif not P._is_numpy(xp) and rden.shape[0] and n:
+        # The four bounds reduced on the device and read back at once (one synchronisation).
+        bd = P._to_numpy(xp.stack([xp.abs(x).max() for x in (rden, cs, rnum, ts)])).tolist()
+        wide = not P.fits_int64(int(bd[0]) * int(bd[1]), int(bd[2]) * int(bd[3]))
+    else:
+        wide = not P.fits_int64(_absmax(rden, xp) * _absmax(cs, xp),
+                                _absmax(rnum, xp) * _absmax(ts, xp))
+    if wide:
         # Overflow guard: Python ints (NumPy object arrays) instead of int64.
         h = P._to_numpy
         pot = (h(b).astype(object) * h(cs).astype(object)

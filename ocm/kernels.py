@@ -64,6 +64,8 @@ __all__ = [
     "tree_sums",
     "trim_sinks",
     "howard_solve",
+    "policy_cycle",
+    "certify_violations",
     "Launcher",
     "cupy_launcher",
 ]
@@ -808,6 +810,104 @@ def trim_sinks(indptr: Any, indices: Any, alive: Any, xp: Any, *,
     return a.astype(bool)
 
 
+# ---- the result's fixed steps (CuPy only: not part of SOURCE nor of the emulated tests) -----
+
+#: One-thread walk of a policy cycle, and the certificate's per-edge test as one elementwise
+#: kernel. They replace host copies of whole arrays and chains of elementwise passes with one
+#: launch (and one sum) and one small read-back each; the NumPy engine computes the same values
+#: with the same formulas.
+_WALK_SOURCE = r"""
+extern "C" __global__ void policy_cycle_walk(
+    const long long* succ, const long long* pol, const long long* vmap, const long long* emap,
+    const long long* start, long long cap, long long* out)
+{
+    // out[0]: the cycle's length, or 0 when it is longer than cap (the caller retries);
+    // out[1 + k], out[1 + cap + k]: its k-th vertex and edge (original ids), from start[0].
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    const long long r = start[0];
+    long long v = r, k = 0;
+    do {
+        if (k == cap) { out[0] = 0; return; }
+        out[1 + k] = vmap[v];
+        out[1 + cap + k] = emap[pol[v]];
+        v = succ[v];
+        ++k;
+    } while (v != r);
+    out[0] = k;
+}
+"""
+_EXTRA: dict[str, Any] = {}
+
+
+def _extra(name: str) -> Any:
+    """The CuPy kernels of the result's fixed steps, built once per process."""
+    if not _EXTRA:
+        import cupy
+
+        _EXTRA["walk"] = cupy.RawKernel(_WALK_SOURCE, "policy_cycle_walk")
+        # Condition (1) failing, or (2) failing on an edge whose ranks are equal: the two are
+        # disjoint, so the sum is (1)'s count plus (2)'s as ocm.certify counts them. int64 only
+        # where ocm.certify's bound proved that no intermediate overflows.
+        viol = ("bad = (rank[w] > rank[u]) ? 1 : ((rank[w] == rank[u] && "
+                "den[rank[u]] * c - num[rank[u]] * {t} + pot[w] > pot[u]) ? 1 : 0)")
+        raw = "raw int64 rank, raw int64 pot, raw int64 num, raw int64 den"
+        _EXTRA["cert_t"] = cupy.ElementwiseKernel(
+            "int64 u, int64 w, int64 c, int64 t, " + raw, "int32 bad", viol.format(t="t"),
+            "ocm_cert_ratio")
+        _EXTRA["cert_1"] = cupy.ElementwiseKernel(
+            "int64 u, int64 w, int64 c, " + raw, "int32 bad", viol.format(t="1LL"),
+            "ocm_cert_mean")
+    return _EXTRA[name]
+
+
+def policy_cycle(succ: Any, policy: Any, reps: Any, rank: Any, top: int, vertices: Any,
+                 edges: Any, xp: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The critical cycle as ``ocm.optimal_cycle`` takes it, found on the device.
+
+    The policy cycle of the smallest representative of class ``top`` (``reps`` is ascending,
+    so that is the first one of ``reps`` in that class, as on the host), walked from it along
+    ``succ``; vertices mapped through ``vertices`` and edges (``policy``) through ``edges``.
+    Only the cycle comes back to the host.
+
+    Returns
+    -------
+    (vertices, edges) : tuples of int
+        Original ids, starting at the representative.
+    """
+    c = lambda a: xp.ascontiguousarray(a, dtype=xp.int64)  # noqa: E731
+    succ, policy, vertices, edges = c(succ), c(policy), c(vertices), c(edges)
+    n = succ.shape[0]
+    start = xp.where(rank[reps] == top, reps, n).min().reshape(1).astype(xp.int64)
+    walk = _extra("walk")
+    cap = min(n, 1024)
+    while True:
+        out = xp.empty(1 + 2 * cap, dtype=xp.int64)
+        walk((1,), (1,), (succ, policy, vertices, edges, start, np.int64(cap), out))
+        got = _to_numpy(out)
+        k = int(got[0])
+        if k:  # a cycle has at most n vertices, so cap = n always succeeds
+            return (tuple(got[1:1 + k].tolist()), tuple(got[1 + cap:1 + cap + k].tolist()))
+        cap = min(n, 16 * cap)
+
+
+def certify_violations(row: Any, indices: Any, cost: Any, time: Any | None, rank: Any,
+                       potential: Any, rank_num: Any, rank_den: Any) -> int:
+    """Edges violating condition (1) or (2) of :mod:`ocm.certify`, in int64, in one pass.
+
+    Only for int64 data that ``ocm.certify.check_potentials`` has proved safe from overflow;
+    the same count as its elementwise form.
+    """
+    import cupy
+
+    c = lambda a: cupy.ascontiguousarray(a, dtype=cupy.int64)  # noqa: E731
+    args = [c(row), c(indices), c(cost)]
+    if time is not None:
+        args.append(c(time))
+    args += [c(rank), c(potential), c(rank_num), c(rank_den)]
+    k = _extra("cert_1" if time is None else "cert_t")
+    return int(k(*args).sum(dtype=cupy.int64))
+
+
 # ---- Howard's iteration --------------------------------------------------------------------
 
 class _Buffers:
@@ -933,14 +1033,20 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     if max_iter is None:
         max_iter = max(1000, 10 * n)
     K = _rounds(n)
+    # The extremes of cost and time, reduced on the device and read back at once (one host
+    # synchronisation instead of five).
+    if cost.shape[0]:
+        ext = [cost.max(), cost.min()] + ([tarr.max(), tarr.min()] if has_time else [])
+        ext = [int(x) for x in _to_numpy(xp.stack(ext)).tolist()]
+    else:
+        ext = [0, 0, 0, 0]
     # 32-bit path time sums unless a path (at most n - 1 edges) could reach 2^31.
-    tmax = int(tarr.max()) if has_time and tarr.shape[0] else 1
+    tmax = ext[2] if has_time else 1
     B = _Buffers(xp, n, K, wide=n * max(tmax, 1) >= 2 ** 31)
     # Largest |cost| and |time|: with the iteration's largest |a|, b and |bias| they bound
     # every product of the improvement at once (see p_improve).
-    absmax = lambda a: max(int(a.max()), -int(a.min())) if a.shape[0] else 0  # noqa: E731
-    B.cmax = min(absmax(cost), 2 ** 63 - 1)
-    B.tmax = min(absmax(tarr), 2 ** 63 - 1) if has_time else 1
+    B.cmax = min(max(ext[0], -ext[1]), 2 ** 63 - 1)
+    B.tmax = min(max(ext[2], -ext[3]), 2 ** 63 - 1) if has_time else 1
     # The policy records; from here on the improvement keeps them up to date.
     L.launch("p_gather" + ("" if B.wide else "16"), n, policy, indices, cost, tarr, has_time,
              n, B.br)
