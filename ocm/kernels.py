@@ -1086,10 +1086,55 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
             break
     t_iter = _time.perf_counter() - t0
     t1 = _time.perf_counter()
-    st = H.value_determination(indptr, indices, cost, time, policy, xp)
+    st = _final_state(B, policy, indices, cost, time, xp)
+    if st is None:  # int64 biases not proved safe by the NumPy engine's bound: its own path
+        st = H.value_determination(indptr, indices, cost, time, policy, xp)
     st.iterations = it
     st.timings = {"iterate": t_iter, "value": _time.perf_counter() - t1}
     return st
+
+
+def _final_state(B: _Buffers, policy: Any, indices: Any, cost: Any, time: Any | None,
+                 xp: Any) -> Any:
+    """The value determination of the fixed point, read from the last iteration's buffers.
+
+    The last iteration run (and the one run ahead of it, if any) started from the final
+    ``policy`` and switched nothing, so its buffers hold that policy's representatives
+    (``cand``), path sums to the root (the tree records of the final doubling round, whose
+    parity ``flags[3]`` gives), and roots and biases (``xr``), computed with the formulas of
+    :func:`ocm.howard.value_determination` (classes reduced by the gcd, ``X = b*cs - a*ts``;
+    the device checked every product). Only the dense ranks are left to compute, from the
+    cycles' sums as there. Returns None where that function's own bound would keep the biases
+    as Python ints (its caller then runs it), so the state is the one it would return.
+    """
+    from . import howard as H
+    from . import primitives as P
+
+    n = B.n
+    f3 = int(_to_numpy(B.flags)[3])  # after the stream finished: the last iteration's
+    R = (B.tb if f3 & 1 else B.ta).reshape(n, -1)
+    if B.wide:  # TS {j, c, t, pad}
+        cs, ts = R[:, 1], R[:, 2]
+    else:  # TS16 {c; int j, int t}: t is the high (signed) half of the second word
+        cs, ts = R[:, 0], R[:, 1] >> 32
+    cs, ts = xp.ascontiguousarray(cs), xp.ascontiguousarray(ts)
+    xr = B.xr.reshape(n, 2)
+    pot, root = xp.ascontiguousarray(xr[:, 0]), xp.ascontiguousarray(xr[:, 1])
+    succ = indices[policy].astype(xp.int64, copy=False)
+    reps = xp.flatnonzero(B.cand).astype(xp.int64, copy=False)
+    wc = cost[policy]
+    wt = time[policy] if time is not None else xp.ones(n, dtype=xp.int64)
+    cc = wc[reps] + cs[succ[reps]]
+    tt = wt[reps] + ts[succ[reps]]
+    rrank, rnum, rden = P.rank_fractions(cc, tt, xp)
+    bd = _to_numpy(xp.stack([xp.abs(x).max() for x in (rden, cs, rnum, ts)])).tolist()
+    if not P.fits_int64(int(bd[0]) * int(bd[1]), int(bd[2]) * int(bd[3])):
+        return None
+    rank_of = xp.zeros(n, dtype=xp.int64)
+    rank_of[reps] = rrank
+    return H.HowardState(policy=policy, succ=succ, root=root, rank=rank_of[root],
+                         rank_num=rnum, rank_den=rden, potential=pot, reps=reps,
+                         rep_cost=cc, rep_time=tt)
 
 
 class _Stepper:
