@@ -104,7 +104,7 @@ from typing import Iterator
 
 from . import syntax as s
 from .consteval import eval_const
-from .errors import DvecostError, ModelError, ModelErrors, ModelSemanticError, Source, SourcePos
+from .errors import DvecostError, ModelError, ModelErrors, ModelSemanticError, SourcePos
 
 __all__ = ["check_model", "CODES", "WARNING_CODES", "TYPE_RANGES"]
 
@@ -166,19 +166,6 @@ def _const(expr: object, env: dict[str, int]) -> int | None:
 _WORD = re.compile(r"[A-Za-z_$#][A-Za-z0-9_$#]*")
 
 
-_lines_cache: tuple[object, list[str]] = (None, [])
-
-
-def _source_line(source: Source, lineno: int) -> str:
-    """``source.line(lineno)``, without splitting the whole text again for every diagnostic."""
-    global _lines_cache
-    cached, lines = _lines_cache
-    if cached is not source:
-        lines = source.text.splitlines()
-        _lines_cache = (source, lines)
-    return lines[lineno - 1] if 1 <= lineno <= len(lines) else ""
-
-
 def _name_span(pos: SourcePos | None, name: str, last: bool = False) -> SourcePos | None:
     """The span of the identifier ``name`` inside ``pos`` (its first or last occurrence).
 
@@ -186,7 +173,7 @@ def _name_span(pos: SourcePos | None, name: str, last: bool = False) -> SourcePo
     """
     if pos is None or not pos.source.text:
         return pos
-    line = _source_line(pos.source, pos.line)
+    line = pos.source.line(pos.line)  # cheap: Source keeps its line table
     stop = pos.end_column - 1 if pos.end_line == pos.line else len(line)
     hits = [m for m in _WORD.finditer(line, pos.column - 1, max(stop, pos.column - 1))
             if m.group() == name]
