@@ -176,6 +176,9 @@ class Analysis:
         Policy-iteration rounds of the engine.
     seconds : Mapping of str to float
         Wall time per phase (:data:`PHASES`).
+    witness : bool
+        Whether the runs were decoded (``analyze(..., witness=False)`` leaves ``cycle``,
+        ``prefix`` and ``initial`` empty and the traces ``None``).
     """
 
     model: str
@@ -201,6 +204,7 @@ class Analysis:
     backend: str = "cpu"
     iterations: int = 0
     seconds: Mapping[str, float] = field(default_factory=dict)
+    witness: bool = True
     graph: Any = field(default=None, compare=False, repr=False)
     decode: Callable[[int], Mapping[str, Any]] | None = field(default=None, compare=False,
                                                               repr=False)
@@ -323,7 +327,7 @@ def _demo() -> Analysis:
 def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str = "max",
             cost: str | None = None, backend: str = "auto",
             defines: Mapping[str, int] | None = None, max_states: int | None = None,
-            progress: ProgressFn | None = None) -> Analysis:
+            progress: ProgressFn | None = None, witness: bool = True) -> Analysis:
     """Analyse a DVE model: its optimal cycle mean (or ratio) and the run that attains it.
 
     Parameters
@@ -347,6 +351,11 @@ def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str 
     progress : callable, optional
         Called as ``progress(phase, done, total, message)`` through the long phases (phase is
         one of :data:`PHASES`); ``done`` and ``total`` may be ``None``.
+    witness : bool
+        Decode the critical cycle, the prefix reaching it and the deadlock/error runs into
+        steps of the model (the default). ``False`` gives the value only: nothing is decoded,
+        ``cycle`` and ``prefix`` are empty and the traces ``None`` (what a search over many
+        models, such as ``saturate``'s inner points, needs).
 
     Returns
     -------
@@ -440,12 +449,16 @@ def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str 
     # -- back into the model's terms ---------------------------------------------------
     t0 = _time.perf_counter()
     report("report", None, None, "decoding the critical cycle")
-    cyc_vertices, cyc_edges = _cycle_of(result)
-    cyc_vertices, cyc_edges = _rotate_to_closest(view, cyc_vertices, cyc_edges)
-    cycle = tuple(view.step(e) for e in cyc_edges)
-    prefix = view.trace_to(cyc_vertices[0]) if cyc_vertices else ()
-    deadlock_trace = view.trace_to(view.first_deadlock()) if view.n_deadlocks else None
-    error_trace = view.trace_to(view.error_state) if view.error_state is not None else None
+    cycle: tuple[Step, ...] = ()
+    prefix: tuple[Step, ...] = ()
+    deadlock_trace = error_trace = None
+    if witness:
+        cyc_vertices, cyc_edges = _cycle_of(result)
+        cyc_vertices, cyc_edges = _rotate_to_closest(view, cyc_vertices, cyc_edges)
+        cycle = tuple(view.step(e) for e in cyc_edges)
+        prefix = view.trace_to(cyc_vertices[0]) if cyc_vertices else ()
+        deadlock_trace = view.trace_to(view.first_deadlock()) if view.n_deadlocks else None
+        error_trace = view.trace_to(view.error_state) if view.error_state is not None else None
     summary = _summarize(model)
     seconds["report"] = _time.perf_counter() - t0
 
@@ -457,11 +470,12 @@ def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str 
         resources=tuple(compiled.resources), value=value,
         certified=bool(getattr(result, "certified", False)),
         n_states=view.n_states, n_transitions=view.n_edges, n_deadlocks=view.n_deadlocks,
-        error_state_reached=view.error_state is not None, initial=view.decode(0),
+        error_state_reached=view.error_state is not None,
+        initial=view.decode(0) if witness else {},
         cycle=cycle, prefix=prefix, deadlock_trace=deadlock_trace, error_trace=error_trace,
         backend=getattr(result, "backend", used),
         iterations=int(getattr(result, "iterations", 0) or 0),
-        seconds=dict(seconds), graph=graph, decode=view.decode)
+        seconds=dict(seconds), witness=witness, graph=graph, decode=view.decode)
 
 
 def _is_text(x: str | pathlib.Path) -> bool:

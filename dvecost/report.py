@@ -158,6 +158,11 @@ def render_text(a: Analysis, *, trace: bool = False) -> str:
     out = _summary_lines(a)
     out.append(_value_line(a))
     out.append("")
+    if not a.witness:
+        out.append("critical cycle: not decoded (value only)")
+        out.append("")
+        out.append(_timings_line(a))
+        return "\n".join(out)
     n = len(a.cycle)
     c_cost = sum(s.cost for s in a.cycle)
     c_time = sum(s.time for s in a.cycle)

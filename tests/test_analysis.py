@@ -308,3 +308,14 @@ def test_gpu_backend_gives_the_cpu_answer(name, kw):
     assert gpu.backend == "gpu" and gpu.certified
     assert gpu.value == cpu.value
     check_consistent(gpu)
+
+
+def test_value_only_decodes_nothing():
+    full = analyze(example_path("rings_sync"), backend="cpu")
+    bare = analyze(example_path("rings_sync"), backend="cpu", witness=False)
+    assert bare.value == full.value and bare.certified
+    assert (bare.n_states, bare.n_transitions) == (full.n_states, full.n_transitions)
+    assert bare.cycle == () and bare.prefix == () and dict(bare.initial) == {}
+    assert bare.deadlock_trace is None and bare.error_trace is None
+    assert not bare.witness and full.witness
+    assert "critical cycle: not decoded" in str(bare)
