@@ -33,6 +33,10 @@ __all__ = [
     "StateSpaceError",
     "StateLimitExceeded",
     "MemoryLimitExceeded",
+    "OutOfMemory",
+    "RunStopped",
+    "Interrupted",
+    "TimeLimitExceeded",
     "AnalysisError",
     "NoCycleError",
     "ZeroTimeCycleError",
@@ -274,6 +278,59 @@ class MemoryLimitExceeded(StateSpaceError):
         self.limit_bytes = limit_bytes
         self.n_explored = n_explored
         self.partial = partial
+
+
+class OutOfMemory(MemoryLimitExceeded):
+    """Raised when an allocation failed during exploration (no ``--max-memory`` reached, the
+    machine ran out); ``limit_bytes`` is the limit in force or None. ``partial`` as above (None
+    when even the partial graph could not be assembled)."""
+
+    def __init__(self, limit_bytes: int | None, n_explored: int, partial: object = None) -> None:
+        StateSpaceError.__init__(self, f"out of memory after {n_explored} states")
+        self.limit_bytes = limit_bytes
+        self.n_explored = n_explored
+        self.partial = partial
+
+
+class RunStopped(BaseException):
+    """A run stopped from outside the computation: a signal (:class:`Interrupted`) or the
+    ``--timeout`` clock (:class:`TimeLimitExceeded`).
+
+    A ``BaseException`` like ``KeyboardInterrupt``, so that no ``except Exception`` on the way
+    swallows it. The stage that was running may fill in ``partial`` (e.g. the explorer's graph
+    found so far) and ``counts`` (e.g. ``{'states': 10, 'transitions': 31}``) before passing it
+    on; ``exit_code`` is the command line's exit status (3, or 128 + the signal number).
+    """
+
+    exit_code = 3
+    status = "stopped"
+
+    def __init__(self, message: str, partial: object = None) -> None:
+        super().__init__(message)
+        self.partial = partial
+        self.counts: dict[str, int] = {}
+
+
+class Interrupted(RunStopped):
+    """SIGINT or SIGTERM arrived; ``signal_name`` names it, exit status ``128 + signum``."""
+
+    status = "interrupted"
+
+    def __init__(self, signum: int, signal_name: str, partial: object = None) -> None:
+        super().__init__(f"interrupted by {signal_name}", partial)
+        self.signum = signum
+        self.signal_name = signal_name
+        self.exit_code = 128 + signum
+
+
+class TimeLimitExceeded(RunStopped):
+    """The ``--timeout`` clock ran out (exit status 3)."""
+
+    status = "timeout"
+
+    def __init__(self, seconds: float, partial: object = None) -> None:
+        super().__init__(f"time limit of {seconds:g} s reached", partial)
+        self.seconds = seconds
 
 
 class AnalysisError(DvecostError):

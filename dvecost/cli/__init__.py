@@ -4,28 +4,337 @@ Each subcommand lives in a module of this package exposing ``register(subparsers
 its parser and sets ``func=run`` where ``run(args) -> int``. Exit codes:
 
 - 0: success;
-- 2: invalid input (syntax or semantic error, bad usage, backend unavailable);
-- 3: no answer (no cycle, zero-time cycle, a state/memory limit reached);
+- 2: invalid input (syntax or semantic error, bad usage, unreadable file, backend unavailable);
+- 3: no answer (no cycle, zero-time cycle, a state/memory/time limit reached, out of memory);
+- 130 / 143: stopped by SIGINT / SIGTERM (what was found so far is printed first);
 - 1: internal error (traceback with a "please report" line).
+
+Shared machinery for subcommands
+--------------------------------
+:func:`add_limits`
+    ``--max-states N``, ``--max-memory SIZE`` (``args.max_memory`` is a :class:`ByteSize`:
+    an ``int`` of bytes whose ``str()`` is the text the user wrote) and ``--timeout SECONDS``.
+    :func:`main` arms the timeout and the signal handlers for every command; a command only
+    passes ``args.max_states`` / ``args.max_memory`` down to the explorer.
+Stops
+    SIGINT, SIGTERM and the ``--timeout`` clock raise :class:`dve.errors.Interrupted` /
+    :class:`dve.errors.TimeLimitExceeded` (both :class:`dve.errors.RunStopped`, a
+    ``BaseException``) wherever the program is. The explorer attaches the graph found so far as
+    ``exc.partial`` (a :class:`statespace.StateGraph` with ``complete`` false), like the
+    state/memory limits (:class:`dve.errors.StateLimitExceeded`,
+    :class:`dve.errors.MemoryLimitExceeded`). A command that has something to show catches
+    them, prints it and returns :func:`stop_info(exc, args)["exit_code"] <stop_info>`; if it
+    does not, :func:`main` prints the :func:`stop_info` message and returns the exit code.
+JSON
+    :func:`emit_json`: one line, one object, ``status`` first (``ok``, ``limit``,
+    ``timeout``, ``interrupted``, ``no_cycle``, ...), phase times under ``timings`` (seconds),
+    ``peak_memory_bytes`` last (:func:`peak_memory_bytes`).
+
+Examples
+--------
+A command using all of it::
+
+    def run(args):
+        try:
+            graph = build_state_graph(cm, max_states=args.max_states,
+                                      max_memory=args.max_memory)
+        except (StateLimitExceeded, MemoryLimitExceeded, RunStopped) as exc:
+            info = stop_info(exc, args)
+            print(info["message"], file=sys.stderr)
+            if args.json:
+                emit_json(info["status"], limit=info.get("limit"), n_states=...)
+            return info["exit_code"]
+        ...
+        emit_json("ok", timings={"explore": 0.5}, n_states=graph.n_states)
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import math
+import os
+import re
+import resource
+import signal
 import sys
 import traceback
-from typing import Sequence
+from fractions import Fraction
+from typing import Any, Sequence
 
 from dve.errors import (AnalysisError, BackendUnavailableError, ConfigurationError,
-                        DvecostError, ModelError, ModelErrors, StateSpaceError, use_color)
+                        DvecostError, Interrupted, MemoryLimitExceeded, ModelError, ModelErrors,
+                        OutOfMemory, RunStopped, StateLimitExceeded, StateSpaceError,
+                        TimeLimitExceeded, use_color)
 
 from .._version import __version__
 
-__all__ = ["main", "add_common", "add_backend", "add_defines", "parse_defines", "print_error"]
+__all__ = ["main", "add_common", "add_backend", "add_defines", "add_limits", "parse_defines",
+           "parse_size", "parse_seconds", "ByteSize", "Seconds", "emit_json", "peak_memory_bytes",
+           "stop_info", "print_error"]
 
 #: Subcommand modules, in the order ``dvecost --help`` lists them.
 COMMANDS = ("check", "explore", "cycle", "analyze", "saturate", "scenarios", "bench")
+
+_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20,
+          "MIB": 2**20, "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40,
+          "TIB": 2**40}
+
+
+class ByteSize(int):
+    """A number of bytes that remembers how the user wrote it: ``str()`` gives that text.
+
+    >>> s = ByteSize(2**30, "1G")
+    >>> s == 1073741824, str(s), f"limit {s}"
+    (True, '1G', 'limit 1G')
+    """
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> "ByteSize":
+        obj = super().__new__(cls, value)
+        obj.text = text
+        return obj
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Seconds(float):
+    """A duration in seconds that remembers how the user wrote it (``str()``).
+
+    >>> t = Seconds(120.0, "2m")
+    >>> t == 120, str(t)
+    (True, '2m')
+    """
+
+    text: str
+
+    def __new__(cls, value: float, text: str) -> "Seconds":
+        obj = super().__new__(cls, value)
+        obj.text = text
+        return obj
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse_size(text: str) -> ByteSize:
+    """``'512M'`` -> bytes (binary units ``K``, ``M``, ``G``, ``T``, optional ``B``/``iB``,
+    case-insensitive); at least one byte.
+
+    >>> parse_size("512M"), parse_size("2GiB"), parse_size("1000"), str(parse_size("1.5g"))
+    (536870912, 2147483648, 1000, '1.5g')
+    """
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*", text)
+    if not m or m.group(2).upper() not in _UNITS:
+        raise ConfigurationError(f"bad size '{text}': expected a number with an optional unit, "
+                                 "e.g. 512M or 4G")
+    value = int(Fraction(m.group(1)) * _UNITS[m.group(2).upper()])
+    if value < 1:
+        raise ConfigurationError(f"bad size '{text}': must be at least one byte")
+    return ByteSize(value, text.strip())
+
+
+def parse_seconds(text: str) -> Seconds:
+    """``'90'``, ``'1.5'``, ``'30s'``, ``'2m'``, ``'1h'`` -> seconds (more than 0).
+
+    >>> parse_seconds("90"), parse_seconds("2m"), parse_seconds("0.5s")
+    (90.0, 120.0, 0.5)
+    """
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([smh]?)\s*", text)
+    if not m:
+        raise ConfigurationError(f"bad duration '{text}': expected seconds, e.g. 90, 2.5, "
+                                 "30s, 10m or 1h")
+    value = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    if not 0 < value < 1e9:
+        raise ConfigurationError(f"bad duration '{text}': must be more than 0 and finite")
+    return Seconds(value, text.strip())
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _arg_type(parse):
+    """An argparse ``type=`` from a parser raising ConfigurationError (argparse then prints
+    the subcommand's usage with the message, exit 2)."""
+    def conv(text: str):
+        try:
+            return parse(text)
+        except ConfigurationError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    conv.__name__ = parse.__name__
+    return conv
+
+
+def add_limits(p: argparse.ArgumentParser, *, states: bool = True) -> None:
+    """``--max-states N`` (N >= 1), ``--max-memory SIZE`` and ``--timeout SECONDS``.
+
+    Sets ``args.max_states`` (int or None), ``args.max_memory`` (:class:`ByteSize` or None)
+    and ``args.timeout`` (:class:`Seconds`, a float, or None). :func:`main` enforces ``--timeout`` for the
+    whole command (it raises :class:`dve.errors.TimeLimitExceeded` where the run is); the two
+    others are for the command to pass to ``build_state_graph``.
+    """
+    if states:
+        p.add_argument("--max-states", type=_positive_int, metavar="N",
+                       help="stop after more than N states (N >= 1); exit code 3")
+    p.add_argument("--max-memory", type=_arg_type(parse_size), metavar="SIZE",
+                   help="stop when the state graph would make the process use more than SIZE "
+                        "of memory (e.g. 512M, 4G; binary units); exit code 3")
+    p.add_argument("--timeout", type=_arg_type(parse_seconds), metavar="SECONDS",
+                   help="stop after this much wall-clock time (e.g. 90, 2.5, 10m); exit "
+                        "code 3 with what was found so far")
+
+
+def peak_memory_bytes() -> int:
+    """The peak resident memory (RSS) of this process so far, in bytes.
+
+    >>> peak_memory_bytes() > 0
+    True
+    """
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == "darwin" else rss * 1024)
+
+
+def _json_default(x: Any):
+    if isinstance(x, Fraction):
+        return str(x)
+    for conv in (int, float):   # NumPy scalars
+        try:
+            v = conv(x)
+        except (TypeError, ValueError):
+            continue
+        if v == x:
+            return v
+    if isinstance(x, (tuple, set, frozenset)):
+        return list(x)
+    return str(x)
+
+
+def emit_json(status: str, *, timings: dict[str, float] | None = None, stream=None,
+              **fields: Any) -> dict:
+    """Print one JSON object on one line (stdout): ``status``, ``fields``, ``timings`` (phase
+    name -> seconds, rounded to microseconds) and ``peak_memory_bytes``; returns the object.
+
+    Fields that are None are left out. NumPy scalars become numbers, Fractions ``'p/q'``
+    strings.
+
+    >>> import io; f = io.StringIO()
+    >>> o = emit_json("ok", timings={"explore": 0.25}, n_states=3, stream=f)
+    >>> f.getvalue().count("\\n"), list(o)
+    (1, ['status', 'n_states', 'timings', 'peak_memory_bytes'])
+    """
+    obj: dict[str, Any] = {"status": status}
+    obj.update((k, v) for k, v in fields.items() if v is not None)
+    obj["timings"] = {k: round(float(v), 6) for k, v in (timings or {}).items()}
+    obj.setdefault("peak_memory_bytes", peak_memory_bytes())
+    if "peak_memory_bytes" in fields:
+        obj["peak_memory_bytes"] = obj.pop("peak_memory_bytes")
+    print(json.dumps(obj, default=_json_default), file=stream or sys.stdout, flush=True)
+    return obj
+
+
+def _counts_of(exc: BaseException) -> dict[str, int]:
+    counts = dict(getattr(exc, "counts", None) or {})
+    part = getattr(exc, "partial", None)
+    if part is not None and hasattr(part, "n_states"):
+        counts.setdefault("states", part.n_states)
+        counts.setdefault("transitions", part.n_edges)
+        if getattr(part, "n_expanded", -1) >= 0:
+            counts.setdefault("expanded", part.n_expanded)
+    elif getattr(exc, "n_explored", None) is not None:
+        counts.setdefault("states", exc.n_explored)
+    return counts
+
+
+def stop_info(exc: BaseException, args: argparse.Namespace | None = None) -> dict:
+    """How a run stopped by a limit or a signal is reported.
+
+    Returns ``{'status', 'exit_code', 'message', 'counts'}`` plus ``'limit': {'name', 'value'}``
+    for limits (the value as the user wrote it, from ``args``). ``message`` is the stderr
+    line: ``dvecost: ... ; 1,234 states, 5,678 transitions found so far``.
+
+    >>> from dve.errors import Interrupted
+    >>> e = Interrupted(15, "SIGTERM"); e.counts = {"states": 1200, "transitions": 3400}
+    >>> i = stop_info(e); i["status"], i["exit_code"], i["message"]
+    ('interrupted', 143, 'dvecost: interrupted by SIGTERM; 1,200 states, 3,400 transitions found so far')
+    """
+    counts = _counts_of(exc)
+    info: dict[str, Any] = {"counts": counts}
+    if isinstance(exc, RunStopped):
+        info.update(status=exc.status, exit_code=exc.exit_code, message=str(exc))
+        if isinstance(exc, TimeLimitExceeded):
+            info["limit"] = {"name": "--timeout", "value": str(exc.seconds)}
+    elif isinstance(exc, OutOfMemory):
+        info.update(status="out_of_memory", exit_code=3, message="out of memory")
+    elif isinstance(exc, (StateLimitExceeded, MemoryLimitExceeded)):
+        if isinstance(exc, StateLimitExceeded):
+            name, value = "--max-states", getattr(args, "max_states", None) or exc.limit
+        else:
+            name, value = "--max-memory", getattr(args, "max_memory", None) or exc.limit_bytes
+        info.update(status="limit", exit_code=3, message=f"limit {name} {value} reached",
+                    limit={"name": name, "value": str(value)})
+    else:
+        info.update(status="error", exit_code=1, message=str(exc))
+    if counts:
+        found = ", ".join(f"{v:,} {k}" for k, v in counts.items() if k != "expanded")
+        if "expanded" in counts:
+            found += f" ({counts['expanded']:,} expanded)"
+        info["message"] += f"; {found} found so far"
+    info["message"] = "dvecost: " + info["message"]
+    return info
+
+
+_STOP_SIGNALS = ("SIGINT", "SIGTERM")
+
+
+class _Stops:
+    """SIGINT/SIGTERM and the ``--timeout`` clock raise a :class:`RunStopped` once; a second
+    signal while the first is being reported ends the process at once (exit 128 + signum)."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self.fired = False
+        self.saved: dict[int, Any] = {}
+
+    def _on_signal(self, signum, frame):
+        if self.fired:
+            os._exit(128 + signum)
+        self.fired = True
+        raise Interrupted(signum, signal.Signals(signum).name)
+
+    def _on_alarm(self, signum, frame):
+        if self.fired:
+            return
+        self.fired = True
+        raise TimeLimitExceeded(self.timeout)
+
+    def __enter__(self):
+        import threading
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for name in _STOP_SIGNALS:
+            num = getattr(signal, name)
+            self.saved[num] = signal.signal(num, self._on_signal)
+        if self.timeout:
+            self.saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        return self
+
+    def __exit__(self, *exc):
+        if signal.SIGALRM in self.saved:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        for num, handler in self.saved.items():
+            signal.signal(num, handler)
+        return False
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
@@ -110,7 +419,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.files.extend(x for x in extra if not x.startswith("-"))
             extra = [x for x in extra if x.startswith("-")]
         if extra:
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            # The error and usage of the subcommand the option was given to.
+            owner = _subparsers(parser).get(getattr(args, "command", None), parser)
+            owner.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse exits on --help (0) and bad usage (2)
         return int(exc.code or 0)
     if not getattr(args, "func", None):
@@ -118,7 +429,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     debug = getattr(args, "debug", False)
     try:
-        return int(args.func(args))
+        with _Stops(getattr(args, "timeout", None)):
+            return int(args.func(args))
     except (ModelErrors, ModelError, ConfigurationError, BackendUnavailableError) as exc:
         if debug:
             raise
@@ -127,6 +439,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (AnalysisError, StateSpaceError) as exc:
         if debug:
             raise
+        if isinstance(exc, (StateLimitExceeded, MemoryLimitExceeded)):
+            info = stop_info(exc, args)
+            print(info["message"], file=sys.stderr)
+            return info["exit_code"]
         print_error(exc)
         return 3
     except DvecostError as exc:
@@ -134,9 +450,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print_error(exc)
         return 1
-    except KeyboardInterrupt:
-        print("dvecost: interrupted", file=sys.stderr)
+    except RunStopped as exc:
+        info = stop_info(exc, args)
+        print(info["message"], file=sys.stderr)
+        return info["exit_code"]
+    except KeyboardInterrupt:   # SIGINT outside the main thread's handler
+        print("dvecost: interrupted by SIGINT", file=sys.stderr)
         return 130
+    except MemoryError:
+        if debug:
+            raise
+        print("dvecost: error: out of memory", file=sys.stderr)
+        return 3
     except Exception:  # noqa: BLE001 - the last resort: never die silently
         if debug:
             raise
@@ -144,3 +469,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("dvecost: internal error; please report it with the model and the command",
               file=sys.stderr)
         return 1
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}

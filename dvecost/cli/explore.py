@@ -15,33 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 
 from dve.errors import ConfigurationError, MemoryLimitExceeded, StateLimitExceeded
 
-from . import add_common, add_defines, parse_defines
+from . import add_common, add_defines, add_limits, parse_defines, parse_size
 
 __all__ = ["parse_size", "register", "run", "summary"]
-
-_UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20,
-          "MIB": 2**20, "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40,
-          "TIB": 2**40}
-
-
-def parse_size(text: str) -> int:
-    """``'512M'`` -> bytes (binary units; ``K``, ``M``, ``G``, ``T``, optional ``B``/``iB``).
-
-    >>> parse_size("512M"), parse_size("2GiB"), parse_size("1000")
-    (536870912, 2147483648, 1000)
-    """
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
-    if not m or m.group(2).upper() not in _UNITS:
-        raise ConfigurationError(f"bad size '{text}': expected a number with an optional unit, "
-                                 "e.g. 512M or 4G")
-    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``explore`` subcommand to the ``dvecost`` parser."""
@@ -53,9 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", metavar="MODEL", help="a DVE model file")
     p.add_argument("--save", metavar="GRAPH.npz", help="write the state graph to this file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--max-states", type=int, metavar="N", help="stop after N states")
-    p.add_argument("--max-memory", type=parse_size, metavar="SIZE",
-                   help="stop when the exploration's arrays exceed SIZE (e.g. 4G)")
+    add_limits(p)
     add_defines(p)
     p.add_argument("--no-property", action="store_true",
                    help="leave out the property process of 'system async property P'")
