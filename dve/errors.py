@@ -1,4 +1,4 @@
-"""Source positions, the dvecost exception tree, and compiler-style rendering.
+"""Source positions, the exception tree of models and arguments, and compiler-style rendering.
 
 Every syntax node and every user-facing error carries a :class:`SourcePos`, which holds a
 reference to the :class:`Source` it came from, so any error can render its own snippet::
@@ -10,11 +10,13 @@ reference to the :class:`Source` it came from, so any error can render its own s
 
 A position is kept as character offsets; its lines and columns are 1-based, ``end_column``
 exclusive (as in Lark).
+
+The cycle engine knows no model and has errors of its own (:mod:`ocm.errors`); terminal
+concerns such as colour live with the command line (:mod:`dvecost.cli.terminal`).
 """
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_right
 from itertools import accumulate
 from dataclasses import dataclass, field
@@ -37,11 +39,6 @@ __all__ = [
     "RunStopped",
     "Interrupted",
     "TimeLimitExceeded",
-    "AnalysisError",
-    "NoCycleError",
-    "ZeroTimeCycleError",
-    "ConvergenceError",
-    "BackendUnavailableError",
     "ConfigurationError",
 ]
 
@@ -333,40 +330,6 @@ class TimeLimitExceeded(RunStopped):
         self.seconds = seconds
 
 
-class AnalysisError(DvecostError):
-    """Base of 'the analysis has no answer' (CLI exit code 3)."""
-
-
-class NoCycleError(AnalysisError):
-    """Raised when the graph has no cycle (every run ends in a deadlock)."""
-
-
-class ZeroTimeCycleError(AnalysisError):
-    """Raised in ratio mode when a cycle has total time 0. ``cycle`` lists its vertices."""
-
-    def __init__(self, message: str, cycle: tuple[int, ...] = (), edges: tuple[int, ...] = ()) -> None:
-        super().__init__(message)
-        self.cycle = cycle
-        self.edges = edges
-
-
-class ConvergenceError(AnalysisError):
-    """Raised when policy iteration exceeds its iteration budget."""
-
-    def __init__(self, iterations: int, message: str = "") -> None:
-        super().__init__(message or f"no convergence after {iterations} iterations")
-        self.iterations = iterations
-
-
-class BackendUnavailableError(DvecostError, RuntimeError):
-    """Raised when ``backend='gpu'`` is asked for and CuPy or a device is missing."""
-
-
 class ConfigurationError(DvecostError, ValueError):
     """Raised for bad arguments (unknown option values, malformed ``-D`` definitions, ...)."""
 
-
-def use_color(stream: object) -> bool:
-    """Colour only on a TTY and never when ``NO_COLOR`` is set."""
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty()) and "NO_COLOR" not in os.environ

@@ -371,17 +371,17 @@ def analyze(path_or_text: str | pathlib.Path, *, ratio: bool = False, mode: str 
     dve.errors.ConfigurationError
         Bad arguments: unknown ``mode`` or ``backend``, a model with several cost resources
         and no ``cost=``, or a ``cost=`` the model does not name (the message lists them).
-    dve.errors.BackendUnavailableError
+    ocm.errors.BackendUnavailableError
         ``backend='gpu'`` without CuPy or a CUDA device.
     dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded
         Exploration reached ``max_states`` (or its memory limit).
-    dve.errors.NoCycleError
+    ocm.errors.NoCycleError
         No cycle is reachable: every run ends in a deadlock or the error state. ``exc.trace``
         holds a shortest such run (a tuple of :class:`Step`).
-    dve.errors.ZeroTimeCycleError
+    ocm.errors.ZeroTimeCycleError
         ``ratio=True`` and a reachable cycle takes no time. ``exc.trace`` holds that cycle as
         steps.
-    dve.errors.ConvergenceError
+    ocm.errors.ConvergenceError
         The engine exceeded its iteration budget.
 
     See Also
@@ -837,7 +837,7 @@ def _exact_value(result, cycle: tuple[Step, ...], ratio: bool) -> Fraction:
 
 def _reraise_with_trace(exc: BaseException, view: _GraphView) -> None:
     """Turn the engine's 'no answer' into an error that shows the run explaining it."""
-    from dve.errors import NoCycleError, ZeroTimeCycleError
+    from ocm.errors import NoCycleError, ZeroTimeCycleError
 
     if isinstance(exc, ZeroTimeCycleError):
         edges = tuple(int(e) for e in (getattr(exc, "edges", ()) or ()))

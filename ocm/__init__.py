@@ -63,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from dve.errors import ConfigurationError, NoCycleError, ZeroTimeCycleError
+from .errors import InputError, NoCycleError, ZeroTimeCycleError
 
 from . import certify as _certify
 from . import howard as _howard
@@ -108,29 +108,29 @@ def _resolve_xp(backend: str, arrays: list, n_edges: int, xp: Any) -> Any:
 def _as_int64(a: Any, name: str, xp: Any) -> Any:
     a = xp.asarray(a)
     if a.ndim != 1:
-        raise ConfigurationError(f"'{name}' must be one-dimensional, got shape {a.shape}")
+        raise InputError(f"'{name}' must be one-dimensional, got shape {a.shape}")
     if a.dtype.kind in "iub":
         return a.astype(xp.int64, copy=False)
     if a.dtype.kind == "f":
         if a.shape[0] and not bool(xp.all(xp.isfinite(a) & (a == xp.floor(a)))):
-            raise ConfigurationError(f"'{name}' must hold integers, found non-integer values")
+            raise InputError(f"'{name}' must hold integers, found non-integer values")
         if a.shape[0] and float(xp.abs(a).max()) >= 2.0 ** 53:
-            raise ConfigurationError(f"'{name}' has values too large to be exact integers")
+            raise InputError(f"'{name}' has values too large to be exact integers")
         return a.astype(xp.int64)
-    raise ConfigurationError(f"'{name}' must hold integers, found dtype {a.dtype}")
+    raise InputError(f"'{name}' must hold integers, found dtype {a.dtype}")
 
 
 def _validate(indptr, indices, cost, time, kind, mode, xp):
     if kind not in KINDS:
-        raise ConfigurationError(f"unknown kind '{kind}': expected one of {', '.join(KINDS)}")
+        raise InputError(f"unknown kind '{kind}': expected one of {', '.join(KINDS)}")
     if mode not in MODES:
-        raise ConfigurationError(f"unknown mode '{mode}': expected one of {', '.join(MODES)}")
+        raise InputError(f"unknown mode '{mode}': expected one of {', '.join(MODES)}")
     indptr = _as_int64(indptr, "indptr", xp)
     indices = _as_int64(indices, "indices", xp)
     cost = _as_int64(cost, "cost", xp)
     n = indptr.shape[0] - 1
     m = indices.shape[0]
-    bad_indptr = ConfigurationError("'indptr' must start at 0, never decrease and end at "
+    bad_indptr = InputError("'indptr' must start at 0, never decrease and end at "
                                     f"len(indices) = {m}")
     if n < 0:
         raise bad_indptr
@@ -145,20 +145,20 @@ def _validate(indptr, indices, cost, time, kind, mode, xp):
     if got[0] != 0 or got[1] != m or (n > 0 and got[2] < 0):
         raise bad_indptr
     if m and (got[-2] < 0 or got[-1] >= n):
-        raise ConfigurationError(f"'indices' must lie in 0..{n - 1}")
+        raise InputError(f"'indices' must lie in 0..{n - 1}")
     if cost.shape[0] != m:
-        raise ConfigurationError(f"'cost' has {cost.shape[0]} entries, expected one per edge ({m})")
+        raise InputError(f"'cost' has {cost.shape[0]} entries, expected one per edge ({m})")
     if time is not None:
         time = _as_int64(time, "time", xp)
         if time.shape[0] != m:
-            raise ConfigurationError(
+            raise InputError(
                 f"'time' has {time.shape[0]} entries, expected one per edge ({m})")
         if m and int(time.min()) < 0:
             e = int(xp.flatnonzero(time < 0)[0])
-            raise ConfigurationError(f"times must be non-negative integers: edge {e} has time "
+            raise InputError(f"times must be non-negative integers: edge {e} has time "
                                      f"{int(time[e])}")
     if kind == "ratio" and time is None:
-        raise ConfigurationError("the cycle ratio needs a 'time' array")
+        raise InputError("the cycle ratio needs a 'time' array")
     return indptr, indices, cost, time
 
 
@@ -203,7 +203,7 @@ def optimal_cycle(indptr: Any, indices: Any, cost: Any, time: Any | None = None,
         The graph has no cycle.
     ZeroTimeCycleError
         ``kind='ratio'`` and some cycle has total time 0 (``exc.cycle``, ``exc.edges``).
-    ConfigurationError
+    InputError
         Malformed arrays, non-integer costs or times, negative times, unknown kind or mode.
     BackendUnavailableError
         ``backend='gpu'`` without CuPy or a device.

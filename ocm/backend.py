@@ -5,7 +5,7 @@ only answers three questions, in one place, so that the API and the CLI agree:
 
 - is a GPU usable here (:func:`gpu_available`: CuPy imports *and* a CUDA device answers);
 - which backend does ``backend='cpu'|'gpu'|'auto'`` mean for a graph of ``n_edges`` edges
-  (:func:`resolve_backend`), raising :class:`~dve.errors.BackendUnavailableError` for an
+  (:func:`resolve_backend`), raising :class:`~ocm.errors.BackendUnavailableError` for an
   explicit ``'gpu'`` that cannot be had;
 - what to do when the GPU runs out of memory (:func:`is_out_of_memory`,
   :class:`GpuFallbackWarning`): the caller reruns on the CPU and warns once.
@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-from dve.errors import BackendUnavailableError, ConfigurationError
+from .errors import BackendUnavailableError, InputError
 
 __all__ = [
     "AUTO_MIN_EDGES",
@@ -118,7 +118,7 @@ def resolve_backend(backend: str, n_edges: int) -> str:
     BackendUnavailableError
         ``backend='gpu'`` where CuPy or a CUDA device is missing; the message says how to get
         one (``pip install dvecost[gpu]``) or to use ``--backend cpu``.
-    ConfigurationError
+    InputError
         ``backend`` is not one of :data:`BACKENDS`.
 
     Examples
@@ -128,10 +128,10 @@ def resolve_backend(backend: str, n_edges: int) -> str:
     >>> resolve_backend("fast", 1)
     Traceback (most recent call last):
     ...
-    dve.errors.ConfigurationError: unknown backend 'fast': expected one of auto, cpu, gpu
+    ocm.errors.InputError: unknown backend 'fast': expected one of auto, cpu, gpu
     """
     if backend not in BACKENDS:
-        raise ConfigurationError(
+        raise InputError(
             f"unknown backend '{backend}': expected one of {', '.join(BACKENDS)}")
     if backend == "cpu":
         return "cpu"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dve.errors import ConfigurationError
+from .errors import InputError
 
 __all__ = ["EdgeList", "read_edge_list", "parse_edge_list", "write_edge_list"]
 
@@ -53,18 +53,18 @@ def parse_edge_list(values: np.ndarray, name: str = "<edge list>") -> EdgeList:
     ([0, 1, 1, 3], [1, 0, 1], [1, 5, 7], [1, 0, 2])
     """
     if values.shape[0] < 2:
-        raise ConfigurationError(f"{name}: expected 'n m' on the first line")
+        raise InputError(f"{name}: expected 'n m' on the first line")
     n, m = int(values[0]), int(values[1])
     if n < 0 or m < 0:
-        raise ConfigurationError(f"{name}: 'n m' must be non-negative, got {n} {m}")
+        raise InputError(f"{name}: 'n m' must be non-negative, got {n} {m}")
     if values.shape[0] != 2 + 4 * m:
-        raise ConfigurationError(f"{name}: expected {m} edge lines of 4 integers "
+        raise InputError(f"{name}: expected {m} edge lines of 4 integers "
                                  f"(u v cost time), found {(values.shape[0] - 2) / 4:g}")
     e = values[2:].reshape(m, 4)
     u, v, cost, time = e[:, 0], e[:, 1], e[:, 2], e[:, 3]
     if m and (u.min() < 0 or v.min() < 0 or u.max() >= n or v.max() >= n):
         bad = int(np.flatnonzero((u < 0) | (v < 0) | (u >= n) | (v >= n))[0])
-        raise ConfigurationError(f"{name}: edge line {bad + 1} has a vertex outside 0..{n - 1}")
+        raise InputError(f"{name}: edge line {bad + 1} has a vertex outside 0..{n - 1}")
     order = np.argsort(u, kind="stable")
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
@@ -77,7 +77,7 @@ def read_edge_list(path: str | os.PathLike) -> EdgeList:
 
     Raises
     ------
-    ConfigurationError
+    InputError
         Unreadable file, non-integer tokens, wrong counts, vertex ids out of range.
     """
     name = os.fspath(path)
@@ -85,11 +85,11 @@ def read_edge_list(path: str | os.PathLike) -> EdgeList:
         with open(name, "rb") as f:
             data = f.read()
     except OSError as exc:
-        raise ConfigurationError(f"cannot read '{name}': {exc.strerror or exc}") from None
+        raise InputError(f"cannot read '{name}': {exc.strerror or exc}") from None
     try:
         text = data.decode("ascii")
     except UnicodeDecodeError:
-        raise ConfigurationError(f"{name}: not a text edge list") from None
+        raise InputError(f"{name}: not a text edge list") from None
     # Fast path: NumPy's C parser. It stops quietly (with a warning) at the first bad token,
     # so anything short of the exact count goes through the slow path for a precise message.
     with warnings.catch_warnings():
@@ -102,12 +102,12 @@ def read_edge_list(path: str | os.PathLike) -> EdgeList:
             pass
     tokens = text.split()
     if not tokens:
-        raise ConfigurationError(f"{name}: empty file")
+        raise InputError(f"{name}: empty file")
     try:
         values = np.array(tokens, dtype=np.int64)
     except (ValueError, OverflowError):
         bad = next((t for t in tokens if not t.lstrip("+-").isdigit()), tokens[0])
-        raise ConfigurationError(f"{name}: expected integers, found '{bad[:20]}'") from None
+        raise InputError(f"{name}: expected integers, found '{bad[:20]}'") from None
     return parse_edge_list(values, name)
 
 

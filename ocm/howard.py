@@ -42,7 +42,7 @@ import time as _time
 from dataclasses import dataclass, field
 from typing import Any
 
-from dve.errors import ConvergenceError, ZeroTimeCycleError
+from .errors import ConvergenceError, ZeroTimeCycleError
 
 from . import primitives as P
 

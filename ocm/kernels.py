@@ -1015,7 +1015,7 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     replayed, so an iteration costs one graph launch and one 64-byte copy of ``flags`` (from
     the fifth iteration on, issued while the previous iteration still runs).
     """
-    from dve.errors import ConvergenceError
+    from .errors import ConvergenceError
 
     from . import howard as H
 

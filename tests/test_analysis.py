@@ -8,9 +8,10 @@ from fractions import Fraction
 
 import pytest
 
-from dve.errors import ConfigurationError, NoCycleError, ZeroTimeCycleError
+from dve.errors import ConfigurationError
 from dvecost import Analysis, analyze
 from dvecost.examples import example_path
+from ocm.errors import NoCycleError, ZeroTimeCycleError
 
 #: ``../shared`` (``$DVECOST_SHARED``): not imported from conftest, whose name is ambiguous once
 #: test folders have conftest files of their own.

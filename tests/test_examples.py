@@ -12,7 +12,7 @@ from fractions import Fraction as F
 
 import pytest
 
-from dve.errors import ZeroTimeCycleError
+from ocm.errors import ZeroTimeCycleError
 from dvecost import analyze
 from dvecost.examples import EXAMPLES, example_path
 

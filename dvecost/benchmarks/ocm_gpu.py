@@ -304,7 +304,8 @@ def select_graphs(args: argparse.Namespace) -> tuple[list[str], list[pathlib.Pat
 
 def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: None) -> Report:
     """Time the GPU engine against the CPU engine and ocmref on each graph (never prints)."""
-    from dve.errors import BackendUnavailableError, ConfigurationError
+    from dve.errors import ConfigurationError
+    from ocm.errors import BackendUnavailableError
     from ocm.backend import gpu_unavailable_reason
 
     reason = gpu_unavailable_reason()
@@ -498,10 +499,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--md-out", metavar="FILE")
     args = p.parse_args(argv)
     from dve.errors import DvecostError
+    from ocm.errors import OcmError
 
     try:
         rep = run(args, progress=lambda s: print(s, file=sys.stderr, flush=True))
-    except DvecostError as exc:
+    except (DvecostError, OcmError) as exc:
         print(f"dvecost: error: {exc}", file=sys.stderr)
         return 2
     md = rep.as_markdown()

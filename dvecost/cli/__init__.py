@@ -63,10 +63,12 @@ import traceback
 from fractions import Fraction
 from typing import Any, Sequence
 
-from dve.errors import (AnalysisError, BackendUnavailableError, ConfigurationError,
-                        DvecostError, Interrupted, MemoryLimitExceeded, ModelError, ModelErrors,
-                        OutOfMemory, RunStopped, StateLimitExceeded, StateSpaceError,
-                        TimeLimitExceeded, use_color)
+from dve.errors import (ConfigurationError, DvecostError, Interrupted, MemoryLimitExceeded,
+                        ModelError, ModelErrors, OutOfMemory, RunStopped, StateLimitExceeded,
+                        StateSpaceError, TimeLimitExceeded)
+from ocm.errors import AnalysisError, BackendUnavailableError, InputError, OcmError
+
+from .terminal import use_color
 
 from .._version import __version__
 
@@ -431,7 +433,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with _Stops(getattr(args, "timeout", None)):
             return int(args.func(args))
-    except (ModelErrors, ModelError, ConfigurationError, BackendUnavailableError) as exc:
+    except (ModelErrors, ModelError, ConfigurationError, InputError,
+            BackendUnavailableError) as exc:
         if debug:
             raise
         print_error(exc)
@@ -445,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return info["exit_code"]
         print_error(exc)
         return 3
-    except DvecostError as exc:
+    except (DvecostError, OcmError) as exc:
         if debug:
             raise
         print_error(exc)

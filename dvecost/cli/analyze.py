@@ -12,7 +12,8 @@ import sys
 import time
 from typing import TextIO
 
-from dve.errors import AnalysisError, ConfigurationError, NoCycleError, ZeroTimeCycleError
+from dve.errors import ConfigurationError
+from ocm.errors import AnalysisError, NoCycleError, ZeroTimeCycleError
 
 from . import add_backend, add_common, add_defines, parse_defines, print_error
 

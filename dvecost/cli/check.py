@@ -28,7 +28,7 @@ from typing import Any
 
 from dve.check import check_model
 from dve.errors import (ConfigurationError, DvecostError, DveSyntaxError, ModelError,
-                        ModelErrors, use_color)
+                        ModelErrors)
 from dve.expand import expand_model
 from dve.loader import read_source
 from dve.parser import parse_model
@@ -36,6 +36,7 @@ from dve.summary import ModelSummary, summarize
 from dve.syntax import VarDecl
 
 from . import add_common, add_defines, parse_defines, print_error
+from .terminal import use_color
 
 __all__ = ["register", "run", "check_file", "SUMMARY_FIELDS"]
 

@@ -100,7 +100,7 @@ def test_many_sccs_and_sinks():
 
 
 def test_no_cycle_and_zero_time_errors_match():
-    from dve.errors import NoCycleError, ZeroTimeCycleError
+    from ocm.errors import NoCycleError, ZeroTimeCycleError
 
     indptr, indices, cost = np.array([0, 1, 2, 2]), np.array([1, 2]), np.array([1, 2])
     with pytest.raises(NoCycleError):

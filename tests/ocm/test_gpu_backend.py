@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ocm
-from dve.errors import BackendUnavailableError, ConfigurationError
+from ocm.errors import BackendUnavailableError, InputError
 from ocm import backend
 
 
@@ -41,7 +41,7 @@ def test_auto_uses_gpu_only_for_large_graphs(fake_gpu):
 
 
 def test_unknown_backend():
-    with pytest.raises(ConfigurationError, match="unknown backend"):
+    with pytest.raises(InputError, match="unknown backend"):
         backend.resolve_backend("tpu", 1)
 
 

@@ -239,7 +239,7 @@ def test_solve_overflow_hands_over_to_python_ints(emu):
 
 
 def test_solve_zero_time_cycle_raises_like_numpy(emu):
-    from dve.errors import ZeroTimeCycleError
+    from ocm.errors import ZeroTimeCycleError
 
     indptr, indices = np.array([0, 1, 2, 3]), np.array([1, 0, 0])
     cost, time = np.array([1, 2, 3]), np.array([0, 0, 1])

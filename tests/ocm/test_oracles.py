@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import ocm
 from ocm.certify import cycle_sums
 from ocm.reference import brute_force_cycle, karp_cycle_mean
-from dve.errors import NoCycleError, ZeroTimeCycleError
+from ocm.errors import NoCycleError, ZeroTimeCycleError
 
 
 @st.composite

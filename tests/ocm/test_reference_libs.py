@@ -14,7 +14,7 @@ from fractions import Fraction
 import pytest
 
 import ocm
-from dve.errors import ZeroTimeCycleError
+from ocm.errors import ZeroTimeCycleError
 from ocm.certify import cycle_sums
 from dvecost.benchmarks.ocm import OCMREF_SRC, find_ocmref
 
