@@ -1,0 +1,638 @@
+"""Groups of interchangeable processes, found statically, and canonical representatives.
+
+A *group* is a set of processes that are instances of one template (expanded names ``T_k``,
+see :func:`dve.instance_name`) such that the model is invariant under every permutation of
+their keys: renaming instance ``T_i`` to ``T_π(i)``, moving the cells ``a[i]`` of arrays indexed
+by keys to ``a[π(i)]``, and replacing every key value ``i`` held elsewhere (the server's ``who``,
+a channel field) by ``π(i)``. :func:`detect_symmetry` decides this on the expanded model,
+conservatively:
+
+1. *Instances are equal up to their key.* Walking two instances' syntax trees side by side,
+   the only differences allowed are the instance's own name (a reference to itself) and an
+   integer literal that is the instance's key in one and the other's key in the other (the
+   template's ``id``). Those literals are *key positions*.
+2. *Keys are only stored, compared for equality and used as indices.* A unification over the
+   whole model gives every variable, array index, channel field and expression a sort: data,
+   or keys of one group. Key positions have the key sort; ``==``/``!=`` unify their operands;
+   an assignment, an initialiser and a channel value unify both sides; every other operator,
+   guard, cost and time needs data. A literal that ends up with the key sort must not be a key
+   value (``who = 0`` is fine when the keys are ``1..N``; ``who == 3`` is not).
+3. *Keys live in one place.* An instance's own variables must not hold keys; an array indexed
+   by keys must cover every key, start with equal cells at the keys, and hold data; another
+   process must not name an instance (``T_3->x``, ``T_3.s``); a buffered channel carrying keys
+   needs ``0`` not to be a key (its freed cells hold 0).
+
+Whatever is not shown this way is not reduced, and the reason is kept for the report.
+
+:func:`canonicalize` maps states to one representative per orbit: the members of each group
+are sorted by ``(which key-holding slots refer to it, its local vector)``, which does not depend
+on the members' names, and the key values held elsewhere are renamed accordingly. Members that
+tie have equal local vectors and nobody refers to them, so their order does not matter.
+
+Examples
+--------
+>>> from dve.parser import parse_model
+>>> from dve.expand import expand_model
+>>> from statespace import compile_model
+>>> src = '''
+... channel req;
+... process Server { byte who; state idle, busy; init idle;
+...     trans idle -> busy { sync req?who; }, busy -> idle { effect who = 0; }; }
+... process Client(key id) { state a, b; init a;
+...     trans a -> b { sync req!id; }, b -> a { guard Server->who != id; }; }
+... for (k : 1 .. 3) { process Client(k); }
+... system async;'''
+>>> cm = compile_model(expand_model(parse_model(src, "<doc>")))
+>>> sym = detect_symmetry(cm)
+>>> [(g.template, g.keys) for g in sym.groups]
+[('Client', (1, 2, 3))]
+>>> sym.describe()
+'Client: 3 instances (keys 1..3)'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from dve import syntax as S
+
+from .model import CompiledModel
+
+__all__ = ["SymmetryGroup", "Symmetry", "detect_symmetry", "canonicalize", "NO_SYMMETRY"]
+
+_INSTANCE = re.compile(r"^(?P<t>[A-Za-z_][A-Za-z0-9_]*?)_(?P<k>m?\d+)$")
+
+
+@dataclass(frozen=True)
+class SymmetryGroup:
+    """One group of interchangeable processes.
+
+    Attributes
+    ----------
+    template : str
+        The template's name.
+    processes : tuple of int
+        The members' process indices, in increasing key order.
+    keys : tuple of int
+        The members' key values (same order).
+    member_slots : tuple of tuple of int
+        Per member, the slots that move with it under a permutation: its control state, its
+        variables and channels, and its cell of each array indexed by keys. Row ``i`` and row
+        ``j`` list corresponding slots in the same order.
+    key_slots : tuple of int
+        Slots outside the members that hold key values of this group (or a non-key sentinel).
+    """
+
+    template: str
+    processes: tuple[int, ...]
+    keys: tuple[int, ...]
+    member_slots: tuple[tuple[int, ...], ...]
+    key_slots: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.processes)
+
+
+@dataclass(frozen=True)
+class Symmetry:
+    """The result of :func:`detect_symmetry`: the groups reduced, and why others were not.
+
+    ``refused`` lists ``(template, reason)`` for candidate groups that were not shown to be
+    symmetric; ``reason`` is set when nothing at all can be reduced.
+    """
+
+    groups: tuple[SymmetryGroup, ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()
+    reason: str | None = None
+
+    @property
+    def reduces(self) -> bool:
+        return bool(self.groups)
+
+    def describe(self) -> str:
+        """One line per group reduced, e.g. ``'Client: 3 instances (keys 1..3)'``."""
+        out = []
+        for g in self.groups:
+            ks = g.keys
+            rng = (f"{ks[0]}..{ks[-1]}" if list(ks) == list(range(ks[0], ks[-1] + 1))
+                   else ", ".join(map(str, ks)))
+            out.append(f"{g.template}: {g.size} instances (keys {rng})")
+        return "; ".join(out)
+
+    def orbit_bound(self) -> int:
+        """The largest orbit: the product of the groups' factorials (a state's orbit has at
+        most this many states, so ``classes * orbit_bound()`` bounds the full product)."""
+        b = 1
+        for g in self.groups:
+            b *= math.factorial(g.size)
+        return b
+
+    def to_json(self) -> dict:
+        return {"groups": [{"template": g.template, "instances": g.size, "keys": list(g.keys)}
+                           for g in self.groups],
+                "not_reduced": [{"template": t, "reason": r} for t, r in self.refused],
+                "reason": self.reason}
+
+
+NO_SYMMETRY = Symmetry(reason="symmetry reduction is off")
+
+
+class _Refuse(Exception):
+    """A candidate group is not provably symmetric (message: the reason)."""
+
+
+# ------------------------------------------------------------------------------ side by side
+
+def _diff(a, b, na: str, nb: str, ka: int, kb: int, path: tuple, keypos: set) -> None:
+    """Walk two instances' trees side by side; record key positions; refuse any other
+    difference."""
+    if type(a) is not type(b):
+        raise _Refuse(f"instances {na} and {nb} differ in shape")
+    if isinstance(a, S.IntLit):
+        if a.value == b.value:
+            return
+        if a.value == ka and b.value == kb:
+            keypos.add(path)
+            return
+        raise _Refuse(f"instances {na} and {nb} differ in a literal ({a.value} vs {b.value})")
+    if isinstance(a, str):
+        if a == b or (a == na and b == nb):
+            return
+        raise _Refuse(f"instances {na} and {nb} differ ('{a}' vs '{b}')")
+    if isinstance(a, tuple):
+        if len(a) != len(b):
+            raise _Refuse(f"instances {na} and {nb} differ in shape")
+        for i, (x, y) in enumerate(zip(a, b)):
+            _diff(x, y, na, nb, ka, kb, path + (i,), keypos)
+        return
+    if dataclasses.is_dataclass(a):
+        for f in dataclasses.fields(a):
+            if f.name == "pos":
+                continue
+            _diff(getattr(a, f.name), getattr(b, f.name), na, nb, ka, kb, path + (f.name,),
+                  keypos)
+        return
+    if a != b:
+        raise _Refuse(f"instances {na} and {nb} differ ({a!r} vs {b!r})")
+
+
+# ------------------------------------------------------------------------------ sorts
+
+class _Sorts:
+    """Union-find over sort variables; a root may carry a tag: ``'data'`` or a group name."""
+
+    def __init__(self) -> None:
+        self.parent: dict = {}
+        self.tag: dict = {}
+        self.n = 0
+        self.conflicts: list[tuple[str, str]] = []  # (tag involved, reason)
+
+    def fresh(self, tag=None):
+        self.n += 1
+        k = ("_", self.n)
+        self.parent[k] = k
+        if tag is not None:
+            self.tag[k] = tag
+        return k
+
+    def node(self, name):
+        if name not in self.parent:
+            self.parent[name] = name
+        return name
+
+    def find(self, k):
+        while self.parent[k] != k:
+            self.parent[k] = self.parent[self.parent[k]]
+            k = self.parent[k]
+        return k
+
+    def union(self, a, b, where: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return
+        ta, tb = self.tag.get(ra), self.tag.get(rb)
+        if ta is not None and tb is not None and ta != tb:
+            for t in (ta, tb):
+                if t != "data":
+                    self.conflicts.append((t, f"keys of {t} are used as "
+                                           f"{'data' if 'data' in (ta, tb) else 'other keys'}"
+                                           f" {where}"))
+            # Keep going with one tag so that every conflict gets reported once per place.
+        self.parent[rb] = ra
+        if ta is None and tb is not None:
+            self.tag[ra] = tb
+
+    def get(self, k):
+        return self.tag.get(self.find(k))
+
+
+def _where(node) -> str:
+    pos = getattr(node, "pos", None)
+    if pos is None:
+        return ""
+    try:
+        return f"at {pos.source.name}:{pos.line}:{pos.column}"
+    except Exception:
+        return ""
+
+
+class _Checker:
+    def __init__(self, cm: CompiledModel, groups: dict[str, list[tuple[int, int, str]]],
+                 keypos: dict[str, set]) -> None:
+        self.cm = cm
+        self.groups = groups          # template -> [(key, process index, name)] by key
+        self.keypos = keypos          # template -> key positions in member 0's process node
+        self.member_of: dict[str, str] = {}
+        for t, ms in groups.items():
+            for _, _, name in ms:
+                self.member_of[name] = t
+        self.rep = {t: ms[0][2] for t, ms in groups.items()}   # representative instance
+        self.sorts = _Sorts()
+        self.literals: list[tuple] = []   # (sort node, value, syntax node)
+        self.bad: dict[str, str] = {}     # template -> first reason
+        self.proc_syn = {p.name: p for p in cm.syntax.processes}
+
+    def refuse(self, template: str, reason: str) -> None:
+        self.bad.setdefault(template, reason)
+
+    # names ------------------------------------------------------------------
+    def owner_name(self, proc: str) -> str:
+        """Members of a group share one set of sort variables (the representative's)."""
+        t = self.member_of.get(proc)
+        return self.rep[t] if t is not None else proc
+
+    def var(self, proc: str, name: str):
+        """(qualified name, VarInfo) of ``name`` as seen from process ``proc``."""
+        q = f"{proc}.{name}"
+        v = self.cm.variables.get(q)
+        if v is None:
+            q, v = name, self.cm.variables.get(name)
+        return q, v
+
+    def sortname(self, q: str) -> str:
+        if "." in q:
+            owner, rest = q.split(".", 1)
+            return f"{self.owner_name(owner)}.{rest}"
+        return q
+
+    def other_member(self, here: str, target: str, node) -> bool:
+        """True (and the target's group refused) when ``here`` names a member other than
+        itself."""
+        t = self.member_of.get(target)
+        if t is not None and target != here:
+            self.refuse(t, f"process {here} names the instance {target} {_where(node)}".strip())
+            return True
+        return False
+
+    # expressions -------------------------------------------------------------
+    def lit(self, value: int, node):
+        k = self.sorts.fresh()
+        self.literals.append((k, value, node))
+        return k
+
+    def expr(self, e, proc: str, path: tuple | None):
+        """The sort node of expression ``e`` in process ``proc``; ``path`` locates ``e`` in the
+        representative member's tree (``None`` elsewhere)."""
+        s = self.sorts
+
+        def sub(field, *idx):
+            return None if path is None else path + (field,) + idx
+
+        if isinstance(e, S.IntLit):
+            t = self.member_of.get(proc)
+            if path is not None and t is not None and path in self.keypos[t]:
+                return s.fresh(t)
+            return self.lit(e.value, e)
+        if isinstance(e, S.BoolLit):
+            return s.fresh("data")
+        if isinstance(e, S.Name):
+            q, v = self.var(proc, e.name)
+            if v is None:
+                return s.fresh("data")
+            if v.is_const:
+                return (self.lit(v.const_value, e) if not isinstance(v.const_value, tuple)
+                        else s.fresh("data"))
+            return s.node(("var", self.sortname(q)))
+        if isinstance(e, S.Index):
+            q, v = self.var(proc, e.name)
+            ik = self.expr(e.index, proc, sub("index"))
+            if v is None:
+                return s.fresh("data")
+            if v.is_const:
+                s.union(ik, s.fresh("data"), f"as an index of the constant '{e.name}' "
+                        + _where(e))
+                return s.fresh("data")
+            s.union(s.node(("idx", self.sortname(q))), ik, f"as an index of '{e.name}' "
+                    + _where(e))
+            return s.node(("var", self.sortname(q)))
+        if isinstance(e, S.Remote):
+            target = e.process.name
+            if self.other_member(proc, target, e):
+                return s.fresh()
+            ik = self.expr(e.index, proc, sub("index")) if e.index is not None else None
+            q = f"{target}.{e.name}"
+            v = self.cm.variables.get(q)
+            if v is None:
+                return s.fresh("data")
+            if ik is not None:
+                s.union(s.node(("idx", self.sortname(q))), ik, "as an index " + _where(e))
+            if v.is_const:
+                return s.fresh("data")
+            return s.node(("var", self.sortname(q)))
+        if isinstance(e, S.StateTest):
+            self.other_member(proc, e.process.name, e)
+            return s.fresh("data")
+        if isinstance(e, S.Unary):
+            k = self.expr(e.operand, proc, sub("operand"))
+            s.union(k, s.fresh("data"), f"under '{e.op}' " + _where(e))
+            return s.fresh("data")
+        if isinstance(e, S.Binary):
+            a = self.expr(e.left, proc, sub("left"))
+            b = self.expr(e.right, proc, sub("right"))
+            if e.op in ("==", "!="):
+                s.union(a, b, f"in '{e.op}' " + _where(e))
+            else:
+                s.union(a, s.fresh("data"), f"under '{e.op}' " + _where(e))
+                s.union(b, s.fresh("data"), f"under '{e.op}' " + _where(e))
+            return s.fresh("data")
+        # Anything else (calls are expanded away): data, conservatively.
+        return s.fresh("data")
+
+    def channel(self, sync: S.Sync, proc: str) -> str | None:
+        if sync.process is not None:
+            if self.other_member(proc, sync.process.name, sync):
+                return None
+            q = f"{sync.process.name}.{sync.channel}"
+        elif f"{proc}.{sync.channel}" in self.cm.channels:
+            q = f"{proc}.{sync.channel}"
+        else:
+            q = sync.channel
+        return self.sortname(q)
+
+    # whole model ---------------------------------------------------------------
+    def decl(self, d, owner: str | None, path: tuple | None) -> None:
+        s = self.sorts
+        if not isinstance(d, S.VarDecl) or d.init is None:
+            return
+        proc = owner if owner is not None else ""
+        q = d.name if owner is None else f"{self.owner_name(owner)}.{d.name}"
+        if d.const or d.input:
+            return
+        target = s.node(("var", q))
+        items = d.init.items if isinstance(d.init, S.ArrayInit) else (d.init,)
+        for i, it in enumerate(items):
+            p = None if path is None else (path + ("init", "items", i)
+                                           if isinstance(d.init, S.ArrayInit) else path + ("init",))
+            s.union(target, self.expr(it, proc, p), f"in the initial value of '{d.name}' "
+                    + _where(d))
+
+    def process(self, p: S.Process, path: tuple | None) -> None:
+        s = self.sorts
+        for i, d in enumerate(p.decls):
+            self.decl(d, p.name, None if path is None else path + ("decls", i))
+        for i, tr in enumerate(p.transitions):
+            tp = None if path is None else path + ("transitions", i)
+
+            def sub(*x):
+                return None if tp is None else tp + x
+
+            for j, g in enumerate(tr.guard):
+                s.union(self.expr(g, p.name, sub("guard", j)), s.fresh("data"),
+                        "as a guard " + _where(g))
+            if tr.sync is not None:
+                ch = self.channel(tr.sync, p.name)
+                for j, v in enumerate(tr.sync.values):
+                    k = self.expr(v, p.name, sub("sync", "values", j))
+                    if ch is not None:
+                        s.union(s.node(("chan", ch, j)), k, f"on channel '{tr.sync.channel}' "
+                                + _where(tr.sync))
+            for j, a in enumerate(tr.effects):
+                tk = self.expr(a.target, p.name, sub("effects", j, "target"))
+                vk = self.expr(a.value, p.name, sub("effects", j, "value"))
+                s.union(tk, vk, "in an assignment " + _where(a))
+            for j, c in enumerate(tr.costs):
+                s.union(self.expr(c.amount, p.name, sub("costs", j, "amount")), s.fresh("data"),
+                        "as a cost " + _where(c))
+            if tr.time is not None:
+                s.union(self.expr(tr.time, p.name, sub("time")), s.fresh("data"),
+                        "as a time " + _where(tr.time))
+
+    def run(self) -> None:
+        cm = self.cm
+        for d in cm.syntax.globals:
+            self.decl(d, None, None)
+        reps = set(self.rep.values())
+        for p in cm.syntax.processes:
+            if p.name in self.member_of and p.name not in reps:
+                continue   # equal to the representative up to keys (checked by _diff)
+            self.process(p, () if p.name in reps else None)
+        s = self.sorts
+        for t, reason in s.conflicts:
+            if t in self.groups:
+                self.refuse(t, reason)
+        keys = {t: {k for k, _, _ in ms} for t, ms in self.groups.items()}
+        for k, value, node in self.literals:
+            t = s.get(k)
+            if t in keys and value in keys[t]:
+                self.refuse(t, f"the key value {value} of {t} is written as a literal "
+                            + _where(node))
+
+
+def _candidates(cm: CompiledModel) -> dict[str, list[tuple[int, int, str]]]:
+    out: dict[str, list] = {}
+    for p in cm.processes:
+        m = _INSTANCE.match(p.name)
+        if m is None or p.is_property:
+            continue
+        k = m.group("k")
+        key = -int(k[1:]) if k.startswith("m") else int(k)
+        out.setdefault(m.group("t"), []).append((key, p.index, p.name))
+    return {t: sorted(ms) for t, ms in out.items() if len(ms) >= 2}
+
+
+def detect_symmetry(cm: CompiledModel) -> Symmetry:
+    """Find the groups of interchangeable processes of a compiled model (see the module
+    docstring for what is checked). Pure; never raises on a well-formed model.
+
+    Returns
+    -------
+    Symmetry
+        The groups shown symmetric (each with at least two members), the candidates refused
+        with a reason, and an overall reason when nothing is reduced.
+    """
+    cands = _candidates(cm)
+    if not cands:
+        return Symmetry(reason="no process template with two or more instances")
+    syn = {p.name: p for p in cm.syntax.processes}
+    refused: dict[str, str] = {}
+    keypos: dict[str, set] = {}
+    for t, ms in list(cands.items()):
+        k0, _, n0 = ms[0]
+        kp: set = set()
+        try:
+            for k, _, n in ms[1:]:
+                _diff(syn[n0], syn[n], n0, n, k0, k, (), kp)
+        except _Refuse as e:
+            refused[t] = str(e)
+            del cands[t]
+            continue
+        keypos[t] = kp
+    if cands:
+        chk = _Checker(cm, cands, keypos)
+        chk.run()
+        refused.update(chk.bad)
+        for t in chk.bad:
+            cands.pop(t, None)
+        groups = []
+        for t, ms in cands.items():
+            try:
+                groups.append(_layout(cm, chk, t, ms))
+            except _Refuse as e:
+                refused[t] = str(e)
+    else:
+        groups = []
+    reason = None
+    if not groups:
+        reason = "; ".join(f"{t}: {r}" for t, r in sorted(refused.items())) or \
+            "no symmetric group"
+    return Symmetry(tuple(groups), tuple(sorted(refused.items())), reason)
+
+
+def _layout(cm: CompiledModel, chk: _Checker, t: str, ms) -> SymmetryGroup:
+    """Slots of the members and key-holding slots of group ``t`` (refuses what the sort
+    analysis allows but the canonical form cannot handle)."""
+    s = chk.sorts
+    keys = [k for k, _, _ in ms]
+    rep = chk.rep[t]
+    members = [name for _, _, name in ms]
+    # Variables and channels by owner, in slot order.
+    own_vars = {n: sorted((v for v in cm.variables.values() if v.owner == n and not v.is_const),
+                          key=lambda v: v.base) for n in members}
+    own_chans = {n: sorted((c for c in cm.channels.values() if c.owner == n and c.buffered),
+                           key=lambda c: c.count_slot) for n in members}
+    for v in own_vars[rep]:
+        sn = ("var", v.name)
+        if s.get(sn) not in (None, "data"):
+            raise _Refuse(f"the instance variable '{v.name.split('.', 1)[1]}' holds keys")
+        if v.size is not None and s.get(("idx", v.name)) not in (None, "data"):
+            raise _Refuse(f"the instance array '{v.name.split('.', 1)[1]}' is indexed by keys")
+    for c in own_chans[rep]:
+        for f in range(c.arity):
+            if s.get(("chan", c.name, f)) not in (None, "data"):
+                raise _Refuse(f"the instance channel '{c.name}' carries keys")
+    key_slots: list[int] = []
+    indexed: list = []
+    for v in cm.variables.values():
+        if v.is_const or (v.owner is not None and v.owner in chk.member_of):
+            continue
+        sv = s.get(("var", v.name))
+        si = s.get(("idx", v.name)) if v.size is not None else None
+        if sv == t:
+            if si == t:
+                raise _Refuse(f"the array '{v.name}' is indexed by keys and holds keys")
+            key_slots.extend(range(v.base, v.base + (v.size or 1)))
+        if si == t:
+            if min(keys) < 0 or max(keys) >= v.size:
+                raise _Refuse(f"the array '{v.name}' does not cover every key")
+            init = cm.initial
+            if len({init[v.base + k] for k in keys}) > 1:
+                raise _Refuse(f"the array '{v.name}' starts with different values at the keys")
+            indexed.append(v)
+    for c in cm.channels.values():
+        if c.owner is not None and c.owner in chk.member_of:
+            continue
+        for f in range(c.arity if c.buffered else 0):
+            if s.get(("chan", c.name, f)) == t:
+                if 0 in keys:
+                    raise _Refuse(f"the buffered channel '{c.name}' carries keys and 0 is a key")
+                key_slots.extend(c.items + i * c.arity + f for i in range(c.size))
+    rows = []
+    for k, pidx, name in ms:
+        row = [cm.processes[pidx].slot]
+        for v in own_vars[name]:
+            row.extend(range(v.base, v.base + (v.size or 1)))
+        for c in own_chans[name]:
+            row.extend(range(c.count_slot, c.items + c.size * c.arity))
+        for v in indexed:
+            row.append(v.base + k)
+        rows.append(tuple(row))
+    if len({len(r) for r in rows}) != 1:
+        raise _Refuse("instances have different layouts")
+    return SymmetryGroup(t, tuple(p for _, p, _ in ms), tuple(keys), tuple(rows),
+                         tuple(sorted(set(key_slots))))
+
+
+# ------------------------------------------------------------------------------ canonical form
+
+def member_order(group: SymmetryGroup, X: np.ndarray):
+    """For states ``X`` (slots x rows): the members' sort codes ``(n, rows)`` as a list of
+    columns for :func:`numpy.lexsort` (most significant last) and the reference mask
+    ``(n, rows)`` (member referred to by a key-holding slot)."""
+    M = np.asarray(group.member_slots)                       # (n, w)
+    keys = np.asarray(group.keys, dtype=np.int64)
+    cols = [X[M[:, j]] for j in range(M.shape[1] - 1, -1, -1)]   # least significant first
+    ref = np.zeros((M.shape[0], X.shape[1]), bool)
+    for j in group.key_slots[::-1]:
+        held = X[j][None, :] == keys[:, None]                 # (n, rows)
+        cols.append(held)
+        ref |= held
+    return cols, ref
+
+
+def canonicalize(sym: Symmetry, X: np.ndarray, return_perm: bool = False):
+    """The canonical representatives of states ``X`` (slots x rows, any integer dtype).
+
+    Returns a new matrix; with ``return_perm`` also, per group, ``order`` of shape
+    ``(n, rows)``: ``order[p, r]`` is the member (index in the group) whose local vector lands
+    at position ``p`` of row ``r``.
+    """
+    Y = np.array(X, copy=True)
+    perms = []
+    for g in sym.groups:
+        n = g.size
+        M = np.asarray(g.member_slots)
+        cols, _ = member_order(g, X)
+        order = np.lexsort(cols, axis=0) if cols else np.tile(np.arange(n)[:, None],
+                                                              (1, X.shape[1]))
+        rows = np.arange(X.shape[1])
+        for j in range(M.shape[1]):
+            Y[M[:, j]] = X[M[:, j]][order, rows[None, :]]
+        if g.key_slots:
+            # Old member order[p] now sits at p: key k_old becomes k_p.
+            newpos = np.empty_like(order)
+            newpos[order, rows[None, :]] = np.arange(n)[:, None]
+            keys = np.asarray(g.keys, dtype=np.int64)
+            lut = {k: i for i, k in enumerate(g.keys)}
+            for j in g.key_slots:
+                v = X[j].astype(np.int64)
+                idx = np.full(v.shape, -1, np.int64)
+                for k, i in lut.items():
+                    idx[v == k] = i
+                hit = idx >= 0
+                if hit.any():
+                    Y[j][hit] = keys[newpos[idx[hit], rows[hit]]]
+        perms.append(order)
+    return (Y, perms) if return_perm else Y
+
+
+def interchangeable(sym: Symmetry, X: np.ndarray) -> dict[int, np.ndarray]:
+    """For canonical states ``X``: process index -> mask of rows where that member equals the
+    member before it in its group and neither is referred to (so the transposition of the two
+    fixes the state, and the member's steps repeat its neighbour's up to that renaming)."""
+    out = {}
+    for g in sym.groups:
+        M = np.asarray(g.member_slots)
+        L = X[M]                                                # (n, w, rows)
+        same = np.all(L[1:] == L[:-1], axis=1)                  # (n-1, rows)
+        _, ref = member_order(g, X)
+        free = ~ref
+        red = same & free[1:] & free[:-1]
+        for i in range(1, g.size):
+            out[g.processes[i]] = red[i - 1]
+    return out
