@@ -28,8 +28,8 @@ Examples
 ... for (k : 1 .. 4) { process Client(k); }
 ... system async;'''
 >>> q = build_quotient_graph(src)
->>> q.graph.n_states, q.symmetry.describe()
-(10, 'Client: 4 instances (keys 1..4)')
+>>> q.graph.n_states, q.full_size(), q.symmetry.describe()
+(9, 48, 'Client: 4 instances (keys 1..4)')
 """
 
 from __future__ import annotations
