@@ -68,6 +68,7 @@ from .errors import InputError, NoCycleError, ZeroTimeCycleError
 from . import certify as _certify
 from . import howard as _howard
 from . import primitives as P
+from .ops import ops
 from . import scc as _scc
 from .edgelist import EdgeList, read_edge_list
 from .result import CycleResult, SccOptimum
@@ -103,6 +104,16 @@ def _resolve_xp(backend: str, arrays: list, n_edges: int, xp: Any) -> Any:
     if backend == "auto" and on_gpu:
         return array_module("gpu")
     return array_module(resolve_backend(backend, n_edges))
+
+
+def _solver(xp: Any):
+    """Howard's iteration for ``xp``: :func:`ocm.howard.solve`, or on CuPy its twin
+    :func:`ocm.howard_gpu.howard_solve` (one captured CUDA graph per iteration)."""
+    if P.is_numpy(xp):
+        return _howard.solve
+    from .howard_gpu import howard_solve
+
+    return howard_solve
 
 
 def _as_int64(a: Any, name: str, xp: Any) -> Any:
@@ -141,7 +152,7 @@ def _validate(indptr, indices, cost, time, kind, mode, xp):
         probes.append(xp.diff(indptr).min())
     if m:
         probes += [indices.min(), indices.max()]
-    got = P._to_numpy(xp.stack(probes)).tolist()
+    got = P.to_host(xp.stack(probes)).tolist()
     if got[0] != 0 or got[1] != m or (n > 0 and got[2] < 0):
         raise bad_indptr
     if m and (got[-2] < 0 or got[-1] >= n):
@@ -222,7 +233,7 @@ def optimal_cycle(indptr: Any, indices: Any, cost: Any, time: Any | None = None,
     arrays = [indptr, indices, cost, time]
     n_edges = int(getattr(indices, "shape", (len(indices),))[0])
     xp = _resolve_xp(backend, arrays, n_edges, xp)
-    if not P._is_numpy(xp):  # out of GPU memory: a warning, then the CPU engine (ocm.backend)
+    if not P.is_numpy(xp):  # out of GPU memory: a warning, then the CPU engine (ocm.backend)
         from .backend import call_with_cpu_fallback
         return call_with_cpu_fallback(
             lambda x: _optimal_cycle(arrays, kind, mode, x, per_scc, max_iter, t_start), xp,
@@ -232,9 +243,9 @@ def optimal_cycle(indptr: Any, indices: Any, cost: Any, time: Any | None = None,
 
 def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | None,
                    max_iter: int | None, t_start: float) -> CycleResult:
-    on_numpy = P._is_numpy(xp)
+    on_numpy = P.is_numpy(xp)
     if on_numpy:
-        arrays = [None if a is None else P._to_numpy(a) for a in arrays]
+        arrays = [None if a is None else P.to_host(a) for a in arrays]
     indptr, indices, cost, time = _validate(*arrays, kind, mode, xp)
     if kind == "mean":
         time = None
@@ -243,7 +254,7 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     timings: dict[str, float] = {}
     t0 = _time.perf_counter()
     if time is not None:
-        h = P._to_numpy
+        h = P.to_host
         z = _scc.find_zero_time_cycle(h(indptr), h(indices), h(time))
         if z is not None:
             verts, edges = z
@@ -256,12 +267,12 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     if per_scc is None:
         per_scc = on_numpy
     t0 = _time.perf_counter()
-    row = P.edge_rows(indptr, xp)
+    row = ops(xp).edge_rows(indptr, xp)
     if per_scc:
         if on_numpy:
             restr = _scc.restrict_to_sccs(indptr, indices, row)
         else:
-            h = P._to_numpy
+            h = P.to_host
             r0 = _scc.restrict_to_sccs(h(indptr), h(indices), h(row))
             restr = _scc.Restriction(*(xp.asarray(a) for a in
                                        (r0.vertices, r0.edges, r0.indptr, r0.indices, r0.label)))
@@ -280,10 +291,10 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     else:
         s_cost = work_cost[restr.edges]
         s_time = time[restr.edges] if time is not None else None
-        s_row = P.edge_rows(restr.indptr, xp)
+        s_row = ops(xp).edge_rows(restr.indptr, xp)
     t0 = _time.perf_counter()
-    st = _howard.solve(restr.indptr, restr.indices, s_cost, s_time, xp=xp, max_iter=max_iter,
-                       row=s_row)
+    solve = _solver(xp)
+    st = solve(restr.indptr, restr.indices, s_cost, s_time, xp=xp, max_iter=max_iter, row=s_row)
     iterations = st.iterations
     timings["howard"] = _time.perf_counter() - t0
     timings.update({f"howard_{k2}": v for k2, v in st.timings.items()})
@@ -292,15 +303,15 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
                                      st.rank_num, st.rank_den, st.potential, xp, s_row)
     if not cert.ok:
         # Never report an unproved value: resume from this policy in Python-int arithmetic.
-        st = _howard.solve(restr.indptr, restr.indices, s_cost, s_time, xp=xp,
-                           policy=st.policy, max_iter=max_iter, exact_objects=True, row=s_row)
+        st = solve(restr.indptr, restr.indices, s_cost, s_time, xp=xp,
+                   policy=st.policy, max_iter=max_iter, exact_objects=True, row=s_row)
         iterations += st.iterations
         cert = _certify.check_potentials(restr.indptr, restr.indices, s_cost, s_time, st.rank,
                                          st.rank_num, st.rank_den, st.potential, xp, s_row)
     # The critical cycle: the policy cycle of the top class with the smallest representative.
     top = st.rank_num.shape[0] - 1
-    h = P._to_numpy
-    walk = P._kernel("policy_cycle", xp)
+    h = P.to_host
+    walk = ops(xp).policy_cycle
     if walk is not None and _is_cupy(st.succ) and _is_cupy(st.policy):
         # On the device: the smallest top-class representative and its cycle, mapped back to
         # the original ids, walked by one thread; only the cycle comes back to the host.

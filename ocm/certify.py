@@ -24,6 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import primitives as P
+from .ops import ops
 
 __all__ = ["Certificate", "check_potentials", "cycle_sums"]
 
@@ -86,16 +87,16 @@ def check_potentials(indptr: Any, indices: Any, cost: Any, time: Any | None, ran
     True
     """
     if row is None:
-        row = P.edge_rows(indptr, xp)
+        row = ops(xp).edge_rows(indptr, xp)
     violations = 0
     # Class values strictly increasing, exactly (few classes: Python ints on the host).
-    a = P._to_numpy(rank_num).astype(object)
-    b = P._to_numpy(rank_den).astype(object)
+    a = P.to_host(rank_num).astype(object)
+    b = P.to_host(rank_den).astype(object)
     if a.shape[0] > 1:
         violations += int(np.count_nonzero(~(a[:-1] * b[1:] < a[1:] * b[:-1])))
     if np.any(b <= 0):
         violations += 1
-    fused = P._kernel("certify_violations", xp)
+    fused = ops(xp).certify_violations
     if fused is not None and potential.dtype != object:
         # CuPy: the three edge-size bounds reduced on the device and read back at once (the
         # class values are on the host already), then the fused pass below if they fit.
@@ -103,7 +104,7 @@ def check_potentials(indptr: Any, indices: Any, cost: Any, time: Any | None, ran
                   xp.abs(potential).max() if potential.shape[0] else xp.zeros((), xp.int64)]
         if time is not None:
             probes.append(xp.abs(time).max() if time.shape[0] else xp.zeros((), xp.int64))
-        got = P._to_numpy(xp.stack([p.astype(xp.int64) for p in probes])).tolist()
+        got = P.to_host(xp.stack([p.astype(xp.int64) for p in probes])).tolist()
         cmax, pmax = got[0], got[1]
         tmax = got[2] if time is not None else 1
         if P.fits_int64(_absmax(b) * cmax, _absmax(a) * tmax, 2 * pmax):
@@ -124,7 +125,7 @@ def check_potentials(indptr: Any, indices: Any, cost: Any, time: Any | None, ran
         violations += int(bad.sum())
     else:
         path = "python-int"
-        h = P._to_numpy
+        h = P.to_host
         r = h(ru)
         t = h(time).astype(object) if time is not None else 1
         pot = h(potential).astype(object)
@@ -144,7 +145,7 @@ def cycle_sums(indptr: Any, indices: Any, cost: Any, time: Any | None,
     >>> cycle_sums(np.array([0, 1, 2]), np.array([1, 0]), np.array([1, 2]), None, [0, 1], [0, 1])
     (3, 2)
     """
-    h = P._to_numpy
+    h = P.to_host
     if not vertices or len(vertices) != len(edges):
         raise ValueError("a cycle needs as many edges as vertices, at least one")
     k = len(vertices)

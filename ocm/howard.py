@@ -45,6 +45,7 @@ from typing import Any
 from .errors import ConvergenceError, ZeroTimeCycleError
 
 from . import primitives as P
+from .ops import ops
 
 __all__ = ["HowardState", "solve", "value_determination"]
 
@@ -120,7 +121,7 @@ def value_determination(indptr: Any, indices: Any, cost: Any, time: Any | None, 
     succ = indices[policy].astype(xp.int64, copy=False)
     wc = cost[policy]
     wt = time[policy] if time is not None else xp.ones(n, dtype=xp.int64)
-    root, is_rep, (cs, ts) = P.policy_sums(succ, [wc, wt], xp)
+    root, is_rep, (cs, ts) = ops(xp).policy_sums(succ, [wc, wt], xp)
     reps = xp.flatnonzero(is_rep)
     # The path from succ(r) back to r covers every cycle edge but r's own (and is empty when
     # the cycle is a self-loop, where cs[r] = 0).
@@ -130,7 +131,7 @@ def value_determination(indptr: Any, indices: Any, cost: Any, time: Any | None, 
     if zero.shape[0]:
         r = int(reps[int(zero[0])])
         cyc = [r]
-        s = P._host_list(succ)
+        s = P.to_host(succ).tolist()
         v = s[r]
         while v != r:
             cyc.append(v)
@@ -138,7 +139,7 @@ def value_determination(indptr: Any, indices: Any, cost: Any, time: Any | None, 
         raise ZeroTimeCycleError(f"a cycle has total time 0, so its ratio is undefined: "
                                  f"vertices {cyc[:20]}{' ...' if len(cyc) > 20 else ''}",
                                  cycle=tuple(cyc))
-    rrank, rnum, rden = P.rank_fractions(cc, tt, xp)
+    rrank, rnum, rden = ops(xp).rank_fractions(cc, tt, xp)
     rank_of = xp.zeros(n, dtype=xp.int64)
     rank_of[reps] = rrank
     rank = rank_of[root]
@@ -146,19 +147,19 @@ def value_determination(indptr: Any, indices: Any, cost: Any, time: Any | None, 
     b = rden[rank]
     if exact_objects:
         wide = True
-    elif not P._is_numpy(xp) and rden.shape[0] and n:
+    elif not P.is_numpy(xp) and rden.shape[0] and n:
         # The four bounds reduced on the device and read back at once (one synchronisation).
-        bd = P._to_numpy(xp.stack([xp.abs(x).max() for x in (rden, cs, rnum, ts)])).tolist()
+        bd = P.to_host(xp.stack([xp.abs(x).max() for x in (rden, cs, rnum, ts)])).tolist()
         wide = not P.fits_int64(int(bd[0]) * int(bd[1]), int(bd[2]) * int(bd[3]))
     else:
         wide = not P.fits_int64(_absmax(rden, xp) * _absmax(cs, xp),
                                 _absmax(rnum, xp) * _absmax(ts, xp))
     if wide:
         # Overflow guard: Python ints (NumPy object arrays) instead of int64.
-        h = P._to_numpy
+        h = P.to_host
         pot = (h(b).astype(object) * h(cs).astype(object)
                - h(a).astype(object) * h(ts).astype(object))
-        pot = xp.asarray(pot) if P._is_numpy(xp) else pot
+        pot = xp.asarray(pot) if P.is_numpy(xp) else pot
     else:
         pot = b * cs - a * ts
     return HowardState(policy=policy, succ=succ, root=root, rank=rank, rank_num=rnum,
@@ -210,15 +211,11 @@ def solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
     >>> st.rank_num[st.rank].tolist(), st.rank_den[st.rank].tolist(), st.policy.tolist()
     ([3, 3], [1, 1], [1, 3])
     """
-    k = P._kernel("howard_solve", xp)  # CuPy: the same iteration as one CUDA graph per step
-    if k is not None:
-        return k(indptr, indices, cost, time, xp=xp, policy=policy, max_iter=max_iter,
-                 exact_objects=exact_objects, row=row)
     n = indptr.shape[0] - 1
     if row is None:
-        row = P.edge_rows(indptr, xp)
+        row = ops(xp).edge_rows(indptr, xp)
     if policy is None:
-        _, policy = P.segment_argmax(cost, indptr, row, xp)
+        _, policy = ops(xp).segment_argmax(cost, indptr, row, xp)
     if max_iter is None:
         max_iter = max(1000, 10 * n)
     t_value = t_improve = 0.0
@@ -238,11 +235,11 @@ def solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
         if pot.dtype != object and not P.fits_int64(_absmax(rden, xp) * cmax,
                                                     _absmax(rnum, xp) * tmax,
                                                     2 * _absmax(pot, xp)):
-            pot = P._to_numpy(pot).astype(object)
+            pot = P.to_host(pot).astype(object)
         if pot.dtype == object:
-            rnum = P._to_numpy(rnum).astype(object)
-            rden = P._to_numpy(rden).astype(object)
-        best_rank, best_val, best_edge = P.best_edges(indptr, indices, cost, time, row,
+            rnum = P.to_host(rnum).astype(object)
+            rden = P.to_host(rden).astype(object)
+        best_rank, best_val, best_edge = ops(xp).best_edges(indptr, indices, cost, time, row,
                                                       st.rank, pot, rnum, rden, xp, aux=aux)
         improve = (best_rank > st.rank) | ((best_rank == st.rank) & (best_val > pot))
         t_improve += _time.perf_counter() - t1

@@ -1,38 +1,11 @@
-"""CuPy raw kernels for Howard's policy iteration: the GPU twins of :mod:`ocm.primitives`.
+"""CuPy raw kernels: the GPU twins of :mod:`ocm.primitives` and Howard's iteration in CUDA.
 
-Owned by the GPU engine (issue 5). Every public function here has **the same name, arguments
-and contract** as its NumPy twin in :mod:`ocm.primitives`, which dispatches to it when ``xp``
-is CuPy (see ``ocm.primitives._kernel``). All arithmetic is on int64 and every tie goes to the
-lowest index, so the results are bit-identical to the NumPy engine, whatever the thread order.
-
-:func:`howard_solve` is the twin of :func:`ocm.howard.solve`: the same multichain iteration,
-the same sequence of policies and the same fixed point, with one iteration done as one replay
-of a captured CUDA graph of ``2 * ceil(log2 n) + 6`` kernels and one 64-byte copy back to the
-host (the convergence, overflow and zero-time flags). Every vertex keeps the record of its
-policy edge (successor, cost, time), written once by ``p_gather`` and then by the improvement
-where it switches:
-
-1. ``p_cyc0``, ``p_cyc`` x (K + 1): cycle detection by pointer doubling with window minima
-   on 8-byte records, which marks the representative (smallest vertex) of each policy cycle
-   as in :func:`ocm.primitives.cycle_reps` and stops as soon as every vertex's path is known
-   to reach a marked one (usually after ``log2`` of the longest tail plus cycle, not ``K``).
-2. ``p_tree_init``, ``p_tsum`` x K: path sums of cost and time to the representative
-   (:func:`ocm.primitives.tree_sums` on the forest cut open at the representatives); a record
-   that has reached its root is final and is only copied.
-3. ``p_class``: per policy cycle its sums and reduced value ``a/b``.
-4. ``p_potential``: per vertex its root and scaled bias ``X = b*cs - a*ts``.
-5. ``p_improve``: one pass over all edges, a block of rows at a time with their edges staged
-   through shared memory (coalesced reads): the lexicographic best ``(a_w/b_w, b*cost -
-   a*time + X_w)`` per row, lowest edge id on ties, switched to only on strict improvement.
-
-Rounds ``K = ceil(log2 n)`` are launched; those after convergence return at once (a round
-flag in device memory), so the graph is fixed while the work follows the policy graph.
-Value classes are compared as exact fractions (128-bit cross products), which orders them
-exactly as the dense ranks of :func:`ocm.primitives.rank_fractions` do, so no sort is needed.
-Where a product could leave int64 (a conservative float bound, checked on the device; per
-edge only when the iteration's largest class and bias do not already rule it out) the
-iteration hands the policy it started from to the NumPy engine, which continues in Python-int
-arithmetic: the answer is the same, only slower.
+Owned by the GPU engine (issue 5). Every twin here has **the same name, arguments and
+contract** as its generic version in :mod:`ocm.primitives`; :func:`ocm.ops.ops` picks it when
+``xp`` is CuPy. All arithmetic is on int64 and every tie goes to the lowest index, so the
+results are bit-identical to the NumPy engine, whatever the thread order. :data:`SOURCE` also
+holds the kernels of one iteration of Howard's algorithm (``p_*``), which
+:mod:`ocm.howard_gpu` runs.
 
 The kernels use grid-stride loops, read only buffers that the same launch does not write
 (double buffering; the one exception, the representatives' marks, only ever gains true
@@ -47,10 +20,11 @@ machines without a GPU.
 from __future__ import annotations
 
 import math
-import time as _time
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from . import primitives as P
 
 __all__ = [
     "SOURCE",
@@ -63,11 +37,12 @@ __all__ = [
     "cycle_reps",
     "tree_sums",
     "trim_sinks",
-    "howard_solve",
     "policy_cycle",
     "certify_violations",
     "Launcher",
     "cupy_launcher",
+    "launcher_for",
+    "doubling_rounds",
 ]
 
 #: The CUDA C source of every kernel (int64 throughout, ``i64`` = ``long long``).
@@ -652,11 +627,12 @@ def _resident(f: Any, props: dict) -> int:
     return max(1, min(_BLOCKS_PER_SM, by_regs, by_smem))
 
 
-def _launcher_for(xp: Any) -> Launcher:
+def launcher_for(xp: Any) -> Launcher:
+    """The launcher of ``xp``'s device (CuPy's; tests pass an emulating one explicitly)."""
     return cupy_launcher()
 
 
-def _rounds(n: int) -> int:
+def doubling_rounds(n: int) -> int:
     """Doubling rounds: ``2**K >= n`` (as in ocm.primitives.cycle_reps), at least one."""
     return max(1, math.ceil(math.log2(n))) if n > 1 else 1
 
@@ -665,7 +641,7 @@ def _rounds(n: int) -> int:
 
 def edge_rows(indptr: Any, xp: Any, *, launcher: Launcher | None = None) -> Any:
     """Same contract as ``ocm.primitives.edge_rows`` on NumPy."""
-    L = launcher or _launcher_for(xp)
+    L = launcher or launcher_for(xp)
     indptr = xp.ascontiguousarray(indptr, dtype=xp.int64)
     n = indptr.shape[0] - 1
     m = int(indptr[-1]) if n >= 0 else 0
@@ -680,7 +656,7 @@ def segment_sum(values: Any, indptr: Any, xp: Any, *, launcher: Launcher | None 
     if values.dtype != xp.int64:
         cs = xp.concatenate([xp.zeros(1, dtype=values.dtype), xp.cumsum(values)])
         return cs[indptr[1:]] - cs[indptr[:-1]]
-    L = launcher or _launcher_for(xp)
+    L = launcher or launcher_for(xp)
     indptr = xp.ascontiguousarray(indptr, dtype=xp.int64)
     n = indptr.shape[0] - 1
     out = xp.zeros(max(n, 0), dtype=xp.int64)
@@ -692,7 +668,7 @@ def segment_sum(values: Any, indptr: Any, xp: Any, *, launcher: Launcher | None 
 def segment_argmax(key: Any, indptr: Any, row: Any, xp: Any, *,
                    launcher: Launcher | None = None) -> tuple[Any, Any]:
     """Same contract as ``ocm.primitives.segment_argmax`` on NumPy (int64 or float64 keys)."""
-    L = launcher or _launcher_for(xp)
+    L = launcher or launcher_for(xp)
     indptr = xp.ascontiguousarray(indptr, dtype=xp.int64)
     n = indptr.shape[0] - 1
     if key.dtype.kind in "iub":
@@ -722,12 +698,11 @@ def best_edges(indptr: Any, indices: Any, cost: Any, time: Any | None, row: Any,
     version on host copies, and the results come back as device arrays except ``best_val``.
     """
     if getattr(potential, "dtype", None) == object or getattr(rank_num, "dtype", None) == object:
-        from . import primitives as P
-        h = P._to_numpy
+        h = P.to_host
         r, v, e = P.best_edges(h(indptr), h(indices), h(cost), None if time is None else h(time),
                                h(row), h(rank), h(potential), h(rank_num), h(rank_den), np)
         return xp.asarray(r), v, xp.asarray(e)
-    L = launcher or _launcher_for(xp)
+    L = launcher or launcher_for(xp)
     c = lambda a: xp.ascontiguousarray(a, dtype=xp.int64)  # noqa: E731
     indptr, indices, cost, rank, potential = map(c, (indptr, indices, cost, rank, potential))
     rank_num, rank_den = c(rank_num), c(rank_den)
@@ -744,14 +719,14 @@ def best_edges(indptr: Any, indices: Any, cost: Any, time: Any | None, row: Any,
 
 def cycle_reps(succ: Any, xp: Any, *, launcher: Launcher | None = None) -> Any:
     """Same contract as ``ocm.primitives.cycle_reps`` on NumPy (pointer doubling, K rounds)."""
-    L = launcher or _launcher_for(xp)
+    L = launcher or launcher_for(xp)
     n = succ.shape[0]
     if n == 0:
         return xp.zeros(0, dtype=xp.int64)
     j0 = xp.array(succ, dtype=xp.int64, copy=True)
     l0 = xp.arange(n, dtype=xp.int64)
     j1, l1 = xp.empty_like(j0), xp.empty_like(l0)
-    for _ in range(_rounds(n)):
+    for _ in range(doubling_rounds(n)):
         L.launch("dbl_min", n, j0, l0, n, j1, l1)
         j0, j1, l0, l1 = j1, j0, l1, l0
     on = xp.zeros(n, dtype=xp.int8)
@@ -766,11 +741,10 @@ def tree_sums(parent: Any, weights: Sequence[Any], xp: Any, *,
     """Same contract as ``ocm.primitives.tree_sums`` on NumPy (int64 weights; K rounds)."""
     weights = list(weights)
     if any(w.dtype == object for w in weights) or not 1 <= len(weights) <= 2:
-        from . import primitives as P
-        h = P._to_numpy
+        h = P.to_host
         root, sums = P.tree_sums(h(parent), [h(w) for w in weights], np)
         return xp.asarray(root), [s if s.dtype == object else xp.asarray(s) for s in sums]
-    L = launcher or _launcher_for(xp)
+    L = launcher or launcher_for(xp)
     n = parent.shape[0]
     parent = xp.ascontiguousarray(parent, dtype=xp.int64)
     ws = [xp.ascontiguousarray(w, dtype=xp.int64) for w in weights]
@@ -782,12 +756,12 @@ def tree_sums(parent: Any, weights: Sequence[Any], xp: Any, *,
     s1 = [xp.empty(n, dtype=xp.int64) for _ in ws]
     if len(ws) == 2:
         L.launch("tree_init2", n, parent, ws[0], ws[1], n, j0, s0[0], s0[1])
-        for _ in range(_rounds(n)):
+        for _ in range(doubling_rounds(n)):
             L.launch("dbl_sum2", n, j0, s0[0], s0[1], n, j1, s1[0], s1[1])
             j0, j1, s0, s1 = j1, j0, s1, s0
     else:
         L.launch("tree_init1", n, parent, ws[0], n, j0, s0[0])
-        for _ in range(_rounds(n)):
+        for _ in range(doubling_rounds(n)):
             L.launch("dbl_sum1", n, j0, s0[0], n, j1, s1[0])
             j0, j1, s0, s1 = j1, j0, s1, s0
     return j0, s0
@@ -796,7 +770,7 @@ def tree_sums(parent: Any, weights: Sequence[Any], xp: Any, *,
 def trim_sinks(indptr: Any, indices: Any, alive: Any, xp: Any, *,
                launcher: Launcher | None = None) -> Any:
     """Same contract as ``ocm.primitives.trim_sinks`` on NumPy (rounds until nothing dies)."""
-    L = launcher or _launcher_for(xp)
+    L = launcher or launcher_for(xp)
     indptr = xp.ascontiguousarray(indptr, dtype=xp.int64)
     indices = xp.ascontiguousarray(indices, dtype=xp.int64)
     n = indptr.shape[0] - 1
@@ -883,7 +857,7 @@ def policy_cycle(succ: Any, policy: Any, reps: Any, rank: Any, top: int, vertice
     while True:
         out = xp.empty(1 + 2 * cap, dtype=xp.int64)
         walk((1,), (1,), (succ, policy, vertices, edges, start, np.int64(cap), out))
-        got = _to_numpy(out)
+        got = P.to_host(out)
         k = int(got[0])
         if k:  # a cycle has at most n vertices, so cap = n always succeeds
             return (tuple(got[1:1 + k].tolist()), tuple(got[1 + cap:1 + cap + k].tolist()))
@@ -906,337 +880,3 @@ def certify_violations(row: Any, indices: Any, cost: Any, time: Any | None, rank
     args += [c(rank), c(potential), c(rank_num), c(rank_den)]
     k = _extra("cert_1" if time is None else "cert_t")
     return int(k(*args).sum(dtype=cupy.int64))
-
-
-# ---- Howard's iteration --------------------------------------------------------------------
-
-class _Buffers:
-    """Device buffers of one solve, allocated once so that a captured graph can be replayed.
-
-    Packed records are int64 arrays viewed by the kernels as structs: ``ja``/``jb`` hold
-    (jump, minimum) pairs of int32; ``br`` (the policy edge of each vertex), ``ta`` and
-    ``tb`` (tree doubling) hold (jump, cost, time) records of 16 bytes (32 when ``wide``);
-    ``xr`` (bias, root) pairs. ``act`` holds the per-round flags of cycle detection (the
-    first ``K + 3``) and of the tree doubling (the other ``K + 1``).
-    """
-
-    def __init__(self, xp: Any, n: int, K: int, wide: bool) -> None:
-        e = lambda k=1: xp.empty(k * n, dtype=xp.int64)  # noqa: E731
-        self.xp = xp
-        self.wide = wide  # 32-byte records (TS) instead of 16 (TS16)
-        w = 4 if wide else 2
-        self.br, self.ta, self.tb = e(w), e(w), e(w)
-        self.ja, self.jb = e(), e()  # (int32, int32) pairs
-        self.xr = e(2)
-        self.ra, self.rb = xp.zeros(n, dtype=xp.int64), xp.ones(n, dtype=xp.int64)
-        self.cand = xp.zeros(n, dtype=xp.int8)
-        self.flags = xp.zeros(8, dtype=xp.int64)
-        self.cmax = self.tmax = 2 ** 63 - 1  # set by howard_solve (bounds of |cost|, |time|)
-        # The improvement's undo log: iterations run (iter[0]), and per switched vertex its
-        # former edge and the iteration that switched it, in two slots (odd, even iterations).
-        self.n = n
-        self.iter = xp.zeros(1, dtype=xp.int64)
-        self.old = e(2)
-        self.stamp = xp.full(2 * n, -1, dtype=xp.int64)
-        self.act = xp.zeros(2 * K + 4, dtype=xp.int64)
-        self.cact, self.tact = self.act[:K + 3], self.act[K + 3:]
-
-    def start_policy(self, policy: Any, first: int) -> Any:
-        """The policy iteration ``first`` (counted from 1) started from: ``policy`` with the
-        switches of iterations ``iter[0]`` down to ``first`` undone (at most two)."""
-        last = int(self.iter[0])
-        assert first <= last <= first + 1, (first, last)
-        for k in range(last, first - 1, -1):
-            sl = slice((k % 2) * self.n, (k % 2 + 1) * self.n)
-            policy = self.xp.where(self.stamp[sl] == k, self.old[sl], policy)
-        return policy
-
-
-def _issue_iteration(L: Launcher, B: _Buffers, policy: Any, indices: Any, cost: Any,
-                     time: Any, has_time: int, indptr: Any, n: int, K: int) -> None:
-    """Launch one complete iteration (value determination, then improvement) on fixed buffers.
-
-    ``2 K + 6`` launches: cycle-detection rounds ``0 .. K + 1`` and tree-doubling rounds
-    ``0 .. K - 1``, of which those after convergence return at once, then the classes, the
-    biases and the improvement. Expects ``B.br`` to hold the records of ``policy`` (the
-    improvement keeps them so). Once the stream has run them, ``B.flags`` holds the number of
-    switched vertices, the overflow flag and the zero-time flag, ``policy`` the improved
-    policy, and ``B.start_policy`` gives the policy the iteration started from.
-    """
-    launch = L.launch
-    suf = "" if B.wide else "16"
-    launch("p_cyc0" + suf, n, B.br, n, B.ja, B.cand, B.iter, B.flags, B.act, B.act.shape[0])
-    j0, j1 = B.ja, B.jb
-    for k in range(1, K + 2):
-        launch("p_cyc", n, j0, n, j1, B.cand, B.cact, k)
-        j0, j1 = j1, j0
-    launch("p_tree_init" + suf, n, B.br, B.cand, n, B.ta, B.cact, K + 2, B.flags)
-    t0, t1 = B.ta, B.tb
-    for k in range(K):
-        # Round k reads ta when k is even: the parity of flags[3] (rounds run) finds the result.
-        launch("p_tsum" + suf, n, t0, n, t1, B.tact, k, B.flags)
-        t0, t1 = t1, t0
-    launch("p_class" + suf, n, B.cand, B.br, B.ta, B.tb, n, B.ra, B.rb, B.flags)
-    launch("p_potential" + suf, n, B.ta, B.tb, B.ra, B.rb, n, B.xr, B.flags)
-    launch("p_improve" + suf, n, indptr, indices, cost, time, has_time, B.xr, B.ra, B.rb, n,
-           B.cmax, B.tmax, B.iter, policy, B.old, B.stamp, B.br, B.flags)
-
-
-def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
-                 policy: Any | None = None, max_iter: int | None = None,
-                 exact_objects: bool = False, row: Any | None = None,
-                 launcher: Launcher | None = None) -> Any:
-    """Same contract as :func:`ocm.howard.solve` on NumPy: the same policies, the same state.
-
-    Parameters
-    ----------
-    indptr, indices, cost, time, policy, max_iter, exact_objects, row
-        As for :func:`ocm.howard.solve` (``exact_objects=True`` runs the NumPy engine).
-    xp : module
-        ``cupy`` (or ``numpy`` with an emulating ``launcher``, for tests).
-    launcher : Launcher, optional
-        How kernels run; default: :func:`cupy_launcher`.
-
-    Returns
-    -------
-    ocm.howard.HowardState
-        Device arrays; ``potential`` is an object (NumPy) array only if the iteration had to
-        continue in Python ints. ``timings`` holds ``iterate`` (the device loop) and ``value``
-        (the final value determination), in seconds.
-
-    Raises
-    ------
-    ZeroTimeCycleError, ConvergenceError
-        As :func:`ocm.howard.solve` (raised by the same code).
-
-    Notes
-    -----
-    An iteration is issued on fixed buffers; with CuPy it is captured once as a CUDA graph and
-    replayed, so an iteration costs one graph launch and one 64-byte copy of ``flags`` (from
-    the fifth iteration on, issued while the previous iteration still runs).
-    """
-    from .errors import ConvergenceError
-
-    from . import howard as H
-
-    L = launcher or _launcher_for(xp)
-    n = indptr.shape[0] - 1
-    if exact_objects or n == 0 or n >= 2 ** 31:  # 32-bit vertex ids in the device loop
-        return _host_solve(indptr, indices, cost, time, policy, max_iter, exact_objects, xp, 0)
-    c = lambda a: xp.ascontiguousarray(a, dtype=xp.int64)  # noqa: E731
-    indptr, indices, cost = c(indptr), c(indices), c(cost)
-    has_time = int(time is not None)
-    tarr = c(time) if time is not None else cost
-    if policy is None:
-        _, policy = segment_argmax(cost, indptr, None, xp, launcher=L)
-    policy = xp.array(policy, dtype=xp.int64, copy=True)
-    if max_iter is None:
-        max_iter = max(1000, 10 * n)
-    K = _rounds(n)
-    # The extremes of cost and time, reduced on the device and read back at once (one host
-    # synchronisation instead of five).
-    if cost.shape[0]:
-        ext = [cost.max(), cost.min()] + ([tarr.max(), tarr.min()] if has_time else [])
-        ext = [int(x) for x in _to_numpy(xp.stack(ext)).tolist()]
-    else:
-        ext = [0, 0, 0, 0]
-    # 32-bit path time sums unless a path (at most n - 1 edges) could reach 2^31.
-    tmax = ext[2] if has_time else 1
-    B = _Buffers(xp, n, K, wide=n * max(tmax, 1) >= 2 ** 31)
-    # Largest |cost| and |time|: with the iteration's largest |a|, b and |bias| they bound
-    # every product of the improvement at once (see p_improve).
-    B.cmax = min(max(ext[0], -ext[1]), 2 ** 63 - 1)
-    B.tmax = min(max(ext[2], -ext[3]), 2 ** 63 - 1) if has_time else 1
-    # The policy records; from here on the improvement keeps them up to date.
-    L.launch("p_gather" + ("" if B.wide else "16"), n, policy, indices, cost, tarr, has_time,
-             n, B.br)
-    args = (indices, cost, tarr, has_time, indptr, n, K)
-    S = _Stepper(L, B, policy, args)
-    # Run one iteration ahead (queued behind the one whose flags the host waits for, so the
-    # GPU does not idle through the host's round trip: 60 to 100 us an iteration measured on
-    # an H100 host, more under load) from the fifth iteration on, while the last iteration
-    # read still switched at least ahead_min vertices. An iteration after convergence changes
-    # nothing, so this costs at most one iteration's work, at the end, and only when the last
-    # improving iteration was not a small one; short solves never pay it. The undo log still
-    # gives the starting policy of an iteration that must go to the host.
-    ahead_from, ahead_min = 4, 64
-    changed = 0
-    t0 = _time.perf_counter()
-    it = 0  # iterations whose flags were read
-    while True:
-        if S.pending == 0:
-            if it >= max_iter:
-                raise ConvergenceError(it, "Howard's iteration did not converge in "
-                                           f"{it} iterations")
-            S.launch()
-        if (S.pending == 1 and S.can_run_ahead and it >= ahead_from and changed >= ahead_min
-                and it + 1 < max_iter):
-            S.launch()
-        changed, overflow, zero = S.wait()
-        it += 1
-        if zero or overflow:
-            # A zero-time policy cycle (raised by the NumPy engine with its message), or an
-            # int64 bound failed: continue from the last complete policy on the host, exactly.
-            S.finish()
-            t_iter = _time.perf_counter() - t0
-            return _host_solve(indptr, indices, cost, time, B.start_policy(policy, it),
-                               max_iter - (it - 1), False, xp, it - 1, {"iterate": t_iter})
-        if not changed:
-            S.finish()  # an iteration run ahead of the fixed point changes nothing
-            break
-    t_iter = _time.perf_counter() - t0
-    t1 = _time.perf_counter()
-    st = _final_state(B, policy, indices, cost, time, xp)
-    if st is None:  # int64 biases not proved safe by the NumPy engine's bound: its own path
-        st = H.value_determination(indptr, indices, cost, time, policy, xp)
-    st.iterations = it
-    st.timings = {"iterate": t_iter, "value": _time.perf_counter() - t1}
-    return st
-
-
-def _final_state(B: _Buffers, policy: Any, indices: Any, cost: Any, time: Any | None,
-                 xp: Any) -> Any:
-    """The value determination of the fixed point, read from the last iteration's buffers.
-
-    The last iteration run (and the one run ahead of it, if any) started from the final
-    ``policy`` and switched nothing, so its buffers hold that policy's representatives
-    (``cand``), path sums to the root (the tree records of the final doubling round, whose
-    parity ``flags[3]`` gives), and roots and biases (``xr``), computed with the formulas of
-    :func:`ocm.howard.value_determination` (classes reduced by the gcd, ``X = b*cs - a*ts``;
-    the device checked every product). Only the dense ranks are left to compute, from the
-    cycles' sums as there. Returns None where that function's own bound would keep the biases
-    as Python ints (its caller then runs it), so the state is the one it would return.
-    """
-    from . import howard as H
-    from . import primitives as P
-
-    n = B.n
-    f3 = int(_to_numpy(B.flags)[3])  # after the stream finished: the last iteration's
-    R = (B.tb if f3 & 1 else B.ta).reshape(n, -1)
-    if B.wide:  # TS {j, c, t, pad}
-        cs, ts = R[:, 1], R[:, 2]
-    else:  # TS16 {c; int j, int t}: t is the high (signed) half of the second word
-        cs, ts = R[:, 0], R[:, 1] >> 32
-    cs, ts = xp.ascontiguousarray(cs), xp.ascontiguousarray(ts)
-    xr = B.xr.reshape(n, 2)
-    pot, root = xp.ascontiguousarray(xr[:, 0]), xp.ascontiguousarray(xr[:, 1])
-    succ = indices[policy].astype(xp.int64, copy=False)
-    reps = xp.flatnonzero(B.cand).astype(xp.int64, copy=False)
-    wc = cost[policy]
-    wt = time[policy] if time is not None else xp.ones(n, dtype=xp.int64)
-    cc = wc[reps] + cs[succ[reps]]
-    tt = wt[reps] + ts[succ[reps]]
-    rrank, rnum, rden = P.rank_fractions(cc, tt, xp)
-    bd = _to_numpy(xp.stack([xp.abs(x).max() for x in (rden, cs, rnum, ts)])).tolist()
-    if not P.fits_int64(int(bd[0]) * int(bd[1]), int(bd[2]) * int(bd[3])):
-        return None
-    rank_of = xp.zeros(n, dtype=xp.int64)
-    rank_of[reps] = rrank
-    return H.HowardState(policy=policy, succ=succ, root=root, rank=rank_of[root],
-                         rank_num=rnum, rank_den=rden, potential=pot, reps=reps,
-                         rep_cost=cc, rep_time=tt)
-
-
-class _Stepper:
-    """Issues iterations and hands back their flags ``(changed, overflow, zero_time)``.
-
-    With CuPy the launches are captured once as a CUDA graph on a stream of their own (plain
-    launches where capture is refused), each followed by an asynchronous copy of the flags
-    into pinned host memory (two slots) and an event, so that a second iteration can be
-    queued before the first one's flags are read. Otherwise (an emulating launcher) each
-    iteration runs at once. The improvement overwrites ``policy`` in place.
-    """
-
-    def __init__(self, L: Launcher, B: _Buffers, policy: Any, args: tuple) -> None:
-        self.B = B
-        self.launched = self.read = 0
-        self.graph = self.stream = None
-        self.issue = lambda: _issue_iteration(L, B, policy, *args)
-        self.can_run_ahead = bool(L.graphs)
-        if not L.graphs:
-            return
-        import cupy
-
-        # The buffers were filled on the default stream; the graph runs on its own stream.
-        cupy.cuda.Device().synchronize()
-        self.stream = cupy.cuda.Stream(non_blocking=True)
-        try:
-            with self.stream:
-                self.stream.begin_capture()
-                try:
-                    self.issue()
-                finally:
-                    self.graph = self.stream.end_capture()
-        except Exception:  # noqa: BLE001 - capture unsupported here: plain launches below
-            self.graph = None
-        L.captured = self.graph is not None
-        self._mem = cupy.cuda.alloc_pinned_memory(2 * B.flags.nbytes)
-        self.host = np.frombuffer(self._mem, dtype=np.int64,
-                                  count=2 * B.flags.size).reshape(2, -1)
-        self.events = [cupy.cuda.Event(disable_timing=True) for _ in range(2)]
-        self._copy = cupy.cuda.runtime.memcpyAsync
-        self._d2h = cupy.cuda.runtime.memcpyDeviceToHost
-
-    @property
-    def pending(self) -> int:
-        """Iterations issued whose flags were not read yet (0, 1 or 2)."""
-        return self.launched - self.read
-
-    def launch(self) -> None:
-        """Issue the next iteration (returns at once with CuPy)."""
-        if self.stream is None:
-            self.issue()
-            self.flags = _to_numpy(self.B.flags)[:3].copy()
-        else:
-            slot = self.launched % 2
-            if self.graph is not None:
-                self.graph.launch(self.stream)
-            else:
-                with self.stream:
-                    self.issue()
-            # The copy runs before the next iteration clears the flags (stream order).
-            self._copy(self.host[slot].ctypes.data, self.B.flags.data.ptr, self.B.flags.nbytes,
-                       self._d2h, self.stream.ptr)
-            self.events[slot].record(self.stream)
-        self.launched += 1
-
-    def wait(self) -> tuple[int, int, int]:
-        """The flags of the oldest pending iteration, once it has run."""
-        if self.stream is None:
-            f = self.flags
-        else:
-            slot = self.read % 2
-            self.events[slot].synchronize()
-            f = self.host[slot]
-        self.read += 1
-        return int(f[0]), int(f[1]), int(f[2])
-
-    def finish(self) -> None:
-        """Wait for every issued iteration (before the buffers are read or freed)."""
-        if self.stream is not None:
-            self.stream.synchronize()
-
-
-def _to_numpy(a: Any) -> np.ndarray:
-    get = getattr(a, "get", None)
-    return get() if get is not None and not isinstance(a, np.ndarray) else np.asarray(a)
-
-
-def _host_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, policy: Any | None,
-                max_iter: int | None, exact_objects: bool, xp: Any, done: int,
-                timings: dict | None = None) -> Any:
-    """Continue with the NumPy engine from ``policy``; device arrays back in the state."""
-    from . import howard as H
-
-    h = _to_numpy
-    t0 = _time.perf_counter()
-    st = H.solve(h(indptr), h(indices), h(cost), None if time is None else h(time), xp=np,
-                 policy=None if policy is None else h(policy), max_iter=max_iter,
-                 exact_objects=exact_objects)
-    back = lambda a: a if a.dtype == object else xp.asarray(a)  # noqa: E731
-    for name in ("policy", "succ", "root", "rank", "rank_num", "rank_den", "potential", "reps",
-                 "rep_cost", "rep_time"):
-        setattr(st, name, back(getattr(st, name)))
-    st.iterations += done
-    st.timings = dict(timings or {}, host=_time.perf_counter() - t0)
-    return st

@@ -19,11 +19,12 @@ Conventions
 - A *forest* is an array ``parent`` with ``parent[r] == r`` exactly at its roots and no other
   cycle.
 
-Dispatch
+Backends
 --------
-Each public function first asks :func:`_kernel` whether :mod:`ocm.kernels` has a CuPy version of
-the same name for the given ``xp``; if so, that one runs (same contract), otherwise the generic
-code below, which NumPy always uses.
+The functions here are the generic versions, written over ``xp``; NumPy always runs them.
+Several have a CuPy twin of the same name and contract in :mod:`ocm.kernels`; which one runs
+for a given ``xp`` is decided in one place, :func:`ocm.ops.ops`, and nothing here knows of the
+twins.
 
 Examples
 --------
@@ -38,10 +39,9 @@ Examples
 
 from __future__ import annotations
 
-import importlib
 import math
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -59,6 +59,8 @@ __all__ = [
     "trim_sinks",
     "rank_fractions",
     "fits_int64",
+    "is_numpy",
+    "to_host",
 ]
 
 #: Backend-generic array (CuPy is untyped).
@@ -69,30 +71,25 @@ Array = Any
 INT_SAFE = 2 ** 62
 
 
-def _kernel(name: str, xp: Any):
-    """The CuPy twin ``ocm.kernels.<name>`` when ``xp`` is CuPy and it exists, else None."""
-    if getattr(xp, "__name__", "numpy") == "numpy":
-        return None
-    try:
-        kernels = importlib.import_module("ocm.kernels")
-    except ImportError:
-        return None
-    return getattr(kernels, name, None)
+def is_numpy(xp: Any) -> bool:
+    """Whether the array module ``xp`` is NumPy (the host), not CuPy.
 
-
-def _is_numpy(xp: Any) -> bool:
+    >>> is_numpy(np)
+    True
+    """
     return getattr(xp, "__name__", "numpy") == "numpy"
 
 
-def _to_numpy(a: Any) -> np.ndarray:
-    """A host (NumPy) copy or view of a NumPy or CuPy array."""
+def to_host(a: Any) -> np.ndarray:
+    """A host (NumPy) copy of a CuPy array; a NumPy array (or a list) as it is.
+
+    The one way the engine brings data back from the device.
+
+    >>> to_host([1, 2]).tolist()
+    [1, 2]
+    """
     get = getattr(a, "get", None)
     return get() if get is not None and not isinstance(a, np.ndarray) else np.asarray(a)
-
-
-def _host_list(a: Any) -> list:
-    """The array's elements as a Python list (from the host)."""
-    return _to_numpy(a).tolist()
 
 
 def fits_int64(*bounds: int) -> bool:
@@ -123,9 +120,6 @@ def edge_rows(indptr: Array, xp: Any) -> Array:
     >>> edge_rows(np.array([0, 0, 2, 3]), np).tolist()
     [1, 1, 2]
     """
-    k = _kernel("edge_rows", xp)
-    if k is not None:
-        return k(indptr, xp)
     n = indptr.shape[0] - 1
     deg = xp.diff(indptr)
     return xp.repeat(xp.arange(n, dtype=xp.int64), deg)
@@ -137,9 +131,6 @@ def segment_sum(values: Array, indptr: Array, xp: Any) -> Array:
     >>> segment_sum(np.array([1, 2, 3]), np.array([0, 2, 2, 3]), np).tolist()
     [3, 0, 3]
     """
-    k = _kernel("segment_sum", xp)
-    if k is not None:
-        return k(values, indptr, xp)
     cs = xp.concatenate([xp.zeros(1, dtype=values.dtype), xp.cumsum(values)])
     return cs[indptr[1:]] - cs[indptr[:-1]]
 
@@ -150,9 +141,6 @@ def segment_max(key: Array, indptr: Array, xp: Any) -> Array:
     >>> segment_max(np.array([3, 1, 4, 1, 5]), np.array([0, 2, 3, 5]), np).tolist()
     [3, 4, 5]
     """
-    k = _kernel("segment_max", xp)
-    if k is not None:
-        return k(key, indptr, xp)
     return xp.maximum.reduceat(key, indptr[:-1])
 
 
@@ -178,9 +166,6 @@ def segment_argmax(key: Array, indptr: Array, row: Array, xp: Any) -> tuple[Arra
     >>> segment_argmax(np.array([2, 7, 7, 0]), np.array([0, 3, 4]), np.array([0, 0, 0, 1]), np)
     (array([7, 0]), array([1, 3]))
     """
-    k = _kernel("segment_argmax", xp)
-    if k is not None:
-        return k(key, indptr, row, xp)
     best = xp.maximum.reduceat(key, indptr[:-1])
     hits = xp.flatnonzero(key == best[row])
     # hits is sorted and every row has at least one hit (its maximum): the first hit at or
@@ -249,10 +234,7 @@ def best_edges(indptr: Array, indices: Array, cost: Array, time: Array | None, r
     >>> r.tolist(), v.tolist(), e.tolist()
     ([1, 0, 1], [-2, 0, 0], [1, 2, 3])
     """
-    k = _kernel("best_edges", xp)
-    if k is not None:
-        return k(indptr, indices, cost, time, row, rank, potential, rank_num, rank_den, xp)
-    if _is_numpy(xp) and potential.dtype != object:
+    if is_numpy(xp) and potential.dtype != object:
         packed = _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num,
                                     rank_den, aux)
         if packed is not None:
@@ -373,13 +355,10 @@ def cycle_reps(succ: Array, xp: Any) -> Array:
     >>> cycle_reps(np.array([1, 2, 1, 3, 3]), np).tolist()
     [-1, 1, 1, 3, -1]
     """
-    k = _kernel("cycle_reps", xp)
-    if k is not None:
-        return k(succ, xp)
     n = succ.shape[0]
     if n == 0:
         return xp.zeros(0, dtype=xp.int64)
-    if _is_numpy(xp):
+    if is_numpy(xp):
         return _cycle_reps_scipy(succ)
     ar = xp.arange(n, dtype=xp.int64)
     jump = succ.astype(xp.int64, copy=True)
@@ -440,15 +419,12 @@ def tree_sums(parent: Array, weights: Sequence[Array], xp: Any) -> tuple[Array, 
     >>> root.tolist(), s.tolist()
     ([2, 2, 2, 3], [30, 20, 0, 0])
     """
-    k = _kernel("tree_sums", xp)
-    if k is not None:
-        return k(parent, weights, xp)
     n = parent.shape[0]
     ar = xp.arange(n, dtype=xp.int64)
     is_root = parent == ar
     sums = [xp.where(is_root, 0, w).astype(w.dtype, copy=False) for w in weights]
     jump = parent.astype(xp.int64, copy=True)
-    if _is_numpy(xp):
+    if is_numpy(xp):
         by_levels = _tree_sums_levels(parent, sums, is_root)
         if by_levels is not None:
             return by_levels
@@ -520,7 +496,9 @@ def _tree_sums_levels(parent, sums, is_root):
     return root, out
 
 
-def policy_sums(succ: Array, weights: Sequence[Array], xp: Any) -> tuple[Array, Array, list]:
+def policy_sums(succ: Array, weights: Sequence[Array], xp: Any, *,
+                reps: Callable | None = None,
+                sums: Callable | None = None) -> tuple[Array, Array, list]:
     """Value determination of a policy: cycles, their representatives, and path sums.
 
     Parameters
@@ -530,6 +508,9 @@ def policy_sums(succ: Array, weights: Sequence[Array], xp: Any) -> tuple[Array, 
     weights : sequence of int arrays, shape (n,)
         ``weights[j][v]``: weight of the step ``v -> succ[v]``.
     xp : module
+    reps, sums : callable, optional
+        The :func:`cycle_reps` and :func:`tree_sums` of the generic version (default: the
+        ones here; :mod:`ocm.ops` passes a backend's twins).
 
     Returns
     -------
@@ -557,20 +538,17 @@ def policy_sums(succ: Array, weights: Sequence[Array], xp: Any) -> tuple[Array, 
     >>> root.tolist(), is_rep.tolist(), s.tolist()
     ([1, 1, 1, 3, 3], [False, True, False, True, False], [10, 0, 30, 0, 50])
     """
-    k = _kernel("policy_sums", xp)
-    if k is not None:
-        return k(succ, weights, xp)
-    if _is_numpy(xp):
+    if is_numpy(xp):
         out = _policy_sums_peel(succ, weights)
         if out is not None:
             return out
     n = succ.shape[0]
     ar = xp.arange(n, dtype=xp.int64)
-    rep = cycle_reps(succ, xp)
+    rep = (reps or cycle_reps)(succ, xp)
     is_rep = rep == ar
     parent = xp.where(is_rep, ar, succ)
-    root, sums = tree_sums(parent, weights, xp)
-    return root, is_rep, sums
+    root, out = (sums or tree_sums)(parent, weights, xp)
+    return root, is_rep, out
 
 
 def _policy_sums_peel(succ, weights):
@@ -643,9 +621,6 @@ def trim_sinks(indptr: Array, indices: Array, alive: Array, xp: Any) -> Array:
     >>> trim_sinks(indptr, indices, np.ones(4, bool), np).tolist()
     [True, True, False, True]
     """
-    k = _kernel("trim_sinks", xp)
-    if k is not None:
-        return k(indptr, indices, alive, xp)
     alive = alive.copy()
     while True:
         live_out = segment_sum(alive[indices].astype(xp.int64), indptr, xp)
@@ -685,11 +660,7 @@ def rank_fractions(num: Array, den: Array, xp: Any) -> tuple[Array, Array, Array
     >>> r.tolist(), a.tolist(), b.tolist()
     ([1, 1, 0, 2], [-3, 1, 4], [1, 2, 3])
     """
-    k = _kernel("rank_fractions", xp)
-    if k is not None:
-        return k(num, den, xp)
     # Few classes (one per policy cycle): done on the host with NumPy whatever xp is.
-    to_host = getattr(xp, "asnumpy", np.asarray)
     a = np.asarray(to_host(num), dtype=np.int64)
     b = np.asarray(to_host(den), dtype=np.int64)
     g = np.gcd(a, b)

@@ -23,6 +23,7 @@ from scipy.sparse import csr_array
 from scipy.sparse.csgraph import connected_components
 
 from . import primitives as P
+from .ops import ops
 
 __all__ = ["Restriction", "strong_components", "restrict_to_sccs", "restrict_by_trimming",
            "find_zero_time_cycle"]
@@ -74,7 +75,7 @@ def _subgraph(indptr: Any, indices: Any, keep_edge: Any, xp: Any,
                            indptr.astype(xp.int64, copy=False),
                            indices.astype(xp.int64, copy=False),
                            None if label is None else label)
-    deg = P.segment_sum(keep_edge.astype(xp.int64), indptr, xp)
+    deg = ops(xp).segment_sum(keep_edge.astype(xp.int64), indptr, xp)
     vertices = xp.flatnonzero(deg > 0).astype(xp.int64)
     newid = xp.full(n, -1, dtype=xp.int64)
     newid[vertices] = xp.arange(vertices.shape[0], dtype=xp.int64)
@@ -109,9 +110,9 @@ def restrict_by_trimming(indptr: Any, indices: Any, xp: Any,
     ([0, 1, 3], [0, 2, 3])
     """
     if row is None:
-        row = P.edge_rows(indptr, xp)
+        row = ops(xp).edge_rows(indptr, xp)
     n = indptr.shape[0] - 1
-    alive = P.trim_sinks(indptr, indices, xp.ones(n, dtype=bool), xp)
+    alive = ops(xp).trim_sinks(indptr, indices, xp.ones(n, dtype=bool), xp)
     keep = alive[row] & alive[indices]
     return _subgraph(indptr, indices, keep, xp)
 

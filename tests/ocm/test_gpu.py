@@ -11,9 +11,11 @@ import pytest
 
 import ocm
 from ocm import howard as H
+from ocm import howard_gpu as HG
 from ocm import kernels as K
 from ocm import primitives as P
 from ocm.backend import gpu_available
+from ocm.ops import ops
 
 pytestmark = pytest.mark.gpu
 
@@ -22,7 +24,7 @@ if not gpu_available():
 
 import cupy  # noqa: E402
 
-from test_gpu_emulated import model_graph, random_graph, trimmed  # noqa: E402
+from ocm_graphs import model_graph, overflow_graph, random_graph, trimmed  # noqa: E402
 
 
 def on_gpu(*arrays):
@@ -117,19 +119,20 @@ def test_primitive_twins_on_device(seed):
     n = int(rng.integers(1, 5000))
     indptr, indices, cost, time = random_graph(rng, n, int(rng.integers(0, 5 * n)), sinks=0.2)
     d = lambda a: cupy.asarray(a)  # noqa: E731
-    h = P._to_numpy
+    h = P.to_host
+    G = ops(cupy)
     row = P.edge_rows(indptr, np)
-    assert np.array_equal(h(P.edge_rows(d(indptr), cupy)), row)
-    assert np.array_equal(h(P.segment_sum(d(cost), d(indptr), cupy)),
+    assert np.array_equal(h(G.edge_rows(d(indptr), cupy)), row)
+    assert np.array_equal(h(G.segment_sum(d(cost), d(indptr), cupy)),
                           P.segment_sum(cost, indptr, np))
     alive = rng.random(n) < 0.9
-    assert np.array_equal(h(P.trim_sinks(d(indptr), d(indices), d(alive), cupy)),
+    assert np.array_equal(h(G.trim_sinks(d(indptr), d(indices), d(alive), cupy)),
                           P.trim_sinks(indptr, indices, alive, np))
     succ = rng.integers(0, n, size=n)
-    assert np.array_equal(h(P.cycle_reps(d(succ), cupy)), P.cycle_reps(succ, np))
+    assert np.array_equal(h(G.cycle_reps(d(succ), cupy)), P.cycle_reps(succ, np))
     parent = np.minimum(np.arange(n), rng.integers(0, n, size=n))
     ws = [rng.integers(-9, 9, size=n), rng.integers(0, 5, size=n)]
-    r1, s1 = P.tree_sums(d(parent), [d(w) for w in ws], cupy)
+    r1, s1 = G.tree_sums(d(parent), [d(w) for w in ws], cupy)
     r2, s2 = P.tree_sums(parent, ws, np)
     assert np.array_equal(h(r1), r2) and all(np.array_equal(h(a), b) for a, b in zip(s1, s2))
 
@@ -140,27 +143,25 @@ def test_solve_states_identical(seed):
     g = random_graph(rng, 20000, 100000, sinks=0.05, time=(1, 5))
     indptr, indices, cost, time = trimmed(g)
     ref = H.solve(indptr, indices, cost, time, xp=np)
-    got = H.solve(*on_gpu(indptr, indices, cost, time), xp=cupy)
+    got = HG.howard_solve(*on_gpu(indptr, indices, cost, time), xp=cupy)
     assert got.iterations == ref.iterations
     for name in ("policy", "root", "rank", "rank_num", "rank_den", "potential", "reps"):
-        assert np.array_equal(P._to_numpy(getattr(got, name)), getattr(ref, name)), name
+        assert np.array_equal(P.to_host(getattr(got, name)), getattr(ref, name)), name
 
 
 def test_solve_overflow_on_device():
-    from test_gpu_emulated import overflow_graph
-
     indptr, indices, cost, time = overflow_graph()
     ref = H.solve(indptr, indices, cost, time, xp=np)
-    got = H.solve(*on_gpu(indptr, indices, cost, time), xp=cupy)
+    got = HG.howard_solve(*on_gpu(indptr, indices, cost, time), xp=cupy)
     assert "host" in got.timings
     assert got.iterations == ref.iterations
-    assert np.array_equal(P._to_numpy(got.potential), ref.potential)
+    assert np.array_equal(P.to_host(got.potential), ref.potential)
 
 
 def test_iteration_runs_as_cuda_graph():
     rng = np.random.default_rng(9)
     indptr, indices, cost, time = trimmed(random_graph(rng, 1000, 5000))
-    H.solve(*on_gpu(indptr, indices, cost, None), xp=cupy)
+    HG.howard_solve(*on_gpu(indptr, indices, cost, None), xp=cupy)
     assert K.cupy_launcher().captured
 
 
@@ -171,7 +172,7 @@ def test_out_of_memory_falls_back_to_cpu(monkeypatch):
     def boom(*args, **kwargs):
         raise cupy.cuda.memory.OutOfMemoryError(1 << 40, 0)
 
-    monkeypatch.setattr(K, "howard_solve", boom)
+    monkeypatch.setattr(HG, "howard_solve", boom)
     rng = np.random.default_rng(11)
     indptr, indices, cost, time = random_graph(rng, 300, 1500, time=(1, 4))
     cpu = ocm.optimal_cycle(indptr, indices, cost, time, kind="ratio", backend="cpu")

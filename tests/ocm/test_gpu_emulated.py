@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 
 from ocm import howard as H
+from ocm import howard_gpu as HG
 from ocm import kernels as K
 from ocm import primitives as P
 from ocm import scc
 
 import gpu_emulator
+from ocm_graphs import model_graph, overflow_graph, random_graph, trimmed
 
 
 @pytest.fixture(scope="module")
@@ -24,59 +26,6 @@ def emu():
     if gpu_emulator.compiler() is None:
         pytest.skip("no C++ compiler to emulate the kernels")
     return gpu_emulator.emulator()
-
-
-def random_graph(rng, n, m, *, sinks=0.0, cost=(-50, 50), time=(0, 4), loops=True):
-    """CSR arrays of a random multigraph; a fraction ``sinks`` of vertices has no out-edge."""
-    src_ok = np.flatnonzero(rng.random(n) >= sinks)
-    if src_ok.size == 0:
-        src_ok = np.arange(1)
-    u = np.sort(rng.choice(src_ok, size=m))
-    v = rng.integers(0, n, size=m)
-    if not loops:
-        v = np.where(u == v, (v + 1) % n, v)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
-    return (indptr, v.astype(np.int64), rng.integers(cost[0], cost[1] + 1, size=m),
-            rng.integers(time[0], time[1] + 1, size=m))
-
-
-def model_graph(rng, k, length, chords=1, cost=(0, 9)):
-    """Interleaving product of ``k`` rings of ``length`` states with chords (as ocmref gen.py)."""
-    locs = []
-    for _ in range(k):
-        src = list(range(length)) + rng.integers(0, length, size=chords * length).tolist()
-        dst = [(i + 1) % length for i in range(length)]
-        dst += [(s + int(d)) % length for s, d in
-                zip(src[length:], rng.integers(1, length, size=chords * length))]
-        locs.append((np.array(src), np.array(dst), rng.integers(cost[0], cost[1] + 1,
-                                                                size=len(src))))
-    n = length ** k
-    states = np.arange(n)
-    us, vs, cs = [], [], []
-    for i, (src, dst, c) in enumerate(locs):
-        radix = length ** i
-        digit = (states // radix) % length
-        for a, b, w in zip(src.tolist(), dst.tolist(), c.tolist()):
-            s = states[digit == a]
-            us.append(s)
-            vs.append(s + (b - a) * radix)
-            cs.append(np.full(s.size, w))
-    u, v, c = np.concatenate(us), np.concatenate(vs), np.concatenate(cs)
-    p = rng.permutation(n)
-    u, v = p[u], p[v]
-    order = np.argsort(u, kind="stable")
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
-    t = rng.integers(1, 4, size=u.size)
-    return indptr, v[order].astype(np.int64), c[order].astype(np.int64), t[order]
-
-
-def trimmed(g):
-    """The graph restricted to vertices that reach a cycle (Howard's precondition)."""
-    indptr, indices, cost, time = g
-    r = scc.restrict_by_trimming(indptr, indices, np)
-    return r.indptr, r.indices, cost[r.edges], time[r.edges]
 
 
 # ---- primitives ---------------------------------------------------------------------------
@@ -128,7 +77,7 @@ def assert_same_state(a, b):
     assert a.iterations == b.iterations
     for name in ("policy", "succ", "root", "rank", "rank_num", "rank_den", "potential", "reps",
                  "rep_cost", "rep_time"):
-        x, y = P._to_numpy(getattr(a, name)), P._to_numpy(getattr(b, name))
+        x, y = P.to_host(getattr(a, name)), P.to_host(getattr(b, name))
         assert np.array_equal(x, y), name
 
 
@@ -143,7 +92,7 @@ def compare_solve(emu, g, kind, mode):
         if zero is not None:
             return
     ref = H.solve(indptr, indices, c, t, xp=np)
-    got = K.howard_solve(indptr, indices, c, t, xp=np, launcher=emu)
+    got = HG.howard_solve(indptr, indices, c, t, xp=np, launcher=emu)
     assert_same_state(got, ref)
     # Small numbers, no zero-time cycle: the device loop ran to the end (no host fall-back,
     # which would hide a wrong device iteration behind the host's exact answer).
@@ -200,7 +149,7 @@ def test_solve_long_cycles_and_tails(emu, n):
 def test_start_policy_undoes_up_to_two_iterations():
     """The undo log of the improvement: iteration 3 ran ahead of iteration 2, which failed."""
     n = 6
-    B = K._Buffers(np, n, K._rounds(n), False)
+    B = HG._Buffers(np, n, K.doubling_rounds(n), False)
     start = np.array([10, 11, 12, 13, 14, 15])
     after2 = np.array([20, 11, 22, 13, 14, 15])  # iteration 2 switched vertices 0 and 2
     after3 = np.array([30, 11, 22, 33, 14, 15])  # iteration 3 switched vertices 0 and 3
@@ -215,25 +164,11 @@ def test_start_policy_undoes_up_to_two_iterations():
     assert np.array_equal(B.start_policy(after3, 2), start)
 
 
-def overflow_graph():
-    """A ring of 3000 vertices, two parallel edges per step, costs near +-2**50, times 1..3:
-    the scaled biases (cycle time times path cost) pass 2**61."""
-    rng = np.random.default_rng(3)
-    n = 3000
-    ring = (np.arange(n) + 1) % n
-    indptr = np.arange(0, 2 * n + 1, 2, dtype=np.int64)
-    indices = np.stack([ring, ring], axis=1).ravel()
-    c1 = np.where(np.arange(n) % 2 == 0, 2 ** 50, -(2 ** 50) + 1)
-    cost = np.stack([c1, c1 + rng.integers(-2, 3, size=n)], axis=1).ravel()
-    time = rng.integers(1, 4, size=2 * n)
-    return indptr, indices, cost, time
-
-
 def test_solve_overflow_hands_over_to_python_ints(emu):
     """The device bound fails: the host finishes exactly, in Python ints, as NumPy does."""
     indptr, indices, cost, time = overflow_graph()
     ref = H.solve(indptr, indices, cost, time, xp=np)
-    got = K.howard_solve(indptr, indices, cost, time, xp=np, launcher=emu)
+    got = HG.howard_solve(indptr, indices, cost, time, xp=np, launcher=emu)
     assert ref.potential.dtype == object and "host" in got.timings
     assert_same_state(got, ref)
 
@@ -246,7 +181,7 @@ def test_solve_zero_time_cycle_raises_like_numpy(emu):
     with pytest.raises(ZeroTimeCycleError) as a:
         H.solve(indptr, indices, cost, time, xp=np)
     with pytest.raises(ZeroTimeCycleError) as b:
-        K.howard_solve(indptr, indices, cost, time, xp=np, launcher=emu)
+        HG.howard_solve(indptr, indices, cost, time, xp=np, launcher=emu)
     assert str(a.value) == str(b.value) and a.value.cycle == b.value.cycle
 
 

@@ -1,4 +1,4 @@
-"""Per-kernel GPU times of Howard's iteration (:func:`ocm.kernels.howard_solve`), per graph.
+"""Per-kernel GPU times of Howard's iteration (:func:`ocm.howard_gpu.howard_solve`), per graph.
 
 Run on the device machine from the repository root (needs gen.py: ``.bench/ocmref/gen.py``)::
 
@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 import cupy as cp  # noqa: E402
 
 from dvecost.benchmarks import ocm_gpu as OG  # noqa: E402
+from ocm import howard_gpu as HG  # noqa: E402
 from ocm import kernels as KN  # noqa: E402
 
 SPIN = cp.RawKernel(r"""
@@ -53,13 +54,13 @@ def profile(name: str, csr, reps: int) -> dict:
     loop = []
     for _ in range(reps + 1):
         cp.cuda.Device().synchronize()
-        st = KN.howard_solve(indptr, indices, cost, None, xp=cp)
+        st = HG.howard_solve(indptr, indices, cost, None, xp=cp)
         loop.append(st.timings["iterate"] / st.iterations)
     iters = st.iterations
     # 1b. GPU time of one iteration alone: the captured graph of a solve replayed back to back
     # from the converged policy (the work of a late iteration), between two events.
     steps = []
-    real = KN._Stepper
+    real = HG._Stepper
 
     class Recorded(real):
         def __init__(self, *a) -> None:
@@ -74,11 +75,11 @@ def profile(name: str, csr, reps: int) -> dict:
         return f
 
     Recorded.wait = wait
-    KN._Stepper = Recorded
+    HG._Stepper = Recorded
     try:
-        KN.howard_solve(indptr, indices, cost, None, xp=cp)
+        HG.howard_solve(indptr, indices, cost, None, xp=cp)
     finally:
-        KN._Stepper = real
+        HG._Stepper = real
     g, stream = steps[-1].graph, steps[-1].stream
     replay_us = None
     if g is not None:
@@ -111,7 +112,7 @@ def profile(name: str, csr, reps: int) -> dict:
 
     L = KN.Launcher(cp, launch, graphs=False)
     cp.cuda.Device().synchronize()
-    st2 = KN.howard_solve(indptr, indices, cost, None, xp=cp, launcher=L)
+    st2 = HG.howard_solve(indptr, indices, cost, None, xp=cp, launcher=L)
     cp.cuda.Device().synchronize()
     per_iter = []
     for rec in recs:
