@@ -1,17 +1,20 @@
-"""Render an :class:`~dvecost.analysis.Analysis` as text, JSON, Markdown, HTML or Graphviz DOT.
+"""Render an :class:`~dvecost.result.Analysis` as text, JSON, Markdown, HTML or Graphviz DOT.
 
 Renderers are pure functions that return strings; only the CLI prints them.
 
 - :func:`render_text`: the report ``dvecost analyze`` prints: the model, the state space, the
   optimum (exact fraction, decimal, certified), the critical cycle as a run of the model, the
   run that reaches it (``trace=True``), warnings with a shortest run each, timings.
-- :func:`render_json`: one JSON object (:meth:`Analysis.as_dict`).
+- :func:`render_json`: one JSON object on one line (:meth:`Analysis.as_dict`).
 - :func:`render_dot`: the critical cycle and its prefix, states labelled with their variable
   values, plus the whole state graph when it has at most :data:`DOT_FULL_LIMIT` states.
 - :func:`render_markdown`, :func:`render_html`: for notebooks.
 
->>> from dvecost.analysis import _demo
->>> print(render_text(_demo()).splitlines()[2])
+This module reads :class:`Analysis` values and never imports their module (which imports
+this one to render itself in notebooks), so the two do not form a circle.
+
+>>> from dvecost.result import demo
+>>> print(render_text(demo()).splitlines()[2])
 maximal cycle mean of 'cost' = 3/2 = 1.5 (certified)
 """
 
@@ -21,7 +24,9 @@ import html
 import json
 from typing import Any, Mapping, Sequence
 
-from .analysis import Analysis, Step
+# ``Analysis`` (dvecost.result) and ``Step`` (statespace.witness) appear in annotations only,
+# which are never evaluated here: dvecost.result imports this module to render itself, so
+# importing it back would make a circle.
 
 __all__ = ["render_text", "render_json", "render_dot", "render_markdown", "render_html",
            "render_steps", "DOT_FULL_LIMIT"]
@@ -79,8 +84,8 @@ def render_steps(steps: Sequence[Step], *, start: int = 1, indent: str = "  ") -
     A step in which several processes move (a rendezvous, ``system sync``) takes one line per
     process; cost, time and changes sit on its first line.
 
-    >>> from dvecost.analysis import _demo
-    >>> for line in render_steps(_demo().cycle): print(line)
+    >>> from dvecost.result import demo
+    >>> for line in render_steps(demo().cycle): print(line)
       step  process  transition  sync  cost  time  changes
          1  P        a -> b               1     1  x: 0 -> 1
          2  P        b -> a               2     1  x: 1 -> 0
@@ -126,7 +131,7 @@ def _initial_line(a: Analysis) -> str:
     return f"initial state: {items}" if items else "initial state: (empty)"
 
 
-def render_text(a: Analysis, *, trace: bool = False) -> str:
+def render_text(a: Analysis, *, trace: bool = False, peak_memory: int | None = None) -> str:
     """The human-readable report of ``dvecost analyze``.
 
     Parameters
@@ -134,6 +139,8 @@ def render_text(a: Analysis, *, trace: bool = False) -> str:
     a : Analysis
     trace : bool
         Also show the run from the initial state to the cycle (``--trace``).
+    peak_memory : int, optional
+        The process's peak memory in bytes, added to the timings line.
 
     Returns
     -------
@@ -142,8 +149,8 @@ def render_text(a: Analysis, *, trace: bool = False) -> str:
 
     Examples
     --------
-    >>> from dvecost.analysis import _demo
-    >>> print(render_text(_demo()))  # doctest: +NORMALIZE_WHITESPACE
+    >>> from dvecost.result import demo
+    >>> print(render_text(demo()))  # doctest: +NORMALIZE_WHITESPACE
     <demo>: system async, 1 process (P), 1 variable, 0 channels
     state space: 2 states, 2 transitions, no deadlock, error state not reached
     maximal cycle mean of 'cost' = 3/2 = 1.5 (certified)
@@ -161,7 +168,7 @@ def render_text(a: Analysis, *, trace: bool = False) -> str:
     if not a.witness:
         out.append("critical cycle: not decoded (value only)")
         out.append("")
-        out.append(_timings_line(a))
+        out.append(_timings_line(a, peak_memory))
         return "\n".join(out)
     n = len(a.cycle)
     c_cost = sum(s.cost for s in a.cycle)
@@ -189,24 +196,34 @@ def render_text(a: Analysis, *, trace: bool = False) -> str:
         elif w.startswith("the error state") and a.error_trace is not None:
             out.extend(_run_block("  shortest run to the error state", a.error_trace, "    "))
     out.append("")
-    out.append(_timings_line(a))
+    out.append(_timings_line(a, peak_memory))
     return "\n".join(out)
 
 
-def _timings_line(a: Analysis) -> str:
+def _timings_line(a: Analysis, peak_memory: int | None = None) -> str:
     parts = [f"{k} {v:.3f} s" for k, v in a.seconds.items()]
     total = sum(a.seconds.values())
     it = f", {a.iterations} iteration{'s' * (a.iterations != 1)}" if a.iterations else ""
-    return f"timings: {', '.join(parts)}; total {total:.3f} s; backend {a.backend}{it}"
+    mem = f"; peak memory {_mebibytes(peak_memory)}" if peak_memory is not None else ""
+    return f"timings: {', '.join(parts)}; total {total:.3f} s; backend {a.backend}{it}{mem}"
+
+
+def _mebibytes(n: int) -> str:
+    """Bytes as ``'12.3 MiB'``.
+
+    >>> _mebibytes(3 * 2**20 // 2)
+    '1.5 MiB'
+    """
+    return f"{n / 2**20:.1f} MiB"
 
 
 # ---------------------------------------------------------------------------- JSON
 
-def render_json(a: Analysis, *, indent: int | None = 1) -> str:
+def render_json(a: Analysis, *, indent: int | None = None) -> str:
     """``a.as_dict()`` as JSON text.
 
-    >>> from dvecost.analysis import _demo
-    >>> json.loads(render_json(_demo()))["exact"]
+    >>> from dvecost.result import demo
+    >>> json.loads(render_json(demo()))["exact"]
     '3/2'
     """
     return json.dumps(a.as_dict(), indent=indent)
@@ -233,8 +250,8 @@ def render_dot(a: Analysis, *, full_limit: int = DOT_FULL_LIMIT) -> str:
     analysis carries its state graph and that has at most ``full_limit`` states, every other
     state and edge is drawn too, in grey.
 
-    >>> from dvecost.analysis import _demo
-    >>> dot = render_dot(_demo())
+    >>> from dvecost.result import demo
+    >>> dot = render_dot(demo())
     >>> dot.startswith("digraph dvecost {") and dot.rstrip().endswith("}")
     True
     >>> 's0 -> s1 [' in dot
@@ -256,20 +273,16 @@ def render_dot(a: Analysis, *, full_limit: int = DOT_FULL_LIMIT) -> str:
     on_cycle = {s.source for s in a.cycle}
     on_prefix = {s.source for s in a.prefix} | {0}
     g = a.graph
-    full = g is not None and _n_states(g) <= full_limit
+    full = g is not None and g.n_states <= full_limit
     drawn: set[int] = set(states) | on_cycle
     if full:
-        drawn |= set(range(_n_states(g)))
-        err_id = int(getattr(g, "error_state", -1))
-        if err_id >= 0:
-            errors.add(err_id)
+        drawn |= set(range(g.n_states))
+        if g.error_state >= 0:
+            errors.add(g.error_state)
     for sid in sorted(drawn):
         st = states.get(sid)
         if st is None and a.decode is not None:
-            try:
-                st = a.decode(sid)
-            except Exception:  # noqa: BLE001 - decoding is best effort for pictures
-                st = None
+            st = a.decode(sid)
         err = sid in errors
         attrs = [f"label={_dot_quote(_state_label(sid, _visible(st), bool(err)))}"]
         if sid in on_cycle:
@@ -291,23 +304,17 @@ def render_dot(a: Analysis, *, full_limit: int = DOT_FULL_LIMIT) -> str:
                          f"color={colour}];")
     if full:
         import numpy as np
-        indptr = np.asarray(_host(g.indptr))
-        indices = np.asarray(_host(g.indices))
-        cost = _edge_cost(g, a.cost)
-        tm = _host(getattr(g, "time", None))
+        indptr, indices = np.asarray(g.indptr), np.asarray(g.indices)
+        cost, tm = np.asarray(g.cost(a.cost)), np.asarray(g.time)
         for u in range(len(indptr) - 1):
             for e in range(int(indptr[u]), int(indptr[u + 1])):
                 if e in cycle_edges or e in prefix_edges:
                     continue
-                lab = []
-                if cost is not None:
-                    lab.append(f"c{int(cost[e])}")
-                if tm is not None:
-                    lab.append(f"t{int(tm[e])}")
+                lab = [f"c{int(cost[e])}", f"t{int(tm[e])}"]
                 lines.append(f"  s{u} -> s{int(indices[e])} [label={_dot_quote(' '.join(lab))}, "
                              "color=gray60, fontcolor=gray40];")
     elif g is not None:
-        lines.append(f"  // whole graph left out: {_n_states(g)} states > {full_limit}")
+        lines.append(f"  // whole graph left out: {g.n_states} states > {full_limit}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -322,33 +329,13 @@ def _move_text(s: Step) -> str:
     return "\n".join(f"{m.transition}" + (f" [{m.sync}]" if m.sync else "") for m in s.moves)
 
 
-def _host(x):
-    if x is None:
-        return None
-    get = getattr(x, "get", None)  # CuPy arrays
-    return get() if callable(get) and not isinstance(x, dict) else x
-
-
-def _n_states(g) -> int:
-    n = getattr(g, "n_states", None)
-    return int(n) if n is not None else len(g.indptr) - 1
-
-
-def _edge_cost(g, resource: str):
-    from .analysis import _graph_cost
-    try:
-        return _host(_graph_cost(g, resource))
-    except Exception:  # noqa: BLE001 - a picture without costs is still a picture
-        return None
-
-
 # ---------------------------------------------------------------------------- notebooks
 
 def render_markdown(a: Analysis) -> str:
     """Markdown for notebooks: the summary and the critical cycle as a table.
 
-    >>> from dvecost.analysis import _demo
-    >>> "| 1 | P | a -> b |" in render_markdown(_demo())
+    >>> from dvecost.result import demo
+    >>> "| 1 | P | a -> b |" in render_markdown(demo())
     True
     """
     out = [f"**{a.label}** = `{a.exact}` = {_decimal(a.value)} "
@@ -375,8 +362,8 @@ def render_markdown(a: Analysis) -> str:
 def render_html(a: Analysis) -> str:
     """HTML for notebooks: the summary and the critical cycle as a table.
 
-    >>> from dvecost.analysis import _demo
-    >>> "<td>a -&gt; b</td>" in render_html(_demo())
+    >>> from dvecost.result import demo
+    >>> "<td>a -&gt; b</td>" in render_html(demo())
     True
     """
     e = html.escape

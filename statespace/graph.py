@@ -315,9 +315,12 @@ def validate_graph(graph: StateGraph) -> None:
 
 
 def _names(graph: StateGraph):
-    if graph.model is not None:
-        m = _meta(graph)
-        return m["slot_names"], m["slot_kinds"], m["process_states"]
+    """The layout names decoding needs (never the action names: those cost one description
+    per action, and a ``system sync`` model has a product of them)."""
+    cm = graph.model
+    if cm is not None:
+        return (tuple(s.name for s in cm.slots), tuple(s.kind for s in cm.slots),
+                {p.name: p.states for p in cm.processes})
     return graph.slot_names, graph.slot_kinds, graph.process_states
 
 
@@ -365,7 +368,8 @@ def decode_state(graph: StateGraph, i: int) -> dict[str, Any]:
 @dataclass(frozen=True)
 class TraceStep:
     """One step of a trace: ``source -> target`` by ``action`` (``description`` names the
-    moving processes, their local states and the channel), with the edge's costs and time."""
+    moving processes, their local states and the channel), with the edge's costs and time;
+    ``edge`` is the edge's index in the CSR arrays."""
 
     source: int
     target: int
@@ -373,6 +377,7 @@ class TraceStep:
     description: str
     costs: dict[str, int]
     time: int
+    edge: int = -1
 
 
 def shortest_trace(graph: StateGraph, i: int) -> list[TraceStep]:
@@ -401,5 +406,5 @@ def shortest_trace(graph: StateGraph, i: int) -> list[TraceStep]:
         e = lo + int(np.flatnonzero((row_t == t) & (row_a == a))[0])
         steps.append(TraceStep(s, t, a, graph.describe_action(a),
                                {k: int(v[e]) for k, v in graph.costs.items()},
-                               int(graph.time[e])))
+                               int(graph.time[e]), e))
     return steps

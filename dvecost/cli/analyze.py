@@ -1,21 +1,24 @@
 """``dvecost analyze MODEL``: the worst sustainable load of a model and the run that causes it.
 
-A thin layer over :func:`dvecost.analyze`: options in, a report out (text, ``--json``,
-``--dot FILE``), a progress display on stderr when it is a terminal.
+A thin layer over :func:`dvecost.analyze`: options in, a report out (text with the peak memory
+on its timings line, ``--json`` as one line with ``status``, ``timings`` and
+``peak_memory_bytes``, ``--dot FILE``), a progress display on stderr when it is a terminal.
+Limits (``--max-states``, ``--max-memory``, ``--timeout``) and SIGINT/SIGTERM stop with what
+exploration found so far (exit 3, or 130/143).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import TextIO
 
-from dve.errors import ConfigurationError
+from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped, StateLimitExceeded
 from ocm.errors import AnalysisError, NoCycleError, ZeroTimeCycleError
 
-from . import add_backend, add_common, add_defines, parse_defines, print_error
+from . import (add_backend, add_common, add_defines, add_limits, emit_json, parse_defines,
+               peak_memory_bytes, print_error, stop_info)
 
 __all__ = ["register", "run", "ProgressLine"]
 
@@ -29,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "minimal) cycle mean of a cost resource, or with --ratio its cycle ratio "
                     "cost/time: an exact fraction, certified, with the critical cycle shown as "
                     "a run of the model. Exit codes: 0 answer, 2 invalid input, 3 no answer "
-                    "(no reachable cycle, a zero-time cycle with --ratio, a state limit).")
+                    "(no reachable cycle, a zero-time cycle with --ratio, a state, memory or "
+                    "time limit), 130/143 interrupted.")
     p.add_argument("model", metavar="MODEL", help="a DVE file (with cost/time annotations)")
     p.add_argument("--ratio", action="store_true",
                    help="cycle ratio (cost per unit of time) instead of cycle mean (per step)")
@@ -38,11 +42,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the cost resource to analyse (needed when the model names several)")
     add_backend(p)
     add_defines(p)
-    p.add_argument("--max-states", type=int, metavar="N",
-                   help="stop (exit 3) when exploration finds more than N states")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_limits(p)
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object on one line instead of text")
     p.add_argument("--trace", action="store_true",
                    help="also show the run from the initial state to the critical cycle")
+    p.add_argument("--no-witness", action="store_true",
+                   help="the value only: decode no run (no critical cycle, prefix or traces)")
     p.add_argument("--dot", metavar="FILE",
                    help="write the critical cycle and its prefix (and the whole graph when "
                         "small) as Graphviz DOT to FILE ('-' for stdout)")
@@ -52,33 +58,43 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dvecost analyze``; returns the exit code."""
-    from ..analysis import analyze
-    from ..report import render_dot, render_json, render_steps, render_text
+    from ..analysis import NoCycleRun, ZeroTimeCycleRun, analyze
+    from ..report import render_dot, render_steps, render_text
 
-    if args.max_states is not None and args.max_states < 1:
-        raise ConfigurationError(f"--max-states must be at least 1, got {args.max_states}")
+    if args.dot and args.no_witness:
+        raise ConfigurationError("--dot draws the critical cycle, which --no-witness leaves out")
     defines = parse_defines(args.defines)
     progress = ProgressLine(sys.stderr) if _interactive(sys.stderr, args.quiet) else None
     try:
         result = analyze(args.model, ratio=args.ratio, mode="min" if args.min else "max",
                          cost=args.cost, backend=args.backend, defines=defines,
-                         max_states=args.max_states, progress=progress)
+                         max_states=args.max_states, max_memory=args.max_memory,
+                         progress=progress, witness=not args.no_witness)
+    except (StateLimitExceeded, MemoryLimitExceeded, RunStopped) as exc:
+        if progress:
+            progress.close()
+        if args.debug:
+            raise
+        info = stop_info(exc, args)
+        print(info["message"], file=sys.stderr)
+        if args.json:
+            emit_json(info["status"], limit=info.get("limit"), counts=info["counts"] or None,
+                      message=info["message"])
+        return info["exit_code"]
     except AnalysisError as exc:
         if progress:
             progress.close()
         if args.debug:
             raise
         print_error(exc)
-        steps = getattr(exc, "trace", None)
-        title = getattr(exc, "trace_title", None)
+        steps = exc.trace if isinstance(exc, (NoCycleRun, ZeroTimeCycleRun)) else ()
         if steps:
-            print(f"{title or 'run'} ({len(steps)} step{'s' * (len(steps) != 1)}):",
+            print(f"{exc.trace_title} ({len(steps)} step{'s' * (len(steps) != 1)}):",
                   file=sys.stderr)
             print("\n".join(render_steps(steps)), file=sys.stderr)
         if args.json:
-            print(json.dumps({"status": "no-answer", "error": _error_code(exc),
-                              "message": str(exc),
-                              "trace": [s.as_dict() for s in steps or ()]}, indent=1))
+            emit_json("no-answer", error=_error_code(exc), message=str(exc),
+                      trace=[s.as_dict() for s in steps])
         return 3
     finally:
         if progress:
@@ -95,9 +111,10 @@ def run(args: argparse.Namespace) -> int:
                 raise ConfigurationError(f"cannot write '{args.dot}': {exc.strerror}") from None
     try:
         if args.json:
-            print(render_json(result))
+            d = result.as_dict()
+            emit_json(d.pop("status"), timings=d.pop("timings"), **d)
         elif args.dot != "-":
-            print(render_text(result, trace=args.trace))
+            print(render_text(result, trace=args.trace, peak_memory=peak_memory_bytes()))
         sys.stdout.flush()
     except BrokenPipeError:  # `dvecost analyze ... | head`: the reader has seen enough
         import os

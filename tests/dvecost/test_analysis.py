@@ -16,7 +16,7 @@ from ocm.errors import NoCycleError, ZeroTimeCycleError
 #: ``../shared`` (``$DVECOST_SHARED``): not imported from conftest, whose name is ambiguous once
 #: test folders have conftest files of their own.
 SHARED = pathlib.Path(os.environ.get("DVECOST_SHARED",
-                                     pathlib.Path(__file__).resolve().parents[2] / "shared"))
+                                     pathlib.Path(__file__).resolve().parents[3] / "shared"))
 CS = SHARED / "models"
 
 

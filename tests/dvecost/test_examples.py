@@ -91,7 +91,7 @@ def test_tutorial_model_is_the_bundled_printer():
     """docs/tutorial.md shows printer.dve in full; the two must not drift apart."""
     import pathlib
 
-    root = pathlib.Path(__file__).resolve().parents[1]
+    root = pathlib.Path(__file__).resolve().parents[2]
     text = (root / "docs" / "tutorial.md").read_text()
     block = text.split("## 1. A first model", 1)[1].split("```\n", 2)[1]
     assert block == example_path("printer").read_text()

@@ -12,9 +12,9 @@ import pytest
 
 from dvecost.cli import main
 from dvecost.examples import example_path
-from test_report import JSON_KEYS, assert_dotish
+from report_shapes import JSON_KEYS, assert_dotish
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def run(capsys, *argv):
@@ -47,7 +47,7 @@ def test_json(capsys):
         assert {"process", "transition", "cost", "time", "state"} <= step.keys()
         assert step["process"] == "A + B"
     assert d["backend"] in ("cpu", "gpu")
-    assert {"parse", "explore", "scc", "howard", "certify"} <= d["seconds"].keys()
+    assert {"parse", "explore", "scc", "howard", "certify"} <= d["timings"].keys()
 
 
 def test_min(capsys):

@@ -8,14 +8,11 @@ from fractions import Fraction
 
 import pytest
 
-from dvecost.analysis import Analysis, Move, Step, _demo
 from dvecost.report import render_dot, render_json, render_steps, render_text
+from dvecost.result import Analysis, Move, Step, demo
+from report_shapes import JSON_KEYS, assert_dotish
 
 #: Keys the issue promises in the --json object.
-JSON_KEYS = {"value", "exact", "certified", "kind", "mode", "cost", "n_states", "n_transitions",
-             "n_deadlocks", "error_state_reached", "cycle", "backend", "seconds"}
-
-
 def rendezvous_analysis(**over) -> Analysis:
     """A client and a server: one local step, one rendezvous step (two moves)."""
     s1 = Step(0, 1, 0, (Move("Client", "think", "ready", line=5),), 0, 4,
@@ -119,22 +116,11 @@ def test_json_fields():
     assert step["state"] == {"Server": "work", "Client": "wait", "Server.who": 1}
     assert step["changed"] == {"Server.who": [0, 1]}
     assert [m["sync"] for m in step["moves"]] == ["req!1", "req?who"]
-    assert set(d["seconds"]) == {"parse", "explore", "scc", "howard", "certify", "total"}
+    assert set(d["timings"]) == {"parse", "explore", "scc", "howard", "certify", "total"}
 
 
 def test_json_integer_exact_has_no_slash():
     assert json.loads(render_json(rendezvous_analysis(value=Fraction(-4))))["exact"] == "-4"
-
-
-DOT_LINE = re.compile(r'^\s*(//.*|[a-z]+ \[.*\];|\w+=.*;|s\d+ \[.*\];|s\d+ -> s\d+ \[.*\];)$')
-
-
-def assert_dotish(dot: str) -> None:
-    lines = dot.strip().splitlines()
-    assert lines[0] == "digraph dvecost {" and lines[-1] == "}"
-    for line in lines[1:-1]:
-        assert DOT_LINE.match(line), line
-    assert dot.count('"') % 2 == dot.count('\\"') % 2  # quotes balanced (escaped ones aside)
 
 
 def test_dot_cycle_and_prefix():
@@ -163,6 +149,6 @@ def test_markdown_and_html():
 
 
 def test_analysis_is_frozen():
-    a = _demo()
+    a = demo()
     with pytest.raises(Exception):
         a.value = Fraction(1)  # type: ignore[misc]

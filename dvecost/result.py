@@ -1,0 +1,214 @@
+"""The value :func:`dvecost.analyze` returns: :class:`Analysis`, made of runs of
+:class:`Step` and :class:`Move` (those two come from :mod:`statespace.witness`, which decodes
+them, and are re-exported here).
+
+An :class:`Analysis` is frozen. :mod:`dvecost.report` renders it as text, JSON, DOT, Markdown
+and HTML; it renders itself in a notebook (``_repr_markdown_``, ``_repr_html_``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Mapping
+
+from statespace import StateGraph
+from statespace.witness import Move, Step, jsonable
+
+__all__ = ["Analysis", "Step", "Move", "PHASES", "demo", "fraction_text"]
+
+#: Phases timed by :func:`dvecost.analyze`, in order (keys of :attr:`Analysis.seconds`):
+#: loading and compiling the model, building the state graph, the engine's SCC decomposition,
+#: policy iteration and exact certificate, and turning the answer into runs of the model.
+PHASES: tuple[str, ...] = ("parse", "explore", "scc", "howard", "certify", "report")
+
+
+def fraction_text(x: Fraction) -> str:
+    """``'p/q'``, or ``'p'`` for an integer.
+
+    >>> fraction_text(Fraction(6, 4)), fraction_text(Fraction(-4))
+    ('3/2', '-4')
+    """
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The answer of :func:`analyze`: the optimum, the critical cycle as a run, the figures.
+
+    Field names match the keys of :meth:`as_dict` (the ``--json`` output); ``value`` is kept
+    exact here (a :class:`~fractions.Fraction`) and written as a float plus ``exact`` there.
+
+    Attributes
+    ----------
+    model : str
+        The model's name (its path, or ``'<string>'``).
+    system : str
+        ``'async'`` or ``'sync'``.
+    processes : tuple of str
+        Process names, in declaration order.
+    n_variables, n_channels : int
+        Declared variables (global and local, arrays counted once) and channels.
+    kind : str
+        ``'mean'`` or ``'ratio'``.
+    mode : str
+        ``'max'`` or ``'min'``.
+    cost : str
+        The analysed resource.
+    resources : tuple of str
+        Every cost resource the model names.
+    value : Fraction
+        The optimum.
+    certified : bool
+        Whether the exact certificate proved it.
+    n_states, n_transitions, n_deadlocks : int
+        State-space figures (transitions counted as generated, duplicates included).
+    error_state_reached : bool
+        Whether the error state is reachable.
+    initial : Mapping
+        The initial state (process -> local state, variable -> value).
+    cycle : tuple of Step
+        The critical cycle, starting at its state closest to the initial state.
+    prefix : tuple of Step
+        A shortest run from the initial state to the cycle's first state.
+    deadlock_trace, error_trace : tuple of Step or None
+        A shortest run to a deadlock / to the error state, when there is one.
+    backend : str
+        ``'cpu'`` or ``'gpu'``.
+    iterations : int
+        Policy-iteration rounds of the engine.
+    seconds : Mapping of str to float
+        Wall time per phase (:data:`PHASES`).
+    witness : bool
+        Whether the runs were decoded (``analyze(..., witness=False)`` leaves ``cycle``,
+        ``prefix`` and ``initial`` empty and the traces ``None``).
+    """
+
+    model: str
+    system: str
+    processes: tuple[str, ...]
+    n_variables: int
+    n_channels: int
+    kind: str
+    mode: str
+    cost: str
+    resources: tuple[str, ...]
+    value: Fraction
+    certified: bool
+    n_states: int
+    n_transitions: int
+    n_deadlocks: int
+    error_state_reached: bool
+    initial: Mapping[str, Any]
+    cycle: tuple[Step, ...]
+    prefix: tuple[Step, ...] = ()
+    deadlock_trace: tuple[Step, ...] | None = None
+    error_trace: tuple[Step, ...] | None = None
+    backend: str = "cpu"
+    iterations: int = 0
+    seconds: Mapping[str, float] = field(default_factory=dict)
+    witness: bool = True
+    graph: StateGraph | None = field(default=None, compare=False, repr=False)
+    decode: Callable[[int], Mapping[str, Any]] | None = field(default=None, compare=False,
+                                                              repr=False)
+
+    # -- derived -------------------------------------------------------------------------
+
+    @property
+    def exact(self) -> str:
+        """The optimum as ``'p/q'``, or ``'p'`` when it is an integer.
+
+        >>> demo().exact
+        '3/2'
+        """
+        return fraction_text(self.value)
+
+    @property
+    def label(self) -> str:
+        """What was computed, in words: ``'maximal cycle mean of cost'``."""
+        return f"{'maximal' if self.mode == 'max' else 'minimal'} cycle {self.kind} of " \
+               f"'{self.cost}'"
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Deadlocks and a reachable error state, one line each."""
+        out = []
+        if self.n_deadlocks:
+            out.append(f"{self.n_deadlocks} deadlock state{'s' * (self.n_deadlocks != 1)}: "
+                       "runs that reach one stop there and lie on no cycle")
+        if self.error_state_reached:
+            out.append("the error state is reachable (a runtime error: division by zero, "
+                       "index or value out of range)")
+        return tuple(out)
+
+    def as_dict(self) -> dict:
+        """The JSON object of ``dvecost analyze --json`` (``status`` ``'ok'``; phase times in
+        seconds under ``timings``, with their ``total``).
+
+        >>> d = demo().as_dict()
+        >>> d["status"], d["value"], d["exact"], d["kind"], d["cycle"][0]["process"]
+        ('ok', 1.5, '3/2', 'mean', 'P')
+        """
+        total = sum(self.seconds.values())
+        return {
+            "status": "ok",
+            "model": self.model,
+            "value": float(self.value),
+            "exact": self.exact,
+            "certified": self.certified,
+            "kind": self.kind,
+            "mode": self.mode,
+            "cost": self.cost,
+            "resources": list(self.resources),
+            "system": self.system,
+            "processes": list(self.processes),
+            "n_variables": self.n_variables,
+            "n_channels": self.n_channels,
+            "n_states": self.n_states,
+            "n_transitions": self.n_transitions,
+            "n_deadlocks": self.n_deadlocks,
+            "error_state_reached": self.error_state_reached,
+            "initial": jsonable(dict(self.initial)),
+            "cycle": [s.as_dict() for s in self.cycle],
+            "cycle_cost": sum(s.cost for s in self.cycle),
+            "cycle_time": sum(s.time for s in self.cycle),
+            "prefix": [s.as_dict() for s in self.prefix],
+            "deadlock_trace": None if self.deadlock_trace is None
+            else [s.as_dict() for s in self.deadlock_trace],
+            "error_trace": None if self.error_trace is None
+            else [s.as_dict() for s in self.error_trace],
+            "warnings": list(self.warnings),
+            "backend": self.backend,
+            "iterations": self.iterations,
+            "timings": {**{k: round(v, 6) for k, v in self.seconds.items()},
+                        "total": round(total, 6)},
+        }
+
+    # -- notebooks -----------------------------------------------------------------------
+
+    def __str__(self) -> str:
+        from .report import render_text
+        return render_text(self)
+
+    def _repr_markdown_(self) -> str:
+        from .report import render_markdown
+        return render_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from .report import render_html
+        return render_html(self)
+
+
+def demo() -> Analysis:
+    """A tiny hand-built Analysis (one process, two states), for examples and doctests.
+
+    >>> demo().exact, len(demo().cycle)
+    ('3/2', 2)
+    """
+    a = Step(0, 1, 0, (Move("P", "a", "b"),), 1, 1, (("x", 0, 1),), {"P": "b", "x": 1})
+    b = Step(1, 0, 1, (Move("P", "b", "a"),), 2, 1, (("x", 1, 0),), {"P": "a", "x": 0})
+    return Analysis(model="<demo>", system="async", processes=("P",), n_variables=1,
+                    n_channels=0, kind="mean", mode="max", cost="cost", resources=("cost",),
+                    value=Fraction(3, 2), certified=True, n_states=2, n_transitions=2,
+                    n_deadlocks=0, error_state_reached=False, initial={"P": "a", "x": 0},
+                    cycle=(a, b), seconds={"parse": 0.001, "explore": 0.002})

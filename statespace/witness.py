@@ -1,0 +1,267 @@
+"""Runs of the model: edges of a :class:`~statespace.StateGraph` told as steps of the model.
+
+The cycle engine answers with edge ids; a user reads a run: which processes moved, from which
+local state to which, through which channel, at what cost and time, changing which variables.
+:class:`Witness` makes that translation for any caller (``dvecost analyze``, its error
+messages, tests), so that every one of them shows the same run:
+
+- an edge's label is mapped through :meth:`StateGraph.action_moves` (which maps ``system
+  sync`` step labels to the model's step code) to the transitions that moved; each label is
+  described once and kept;
+- states are decoded with :func:`~statespace.decode_state`, only those on the runs asked for,
+  each once;
+- shortest runs from the initial state come from :func:`~statespace.shortest_trace`;
+- a sync's values are printed with :func:`dve.format.format_expr`.
+
+Decoding costs what it shows: a run of ``k`` steps decodes ``k + 1`` states and describes at
+most ``k`` actions, whatever the size of the graph.
+
+Examples
+--------
+>>> from statespace import build_state_graph
+>>> g = build_state_graph("byte x; process P { state a, b; init a; "
+...     "trans a -> b { effect x = x + 1; cost 2; }, b -> a {}; } system async;")
+>>> w = Witness(g, "cost")
+>>> [(s.source, s.target, s.transition, s.cost, s.changed) for s in w.trace_to(1)]
+[(0, 1, 'P: a -> b', 2, (('x', 0, 1),))]
+>>> w.state(0)
+{'P': 'a', 'x': 0}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from dve.format import format_expr
+
+from .graph import StateGraph, decode_state, shortest_trace
+
+__all__ = ["Move", "Step", "Witness", "jsonable"]
+
+
+@dataclass(frozen=True)
+class Move:
+    """One process's part in a step of the model.
+
+    Attributes
+    ----------
+    process : str
+        The process that moved.
+    source, target : str
+        Its local state before and after the step.
+    sync : str or None
+        The synchronisation it took part in, as written (``'reqL!1'``, ``'reqL?who'``), or
+        ``None`` for a step of its own.
+    line : int or None
+        The source line of the transition, where known.
+    """
+
+    process: str
+    source: str
+    target: str
+    sync: str | None = None
+    line: int | None = None
+
+    @property
+    def transition(self) -> str:
+        """``'source -> target'``."""
+        return f"{self.source} -> {self.target}"
+
+    def as_dict(self) -> dict:
+        return {"process": self.process, "from": self.source, "to": self.target,
+                "transition": self.transition, "sync": self.sync, "line": self.line}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One edge of the state graph, told as a step of the model.
+
+    Attributes
+    ----------
+    source, target : int
+        State ids (BFS order; 0 is the initial state).
+    edge : int
+        The edge's index in the CSR arrays (``-1`` when unknown).
+    moves : tuple of Move
+        Who moved: one process, a sender and a receiver (rendezvous), or every process
+        (``system sync``); a property process's move comes last.
+    cost, time : int
+        The step's cost (of the analysed resource) and time.
+    changed : tuple of (name, before, after)
+        Variables and channel contents that the step changed (local states are in ``moves``).
+    state : Mapping
+        The state after the step: process name -> local state, variable -> value (empty for
+        the error state).
+    error : bool
+        Whether the step ends in the error state.
+    """
+
+    source: int
+    target: int
+    edge: int
+    moves: tuple[Move, ...]
+    cost: int
+    time: int
+    changed: tuple[tuple[str, Any, Any], ...] = ()
+    state: Mapping[str, Any] = field(default_factory=dict)
+    error: bool = False
+
+    @property
+    def process(self) -> str:
+        """The processes that moved, joined by ``' + '`` (``'?'`` when unknown)."""
+        return " + ".join(m.process for m in self.moves) or "?"
+
+    @property
+    def transition(self) -> str:
+        """The moves as ``'P: a -> b'``, joined by ``'; '``."""
+        return "; ".join(f"{m.process}: {m.transition}" for m in self.moves)
+
+    def as_dict(self) -> dict:
+        return {"from": self.source, "to": self.target, "edge": self.edge,
+                "process": self.process, "transition": self.transition,
+                "moves": [m.as_dict() for m in self.moves],
+                "cost": self.cost, "time": self.time,
+                "changed": {name: [before, after] for name, before, after in self.changed},
+                "state": jsonable(dict(self.state)), "error": self.error}
+
+
+def jsonable(x: Any) -> Any:
+    """Plain JSON types: tuples and arrays to lists, NumPy scalars to Python numbers.
+
+    >>> jsonable({"q": [(1, 2)], "n": np.int64(3)})
+    {'q': [[1, 2]], 'n': 3}
+    """
+    if isinstance(x, Mapping):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _sync_text(sync) -> str | None:
+    if sync is None:
+        return None
+    owner = f"{sync.process.name}->" if sync.process is not None else ""
+    vals = sync.values
+    body = ("" if not vals else format_expr(vals[0]) if len(vals) == 1
+            else "{" + ", ".join(format_expr(v) for v in vals) + "}")
+    return f"{owner}{sync.channel}{sync.op}{body}"
+
+
+class Witness:
+    """Tells edges, runs and cycles of ``graph`` as steps of its model.
+
+    Parameters
+    ----------
+    graph : StateGraph
+        A graph built with its model (``graph.model`` set; a graph read by ``load_graph``
+        decodes states but cannot name transitions, so its steps have no moves).
+    resource : str
+        The cost resource whose amounts the steps carry.
+
+    Decoded states and the moves of each edge label are kept, so a run decodes each of its
+    states once and describes each action once.
+    """
+
+    def __init__(self, graph: StateGraph, resource: str) -> None:
+        self.graph = graph
+        self._indptr = np.asarray(graph.indptr)
+        self._indices = np.asarray(graph.indices)
+        self._cost = np.asarray(graph.cost(resource))
+        self._time = np.asarray(graph.time)
+        self._action = np.asarray(graph.action)
+        self._states: dict[int, dict[str, Any]] = {}
+        self._moves: dict[int, tuple[Move, ...]] = {}
+        model = graph.model
+        self._pcs = frozenset(p.name for p in model.processes) if model is not None \
+            else frozenset(graph.process_states)
+        self._channels = frozenset(model.channels) if model is not None else frozenset()
+
+    # -- pieces ------------------------------------------------------------------------
+
+    def state(self, sid: int) -> dict[str, Any]:
+        """State ``sid`` decoded (:func:`decode_state`); ``{}`` for the error state."""
+        sid = int(sid)
+        st = self._states.get(sid)
+        if st is None:
+            st = {} if sid == self.graph.error_state else decode_state(self.graph, sid)
+            self._states[sid] = st
+        return st
+
+    def moves(self, label: int) -> tuple[Move, ...]:
+        """Who moves in an edge labelled ``label``: sender before receiver, the property
+        process last (built on first use, then kept)."""
+        label = int(label)
+        out = self._moves.get(label)
+        if out is None:
+            model = self.graph.model
+            if model is None:
+                return ()
+            items = []
+            for mv in self.graph.action_moves(label):
+                t = model.transitions[mv["transition"]]
+                key = (t.process == model.property_process, mv["op"] != "!", t.process)
+                pos = mv["pos"]
+                items.append((key, Move(mv["process"], mv["src"], mv["dst"],
+                                        _sync_text(t.node.sync),
+                                        pos.line if pos is not None else None)))
+            out = tuple(m for _, m in sorted(items, key=lambda x: x[0]))
+            self._moves[label] = out
+        return out
+
+    def source_of(self, edge: int) -> int:
+        """The state edge ``edge`` leaves."""
+        return int(np.searchsorted(self._indptr, edge, side="right") - 1)
+
+    def _changes(self, before: Mapping[str, Any], after: Mapping[str, Any]):
+        """What a step changed, local states aside: array cells one by one, channels whole."""
+        out = []
+        for k, new in after.items():
+            if k in self._pcs:
+                continue
+            old = before.get(k)
+            if old == new:
+                continue
+            if (isinstance(old, list) and isinstance(new, list) and len(old) == len(new)
+                    and k not in self._channels):
+                out.extend((f"{k}[{i}]", a, b) for i, (a, b) in enumerate(zip(old, new))
+                           if a != b)
+            else:
+                out.append((k, old, new))
+        return tuple(out)
+
+    # -- steps and runs ------------------------------------------------------------------
+
+    def step(self, edge: int) -> Step:
+        """Edge ``edge`` as a step."""
+        edge = int(edge)
+        u, v = self.source_of(edge), int(self._indices[edge])
+        error = v == self.graph.error_state
+        after = self.state(v)
+        changed = () if error else self._changes(self.state(u), after)
+        return Step(u, v, edge, self.moves(self._action[edge]), int(self._cost[edge]),
+                    int(self._time[edge]), changed, after, error)
+
+    def run(self, edges: Sequence[int]) -> tuple[Step, ...]:
+        """Consecutive edges as steps."""
+        return tuple(self.step(e) for e in edges)
+
+    def trace_to(self, sid: int) -> tuple[Step, ...]:
+        """A shortest run from the initial state to state ``sid`` (:func:`shortest_trace`)."""
+        return self.run([t.edge for t in shortest_trace(self.graph, int(sid))])
+
+    def cycle(self, edges: Sequence[int]) -> tuple[Step, ...]:
+        """A cycle given by its edges, started at its state with the smallest id: the one
+        breadth-first search reached first (ids follow BFS order), so the run reaching it
+        (``trace_to(cycle[0].source)``) is as short as it can be."""
+        edges = [int(e) for e in edges]
+        if not edges:
+            return ()
+        sources = [self.source_of(e) for e in edges]
+        k = sources.index(min(sources))
+        return self.run(edges[k:] + edges[:k])
