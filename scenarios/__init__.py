@@ -3,7 +3,8 @@
 Describe what users do (:class:`Scenario` made of :class:`Think`, :class:`Request`,
 :class:`Choice` and :class:`Loop` steps), put ``{scenario: count}`` clients together with a
 :class:`Server` in a :class:`System`, and :meth:`System.to_model` gives the DVE model (an AST).
-:func:`saturate` finds how many clients it takes to use the server's capacity.
+:func:`saturate` finds how many clients it takes to use the server's capacity (given an
+evaluator; :func:`dvecost.saturation.saturate` is the search with dvecost's analysis).
 
 >>> user = Scenario("user", [Think(4), Request("query", service=2)])
 >>> System({user: 3}, server=Server()).describe()
@@ -13,11 +14,10 @@ Describe what users do (:class:`Scenario` made of :class:`Think`, :class:`Reques
 from .dsl import (CLIENT_RESOURCE, SERVER_RESOURCE, Choice, Loop, Request, Scenario, Server,
                   Step, System, Think, apportion)
 from .loader import load_spec
-from .saturation import (SaturationPoint, SaturationResult, analyze_load, resolve_spec,
-                         saturate)
+from .saturation import Evaluation, SaturationPoint, SaturationResult, resolve_spec, saturate
 from .templates import TEMPLATES, template
 
 __all__ = ["Think", "Request", "Choice", "Loop", "Step", "Scenario", "Server", "System",
            "apportion", "SERVER_RESOURCE", "CLIENT_RESOURCE", "load_spec", "saturate",
-           "SaturationResult", "SaturationPoint", "analyze_load", "resolve_spec", "TEMPLATES",
+           "SaturationResult", "SaturationPoint", "Evaluation", "resolve_spec", "TEMPLATES",
            "template"]

@@ -2,7 +2,8 @@
 
 For ``N`` clients the system's **load** is the maximal cycle mean of its cost resource (the
 server's worst sustainable work per tick; see :mod:`scenarios.dsl`). :func:`saturate` finds the
-smallest ``N`` whose load reaches the capacity ``C`` (1 = one worker busy every tick at cost 1).
+smallest ``N`` whose load reaches the capacity ``C``: by default the server's full capacity,
+``workers x`` the largest cost per tick (every worker busy on every tick).
 
 The search
 ----------
@@ -19,19 +20,47 @@ So every pair of evaluated points is checked, and a result whose curve is not mo
 smallest saturating ``N`` *among those evaluated*, and a smaller one may exist. ``search='linear'``
 evaluates every ``N`` from 1 up instead, which is exact whatever the curve.
 
+The evaluator
+-------------
+This package builds models; it does not analyse them. :func:`saturate` is given an
+``evaluate(model, *, resource, witness)`` callable that takes the :class:`dve.syntax.Model` of
+one system (:meth:`~scenarios.dsl.System.to_model`), computes the maximal cycle mean of
+``resource`` and returns an :class:`Evaluation`. ``witness=False`` (every point of the search)
+asks for the value only; the answer's point is evaluated once more with ``witness=True``, and
+what the evaluator puts in :attr:`Evaluation.witness` (for dvecost, the
+:class:`dvecost.Analysis` with its critical cycle) is handed back untouched in
+:attr:`SaturationResult.witness`. :func:`dvecost.saturation.saturate` is this search with
+dvecost's own pipeline as the evaluator.
+
+Stopping
+--------
+A search is a long job. ``progress`` hears of it as it goes (:class:`Plan`, then a
+:class:`PointStarted` and a :class:`SaturationPoint` per ``N``). An evaluator that raises
+:class:`~dve.errors.StateSpaceError` (a state or memory limit) ends the search there: the result
+keeps the curve so far with ``status='limit'``. A :class:`~dve.errors.RunStopped` (a signal,
+a time limit) or ``KeyboardInterrupt`` is passed on, carrying the result so far as its
+``partial`` attribute (``status`` ``'interrupted'`` or ``'timeout'``), so that the caller can
+show the curve before it stops.
+
 Examples
 --------
 Three clients who each think 10 ticks and then ask for 6 ticks of service keep one worker busy:
 a client's cycle is 18 ticks (send, 6 served, reply, 10 thinking), so each client alone loads
-the server 6/18 = 1/3, and the load is ``min(1, N/3)``.
+the server 6/18 = 1/3, and the load is ``min(1, N/3)``. A stand-in evaluator that knows this
+(the processes of the model are the server and one per client):
 
 >>> from scenarios import Scenario, Server, System, Think, Request
 >>> user = Scenario("user", [Think(10), Request("job", service=6)])
->>> r = saturate(lambda n: System({user: n}, server=Server()), backend="cpu")
+>>> def evaluate(model, *, resource, witness):
+...     n = len(model.processes) - 1
+...     return Evaluation(min(Fraction(1), Fraction(n, 3)), n_states=10 * n)
+>>> r = saturate(lambda n: System({user: n}, server=Server()), evaluate=evaluate)
 >>> r.saturating_clients, [(p.clients, str(p.exact)) for p in r.curve]
 (3, [(1, '1/3'), (2, '2/3'), (3, '1'), (4, '1')])
->>> r.monotone
-True
+>>> r.capacity, r.capacity_why
+(Fraction(1, 1), "1 worker x 1 per tick (the server's)")
+>>> r.monotone, r.status
+(True, 'ok')
 """
 
 from __future__ import annotations
@@ -40,14 +69,15 @@ import pathlib
 import time as _time
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Union
+from typing import Any, Callable, Union
 
-from dve.errors import ConfigurationError, StateSpaceError
+from dve.errors import ConfigurationError, RunStopped, StateSpaceError
 
 from .dsl import System
 
-__all__ = ["saturate", "SaturationResult", "SaturationPoint", "Evaluation", "analyze_load",
-           "resolve_spec", "parse_capacity", "Spec", "DEFAULT_MAX_CLIENTS"]
+__all__ = ["saturate", "SaturationResult", "SaturationPoint", "Evaluation", "Evaluator",
+           "Plan", "PointStarted", "Mix", "mix_of", "mix_text", "resolve_spec",
+           "one_scenario", "parse_capacity", "server_capacity", "Spec", "DEFAULT_MAX_CLIENTS"]
 
 #: The default limit of the search.
 DEFAULT_MAX_CLIENTS = 64
@@ -57,14 +87,87 @@ DEFAULT_MAX_CLIENTS = 64
 #: proportions).
 Spec = Union[str, pathlib.Path, Callable[[int], System], System]
 
+#: Which clients make up ``N``: ``(scenario name, count)`` pairs in the system's order.
+Mix = tuple[tuple[str, int], ...]
+
 
 @dataclass(frozen=True)
 class Evaluation:
-    """What an evaluator returns for one system: its load and the size of its state graph."""
+    """What an evaluator returns for one model.
+
+    Attributes
+    ----------
+    exact : Fraction
+        The load: the maximal cycle mean of the resource asked for.
+    n_states : int
+        States of the model's reachable state graph.
+    certified : bool
+        Whether the value was proved exact.
+    witness : object, optional
+        With ``witness=True``: whatever shows the run attaining the value (opaque here).
+    """
 
     exact: Fraction
     n_states: int
     certified: bool = True
+    witness: Any = None
+
+
+#: ``evaluate(model, *, resource, witness) -> Evaluation``; ``model`` is a
+#: :class:`dve.syntax.Model`.
+Evaluator = Callable[..., Evaluation]
+
+
+def mix_of(system: System) -> Mix:
+    """The clients of ``system`` by scenario: ``(('browser', 4), ('buyer', 2))``."""
+    return tuple((sc.name, k) for sc, k in system.counts)
+
+
+def mix_text(mix: Mix) -> str:
+    """``'4 browser + 2 buyer'``.
+
+    >>> mix_text((("browser", 4), ("buyer", 2)))
+    '4 browser + 2 buyer'
+    """
+    return " + ".join(f"{k} {name}" for name, k in mix)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a search is about to do (the first thing ``progress`` hears).
+
+    Attributes
+    ----------
+    spec : str
+        What is searched.
+    capacity : Fraction
+        The load that counts as saturated.
+    capacity_why : str
+        Where that capacity comes from: ``'given'``, ``'2 workers x 1 per tick (the
+        server's)'``, or the default of a system with no server.
+    resource : str
+        The cost resource analysed (``'server'``, or ``'work'`` without a server).
+    warnings : tuple of str
+        Things the user should know before trusting the answer (a system with no server).
+    """
+
+    spec: str
+    capacity: Fraction
+    capacity_why: str
+    resource: str
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PointStarted:
+    """``progress`` hears this when the evaluation of ``N = clients`` starts.
+
+    ``witness`` is true for the second evaluation of the answer's point, which decodes the run.
+    """
+
+    clients: int
+    mix: Mix
+    witness: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,6 +186,8 @@ class SaturationPoint:
         Wall time to build and analyse the model.
     certified : bool
         Whether the engine's exact certificate proved the value.
+    mix : tuple of (str, int)
+        Which clients make up ``N``, by scenario (:func:`mix_text` writes it out).
     """
 
     clients: int
@@ -90,6 +195,7 @@ class SaturationPoint:
     n_states: int
     seconds: float
     certified: bool = True
+    mix: Mix = ()
 
     @property
     def value(self) -> float:
@@ -97,11 +203,16 @@ class SaturationPoint:
         return float(self.exact)
 
     def as_dict(self) -> dict:
-        """The JSON form: ``clients``, ``exact`` (``"p/q"`` or ``"p"``), ``value``,
-        ``n_states``, ``seconds``, ``certified``."""
-        return {"clients": self.clients, "exact": str(self.exact), "value": self.value,
-                "n_states": self.n_states, "seconds": round(self.seconds, 4),
-                "certified": self.certified}
+        """The JSON form: ``clients``, ``mix`` (``{scenario: count}``), ``exact`` (``"p/q"``
+        or ``"p"``), ``value``, ``n_states``, ``seconds``, ``certified``."""
+        return {"clients": self.clients, "mix": dict(self.mix), "exact": str(self.exact),
+                "value": self.value, "n_states": self.n_states,
+                "seconds": round(self.seconds, 4), "certified": self.certified}
+
+
+#: ``SaturationResult.status`` values: a finished search, a state or memory limit met, a
+#: signal, a time limit.
+STATUSES = ("ok", "limit", "interrupted", "timeout")
 
 
 @dataclass(frozen=True)
@@ -116,7 +227,7 @@ class SaturationResult:
         The load that counts as saturated.
     saturating_clients : int or None
         The smallest ``N`` found whose load reaches ``capacity``; ``None`` when none up to
-        ``max_clients`` does (or the search stopped, see ``stopped``).
+        ``max_clients`` does, or when the search stopped first (see ``status``).
     curve : tuple of SaturationPoint
         Every evaluated point, by number of clients.
     monotone : bool
@@ -135,11 +246,20 @@ class SaturationResult:
     search : str
         ``'bisect'`` or ``'linear'``.
     stopped : str or None
-        Why the search stopped before an answer (a state limit), else ``None``.
+        Why the search stopped before its end (``'N=8: state limit ...'``), else ``None``.
     note : str or None
         Why no (further) analysis was needed, when the answer follows from the system's shape:
         a capacity above :attr:`load_bound` when that bound does not grow with the clients, or
         interleaved clients with no server, whose load is that of the worst client alone.
+    capacity_why : str
+        Where the capacity comes from (see :class:`Plan`).
+    status : str
+        ``'ok'`` (the search ran to its end), ``'limit'`` (a state or memory limit stopped
+        it), ``'interrupted'`` or ``'timeout'`` (a partial result, see "Stopping" above).
+    warnings : tuple of str
+        See :class:`Plan`.
+    witness : object or None
+        The evaluator's witness for the answer's point (``None`` without an answer).
     """
 
     spec: str
@@ -155,32 +275,59 @@ class SaturationResult:
     search: str = "bisect"
     stopped: str | None = None
     note: str | None = None
+    capacity_why: str = "given"
+    status: str = "ok"
+    warnings: tuple[str, ...] = ()
+    witness: Any = None
 
     @property
     def seconds(self) -> float:
         """Total time spent evaluating points."""
         return sum(p.seconds for p in self.curve)
 
+    @property
+    def partial(self) -> bool:
+        """Whether the search stopped before its end (the curve is what was found so far)."""
+        return self.status != "ok"
+
     def point(self, clients: int) -> SaturationPoint | None:
         """The evaluated point for ``clients``, or ``None``."""
         return next((p for p in self.curve if p.clients == clients), None)
 
+    def bracket(self) -> tuple[int | None, int | None]:
+        """``(lo, hi)``: the smallest evaluated ``N`` reaching the capacity (``hi``) and the
+        largest evaluated ``N`` below it that does not (``lo``); either may be ``None``. On a
+        monotone curve the answer lies in ``lo + 1 .. hi``, which is what a partial result can
+        still say.
+        """
+        hi = next((p.clients for p in self.curve if p.exact >= self.capacity), None)
+        lo = max((p.clients for p in self.curve
+                  if p.exact < self.capacity and (hi is None or p.clients < hi)), default=None)
+        return lo, hi
+
     def as_dict(self) -> dict:
-        """The JSON form (``dvecost saturate --json``)."""
+        """The JSON form (``dvecost saturate --json``), ``status`` first; ``partial`` says
+        whether the curve is complete."""
         def num(x: Fraction | None) -> int | float | None:
             if x is None:
                 return None
             return int(x) if x.denominator == 1 else float(x)
 
         return {
+            "status": self.status, "partial": self.partial,
             "spec": self.spec, "scenario": self.scenario, "resource": self.resource,
             "capacity": num(self.capacity), "capacity_exact": str(self.capacity),
-            "saturating_clients": self.saturating_clients, "max_clients": self.max_clients,
+            "capacity_why": self.capacity_why,
+            "saturating_clients": self.saturating_clients,
+            "saturating_mix": (None if self.saturating_clients is None else
+                               dict(self.point(self.saturating_clients).mix)),
+            "max_clients": self.max_clients,
             "search": self.search, "monotone": self.monotone,
             "violations": [[a.clients, b.clients] for a, b in self.violations],
             "load_bound": num(self.load_bound),
             "load_bound_exact": None if self.load_bound is None else str(self.load_bound),
-            "stopped": self.stopped, "note": self.note, "seconds": round(self.seconds, 4),
+            "stopped": self.stopped, "note": self.note, "warnings": list(self.warnings),
+            "seconds": round(self.seconds, 4),
             "curve": [p.as_dict() for p in self.curve],
         }
 
@@ -201,35 +348,22 @@ def parse_capacity(text: str | int | float | Fraction) -> Fraction:
     return value
 
 
-def analyze_load(system: System, *, backend: str = "auto",
-                 max_states: int | None = None) -> Evaluation:
-    """The load of ``system``: :func:`dvecost.analyze` on its model's DVE text.
+def server_capacity(system: System) -> tuple[Fraction, str]:
+    """The default capacity of ``system`` and why: with a server, all its workers busy on
+    every tick at the largest cost per tick; without one, 1.
 
-    The model is written out with :func:`dve.format_model` and analysed like any model file
-    (maximal cycle mean of ``system.resource``), so saturation answers are exactly what
-    ``dvecost analyze`` says about ``dvecost scenarios render`` output. ``dvecost`` is imported
-    here, at call time: the ``scenarios`` package itself depends only on ``dve``.
-
-    Raises
-    ------
-    dve.errors.StateLimitExceeded
-        The state graph has more than ``max_states`` states.
-    dve.errors.BackendUnavailableError
-        ``backend='gpu'`` without a device.
-
-    Examples
-    --------
-    >>> from scenarios import Scenario, Server, System, Think, Request
-    >>> one = Scenario("one", [Think(2), Request("r", service=4)])
-    >>> analyze_load(System({one: 1}, server=Server()), backend="cpu")
-    Evaluation(exact=Fraction(1, 2), n_states=8, certified=True)
+    >>> from scenarios import Scenario, Server, Request
+    >>> u = Scenario("u", Request("r", 1))
+    >>> server_capacity(System({u: 3}, server=Server(workers=2)))
+    (Fraction(2, 1), "2 workers x 1 per tick (the server's)")
+    >>> server_capacity(System({u: 3}))[1]
+    'default 1: the system has no server'
     """
-    import dve
-    from dvecost import analyze
-
-    text = dve.format_model(system.to_model())
-    a = analyze(text, cost=system.resource, backend=backend, max_states=max_states)
-    return Evaluation(Fraction(a.value), int(a.n_states), bool(a.certified))
+    if system.server is None:
+        return Fraction(1), "default 1: the system has no server"
+    w = system.server.workers
+    top = max(r.cost for r in system.kinds())
+    return Fraction(w * top), f"{w} worker{'s' * (w != 1)} x {top} per tick (the server's)"
 
 
 # ---------------------------------------------------------------------------- specs
@@ -273,9 +407,15 @@ def resolve_spec(spec: Spec) -> tuple[str, Callable[[int], System]]:
         + ", ".join(templates.TEMPLATES) + " (or a path to a .py file defining system(n))")
 
 
-def _one_scenario(family: Callable[[int], System], name: str,
-                  max_clients: int) -> Callable[[int], System]:
-    """``n -> n`` clients of scenario ``name`` alone (same server), found in ``family(k)``."""
+def one_scenario(family: Callable[[int], System], name: str,
+                 max_clients: int) -> Callable[[int], System]:
+    """``n -> n`` clients of scenario ``name`` alone (same server), found in ``family(k)``.
+
+    Raises
+    ------
+    dve.errors.ConfigurationError
+        No ``family(k)`` up to ``max_clients`` has a scenario called ``name``.
+    """
     seen: list[str] = []
     k = 1
     while True:
@@ -291,38 +431,48 @@ def _one_scenario(family: Callable[[int], System], name: str,
                              + ", ".join(seen))
 
 
+def _no_server_warning(system: System) -> str:
+    how = ("the clients' own work per tick, added up" if system.composition == "sync"
+           else "the work of one client per step (interleaved)")
+    return (f"the system has no server: the load measured is {how} (resource "
+            f"'{system.resource}'), not a server's, and the capacity is not a server's; give "
+            "the scenario file a 'server = Server(workers=...)' (or return a System with a "
+            "server) to ask how many clients saturate a server")
+
+
 # ---------------------------------------------------------------------------- the search
 
-def saturate(spec: Spec, capacity: int | float | str | Fraction = 1, *,
-             max_clients: int = DEFAULT_MAX_CLIENTS, scenario: str | None = None,
-             backend: str = "auto", max_states: int | None = None, search: str = "bisect",
-             evaluate: Callable[[System], Evaluation] | None = None,
-             progress: Callable[[SaturationPoint], None] | None = None) -> SaturationResult:
+def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *,
+             evaluate: Evaluator, max_clients: int = DEFAULT_MAX_CLIENTS,
+             scenario: str | None = None, search: str = "bisect", witness: bool = True,
+             progress: Callable[[object], None] | None = None) -> SaturationResult:
     """Find the smallest number of clients whose load reaches ``capacity``.
 
     Parameters
     ----------
     spec : str, pathlib.Path, callable or System
         What to grow; see :func:`resolve_spec` (template name, scenario file, ``n -> System``).
-    capacity : number, str or Fraction
-        The load that counts as saturated (default 1: one worker busy every tick at cost 1).
+    capacity : number, str or Fraction, optional
+        The load that counts as saturated. Default: the server's full capacity (all workers
+        busy on every tick at the largest cost per tick, :func:`server_capacity`), or 1 for a
+        system with no server.
+    evaluate : callable
+        ``evaluate(model, *, resource, witness) -> Evaluation`` (see "The evaluator" above);
+        :func:`dvecost.saturation.evaluator` makes one from dvecost's pipeline.
     max_clients : int
         Search no further than this many clients.
     scenario : str, optional
         Grow only this scenario (``n`` clients of it alone, same server) instead of all
         scenarios in their proportions.
-    backend : {'auto', 'cpu', 'gpu'}
-        Passed to :func:`dvecost.analyze`.
-    max_states : int, optional
-        Per-point state limit: the search stops, saying so, at the first ``N`` whose state
-        graph is larger.
     search : {'bisect', 'linear'}
         Exponential then binary search (default), or every ``N`` from 1 up (exact even when the
         curve is not monotone).
-    evaluate : callable, optional
-        ``evaluate(system) -> Evaluation``; default :func:`analyze_load`. Tests inject fakes.
+    witness : bool
+        Evaluate the answer's point once more with ``witness=True`` (default) and keep what
+        the evaluator returns in :attr:`SaturationResult.witness`.
     progress : callable, optional
-        Called with each :class:`SaturationPoint` as soon as it is evaluated.
+        Called with a :class:`Plan` first, then with a :class:`PointStarted` when a point's
+        evaluation starts and its :class:`SaturationPoint` when it ends.
 
     Returns
     -------
@@ -334,14 +484,15 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction = 1, *,
         Bad arguments, an unknown template or scenario, a system the DSL refuses.
     dve.errors.ModelError
         A scenario file that fails to load or raises (code ``scenario-error``).
-    dve.errors.ModelErrors
-        A generated model fails the static checks (a bug: please report it).
-    dve.errors.AnalysisError, dve.errors.BackendUnavailableError
-        From :func:`dvecost.analyze`.
+    dve.errors.RunStopped, KeyboardInterrupt
+        Passed on from wherever they arrive, with the result so far as ``exc.partial``.
+    Exception
+        Whatever ``evaluate`` raises other than a :class:`~dve.errors.StateSpaceError`.
 
     See Also
     --------
     scenarios.templates.TEMPLATES : the bundled specs.
+    dvecost.saturation.saturate : this search with dvecost's analysis as the evaluator.
 
     Examples
     --------
@@ -350,85 +501,114 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction = 1, *,
 
     >>> from scenarios import Scenario, System, Request
     >>> u = Scenario("u", Request("r", 1))
-    >>> fake = lambda system: Evaluation(Fraction(system.n_clients, 4), system.n_clients)
+    >>> def fake(model, *, resource, witness):
+    ...     n = len(model.processes)
+    ...     return Evaluation(Fraction(n, 4), n, witness=f"run of {n}" if witness else None)
     >>> r = saturate(lambda n: System({u: n}), evaluate=fake)
-    >>> r.saturating_clients, [p.clients for p in r.curve]
-    (4, [1, 2, 3, 4])
+    >>> r.saturating_clients, [p.clients for p in r.curve], r.witness
+    (4, [1, 2, 3, 4], 'run of 4')
+    >>> r.capacity_why, r.warnings[0][:26]
+    ('default 1: the system has no server', 'the system has no server: ')
     """
-    cap = parse_capacity(capacity)
     if isinstance(max_clients, bool) or not isinstance(max_clients, int) or max_clients < 1:
         raise ConfigurationError(f"max_clients must be a positive integer, not {max_clients!r}")
     if search not in ("bisect", "linear"):
         raise ConfigurationError(f"unknown search '{search}': expected 'bisect' or 'linear'")
+    if not callable(evaluate):
+        raise ConfigurationError("saturate needs an evaluator: evaluate(model, *, resource, "
+                                 "witness) -> Evaluation (dvecost.saturation.evaluator() "
+                                 "makes one)")
     name, family = resolve_spec(spec)
     if scenario is not None:
-        family = _one_scenario(family, scenario, max_clients)
-    run = evaluate or (lambda system: analyze_load(system, backend=backend,
-                                                   max_states=max_states))
+        family = one_scenario(family, scenario, max_clients)
+    first = family(1)
+    if capacity is None:
+        cap, why = server_capacity(first)
+    else:
+        cap, why = parse_capacity(capacity), "given"
+    from . import templates
+
+    is_template = isinstance(spec, str) and spec in templates.TEMPLATES
+    warnings = () if first.server is not None or is_template else (_no_server_warning(first),)
+    tell = progress or (lambda event: None)
+    tell(Plan(name, cap, why, first.resource, warnings))
+
     points: dict[int, SaturationPoint] = {}
-    meta: dict[str, object] = {}
+    state: dict[str, Any] = {"bound": None, "current": None}
 
     def load(n: int) -> SaturationPoint:
         if n not in points:
-            meta["current"] = n
+            state["current"] = n
             t0 = _time.perf_counter()
             system = family(n)
-            meta.setdefault("resource", system.resource)
-            meta["bound"] = system.load_bound()
-            ev = run(system)
+            state["bound"] = system.load_bound()
+            mix = mix_of(system)
+            tell(PointStarted(n, mix))
+            ev = evaluate(system.to_model(), resource=system.resource, witness=False)
             points[n] = SaturationPoint(n, Fraction(ev.exact), int(ev.n_states),
-                                        _time.perf_counter() - t0, bool(ev.certified))
-            if progress is not None:
-                progress(points[n])
+                                        _time.perf_counter() - t0, bool(ev.certified), mix)
+            tell(points[n])
         return points[n]
 
-    answer: int | None = None
-    stopped: str | None = None
+    def result(answer: int | None = None, *, status: str = "ok", stopped: str | None = None,
+               note: str | None = None, bound: Fraction | None = None,
+               run: Any = None) -> SaturationResult:
+        curve = tuple(points[n] for n in sorted(points))
+        violations = tuple((a, b) for i, a in enumerate(curve) for b in curve[i + 1:]
+                           if b.exact < a.exact)
+        return SaturationResult(
+            spec=name, capacity=cap, saturating_clients=answer, curve=curve,
+            monotone=not violations, violations=violations, max_clients=max_clients,
+            scenario=scenario, resource=first.resource,
+            load_bound=bound if bound is not None else state["bound"], search=search,
+            stopped=stopped, note=note, capacity_why=why, status=status, warnings=warnings,
+            witness=run)
+
     top = family(max_clients)
     if (top.server is not None or top.composition == "async") and top.load_bound() < cap:
         # The bound does not grow with N here (workers * max cost, or one client's max cost):
         # no analysis can reach the capacity, so none is run.
-        why = ("workers x largest cost per tick" if top.server is not None
-               else "interleaved: one client's largest cost per step")
-        return SaturationResult(
-            spec=name, capacity=cap, saturating_clients=None, curve=(), monotone=True,
-            violations=(), max_clients=max_clients, scenario=scenario, resource=top.resource,
-            load_bound=top.load_bound(), search=search,
-            note=f"the load can never reach {cap}: it is at most {top.load_bound()} ({why})")
-    note: str | None = None
-    if top.server is None and top.composition == "async":
-        # Interleaved clients that share nothing: a cycle of the product is made of cycles of
-        # single clients, and its mean is a weighted average of theirs, so the worst cycle is
-        # the worst client cycling alone (the others idle, which interleaving allows). The load
-        # is the same for every N >= 1; N = 1 and 2 show it, and nothing more is needed.
-        for n in (1, 2)[:max_clients]:
-            if load(n).exact >= cap:
-                break
-        else:
-            note = ("interleaved clients with no server: the load of N clients is that of the "
-                    "worst client alone, the same for every N, so no N reaches the capacity")
-    if note is not None:
-        curve = tuple(points[n] for n in sorted(points))
-        return SaturationResult(
-            spec=name, capacity=cap, saturating_clients=None, curve=curve, monotone=True,
-            violations=(), max_clients=max_clients, scenario=scenario, resource=top.resource,
-            load_bound=top.load_bound(), search=search, note=note)
+        what = ("workers x largest cost per tick" if top.server is not None
+                else "interleaved: one client's largest cost per step")
+        return result(bound=top.load_bound(), note=(
+            f"the load can never reach {cap}: it is at most {top.load_bound()} ({what})"))
+    answer: int | None = None
     try:
-        answer = _linear(load, cap, max_clients) if search == "linear" else \
-            _bisect(load, cap, max_clients)
-    except StateSpaceError as exc:
-        stopped = f"N={meta.get('current')}: {exc}"
-        answer = None
-    curve = tuple(points[n] for n in sorted(points))
-    violations = tuple((a, b) for i, a in enumerate(curve) for b in curve[i + 1:]
-                       if b.exact < a.exact)
-    if "resource" not in meta:  # nothing evaluated (cannot happen: N = 1 always is)
-        meta["resource"] = family(1).resource
-    return SaturationResult(
-        spec=name, capacity=cap, saturating_clients=answer, curve=curve,
-        monotone=not violations, violations=violations, max_clients=max_clients,
-        scenario=scenario, resource=str(meta["resource"]),
-        load_bound=meta.get("bound"), search=search, stopped=stopped)  # type: ignore[arg-type]
+        if top.server is None and top.composition == "async":
+            # Interleaved clients that share nothing: a cycle of the product is made of cycles
+            # of single clients, and its mean is a weighted average of theirs, so the worst
+            # cycle is the worst client cycling alone (the others idle, which interleaving
+            # allows). The load is the same for every N >= 1; N = 1 and 2 show it.
+            for n in (1, 2)[:max_clients]:
+                if load(n).exact >= cap:
+                    answer = n
+                    break
+            else:
+                return result(bound=top.load_bound(), note=(
+                    "interleaved clients with no server: the load of N clients is that of the "
+                    "worst client alone, the same for every N, so no N reaches the capacity"))
+        else:
+            answer = (_linear if search == "linear" else _bisect)(load, cap, max_clients)
+        run = None
+        if answer is not None and witness:
+            system = family(answer)
+            state["current"] = answer
+            tell(PointStarted(answer, mix_of(system), witness=True))
+            run = evaluate(system.to_model(), resource=system.resource, witness=True).witness
+        return result(answer, run=run)
+    except StateSpaceError as exc:  # a state or memory limit: the curve so far is the answer
+        return result(answer, status="limit", stopped=f"N={state['current']}: {exc}")
+    except (RunStopped, KeyboardInterrupt) as exc:
+        status = getattr(exc, "status", "interrupted")
+        inner = getattr(exc, "partial", None)
+        found = getattr(inner, "n_states", None)
+        where = f"N={state['current']}" if state["current"] is not None else "before N=1"
+        reason = str(exc) or "interrupted"
+        after = f" after {found:,} states" if isinstance(found, int) else ""
+        exc.partial = result(answer if answer is not None and answer in points else None,
+                             status=status if status in STATUSES else "interrupted",
+                             stopped=f"{where}: {reason}{after}")
+        raise
 
 
 def _bisect(load: Callable[[int], SaturationPoint], cap: Fraction, max_clients: int) -> int | None:

@@ -1,24 +1,38 @@
 """``dvecost saturate SPEC``: how many clients it takes to saturate the server.
 
-A thin layer over :func:`scenarios.saturate`: SPEC is a bundled template (``--list``) or a
-scenario file; the curve comes out as a table (or ``--json``, or a ``--plot``), then the answer.
+A thin layer over :func:`dvecost.saturation.saturate`: SPEC is a bundled template (``--list``)
+or a scenario file; the curve comes out as a table (or ``--json``, ``--csv FILE``, a
+``--plot FILE``), then the answer and the capacity it was measured against.
+
+A search is a long job, so it reports as it goes: one line on stderr when the evaluation of a
+number of clients starts and one when it ends (``-q`` silences them), terminal or not. A signal
+(SIGINT, SIGTERM) or ``--timeout`` stops it with the curve found so far, printed and written
+like a finished one but marked partial.
+
 Exit codes: 0 (an answer, or none up to ``--max-clients``), 2 (invalid input, a broken scenario
-file, ``--plot`` without matplotlib), 3 (the search stopped at a state limit before an answer).
+file, ``--plot`` without matplotlib), 3 (a state, memory or time limit stopped the search before
+an answer), 130 / 143 (SIGINT / SIGTERM).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
+import os
+import pathlib
 import sys
+import tempfile
 from fractions import Fraction
-from typing import TextIO
+from typing import Any, Callable, TextIO
 
-from dve.errors import ConfigurationError
+from dve.errors import ConfigurationError, RunStopped
 
-from . import add_backend, add_common
+from . import add_backend, add_common, add_limits, peak_memory_bytes
 
-__all__ = ["register", "run", "render_table", "render_answer", "write_plot"]
+__all__ = ["register", "run", "render_table", "render_answer", "render_capacity",
+           "render_csv", "progress_printer", "build_figure", "write_plot", "write_atomic"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,14 +46,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "template or a Python scenario file), compute the server's worst "
                     "sustainable load per tick for each number (the maximal cycle mean of its "
                     "cost under 'system sync'), and report the smallest number whose load "
-                    "reaches the capacity, with the curve. Exponential then binary search; it "
-                    "checks that the curve is monotone and says so when it is not. Exit codes: "
-                    "0 done, 2 invalid input, 3 stopped by a state limit before an answer.")
+                    "reaches the capacity (by default the server's: all workers busy on every "
+                    "tick), with the curve and the mix of clients at each number. Exponential "
+                    "then binary search; it checks that the curve is monotone and says so when "
+                    "it is not. Progress goes to stderr, one line per number of clients "
+                    "started and finished (-q: none). Exit codes: 0 done, 2 invalid input, 3 "
+                    "stopped by a limit before an answer, 130/143 interrupted by SIGINT/SIGTERM "
+                    "(the curve so far is printed).")
     p.add_argument("spec", metavar="SPEC", nargs="?",
                    help="a template name (see --list) or a Python file defining system(n)")
-    p.add_argument("--capacity", default="1", metavar="C",
-                   help="the load that counts as saturated: 1 (default) = one worker busy "
-                        "every tick at cost 1; also 2, 1.5, 3/2")
+    p.add_argument("--capacity", default=None, metavar="C",
+                   help="the load that counts as saturated (e.g. 2, 1.5, 3/2); default: the "
+                        "server's full capacity, workers x largest cost per tick (1 for a "
+                        "system with no server)")
     p.add_argument("--max-clients", type=int, default=DEFAULT_MAX_CLIENTS, metavar="N",
                    help=f"search no further than N clients (default {DEFAULT_MAX_CLIENTS})")
     p.add_argument("--scenario", metavar="NAME",
@@ -48,13 +67,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--linear", action="store_true",
                    help="evaluate every N from 1 up instead of searching (exact even when the "
                         "curve is not monotone)")
-    p.add_argument("--max-states", type=int, metavar="N", default=None,
-                   help="stop the search at the first model with more than N states")
+    add_limits(p)
     add_backend(p)
+    p.add_argument("--no-witness", action="store_true",
+                   help="do not decode the critical cycle of the answer (values only)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--csv", metavar="FILE.csv",
+                   help="also write the curve as CSV: one row per evaluated N with its mix")
     p.add_argument("--plot", metavar="FILE.png",
-                   help="draw load against clients with the capacity line (needs matplotlib: "
-                        "pip install 'dvecost[plot]')")
+                   help="draw the evaluated points, load against clients, with the capacity "
+                        "line (needs matplotlib: pip install 'dvecost[plot]')")
     p.add_argument("--list", action="store_true", help="list the bundled templates and exit")
     add_common(p)
     p.set_defaults(func=run)
@@ -62,7 +84,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dvecost saturate``; returns the exit code."""
-    from scenarios import TEMPLATES, saturate
+    from scenarios import TEMPLATES
+    from scenarios.saturation import SaturationResult
+
+    from ..saturation import saturate
 
     if args.list:
         width = max(len(n) for n in TEMPLATES)
@@ -72,26 +97,37 @@ def run(args: argparse.Namespace) -> int:
     if not args.spec:
         raise ConfigurationError("saturate needs a SPEC: a template name (dvecost saturate "
                                  "--list) or a scenario file")
-    if args.max_states is not None and args.max_states < 1:
-        raise ConfigurationError(f"--max-states must be at least 1, got {args.max_states}")
     if args.plot:
         _need_matplotlib()
-    progress = _Progress(sys.stderr) if _interactive(sys.stderr, args.quiet) else None
-    result = saturate(args.spec, args.capacity, max_clients=args.max_clients,
-                      scenario=args.scenario, backend=args.backend, max_states=args.max_states,
-                      search="linear" if args.linear else "bisect", progress=progress)
+    exit_code = 0
+    try:
+        result = saturate(args.spec, args.capacity, max_clients=args.max_clients,
+                          scenario=args.scenario, backend=args.backend,
+                          max_states=args.max_states, max_memory=args.max_memory,
+                          search="linear" if args.linear else "bisect",
+                          witness=not args.no_witness,
+                          progress=progress_printer(sys.stderr, quiet=args.quiet))
+    except (RunStopped, KeyboardInterrupt) as exc:
+        result = getattr(exc, "partial", None)
+        if not isinstance(result, SaturationResult):
+            raise  # stopped before the search began: nothing to show
+        exit_code = getattr(exc, "exit_code", 130)
+        print(f"dvecost: {result.stopped}; the curve found so far follows", file=sys.stderr,
+              flush=True)
+    if result.status == "limit" and result.saturating_clients is None:
+        exit_code = 3
+    files: dict[str, str] = {}
+    if args.csv:
+        files["csv"] = write_atomic(args.csv, render_csv(result))
     if args.plot:
-        write_plot(result, args.plot)
+        files["plot"] = write_plot(result, args.plot)
     if args.json:
-        print(json.dumps(result.as_dict(), indent=1))
+        print(json.dumps(json_object(result, files), default=str), flush=True)
     else:
-        how = ("every N" if args.linear else "exponential then binary search")
-        print(f"{result.spec}: worst load of '{result.resource}' per tick against the number of "
-              f"clients ({how}, up to {result.max_clients})")
-        if result.curve:
-            print(render_table(result))
-        print(render_answer(result))
-    return 3 if result.stopped and result.saturating_clients is None else 0
+        print(render_report(result, linear=args.linear))
+        for what, path in files.items():
+            print(f"{what}: written to {path}")
+    return exit_code
 
 
 # ---------------------------------------------------------------------------- text
@@ -100,23 +136,51 @@ def _frac(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
-def render_table(result) -> str:
-    """The curve as a table: clients, states, load exact and decimal, seconds.
+def _mix(p) -> str:
+    from scenarios.saturation import mix_text
 
-    >>> from fractions import Fraction
-    >>> from scenarios.saturation import SaturationPoint, SaturationResult
-    >>> r = SaturationResult("demo", Fraction(1), 2, (SaturationPoint(1, Fraction(1, 2), 8, 0.01),
-    ...     SaturationPoint(2, Fraction(1), 40, 0.02)), True, (), 64, None, "server")
-    >>> print(render_table(r))
-    clients  states  load (exact)    load  seconds
-          1       8           1/2  0.5000     0.01
-          2      40             1  1.0000     0.02
+    return mix_text(p.mix)
+
+
+def render_capacity(result) -> str:
+    """Which capacity was used and why.
+
+    >>> from types import SimpleNamespace as NS
+    >>> render_capacity(NS(capacity=Fraction(2), capacity_why="2 workers x 1 per tick (the "
+    ...                    "server's)"))
+    "capacity 2 = 2 workers x 1 per tick (the server's)"
+    >>> render_capacity(NS(capacity=Fraction(3, 2), capacity_why="given"))
+    'capacity 3/2 (given with --capacity)'
     """
-    rows = [(str(p.clients), str(p.n_states), _frac(p.exact), f"{p.value:.4f}",
+    cap = _frac(result.capacity)
+    why = result.capacity_why
+    if why == "given":
+        return f"capacity {cap} (given with --capacity)"
+    if why.startswith("default"):
+        return f"capacity {cap} ({why})"
+    return f"capacity {cap} = {why}"
+
+
+def render_table(result) -> str:
+    """The curve as a table: clients, their mix, states, load exact and decimal, seconds.
+
+    >>> from scenarios.saturation import SaturationPoint, SaturationResult
+    >>> r = SaturationResult("demo", Fraction(1), 2, (
+    ...     SaturationPoint(1, Fraction(1, 2), 8, 0.01, mix=(("a", 1),)),
+    ...     SaturationPoint(2, Fraction(1), 40, 0.02, mix=(("a", 1), ("b", 1)))),
+    ...     True, (), 64, None, "server")
+    >>> print(render_table(r))
+    clients  mix        states  load (exact)    load  seconds
+          1  1 a             8           1/2  0.5000     0.01
+          2  1 a + 1 b      40             1  1.0000     0.02
+    """
+    rows = [(str(p.clients), _mix(p), str(p.n_states), _frac(p.exact), f"{p.value:.4f}",
              f"{p.seconds:.2f}") for p in result.curve]
-    head = ("clients", "states", "load (exact)", "load", "seconds")
+    head = ("clients", "mix", "states", "load (exact)", "load", "seconds")
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
-    return "\n".join("  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in [head, *rows])
+    return "\n".join("  ".join(c.ljust(w) if i == 1 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+                     for r in [head, *rows])
 
 
 def render_answer(result) -> str:
@@ -129,11 +193,24 @@ def render_answer(result) -> str:
     if n is not None:
         p = result.point(n)
         below = result.point(n - 1)
-        line = (f"saturation: {n} {grown} bring the load of {what} to {_frac(p.exact)}, "
-                f"reaching the capacity {cap}")
+        mix = f" ({_mix(p)})" if len(p.mix) > 1 else ""
+        line = (f"saturation: {n} {grown}{mix} bring the load of {what} to "
+                f"{_frac(p.exact)}, reaching the capacity {cap}")
         if below is not None:
             line += f"; {n - 1} give {_frac(below.exact)} ({below.value:.4f})"
         lines.append(line)
+    elif result.partial:
+        lo, hi = result.bracket()
+        so_far = (f"so far N={hi} reaches the capacity {cap}" if hi is not None else
+                  f"so far no N evaluated reaches the capacity {cap}")
+        if hi is not None and lo is not None:
+            so_far += f" and N={lo} does not: the answer lies in {lo + 1}..{hi}"
+            so_far += " (if the load is monotone)" if hi - lo > 1 else ""
+        elif hi is not None:
+            so_far += f": the answer is at most {hi}"
+        elif lo is not None:
+            so_far += f": the answer, if any, is above {lo}"
+        lines.append(f"no answer: the search stopped before its end; {so_far}")
     else:
         top = max(result.curve, key=lambda q: q.exact, default=None)
         upto = max((q.clients for q in result.curve), default=0)
@@ -146,7 +223,9 @@ def render_answer(result) -> str:
     if result.note:
         lines.append(f"why: {result.note}")
     if result.stopped:
-        lines.append(f"stopped: {result.stopped}")
+        word = {"limit": "stopped", "timeout": "stopped", "interrupted": "interrupted"}
+        lines.append(f"{word.get(result.status, 'stopped')}: {result.stopped}; the curve above "
+                     "is what was found so far")
     if result.load_bound is not None and result.resource == "server" and not result.note:
         lines.append(f"bound: the load never exceeds {_frac(result.load_bound)} "
                      "(workers x largest cost per tick)")
@@ -157,6 +236,110 @@ def render_answer(result) -> str:
                      + "); the search relies on it, so a smaller saturating number may exist "
                      "(--linear evaluates every N)")
     return "\n".join(lines)
+
+
+def render_witness(result) -> str | None:
+    """One line on the critical cycle of the answer's point, or ``None`` without one."""
+    a = result.witness
+    if a is None or not getattr(a, "cycle", None):
+        return None
+    n = result.saturating_clients
+    ticks = sum(s.time for s in a.cycle)
+    cost = sum(s.cost for s in a.cycle)
+    return (f"critical cycle at N={n}: {len(a.cycle)} steps ({ticks} ticks) costing {cost}, "
+            f"load {_frac(Fraction(cost, len(a.cycle)))}; to see it step by step: dvecost "
+            f"scenarios render {result.spec} {n}"
+            + (f" --scenario {result.scenario}" if result.scenario else "")
+            + f" -o m.dve && dvecost analyze m.dve --cost {result.resource}")
+
+
+def render_report(result, *, linear: bool = False) -> str:
+    """The whole text report: header, capacity, table, answer, witness."""
+    how = "every N" if linear else "exponential then binary search"
+    lines = [f"{result.spec}: worst load of '{result.resource}' per tick against the number of "
+             f"clients ({how}, up to {result.max_clients})", render_capacity(result)]
+    if result.curve:
+        lines.append(render_table(result))
+    lines.append(render_answer(result))
+    w = render_witness(result)
+    if w:
+        lines.append(w)
+    return "\n".join(lines)
+
+
+def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
+    """The ``--json`` object: ``status`` first, the result's fields, the witness, the files
+    written, ``timings`` and ``peak_memory_bytes`` last (the shape every command shares)."""
+    out = result.as_dict()
+    seconds = out.pop("seconds")
+    a = result.witness
+    if a is not None and getattr(a, "cycle", None):
+        out["witness"] = {"clients": result.saturating_clients,
+                          "cycle_steps": len(a.cycle),
+                          "cycle_cost": sum(s.cost for s in a.cycle),
+                          "cycle_time": sum(s.time for s in a.cycle),
+                          "cycle": [s.as_dict() for s in a.cycle]}
+    out.update(files or {})
+    out["timings"] = {"search": round(seconds, 6)}
+    out["peak_memory_bytes"] = peak_memory_bytes()
+    return out
+
+
+def render_csv(result) -> str:
+    """The curve as CSV: ``clients``, ``mix``, one ``n_SCENARIO`` count column per scenario,
+    ``states``, ``load_exact``, ``load``, ``seconds``, ``certified``.
+
+    >>> from scenarios.saturation import SaturationPoint, SaturationResult
+    >>> r = SaturationResult("demo", Fraction(1), 2, (
+    ...     SaturationPoint(1, Fraction(1, 2), 8, 0.01, mix=(("a", 1),)),
+    ...     SaturationPoint(2, Fraction(1), 40, 0.02, mix=(("a", 1), ("b", 1)))),
+    ...     True, (), 64, None, "server")
+    >>> print(render_csv(r), end="")
+    clients,mix,n_a,n_b,states,load_exact,load,seconds,certified
+    1,1 a,1,0,8,1/2,0.5,0.01,true
+    2,1 a + 1 b,1,1,40,1,1.0,0.02,true
+    """
+    names: list[str] = []
+    for p in result.curve:
+        names += [name for name, _ in p.mix if name not in names]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["clients", "mix", *(f"n_{n}" for n in names), "states", "load_exact", "load",
+                "seconds", "certified"])
+    for p in result.curve:
+        counts = dict(p.mix)
+        w.writerow([p.clients, _mix(p), *(counts.get(n, 0) for n in names), p.n_states,
+                    _frac(p.exact), repr(p.value), round(p.seconds, 4),
+                    "true" if p.certified else "false"])
+    return buf.getvalue()
+
+
+def write_atomic(path: str, data: str | bytes | Callable[[str], None]) -> str:
+    """Write ``data`` (text, bytes, or a function writing a file at the path it is given) to
+    ``path`` through a temporary file in the same folder, renamed over ``path`` at the end: a
+    reader never sees half a file, and a failure leaves any old file as it was. Returns
+    ``path``."""
+    target = pathlib.Path(path)
+    folder = target.parent if str(target.parent) else pathlib.Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix,
+                                   dir=folder)
+    except OSError as exc:
+        raise ConfigurationError(f"cannot write '{path}': {exc.strerror or exc}") from None
+    try:
+        if callable(data):
+            os.close(fd)
+            data(tmp)
+        else:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data.encode() if isinstance(data, str) else data)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise ConfigurationError(f"cannot write '{path}': {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return str(path)
 
 
 # ---------------------------------------------------------------------------- plot
@@ -170,48 +353,80 @@ def _need_matplotlib():
     return matplotlib
 
 
-def write_plot(result, path: str) -> None:
-    """Load against clients, with the capacity line and the saturating point, as an image."""
+def build_figure(result):
+    """The plot as a matplotlib figure: one marker per *evaluated* N (no line through the N
+    that were not), integer ticks on the clients axis, the capacity line and the answer."""
     matplotlib = _need_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, MaxNLocator
 
     xs = [p.clients for p in result.curve]
     ys = [p.value for p in result.curve]
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(xs, ys, "o-", label=f"load ({result.resource})")
+    ax.plot(xs, ys, "o", linestyle="none", label=f"load ({result.resource}), evaluated N")
     ax.axhline(float(result.capacity), color="tab:red", linestyle="--",
                label=f"capacity {_frac(result.capacity)}")
     n = result.saturating_clients
     if n is not None:
-        ax.axvline(n, color="tab:green", linestyle=":", label=f"saturation at {n}")
+        ax.plot([n], [result.point(n).value], "o", markersize=12, markerfacecolor="none",
+                color="tab:green", label=f"saturation at {n}")
+    if 0 < len(xs) <= 16:
+        ax.xaxis.set_major_locator(FixedLocator(xs))   # ticks exactly at the evaluated N
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("clients" + (f" ({result.scenario})" if result.scenario else ""))
     ax.set_ylabel("worst load per tick")
-    ax.set_title(f"dvecost saturate {result.spec}")
+    title = f"dvecost saturate {result.spec}"
+    ax.set_title(title + (" (partial)" if result.partial else ""))
     ax.set_ylim(bottom=0)
     ax.legend(loc="lower right")
     fig.tight_layout()
+    return fig
+
+
+def write_plot(result, path: str) -> str:
+    """Draw :func:`build_figure` into ``path`` (atomically); returns the path."""
+    fig = build_figure(result)
+    import matplotlib.pyplot as plt
+
     try:
-        fig.savefig(path)
-    except OSError as exc:
-        raise ConfigurationError(f"cannot write '{path}': {exc.strerror or exc}") from None
+        return write_atomic(path, lambda tmp: fig.savefig(tmp))
     finally:
         plt.close(fig)
 
 
 # ---------------------------------------------------------------------------- progress
 
-def _interactive(stream: TextIO, quiet: bool) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return not quiet and bool(isatty and isatty())
+def progress_printer(stream: TextIO, *, quiet: bool = False) -> Callable[[object], None]:
+    """The search's ``progress``: on ``stream``, the warnings of the plan (always), and unless
+    ``quiet`` one line when a number of clients starts and one when it is done.
 
+    >>> import io
+    >>> from scenarios.saturation import PointStarted, SaturationPoint
+    >>> out = io.StringIO(); show = progress_printer(out)
+    >>> show(PointStarted(6, (("browser", 4), ("buyer", 2))))
+    >>> show(SaturationPoint(6, Fraction(2), 5509, 0.33, mix=(("browser", 4), ("buyer", 2))))
+    >>> print(out.getvalue(), end="")
+    N = 6 (4 browser + 2 buyer): exploring ...
+    N = 6 (4 browser + 2 buyer): load 2 (2.0000), 5,509 states, 0.33 s
+    """
+    from scenarios.saturation import Plan, PointStarted, SaturationPoint, mix_text
 
-class _Progress:
-    """One line per evaluated point on a terminal."""
+    def show(event: object) -> None:
+        if isinstance(event, Plan):
+            for w in event.warnings:
+                print(f"warning: {w}", file=stream, flush=True)
+            return
+        if quiet:
+            return
+        if isinstance(event, PointStarted):
+            what = "decoding the critical cycle" if event.witness else "exploring"
+            print(f"N = {event.clients} ({mix_text(event.mix)}): {what} ...", file=stream,
+                  flush=True)
+        elif isinstance(event, SaturationPoint):
+            print(f"N = {event.clients} ({mix_text(event.mix)}): load {_frac(event.exact)} "
+                  f"({event.value:.4f}), {event.n_states:,} states, {event.seconds:.2f} s",
+                  file=stream, flush=True)
 
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-
-    def __call__(self, point) -> None:
-        print(f"  N={point.clients}: load {_frac(point.exact)} ({point.value:.4f}), "
-              f"{point.n_states} states, {point.seconds:.2f} s", file=self.stream, flush=True)
+    return show

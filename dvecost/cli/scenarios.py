@@ -45,13 +45,13 @@ def render_spec(spec: str, n: int, scenario: str | None = None) -> str:
     // dvecost scenarios render paper-server 1
     """
     import dve
-    from scenarios.saturation import _one_scenario, resolve_spec
+    from scenarios.saturation import one_scenario, resolve_spec
 
     if n < 1:
         raise ConfigurationError(f"N must be at least 1, got {n}")
     name, family = resolve_spec(spec)
     if scenario is not None:
-        family = _one_scenario(family, scenario, max(n, 64))
+        family = one_scenario(family, scenario, max(n, 64))
     system = family(n)
     head = f"// dvecost scenarios render {spec} {n}" + (f" --scenario {scenario}"
                                                         if scenario else "")

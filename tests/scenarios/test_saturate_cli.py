@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import pathlib
+import re
+import signal
 import subprocess
 import sys
+from fractions import Fraction as F
 
 import pytest
 
@@ -36,26 +40,123 @@ def test_list(capsys):
 
 
 def test_text_report(capsys):
-    code, out, err = run(capsys, "saturate", "paper-server", "--backend", "cpu")
-    assert code == 0 and err == ""  # no progress when stderr is not a terminal
+    code, out, err = run(capsys, "saturate", "paper-server", "--backend", "cpu", "-q")
+    assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[1].split() == ["clients", "states", "load", "(exact)", "load", "seconds"]
-    assert [ln.split()[:4] for ln in lines[2:6]] == [
-        ["1", "21", "1/3", "0.3333"], ["2", "200", "2/3", "0.6667"], ["3", "644", "1", "1.0000"],
-        ["4", "6314", "1", "1.0000"]]
-    assert "saturation: 3 clients bring the load of the server to 1, reaching the capacity 1; " \
-           "2 give 2/3 (0.6667)" in out
+    assert lines[1] == "capacity 1 = 1 worker x 1 per tick (the server's)"
+    assert lines[2].split() == ["clients", "mix", "states", "load", "(exact)", "load",
+                                "seconds"]
+    assert [ln.split()[:6] for ln in lines[3:7]] == [
+        ["1", "1", "client", "21", "1/3", "0.3333"], ["2", "2", "client", "200", "2/3", "0.6667"],
+        ["3", "3", "client", "644", "1", "1.0000"], ["4", "4", "client", "6314", "1", "1.0000"]]
+    assert lines[7] == ("saturation: 3 clients bring the load of the server to 1, reaching the "
+                        "capacity 1; 2 give 2/3 (0.6667)")
+    assert lines[9].startswith("critical cycle at N=3: 18 steps (18 ticks) costing 18, load 1; "
+                               "to see it step by step: dvecost scenarios render paper-server 3")
+
+
+def test_mix_and_capacity_of_a_two_worker_file(capsys, tmp_path):
+    """Default capacity = the server's (2 workers), printed with why; the mix at every N."""
+    path = tmp_path / "shop.py"
+    path.write_text(SHOP)
+    code, out, err = run(capsys, "saturate", path, "--backend", "cpu", "--linear",
+                         "--max-clients", "4", "--capacity", "3/2", "-q")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[1] == "capacity 3/2 (given with --capacity)"
+    rows = {int(ln.split()[0]): ln for ln in lines[3:]
+            if ln.split() and ln.split()[0].isdigit()}
+    assert "  1 browser  " in rows[1] and "  2 browser + 1 buyer  " in rows[3]
+    assert ("saturation: 4 clients (3 browser + 1 buyer) bring the load of the server to 3/2, "
+            "reaching the capacity 3/2; 3 give 7/6 (1.1667)") in out
+    code, out, _ = run(capsys, "saturate", path, "--backend", "cpu", "--max-clients", "3",
+                       "--json", "-q", "--no-witness")
+    d = json.loads(out)
+    assert (d["capacity"], d["capacity_why"]) == (2, "2 workers x 1 per tick (the server's)")
+    assert [c["mix"] for c in d["curve"]] == [{"browser": 1}, {"browser": 2},
+                                              {"browser": 2, "buyer": 1}]
+    code, out, _ = run(capsys, "saturate", path, "--backend", "cpu", "--max-clients", "3", "-q")
+    assert out.splitlines()[1] == "capacity 2 = 2 workers x 1 per tick (the server's)"
+
+
+#: A small scenario file with two workers (the shop of docs/scenarios.md, smaller).
+SHOP = """
+from scenarios import Scenario, Think, Request, Server, apportion
+
+browser = Scenario("browser", [Think(2), Request("page", service=2)])
+buyer = Scenario("buyer", [Think(1), Request("pay", service=3)])
+server = Server(workers=2)
+
+def system(n):
+    return apportion({browser: 2, buyer: 1}, n)
+"""
+
+
+def test_a_file_without_a_server_is_warned(capsys, tmp_path):
+    path = tmp_path / "noserver.py"
+    path.write_text(SHOP.replace("server = Server(workers=2)", ""))
+    code, out, err = run(capsys, "saturate", path, "--backend", "cpu", "--max-clients", "2",
+                         "-q")
+    assert code == 0
+    assert err.startswith("warning: the system has no server: the load measured is the "
+                          "clients' own work per tick")
+    assert "capacity 1 (default 1: the system has no server)" in out
+    code, _, err = run(capsys, "saturate", "paper-no-server", "--backend", "cpu")
+    assert code == 0 and "warning" not in err  # the template is server-free by design
 
 
 def test_json(capsys):
-    code, out, err = run(capsys, "saturate", "paper-server", "--json", "--capacity", "2/3")
-    assert code == 0 and err == ""
+    code, out, err = run(capsys, "saturate", "paper-server", "--json", "--capacity", "2/3", "-q")
+    assert code == 0 and err == "" and out.count("\n") == 1  # one object on one line
     d = json.loads(out)
+    assert list(d)[0] == "status" and list(d)[-2:] == ["timings", "peak_memory_bytes"]
+    assert (d["status"], d["partial"]) == ("ok", False)
     assert d["saturating_clients"] == 2 and d["capacity"] == pytest.approx(2 / 3)
     assert d["capacity_exact"] == "2/3" and d["monotone"] is True
+    assert d["capacity_why"] == "given" and d["saturating_mix"] == {"client": 2}
     assert [c["clients"] for c in d["curve"]] == [1, 2]
     assert all(CURVE_KEYS <= c.keys() for c in d["curve"])
     assert (d["curve"][0]["exact"], d["curve"][0]["value"]) == ("1/3", pytest.approx(1 / 3))
+    assert d["timings"]["search"] == pytest.approx(sum(c["seconds"] for c in d["curve"]),
+                                                   abs=1e-3)
+    assert d["peak_memory_bytes"] > 0
+    w = d["witness"]  # the critical cycle of N = 2, its mean the load 2/3
+    assert w["clients"] == 2 and w["cycle_steps"] == len(w["cycle"])
+    assert w["cycle_cost"] * 3 == w["cycle_steps"] * 2 == w["cycle_time"] * 2
+    assert {m["process"] for m in w["cycle"][0]["moves"]} == {"server", "client_1", "client_2"}
+
+
+def test_csv(capsys, tmp_path):
+    path = tmp_path / "curve.csv"
+    code, out, _ = run(capsys, "saturate", "editor", "--backend", "cpu", "--max-clients", "4",
+                       "--json", "--csv", path, "-q")
+    assert code == 0
+    d = json.loads(out)
+    assert d["csv"] == str(path)
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == ["clients", "mix", "n_reader", "n_writer", "n_exporter", "states",
+                             "load_exact", "load", "seconds", "certified"]
+    assert [(r["clients"], r["mix"], r["n_reader"], r["n_writer"], r["n_exporter"])
+            for r in rows] == [("1", "1 reader", "1", "0", "0"),
+                               ("2", "1 reader + 1 writer", "1", "1", "0"),
+                               ("4", "2 reader + 1 writer + 1 exporter", "2", "1", "1")]
+    for r, c in zip(rows, d["curve"]):
+        assert (int(r["states"]), r["load_exact"], float(r["load"]), r["certified"]) == \
+            (c["n_states"], c["exact"], c["value"], "true")
+    assert [p.name for p in tmp_path.iterdir()] == ["curve.csv"]  # no temporary file left
+    code, out, _ = run(capsys, "saturate", "paper-server", "--max-clients", "1", "--csv", path,
+                       "-q")
+    assert out.splitlines()[-1] == f"csv: written to {path}"
+    (row,) = list(csv.reader(path.read_text().splitlines()))[1:]
+    assert row[:6] + row[7:] == ["1", "1 client", "1", "21", "1/3", "0.3333333333333333",
+                                 "true"]
+
+
+def test_csv_into_a_missing_folder_exits_2(capsys, tmp_path):
+    code, out, err = run(capsys, "saturate", "paper-server", "--max-clients", "1", "--csv",
+                         tmp_path / "no" / "c.csv", "-q")
+    assert code == 2 and "cannot write" in err
 
 
 def test_json_without_saturation(capsys):
@@ -112,8 +213,34 @@ def test_plot_without_matplotlib(capsys, monkeypatch, tmp_path):
 
 def test_plot(capsys, tmp_path):
     pytest.importorskip("matplotlib")
-    code, _, _ = run(capsys, "saturate", "paper-server", "--plot", tmp_path / "c.png")
-    assert code == 0 and (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    path = tmp_path / "c.png"
+    code, out, _ = run(capsys, "saturate", "paper-server", "--plot", path, "-q")
+    assert code == 0 and path.read_bytes()[:4] == b"\x89PNG"
+    assert out.splitlines()[-1] == f"plot: written to {path}"
+    code, out, _ = run(capsys, "saturate", "paper-server", "--plot", path, "--json", "-q")
+    assert json.loads(out)["plot"] == str(path)
+
+
+def test_plot_shows_the_evaluated_points_on_integer_ticks():
+    pytest.importorskip("matplotlib")
+    from dvecost.cli.saturate import build_figure
+    from scenarios.saturation import SaturationPoint, SaturationResult
+
+    def result(ns):
+        pts = tuple(SaturationPoint(n, F(min(n, 5), 5), n, 0.0, mix=(("u", n),)) for n in ns)
+        return SaturationResult("demo", F(1), 5, pts, True, (), 64, None, "server")
+
+    fig = build_figure(result([1, 2, 4, 5, 6, 8]))
+    ax = fig.axes[0]
+    points = ax.lines[0]
+    assert list(points.get_xdata()) == [1, 2, 4, 5, 6, 8]  # only the evaluated N ...
+    assert points.get_linestyle() == "None"               # ... not joined by a line
+    assert [float(y) for y in points.get_ydata()] == [0.2, 0.4, 0.8, 1.0, 1.0, 1.0]
+    assert list(ax.get_xticks()) == [1, 2, 4, 5, 6, 8]
+    fig = build_figure(result(range(1, 41)))              # many points: integer ticks
+    fig.canvas.draw()
+    ticks = [t for t in fig.axes[0].get_xticks() if 1 <= t <= 40]
+    assert ticks and all(float(t).is_integer() for t in ticks)
 
 
 def test_render(capsys, tmp_path):
@@ -135,11 +262,84 @@ def test_python_m_dvecost(tmp_path):
     assert proc.returncode == 0 and "editor" in proc.stdout
 
 
-def test_progress_on_a_terminal(capsys, monkeypatch):
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+PAPER_PROGRESS = [
+    "N = 1 (1 client): exploring ...", "N = 1 (1 client): load 1/3 (0.3333), 21 states, # s",
+    "N = 2 (2 client): exploring ...", "N = 2 (2 client): load 2/3 (0.6667), 200 states, # s",
+    "N = 4 (4 client): exploring ...", "N = 4 (4 client): load 1 (1.0000), 6,314 states, # s",
+    "N = 3 (3 client): exploring ...", "N = 3 (3 client): load 1 (1.0000), 644 states, # s",
+    "N = 3 (3 client): decoding the critical cycle ...",
+]
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_progress_lines_on_stderr_terminal_or_not(capsys, monkeypatch, tty):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
     code, out, err = run(capsys, "saturate", "paper-server", "--json")
     assert code == 0 and json.loads(out)["saturating_clients"] == 3
-    assert [ln.split(":")[0].strip() for ln in err.splitlines()] == ["N=1", "N=2", "N=4", "N=3"]
-    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert [re.sub(r"\d+\.\d\d s$", "# s", ln) for ln in err.splitlines()] == PAPER_PROGRESS
     code, out, err = run(capsys, "saturate", "paper-server", "--json", "-q")
     assert code == 0 and err == ""
+
+
+def _saturate_process(*argv):
+    return subprocess.Popen([sys.executable, "-m", "dvecost", "saturate", *argv], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _signal_at(proc, prefix, signum):
+    """Send ``signum`` once stderr shows the line starting with ``prefix``; the output."""
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith(prefix):
+            proc.send_signal(signum)
+            break
+    out, err = proc.communicate(timeout=120)
+    return out, "".join(seen) + err
+
+
+def test_sigterm_prints_the_curve_so_far_as_json():
+    """The editor's N = 8 takes seconds (534,137 states): a signal sent when it starts lands
+    while it is being explored."""
+    proc = _saturate_process("editor", "--backend", "cpu", "--json")
+    out, err = _signal_at(proc, "N = 8 (5 reader + 2 writer + 1 exporter): exploring",
+                          signal.SIGTERM)
+    assert proc.returncode == 143
+    d = json.loads(out)
+    assert (d["status"], d["partial"], d["saturating_clients"]) == ("interrupted", True, None)
+    assert [(c["clients"], c["exact"]) for c in d["curve"]] == [(1, "1/6"), (2, "7/18"),
+                                                                (4, "16/19")]
+    assert d["stopped"].startswith("N=8: interrupted by SIGTERM")
+    assert "dvecost: N=8: interrupted by SIGTERM" in err and "Traceback" not in err
+
+
+def test_sigint_prints_the_curve_so_far_as_text():
+    proc = _saturate_process("editor", "--backend", "cpu")
+    out, err = _signal_at(proc, "N = 8 (5 reader + 2 writer + 1 exporter): exploring",
+                          signal.SIGINT)
+    assert proc.returncode == 130 and "Traceback" not in err
+    lines = out.splitlines()
+    assert [ln.split()[0] for ln in lines[3:6]] == ["1", "2", "4"]
+    assert lines[6] == ("no answer: the search stopped before its end; so far no N evaluated "
+                        "reaches the capacity 1: the answer, if any, is above 4")
+    assert lines[7].startswith("interrupted: N=8: interrupted by SIGINT")
+    assert lines[7].endswith("; the curve above is what was found so far")
+
+
+def test_timeout_stops_with_the_curve_so_far(capsys):
+    code, out, err = run(capsys, "saturate", "editor", "--backend", "cpu", "--timeout", "0.3",
+                         "--json", "-q")
+    assert code == 3
+    d = json.loads(out)
+    assert (d["status"], d["partial"], d["saturating_clients"]) == ("timeout", True, None)
+    assert [c["clients"] for c in d["curve"]] == [1, 2, 4, 8][:len(d["curve"])]
+    assert "time limit of 0.3 s reached" in d["stopped"] and "time limit" in err
+
+
+def test_memory_limit_stops_with_the_curve_so_far(capsys):
+    code, out, err = run(capsys, "saturate", "editor", "--backend", "cpu", "--max-memory", "1M",
+                         "--json", "-q")
+    assert code == 3
+    d = json.loads(out)
+    assert (d["status"], d["partial"], d["saturating_clients"]) == ("limit", True, None)
+    assert d["stopped"].startswith("N=1: memory limit") and d["curve"] == []

@@ -10,10 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dve.errors import ConfigurationError, StateLimitExceeded
+from dve import syntax
+from dve.errors import ConfigurationError, Interrupted, StateLimitExceeded, TimeLimitExceeded
 from dvecost.cli import main
+from dvecost.saturation import saturate as analyse_saturation
 from scenarios import Request, Scenario, Server, System, saturate
-from scenarios.saturation import Evaluation, parse_capacity
+from scenarios.saturation import Evaluation, Plan, SaturationPoint, parse_capacity
 
 U = Scenario("u", Request("r", 1))
 
@@ -22,16 +24,29 @@ def family(n):
     return System({U: n})
 
 
-def fake(curve):
-    """An evaluator reading the load of N clients off ``curve(N)``; it records the calls."""
-    calls = []
+def counts(model):
+    """Clients per scenario, read off the model's process names (``SCENARIO_k``)."""
+    out = {}
+    for p in model.processes:
+        if p.name != "server":
+            name = p.name.rsplit("_", 1)[0]
+            out[name] = out.get(name, 0) + 1
+    return out
 
-    def evaluate(system):
-        n = system.n_clients
-        calls.append(n)
-        return Evaluation(F(curve(n)), 10 * n)
+
+def fake(curve):
+    """An evaluator reading the load of N clients off ``curve(N)``; it records the calls
+    (value-only ones in ``calls``, witness ones in ``witnessed``)."""
+    calls, witnessed = [], []
+
+    def evaluate(model, *, resource, witness):
+        assert isinstance(model, syntax.Model)
+        n = sum(counts(model).values())
+        (witnessed if witness else calls).append(n)
+        return Evaluation(F(curve(n)), 10 * n, witness=("run", n) if witness else None)
 
     evaluate.calls = calls
+    evaluate.witnessed = witnessed
     return evaluate
 
 
@@ -114,20 +129,128 @@ def test_linear_search_finds_the_first_saturating_n_on_any_curve():
 
 
 def test_state_limit_stops_the_search():
-    def evaluate(system):
-        if system.n_clients >= 8:
+    def evaluate(model, *, resource, witness):
+        n = sum(counts(model).values())
+        if n >= 8:
             raise StateLimitExceeded(1000, 1001)
-        return Evaluation(F(system.n_clients, 10), 5)
+        return Evaluation(F(n, 10), 5)
 
     r = saturate(family, evaluate=evaluate)
     assert r.saturating_clients is None and [p.clients for p in r.curve] == [1, 2, 4]
-    assert r.stopped.startswith("N=8: state limit")
+    assert r.stopped.startswith("N=8: state limit") and r.status == "limit" and r.partial
 
 
-def test_progress_sees_every_point():
+def test_progress_hears_the_plan_then_each_point_started_and_finished():
     seen = []
-    r = saturate(family, evaluate=fake(lambda n: F(n, 5)), progress=seen.append)
-    assert seen and sorted(seen, key=lambda p: p.clients) == list(r.curve)
+    r = saturate(family, evaluate=fake(lambda n: F(n, 3)), progress=seen.append)
+    assert isinstance(seen[0], Plan) and seen[0].capacity == 1 and seen[0].resource == "work"
+    kinds = [(type(e).__name__, e.clients, getattr(e, "witness", None)) for e in seen[1:]]
+    assert kinds == [("PointStarted", 1, False), ("SaturationPoint", 1, None),
+                     ("PointStarted", 2, False), ("SaturationPoint", 2, None),
+                     ("PointStarted", 4, False), ("SaturationPoint", 4, None),
+                     ("PointStarted", 3, False), ("SaturationPoint", 3, None),
+                     ("PointStarted", 3, True)]
+    assert [e for e in seen if isinstance(e, SaturationPoint)] == \
+        [r.point(n) for n in (1, 2, 4, 3)]
+    assert all(e.mix == (("u", e.clients),) for e in seen[1:])
+
+
+def test_the_witness_is_decoded_for_the_answer_only():
+    ev = fake(lambda n: F(n, 5))
+    r = saturate(family, evaluate=ev)
+    assert ev.calls == [1, 2, 4, 8, 6, 5] and ev.witnessed == [5]
+    assert r.witness == ("run", 5)
+    ev = fake(lambda n: F(n, 5))
+    assert saturate(family, evaluate=ev, witness=False).witness is None and ev.witnessed == []
+    ev = fake(lambda n: F(n, 100))
+    r = saturate(family, max_clients=4, evaluate=ev)  # no answer, nothing to decode
+    assert r.saturating_clients is None and r.witness is None and ev.witnessed == []
+
+
+def test_the_evaluator_gets_the_model_of_each_system():
+    shop = Scenario("browser", Request("page", 2))
+    buy = Scenario("buyer", Request("pay", 4, cost=3))
+    models = []
+
+    def evaluate(model, *, resource, witness):
+        models.append((model, resource))
+        return Evaluation(F(1), 1)
+
+    saturate(lambda n: System({shop: n, buy: 1}, server=Server(workers=2)), capacity=1,
+             evaluate=evaluate, witness=False)
+    model, resource = models[0]
+    assert resource == "server"
+    assert model == System({shop: 1, buy: 1}, server=Server(workers=2)).to_model()
+
+
+@pytest.mark.parametrize("stop, status", [
+    (KeyboardInterrupt(), "interrupted"),
+    (Interrupted(15, "SIGTERM"), "interrupted"),
+    (TimeLimitExceeded(2.5), "timeout"),
+])
+def test_a_stop_carries_the_curve_so_far(stop, status):
+    def evaluate(model, *, resource, witness):
+        n = sum(counts(model).values())
+        if n == 8:
+            raise stop
+        return Evaluation(F(n, 16), 7 * n)
+
+    with pytest.raises(type(stop)) as info:
+        saturate(family, evaluate=evaluate)
+    r = info.value.partial
+    assert r.status == status and r.partial and r.saturating_clients is None
+    assert [(p.clients, p.exact, p.n_states) for p in r.curve] == [
+        (1, F(1, 16), 7), (2, F(2, 16), 14), (4, F(4, 16), 28)]
+    assert r.stopped.startswith("N=8: ")
+    assert r.as_dict()["status"] == status and r.as_dict()["partial"] is True
+
+
+def test_a_stop_in_the_binary_phase_keeps_the_bracket():
+    def evaluate(model, *, resource, witness):
+        n = sum(counts(model).values())
+        if n == 6:
+            raise KeyboardInterrupt
+        return Evaluation(F(n, 5), n)
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        saturate(family, evaluate=evaluate)
+    r = info.value.partial
+    assert [p.clients for p in r.curve] == [1, 2, 4, 8] and r.bracket() == (4, 8)
+
+
+def test_default_capacity_is_the_servers_and_says_why():
+    job = Scenario("job", [Request("run", 2, cost=3)])
+    ev = fake(lambda n: F(n))
+    r = saturate(lambda n: System({job: n}, server=Server(workers=2)), evaluate=ev)
+    assert r.capacity == 6 and r.capacity_why == "2 workers x 3 per tick (the server's)"
+    assert r.saturating_clients == 6 and r.warnings == ()
+    r = saturate(lambda n: System({job: n}, server=Server(workers=2)), capacity="5",
+                 evaluate=fake(lambda n: F(n)))
+    assert r.capacity == 5 and r.capacity_why == "given"
+    assert r.as_dict()["capacity_why"] == "given"
+
+
+def test_no_server_is_warned_except_for_a_template_meant_that_way():
+    r = saturate(family, evaluate=fake(lambda n: F(n, 2)))
+    assert r.capacity_why == "default 1: the system has no server"
+    assert len(r.warnings) == 1 and "no server" in r.warnings[0]
+    assert "Server(workers=" in r.warnings[0]
+    r = saturate("paper-no-server", evaluate=fake(lambda n: F(3, 8)))
+    assert r.warnings == () and r.saturating_clients is None
+
+
+def test_mix_of_each_point():
+    a, b = Scenario("browser", Request("x", 1)), Scenario("buyer", Request("y", 1))
+    from scenarios import apportion
+
+    r = saturate(lambda n: System(apportion({a: 2, b: 1}, n), server=Server(workers=2)),
+                 search="linear", max_clients=6, evaluate=fake(lambda n: F(n, 3)))
+    assert [(p.clients, p.mix) for p in r.curve] == [
+        (1, (("browser", 1),)), (2, (("browser", 2),)), (3, (("browser", 2), ("buyer", 1))),
+        (4, (("browser", 3), ("buyer", 1))), (5, (("browser", 4), ("buyer", 1))),
+        (6, (("browser", 4), ("buyer", 2)))]
+    assert r.as_dict()["curve"][5]["mix"] == {"browser": 4, "buyer": 2}
+    assert r.as_dict()["saturating_mix"] == {"browser": 4, "buyer": 2}
 
 
 @pytest.mark.parametrize("kwargs, words", [
@@ -142,7 +265,12 @@ def test_bad_arguments(kwargs, words):
 
 def test_unknown_spec():
     with pytest.raises(ConfigurationError, match="unknown template or scenario file 'nope'"):
-        saturate("nope")
+        saturate("nope", evaluate=fake(lambda n: 1))
+
+
+def test_an_evaluator_is_required():
+    with pytest.raises(ConfigurationError, match="needs an evaluator"):
+        saturate(family, evaluate=None)
 
 
 def test_parse_capacity():
@@ -153,14 +281,15 @@ def test_scenario_grows_alone_and_system_spec_grows_in_proportion():
     a, b = Scenario("a", Request("x", 1)), Scenario("b", Request("y", 1))
     seen = []
 
-    def evaluate(system):
-        seen.append({sc.name: k for sc, k in system.counts})
-        return Evaluation(F(system.n_clients, 4), 1)
+    def evaluate(model, *, resource, witness):
+        seen.append(counts(model))
+        return Evaluation(F(sum(seen[-1].values()), 4), 1)
 
-    saturate(lambda n: System({a: n, b: 2 * n}), scenario="b", evaluate=evaluate)
+    saturate(lambda n: System({a: n, b: 2 * n}), scenario="b", evaluate=evaluate,
+             witness=False)
     assert seen == [{"b": 1}, {"b": 2}, {"b": 4}, {"b": 3}]
     seen.clear()
-    saturate(System({a: 1, b: 3}), evaluate=evaluate)
+    saturate(System({a: 1, b: 3}), evaluate=evaluate, witness=False)
     # D'Hondt with weights 1:3: b, b, a, b, ...
     assert seen == [{"b": 1}, {"b": 2}, {"a": 1, "b": 3}, {"a": 1, "b": 2}]
 
@@ -170,8 +299,10 @@ def test_result_as_dict():
     d = json.loads(json.dumps(r.as_dict()))
     assert d["saturating_clients"] == 3 and d["capacity"] == 1.5
     assert d["capacity_exact"] == "3/2" and d["monotone"] is True
-    assert d["curve"][0] == {"clients": 1, "exact": "1/2", "value": 0.5, "n_states": 10,
-                             "seconds": d["curve"][0]["seconds"], "certified": True}
+    assert (d["status"], d["partial"]) == ("ok", False)
+    assert d["curve"][0] == {"clients": 1, "mix": {"u": 1}, "exact": "1/2", "value": 0.5,
+                             "n_states": 10, "seconds": d["curve"][0]["seconds"],
+                             "certified": True}
 
 
 # ---------------------------------------------------------------------------- real models
@@ -181,10 +312,14 @@ def test_paper_server_saturates_at_three(results):
     assert r.saturating_clients == 3 and r.monotone
     assert [(p.clients, p.exact) for p in r.curve] == [(1, F(1, 3)), (2, F(2, 3)), (3, 1), (4, 1)]
     assert r.resource == "server" and r.load_bound == 1
+    # The witness is the decoded critical cycle of the answer's model, with the answer's mean.
+    steps = r.witness.cycle
+    assert r.witness.n_states == r.point(3).n_states == 644
+    assert F(sum(s.cost for s in steps), len(steps)) == r.point(3).exact == 1
 
 
 def test_paper_no_server_never_saturates_and_says_why():
-    r = saturate("paper-no-server", backend="cpu")
+    r = analyse_saturation("paper-no-server", backend="cpu")
     assert r.saturating_clients is None and r.stopped is None
     assert [(p.clients, p.exact) for p in r.curve] == [(1, F(3, 8)), (2, F(3, 8))]
     assert "worst client alone" in r.note
@@ -200,8 +335,8 @@ def test_real_non_monotone_curve_is_flagged():
     lowers the load from 1/3."""
     paid = Scenario("paid", [Request("x", 1)])
     free = Scenario("free", [Request("idle", 10, cost=0)])
-    r = saturate(lambda n: System({paid: 1, free: n - 1}, server=Server()), max_clients=4,
-                 backend="cpu")
+    r = analyse_saturation(lambda n: System({paid: 1, free: n - 1}, server=Server()),
+                           max_clients=4, backend="cpu", witness=False)
     assert r.saturating_clients is None and not r.monotone
     assert (r.curve[0].clients, r.curve[0].exact) == (1, F(1, 3))
     assert all(b.exact < F(1, 3) for b in r.curve[1:])
@@ -215,7 +350,7 @@ def results():
 
     def get(spec):
         if spec not in cache:
-            cache[spec] = saturate(spec, backend="cpu")
+            cache[spec] = analyse_saturation(spec, backend="cpu")
         return cache[spec]
 
     return get
@@ -248,5 +383,5 @@ def test_editor_curve(results):
 
 
 def test_one_scenario_of_the_editor():
-    r = saturate("editor", scenario="exporter", backend="cpu")
+    r = analyse_saturation("editor", scenario="exporter", backend="cpu", witness=False)
     assert r.saturating_clients == 3 and r.point(2).exact == F(8, 11)

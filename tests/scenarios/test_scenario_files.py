@@ -8,7 +8,8 @@ import pytest
 
 from dve.errors import ConfigurationError, ModelError
 from dvecost.cli import main
-from scenarios import System, load_spec, saturate
+from dvecost.saturation import saturate
+from scenarios import System, load_spec
 
 HEADER = "from scenarios import Scenario, Think, Request, Server, System, apportion\n"
 

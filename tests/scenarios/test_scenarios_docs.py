@@ -9,13 +9,14 @@ import re
 
 import pytest
 
-from scenarios import saturate
+from dvecost.saturation import saturate
 
 #: The repository root (not imported from conftest: tests/statespace has a conftest too).
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 MODULES = ["scenarios", "scenarios.dsl", "scenarios.templates", "scenarios.loader",
-           "scenarios.saturation", "dvecost.cli.saturate", "dvecost.cli.scenarios"]
+           "scenarios.saturation", "dvecost.saturation", "dvecost.cli.saturate",
+           "dvecost.cli.scenarios"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -11,12 +11,13 @@ from fractions import Fraction as F
 
 import pytest
 
-from scenarios import Choice, Loop, Request, Scenario, Server, System, Think, analyze_load
+from dvecost.saturation import system_load
+from scenarios import Choice, Loop, Request, Scenario, Server, System, Think
 from scenarios.templates import paper_no_server, paper_server
 
 
 def load(system: System) -> F:
-    ev = analyze_load(system, backend="cpu")
+    ev = system_load(system, backend="cpu")
     assert ev.certified
     return ev.exact
 

@@ -1,0 +1,96 @@
+"""The saturation search with dvecost's own pipeline as its evaluator.
+
+:func:`scenarios.saturate` grows a system of clients and needs someone to compute the load of
+each model it builds; it takes that as an injected ``evaluate(model, *, resource, witness)``.
+:func:`evaluator` makes one out of :func:`dvecost.analyze` (value only for the points of the
+search, the critical cycle decoded for the answer's point), and :func:`saturate` is the search
+with it, which is what ``dvecost saturate`` runs.
+
+>>> r = saturate("paper-server", backend="cpu")
+>>> r.saturating_clients, r.capacity_why, [str(p.exact) for p in r.curve]
+(3, "1 worker x 1 per tick (the server's)", ['1/3', '2/3', '1', '1'])
+>>> sum(step.cost for step in r.witness.cycle) / len(r.witness.cycle)
+1.0
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Callable
+
+from scenarios.dsl import System
+from scenarios.saturation import (DEFAULT_MAX_CLIENTS, Evaluation, Evaluator,
+                                  SaturationResult, Spec)
+from scenarios.saturation import saturate as _search
+
+__all__ = ["evaluator", "system_load", "saturate"]
+
+
+def evaluator(*, backend: str = "auto", max_states: int | None = None,
+              max_memory: int | None = None) -> Evaluator:
+    """``evaluate(model, *, resource, witness) -> Evaluation`` built on :func:`dvecost.analyze`.
+
+    Parameters
+    ----------
+    backend : {'auto', 'cpu', 'gpu'}
+        Where the cycle engine runs.
+    max_states, max_memory : int, optional
+        Per-model limits on the state graph (states; bytes); a model beyond them raises
+        :class:`~dve.errors.StateLimitExceeded` / :class:`~dve.errors.MemoryLimitExceeded`,
+        which ends the search with ``status='limit'``.
+
+    Returns
+    -------
+    callable
+        With ``witness=True`` the :class:`~dvecost.Analysis` (its critical cycle decoded) is
+        the evaluation's ``witness``; with ``witness=False`` nothing is decoded.
+
+    Examples
+    --------
+    >>> from scenarios.templates import paper_server
+    >>> ev = evaluator(backend="cpu")(paper_server(2).to_model(), resource="server",
+    ...                               witness=False)
+    >>> ev.exact, ev.n_states, ev.witness
+    (Fraction(2, 3), 200, None)
+    """
+    from dve import check_model
+
+    from .analysis import analyze
+
+    def evaluate(model, *, resource: str, witness: bool = False) -> Evaluation:
+        # A model built in Python gets the static checks a parsed one gets in dve.load_model
+        # (a generated model that fails them is a bug of the generator, reported as such).
+        check_model(model)
+        a = analyze(model, cost=resource, backend=backend, max_states=max_states,
+                    max_memory=max_memory, witness=witness)
+        return Evaluation(Fraction(a.value), int(a.n_states), bool(a.certified),
+                          a if witness else None)
+
+    return evaluate
+
+
+def system_load(system: System, *, backend: str = "auto",
+                max_states: int | None = None) -> Evaluation:
+    """The load of one system: the maximal cycle mean of its resource, value only.
+
+    >>> from scenarios import Scenario, Server, System, Think, Request
+    >>> one = Scenario("one", [Think(2), Request("r", service=4)])
+    >>> system_load(System({one: 1}, server=Server()), backend="cpu")
+    Evaluation(exact=Fraction(1, 2), n_states=8, certified=True, witness=None)
+    """
+    return evaluator(backend=backend, max_states=max_states)(
+        system.to_model(), resource=system.resource, witness=False)
+
+
+def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *,
+             backend: str = "auto", max_states: int | None = None,
+             max_memory: int | None = None, max_clients: int = DEFAULT_MAX_CLIENTS,
+             scenario: str | None = None, search: str = "bisect", witness: bool = True,
+             progress: Callable[[object], None] | None = None) -> SaturationResult:
+    """:func:`scenarios.saturate` with :func:`evaluator` (``backend``, ``max_states``,
+    ``max_memory``) as the evaluator; the other parameters are that function's."""
+    return _search(spec, capacity,
+                   evaluate=evaluator(backend=backend, max_states=max_states,
+                                      max_memory=max_memory),
+                   max_clients=max_clients, scenario=scenario, search=search, witness=witness,
+                   progress=progress)
