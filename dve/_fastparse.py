@@ -39,6 +39,7 @@ import numpy as np
 
 from . import syntax as s
 from .errors import Source, SourcePos
+from .transform import MAX_LITERAL_DIGITS
 
 __all__ = ["Fallback", "fast_parse"]
 
@@ -61,13 +62,33 @@ _BLANK[[ord(c) for c in " \t\f\r\n"]] = True
 # Comments, found left to right as a tokenizer meets them: no token but `/` holds a `/`, so every
 # `/` outside a comment starts a token, where the tokenizer, too, tries a comment first. Each is
 # replaced by as many blanks, its newlines kept, so that offsets, lines and columns stay put.
-_COMMENTS = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/")
+# A block comment left open runs to the end of the text (`\Z`): matching it once, rather than
+# failing at every later `/*` after a scan to the end, keeps the scan linear; it is an error,
+# so `_blank_out` and `_drop` refuse it (the Lark path reports it).
+_COMMENTS = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*+(?:\*/|\Z)")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 def _blank_out(m: re.Match) -> str:
-    return _NOT_NEWLINE.sub(" ", m.group())
-_COMMENT = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*\*/|\\\r?\n")
+    g = m.group()
+    if g[1] == "*" and (len(g) < 4 or not g.endswith("*/")):
+        raise Fallback  # a comment never closed
+    return _NOT_NEWLINE.sub(" ", g)
+
+
+def _drop(m: re.Match) -> str:
+    g = m.group()
+    if g[:2] == "/*" and (len(g) < 4 or not g.endswith("*/")):
+        raise Fallback
+    return ""
+
+
+_COMMENT = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*+(?:\*/|\Z)|\\\r?\n")
+# Characters no token starts with (the blanks aside): `$` and `#` occur inside names only.
+_NO_START = np.ones(256, dtype=bool)
+_NO_START[[ord(c) for c in " \t\f\r\n(){}[],;:+*/%^~?=&|!<>-._0123456789"]] = False
+_NO_START[ord("A"):ord("Z") + 1] = False
+_NO_START[ord("a"):ord("z") + 1] = False
 
 # Words the fast path never takes as a name: the legacy keywords. The words added later
 # (`input`, `expression`, `key`, `for`, `if`, `else`, `ltl`, `cost`, `time`) are names wherever
@@ -129,27 +150,37 @@ def fast_parse(source: Source) -> s.Model:
     # Everything after the last `;` (the end of the `system` line) must be blank. (A `;` inside
     # a final comment cuts that comment; it is then dropped as a token or, if a block comment
     # is cut open, it leaves a `/` that the parser refuses.)
-    if end == 0 or _COMMENT.sub("", text[end:]).strip(" \t\f\r\n"):
+    if end == 0 or _COMMENT.sub(_drop, text[end:]).strip(" \t\f\r\n"):
         raise Fallback
     body = text[:end]
     if "\\" in body:
         raise Fallback  # a line continuation (rare): left to Lark
     if "//" in body or "/*" in body:
         body = _COMMENTS.sub(_blank_out, body)
-    toks = _TOKEN.findall(body)
     try:
         chars = np.frombuffer(body.encode("ascii"), dtype=np.uint8)
     except UnicodeEncodeError:
         raise Fallback from None  # a character no token holds: an error, let Lark report it
+    blank = _BLANK[chars]
+    # `findall` tries each offset in turn: a run of blanks followed by a character no token
+    # starts with would be scanned again from each of its offsets (quadratic: 80,000 blanks took
+    # 23 s). Such a character is an error; refuse it before the scan, which is then linear.
+    bad = _NO_START[chars]
+    if bad[0] or (bad[1:] & blank[:-1]).any():
+        raise Fallback
+    toks = _TOKEN.findall(body)
     # The tokens, concatenated, are the body without its blanks exactly when the body holds
     # nothing but tokens and blanks. Then token k ends just past the solid (non-blank)
     # character number `lengths[0] + ... + lengths[k]`: ends[k] is found in NumPy, unboxed
     # (an int object per token would cost memory the tree needs); indexing the memoryview
     # yields plain ints.
-    solid = np.flatnonzero(~_BLANK[chars])
+    solid = np.flatnonzero(~blank)
     lengths = np.fromiter(map(len, toks), dtype=np.int64, count=len(toks))
     if not toks or lengths.sum() != len(solid):
         raise Fallback  # a character no token starts with: an error, let Lark report it
+    if lengths.max() > MAX_LITERAL_DIGITS and any(
+            t[0] < "A" and len(t) > MAX_LITERAL_DIGITS for t in toks):
+        raise Fallback  # a literal too long to be a DVE value: an error, let Lark report it
     ends = memoryview(solid[lengths.cumsum() - 1] + 1)
     toks.append("<eof>")
     p = _Parser(source, toks, ends)

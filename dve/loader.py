@@ -8,13 +8,24 @@ is chained for callers that just want a checked model.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import get_args
 
 from . import syntax
 from .errors import ConfigurationError, DvecostError, DveSyntaxError, Source
 from .parser import decode_source, parse_source
 
-__all__ = ["load_model", "read_source"]
+__all__ = ["MAX_DEPTH", "deep_recursion", "load_model", "read_source", "too_deep"]
+
+#: The recursion depth the stages after parsing may use. They walk expressions recursively, and
+#: a chain ``a + b + c + ...`` is a left-leaning tree as deep as it has operators (BEEM's ``plc``
+#: has guards of thousands), so the interpreter's default of 1000 is far too low. On Python 3.11+
+#: a call from Python to Python uses no C stack, so this limit is safe.
+MAX_DEPTH = 100_000
+
+_EXPR_TYPES = get_args(syntax.Expr)
 
 
 def read_source(path: str | os.PathLike[str]) -> Source:
@@ -109,18 +120,81 @@ def load_model(path_or_text: str | os.PathLike[str], *, defines: Mapping[str, in
         source = read_source(path_or_text)
         if name is not None:
             source = Source(name, source.text)
+    model = parse_source(source)
     try:
-        model = parse_source(source)
-        model = expand_model(model, defines)
-        from .check import check_model  # helper module of the static checks (imported late)
+        with deep_recursion():
+            expanded = expand_model(model, defines)
+            from .check import check_model  # helper module of the static checks (imported late)
 
-        check_model(model)
+            check_model(expanded)
     except DvecostError:
         raise
     except RecursionError:
-        raise DveSyntaxError(None, "too-deep",
-                             f"{source.name} nests expressions too deeply to be analysed") from None
-    return model
+        raise too_deep(model, source.name) from None
+    return expanded
+
+
+@contextmanager
+def deep_recursion(limit: int | None = None) -> Iterator[None]:
+    """Run the block with the interpreter's recursion limit at ``limit`` (:data:`MAX_DEPTH`).
+
+    Examples
+    --------
+    >>> with deep_recursion():
+    ...     sys.getrecursionlimit() >= MAX_DEPTH
+    True
+    """
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(MAX_DEPTH if limit is None else limit)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def too_deep(model: syntax.Model, name: str) -> DveSyntaxError:
+    """The ``too-deep`` error for a model whose expressions outgrew :func:`deep_recursion`.
+
+    It points at the expression that nests deepest (found without recursion) and says how deep.
+    A chain of one operator counts one level per operator, as the stages walk it.
+
+    Examples
+    --------
+    >>> from dve.parser import parse_model
+    >>> m = parse_model("byte x; process P { state s; init s; "
+    ...                 "trans s -> s { guard -(-(-x)) > 0; }; } system async;", "m.dve")
+    >>> print(too_deep(m, "m.dve"))
+    m.dve:1:59: error[too-deep]: this expression nests 5 levels deep, too deep to be analysed
+    """
+    depth, pos = _deepest(model)
+    return DveSyntaxError(pos, "too-deep",
+                          f"this expression nests {depth} levels deep, too deep to be analysed"
+                          if pos is not None else
+                          f"{name} nests expressions too deeply to be analysed",
+                          "split it over intermediate variables or several transitions")
+
+
+def _deepest(model: syntax.Model) -> tuple[int, object]:
+    """The greatest expression depth in ``model`` and the position of its outermost expression."""
+    best, best_pos = 0, None
+    stack: list = [(model, 0, None)]  # (node, its expression depth, its outermost expression)
+    while stack:
+        node, depth, root = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend((x, depth, root) for x in node)
+            continue
+        if not isinstance(node, syntax.Node):
+            continue
+        if isinstance(node, _EXPR_TYPES):
+            if root is None:
+                root, depth = node, 0
+            depth += 1
+            if depth > best:
+                best, best_pos = depth, root.pos
+        for slot in type(node).__slots__:
+            if slot != "pos":
+                stack.append((getattr(node, slot), depth, root))
+    return best, best_pos
 
 
 def _looks_like_text(s: str) -> bool:

@@ -76,6 +76,8 @@ def get_parser() -> lark.Lark:
     return _parser
 
 
+# A carriage return not followed by a newline: a line end of its own.
+_LONE_CR = re.compile(r"\r(?!\n)")
 # Control characters that never occur in a text file (tab, newline, CR, FF, VT are fine).
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 
@@ -114,10 +116,10 @@ def decode_source(data: bytes, name: str) -> Source:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        good = data[: e.start].decode("utf-8")
+        good = _LONE_CR.sub("\n", data[: e.start].decode("utf-8"))
         line = good.count("\n") + 1
         column = len(good) - (good.rfind("\n") + 1) + 1
-        src = Source(name, data.decode("utf-8", errors="replace"))
+        src = Source(name, _LONE_CR.sub("\n", data.decode("utf-8", errors="replace")))
         pos = SourcePos.at(src, line, column, line, column + 1)
         raise DveSyntaxError(pos, "not-utf8", f"byte 0x{data[e.start]:02x} is not valid UTF-8",
                              "save the file as UTF-8") from None
@@ -193,6 +195,13 @@ def parse_source(source: Source) -> syntax.Model:
     'm.dve:1:9'
     """
     text = source.text
+    if "\r" in text:
+        lone = _LONE_CR.sub("\n", text)
+        if lone != text:
+            # Old Mac line ends (a CR alone): as a newline of the same width, so offsets stay
+            # put while lines, columns and `//` comments end where the author sees them end.
+            source = Source(source.name, lone)
+            text = lone
     bad = _CONTROL.search(text)
     if bad is not None:
         what = "a NUL byte" if bad.group() == "\x00" else f"control character {bad.group()!r}"

@@ -27,7 +27,7 @@ from lark import Token
 from . import syntax as s
 from .errors import DveSyntaxError, Source, SourcePos
 
-__all__ = ["CANONICAL_OP", "PRECEDENCE", "DveTransformer"]
+__all__ = ["CANONICAL_OP", "MAX_LITERAL_DIGITS", "PRECEDENCE", "DveTransformer"]
 
 #: Canonical spelling of every binary operator token.
 CANONICAL_OP: dict[str, str] = {op: op for level in s.BINARY_OPS for op in level}
@@ -35,6 +35,13 @@ CANONICAL_OP.update({"||": "or", "&&": "and"})
 
 #: Binding strength of each canonical binary operator: higher binds tighter (index in BINARY_OPS).
 PRECEDENCE: dict[str, int] = {op: i for i, level in enumerate(s.BINARY_OPS) for op in level}
+
+#: The most digits an integer literal may have. Every DVE value (variables, costs, times) fits
+#: in 64 bits, 20 digits; longer literals are refused at parse time, before Python's own limit on
+#: converting long digit strings (4300 digits) could raise, and before any stage computes with a
+#: number of thousands of digits. Literals of up to this length that are still out of their
+#: type's range are the static checks' business.
+MAX_LITERAL_DIGITS = 30
 
 _new = object.__new__
 
@@ -134,6 +141,12 @@ class DveTransformer:
 
     def int_lit(self, c: list) -> s.IntLit:
         tok = c[0]
+        if len(tok.value) > MAX_LITERAL_DIGITS:
+            raise DveSyntaxError(
+                self.tpos(tok), "literal-too-large",
+                f"integer literal of {len(tok.value)} digits is too large for any DVE value",
+                "variables hold 8-bit 'byte' or 16-bit 'int' values; costs and times are "
+                "64-bit (at most 19 digits)")
         return s.IntLit(int(tok.value), pos=self.tpos(tok))
 
     def bool_lit(self, c: list) -> s.BoolLit:

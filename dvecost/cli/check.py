@@ -27,10 +27,9 @@ import sys
 from typing import Any
 
 from dve.check import check_model
-from dve.errors import (ConfigurationError, DvecostError, DveSyntaxError, ModelError,
-                        ModelErrors)
+from dve.errors import ConfigurationError, DvecostError, ModelError, ModelErrors
 from dve.expand import expand_model
-from dve.loader import read_source
+from dve.loader import deep_recursion, read_source, too_deep
 from dve.parser import parse_model
 from dve.summary import ModelSummary, summarize
 from dve.syntax import VarDecl
@@ -89,20 +88,20 @@ def check_file(path: str, defines: dict[str, int], *, only_inputs: bool = False,
         :class:`DvecostError` such as an unreadable file).
     """
     try:
-        model = parse_model(read_source(path), path)
-        inputs = {i.name for i in model.items if isinstance(i, VarDecl) and i.input}
+        parsed = parse_model(read_source(path), path)
+        inputs = {i.name for i in parsed.items if isinstance(i, VarDecl) and i.input}
         if used is not None:
             used.update(inputs & set(defines))
         if only_inputs:
             defines = {k: v for k, v in defines.items() if k in inputs}
-        model = expand_model(model, defines)
-        warnings = check_model(model)
-        return summarize(model), warnings, None
+        with deep_recursion():  # as dve.load_model does
+            model = expand_model(parsed, defines)
+            warnings = check_model(model)
+            return summarize(model), warnings, None
     except DvecostError as exc:
         return None, (), exc
-    except RecursionError:  # as dve.load_model does
-        return None, (), DveSyntaxError(None, "too-deep",
-                                        f"{path} nests expressions too deeply to be analysed")
+    except RecursionError:
+        return None, (), too_deep(parsed, path)
 
 
 def _diagnostics(exc: DvecostError | None, warnings: tuple[ModelError, ...]) -> list[dict]:

@@ -44,7 +44,7 @@ NO_COMMENT = {
 #: Codes the parser and loader report (helper A's), which the corpus must cover too.
 SYNTAX_CODES = ("syntax-error", "unexpected-character", "unexpected-eof", "missing-semicolon",
                 "assign-in-guard", "unclosed-brace", "empty-file", "binary-input", "not-utf8",
-                "unsupported")
+                "unsupported", "literal-too-large")
 
 _EXPECT = re.compile(r"//\s*expect:\s*([a-z0-9-]+)\s+(\d+):(\d+)")
 
