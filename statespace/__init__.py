@@ -1,7 +1,8 @@
 """State spaces of DVE models: compile, explore breadth-first, and the CSR :class:`StateGraph`.
 
->>> g = build_state_graph("process P { state a, b; init a; trans a -> b {}, b -> a {}; } "
-...                       "system async;")
+>>> from dve import load_model
+>>> g = build_state_graph(load_model("process P { state a, b; init a; "
+...                                  "trans a -> b {}, b -> a {}; } system async;"))
 >>> g.n_states, g.n_edges
 (2, 2)
 """

@@ -31,7 +31,7 @@ from .graph import StateGraph
 from .model import CompiledModel
 from .store import KeyLayout, VisitedSet
 
-__all__ = ["build_state_graph", "explore"]
+__all__ = ["build_state_graph", "as_compiled"]
 
 _U = np.uint64
 _EMPTY = np.zeros(0, np.int64)
@@ -41,25 +41,36 @@ _EMPTY = np.zeros(0, np.int64)
 _SCALAR_ROW_OPS = 64
 
 
-def _to_compiled(model, defines, property) -> CompiledModel:
+def as_compiled(model: CompiledModel | syntax.Model, *, property: bool = True) -> CompiledModel:
+    """``model`` compiled: itself when it already is, else :func:`compile_model` of it.
+
+    The explorers take models, never text or paths: :func:`dve.load_model` is the one place
+    where text becomes a model, and it checks what it reads.
+
+    Raises
+    ------
+    TypeError
+        For anything but a :class:`CompiledModel` or a :class:`dve.syntax.Model` (text, a path).
+
+    Examples
+    --------
+    >>> from dve import load_model
+    >>> as_compiled(load_model("process P { state a; init a; } system async;")).initial
+    (0,)
+    >>> as_compiled("m.dve")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: expected a model (...), got str: read text or a file with dve.load_model
+    """
     if isinstance(model, CompiledModel):
         return model
     if isinstance(model, syntax.Model):
-        if defines:
-            from dve.expand import expand_model
-            model = expand_model(model, defines)
         return compile_model(model, property=property)
-    if isinstance(model, os.PathLike) or (isinstance(model, str) and model.endswith(".dve")
-                                          and "\n" not in model and "{" not in model):
-        from dve.loader import load_model
-        return compile_model(load_model(model, defines=defines or {}), property=property)
-    from dve.expand import expand_model
-    from dve.parser import parse_model
-    return compile_model(expand_model(parse_model(model, "<string>"), defines or {}),
-                         property=property)
+    raise TypeError(f"expected a model (dve.syntax.Model or CompiledModel), got "
+                    f"{type(model).__name__}: read text or a file with dve.load_model")
 
 
-def build_state_graph(model, *, defines: dict[str, int] | None = None, property: bool = True,
+def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = True,
                       max_states: int | None = None, max_memory: int | None = None,
                       progress: Callable[[int, int, float], None] | None = None,
                       chunk_size: int = 1 << 17, error_successors: bool = False,
@@ -68,10 +79,9 @@ def build_state_graph(model, *, defines: dict[str, int] | None = None, property:
 
     Parameters
     ----------
-    model : CompiledModel, dve.syntax.Model, str or path
-        A compiled model, a parsed model, DVE source text, or the path of a ``.dve`` file.
-    defines : dict, optional
-        ``-D`` values for ``input`` declarations (ignored for a compiled model).
+    model : CompiledModel or dve.syntax.Model
+        A compiled model, or a checked model from :func:`dve.load_model` (which reads text
+        and files and applies ``-D`` values).
     property : bool
         Explore the product with the property process of ``system async property P``
         (default); false leaves the property process out.
@@ -100,28 +110,29 @@ def build_state_graph(model, *, defines: dict[str, int] | None = None, property:
     ------
     dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded
         When a limit is reached; ``partial`` holds the graph found so far (``complete`` false).
-    dve.errors.ModelErrors, dve.errors.DveSyntaxError, dve.errors.EvaluationError
-        When the model does not load or compile.
+    dve.errors.EvaluationError
+        When the model does not compile (an initial value out of its type's range, ...).
+    TypeError
+        When ``model`` is text or a path (see :func:`as_compiled`).
 
     Examples
     --------
-    >>> g = build_state_graph('''
+    >>> from dve import load_model
+    >>> g = build_state_graph(load_model('''
     ... channel c;
     ... process P { byte v; state a, b; init a; trans a -> b { sync c!7; cost 2; time 3; }; }
     ... process Q { byte w; state a, b; init a; trans a -> b { sync c?w; cost 1; time 1; }; }
-    ... system async;''')
+    ... system async;'''))
     >>> g.n_states, g.n_edges, g.cost().tolist(), g.time.tolist()
     (2, 1, [3], [3])
     >>> from statespace import decode_state
     >>> decode_state(g, 1)
     {'P': 'b', 'Q': 'b', 'P.v': 0, 'Q.w': 7}
     """
-    cm = _to_compiled(model, defines, property)
+    cm = as_compiled(model, property=property)
     return _Explorer(cm, xp, chunk_size, max_states, max_memory, progress,
                      error_successors).run()
 
-
-explore = build_state_graph
 
 
 def _states_dtype(cm: CompiledModel):
@@ -324,6 +335,14 @@ class _Explorer:
                 idx, act_s = ids[order2], act[order2]
                 costs_s = {r: costs[r][order2] for r in self.res}
                 tim_s = tim[order2]
+            if self.error_id >= 0:
+                # A faulting step's charge is no value (it may be the fault itself, an
+                # overflow): every edge into the error state costs 0 and takes time 0.
+                into_err = idx == self.error_id
+                if into_err.any():
+                    for r in self.res:
+                        costs_s[r][into_err] = 0
+                    tim_s[into_err] = 0
             if self.visited.n < 2**31:
                 idx = idx.astype(np.int32)
             self.out_idx.append(idx)

@@ -32,9 +32,10 @@ state, if reached, is one state (``error_state``) with no successors; ``parent``
 
 Examples
 --------
+>>> from dve import load_model
 >>> from statespace import build_state_graph
->>> g = build_state_graph("process P { byte x; state a; init a; trans a -> a "
-...                       "{ guard x < 2; effect x = x + 1; cost 3; }; } system async;")
+>>> g = build_state_graph(load_model("process P { byte x; state a; init a; trans a -> a "
+...                       "{ guard x < 2; effect x = x + 1; cost 3; }; } system async;"))
 >>> g.n_states, g.n_edges, g.indices.tolist(), g.cost().tolist()
 (3, 2, [1, 2], [3, 3])
 >>> decode_state(g, 2)
@@ -70,8 +71,8 @@ class StateGraph:
     Attributes
     ----------
     deadlocks : ndarray of int64
-        States without successors, the error state excluded (and, in a partial graph, the
-        states not expanded yet).
+        Expanded states without successors, the error state excluded. In a partial graph
+        the states not expanded yet are not listed: whether they deadlock is unknown.
     error_state : int
         The id of the error state, or -1 when it is not reachable.
     depth : int
@@ -199,8 +200,10 @@ def save_graph(graph: StateGraph, path) -> None:
     Examples
     --------
     >>> import tempfile, os
+    >>> from dve import load_model
     >>> from statespace import build_state_graph
-    >>> g = build_state_graph("process P { state a, b; init a; trans a -> b {}; } system async;")
+    >>> g = build_state_graph(load_model("process P { state a, b; init a; "
+    ...                                  "trans a -> b {}; } system async;"))
     >>> d = tempfile.mkdtemp(); save_graph(g, os.path.join(d, "g.npz"))
     >>> h = load_graph(os.path.join(d, "g.npz"))
     >>> h.n_states, h.n_edges, decode_state(h, 1)
@@ -261,9 +264,10 @@ def validate_graph(graph: StateGraph) -> None:
 
     Examples
     --------
+    >>> from dve import load_model
     >>> from statespace import build_state_graph
-    >>> validate_graph(build_state_graph(
-    ...     "process P { state a, b; init a; trans a -> b {}, b -> a {}; } system async;"))
+    >>> validate_graph(build_state_graph(load_model(
+    ...     "process P { state a, b; init a; trans a -> b {}, b -> a {}; } system async;")))
     """
     def fail(msg: str):
         raise StateSpaceError(f"invalid state graph: {msg}")
@@ -385,9 +389,10 @@ def shortest_trace(graph: StateGraph, i: int) -> list[TraceStep]:
 
     Examples
     --------
+    >>> from dve import load_model
     >>> from statespace import build_state_graph
-    >>> g = build_state_graph("process P { state a, b, c; init a; "
-    ...                       "trans a -> b {}, b -> c {}; } system async;")
+    >>> g = build_state_graph(load_model("process P { state a, b, c; init a; "
+    ...                                  "trans a -> b {}, b -> c {}; } system async;"))
     >>> [(s.source, s.target, s.description) for s in shortest_trace(g, 2)]
     [(0, 1, 'P: a -> b'), (1, 2, 'P: b -> c')]
     """

@@ -27,7 +27,8 @@ Examples
 ...     trans a -> b { sync req!id; }, b -> a { guard Server->who != id; cost 2; }; }
 ... for (k : 1 .. 4) { process Client(k); }
 ... system async;'''
->>> q = build_quotient_graph(src)
+>>> from dve import load_model
+>>> q = build_quotient_graph(load_model(src))
 >>> q.graph.n_states, q.full_size(), q.symmetry.describe()
 (9, 48, 'Client: 4 instances (keys 1..4)')
 """
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .explore import _Explorer, _to_compiled
+from .explore import _Explorer, as_compiled
 from .graph import StateGraph
 from .model import CompiledModel
 from .symmetry import NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable
@@ -140,7 +141,7 @@ class _QuotientExplorer(_Explorer):
 
 
 def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
-                         defines: dict[str, int] | None = None, property: bool = True,
+                         property: bool = True,
                          max_states: int | None = None, max_memory: int | None = None,
                          progress: Callable[[int, int, float], None] | None = None,
                          chunk_size: int = 1 << 17) -> Quotient:
@@ -148,12 +149,12 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
 
     Parameters
     ----------
-    model : CompiledModel, dve.syntax.Model, str or path
+    model : CompiledModel or dve.syntax.Model
         As for :func:`statespace.build_state_graph`.
     symmetry : Symmetry, optional
         The groups to reduce; :func:`~statespace.symmetry.detect_symmetry` by default.
         :data:`~statespace.symmetry.NO_SYMMETRY` explores the full graph.
-    defines, property, max_states, max_memory, progress, chunk_size
+    property, max_states, max_memory, progress, chunk_size
         As for :func:`statespace.build_state_graph`.
 
     Returns
@@ -162,7 +163,7 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
         The graph over canonical states (its ``states`` are the representatives), with the
         symmetry used. A ``system sync`` model is explored in full, with the reason.
     """
-    cm = _to_compiled(model, defines, property)
+    cm = as_compiled(model, property=property)
     sym = detect_symmetry(cm) if symmetry is None else symmetry
     if sym.reduces and cm.system == "sync":
         sym = Symmetry((), sym.refused, "system sync: the quotient is explored for "

@@ -106,11 +106,12 @@ def find_ocmref(path: str | None = None, build: bool = True,
 def _cs10_edge_list(out: pathlib.Path, progress) -> None:
     import numpy as np
     from ocm.edgelist import write_edge_list
+    from dve import load_model
     from statespace import build_state_graph
 
     model = SHARED / "models" / "cs_10.dve"
     progress(f"exploring {model}")
-    g = build_state_graph(str(model))
+    g = build_state_graph(load_model(model))
     write_edge_list(out, g.indptr, g.indices, g.cost(), np.asarray(g.time))
 
 

@@ -70,10 +70,12 @@ def test_state_limit_exit_3(model, capsys):
 
 def test_limit_partial_graph():
     from dve.errors import StateLimitExceeded
+    from dve import load_model
     from statespace import build_state_graph, validate_graph
+    model = load_model("byte x; process P { state s; init s; trans s -> s { "
+                       "effect x = x + 1; }; } system async;")
     with pytest.raises(StateLimitExceeded) as info:
-        build_state_graph("byte x; process P { state s; init s; trans s -> s { "
-                          "effect x = x + 1; }; } system async;", max_states=10, chunk_size=4)
+        build_state_graph(model, max_states=10, chunk_size=4)
     part = info.value.partial
     assert not part.complete and part.n_states > 10 and part.n_expanded <= part.n_states
     validate_graph(part)
