@@ -7,7 +7,7 @@ import pytest
 import ss_oracle
 import ss_trees
 from ss_helpers import compiled
-from test_explore_semantics import BUF, COMMIT2, PROD, RDV, RINGS_SYNC
+from ss_models import BUF, COMMIT2, PROD, RDV, RINGS_SYNC
 
 from statespace import (
     build_state_graph,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ss_helpers import graph
+from ss_models import BUF, COMMIT2, PROD, RDV, RINGS_SYNC
 
 from statespace import decode_state, shortest_trace
 
@@ -20,17 +21,6 @@ def edges(g):
 
 
 # ---------------------------------------------------------------- rendezvous
-
-RDV = """
-channel c;
-process P { byte x = 3; state a, b; init a;
-  trans a -> b { sync c!{x, x + 1}; effect x = 5; cost 2; time 3; }; }
-process Q { byte y, z; state a, b; init a;
-  trans a -> b { sync c?{y, z}; effect z = z * 2; cost 1; time 1; }; }
-process R { byte y; state a, b; init a;
-  trans a -> b { sync c?{y, y}; cost 4; time 7; }; }
-system async;
-"""
 
 
 def test_rendezvous_values_then_receiver_then_sender():
@@ -67,15 +57,6 @@ def test_untyped_rendezvous_value_out_of_range_is_an_error():
 
 # ---------------------------------------------------------------- buffered channels
 
-BUF = """
-channel {byte, byte} q[2];
-process P { byte x; state a; init a;
-  trans a -> a { guard x < 3; sync q!{x, 10 + x}; effect x = x + 1; }; }
-process Q { byte y, z, s; state a; init a;
-  trans a -> a { sync q?{y, z}; effect s = s * 10 + y; }; }
-system async;
-"""
-
 
 def test_buffered_fifo():
     g = graph(BUF)
@@ -100,13 +81,6 @@ def test_buffered_send_and_receive_are_single_steps():
 
 
 # ---------------------------------------------------------------- commit
-
-COMMIT2 = """
-process Pcom { byte x = 0; state a, b, c; init a; commit b;
-  trans a -> b { guard true; effect x = 0; }, b -> b { guard x < 2; effect x = x + 1; }; }
-process P1 { state a, b; init a; trans a -> b { guard true; }, b -> a { guard true; }; }
-system async;
-"""
 
 
 def test_commit_blocks_others_and_deadlocks():
@@ -172,14 +146,6 @@ def test_effects_are_sequential():
 
 # ---------------------------------------------------------------- system sync
 
-RINGS_SYNC = """
-process A { state a0, a1, a2; init a0;
-  trans a0 -> a1 { cost 1; time 1; }, a1 -> a2 { cost 2; time 1; }, a2 -> a0 { cost 3; time 2; }; }
-process B { state b0, b1; init b0;
-  trans b0 -> b1 { cost 5; time 1; }, b1 -> b0 { cost 1; time 1; }; }
-system sync;
-"""
-
 
 def test_sync_product_cost_sum_time_max():
     g = graph(RINGS_SYNC)
@@ -202,13 +168,6 @@ def test_sync_global_conflict_is_an_error():
 
 
 # ---------------------------------------------------------------- property process
-
-PROD = """
-process P1 { state a, b; init a; trans a -> b { guard true; }, b -> b { guard true; }; }
-process P2 { state a, b; init a; trans a -> b { guard true; }, b -> b { guard true; }; }
-process Pltl { state qa, qb, qc; init qa; accept qb; trans %s; }
-system async property Pltl;
-"""
 
 
 def test_property_product():
