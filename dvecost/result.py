@@ -178,6 +178,7 @@ class Analysis:
             "error_trace": None if self.error_trace is None
             else [s.as_dict() for s in self.error_trace],
             "warnings": list(self.warnings),
+            "witness": self.witness,
             "backend": self.backend,
             "iterations": self.iterations,
             "timings": {**{k: round(v, 6) for k, v in self.seconds.items()},

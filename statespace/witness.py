@@ -18,9 +18,10 @@ most ``k`` actions, whatever the size of the graph.
 
 Examples
 --------
+>>> from dve import load_model
 >>> from statespace import build_state_graph
->>> g = build_state_graph("byte x; process P { state a, b; init a; "
-...     "trans a -> b { effect x = x + 1; cost 2; }, b -> a {}; } system async;")
+>>> g = build_state_graph(load_model("byte x; process P { state a, b; init a; "
+...     "trans a -> b { effect x = x + 1; cost 2; }, b -> a {}; } system async;"))
 >>> w = Witness(g, "cost")
 >>> [(s.source, s.target, s.transition, s.cost, s.changed) for s in w.trace_to(1)]
 [(0, 1, 'P: a -> b', 2, (('x', 0, 1),))]

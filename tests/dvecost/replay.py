@@ -11,7 +11,8 @@ printed step from the printed initial state:
 - running the moves' effects (and channel operations) on the state before gives exactly the
   printed state after, and the printed ``changed`` entries are the differences;
 - a step printed as going to the error state faults when replayed, and only then;
-- the step's cost (sum of the moves) and time (their maximum) are the printed ones;
+- the step's cost (sum of the moves) and time (their maximum) are the printed ones; a step into
+  the error state is charged nothing and takes no time (its charge may be the fault itself);
 - the critical cycle closes, its printed totals add up, and its mean or ratio is the exact value.
 
 Nothing here comes from the code under test: expressions, arithmetic (32-bit C semantics),
@@ -270,6 +271,10 @@ class Replayer:
     def step(self, before: Mapping, picks: list[tuple[str, S.Transition]]):
         """Run one global step. Returns ``(after or None for the error state, cost, time)``;
         raises ReplayError when the moves are not a step of the model in ``before``."""
+        after, cost, time = self._step(before, picks)
+        return (None, 0, 0) if after is None else (after, cost, time)
+
+    def _step(self, before: Mapping, picks: list[tuple[str, S.Transition]]):
         st = dict(before)
         system = [(o, t) for o, t in picks if o != self.prop]
         props = [(o, t) for o, t in picks if o == self.prop]

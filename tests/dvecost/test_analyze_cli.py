@@ -250,3 +250,48 @@ def test_dot_marks_the_error_state(capsys):
     assert code == 0
     assert_dotish(out)
     assert re.search(r's\d+ \[label="#\d+\\nERROR".*fillcolor=mistyrose', out)
+
+
+def test_bench_analyze_template_reports_the_report_share(capsys):
+    """``--template NAME:N``: a scenario template's row, with the report phase as a share of
+    exploration."""
+    code = main(["bench", "analyze", "--template", "editor:2", "--repeat", "1", "--json", "-q"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    (row,) = json.loads(out)["rows"]
+    assert row["model"] == "editor 2" and row["kind"] == "mean" and row["states"] == 88
+    assert row["report_pct"] == pytest.approx(100 * row["report_s"] / row["explore_s"], rel=0.5)
+    assert 0 < row["report_s"]
+
+
+def test_json_is_one_line_with_status_timings_and_peak_memory(capsys):
+    code, out, _ = run(capsys, example_path("rings_async"), "--json", "--backend", "cpu")
+    assert code == 0 and out.count("\n") == 1
+    d = json.loads(out)
+    assert list(d)[0] == "status" and d["status"] == "ok" and "seconds" not in d
+    assert list(d)[-1] == "peak_memory_bytes" and d["peak_memory_bytes"] > 2**20
+    assert d["timings"]["total"] == pytest.approx(
+        sum(v for k, v in d["timings"].items() if k != "total"), abs=1e-5)
+
+
+def test_text_summary_shows_peak_memory(capsys):
+    code, out, _ = run(capsys, example_path("rings_async"), "--backend", "cpu")
+    last = out.rstrip().splitlines()[-1]
+    assert code == 0 and re.search(r"; peak memory \d+\.\d MiB$", last)
+
+
+def test_no_witness_prints_the_value_only(capsys):
+    code, out, _ = run(capsys, example_path("rings_sync"), "--no-witness", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["exact"] == "5" and d["witness"] is False and d["cycle"] == []
+    code, out, _ = run(capsys, example_path("rings_sync"), "--no-witness")
+    assert code == 0 and "critical cycle: not decoded" in out and "a0 -> a1" not in out
+    code, _, err = run(capsys, example_path("rings_sync"), "--no-witness", "--dot", "-")
+    assert code == 2 and "--no-witness" in err
+
+
+def test_state_limit_json_says_what_was_found(capsys):
+    code, out, err = run(capsys, example_path("client_server"), "--max-states", "10", "--json")
+    d = json.loads(out)
+    assert code == 3 and d["status"] == "limit" and d["limit"]["name"] == "--max-states"
+    assert d["counts"]["states"] >= 10 and "found so far" in err

@@ -298,3 +298,30 @@ def test_the_printed_table_is_the_replayed_run(capsys):
     # the lock-step rings: A and B advance together at every step
     assert [m["transition"] for s in d["cycle"] for m in s["moves"] if m["process"] == "A"] \
         == ["a0 -> a1", "a1 -> a2", "a2 -> a0"] * 2
+
+
+# ---------------------------------------------------------------------------- decoding costs
+
+def test_only_the_printed_states_are_decoded(monkeypatch):
+    """A run of k steps decodes its k + 1 states once each and describes each of its actions
+    once, however large the graph (here a system sync model of 1188 states)."""
+    import statespace.graph
+    import statespace.witness as witness
+
+    system = scenarios.TEMPLATES["editor"].family(4)
+    decoded, described = [], []
+    real_decode = witness.decode_state
+    real_moves = statespace.graph.StateGraph.action_moves
+    monkeypatch.setattr(witness, "decode_state", lambda g, i: decoded.append(int(i))
+                        or real_decode(g, i))
+    monkeypatch.setattr(statespace.graph.StateGraph, "action_moves",
+                        lambda g, a: described.append(int(a)) or real_moves(g, a))
+    a = analyze(system.to_model(), cost=system.resource, backend="cpu")
+    assert a.n_states == 1188
+    runs = [a.cycle, a.prefix, a.deadlock_trace or (), a.error_trace or ()]
+    shown = {0} | {s.target for run in runs for s in run} | {s.source for run in runs for s in run}
+    assert sorted(decoded) == sorted(shown)           # each shown state once, no other
+    labels = {int(a.graph.action[s.edge]) for run in runs for s in run}
+    assert sorted(described) == sorted(labels)         # each shown action once
+    bare = analyze(system.to_model(), cost=system.resource, backend="cpu", witness=False)
+    assert bare.value == a.value and len(decoded) == len(shown)  # value only: nothing decoded
