@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import pathlib
 from fractions import Fraction as F
 
 import pytest
@@ -373,6 +374,21 @@ def test_answer_agrees_with_analyze_on_rendered_models(tmp_path, capsys, results
         values[k] = F(d["exact"])
         assert values[k] == r.point(k).exact
     assert values[n - 1] < r.capacity <= values[n]
+
+
+def test_editor_report_is_the_one_in_the_docs(results):
+    """docs/scenarios.md shows `dvecost saturate editor`: the same lines, times aside."""
+    import re
+
+    from dvecost.cli.saturate import render_report
+
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "scenarios.md").read_text()
+    block = text.split("$ dvecost saturate editor\n", 1)[1].split("```", 1)[0]
+
+    def masked(lines):
+        return [re.sub(r"  \d+\.\d\d$", "  #", ln) for ln in lines]
+
+    assert masked(render_report(results("editor")).splitlines()) == masked(block.splitlines())
 
 
 def test_editor_curve(results):

@@ -32,12 +32,28 @@ def _block(text: str, first_line: str) -> str:
     raise AssertionError(f"no python block starting with {first_line!r}")
 
 
-def test_tutorial_shop_example(tmp_path):
+def _console(text: str, command: str) -> list[str]:
+    """The output lines shown after ``$ command`` in a console block of the docs."""
+    assert f"$ {command}\n" in text, f"no console block for {command!r}"
+    block = text.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
+    return [ln for ln in block.splitlines() if not ln.startswith("$ ")]
+
+
+def without_seconds(lines: list[str]) -> list[str]:
+    """The report with its timing column blanked (times vary from run to run)."""
+    return [re.sub(r"  \d+\.\d\d$", "  #", ln) for ln in lines]
+
+
+def test_tutorial_shop_example(tmp_path, monkeypatch):
+    from dvecost.cli.saturate import render_report
+
     text = (ROOT / "docs" / "scenarios.md").read_text()
     (tmp_path / "shop.py").write_text(_block(text, "# shop.py"))
-    r = saturate(str(tmp_path / "shop.py"), capacity=2, backend="cpu")
-    assert r.saturating_clients == 6 and str(r.point(5).exact) == "11/6"
-    assert "saturation: 6 clients bring the load of the server to 2" in text
+    monkeypatch.chdir(tmp_path)
+    r = saturate("shop.py", backend="cpu")
+    assert r.saturating_clients == 6 and str(r.point(5).exact) == "11/6" and r.capacity == 2
+    assert without_seconds(render_report(r).splitlines()) == \
+        without_seconds(_console(text, "dvecost saturate shop.py"))
 
 
 def test_tutorial_editor_code_matches_the_template():
