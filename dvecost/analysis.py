@@ -7,17 +7,11 @@
 
 and returns a frozen value (:mod:`dvecost.result`); :mod:`dvecost.report` renders it.
 
-What is computed
-----------------
-With ``ratio=False`` (the default) the **cycle mean**: over every cycle of the reachable state
-graph, the cost of the chosen resource summed along the cycle divided by its number of steps.
-With ``ratio=True`` the **cycle ratio**: the cost divided by the total ``time`` along the cycle.
-``mode="max"`` gives the worst (largest) value, ``mode="min"`` the smallest. Costs and times are
-integers, so the optimum is an exact fraction, read off the critical cycle and proved optimal by
-the engine's certificate (see ``docs/algorithms.md``).
-
-Deadlocks and the error state have no successors and lie on no cycle: they are reported, with a
-shortest run to each, as warnings, and do not stop the analysis.
+With ``ratio=False`` (the default) it computes the **cycle mean** (cost per step over a cycle of
+the reachable state graph), with ``ratio=True`` the **cycle ratio** (cost per unit of ``time``);
+``mode`` picks the worst (``'max'``) or the best cycle. The optimum is an exact fraction, proved
+by the engine's certificate (``docs/algorithms.md``). Deadlocks and the error state lie on no
+cycle: they are warnings, each with a shortest run to it, and do not stop the analysis.
 """
 
 from __future__ import annotations
@@ -35,7 +29,7 @@ from dve.syntax import DEFAULT_COST_RESOURCE, Model
 from ocm.errors import NoCycleError, ZeroTimeCycleError
 from statespace.witness import Witness
 
-from .result import PHASES, Analysis, Move, Step
+from .result import PHASES, Analysis, Move, NoCycleRun, Step, ZeroTimeCycleRun
 
 __all__ = ["analyze", "Analysis", "Step", "Move", "PHASES", "NoCycleRun", "ZeroTimeCycleRun"]
 
@@ -45,26 +39,6 @@ ProgressFn = Callable[[str, "float | None", "float | None", str], None]
 #: The engine's timing keys, by phase of :data:`PHASES` (others are sub-timings or totals).
 _ENGINE_PHASE = {"zero_time_check": "scc", "restrict": "scc", "scc": "scc",
                  "howard": "howard", "certify": "certify"}
-
-
-class NoCycleRun(NoCycleError):
-    """No reachable cycle; ``trace`` is a shortest run to where every run stops."""
-
-    def __init__(self, message: str, trace: tuple[Step, ...], trace_title: str) -> None:
-        super().__init__(message)
-        self.trace = trace
-        self.trace_title = trace_title
-
-
-class ZeroTimeCycleRun(ZeroTimeCycleError):
-    """A reachable cycle takes no time (``--ratio``); ``trace`` is that cycle as steps and
-    ``prefix`` a shortest run reaching it."""
-
-    def __init__(self, message: str, trace: tuple[Step, ...], prefix: tuple[Step, ...]) -> None:
-        super().__init__(message, tuple(s.source for s in trace), tuple(s.edge for s in trace))
-        self.trace = trace
-        self.trace_title = "zero-time cycle"
-        self.prefix = prefix
 
 
 def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode: str = "max",
@@ -106,33 +80,28 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     Returns
     -------
     Analysis
-        The optimum (exact), the critical cycle and the prefix reaching it as runs of the model,
-        state-space figures, warnings (deadlocks, error state) with a shortest run each, and
-        per-phase timings.
+        The exact optimum, the critical cycle and the prefix reaching it as runs of the model,
+        state-space figures, warnings with a shortest run each, per-phase timings.
 
     Raises
     ------
     dve.errors.ModelErrors, dve.errors.ModelError
         The model does not parse or fails the static checks.
     dve.errors.ConfigurationError
-        Bad arguments: unknown ``mode`` or ``backend``, a model with several cost resources
-        and no ``cost=``, or a ``cost=`` the model does not name (the message lists them).
+        Unknown ``mode`` or ``backend``; no ``cost=`` for a model with several resources, or
+        one it does not name (the message lists them).
     ocm.errors.BackendUnavailableError
         ``backend='gpu'`` without CuPy or a CUDA device.
     dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded
         Exploration reached ``max_states`` or ``max_memory``.
     NoCycleRun
-        (an ``ocm.errors.NoCycleError``) No cycle is reachable: every run ends in a deadlock or
-        the error state. ``exc.trace`` holds a shortest such run (a tuple of :class:`Step`).
+        (an ``ocm.errors.NoCycleError``) No cycle is reachable; ``exc.trace`` is a shortest
+        run to a deadlock or the error state (a tuple of :class:`Step`).
     ZeroTimeCycleRun
         (an ``ocm.errors.ZeroTimeCycleError``) ``ratio=True`` and a reachable cycle takes no
-        time. ``exc.trace`` holds that cycle as steps.
+        time; ``exc.trace`` is that cycle as steps.
     ocm.errors.ConvergenceError
         The engine exceeded its iteration budget.
-
-    See Also
-    --------
-    dvecost.report.render_text, dvecost.report.render_json, dvecost.report.render_dot
 
     Examples
     --------
@@ -206,7 +175,9 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     seconds["report"] = _time.perf_counter() - t0
 
     return Analysis(
-        model=_source_name(syntax, compiled.name), system=compiled.system,
+        # the name the model was loaded under: its path, or '<string>' for text
+        model=syntax.pos.source.name if syntax.pos is not None else compiled.name or "<model>",
+        system=compiled.system,
         processes=tuple(p.name for p in compiled.processes),
         n_variables=summary.n_variables, n_channels=summary.n_channels, kind=kind, mode=mode,
         cost=resource, resources=tuple(compiled.resources), value=result.value,
@@ -216,11 +187,6 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         deadlock_trace=deadlock_trace, error_trace=error_trace, backend=result.backend,
         iterations=result.iterations, seconds=dict(seconds), witness=witness, graph=graph,
         decode=w.state)
-
-
-def _source_name(model: Model, fallback: str) -> str:
-    """The name the model was loaded under: its path, or ``'<string>'`` for text."""
-    return model.pos.source.name if model.pos is not None else (fallback or "<string>")
 
 
 def _choose_resource(resources: tuple[str, ...], cost: str | None) -> str:

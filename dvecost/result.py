@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
+from ocm.errors import NoCycleError, ZeroTimeCycleError
 from statespace import StateGraph
 from statespace.witness import Move, Step, jsonable
 
-__all__ = ["Analysis", "Step", "Move", "PHASES", "demo", "fraction_text"]
+__all__ = ["Analysis", "Step", "Move", "NoCycleRun", "ZeroTimeCycleRun", "PHASES", "demo",
+           "fraction_text"]
 
 #: Phases timed by :func:`dvecost.analyze`, in order (keys of :attr:`Analysis.seconds`):
 #: loading and compiling the model, building the state graph, the engine's SCC decomposition,
@@ -198,6 +200,26 @@ class Analysis:
     def _repr_html_(self) -> str:
         from .report import render_html
         return render_html(self)
+
+
+class NoCycleRun(NoCycleError):
+    """No reachable cycle; ``trace`` is a shortest run to where every run stops."""
+
+    def __init__(self, message: str, trace: tuple[Step, ...], trace_title: str) -> None:
+        super().__init__(message)
+        self.trace = trace
+        self.trace_title = trace_title
+
+
+class ZeroTimeCycleRun(ZeroTimeCycleError):
+    """A reachable cycle takes no time (``--ratio``); ``trace`` is that cycle as steps and
+    ``prefix`` a shortest run reaching it."""
+
+    def __init__(self, message: str, trace: tuple[Step, ...], prefix: tuple[Step, ...]) -> None:
+        super().__init__(message, tuple(s.source for s in trace), tuple(s.edge for s in trace))
+        self.trace = trace
+        self.trace_title = "zero-time cycle"
+        self.prefix = prefix
 
 
 def demo() -> Analysis:
