@@ -1,0 +1,724 @@
+"""The fuzzing harness: build a case, run it through the command line, judge the outcome.
+
+Run as a script for a campaign (the figures of docs/reliability.md come from here)::
+
+    .venv/bin/python tests/fuzz/fuzz_harness.py --cases 10000 --seed 1 --minutes 15
+    .venv/bin/python tests/fuzz/fuzz_harness.py --replay model:1:model:42   # one case, in full
+
+Each case runs in this process through :func:`dvecost.cli.main` with stdout and stderr
+captured, under a wall-clock bound (an interval timer raising :class:`Hang`, a
+``BaseException`` that dvecost does not catch) and an address-space limit (``RLIMIT_AS``, so
+a runaway allocation ends as the tool's own out-of-memory handling rather than taking the
+machine); ``--subprocess-every K`` also runs every K-th case as ``python -m dvecost`` in a
+child process with a hard timeout, which sees what an in-process run cannot (a hang in C code,
+an exit through ``sys.exit`` or ``os._exit``, a fatal signal).
+
+The rules every case must keep (:func:`judge`), with the failure class named in brackets:
+
+- no Python traceback and no "internal error" in the output [traceback];
+- exit code 0, 2 or 3 [exit-code]; the case ends within the bound [hang];
+- no Python warning reaches the user [warning];
+- every ``FILE:LINE:COL`` naming the input lies inside it: ``LINE`` at most the number of lines,
+  ``COL`` at most that line's length + 1 [position];
+- when the case carries an oracle value and the tool exits 0, the printed exact value equals it
+  and is marked certified [wrong-value]; for a model or graph with no values near a limit,
+  the tool must answer (exit 0) exactly when the oracle has a value, and exit 3 when it has
+  no cycle or a zero-time cycle [refused-valid, wrong-outcome]; the state and transition counts
+  of ``analyze --json`` equal the oracle's [wrong-count].
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import pathlib
+import random
+import re
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import fuzz_gen as G
+import fuzz_oracle as O
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHARED = pathlib.Path(os.environ.get("DVECOST_SHARED", ROOT.parent / "shared"))
+BEEM_MODELS = SHARED / "beem" / "models"
+EXAMPLES = ROOT / "dvecost" / "examples"
+
+#: Category -> weight in a campaign (how often it is drawn).
+WEIGHTS = {"beem-mutant": 30, "model": 30, "model-big": 10, "model-mutant": 10,
+           "graph-text": 8, "graph-npz": 6, "graph-bad": 5, "stress": 1}
+#: Largest reachable graph the model oracle builds (Karp is O(V * E) in Python).
+ORACLE_STATES = 250
+#: ``--max-states`` given to explore/analyze of mutated models.
+MAX_STATES = 3000
+#: Address space a case may add to this process (bytes).
+MEMORY_HEADROOM = 3 << 30
+
+FAILURE_CLASSES = ("traceback", "exit-code", "hang", "warning", "position", "wrong-value",
+                   "wrong-outcome", "refused-valid", "wrong-count")
+
+
+class Hang(BaseException):
+    """The per-case clock ran out (a BaseException, so that dvecost's handlers let it pass)."""
+
+
+@dataclass
+class Outcome:
+    rc: int | None
+    out: str
+    err: str
+    seconds: float
+    hang: bool = False
+    warnings: list = field(default_factory=list)
+    how: str = "in-process"
+
+
+@dataclass
+class Failure:
+    klass: str
+    message: str
+    case: G.Case
+    outcome: Outcome
+
+    def report(self, limit: int = 1500) -> str:
+        """What to paste into an issue: the class, how to replay it, the input and output."""
+        c = self.case
+        lines = [f"[{self.klass}] {self.message}",
+                 f"  case {c.category} seed {c.seed!r}: replay with "
+                 f"`.venv/bin/python tests/fuzz/fuzz_harness.py --replay '{c.seed}'`",
+                 f"  argv: dvecost {' '.join(c.argv)}  -> exit {self.outcome.rc} in "
+                 f"{self.outcome.seconds:.2f} s ({self.outcome.how})"]
+        for name, data in c.files.items():
+            shown = data if isinstance(data, str) else repr(data[:300])
+            if len(shown) > limit:
+                shown = shown[:limit] + f"... ({len(data)} characters)"
+            lines.append(f"  --- {name} ---\n{shown}")
+        lines.append(f"  --- stdout ---\n{self.outcome.out[-limit:]}")
+        lines.append(f"  --- stderr ---\n{self.outcome.err[-limit:]}")
+        return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------ cases
+_BEEM_LIST: list | None = None
+
+
+def beem_models() -> list[pathlib.Path]:
+    global _BEEM_LIST
+    if _BEEM_LIST is None:
+        _BEEM_LIST = sorted(BEEM_MODELS.glob("*.dve")) if BEEM_MODELS.is_dir() else []
+    return _BEEM_LIST
+
+
+def make_case(seed: str) -> G.Case:
+    """The case of ``seed`` (``"MASTER:CATEGORY:INDEX"``; the category is its second field).
+
+    The same seed gives the same case on every run and machine (``random.Random`` seeded with a
+    string is deterministic), so a failure is reproduced from its seed alone.
+    """
+    category = seed.split(":")[1]
+    rng = random.Random(seed)
+    return MAKERS[category](rng, seed)
+
+
+def _model_case(rng, seed, big):
+    category = "model-big" if big else "model"
+    model = G.gen_model(rng, big)
+    text = G.render(model)
+    kind = "ratio" if rng.random() < 0.4 else "mean"
+    mode = "min" if rng.random() < 0.2 else "max"
+    argv = ["analyze", "{file}", "--json", "--max-states", str(MAX_STATES)]
+    argv += ["--ratio"] * (kind == "ratio") + ["--min"] * (mode == "min")
+    res = O.explore(model, ORACLE_STATES)
+    case = G.Case(category, seed, {"model.dve": text}, argv, hazard=big)
+    case.extra["model"] = model
+    if res is None:
+        case.note = "larger than the oracle's limit: generic checks only"
+        return case
+    n_states, n_trans, edges = res
+    case.counts = (n_states, n_trans)
+    lo, hi = O.INT64
+    if any(not (lo <= c <= hi and lo <= t <= hi) for _, _, c, t in edges):
+        case.hazard = True  # a cost or time beyond 64 bits: an error, or the exact value
+    if kind == "mean" and any(t < 0 for *_, t in edges):
+        case.hazard = True  # negative times: refusing them in mean mode is fair too
+    case.expect = O.cycle_value(n_states, edges, kind, mode)
+    return case
+
+
+def model_case(model, argv, category="model", seed="", hazard=False) -> G.Case:
+    """A case for a given model description (what :func:`_model_case` builds; the minimizer
+    rebuilds cases from shrunk descriptions with it)."""
+    kind = "ratio" if "--ratio" in argv else "mean"
+    mode = "min" if "--min" in argv else "max"
+    case = G.Case(category, seed, {"model.dve": G.render(model)}, argv, hazard=hazard)
+    case.extra["model"] = model
+    res = O.explore(model, ORACLE_STATES)
+    if res is not None:
+        n_states, n_trans, edges = res
+        case.counts = (n_states, n_trans)
+        lo, hi = O.INT64
+        if any(not (lo <= c <= hi and lo <= t <= hi) for _, _, c, t in edges):
+            case.hazard = True
+        if kind == "mean" and any(t < 0 for *_, t in edges):
+            case.hazard = True
+        case.expect = O.cycle_value(n_states, edges, kind, mode)
+    return case
+
+
+def minimize_model(case: G.Case, klass: str, bound: float = 20.0) -> G.Case:
+    """Shrink a generated model while a failure of class ``klass`` persists: drop whole
+    transitions, then guards, effects, costs and times, then processes' extra variables."""
+    import copy
+
+    model = case.extra["model"]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = pathlib.Path(tmp)
+
+        def fails(m):
+            c = model_case(m, case.argv, case.category, case.seed, case.hazard)
+            return any(f.klass == klass for f in run_case(c, folder, bound)[1])
+
+        changed = True
+        while changed:
+            changed = False
+            for pi in range(len(model.procs)):
+                for ti in range(len(model.procs[pi].trans) - 1, -1, -1):
+                    m = copy.deepcopy(model)
+                    del m.procs[pi].trans[ti]
+                    if fails(m):
+                        model, changed = m, True
+                        continue
+                    for attr in ("guard", "sync", "cost", "time"):
+                        m = copy.deepcopy(model)
+                        if getattr(m.procs[pi].trans[ti], attr) is not None:
+                            setattr(m.procs[pi].trans[ti], attr, None)
+                            if attr == "sync" or not fails(m):
+                                continue
+                            model, changed = m, True
+                    for ei in range(len(model.procs[pi].trans[ti].effects) - 1, -1, -1):
+                        m = copy.deepcopy(model)
+                        del m.procs[pi].trans[ti].effects[ei]
+                        if fails(m):
+                            model, changed = m, True
+    return model_case(model, case.argv, case.category, case.seed, case.hazard)
+
+
+def _beem_case(rng, seed):
+    models = beem_models()
+    if not models:
+        return _model_mutant_case(rng, seed)
+    path = rng.choice(models)
+    text, how = G.mutate(path.read_text(errors="replace"), rng)
+    r = rng.random()
+    if r < 0.6:
+        argv = ["check", "{file}"]
+    elif r < 0.8:
+        argv = ["explore", "{file}", "--json", "--max-states", str(MAX_STATES)]
+    else:
+        argv = ["analyze", "{file}", "--json", "--max-states", str(MAX_STATES)]
+        argv += ["--ratio"] * (rng.random() < 0.3)
+    case = G.Case("beem-mutant", seed, {"model.dve": text}, argv, hazard=True,
+                  note=f"{path.name} {how}")
+    if not re.search(r"\bcost\b", text):
+        case.expect = ("value", Fraction(0))  # no cost anywhere: every cycle costs 0
+    return case
+
+
+def _model_mutant_case(rng, seed):
+    if rng.random() < 0.3:
+        base = rng.choice(sorted(EXAMPLES.glob("*.dve"))).read_text()
+    else:
+        base = G.render(G.gen_model(rng, rng.random() < 0.3))
+    text, how = G.mutate(base, rng)
+    argv = rng.choice([["check", "{file}"], ["analyze", "{file}", "--max-states",
+                                             str(MAX_STATES)],
+                       ["analyze", "{file}", "--ratio", "--json", "--max-states",
+                        str(MAX_STATES)]])
+    return G.Case("model-mutant", seed, {"model.dve": text}, argv, hazard=True, note=how)
+
+
+def _graph_argv(rng):
+    kind = "ratio" if rng.random() < 0.4 else "mean"
+    mode = "min" if rng.random() < 0.2 else "max"
+    argv = ["cycle", "{file}"] + ["--ratio"] * (kind == "ratio") + ["--min"] * (mode == "min")
+    if rng.random() < 0.8:
+        argv.append("--json")
+    return argv, kind, mode
+
+
+def _graph_case(rng, seed, npz):
+    big = rng.random() < 0.4
+    n, edges = G.gen_graph(rng, big)
+    argv, kind, mode = _graph_argv(rng)
+    category = "graph-npz" if npz else "graph-text"
+    if npz:
+        data, held = G.npz_graph(rng, n, edges)
+        if data is None:  # values no integer dtype holds: write them as an edge list
+            npz, category = False, "graph-text"
+        else:
+            edges = held
+    if not npz:
+        data = G.edge_list_text(n, edges)
+    name = "graph.npz" if npz else "graph.txt"
+    case = G.Case(category, seed, {name: data}, argv, hazard=big)
+    lo, hi = O.INT64
+    if any(not (lo <= c <= hi and lo <= t <= hi) for *_, c, t in edges):
+        case.hazard = True
+    if kind == "mean" and any(t < 0 for *_, t in edges):
+        case.hazard = True
+    case.expect = O.cycle_value(n, edges, kind, mode)
+    return case
+
+
+def _bad_graph_case(rng, seed):
+    argv, kind, mode = _graph_argv(rng)
+    if rng.random() < 0.5:
+        text = rng.choice(G.BAD_TEXT)
+        case = G.Case("graph-bad", seed, {"graph.txt": text}, argv, hazard=True)
+        ints = re.fullmatch(r"\s*(-?\d{1,100}(?:\s+-?\d{1,100})*)\s*", text)
+        if ints:  # well-formed integers: the oracle knows the answer if the shape is right
+            vals = [int(x) for x in ints.group(1).split()]
+            n, m = vals[0], vals[1] if len(vals) > 1 else -1
+            if 0 <= n <= 100 and m >= 0 and len(vals) == 2 + 4 * m:
+                es = [tuple(vals[2 + 4 * i: 6 + 4 * i]) for i in range(m)]
+                if all(0 <= u < n and 0 <= v < n for u, v, *_ in es):
+                    case.expect = O.cycle_value(n, es, kind, mode)
+        return case
+    return G.Case("graph-bad", seed, {"graph.npz": G.bad_npz(rng)}, argv, hazard=True)
+
+
+STRESS_EXPECT = {
+    "cost-1e15": ("value", Fraction(10**15)),
+    "cost-cube": ("value", Fraction(32767**3)),
+    "flat-sum-1000": ("value", Fraction(1000)),
+    "doubling-macros": ("value", Fraction(2**19)),
+    "short-circuit": ("value", Fraction(2)),
+    "deep-not": ("no-cycle",),
+    "byte-array-16000": ("no-cycle",),
+    "chain-16000": ("no-cycle",),
+}
+#: Stress cases whose input is legal and small enough that refusing it is a bug.
+STRESS_MUST_ANSWER = {"flat-sum-1000", "short-circuit", "byte-array-16000", "chain-16000"}
+#: Stress cases that are invalid input: exit 2 is the only right answer.
+STRESS_MUST_REFUSE = {"blanks-then-bad-char", "long-comment-unclosed", "5000-digit-literal",
+                      "5000-digit-cost", "effect-2p32", "cr-only", "max-states-0"}
+
+
+def _stress_case(rng, seed):
+    cases = G.stress_cases()
+    name, text, argv = cases[int(seed.split(":")[2]) % len(cases)]
+    argv = [argv[0], "{file}", *argv[1:]] + (["--json"] if argv[0] == "analyze" else [])
+    case = G.Case("stress", seed, {"model.dve": text}, argv, note=name,
+                  expect=STRESS_EXPECT.get(name), hazard=name not in STRESS_MUST_ANSWER)
+    case.extra["must_refuse"] = name in STRESS_MUST_REFUSE
+    return case
+
+
+MAKERS = {
+    "beem-mutant": _beem_case,
+    "model": lambda rng, seed: _model_case(rng, seed, False),
+    "model-big": lambda rng, seed: _model_case(rng, seed, True),
+    "model-mutant": _model_mutant_case,
+    "graph-text": lambda rng, seed: _graph_case(rng, seed, False),
+    "graph-npz": lambda rng, seed: _graph_case(rng, seed, True),
+    "graph-bad": _bad_graph_case,
+    "stress": _stress_case,
+}
+
+
+# ------------------------------------------------------------------------------------ running
+def write_files(case: G.Case, folder: pathlib.Path) -> list[str]:
+    """Write the case's files into ``folder``; returns the argv with ``{file}`` filled in."""
+    first = None
+    for name, data in case.files.items():
+        p = folder / name
+        if isinstance(data, bytes):
+            p.write_bytes(data)
+        else:
+            with open(p, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
+                fh.write(data)
+        first = first or str(p)
+    return [a.replace("{file}", first) for a in case.argv]
+
+
+def _vm_size() -> int:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def run_in_process(argv: list[str], bound: float) -> Outcome:
+    """``dvecost.cli.main(argv)`` with captured output, a clock and an address-space limit."""
+    from dvecost.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old_as = resource.getrlimit(resource.RLIMIT_AS)
+    vm = _vm_size()
+    limit = vm + MEMORY_HEADROOM if vm else resource.RLIM_INFINITY
+    if old_as[1] != resource.RLIM_INFINITY:
+        limit = min(limit, old_as[1])
+
+    def on_alarm(signum, frame):
+        raise Hang()
+
+    old_handler = signal.signal(signal.SIGALRM, on_alarm)
+    rc, hang = None, False
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, old_as[1]))
+            signal.setitimer(signal.ITIMER_REAL, bound)
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                rc = main(argv)
+        except Hang:
+            hang = True
+        except SystemExit as exc:  # main() promises never to exit
+            rc = exc.code if isinstance(exc.code, int) else 1
+            err.write(f"\n[harness] SystemExit({exc.code!r}) escaped dvecost.cli.main\n")
+        except BaseException as exc:  # noqa: BLE001 - anything escaping main is a crash
+            import traceback
+            err.write("".join(traceback.format_exception(exc)))
+            rc = 1
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            resource.setrlimit(resource.RLIMIT_AS, old_as)
+            signal.signal(signal.SIGALRM, old_handler)
+    seconds = time.perf_counter() - t0
+    shown = [f"{w.category.__name__}: {w.message}" for w in caught
+             if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning,
+                                            ImportWarning, ResourceWarning))]
+    return Outcome(rc, out.getvalue(), err.getvalue(), seconds, hang, shown)
+
+
+def run_subprocess(argv: list[str], bound: float) -> Outcome:
+    """``python -m dvecost ARGV`` in a child process (address space capped, hard timeout)."""
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    env = dict(os.environ, NO_COLOR="1", PYTHONWARNINGS="default")
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run([sys.executable, "-m", "dvecost", *argv], capture_output=True,
+                           text=True, errors="replace", timeout=bound + 2.0, env=env,
+                           preexec_fn=cap, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        def text(b):
+            return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+        return Outcome(None, text(exc.stdout), text(exc.stderr), time.perf_counter() - t0,
+                       hang=True, how="subprocess")
+    seconds = time.perf_counter() - t0
+    warn = [ln for ln in p.stderr.splitlines() if re.search(r"\w+Warning: ", ln)]
+    return Outcome(p.returncode, p.stdout, p.stderr, seconds, False, warn, how="subprocess")
+
+
+# ------------------------------------------------------------------------------------ judging
+def _line_tables(text: str):
+    """The file's lines under the two conventions a reader may use: ``\\n`` only (what dvecost
+    documents), and universal newlines (``\\r\\n``, ``\\r`` or ``\\n``)."""
+    a = [ln.removesuffix("\r") for ln in text.split("\n")]
+    b = re.split(r"\r\n|\r|\n", text)
+    return a, b
+
+
+def position_errors(text: str, path: str, output: str) -> list[str]:
+    """Every ``path:LINE:COL`` in ``output`` that lies outside ``text``."""
+    bad = []
+    tables = _line_tables(text)
+    for m in re.finditer(re.escape(path) + r":(\d+):(\d+)", output):
+        line, col = int(m.group(1)), int(m.group(2))
+        if not any(1 <= line <= len(t) and 1 <= col <= len(t[line - 1]) + 1 for t in tables):
+            n = len(tables[0])
+            width = len(tables[0][line - 1]) if 1 <= line <= n else None
+            bad.append(f"{m.group(0)} is outside the file ({n} lines"
+                       + (f", line {line} has {width} characters)" if width is not None else ")"))
+    return bad
+
+
+_TEXT_VALUE = re.compile(r"cycle (?:mean|ratio)(?: of '[^']*')?:? =? ?(-?\d+(?:/\d+)?) = ")
+
+
+def printed_value(out: str):
+    """``(Fraction, certified)`` printed by ``analyze``/``cycle`` (JSON or text), or None."""
+    s = out.strip()
+    if s.startswith("{"):
+        try:
+            obj = json.loads(s) if s.count("\n{") == 0 else json.loads(s.splitlines()[0])
+        except ValueError:
+            return None
+        if not isinstance(obj, dict) or obj.get("exact") is None:
+            return None
+        return Fraction(str(obj["exact"])), bool(obj.get("certified")), obj
+    m = _TEXT_VALUE.search(out)
+    if not m:
+        return None
+    line = out[m.start(): out.find("\n", m.start()) if "\n" in out[m.start():] else None]
+    return Fraction(m.group(1)), "(certified)" in line, None
+
+
+def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
+    """The rules broken by this outcome: ``[(failure class, message)]`` (empty: passed)."""
+    bad = []
+    both = oc.out + "\n" + oc.err
+    if oc.hang:
+        return [("hang", f"no end within the bound ({oc.seconds:.1f} s)")]
+    if "Traceback (most recent call last)" in both or "internal error" in both:
+        exc = [ln for ln in both.splitlines()
+               if re.match(r"\w+(\.\w+)*(Error|Exception|Exit|Interrupt|Warning)\b", ln)]
+        tail = exc[-1:] or [ln for ln in both.splitlines() if ln.strip()][-3:]
+        bad.append(("traceback", " | ".join(tail)[:300]))
+    if oc.rc not in (0, 2, 3):
+        bad.append(("exit-code", f"exit code {oc.rc}"))
+    elif "[harness] SystemExit" in oc.err:
+        bad.append(("exit-code", "SystemExit escaped dvecost.cli.main (it must return)"))
+    if oc.warnings:
+        bad.append(("warning", oc.warnings[0][:200]))
+    text = next(iter(case.files.values()))
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    for msg in position_errors(text, path, both):
+        bad.append(("position", msg))
+    if bad:
+        return bad
+    exp = case.expect
+    if case.extra.get("must_refuse") and oc.rc != 2:
+        bad.append(("wrong-outcome", f"invalid input accepted: exit {oc.rc}, expected 2"))
+    if exp is not None and oc.rc == 0 and case.argv[0] in ("analyze", "cycle"):
+        got = printed_value(oc.out)
+        if exp[0] != "value":
+            bad.append(("wrong-outcome", f"exit 0 although the oracle says {exp[0]}"))
+        elif got is None:
+            bad.append(("wrong-outcome", "exit 0 without a readable value on stdout"))
+        else:
+            value, certified, obj = got
+            if value != exp[1]:
+                bad.append(("wrong-value", f"printed {value}, oracle {exp[1]}"))
+            elif not certified:
+                bad.append(("wrong-value", f"value {value} not marked certified"))
+            if obj is not None and case.counts is not None and "n_states" in obj:
+                mine = (obj.get("n_states"), obj.get("n_transitions"))
+                if mine != case.counts:
+                    bad.append(("wrong-count", f"states/transitions {mine}, oracle "
+                                               f"{case.counts}"))
+    if exp is not None and not case.hazard and case.argv[0] in ("analyze", "cycle"):
+        if exp[0] == "value" and oc.rc != 0:
+            bad.append(("refused-valid", f"exit {oc.rc} but the oracle has the value {exp[1]}: "
+                        + (oc.err.strip().splitlines() or [""])[0][:200]))
+        elif exp[0] in ("no-cycle", "zero-time") and oc.rc != 3:
+            bad.append(("wrong-outcome", f"exit {oc.rc}, expected 3 ({exp[0]})"))
+    return bad
+
+
+def run_case(case: G.Case, folder: pathlib.Path, bound: float, subprocess_: bool = False):
+    """Write, run and judge one case; returns ``(outcome, [Failure])``."""
+    argv = write_files(case, folder)
+    oc = run_subprocess(argv, bound) if subprocess_ else run_in_process(argv, bound)
+    path = str(folder / next(iter(case.files)))
+    return oc, [Failure(k, m, case, oc) for k, m in judge(case, oc, path)]
+
+
+# ----------------------------------------------------------------------------------- campaign
+def seeds(master: int, n: int, categories=None, start: int = 0) -> list[str]:
+    """``n`` case seeds drawn by weight (deterministic in ``master``)."""
+    cats = [c for c in WEIGHTS if categories is None or c in categories]
+    weights = [WEIGHTS[c] for c in cats]
+    rng = random.Random(f"campaign:{master}")
+    picks = rng.choices(cats, weights, k=start + n)[start:]
+    return [f"{master}:{c}:{start + i}" for i, c in enumerate(picks)]
+
+
+@dataclass
+class Stats:
+    cases: Counter = field(default_factory=Counter)
+    failures: Counter = field(default_factory=Counter)  # (category, class)
+    exits: Counter = field(default_factory=Counter)  # (category, rc)
+    valued: Counter = field(default_factory=Counter)  # values compared with an oracle
+    seconds: float = 0.0
+    subprocess_cases: int = 0
+    slowest: tuple = (0.0, "")
+    examples: dict = field(default_factory=dict)  # class -> first Failure
+
+    def add(self, case, oc, fails):
+        self.cases[case.category] += 1
+        self.exits[(case.category, oc.rc)] += 1
+        if case.expect is not None and case.expect[0] == "value" and oc.rc == 0:
+            self.valued[case.category] += 1
+        if oc.seconds > self.slowest[0]:
+            self.slowest = (oc.seconds, case.seed)
+        for f in fails:
+            self.failures[(case.category, f.klass)] += 1
+            self.examples.setdefault((case.category, f.klass), f)
+
+    def table(self) -> str:
+        rows = ["| category | cases | exit 0 | exit 2 | exit 3 | values checked | failures |",
+                "|---|---:|---:|---:|---:|---:|---|"]
+        for c in WEIGHTS:
+            if not self.cases[c]:
+                continue
+            fails = ", ".join(f"{k} {n}" for (cc, k), n in sorted(self.failures.items())
+                              if cc == c) or "none"
+            rows.append(f"| {c} | {self.cases[c]} | {self.exits[(c, 0)]} | "
+                        f"{self.exits[(c, 2)]} | {self.exits[(c, 3)]} | {self.valued[c]} | "
+                        f"{fails} |")
+        total = sum(self.cases.values())
+        rows.append(f"| all | {total} | {sum(v for (c, r), v in self.exits.items() if r == 0)} | "
+                    f"{sum(v for (c, r), v in self.exits.items() if r == 2)} | "
+                    f"{sum(v for (c, r), v in self.exits.items() if r == 3)} | "
+                    f"{sum(self.valued.values())} | {sum(self.failures.values())} |")
+        return "\n".join(rows)
+
+
+def campaign(case_seeds, bound: float = 20.0, subprocess_every: int = 0, deadline=None,
+             on_failure=None, folder=None) -> Stats:
+    """Run the cases of ``case_seeds`` (until ``deadline``, a ``time.monotonic()`` value)."""
+    stats = Stats()
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="dvecost-fuzz-") as tmp:
+        folder = pathlib.Path(folder or tmp)
+        for i, seed in enumerate(case_seeds):
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            case = make_case(seed)
+            sub = bool(subprocess_every) and i % subprocess_every == 0
+            oc, fails = run_case(case, folder, bound, sub)
+            stats.subprocess_cases += sub
+            stats.add(case, oc, fails)
+            if fails and on_failure:
+                for f in fails:
+                    on_failure(f)
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+def minimize(case: G.Case, bound: float = 20.0, klass: str | None = None):
+    """Shrink a failing text case by deleting lines, then characters runs, while the first
+    failure keeps its class and the start of its message; returns the smallest text found."""
+    name = next(iter(case.files))
+    text = case.files[name]
+    if isinstance(text, bytes):
+        return text, None
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = pathlib.Path(tmp)
+
+        def fails(t):
+            c = G.Case(case.category, case.seed, {name: t}, case.argv, case.expect, case.hazard,
+                       case.counts, case.note, case.extra)
+            f = [x for x in run_case(c, folder, bound)[1] if klass in (None, x.klass)]
+            return f[0] if f else None
+
+        first = fails(text)
+        if first is None:
+            return text, None
+        # Messages naming numbers (counts, values) change as the input shrinks: keep the class.
+        key = (first.klass, first.message[:40] if first.klass == "traceback" else "")
+
+        def same(t):
+            f = fails(t)
+            return f is not None and (f.klass, f.message[:40] if f.klass == "traceback"
+                                      else "") == key
+
+        for unit in ("\n", " "):
+            parts = text.split(unit)
+            i = 0
+            while i < len(parts):
+                trial = unit.join(parts[:i] + parts[i + 1:])
+                if same(trial):
+                    parts = parts[:i] + parts[i + 1:]
+                else:
+                    i += 1
+            text = unit.join(parts)
+        return text, fails(text)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="dvecost fuzzing campaign (see module docstring)")
+    ap.add_argument("--cases", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--start", type=int, default=0, help="index of the first case")
+    ap.add_argument("--minutes", type=float, default=None, help="stop after this long")
+    ap.add_argument("--bound", type=float, default=20.0, help="seconds per case")
+    ap.add_argument("--only", action="append", help="category (repeatable)")
+    ap.add_argument("--subprocess-every", type=int, default=0, metavar="K")
+    ap.add_argument("--replay", metavar="SEED", help="run one case and show it in full")
+    ap.add_argument("--show", metavar="SEED", help="print one case's input and command only")
+    ap.add_argument("--minimize", metavar="SEED", help="shrink a failing case (text inputs; "
+                    "the expected value is the original case's, so use it for crashes)")
+    ap.add_argument("--klass", help="with --minimize: the failure class to keep")
+    ap.add_argument("--save-failures", metavar="DIR", help="write failing inputs there")
+    ap.add_argument("--quiet", action="store_true", help="no failure reports, only the table")
+    a = ap.parse_args(argv)
+    if a.show:
+        case = make_case(a.show)
+        print(f"dvecost {' '.join(case.argv)}   # {case.note} expect={case.expect}")
+        for name, data in case.files.items():
+            print(f"--- {name} ---")
+            print(data if isinstance(data, str) else repr(data))
+        return 0
+    if a.minimize and "model" in make_case(a.minimize).extra and a.klass:
+        small = minimize_model(make_case(a.minimize), a.klass, a.bound)
+        with tempfile.TemporaryDirectory() as tmp:
+            oc, fails = run_case(small, pathlib.Path(tmp), a.bound)
+        print(small.files["model.dve"])
+        print(f"dvecost {' '.join(small.argv)}; expect {small.expect}, counts {small.counts}")
+        for f in fails:
+            print(f"[{f.klass}] {f.message}")
+        return 0
+    if a.minimize:
+        text, f = minimize(make_case(a.minimize), a.bound, a.klass)
+        print(text)
+        print(f.report(limit=4000) if f else "(passes)")
+        return 0
+    if a.replay:
+        case = make_case(a.replay)
+        with tempfile.TemporaryDirectory() as tmp:
+            oc, fails = run_case(case, pathlib.Path(tmp), a.bound)
+            for f in fails:
+                print(f.report(limit=100_000))
+            if not fails:
+                print(f"passed: exit {oc.rc} in {oc.seconds:.2f} s; expect={case.expect}")
+                print(oc.out[-3000:], oc.err[-3000:], sep="\n")
+        return 1 if fails else 0
+    per_class: Counter = Counter()
+
+    def on_failure(f: Failure):
+        per_class[f.klass] += 1
+        if a.save_failures:
+            d = pathlib.Path(a.save_failures) / f.klass / f.case.seed.replace(":", "_")
+            d.mkdir(parents=True, exist_ok=True)
+            for name, data in f.case.files.items():
+                (d / name).write_bytes(data if isinstance(data, bytes)
+                                       else data.encode("utf-8", "surrogateescape"))
+            (d / "report.txt").write_text(f.report(limit=100_000))
+        if not a.quiet and per_class[f.klass] <= 3:
+            print(f.report(), flush=True)
+
+    deadline = time.monotonic() + 60 * a.minutes if a.minutes else None
+    stats = campaign(seeds(a.seed, a.cases, a.only, a.start), a.bound, a.subprocess_every,
+                     deadline, on_failure)
+    print(stats.table())
+    print(f"{sum(stats.cases.values())} cases ({stats.subprocess_cases} as subprocesses) in "
+          f"{stats.seconds:.0f} s; slowest {stats.slowest[0]:.2f} s ({stats.slowest[1]})")
+    for (cat, k), f in sorted(stats.examples.items()):
+        print(f"first {cat}/{k}: {f.case.seed} {f.message[:150]}")
+    return 1 if stats.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

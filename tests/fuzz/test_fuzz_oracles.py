@@ -1,0 +1,198 @@
+"""The fuzzing harness's own oracles and rules, checked before they judge dvecost.
+
+Karp, Dinkelbach and brute-force enumeration must agree on random small graphs; the model
+explorer must give hand-counted graphs; the rules of :func:`fuzz_harness.judge` must fire on
+outputs that break them (a rule that cannot fail would check nothing); cases must be the same
+for the same seed.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import random
+from fractions import Fraction
+
+import fuzz_gen as G
+import fuzz_harness as H
+import fuzz_oracle as O
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def _random_graph(rng, n, m, tmax=3):
+    return [(rng.randrange(n), rng.randrange(n), rng.randint(-6, 9), rng.randint(1, tmax))
+            for _ in range(m)]
+
+
+def test_oracles_import_nothing_of_the_code_under_test():
+    for name in ("fuzz_oracle.py",):
+        tree = ast.parse((HERE / name).read_text())
+        mods = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                for a in n.names}
+        mods |= {n.module.split(".")[0] for n in ast.walk(tree)
+                 if isinstance(n, ast.ImportFrom) and n.module}
+        assert not mods & {"dve", "statespace", "ocm", "scenarios", "dvecost", "numpy"}, mods
+
+
+def test_karp_dinkelbach_and_brute_force_agree():
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(300):
+        n = rng.randint(1, 6)
+        edges = _random_graph(rng, n, rng.randint(0, 10))
+        brute_mean = O.brute_force(n, edges, "mean")
+        assert O.karp_max_mean(n, edges) == brute_mean
+        assert O.max_ratio(n, [(u, v, c, 1) for u, v, c, _ in edges]) == brute_mean
+        assert O.max_ratio(n, edges) == O.brute_force(n, edges, "ratio")
+        checked += brute_mean is not None
+    assert checked > 150  # most random graphs had a cycle
+
+
+def test_hand_computed_values():
+    # Two cycles: 0->1->0 (cost 4, time 5) and the self-loop at 1 (cost 3, time 1).
+    edges = [(0, 1, 3, 2), (1, 0, 1, 3), (1, 1, 3, 1), (2, 0, 100, 1)]
+    assert O.cycle_value(3, edges, "mean") == ("value", Fraction(3))
+    assert O.cycle_value(3, edges, "ratio") == ("value", Fraction(3))
+    assert O.cycle_value(3, edges, "mean", "min") == ("value", Fraction(2))
+    assert O.cycle_value(3, edges, "ratio", "min") == ("value", Fraction(4, 5))
+    assert O.cycle_value(2, [(0, 1, 5, 1)], "mean") == ("no-cycle",)
+    assert O.cycle_value(2, [(0, 1, 5, 0), (1, 0, 5, 0)], "ratio") == ("zero-time",)
+    assert O.cycle_value(1, [(0, 0, 5, -1)], "ratio") == ("negative-time",)
+    big = 2**63 - 1
+    assert O.cycle_value(2, [(0, 1, big, 1), (1, 0, big, 1)]) == ("value", Fraction(big))
+
+
+def test_model_oracle_on_a_hand_counted_rendezvous():
+    # P sends its counter to Q on c; Q stores it; P counts 0..2 then faults on x = 3 (byte ok,
+    # array index 3 out of range).
+    P = O.Proc("P", ["a", "b"], "a", [
+        O.Trans("a", "b", sync=("c", "!", ("var", "x")), cost=("lit", 2), time=("lit", 1)),
+        O.Trans("b", "a", effects=[(("idx", "arr", ("var", "x")), ("lit", 1)),
+                                   (("var", "x"), ("bin", "+", ("var", "x"), ("lit", 1)))],
+                cost=("var", "x"), time=("lit", 0)),
+    ], [("byte", "x", None, [0]), ("byte", "arr", 3, [])])
+    Q = O.Proc("Q", ["w"], "w", [O.Trans("w", "w", sync=("c", "?", ("var", "v")),
+                                         cost=("lit", 1), time=("lit", 2))],
+               [("byte", "v", None, [0])])
+    m = O.Model("async", [], [("c", True)], [P, Q])
+    n, n_trans, edges = O.explore(m)
+    # States: (a,x=0) -> (b,x=0,v=0) -> (a,x=1,arr[0]=1) -> (b,v=1) -> (a,x=2) -> (b,v=2)
+    # -> (a,x=3) -> (b,v=3) -> error (index 3): 8 states + the error state, 8 steps, no cycle.
+    assert (n, n_trans) == (9, 8)
+    assert len(edges) == 7 and {e[2:] for e in edges} == {(3, 2), (0, 0), (1, 0), (2, 0)}
+    assert O.cycle_value(n, edges) == ("no-cycle",)
+    text = G.render(m)
+    assert "sync c!x;" in text and "arr[x] = 1" in text and "process Q {" in text
+
+
+def test_model_oracle_sync_product_and_short_circuit():
+    # system sync: both move at once; costs add, times take the maximum.
+    A = O.Proc("A", ["s"], "s", [O.Trans("s", "s", cost=("lit", 1), time=("lit", 2)),
+                                 O.Trans("s", "s", cost=("lit", 5), time=("lit", 1))])
+    z = ("var", "z")
+    B = O.Proc("B", ["t"], "t", [O.Trans(
+        "t", "t", guard=("bin", "and", ("bin", "!=", z, ("lit", 0)),
+                         ("bin", ">", ("bin", "/", ("lit", 10), z), ("lit", 1))),
+        cost=("lit", 100)), O.Trans("t", "t", cost=("lit", 3), time=("lit", 3))],
+        [("byte", "z", None, [0])])
+    n, n_trans, edges = O.explore(O.Model("sync", [], [], [A, B]))
+    assert (n, n_trans) == (1, 2)  # z == 0: the guarded step is disabled, never an error
+    assert sorted(e[2:] for e in edges) == [(4, 3), (8, 3)]
+    assert O.cycle_value(n, edges, "ratio") == ("value", Fraction(8, 3))
+
+
+def test_cases_are_deterministic_per_seed():
+    for seed in H.seeds(5, 40):
+        a, b = H.make_case(seed), H.make_case(seed)
+        assert (a.files, a.argv, a.expect, a.counts) == (b.files, b.argv, b.expect, b.counts)
+    cats = {s.split(":")[1] for s in H.seeds(5, 400)}
+    assert cats == set(H.WEIGHTS)
+
+
+def test_mutations_change_the_text_and_keep_the_seed_contract():
+    rng1, rng2 = random.Random("m"), random.Random("m")
+    base = G.SIMPLE
+    outs = [G.mutate(base, rng1) for _ in range(50)]
+    assert outs == [G.mutate(base, rng2) for _ in range(50)]
+    assert sum(t != base for t, _ in outs) >= 45
+
+
+def _case(text="process P { state s; init s; }\nsystem async;\n", expect=None, hazard=False,
+          argv=("analyze", "{file}")):
+    return G.Case("model", "0:model:0", {"model.dve": text}, list(argv), expect=expect,
+                  hazard=hazard)
+
+
+def _oc(rc=0, out="", err=""):
+    return H.Outcome(rc, out, err, 0.01)
+
+
+@pytest.mark.parametrize("oc, klass", [
+    (_oc(1, err="Traceback (most recent call last):\n  File ...\nValueError: x\n"), "traceback"),
+    (_oc(1, err="dvecost: internal error; please report it"), "traceback"),
+    (_oc(-11), "exit-code"),
+    (_oc(0, err="/f/model.dve:4:1: error[x]: y"), "position"),
+    (_oc(2, err="/f/model.dve:1:40: error[x]: y"), "position"),
+    (_oc(2, err="/f/model.dve:0:1: error[x]: y"), "position"),
+    (H.Outcome(None, "", "", 9.0, hang=True), "hang"),
+    (H.Outcome(0, "", "", 0.1, warnings=["RuntimeWarning: overflow"]), "warning"),
+])
+def test_rules_fire(oc, klass):
+    assert klass in {k for k, _ in H.judge(_case(), oc, "/f/model.dve")}
+
+
+def test_positions_inside_the_file_pass_including_the_end_of_file():
+    text = "ab\r\ncd\n"
+    for pos in ("1:1", "1:3", "2:3", "3:1"):
+        assert not H.position_errors(text, "/f", f"/f:{pos}: error")
+    assert H.position_errors(text, "/f", "/f:2:4: error")
+    # CR-only line ends: a reader counting them as line ends sees 3 lines.
+    assert not H.position_errors("a\rbb\rc", "/f", "/f:2:3: error")
+    assert H.position_errors("a\rbb\rc", "/f", "/f:4:1: error")
+
+
+def test_value_rules():
+    v = ("value", Fraction(5, 2))
+    good = _oc(0, out='{"exact": "5/2", "certified": true, "n_states": 3, '
+                      '"n_transitions": 4}')
+    assert H.judge(_case(expect=v), good, "/f") == []
+    c = _case(expect=v)
+    c.counts = (3, 5)
+    assert {k for k, _ in H.judge(c, good, "/f")} == {"wrong-count"}
+    wrong = _oc(0, out="maximal cycle mean of 'cost' = 7/3 = 2.33 (certified)\n")
+    assert {k for k, _ in H.judge(_case(expect=v), wrong, "/f")} == {"wrong-value"}
+    uncert = _oc(0, out="maximal cycle ratio: 5/2 = 2.5 (NOT certified)\n")
+    assert {k for k, _ in H.judge(_case(expect=v), uncert, "/f")} == {"wrong-value"}
+    assert {k for k, _ in H.judge(_case(expect=v), _oc(2), "/f")} == {"refused-valid"}
+    assert H.judge(_case(expect=v, hazard=True), _oc(2), "/f") == []
+    assert {k for k, _ in H.judge(_case(expect=("no-cycle",)), _oc(0, out=good.out), "/f")} \
+        == {"wrong-outcome"}
+    assert {k for k, _ in H.judge(_case(expect=("zero-time",)), _oc(2), "/f")} \
+        == {"wrong-outcome"}
+    assert H.printed_value("maximal cycle mean: -3 = -3 (certified)\n")[:2] == (Fraction(-3),
+                                                                              True)
+
+
+def test_a_hang_is_caught_in_process(monkeypatch):
+    import dvecost.cli as cli
+
+    def spin(argv):
+        while True:
+            pass
+
+    monkeypatch.setattr(cli, "main", spin)
+    oc = H.run_in_process(["check", "x"], 0.3)
+    assert oc.hang and 0.25 < oc.seconds < 3
+
+
+def test_a_crash_escaping_main_is_a_traceback(monkeypatch):
+    import dvecost.cli as cli
+
+    def boom(argv):
+        raise SystemExit(0)
+
+    monkeypatch.setattr(cli, "main", boom)
+    oc = H.run_in_process(["check", "x"], 5)
+    assert "exit-code" in {k for k, _ in H.judge(_case(), oc, "/f")}
