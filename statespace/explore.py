@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dve import syntax
-from dve.errors import MemoryLimitExceeded, StateLimitExceeded
+from dve.errors import MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimitExceeded
 
 from .compiler import compile_model
 from .evaluate import INT, Evaluator, Fault
@@ -31,7 +31,7 @@ from .graph import StateGraph
 from .model import CompiledModel
 from .store import KeyLayout, VisitedSet
 
-__all__ = ["build_state_graph", "as_compiled"]
+__all__ = ["build_state_graph", "current_rss", "as_compiled"]
 
 _U = np.uint64
 _EMPTY = np.zeros(0, np.int64)
@@ -195,6 +195,7 @@ class _Explorer:
         # (keys, state matrix) of discovered states not yet expanded, in id order.
         self.pending: list = []
         self.n_edges = 0
+        self.n_recorded = 0
         self.error_id = -1
         self.bytes_out = 0
         self.charge_table = self._charge_table()
@@ -232,27 +233,88 @@ class _Explorer:
     def run(self) -> StateGraph:
         t0 = _time.perf_counter()
         self.t0 = t0
-        self.visited.add(self.init_key)
-        self._record_new(self.init_key, np.array([-1], np.int64), np.array([-1], np.int32),
-                         np.array([0], np.int32))
         self.n_expanded = 0
-        last_progress = t0
-        while self.n_expanded < self.visited.n:
-            k = min(self.chunk_size, self.visited.n - self.n_expanded)
-            keys, X = self._take_pending(k)
-            self._expand(keys, X, self.n_expanded)
-            self.n_expanded += k
-            now = _time.perf_counter()
-            if self.progress is not None and now - last_progress > 0.2:
-                last_progress = now
-                self.progress(self.visited.n, self.n_edges, self.n_edges / max(now - t0, 1e-9))
-            if self.max_states is not None and self.visited.n > self.max_states:
-                raise StateLimitExceeded(self.max_states, self.visited.n,
-                                         partial=self._finish(False))
-            if self.max_memory is not None and self._memory() > self.max_memory:
-                raise MemoryLimitExceeded(self.max_memory, self.visited.n,
-                                          partial=self._finish(False))
+        # What a partial graph may contain: the counts at the last chunk boundary. A stop in
+        # the middle of a chunk (a signal, the timeout, an allocation failure) only appended
+        # to the output lists since then, so cutting them back to these counts is consistent.
+        self.mark = (0, 0, 0)
+        try:
+            self.visited.add(self.init_key)
+            self._record_new(self.init_key, np.array([-1], np.int64), np.array([-1], np.int32),
+                             np.array([0], np.int32))
+            last_progress = t0
+            while self.n_expanded < self.visited.n:
+                self.mark = (self.visited.n, self.n_edges, self.n_expanded)
+                if self.max_memory is not None and self._memory_needed() > self.max_memory:
+                    raise MemoryLimitExceeded(self.max_memory, self.visited.n,
+                                              partial=self._partial())
+                k = min(self.chunk_size, self.visited.n - self.n_expanded)
+                keys, X = self._take_pending(k)
+                rss0 = current_rss() if self.max_memory is not None else 0
+                self._expand(keys, X, self.n_expanded)
+                if self.max_memory is not None:
+                    # The chunk's temporaries: the growth of the peak over the RSS it
+                    # started from (the peak only tells when it was exceeded).
+                    self.chunk_peak = max(self.chunk_peak, _peak_rss() - rss0)
+                self.n_expanded += k
+                now = _time.perf_counter()
+                if self.progress is not None and now - last_progress > 0.2:
+                    last_progress = now
+                    self.progress(self.visited.n, self.n_edges,
+                                  self.n_edges / max(now - t0, 1e-9))
+                if self.max_states is not None and self.visited.n > self.max_states:
+                    self.mark = (self.visited.n, self.n_edges, self.n_expanded)
+                    raise StateLimitExceeded(self.max_states, self.visited.n,
+                                             partial=self._partial())
+        except RunStopped as exc:
+            if exc.partial is None:
+                exc.partial = self._partial()
+                exc.counts = _counts(exc.partial, self.mark)
+            raise
+        except MemoryError:
+            part = self._partial()
+            exc = OutOfMemory(self.max_memory, self.mark[0], partial=part)
+            exc.counts = _counts(part, self.mark)
+            raise exc from None
         return self._finish(True)
+
+    def _partial(self) -> StateGraph | None:
+        """The graph up to the last chunk boundary (``complete`` false), or None when even
+        that cannot be allocated. The frontier and the visited set are dropped first: a
+        stopped run needs neither, and their memory may be what is missing."""
+        self.pending = []
+        self.visited = None
+        try:
+            return self._finish(False)
+        except MemoryError:
+            return None
+
+    chunk_peak = 0
+
+    def _memory_needed(self) -> int:
+        """The process's memory at its highest if one more chunk is expanded and the graph is
+        then assembled: what it holds now, the next chunk's arrays (the largest chunk's
+        temporaries seen so far, at least a per-successor estimate), the visited set's next
+        merge, and what :meth:`_finish` allocates on top of the output lists."""
+        n, m = self.visited.n, self.n_edges
+        per_state_edges = m / max(self.n_expanded, 1)
+        k = min(self.chunk_size, max(n - self.n_expanded, 1))
+        succ = int(k * max(per_state_edges, 1.0)) + 1
+        W = self.W
+        # per successor: source, action, key, rank, id, sort keys, costs, time, masks ...
+        est_chunk = succ * (64 + 16 * W + 8 * len(self.res))
+        new_states = int(succ * min(1.0, n / max(m, 1)))
+        grow = new_states * (16 + 8 * W + self.cm.n_slots * (4 + _itemsize(self.sdtype)))
+        grow += succ * (8 + 8 * (len(self.res) + 1))
+        # A merge of the visited set's runs: the merged run beside the old ones.
+        merge = 16 * (n + new_states)
+        if self.visited._keys is not None and n + new_states > self.visited._keys.shape[0]:
+            merge += 2 * self.visited._keys.nbytes
+        # _finish: indptr and degrees (16 bytes per state) and one output array copied at a
+        # time; the largest is the states matrix or a cost column.
+        largest = max(n * self.cm.n_slots * _itemsize(self.sdtype), 8 * m, 1)
+        fin = 16 * n + largest + 8 * n
+        return current_rss() + max(self.chunk_peak, est_chunk) + grow + max(merge, fin)
 
     def _memory(self) -> int:
         pend = sum(k.nbytes + x.nbytes for k, x in self.pending)
@@ -285,6 +347,7 @@ class _Explorer:
         self.parent_action.append(parent_action)
         self.level.append(level)
         self.bytes_out += st.nbytes + parent.nbytes + parent_action.nbytes + level.nbytes
+        self.n_recorded += keys.shape[0]
 
     # ------------------------------------------------------------------ one chunk
     def _expand(self, keys: np.ndarray, X: np.ndarray, base: int) -> None:
@@ -708,45 +771,78 @@ class _Explorer:
 
     # ------------------------------------------------------------------ the graph
     def _finish(self, complete: bool) -> StateGraph:
-        n = self.visited.n
+        # A complete graph has everything; a partial one what the last chunk boundary had.
+        n, m, expanded = ((self.n_recorded, self.n_edges, self.n_expanded) if complete
+                          else self.mark)
         deg = np.concatenate(self.out_deg) if self.out_deg else np.zeros(0, np.int64)
         self.out_deg = [deg]
+        # The degrees of the expanded states (the first ``expanded`` chunks' worth).
+        deg = deg[:expanded]
         full_deg = np.zeros(n, np.int64)
         full_deg[:deg.shape[0]] = deg
         indptr = np.zeros(n + 1, np.int64)
         np.cumsum(full_deg, out=indptr[1:])
+        del full_deg
 
-        def cat(lst, dtype):
+        def cat(lst, dtype, k):
             if not lst:
                 return np.zeros(0, dtype)
             a = np.concatenate(lst) if len(lst) > 1 else lst[0]
             lst[:] = [a]
-            return a.astype(dtype, copy=False)
+            return a[:k].astype(dtype, copy=False)
 
         idx_dtype = np.int32 if n < 2**31 else np.int64
-        indices = cat(self.out_idx, idx_dtype)
-        action = cat(self.out_act, np.int32)
-        costs = {r: cat(self.out_cost[r], np.int64) for r in self.res}
-        tim = cat(self.out_time, np.int64)
-        states = cat(self.states, self.sdtype).reshape(n, self.cm.n_slots)
-        parent = cat(self.parent, np.int64)
-        pact = cat(self.parent_action, np.int32)
-        level = cat(self.level, np.int32)
-        expanded = deg.shape[0]
-        dead = np.flatnonzero(full_deg[:expanded] == 0)
-        if not complete:
-            dead = np.concatenate([dead, np.arange(expanded, n)])
-        if self.error_id >= 0:
-            dead = dead[dead != self.error_id]
+        indices = cat(self.out_idx, idx_dtype, m)
+        action = cat(self.out_act, np.int32, m)
+        costs = {r: cat(self.out_cost[r], np.int64, m) for r in self.res}
+        tim = cat(self.out_time, np.int64, m)
+        states = cat(self.states, self.sdtype, n).reshape(n, self.cm.n_slots)
+        parent = cat(self.parent, np.int64, n)
+        pact = cat(self.parent_action, np.int32, n)
+        level = cat(self.level, np.int32, n)
+        # Deadlocks are expanded states without successors; in a partial graph the states
+        # not expanded yet are unknown, not deadlocks.
+        dead = np.flatnonzero(deg == 0)
+        error_id = self.error_id if self.error_id < n else -1
+        if error_id >= 0:
+            dead = dead[dead != error_id]
         return StateGraph(indptr=indptr, indices=indices, costs=costs, time=tim, action=action,
                           states=states, parent=parent, parent_action=pact,
-                          deadlocks=dead.astype(np.int64), error_state=self.error_id,
+                          deadlocks=dead.astype(np.int64), error_state=error_id,
                           depth=int(level.max()) if n else 0, complete=complete,
                           error_successors=self.error_successors,
                           action_codes=(np.array(self.sync_codes, np.int64)
                                         if self.cm.system == "sync" else None),
                           n_expanded=expanded, model=self.cm, name=self.cm.name,
                           seconds=_time.perf_counter() - self.t0)
+
+
+def _itemsize(dtype) -> int:
+    return np.dtype(dtype).itemsize
+
+
+def _counts(graph, mark) -> dict[str, int]:
+    if graph is not None:
+        return {"states": graph.n_states, "transitions": graph.n_edges,
+                "expanded": graph.n_expanded}
+    return {"states": mark[0], "transitions": mark[1], "expanded": mark[2]}
+
+
+def current_rss() -> int:
+    """The resident memory of this process now, in bytes (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _peak_rss() -> int:
+    """The peak resident memory of this process so far, in bytes."""
+    import resource
+    import sys
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
 
 
 def _or(a, b):

@@ -197,6 +197,16 @@ def _meta(graph: StateGraph) -> dict[str, Any]:
 def save_graph(graph: StateGraph, path) -> None:
     """Write ``graph`` to ``path`` as ``.npz`` (arrays, plus the names needed for decoding).
 
+    The file gets exactly the name given (NumPy's habit of appending ``.npz`` does not apply).
+    It is written to a temporary file in the same directory and renamed over ``path`` once
+    complete, so an interruption (a signal, a full disk) leaves either the old file or the new
+    one, never a truncated file.
+
+    Raises
+    ------
+    dve.errors.ConfigurationError
+        When the file cannot be written (the message names it).
+
     Examples
     --------
     >>> import tempfile, os
@@ -210,6 +220,8 @@ def save_graph(graph: StateGraph, path) -> None:
     (2, 1, {'P': 'b'})
     """
     import json
+    import os
+    import tempfile
     meta = _meta(graph)
     info = {"error_state": graph.error_state, "depth": graph.depth,
             "complete": graph.complete, "n_expanded": graph.n_expanded,
@@ -226,32 +238,190 @@ def save_graph(graph: StateGraph, path) -> None:
         arrays[f"cost_{k}"] = arr
     if graph.action_codes is not None:
         arrays["action_codes"] = graph.action_codes
-    np.savez(path, meta=np.array(json.dumps(info)), **arrays)
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".",
+                                   suffix=".tmp")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)   # the permissions of a file opened for writing
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, meta=np.array(json.dumps(info)), **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise ConfigurationError(f"cannot write '{path}': {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None:   # interrupted or failed: no half-written file is left behind
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+#: The arrays of a saved graph and the integer range each must hold (``None``: the dtype's).
+_INT64_MAX = 2**63 - 1
+
+
+def read_npz(path) -> dict[str, np.ndarray]:
+    """All arrays of an ``.npz`` file, refusing malformed files before allocating anything.
+
+    Each member's header (shape, dtype) is read first and checked against the member's stored
+    size, so a truncated file, or a header claiming 10**12 elements, is an error and not a
+    huge allocation. Object arrays (pickles) are refused.
+
+    Raises
+    ------
+    dve.errors.ConfigurationError
+        Naming the file: missing, empty, not a zip of ``.npy`` members, truncated, or an
+        array larger than its stored data.
+    """
+    import os
+    import zipfile
+    name = os.fspath(path)
+    try:
+        if os.path.getsize(name) == 0:
+            raise ConfigurationError(f"{name}: empty file, not a saved graph")
+        out: dict[str, np.ndarray] = {}
+        with zipfile.ZipFile(name) as zf:
+            for info in zf.infolist():
+                if not info.filename.endswith(".npy"):
+                    continue
+                key = info.filename[:-4]
+                with zf.open(info) as f:
+                    fmt = np.lib.format
+                    version = fmt.read_magic(f)
+                    read_header = (fmt.read_array_header_1_0 if version == (1, 0)
+                                   else fmt.read_array_header_2_0)
+                    shape, fortran, dtype = read_header(f)
+                    header_len = f.tell()
+                if dtype.hasobject:
+                    raise ConfigurationError(f"{name}: array '{key}' holds Python objects; "
+                                             "only plain numeric arrays are read")
+                count = 1
+                for d in shape:
+                    count *= int(d)
+                if count * dtype.itemsize > info.file_size - header_len:
+                    raise ConfigurationError(
+                        f"{name}: array '{key}' claims shape {tuple(shape)} ({dtype}) but its "
+                        f"member holds only {info.file_size - header_len} bytes: the file is "
+                        "truncated or corrupt")
+                with zf.open(info) as f:
+                    out[key] = np.lib.format.read_array(f, allow_pickle=False)
+        return out
+    except ConfigurationError:
+        raise
+    except FileNotFoundError:
+        raise ConfigurationError(f"no such file: '{name}'") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile,
+            KeyError, SyntaxError) as exc:
+        raise ConfigurationError(f"{name}: not a readable .npz file ({exc})") from None
+    except MemoryError:
+        raise ConfigurationError(f"{name}: an array is too large to load") from None
+
+
+def check_int_range(name: str, what: str, a: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """``a`` as int64 if it is an integer array within ``[lo, hi]``, else a ConfigurationError
+    naming the file, the array, the first offending index and its value (never a wrapped
+    value: a uint64 above 2**63 - 1 is refused, not cast).
+
+    >>> check_int_range("g.npz", "cost", np.array([1, 2**63 + 5], np.uint64), -2**63 + 1,
+    ...                 2**63 - 1)
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: g.npz: cost[1] = 9223372036854775813 is outside -9223372036854775807..9223372036854775807
+    """
+    if a.dtype.kind not in "iub":
+        raise ConfigurationError(f"{name}: '{what}' must hold integers, found dtype {a.dtype}")
+    if a.ndim != 1:
+        raise ConfigurationError(f"{name}: '{what}' must be one-dimensional, got shape "
+                                 f"{a.shape}")
+    if a.shape[0]:
+        lo_a, hi_a = int(a.min()), int(a.max())   # Python ints: exact for uint64 too
+        if lo_a < lo or hi_a > hi:
+            bad = int(np.flatnonzero((a < lo) if lo_a < lo else (a > np.uint64(hi)
+                                     if a.dtype.kind == "u" else a > hi))[0])
+            raise ConfigurationError(f"{name}: {what}[{bad}] = {int(a[bad])} is outside "
+                                     f"{lo}..{hi}")
+    return a.astype(np.int64, copy=False)
 
 
 def load_graph(path) -> StateGraph:
     """Read a graph written by :func:`save_graph` (decoding works; ``model`` is ``None``).
 
+    The arrays are checked before use: shapes agree, ``indptr`` runs from 0 to the number of
+    edges without decreasing, targets are states, times are non-negative and costs lie within
+    ``±(2**63 - 1)`` (so a negated cost never overflows); values that do not fit are refused,
+    never cast.
+
     Raises
     ------
     dve.errors.ConfigurationError
-        When the file is not a saved state graph.
+        When the file is not a saved state graph, or is inconsistent (the message names the
+        file and the array).
     """
     import json
+    import os
+    name = os.fspath(path)
+    arrays = read_npz(name)
     try:
-        with np.load(path, allow_pickle=False) as z:
-            info = json.loads(str(z["meta"]))
-            arrays = {k: z[k] for k in z.files if k != "meta"}
-    except (OSError, KeyError, ValueError) as exc:
-        raise ConfigurationError(f"cannot read state graph '{path}': {exc}") from None
-    costs = {res: arrays.pop(f"cost_{k}") for k, res in enumerate(info["resources"])}
-    return StateGraph(costs=costs, error_state=info["error_state"], depth=info["depth"],
-                      complete=info["complete"], n_expanded=info["n_expanded"],
-                      error_successors=info.get("error_successors", False),
-                      initial=info["initial"], name=info["name"], seconds=info["seconds"],
+        info = json.loads(str(arrays.pop("meta")))
+        costs = {res: arrays.pop(f"cost_{k}") for k, res in enumerate(info["resources"])}
+        fields = dict(error_state=int(info["error_state"]), depth=int(info["depth"]),
+                      complete=bool(info["complete"]), n_expanded=int(info["n_expanded"]),
+                      error_successors=bool(info.get("error_successors", False)),
+                      initial=int(info["initial"]), name=str(info["name"]),
+                      seconds=float(info["seconds"]),
                       slot_names=tuple(info["slot_names"]), slot_kinds=tuple(info["slot_kinds"]),
                       process_states={k: tuple(v) for k, v in info["process_states"].items()},
-                      action_names=tuple(info["action_names"]), **arrays)
+                      action_names=tuple(info["action_names"]))
+        need = ("indptr", "indices", "time", "action", "states", "parent", "parent_action",
+                "deadlocks")
+        missing = [k for k in need if k not in arrays]
+        if missing:
+            raise KeyError(missing[0])
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise ConfigurationError(f"{name}: not a state graph saved by dvecost (bad or missing "
+                                 f"'{exc}')") from None
+    _check_csr(name, arrays, costs)
+    extra = {k: v for k, v in arrays.items() if k in ("action_codes",)}
+    base = {k: arrays[k] for k in need}
+    return StateGraph(costs=costs, **fields, **base, **extra)
+
+
+def _check_csr(name: str, arrays: dict, costs: dict) -> None:
+    """Consistency of a loaded graph's arrays (in place: converted to int64 where checked)."""
+    ip = check_int_range(name, "indptr", arrays["indptr"], 0, _INT64_MAX)
+    n = ip.shape[0] - 1
+    if n < 0:
+        raise ConfigurationError(f"{name}: 'indptr' is empty")
+    m = int(arrays["indices"].shape[0])
+    if int(ip[0]) != 0 or int(ip[-1]) != m or (n and int(np.diff(ip).min()) < 0):
+        raise ConfigurationError(f"{name}: 'indptr' must run from 0 to {m} (the number of "
+                                 "edges) without decreasing")
+    arrays["indptr"] = ip
+    idx = arrays["indices"]
+    check_int_range(name, "indices", idx, 0, max(n - 1, 0))
+    if idx.dtype not in (np.int32, np.int64):
+        arrays["indices"] = idx.astype(np.int64)
+    arrays["time"] = check_int_range(name, "time", arrays["time"], 0, _INT64_MAX)
+    for res in costs:
+        costs[res] = check_int_range(name, f"cost of '{res}'", costs[res], -_INT64_MAX,
+                                     _INT64_MAX)
+    for key, length in (("time", m), ("action", m), ("parent", n), ("parent_action", n)):
+        if arrays[key].shape[0] != length:
+            raise ConfigurationError(f"{name}: '{key}' has {arrays[key].shape[0]} entries, "
+                                     f"expected {length}")
+    for res, c in costs.items():
+        if c.shape[0] != m:
+            raise ConfigurationError(f"{name}: the cost of '{res}' has {c.shape[0]} entries, "
+                                     f"expected {m}")
+    if arrays["states"].ndim != 2 or arrays["states"].shape[0] != n:
+        raise ConfigurationError(f"{name}: 'states' must have one row per state ({n})")
 
 
 def validate_graph(graph: StateGraph) -> None:

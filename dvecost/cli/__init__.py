@@ -460,10 +460,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:   # SIGINT outside the main thread's handler
         print("dvecost: interrupted by SIGINT", file=sys.stderr)
         return 130
-    except MemoryError:
+    except MemoryError as exc:
         if debug:
             raise
-        print("dvecost: error: out of memory", file=sys.stderr)
+        why = f": {exc}" if str(exc) else ""
+        print(f"dvecost: error: out of memory{why}", file=sys.stderr)
         return 3
     except Exception:  # noqa: BLE001 - the last resort: never die silently
         if debug:

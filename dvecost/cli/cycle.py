@@ -5,25 +5,42 @@ GRAPH is a state graph saved by ``dvecost explore --save graph.npz`` (or any ``.
 ``tools/ocmref`` (``n m`` on the first line, then ``u v cost time`` lines). The engine is
 :func:`ocm.optimal_cycle`; the answer is exact (``p/q``) and certified.
 
+Every loader refuses what it cannot hold exactly (a cost beyond ``±(2**63 - 1)``, a uint64
+above ``2**63 - 1``, a truncated file, a header announcing more vertices than memory could
+hold), naming the file (and for edge lists the line and column).
+
+A *partial* state graph (saved by ``explore --save`` after a limit stopped it) has successors
+only for its expanded states. Every cycle in it is a cycle of the model, so its optimum is a
+certified *bound* for the model's: at least the model's maximal cycle mean is that value (at
+most, for the minimum). ``cycle`` prints it as such, says that the graph is incomplete, and
+exits with code 3 (JSON status ``incomplete``): the question asked, the model's value, has no
+answer from this file.
+
 Exit codes: 0 with an answer; 2 for an unreadable graph, bad options or an unavailable backend;
-3 when there is no answer (no cycle; in ratio mode a cycle of total time 0).
+3 when there is no answer (no cycle; in ratio mode a cycle of total time 0; an incomplete graph;
+``--max-memory`` or ``--timeout`` reached); 130/143 on SIGINT/SIGTERM.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from dve.errors import ConfigurationError
+from dve.errors import ConfigurationError, MemoryLimitExceeded
 
-from . import add_backend, add_common
+from . import add_backend, add_common, add_limits, emit_json, peak_memory_bytes, stop_info
 
-__all__ = ["register", "run", "load_cycle_graph"]
+__all__ = ["register", "run", "load_cycle_graph", "CycleInput"]
+
+#: Bytes per edge and per vertex the CPU cycle engine allocates at its peak (CSR copies, SCC
+#: labels, policies, biases, the certificate's arrays), measured on BEEM graphs with some room.
+_ENGINE_BYTES_PER_EDGE = 96
+_ENGINE_BYTES_PER_VERTEX = 160
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,73 +57,163 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="cycle ratio (sum of costs / sum of times) instead of the mean")
     p.add_argument("--min", action="store_true", help="minimise instead of maximise")
     p.add_argument("--cost", metavar="RESOURCE",
-                   help="which cost resource of a state graph (default: its only one)")
+                   help="which cost resource of a saved state graph (default: its only one; "
+                        "an error for edge lists and plain arrays, which have one cost)")
     add_backend(p)
+    add_limits(p, states=False)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_common(p)
     p.set_defaults(func=run)
 
 
-def load_cycle_graph(path: str, resource: str | None = None):
-    """``(indptr, indices, cost, time, edge_line)`` from a ``.npz`` graph or a text edge list.
+@dataclass(frozen=True)
+class CycleInput:
+    """A graph read by :func:`load_cycle_graph`: CSR arrays, the edge-list line of each CSR
+    edge (None for ``.npz``), and for saved state graphs whether exploration was complete."""
 
-    ``edge_line`` maps CSR edges to edge-list lines (None for ``.npz`` graphs).
+    indptr: np.ndarray
+    indices: np.ndarray
+    cost: np.ndarray
+    time: np.ndarray
+    line: np.ndarray | None = None
+    complete: bool = True
+    n_expanded: int = -1
+
+
+def load_cycle_graph(path: str, resource: str | None = None) -> CycleInput:
+    """Read a ``.npz`` graph (saved state graph or plain arrays) or a text edge list.
 
     Raises
     ------
-    ConfigurationError
-        Missing or unreadable file, or a file of neither kind.
+    ConfigurationError, ocm.errors.InputError
+        Missing, unreadable or malformed file, values that do not fit, or ``resource`` given
+        for a graph with a single unnamed cost.
+    MemoryError
+        An edge list announces more vertices than this machine's memory.
     """
+    from statespace.graph import check_int_range, load_graph, read_npz
     if not os.path.exists(path):
         raise ConfigurationError(f"no such file: '{path}'")
-    if path.endswith(".npz"):
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                files = set(z.files)
-                if {"indptr", "indices", "cost", "time"} <= files and "meta" not in files:
-                    return z["indptr"], z["indices"], z["cost"], z["time"], None
-        except (OSError, ValueError) as exc:
-            raise ConfigurationError(f"cannot read '{path}': {exc}") from None
-        from statespace.graph import load_graph
-
-        g = load_graph(path)
-        return g.indptr, g.indices, g.cost(resource), g.time, None
+    if os.path.isdir(path):
+        raise ConfigurationError(f"'{path}' is a directory, not a graph file")
+    with open(path, "rb") as f:
+        is_zip = f.read(4) == b"PK\x03\x04"
+    if is_zip or path.endswith(".npz"):
+        arrays = read_npz(path)
+        if "meta" in arrays:
+            g = load_graph(path)
+            return CycleInput(g.indptr, g.indices, g.cost(resource), g.time, None, g.complete,
+                              g.n_expanded)
+        if not {"indptr", "indices", "cost", "time"} <= set(arrays):
+            raise ConfigurationError(f"{path}: neither a saved state graph nor arrays "
+                                     "'indptr', 'indices', 'cost' and 'time'")
+        if resource is not None:
+            raise ConfigurationError(f"--cost {resource}: {path} holds one unnamed cost array; "
+                                     "--cost names a resource of a saved state graph")
+        imax = 2**63 - 1
+        ip = check_int_range(path, "indptr", arrays["indptr"], 0, imax)
+        n = max(ip.shape[0] - 1, 0)
+        return CycleInput(ip, check_int_range(path, "indices", arrays["indices"], 0,
+                                              max(n - 1, 0)),
+                          check_int_range(path, "cost", arrays["cost"], -imax, imax),
+                          check_int_range(path, "time", arrays["time"], 0, imax))
+    if resource is not None:
+        raise ConfigurationError(f"--cost {resource}: an edge list has a single cost column; "
+                                 "--cost names a resource of a saved state graph (.npz)")
     import ocm
 
     e = ocm.read_edge_list(path)
-    return e.indptr, e.indices, e.cost, e.time, e.line
+    return CycleInput(e.indptr, e.indices, e.cost, e.time, e.line)
+
+
+def _check_memory(args, n: int, m: int) -> None:
+    """Refuse to start the engine when it would take the process past ``--max-memory``."""
+    if args.max_memory is None:
+        return
+    from statespace.explore import current_rss
+    need = current_rss() + _ENGINE_BYTES_PER_EDGE * m + _ENGINE_BYTES_PER_VERTEX * (n + 1)
+    if need > args.max_memory:
+        exc = MemoryLimitExceeded(args.max_memory, n)
+        exc.counts = {"vertices": n, "edges": m}
+        raise exc
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dvecost cycle``; returns the exit code."""
     import ocm
+    from ocm.errors import AnalysisError
 
     t0 = time.perf_counter()
-    indptr, indices, cost, tm, line = load_cycle_graph(args.graph, args.cost)
+    g = load_cycle_graph(args.graph, args.cost)
     t_load = time.perf_counter() - t0
+    n, m = len(g.indptr) - 1, len(g.indices)
     kind = "ratio" if args.ratio else "mean"
     mode = "min" if args.min else "max"
+    bound = "at least" if mode == "max" else "at most"
+    incomplete = (f"the graph is incomplete: exploration stopped at a limit with "
+                  f"{g.n_expanded:,} of {n:,} states expanded")
+    try:
+        _check_memory(args, n, m)
+    except MemoryLimitExceeded as exc:
+        info = stop_info(exc, args)
+        msg = (f"dvecost: limit --max-memory {args.max_memory} reached: the cycle engine "
+               f"would need about {(_ENGINE_BYTES_PER_EDGE * m + _ENGINE_BYTES_PER_VERTEX * n) / 2**20:,.0f} MiB "
+               f"for {n:,} vertices and {m:,} edges")
+        if args.json:
+            emit_json("limit", graph=args.graph, limit=info["limit"], n_vertices=n, n_edges=m,
+                      timings={"load": t_load})
+        print(msg, file=sys.stderr)
+        return 3
     if not args.quiet and not args.json and sys.stderr.isatty():
-        print(f"dvecost: {len(indptr) - 1} vertices, {len(indices)} edges; computing the "
+        print(f"dvecost: {n} vertices, {m} edges; computing the "
               f"{mode}imal cycle {kind}...", file=sys.stderr, flush=True)
     t1 = time.perf_counter()
-    r = ocm.optimal_cycle(indptr, indices, cost, tm if args.ratio else None, kind=kind,
-                          mode=mode, backend=args.backend)
+    try:
+        r = ocm.optimal_cycle(g.indptr, g.indices, g.cost, g.time if args.ratio else None,
+                              kind=kind, mode=mode, backend=args.backend)
+    except AnalysisError as exc:
+        if g.complete:
+            raise
+        if args.json:
+            emit_json("incomplete", graph=args.graph, complete=False, n_expanded=g.n_expanded,
+                      error=str(exc), timings={"load": t_load})
+        print(f"dvecost: {incomplete}; among the cycles found so far: {exc}", file=sys.stderr)
+        return 3
     seconds = time.perf_counter() - t1
+    status = "ok" if g.complete else "incomplete"
+    code = (0 if r.certified else 1) if g.complete else 3
     if args.json:
         out = r.as_dict()
-        out.update(status="ok", seconds=seconds, load_seconds=t_load, graph=args.graph)
-        if line is not None:
-            out["cycle_edge_lines"] = [int(line[e]) + 2 for e in r.cycle_edges]
-        print(json.dumps(out))
-        return 0 if r.certified else 1
+        engine = out.pop("timings", {})
+        extra = {}
+        if g.line is not None:
+            extra["cycle_edge_lines"] = [int(g.line[e]) + 2 for e in r.cycle_edges]
+        if not g.complete:
+            extra.update(complete=False, n_expanded=g.n_expanded,
+                         bound="lower" if mode == "max" else "upper")
+        emit_json(status, **out, graph=args.graph, **extra,
+                  timings={"load": t_load, "cycle": seconds,
+                           **{f"cycle.{k}": v for k, v in engine.items()}})
+        if not g.complete:
+            print(f"dvecost: {incomplete}; the value is a bound: the model's {mode}imal cycle "
+                  f"{kind} is {bound} {r.exact}", file=sys.stderr)
+        return code
     word = "maximal" if mode == "max" else "minimal"
     cert = "certified" if r.certified else "NOT certified (exact check failed)"
-    print(f"{word} cycle {kind}: {r.exact} = {float(r.value):.6g} ({cert})")
+    if g.complete:
+        print(f"{word} cycle {kind}: {r.exact} = {float(r.value):.6g} ({cert})")
+    else:
+        print(f"{word} cycle {kind} of the explored part: {r.exact} = {float(r.value):.6g} "
+              f"({cert} for this partial graph only)")
+        print(f"warning: {incomplete}; every cycle found is a cycle of the model, so its "
+              f"{word} cycle {kind} is {bound} {r.exact}, but not necessarily equal")
     shown = " -> ".join(str(v) for v in r.cycle[:20])
     more = f" -> ... ({len(r.cycle)} vertices)" if len(r.cycle) > 20 else f" -> {r.cycle[0]}"
     print(f"critical cycle: {shown}{more}")
     n_scc = "" if r.scc_optima is None else f", {len(r.scc_optima)} cyclic SCCs"
     print(f"graph: {r.n_vertices} vertices, {r.n_edges} edges{n_scc}; "
-          f"{r.iterations} Howard iterations, {seconds:.3f} s on the {r.backend.upper()}")
-    return 0 if r.certified else 1
+          f"{r.iterations} Howard iterations, {seconds:.3f} s on the {r.backend.upper()}; "
+          f"peak memory {peak_memory_bytes() / 2**20:,.1f} MiB")
+    if not g.complete:
+        print(f"dvecost: {incomplete}", file=sys.stderr)
+    return code

@@ -2,27 +2,36 @@
 
 Prints the number of states, transitions (generated successors, duplicates and self-loops
 included) and deadlocks, whether the error state is reachable (with a shortest run to it,
-decoded), the breadth-first depth and the time taken. ``--save graph.npz`` writes the graph
-(:func:`statespace.save_graph`). ``--json`` prints one object with at least ``n_states``,
-``n_transitions``, ``n_deadlocks``, ``error_state_reached`` and ``seconds``.
+decoded), the breadth-first depth, the time taken and the peak memory of the process.
+``--save graph.npz`` writes the graph (:func:`statespace.save_graph`) to exactly that path,
+atomically; the path is checked before any work. ``--json`` prints one object (see
+:func:`dvecost.cli.emit_json`) with ``status``, ``n_states``, ``n_transitions``,
+``n_deadlocks``, ``error_state_reached``, ``complete``, ``timings`` and
+``peak_memory_bytes``.
 
 A progress line (states, edges, rate) is drawn on stderr for runs longer than a second, only
-when stderr is a terminal and ``-q`` is not given. When ``--max-states`` or ``--max-memory`` is
-reached the run stops, says which limit and what was found, and exits with code 3.
+when stderr is a terminal and ``-q`` is not given. When ``--max-states``, ``--max-memory`` or
+``--timeout`` is reached, or on SIGINT/SIGTERM, the run stops and prints what it found (a
+*partial* graph: only its expanded states have their successors, so the states not expanded
+yet are not counted as deadlocks) with a message on stderr naming the limit or signal; the exit
+code is 3 for limits, 130/143 for signals. A partial graph is saved when ``--save`` is given and
+a limit stopped the run (not after a signal: the user asked the program to end).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 import time
 
-from dve.errors import ConfigurationError, MemoryLimitExceeded, StateLimitExceeded
+from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, RunStopped,
+                        StateLimitExceeded)
 
-from . import add_common, add_defines, add_limits, parse_defines, parse_size
+from . import (add_common, add_defines, add_limits, emit_json, parse_defines, parse_size,
+               peak_memory_bytes, stop_info)
 
-__all__ = ["parse_size", "register", "run", "summary"]
+__all__ = ["check_save_path", "parse_size", "register", "run", "summary"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``explore`` subcommand to the ``dvecost`` parser."""
@@ -32,7 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "deadlocks, the error state (with a shortest run to it), depth, time. "
                     "Exit code 3 when a limit stops the run.")
     p.add_argument("model", metavar="MODEL", help="a DVE model file")
-    p.add_argument("--save", metavar="GRAPH.npz", help="write the state graph to this file")
+    p.add_argument("--save", metavar="GRAPH.npz",
+                   help="write the state graph to this file (exactly this name; checked "
+                        "before exploring, written atomically)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_limits(p)
     add_defines(p)
@@ -68,18 +79,20 @@ class _Progress:
 
 
 def summary(graph) -> dict:
-    """The facts ``explore`` reports, as a JSON-ready dict."""
+    """The facts ``explore`` reports, as a JSON-ready dict (without status and timings)."""
     from statespace import decode_state, shortest_trace
     out = {"model": graph.name, "n_states": graph.n_states, "n_transitions": graph.n_edges,
            "n_deadlocks": graph.n_deadlocks, "error_state_reached": graph.error_state >= 0,
-           "depth": graph.depth, "seconds": round(graph.seconds, 6),
-           "resources": list(graph.costs), "complete": graph.complete}
+           "depth": graph.depth, "resources": list(graph.costs), "complete": graph.complete}
+    if not graph.complete:
+        out["n_expanded"] = graph.n_expanded
     if graph.error_state >= 0:
         trace = shortest_trace(graph, graph.error_state)
         def where(a):
             if graph.model is None:
                 return []
-            return [str(p) for p in graph.model.action_positions(a) if p is not None]
+            return [str(p) for p in graph.model.action_positions(graph.model_action(a))
+                    if p is not None]
         out["error_trace"] = [{"source": s.source, "target": s.target, "action": s.description,
                                "at": where(s.action), "state": decode_state(graph, s.target)}
                               for s in trace]
@@ -89,14 +102,23 @@ def summary(graph) -> dict:
     return out
 
 
-def _render(info: dict) -> str:
-    lines = [f"{info['model']}:",
-             f"  states        {info['n_states']:,}",
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.1f} MiB"
+
+
+def _render(info: dict, seconds: float, peak: int) -> str:
+    partial = not info["complete"]
+    lines = [f"{info['model']}:" + ("  (partial: stopped before the end)" if partial else ""),
+             f"  states        {info['n_states']:,}"
+             + (f" ({info['n_expanded']:,} expanded)" if partial else ""),
              f"  transitions   {info['n_transitions']:,}",
-             f"  deadlocks     {info['n_deadlocks']:,}",
-             f"  error state   {'reachable' if info['error_state_reached'] else 'not reachable'}",
+             f"  deadlocks     {info['n_deadlocks']:,}"
+             + (" among the expanded states" if partial else ""),
+             f"  error state   {'reachable' if info['error_state_reached'] else 'not reachable'}"
+             + (" (so far)" if partial and not info["error_state_reached"] else ""),
              f"  depth         {info['depth']}",
-             f"  seconds       {info['seconds']:.3f}"]
+             f"  seconds       {seconds:.3f}",
+             f"  peak memory   {_mib(peak)}"]
     if info["error_state_reached"]:
         lines.append("shortest run to the error state:")
         lines.append(f"  0: {_fmt_state(info['error_trace_start'])}")
@@ -113,40 +135,80 @@ def _fmt_state(d: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in d.items())
 
 
+def check_save_path(path: str) -> str:
+    """Refuse a ``--save`` path that cannot be written, before any work is done.
+
+    The name is used exactly as given (no ``.npz`` is appended). Returns the path.
+
+    Raises
+    ------
+    ConfigurationError
+        The path is a directory, or its directory does not exist or is not writable.
+    """
+    if os.path.isdir(path):
+        raise ConfigurationError(f"--save {path}: is a directory; give a file name, "
+                                 f"e.g. {os.path.join(path, 'graph.npz')}")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ConfigurationError(f"--save {path}: directory '{parent}' does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigurationError(f"--save {path}: directory '{parent}' is not writable")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise ConfigurationError(f"--save {path}: the file exists and is not writable")
+    return path
+
+
 def run(args: argparse.Namespace) -> int:
-    """Explore ``args.model``; return the exit code (0, or 3 when a limit was reached)."""
+    """Explore ``args.model``; return the exit code (0; 3 at a limit; 130/143 on a signal)."""
     from dve.loader import load_model
     from statespace import build_state_graph, save_graph
     from statespace.compiler import compile_model
 
+    if args.save:
+        check_save_path(args.save)
+    t0 = time.perf_counter()
     defines = parse_defines(args.defines)
     model = load_model(args.model, defines=defines)
     cm = compile_model(model, property=not args.no_property)
+    t_load = time.perf_counter() - t0
     prog = _Progress(sys.stderr.isatty() and not args.quiet)
+    stop = None
+    t1 = time.perf_counter()
     try:
         graph = build_state_graph(cm, max_states=args.max_states, max_memory=args.max_memory,
                                   progress=prog, error_successors=args.legacy_error_state)
-    except (StateLimitExceeded, MemoryLimitExceeded) as exc:
+    except (StateLimitExceeded, MemoryLimitExceeded, RunStopped) as exc:
         prog.clear()
-        part = exc.partial
-        which = ("--max-states" if isinstance(exc, StateLimitExceeded) else "--max-memory")
-        limit = exc.limit if isinstance(exc, StateLimitExceeded) else exc.limit_bytes
-        msg = (f"dvecost: error: limit {which} {limit} reached: {part.n_states:,} states and "
-               f"{part.n_edges:,} transitions found ({part.n_expanded:,} states expanded)")
-        if args.json:
-            info = summary(part)
-            info["limit"] = {"name": which, "value": limit}
-            print(json.dumps(info))
-        print(msg, file=sys.stderr)
-        if args.save:
-            save_graph(part, args.save)
-        return 3
+        if exc.partial is None:   # not even the partial graph fitted in memory
+            raise
+        stop, graph = exc, exc.partial
     prog.clear()
-    if args.save:
+    t_explore = time.perf_counter() - t1
+    saved = None
+    if args.save and not isinstance(stop, Interrupted):
+        t2 = time.perf_counter()
         save_graph(graph, args.save)
+        saved = time.perf_counter() - t2
     info = summary(graph)
+    timings = {"load": t_load, "explore": t_explore}
+    if saved is not None:
+        timings["save"] = saved
+    status, code = "ok", 0
+    if stop is not None:
+        sinfo = stop_info(stop, args)
+        status, code = sinfo["status"], sinfo["exit_code"]
+        if "limit" in sinfo:
+            info["limit"] = sinfo["limit"]
+    peak = peak_memory_bytes()
     if args.json:
-        print(json.dumps(info))
+        emit_json(status, **info, saved=args.save if saved is not None else None,
+                  timings=timings, peak_memory_bytes=peak)
     else:
-        print(_render(info))
-    return 0
+        print(_render(info, t_explore, peak))
+        if saved is not None and stop is not None:
+            print(f"partial graph saved to {args.save}")
+    if stop is not None:
+        print(sinfo["message"], file=sys.stderr)
+        if args.save and saved is None:
+            print(f"dvecost: {args.save} not written (interrupted)", file=sys.stderr)
+    return code
