@@ -30,6 +30,14 @@ __all__ = ["expand_model", "instance_name"]
 #: ``for`` loops longer than this are refused (a typo in a bound must not hang the tool).
 MAX_LOOP = 100_000
 _MAX_MACRO_DEPTH = 64
+#: A macro use may expand into at most this many syntax nodes. Macros that call one another
+#: twice each double at every level (20 levels: a million nodes, minutes of work downstream),
+#: so the expansion's work and the size of its result are both bounded.
+MAX_MACRO_NODES = 100_000
+
+
+class _TooLarge(Exception):
+    """The outermost macro use being expanded has outgrown :data:`MAX_MACRO_NODES`."""
 
 
 def instance_name(template: str, key_values: tuple[int, ...] | list[int]) -> str:
@@ -87,7 +95,8 @@ def expand_model(model: s.Model, defines: Mapping[str, int] | None = None) -> s.
         ``input``; no position), ``not-constant`` (a loop bound, condition, template argument or
         key that is not constant), ``division-by-zero``, ``unknown-template``, ``template-arity``,
         ``not-a-template``, ``unknown-macro``, ``macro-arity``, ``macro-recursion``,
-        ``loop-too-long``, ``assign-to-const`` (an assignment to a template parameter).
+        ``macro-too-large`` (a macro use that expands into more than :data:`MAX_MACRO_NODES`
+        nodes), ``loop-too-long``, ``assign-to-const`` (an assignment to a template parameter).
 
     Examples
     --------
@@ -140,6 +149,8 @@ class _Expander:
         self.macros: dict[str, s.Macro] = {}
         self.env: dict[str, int] = {}
         self.processes: set[str] = set()
+        self.work: int | None = None  # nodes built so far by the outermost macro use, if any
+        self.body_sizes: dict[str, int] = {}
         self._collect(model.items)
 
     def _collect(self, items: tuple) -> None:
@@ -357,6 +368,27 @@ class _Rewriter:
 
     def call(self, e: s.Call) -> s.Expr:
         ex = self.ex
+        if ex.work is not None:
+            return self.expand_call(e)
+        # The outermost macro use: it answers for the size of all that it expands into.
+        ex.work = 0
+        try:
+            body = self.expand_call(e)
+            size = _tree_size(body, MAX_MACRO_NODES)
+        except _TooLarge:
+            size = None
+        finally:
+            ex.work = None
+        if size is None or size > MAX_MACRO_NODES:
+            ex.error(e.pos, "macro-too-large",
+                     f"this use of macro '{e.name}' expands into more than {MAX_MACRO_NODES:,} "
+                     "nodes", "a macro that uses an argument or another macro twice doubles the "
+                              "expression at each level: keep intermediate values in variables")
+            return e
+        return body
+
+    def expand_call(self, e: s.Call) -> s.Expr:
+        ex = self.ex
         m = ex.macros.get(e.name)
         if m is None:
             ex.error(e.pos, "unknown-macro", f"no expression macro named '{e.name}'")
@@ -368,6 +400,14 @@ class _Rewriter:
         if self.depth >= _MAX_MACRO_DEPTH:
             ex.error(e.pos, "macro-recursion", f"macro '{e.name}' expands into itself")
             return e
+        size = ex.body_sizes.get(m.name)
+        if size is None:
+            size = ex.body_sizes[m.name] = _tree_size(m.body, MAX_MACRO_NODES)
+        ex.work += size
+        # The nodes of every body expanded, calls and parameters included: a few per node of the
+        # result, so a budget of several results keeps the work short and refuses nothing valid.
+        if ex.work > 4 * MAX_MACRO_NODES:
+            raise _TooLarge
         args = {p: self.expr(a) for p, a in zip(m.params, e.args)}
         # The body sees the call's arguments, then the names of the enclosing template or loop.
         inner = _Rewriter(ex, {**self.values, **args}, self.depth + 1)
@@ -427,6 +467,37 @@ class _Rewriter:
                 and _same(effects, t.effects) and _same(costs, t.costs)):
             return t
         return s.Transition(src, t.dst, guard, sync, tuple(effects), costs, time, pos=t.pos)
+
+
+def _tree_size(root: s.Node, limit: int) -> int:
+    """The number of nodes of ``root`` read as a tree (a shared subtree counts at each use).
+
+    Substituted arguments are shared, so the expansion is a DAG much smaller than the tree later
+    stages walk; sizes are summed bottom-up over the DAG (no recursion), stopping past ``limit``.
+    """
+    sizes: dict[int, int] = {}
+    stack: list = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        kids = [c for f in type(node).__slots__ if f != "pos"
+                for c in _nodes(getattr(node, f))]
+        if ready:
+            total = 1 + sum(sizes[id(c)] for c in kids)
+            if total > limit:
+                return total
+            sizes[id(node)] = total
+        elif id(node) not in sizes:
+            stack.append((node, True))
+            stack.extend((c, False) for c in kids if id(c) not in sizes)
+    return sizes[id(root)]
+
+
+def _nodes(value: object) -> tuple:
+    if isinstance(value, s.Node):
+        return (value,)
+    if isinstance(value, tuple):
+        return tuple(v for v in value if isinstance(v, s.Node))
+    return ()
 
 
 def _same(a, b) -> bool:

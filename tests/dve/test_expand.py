@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from conftest import BEEM
 
 from dve import syntax as s
 from dve.consteval import eval_const, wrap32
 from dve.errors import ConfigurationError, DveSyntaxError, EvaluationError, ModelErrors
-from dve.expand import expand_model, instance_name
+from dve.expand import MAX_MACRO_NODES, expand_model, instance_name
 from dve.format import format_model
 from dve.loader import load_model, read_source
 from dve.parser import parse_model
@@ -215,3 +217,56 @@ def test_load_model_from_path_and_text(tmp_path):
     assert str(m.processes[0].pos).startswith(str(path))
     assert [p.name for p in load_model(text).processes] == ["P_1"]
     assert str(load_model(text, name="x.dve").processes[0].pos).startswith("x.dve:")
+
+
+# ---------------------------------------------------------------------------- macro size bound
+
+def _doubling(levels: int) -> str:
+    lines = ["byte x;", "expression m0(a) { a + a }"]
+    lines += [f"expression m{i}(a) {{ m{i - 1}(a) + m{i - 1}(a) }}" for i in range(1, levels + 1)]
+    lines += [f"process P {{ state s; init s; trans s -> s {{ guard m{levels}(x) > 0; }}; }}",
+              "system async;"]
+    return "\n".join(lines)
+
+
+def _leaves(e) -> int:
+    stack, n = [e], 0
+    while stack:
+        e = stack.pop()
+        if isinstance(e, s.Binary):
+            stack += [e.left, e.right]
+        else:
+            n += 1
+    return n
+
+
+def test_a_macro_just_under_the_size_bound_expands_fully():
+    # m_i expands into 2^(i+2) - 1 nodes: m14 is 65,535 (allowed), m15 131,071 (refused).
+    assert 2 ** 16 - 1 <= MAX_MACRO_NODES < 2 ** 17 - 1
+    m = expand_model(parse_model(_doubling(14)))
+    guard = m.processes[0].transitions[0].guard[0]
+    assert _leaves(guard.left) == 2 ** 15
+
+
+@pytest.mark.parametrize("levels", [15, 40])
+def test_a_doubling_macro_is_refused_quickly_at_its_use(levels):
+    t0 = time.perf_counter()
+    with pytest.raises(ModelErrors) as info:
+        expand_model(parse_model(_doubling(levels), "m.dve"))
+    assert time.perf_counter() - t0 < 5  # 20 levels took 80 s before the bound
+    (err,) = info.value.errors
+    assert err.code == "macro-too-large" and f"macro 'm{levels}'" in err.message
+    assert (err.pos.line, err.pos.column, err.pos.end_column) == (levels + 3, 51, 51 + len(f"m{levels}(x"))
+
+
+def test_nested_uses_that_double_their_argument_are_refused():
+    # d(a) = a + a shares its argument, so the work is small but the tree it stands for is not.
+    text = ("byte x; expression d(a) { a + a } process P { state s; init s; "
+            "trans s -> s { guard " + "d(" * 30 + "x" + ")" * 30 + " > 0; }; } system async;")
+    with pytest.raises(ModelErrors) as info:
+        expand_model(parse_model(text))
+    (err,) = info.value.errors
+    assert err.code == "macro-too-large" and err.pos.column == 85
+    small = text.replace("d(" * 30 + "x" + ")" * 30, "d(" * 10 + "x" + ")" * 10)
+    guard = expand_model(parse_model(small)).processes[0].transitions[0].guard[0]
+    assert _leaves(guard.left) == 2 ** 10
