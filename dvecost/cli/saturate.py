@@ -97,8 +97,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.spec:
         raise ConfigurationError("saturate needs a SPEC: a template name (dvecost saturate "
                                  "--list) or a scenario file")
+    # Output files are checked before the search, which may run for long, not after it.
+    for path in (args.csv, args.plot):
+        if path:
+            _check_writable(path)
     if args.plot:
-        _need_matplotlib()
+        _check_plot_format(args.plot)
     exit_code = 0
     try:
         result = saturate(args.spec, args.capacity, max_clients=args.max_clients,
@@ -203,9 +207,11 @@ def render_answer(result) -> str:
         lo, hi = result.bracket()
         so_far = (f"so far N={hi} reaches the capacity {cap}" if hi is not None else
                   f"so far no N evaluated reaches the capacity {cap}")
-        if hi is not None and lo is not None:
-            so_far += f" and N={lo} does not: the answer lies in {lo + 1}..{hi}"
-            so_far += " (if the load is monotone)" if hi - lo > 1 else ""
+        if hi is not None and lo is not None and hi - lo == 1:
+            so_far += f" and N={lo} does not: the answer is {hi}"
+        elif hi is not None and lo is not None:
+            so_far += (f" and N={lo} does not: the answer lies in {lo + 1}..{hi} (if the load "
+                       "is monotone)")
         elif hi is not None:
             so_far += f": the answer is at most {hi}"
         elif lo is not None:
@@ -342,6 +348,16 @@ def write_atomic(path: str, data: str | bytes | Callable[[str], None]) -> str:
     return str(path)
 
 
+def _check_writable(path: str) -> None:
+    folder = pathlib.Path(path).parent
+    if pathlib.Path(path).is_dir():
+        raise ConfigurationError(f"cannot write '{path}': it is a directory")
+    if not folder.is_dir():
+        raise ConfigurationError(f"cannot write '{path}': no folder '{folder}'")
+    if not os.access(folder, os.W_OK):
+        raise ConfigurationError(f"cannot write '{path}': the folder is not writable")
+
+
 # ---------------------------------------------------------------------------- plot
 
 def _need_matplotlib():
@@ -351,6 +367,18 @@ def _need_matplotlib():
         raise ConfigurationError("--plot needs matplotlib, which is not installed; install it "
                                  "with: pip install 'dvecost[plot]'") from None
     return matplotlib
+
+
+def _check_plot_format(path: str) -> None:
+    """The image format named by ``path``'s suffix must be one matplotlib writes."""
+    _need_matplotlib()
+    from matplotlib.figure import Figure
+
+    formats = Figure().canvas.get_supported_filetypes()
+    suffix = pathlib.Path(path).suffix.lstrip(".").lower()
+    if suffix not in formats:
+        raise ConfigurationError(f"cannot write a plot to '{path}': name it with one of the "
+                                 "suffixes " + ", ".join(f".{f}" for f in sorted(formats)))
 
 
 def build_figure(result):

@@ -153,10 +153,19 @@ def test_csv(capsys, tmp_path):
                                  "true"]
 
 
-def test_csv_into_a_missing_folder_exits_2(capsys, tmp_path):
-    code, out, err = run(capsys, "saturate", "paper-server", "--max-clients", "1", "--csv",
-                         tmp_path / "no" / "c.csv", "-q")
-    assert code == 2 and "cannot write" in err
+@pytest.mark.parametrize("option", ["--csv", "--plot"])
+def test_an_unwritable_file_is_refused_before_the_search(capsys, tmp_path, option):
+    if option == "--plot":
+        pytest.importorskip("matplotlib")
+    code, out, err = run(capsys, "saturate", "paper-server", option, tmp_path / "no" / "c.png")
+    assert code == 2 and out == "" and "cannot write" in err and "no folder" in err
+    assert "N = 1" not in err  # nothing was evaluated
+
+
+def test_a_plot_format_matplotlib_lacks_is_refused(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    code, out, err = run(capsys, "saturate", "paper-server", "--plot", tmp_path / "c.xyz")
+    assert code == 2 and out == "" and "name it with one of the suffixes" in err and ".png" in err
 
 
 def test_json_without_saturation(capsys):
@@ -343,3 +352,24 @@ def test_memory_limit_stops_with_the_curve_so_far(capsys):
     d = json.loads(out)
     assert (d["status"], d["partial"], d["saturating_clients"]) == ("limit", True, None)
     assert d["stopped"].startswith("N=1: memory limit") and d["curve"] == []
+
+
+@pytest.mark.parametrize("ns, words", [
+    ([1, 2, 4, 8], "so far N=8 reaches the capacity 1 and N=4 does not: the answer lies in 5..8 "
+                   "(if the load is monotone)"),
+    ([1, 2, 4, 8, 6], "so far N=6 reaches the capacity 1 and N=4 does not: the answer lies in "
+                      "5..6 (if the load is monotone)"),
+    ([1, 2, 4, 8, 6, 5], "so far N=6 reaches the capacity 1 and N=5 does not: the answer is 6"),
+    ([1, 2], "so far no N evaluated reaches the capacity 1: the answer, if any, is above 2"),
+])
+def test_a_partial_answer_says_where_the_answer_lies(ns, words):
+    from dvecost.cli.saturate import render_answer
+    from scenarios.saturation import SaturationPoint, SaturationResult
+
+    pts = tuple(SaturationPoint(n, F(min(n, 6), 6), n, 0.0, mix=(("u", n),)) for n in sorted(ns))
+    r = SaturationResult("demo", F(1), None, pts, True, (), 64, None, "server",
+                         stopped="N=7: interrupted by SIGINT", status="interrupted")
+    lines = render_answer(r).splitlines()
+    assert lines[0] == "no answer: the search stopped before its end; " + words
+    assert lines[1] == ("interrupted: N=7: interrupted by SIGINT; the curve above is what was "
+                        "found so far")
