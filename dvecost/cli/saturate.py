@@ -22,6 +22,7 @@ import io
 import json
 import os
 import pathlib
+import signal
 import sys
 import tempfile
 from fractions import Fraction
@@ -118,6 +119,9 @@ def run(args: argparse.Namespace) -> int:
         exit_code = getattr(exc, "exit_code", 130)
         print(f"dvecost: {result.stopped}; the curve found so far follows", file=sys.stderr,
               flush=True)
+    if args.timeout:
+        # The search is over: the --timeout clock must not cut the report of what it found.
+        signal.setitimer(signal.ITIMER_REAL, 0)
     if result.status == "limit" and result.saturating_clients is None:
         exit_code = 3
     files: dict[str, str] = {}
