@@ -424,4 +424,24 @@ def _translate(e: UnexpectedInput, source: Source) -> DveSyntaxError:
                               f"expected '}}' to close the '{{' at line {bl}, column {bc}, "
                               f"found {found}",
                               "add the missing '}'")
-    return DveSyntaxError(tok_pos, "syntax-error", f"expected {what}, found {found}")
+    return DveSyntaxError(tok_pos, "syntax-error", f"expected {what}, found {found}",
+                          _hint(tok, expected, ctx))
+
+
+#: The clauses of a transition, in the order the grammar takes them (``cost`` and ``time`` may
+#: come in either order, after the others).
+_CLAUSE_ORDER = ("guard", "sync", "effect", "cost", "time")
+
+
+def _hint(tok: lark.Token, expected: set[str], ctx: _Context) -> str | None:
+    """A likely fix for a plain syntax error: clauses out of order, C's ``!`` for ``not``."""
+    if tok.value == "!" and expected & _EXPR_START:
+        return "DVE writes logical negation as `not`, e.g. `not (x > 0)`"
+    if tok.value in _CLAUSE_ORDER and ctx.keyword in _CLAUSE_ORDER:
+        if tok.value == ctx.keyword:
+            join = {"guard": ": join the conditions with `and`",
+                    "effect": ": separate the assignments with `,`"}.get(tok.value, "")
+            return f"a transition has one '{tok.value}' clause{join}"
+        return (f"a transition's clauses come in the order guard, sync, effect, then cost and "
+                f"time: move '{tok.value}' before '{ctx.keyword}'")
+    return None
