@@ -173,6 +173,12 @@ def run(args: argparse.Namespace) -> int:
                               kind=kind, mode=mode, backend=args.backend)
     except AnalysisError as exc:
         if g.complete:
+            if args.json:   # the same shape as analyze's: status, error code, message
+                from ocm.errors import NoCycleError, ZeroTimeCycleError
+                code = ("zero-time-cycle" if isinstance(exc, ZeroTimeCycleError) else
+                        "no-cycle" if isinstance(exc, NoCycleError) else "no-answer")
+                emit_json("no-answer", error=code, message=str(exc), graph=args.graph,
+                          timings={"load": t_load})
             raise
         if args.json:
             emit_json("incomplete", graph=args.graph, complete=False, n_expanded=g.n_expanded,

@@ -215,3 +215,13 @@ def test_saved_graph_with_inconsistent_arrays_is_refused(model, tmp_path, capsys
     np.savez(tmp_path / "bad2.npz", **arrays)
     assert main(["cycle", str(tmp_path / "bad2.npz")]) == 2
     assert "9223372036854775809" in capsys.readouterr().err
+
+
+def test_cycle_json_without_an_answer_is_still_one_object(tmp_path, capsys):
+    p = tmp_path / "g.txt"
+    p.write_text("2 1\n0 1 1 1\n")
+    assert main(["cycle", str(p), "--json"]) == 3
+    cap = capsys.readouterr()
+    j = json.loads(cap.out)
+    assert j["status"] == "no-answer" and j["error"] == "no-cycle" and "timings" in j
+    assert "no cycle" in cap.err
