@@ -56,8 +56,10 @@ from .model import CompiledModel
 __all__ = [
     "StateGraph",
     "TraceStep",
+    "check_int_range",
     "decode_state",
     "load_graph",
+    "read_npz",
     "save_graph",
     "shortest_trace",
     "validate_graph",
