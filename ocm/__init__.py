@@ -121,6 +121,11 @@ def _as_int64(a: Any, name: str, xp: Any) -> Any:
     if a.ndim != 1:
         raise InputError(f"'{name}' must be one-dimensional, got shape {a.shape}")
     if a.dtype.kind in "iub":
+        # uint64 beyond 2**63 - 1 would wrap to a negative int64: refused, never cast.
+        if a.dtype.kind == "u" and a.dtype.itemsize == 8 and a.shape[0] and \
+                int(a.max()) > 2**63 - 1:
+            e = int(xp.flatnonzero(a > xp.uint64(2**63 - 1))[0])
+            raise InputError(f"'{name}'[{e}] = {int(a[e])} does not fit in int64")
         return a.astype(xp.int64, copy=False)
     if a.dtype.kind == "f":
         if a.shape[0] and not bool(xp.all(xp.isfinite(a) & (a == xp.floor(a)))):
@@ -159,6 +164,10 @@ def _validate(indptr, indices, cost, time, kind, mode, xp):
         raise InputError(f"'indices' must lie in 0..{n - 1}")
     if cost.shape[0] != m:
         raise InputError(f"'cost' has {cost.shape[0]} entries, expected one per edge ({m})")
+    if m and int(cost.min()) == -2**63:   # its negation (for the minimum) does not exist
+        e = int(xp.flatnonzero(cost == -2**63)[0])
+        raise InputError(f"'cost'[{e}] = -2**63 is out of range: costs must lie within "
+                         "±(2**63 - 1)")
     if time is not None:
         time = _as_int64(time, "time", xp)
         if time.shape[0] != m:
