@@ -260,6 +260,8 @@ class SaturationResult:
         See :class:`Plan`.
     witness : object or None
         The evaluator's witness for the answer's point (``None`` without an answer).
+    witness_seconds : float
+        Wall time of that second evaluation of the answer's point (0 without one).
     """
 
     spec: str
@@ -279,6 +281,7 @@ class SaturationResult:
     status: str = "ok"
     warnings: tuple[str, ...] = ()
     witness: Any = None
+    witness_seconds: float = 0.0
 
     @property
     def seconds(self) -> float:
@@ -552,7 +555,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
 
     def result(answer: int | None = None, *, status: str = "ok", stopped: str | None = None,
                note: str | None = None, bound: Fraction | None = None,
-               run: Any = None) -> SaturationResult:
+               run: Any = None, run_seconds: float = 0.0) -> SaturationResult:
         curve = tuple(points[n] for n in sorted(points))
         violations = tuple((a, b) for i, a in enumerate(curve) for b in curve[i + 1:]
                            if b.exact < a.exact)
@@ -562,7 +565,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             scenario=scenario, resource=first.resource,
             load_bound=bound if bound is not None else state["bound"], search=search,
             stopped=stopped, note=note, capacity_why=why, status=status, warnings=warnings,
-            witness=run)
+            witness=run, witness_seconds=run_seconds)
 
     top = family(max_clients)
     if (top.server is not None or top.composition == "async") and top.load_bound() < cap:
@@ -589,13 +592,13 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                     "worst client alone, the same for every N, so no N reaches the capacity"))
         else:
             answer = (_linear if search == "linear" else _bisect)(load, cap, max_clients)
-        run = None
+        run, t0 = None, _time.perf_counter()
         if answer is not None and witness:
             system = family(answer)
             state["current"] = answer
             tell(PointStarted(answer, mix_of(system), witness=True))
             run = evaluate(system.to_model(), resource=system.resource, witness=True).witness
-        return result(answer, run=run)
+        return result(answer, run=run, run_seconds=_time.perf_counter() - t0 if run else 0.0)
     except StateSpaceError as exc:  # a state or memory limit: the curve so far is the answer
         return result(answer, status="limit", stopped=f"N={state['current']}: {exc}")
     except (RunStopped, KeyboardInterrupt) as exc:

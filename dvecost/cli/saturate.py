@@ -279,7 +279,8 @@ def render_report(result, *, linear: bool = False) -> str:
 
 def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``--json`` object: ``status`` first, the result's fields, the witness, the files
-    written, ``timings`` and ``peak_memory_bytes`` last (the shape every command shares)."""
+    written, ``timings`` (``search``: the points' seconds; ``witness``: decoding the answer's
+    run) and ``peak_memory_bytes`` last (the shape every command shares)."""
     out = result.as_dict()
     seconds = out.pop("seconds")
     a = result.witness
@@ -290,7 +291,7 @@ def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
                           "cycle_time": sum(s.time for s in a.cycle),
                           "cycle": [s.as_dict() for s in a.cycle]}
     out.update(files or {})
-    out["timings"] = {"search": round(seconds, 6)}
+    out["timings"] = {"search": round(seconds, 6), "witness": round(result.witness_seconds, 6)}
     out["peak_memory_bytes"] = peak_memory_bytes()
     return out
 

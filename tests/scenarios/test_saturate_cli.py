@@ -119,7 +119,7 @@ def test_json(capsys):
     assert (d["curve"][0]["exact"], d["curve"][0]["value"]) == ("1/3", pytest.approx(1 / 3))
     assert d["timings"]["search"] == pytest.approx(sum(c["seconds"] for c in d["curve"]),
                                                    abs=1e-3)
-    assert d["peak_memory_bytes"] > 0
+    assert d["peak_memory_bytes"] > 0 and d["timings"]["witness"] > 0
     w = d["witness"]  # the critical cycle of N = 2, its mean the load 2/3
     assert w["clients"] == 2 and w["cycle_steps"] == len(w["cycle"])
     assert w["cycle_cost"] * 3 == w["cycle_steps"] * 2 == w["cycle_time"] * 2

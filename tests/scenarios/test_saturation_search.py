@@ -160,9 +160,10 @@ def test_the_witness_is_decoded_for_the_answer_only():
     ev = fake(lambda n: F(n, 5))
     r = saturate(family, evaluate=ev)
     assert ev.calls == [1, 2, 4, 8, 6, 5] and ev.witnessed == [5]
-    assert r.witness == ("run", 5)
+    assert r.witness == ("run", 5) and r.witness_seconds > 0
     ev = fake(lambda n: F(n, 5))
-    assert saturate(family, evaluate=ev, witness=False).witness is None and ev.witnessed == []
+    r = saturate(family, evaluate=ev, witness=False)
+    assert r.witness is None and r.witness_seconds == 0 and ev.witnessed == []
     ev = fake(lambda n: F(n, 100))
     r = saturate(family, max_clients=4, evaluate=ev)  # no answer, nothing to decode
     assert r.saturating_clients is None and r.witness is None and ev.witnessed == []
