@@ -6,8 +6,8 @@ printed step from the printed initial state:
 
 - each move names a transition of the model (process, ``from -> to``, source line) whose
   process is in ``from`` in the state before, whose guard holds there, and whose sync fits the
-  step's kind (one process alone, a rendezvous pair, every process in ``system sync``, a
-  property move paired with a system step);
+  step's kind (one process alone, a rendezvous pair, every process in ``system sync`` with
+  every sync label ignored, a property move paired with a system step);
 - running the moves' effects (and channel operations) on the state before gives exactly the
   printed state after, and the printed ``changed`` entries are the differences;
 - a step printed as going to the error state faults when replayed, and only then;
@@ -217,7 +217,8 @@ class Replayer:
         return local if local in self.chans else sync.channel
 
     def _buffered(self, t: S.Transition, owner: str) -> bool:
-        if t.sync is None:
+        # In system sync every sync label is ignored: no values pass, no queue changes.
+        if t.sync is None or self.kind == "sync":
             return False
         types, size = self.chans[self._chan(t, owner)]
         return types is not None and size > 0

@@ -183,7 +183,8 @@ def test_no_cycle_traces_are_runs_of_the_model(text, end):
 @st.composite
 def small_models(draw):
     """Two or three processes over one shared byte and one local byte each, with guards,
-    effects, costs and times drawn from a small grammar; async or sync."""
+    rendezvous (``c``) and buffered (``q``) syncs passing values, effects, costs and times
+    drawn from a small grammar; async or sync (where rendezvous labels are ignored)."""
     system = draw(st.sampled_from(["async", "sync"]))
     atoms = st.sampled_from(["g", "k", "1", "2", "3"])
 
@@ -201,6 +202,9 @@ def small_models(draw):
             parts = []
             if draw(st.booleans()):
                 parts.append(f"guard {expr()} {draw(st.sampled_from(['<', '>', '!=']))} 2;")
+            sync = draw(st.sampled_from([None, None, "c!", "c?", "q!", "q?"]))
+            if sync is not None:
+                parts.append(f"sync {sync}{expr() + ' % 4' if sync[1] == '!' else 'k'};")
             if draw(st.booleans()):
                 var = draw(st.sampled_from(["g", "k"]))
                 parts.append(f"effect {var} = {expr()} % 4;")
@@ -210,7 +214,8 @@ def small_models(draw):
         states = ", ".join(f"s{i}" for i in range(n_states))
         procs.append(f"process P{p} {{ byte k; state {states}; init s0; trans "
                      + ", ".join(trans) + "; }")
-    return "byte g;\n" + "\n".join(procs) + f"\nsystem {system};\n"
+    return ("byte g; channel c; channel {byte} q[2];\n" + "\n".join(procs)
+            + f"\nsystem {system};\n")
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
