@@ -97,13 +97,15 @@ def render_steps(steps: Sequence[Step], *, start: int = 1, indent: str = "  ") -
         changes = _format_changes(step.changed)
         if step.error:
             changes = ("-> ERROR STATE" + (f"; {changes}" if changes else ""))
+        # A step into the error state faulted: it has no cost or time to show.
+        cost, time = ("-", "-") if step.error else (str(step.cost), str(step.time))
         if not moves:
-            rows.append((str(k), "?", "?", "", str(step.cost), str(step.time), changes))
+            rows.append((str(k), "?", "?", "", cost, time, changes))
             continue
         for i, m in enumerate(moves):
             first = i == 0
             rows.append((str(k) if first else "", m.process, m.transition, m.sync or "",
-                         str(step.cost) if first else "", str(step.time) if first else "",
+                         cost if first else "", time if first else "",
                          changes if first else ""))
     widths = [max(len(header[c]), *(len(r[c]) for r in rows)) if rows else len(header[c])
               for c in range(len(header))]
@@ -165,29 +167,8 @@ def render_text(a: Analysis, *, trace: bool = False, peak_memory: int | None = N
     out = _summary_lines(a)
     out.append(_value_line(a))
     out.append("")
-    if not a.witness:
-        out.append("critical cycle: not decoded (value only)")
-        out.append("")
-        out.append(_timings_line(a, peak_memory))
-        return "\n".join(out)
-    n = len(a.cycle)
-    c_cost = sum(s.cost for s in a.cycle)
-    c_time = sum(s.time for s in a.cycle)
-    start = a.cycle[0].source if a.cycle else 0
-    where = "the initial state" if start == 0 else \
-        f"reached in {len(a.prefix)} step{'s' * (len(a.prefix) != 1)}"
-    out.append(f"critical cycle: {n} step{'s' * (n != 1)}, cost {c_cost}, time {c_time}, "
-               f"from state {start} ({where})")
-    out.extend(render_steps(a.cycle))
-    if trace:
-        out.append("")
-        out.append(_initial_line(a))
-        if a.prefix:
-            out.extend(_run_block(f"run from the initial state to state {start}", a.prefix))
-        else:
-            out.append("the cycle starts in the initial state")
-    elif a.prefix:
-        out.append(f"  (--trace shows the {len(a.prefix)}-step run that reaches it)")
+    out.extend(_cycle_block(a, trace) if a.witness
+               else ["critical cycle: not decoded (value only)"])
     for w in a.warnings:
         out.append("")
         out.append(f"warning: {w}")
@@ -198,6 +179,28 @@ def render_text(a: Analysis, *, trace: bool = False, peak_memory: int | None = N
     out.append("")
     out.append(_timings_line(a, peak_memory))
     return "\n".join(out)
+
+
+def _cycle_block(a: Analysis, trace: bool) -> list[str]:
+    """The critical cycle as a table, with the run reaching it (``trace``) or a hint."""
+    n = len(a.cycle)
+    c_cost = sum(s.cost for s in a.cycle)
+    c_time = sum(s.time for s in a.cycle)
+    start = a.cycle[0].source if a.cycle else 0
+    where = "the initial state" if start == 0 else \
+        f"reached in {len(a.prefix)} step{'s' * (len(a.prefix) != 1)}"
+    out = [f"critical cycle: {n} step{'s' * (n != 1)}, cost {c_cost}, time {c_time}, "
+           f"from state {start} ({where})", *render_steps(a.cycle)]
+    if trace:
+        out.append("")
+        out.append(_initial_line(a))
+        if a.prefix:
+            out.extend(_run_block(f"run from the initial state to state {start}", a.prefix))
+        else:
+            out.append("the cycle starts in the initial state")
+    elif a.prefix:
+        out.append(f"  (--trace shows the {len(a.prefix)}-step run that reaches it)")
+    return out
 
 
 def _timings_line(a: Analysis, peak_memory: int | None = None) -> str:

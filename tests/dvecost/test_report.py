@@ -152,3 +152,16 @@ def test_analysis_is_frozen():
     a = demo()
     with pytest.raises(Exception):
         a.value = Fraction(1)  # type: ignore[misc]
+
+
+def test_value_only_report_keeps_the_warnings_without_runs():
+    from dvecost import analyze
+    from dvecost.examples import example_path
+
+    text = render_text(analyze(example_path("deadlock"), backend="cpu", witness=False),
+                       peak_memory=3 * 2**20)
+    lines = text.splitlines()
+    assert "critical cycle: not decoded (value only)" in lines
+    assert "warning: 1 deadlock state: runs that reach one stop there and lie on no cycle" in lines
+    assert "shortest run" not in text and "->" not in text
+    assert lines[-1].endswith("; peak memory 3.0 MiB")
