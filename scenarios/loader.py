@@ -26,18 +26,29 @@ from __future__ import annotations
 
 import linecache
 import pathlib
+import sys
 import traceback
+from contextlib import redirect_stdout
 from types import TracebackType
 from typing import Any, Callable, Mapping
 
-from dve.errors import ConfigurationError, DvecostError, ModelError, Source, SourcePos
+from dve.errors import ConfigurationError, DvecostError, ModelError, RunStopped, Source, SourcePos
 
 from .dsl import Scenario, Server, System
 
-__all__ = ["load_spec", "as_family", "SCENARIO_ERROR"]
+__all__ = ["load_spec", "as_family", "SCENARIO_ERROR", "MAX_CLIENTS"]
 
 #: The diagnostic code of every problem found while loading or running a scenario file.
 SCENARIO_ERROR = "scenario-error"
+
+#: The most clients a family is asked for: far beyond what can be explored (a server serves at
+#: most 255), and small enough that building the system cannot hang (10^20 did).
+MAX_CLIENTS = 10_000
+
+# What user code may raise and still be reported as its error: everything but the stops that
+# belong to the run (Ctrl-C, a signal, the --timeout clock). `sys.exit()` in a scenario file is
+# an error of the file, not the end of dvecost.
+_PASS_THROUGH = (KeyboardInterrupt, RunStopped)
 
 
 def load_spec(path: str | pathlib.Path) -> Callable[[int], System]:
@@ -96,8 +107,12 @@ def load_spec(path: str | pathlib.Path) -> Callable[[int], System]:
     # even if it changes on disk afterwards.
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     try:
-        exec(code, namespace)
-    except Exception as exc:  # noqa: BLE001 - any failure of user code is reported, positioned
+        # The file's print() goes to stderr: it must not mix with a model written on stdout.
+        with redirect_stdout(sys.stderr):
+            exec(code, namespace)
+    except _PASS_THROUGH:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - any failure of user code is reported
         raise _positioned(exc, source, filename, "while running the file") from exc
     fn = namespace.get("system")
     if not callable(fn):
@@ -127,11 +142,20 @@ def as_family(fn: Callable[[int], Any], name: str, *, namespace: Mapping[str, An
     ns = namespace or {}
 
     def family(n: int) -> System:
+        if not isinstance(n, int) or not 0 <= n <= MAX_CLIENTS:
+            raise ConfigurationError(f"{name}: cannot build a system of {n} clients "
+                                     f"(at most {MAX_CLIENTS:,})")
         try:
-            out = fn(n)
-        except Exception as exc:  # noqa: BLE001 - user code: report it where it happened
+            with redirect_stdout(sys.stderr):
+                out = fn(n)
+        except _PASS_THROUGH:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - user code: report it where it happened
             if source is None or filename is None:
-                raise
+                if isinstance(exc, Exception):
+                    raise
+                raise ConfigurationError(f"{name}: system({n}) raised "
+                                         f"{type(exc).__name__}: {exc}") from exc
             raise _positioned(exc, source, filename, f"in system({n})") from exc
         try:
             return _as_system(out, ns, name)
@@ -194,12 +218,15 @@ def _positioned(exc: BaseException, source: Source, filename: str, when: str) ->
         pos = _line_pos(source, frame.lineno or 1,
                         None if col is None else col + 1,
                         None if end is None or not same_line else end + 1)
+    hint = "run with --debug to see the Python traceback"
     if isinstance(exc, (DvecostError,)):
         detail = str(exc.message if isinstance(exc, ModelError) else exc)
+    elif isinstance(exc, SystemExit):
+        detail = f"the file called exit({exc.code!r})"
+        hint = "a scenario file defines system(n) and returns; it must not exit"
     else:
         detail = f"{type(exc).__name__}: {exc}"
-    return ModelError(pos, SCENARIO_ERROR, f"{when}: {detail}",
-                      hint="run with --debug to see the Python traceback")
+    return ModelError(pos, SCENARIO_ERROR, f"{when}: {detail}", hint=hint)
 
 
 def _innermost_user_frame(tb: TracebackType | None, filename: str):

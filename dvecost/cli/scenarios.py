@@ -45,10 +45,12 @@ def render_spec(spec: str, n: int, scenario: str | None = None) -> str:
     // dvecost scenarios render paper-server 1
     """
     import dve
+    from scenarios.loader import MAX_CLIENTS
     from scenarios.saturation import one_scenario, resolve_spec
 
-    if n < 1:
-        raise ConfigurationError(f"N must be at least 1, got {n}")
+    if not 1 <= n <= MAX_CLIENTS:
+        # Checked before anything is built: sharing 10^20 clients out among scenarios hung.
+        raise ConfigurationError(f"N must be between 1 and {MAX_CLIENTS:,}, got {n:,}")
     name, family = resolve_spec(spec)
     if scenario is not None:
         family = one_scenario(family, scenario, max(n, 64))
