@@ -225,3 +225,17 @@ def test_cycle_json_without_an_answer_is_still_one_object(tmp_path, capsys):
     j = json.loads(cap.out)
     assert j["status"] == "no-answer" and j["error"] == "no-cycle" and "timings" in j
     assert "no cycle" in cap.err
+
+
+def test_cycle_max_memory_refuses_a_graph_that_would_not_fit(tmp_path, capsys):
+    # 200 000 vertices in one cycle: the engine needs tens of MiB beyond what is loaded.
+    n = 200_000
+    p = _npz(tmp_path / "ring.npz", indptr=np.arange(n + 1), indices=(np.arange(n) + 1) % n,
+             cost=np.ones(n, np.int64), time=np.ones(n, np.int64))
+    assert main(["cycle", p, "--max-memory", "80M", "--json"]) == 3
+    cap = capsys.readouterr()
+    j = json.loads(cap.out)
+    assert j["status"] == "limit" and j["limit"] == {"name": "--max-memory", "value": "80M"}
+    assert "--max-memory 80M reached" in cap.err and "200,000 vertices" in cap.err
+    assert main(["cycle", p, "--max-memory", "2G", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["exact"] == "1"
