@@ -316,10 +316,6 @@ class _Explorer:
         fin = 16 * n + largest + 8 * n
         return current_rss() + max(self.chunk_peak, est_chunk) + grow + max(merge, fin)
 
-    def _memory(self) -> int:
-        pend = sum(k.nbytes + x.nbytes for k, x in self.pending)
-        return self.bytes_out + self.visited.nbytes + pend
-
     def _take_pending(self, k: int):
         """The next ``k`` discovered states to expand: their keys and state matrix."""
         parts, got = [], 0
