@@ -58,7 +58,8 @@ EXAMPLES = ROOT / "dvecost" / "examples"
 
 #: Category -> weight in a campaign (how often it is drawn).
 WEIGHTS = {"beem-mutant": 30, "model": 30, "model-big": 10, "model-mutant": 10,
-           "graph-text": 8, "graph-npz": 6, "graph-bad": 5, "stress": 1}
+           "graph-text": 8, "graph-npz": 6, "graph-bad": 5, "limits": 4, "stress": 1,
+           "signal": 0.3}
 #: Largest reachable graph the model oracle builds (Karp is O(V * E) in Python).
 ORACLE_STATES = 250
 #: ``--max-states`` given to explore/analyze of mutated models.
@@ -67,7 +68,7 @@ MAX_STATES = 3000
 MEMORY_HEADROOM = 3 << 30
 
 FAILURE_CLASSES = ("traceback", "exit-code", "hang", "warning", "position", "wrong-value",
-                   "wrong-outcome", "refused-valid", "wrong-count")
+                   "wrong-outcome", "refused-valid", "wrong-count", "stop-report", "lost-file")
 
 
 class Hang(BaseException):
@@ -299,6 +300,60 @@ def _bad_graph_case(rng, seed):
     return G.Case("graph-bad", seed, {"graph.npz": G.bad_npz(rng)}, argv, hazard=True)
 
 
+#: BEEM models large enough that a limit or a signal meets them mid-run (and small enough to
+#: parse quickly).
+BIG_BEEM = ("anderson.6.dve", "bakery.7.dve", "elevator2.3.dve", "peterson.5.dve",
+            "lamport.7.dve", "msmie.4.dve", "brp.5.dve", "at.6.dve")
+SIZES = ["1K", "1M", "16M", "64M", "100M", "1G", "0", "-1", "1.5G", "10X", "1T", "512m", "4G",
+         "999999999999999999999G", "1e3", ""]
+
+
+def _limits_case(rng, seed):
+    """An unmutated BEEM model under ``--max-states`` / ``--max-memory`` / ``--save``."""
+    models = beem_models()
+    if not models:
+        return _model_mutant_case(rng, seed)
+    path = rng.choice(models)
+    cmd = rng.choice(["explore", "explore", "analyze"])
+    argv = [cmd, "{file}"]
+    r = rng.random()
+    if r < 0.5:
+        argv += ["--max-states", str(rng.choice([0, -3, 1, 2, 10, 100, 1000, 5000, 20000,
+                                                 rng.randint(1, 30000)]))]
+    elif r < 0.8:
+        argv += ["--max-memory", rng.choice(SIZES), "--max-states", "30000"]
+    else:
+        argv += ["--max-states", "20000"]
+        if cmd == "explore":
+            argv += ["--save", rng.choice(["{dir}/g.npz", "{dir}/g", "{dir}", "{dir}/no/g.npz",
+                                           "/nonexistent/d/g.npz", "{dir}/g.npz"])]
+    if rng.random() < 0.3:
+        argv.append("--json")
+    text = path.read_text()
+    case = G.Case("limits", seed, {"model.dve": text}, argv, hazard=True, note=path.name)
+    if not re.search(r"\bcost\b", text):
+        case.expect = ("value", Fraction(0))
+    return case
+
+
+def _signal_case(rng, seed):
+    """A large exploration stopped by SIGINT or SIGTERM (always run as a subprocess)."""
+    models = [p for p in beem_models() if p.name in BIG_BEEM]
+    if not models:
+        return _model_mutant_case(rng, seed)
+    path = rng.choice(models)
+    sig = rng.choice([signal.SIGINT, signal.SIGTERM])
+    argv = [rng.choice(["explore", "analyze"]), "{file}"]
+    if argv[0] == "explore" and rng.random() < 0.6:
+        argv += ["--save", "{dir}/g.npz"]
+    if rng.random() < 0.3:
+        argv.append("--json")
+    case = G.Case("signal", seed, {"model.dve": path.read_text()}, argv, hazard=True,
+                  note=f"{path.name} {sig.name}")
+    case.extra["signal"] = (int(sig), rng.uniform(1.5, 4.0))
+    return case
+
+
 STRESS_EXPECT = {
     "cost-1e15": ("value", Fraction(10**15)),
     "cost-cube": ("value", Fraction(32767**3)),
@@ -335,6 +390,8 @@ MAKERS = {
     "graph-npz": lambda rng, seed: _graph_case(rng, seed, True),
     "graph-bad": _bad_graph_case,
     "stress": _stress_case,
+    "limits": _limits_case,
+    "signal": _signal_case,
 }
 
 
@@ -350,7 +407,10 @@ def write_files(case: G.Case, folder: pathlib.Path) -> list[str]:
             with open(p, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
                 fh.write(data)
         first = first or str(p)
-    return [a.replace("{file}", first) for a in case.argv]
+    for stale in ("g.npz", "g"):  # outputs of an earlier case
+        if (folder / stale).is_file():
+            (folder / stale).unlink()
+    return [a.replace("{file}", first).replace("{dir}", str(folder)) for a in case.argv]
 
 
 def _vm_size() -> int:
@@ -408,25 +468,37 @@ def run_in_process(argv: list[str], bound: float) -> Outcome:
     return Outcome(rc, out.getvalue(), err.getvalue(), seconds, hang, shown)
 
 
-def run_subprocess(argv: list[str], bound: float) -> Outcome:
-    """``python -m dvecost ARGV`` in a child process (address space capped, hard timeout)."""
+def run_subprocess(argv: list[str], bound: float, send: tuple | None = None) -> Outcome:
+    """``python -m dvecost ARGV`` in a child process (address space capped, hard timeout);
+    ``send = (signum, delay)`` sends that signal ``delay`` seconds after the start."""
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
     env = dict(os.environ, NO_COLOR="1", PYTHONWARNINGS="default")
     t0 = time.perf_counter()
-    try:
-        p = subprocess.run([sys.executable, "-m", "dvecost", *argv], capture_output=True,
-                           text=True, errors="replace", timeout=bound + 2.0, env=env,
-                           preexec_fn=cap, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as exc:
-        def text(b):
-            return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
-        return Outcome(None, text(exc.stdout), text(exc.stderr), time.perf_counter() - t0,
-                       hang=True, how="subprocess")
-    seconds = time.perf_counter() - t0
-    warn = [ln for ln in p.stderr.splitlines() if re.search(r"\w+Warning: ", ln)]
-    return Outcome(p.returncode, p.stdout, p.stderr, seconds, False, warn, how="subprocess")
+    with tempfile.TemporaryFile("w+b") as fo, tempfile.TemporaryFile("w+b") as fe:
+        p = subprocess.Popen([sys.executable, "-m", "dvecost", *argv], stdout=fo, stderr=fe,
+                             env=env, preexec_fn=cap, stdin=subprocess.DEVNULL)
+        hang = False
+        try:
+            if send is not None:
+                try:
+                    p.wait(timeout=send[1])
+                except subprocess.TimeoutExpired:
+                    p.send_signal(send[0])
+            p.wait(timeout=bound + 2.0)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            hang = True
+        seconds = time.perf_counter() - t0
+        fo.seek(0)
+        fe.seek(0)
+        out = fo.read().decode(errors="replace")
+        err = fe.read().decode(errors="replace")
+    warn = [ln for ln in err.splitlines() if re.search(r"\w+Warning: ", ln)]
+    return Outcome(None if hang else p.returncode, out, err, seconds, hang, warn,
+                   how="subprocess" + (f" + signal {send[0]} at {send[1]:.1f} s" if send else ""))
 
 
 # ------------------------------------------------------------------------------------ judging
@@ -452,7 +524,8 @@ def position_errors(text: str, path: str, output: str) -> list[str]:
     return bad
 
 
-_TEXT_VALUE = re.compile(r"cycle (?:mean|ratio)(?: of '[^']*')?:? =? ?(-?\d+(?:/\d+)?) = ")
+_TEXT_VALUE = re.compile(r"cycle (?:mean|ratio)(?: of '[^']*')?:? =? ?(-?\d+(?:/\d+)?)"
+                         r"(?: = | \()")
 
 
 def printed_value(out: str):
@@ -484,7 +557,10 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
                if re.match(r"\w+(\.\w+)*(Error|Exception|Exit|Interrupt|Warning)\b", ln)]
         tail = exc[-1:] or [ln for ln in both.splitlines() if ln.strip()][-3:]
         bad.append(("traceback", " | ".join(tail)[:300]))
-    if oc.rc not in (0, 2, 3):
+    allowed = (0, 2, 3)
+    if "signal" in case.extra:
+        allowed += (128 + case.extra["signal"][0],)
+    if oc.rc not in allowed:
         bad.append(("exit-code", f"exit code {oc.rc}"))
     elif "[harness] SystemExit" in oc.err:
         bad.append(("exit-code", "SystemExit escaped dvecost.cli.main (it must return)"))
@@ -497,6 +573,8 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
         bad.append(("position", msg))
     if bad:
         return bad
+    if case.category in ("limits", "signal"):
+        bad += _judge_stop(case, oc)
     exp = case.expect
     if case.extra.get("must_refuse") and oc.rc != 2:
         bad.append(("wrong-outcome", f"invalid input accepted: exit {oc.rc}, expected 2"))
@@ -526,10 +604,35 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
     return bad
 
 
+def _judge_stop(case, oc) -> list[tuple[str, str]]:
+    """A run stopped by a limit or a signal says so with the counts found so far, and a graph
+    file it leaves behind is complete (written atomically)."""
+    bad = []
+    if oc.rc in (130, 143) or (oc.rc == 3 and case.argv[0] == "explore"):
+        if "so far" not in oc.err and "so far" not in oc.out:
+            bad.append(("stop-report", f"exit {oc.rc} without the counts found so far: "
+                        + (oc.err.strip().splitlines() or ["(no message)"])[-1][:200]))
+    saved = case.extra.get("saved")
+    if saved and saved.is_file():
+        import numpy as np
+        try:
+            with np.load(saved, allow_pickle=False) as z:
+                for k in z.files:
+                    z[k]
+        except Exception as exc:  # noqa: BLE001 - any failure to read back is the finding
+            bad.append(("lost-file", f"{saved.name} left unreadable: {exc}"[:200]))
+    return bad
+
+
 def run_case(case: G.Case, folder: pathlib.Path, bound: float, subprocess_: bool = False):
     """Write, run and judge one case; returns ``(outcome, [Failure])``."""
     argv = write_files(case, folder)
-    oc = run_subprocess(argv, bound) if subprocess_ else run_in_process(argv, bound)
+    if "--save" in argv:
+        case.extra["saved"] = pathlib.Path(argv[argv.index("--save") + 1])
+    if "signal" in case.extra:
+        oc = run_subprocess(argv, bound, case.extra["signal"])
+    else:
+        oc = run_subprocess(argv, bound) if subprocess_ else run_in_process(argv, bound)
     path = str(folder / next(iter(case.files)))
     return oc, [Failure(k, m, case, oc) for k, m in judge(case, oc, path)]
 
@@ -567,20 +670,23 @@ class Stats:
             self.examples.setdefault((case.category, f.klass), f)
 
     def table(self) -> str:
-        rows = ["| category | cases | exit 0 | exit 2 | exit 3 | values checked | failures |",
-                "|---|---:|---:|---:|---:|---:|---|"]
+        rows = ["| category | cases | exit 0 | exit 2 | exit 3 | other exits | values checked "
+                "| failures |", "|---|---:|---:|---:|---:|---|---:|---|"]
         for c in WEIGHTS:
             if not self.cases[c]:
                 continue
             fails = ", ".join(f"{k} {n}" for (cc, k), n in sorted(self.failures.items())
                               if cc == c) or "none"
+            other = ", ".join(f"{r}: {n}" for (cc, r), n in sorted(
+                self.exits.items(), key=lambda x: str(x[0][1])) if cc == c and r not in (0, 2, 3))
             rows.append(f"| {c} | {self.cases[c]} | {self.exits[(c, 0)]} | "
-                        f"{self.exits[(c, 2)]} | {self.exits[(c, 3)]} | {self.valued[c]} | "
-                        f"{fails} |")
+                        f"{self.exits[(c, 2)]} | {self.exits[(c, 3)]} | {other or '-'} | "
+                        f"{self.valued[c]} | {fails} |")
         total = sum(self.cases.values())
         rows.append(f"| all | {total} | {sum(v for (c, r), v in self.exits.items() if r == 0)} | "
                     f"{sum(v for (c, r), v in self.exits.items() if r == 2)} | "
                     f"{sum(v for (c, r), v in self.exits.items() if r == 3)} | "
+                    f"{sum(v for (c, r), v in self.exits.items() if r not in (0, 2, 3))} | "
                     f"{sum(self.valued.values())} | {sum(self.failures.values())} |")
         return "\n".join(rows)
 
@@ -598,7 +704,7 @@ def campaign(case_seeds, bound: float = 20.0, subprocess_every: int = 0, deadlin
             case = make_case(seed)
             sub = bool(subprocess_every) and i % subprocess_every == 0
             oc, fails = run_case(case, folder, bound, sub)
-            stats.subprocess_cases += sub
+            stats.subprocess_cases += sub or "signal" in case.extra
             stats.add(case, oc, fails)
             if fails and on_failure:
                 for f in fails:

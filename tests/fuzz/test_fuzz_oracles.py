@@ -173,6 +173,7 @@ def test_value_rules():
         == {"wrong-outcome"}
     assert H.printed_value("maximal cycle mean: -3 = -3 (certified)\n")[:2] == (Fraction(-3),
                                                                               True)
+    assert H.printed_value("maximal cycle mean of 'cost' = 0 (certified)\n")[:2] == (0, True)
 
 
 def test_a_hang_is_caught_in_process(monkeypatch):
