@@ -27,7 +27,8 @@ __all__ = ["evaluator", "system_load", "saturate"]
 
 
 def evaluator(*, backend: str = "auto", max_states: int | None = None,
-              max_memory: int | None = None) -> Evaluator:
+              max_memory: int | None = None,
+              phases: Callable[[str, str], None] | None = None) -> Evaluator:
     """``evaluate(model, *, resource, witness) -> Evaluation`` built on :func:`dvecost.analyze`.
 
     Parameters
@@ -38,6 +39,9 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
         Per-model limits on the state graph (states; bytes); a model beyond them raises
         :class:`~dve.errors.StateLimitExceeded` / :class:`~dve.errors.MemoryLimitExceeded`,
         which ends the search with ``status='limit'``.
+    phases : callable, optional
+        ``phases(phase, message)`` hears what each analysis is doing as it goes (phases of
+        :data:`dvecost.analysis.PHASES`; during exploration, the states found so far).
 
     Returns
     -------
@@ -57,12 +61,15 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
 
     from .analysis import analyze
 
+    report = None if phases is None else (lambda phase, done, total, message:
+                                          phases(phase, message))
+
     def evaluate(model, *, resource: str, witness: bool = False) -> Evaluation:
         # A model built in Python gets the static checks a parsed one gets in dve.load_model
         # (a generated model that fails them is a bug of the generator, reported as such).
         check_model(model)
         a = analyze(model, cost=resource, backend=backend, max_states=max_states,
-                    max_memory=max_memory, witness=witness)
+                    max_memory=max_memory, witness=witness, progress=report)
         return Evaluation(Fraction(a.value), int(a.n_states), bool(a.certified),
                           a if witness else None)
 
@@ -86,11 +93,12 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
              backend: str = "auto", max_states: int | None = None,
              max_memory: int | None = None, max_clients: int = DEFAULT_MAX_CLIENTS,
              scenario: str | None = None, search: str = "bisect", witness: bool = True,
-             progress: Callable[[object], None] | None = None) -> SaturationResult:
+             progress: Callable[[object], None] | None = None,
+             phases: Callable[[str, str], None] | None = None) -> SaturationResult:
     """:func:`scenarios.saturate` with :func:`evaluator` (``backend``, ``max_states``,
-    ``max_memory``) as the evaluator; the other parameters are that function's."""
+    ``max_memory``, ``phases``) as the evaluator; the other parameters are that function's."""
     return _search(spec, capacity,
                    evaluate=evaluator(backend=backend, max_states=max_states,
-                                      max_memory=max_memory),
+                                      max_memory=max_memory, phases=phases),
                    max_clients=max_clients, scenario=scenario, search=search, witness=witness,
                    progress=progress)

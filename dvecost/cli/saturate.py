@@ -105,20 +105,22 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         _check_plot_format(args.plot)
     exit_code = 0
+    show = progress_printer(sys.stderr, quiet=args.quiet, live=_is_terminal(sys.stderr))
     try:
         result = saturate(args.spec, args.capacity, max_clients=args.max_clients,
                           scenario=args.scenario, backend=args.backend,
                           max_states=args.max_states, max_memory=args.max_memory,
                           search="linear" if args.linear else "bisect",
-                          witness=not args.no_witness,
-                          progress=progress_printer(sys.stderr, quiet=args.quiet))
+                          witness=not args.no_witness, progress=show, phases=show.phase)
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)
+        show.clear()
         if not isinstance(result, SaturationResult):
             raise  # stopped before the search began: nothing to show
         exit_code = getattr(exc, "exit_code", 130)
         print(f"dvecost: {result.stopped}; the curve found so far follows", file=sys.stderr,
               flush=True)
+    show.clear()
     if args.timeout:
         # The search is over: the --timeout clock must not cut the report of what it found.
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -353,6 +355,11 @@ def write_atomic(path: str, data: str | bytes | Callable[[str], None]) -> str:
     return str(path)
 
 
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def _check_writable(path: str) -> None:
     folder = pathlib.Path(path).parent
     if pathlib.Path(path).is_dir():
@@ -431,9 +438,15 @@ def write_plot(result, path: str) -> str:
 
 # ---------------------------------------------------------------------------- progress
 
-def progress_printer(stream: TextIO, *, quiet: bool = False) -> Callable[[object], None]:
+def progress_printer(stream: TextIO, *, quiet: bool = False,
+                     live: bool = False) -> Callable[[object], None]:
     """The search's ``progress``: on ``stream``, the warnings of the plan (always), and unless
     ``quiet`` one line when a number of clients starts and one when it is done.
+
+    With ``live`` (a terminal), ``show.phase(phase, message)`` also shows what the analysis of
+    the current point is doing on a line of its own, rewritten in place and wiped before the
+    next line (so a terminal ends up showing the same lines as a file). ``show.clear()`` wipes
+    it before something else is printed.
 
     >>> import io
     >>> from scenarios.saturation import PointStarted, SaturationPoint
@@ -446,20 +459,38 @@ def progress_printer(stream: TextIO, *, quiet: bool = False) -> Callable[[object
     """
     from scenarios.saturation import Plan, PointStarted, SaturationPoint, mix_text
 
+    showing = [False]   # whether a live line is on the terminal now
+
+    def clear() -> None:
+        if showing[0]:
+            stream.write("\r\x1b[K")
+            stream.flush()
+            showing[0] = False
+
+    def line(text: str) -> None:
+        clear()
+        print(text, file=stream, flush=True)
+
     def show(event: object) -> None:
         if isinstance(event, Plan):
             for w in event.warnings:
-                print(f"warning: {w}", file=stream, flush=True)
+                line(f"warning: {w}")
             return
         if quiet:
             return
         if isinstance(event, PointStarted):
             what = "decoding the critical cycle" if event.witness else "exploring"
-            print(f"N = {event.clients} ({mix_text(event.mix)}): {what} ...", file=stream,
-                  flush=True)
+            line(f"N = {event.clients} ({mix_text(event.mix)}): {what} ...")
         elif isinstance(event, SaturationPoint):
-            print(f"N = {event.clients} ({mix_text(event.mix)}): load {_frac(event.exact)} "
-                  f"({event.value:.4f}), {event.n_states:,} states, {event.seconds:.2f} s",
-                  file=stream, flush=True)
+            line(f"N = {event.clients} ({mix_text(event.mix)}): load {_frac(event.exact)} "
+                 f"({event.value:.4f}), {event.n_states:,} states, {event.seconds:.2f} s")
 
+    def phase(name: str, message: str) -> None:
+        if live and not quiet:
+            stream.write(f"\r\x1b[K  {name}: {message}")
+            stream.flush()
+            showing[0] = True
+
+    show.phase = phase   # type: ignore[attr-defined]
+    show.clear = clear   # type: ignore[attr-defined]
     return show

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import pathlib
 import re
@@ -199,7 +200,7 @@ def test_state_limit_exits_3(capsys):
     (["saturate", "paper-server", "--capacity", "-1"], "bad capacity"),
     (["saturate", "paper-server", "--scenario", "nobody"], "no scenario 'nobody'"),
     (["saturate", "paper-server", "--max-clients", "0"], "max_clients"),
-    (["scenarios", "render", "paper-server", "0"], "N must be at least 1"),
+    (["scenarios", "render", "paper-server", "0"], "N must be between 1 and 10,000, got 0"),
     (["scenarios", "render", "nope", "2"], "unknown template"),
 ])
 def test_invalid_input_exits_2(capsys, argv, words):
@@ -280,14 +281,51 @@ PAPER_PROGRESS = [
 ]
 
 
+def on_screen(err: str) -> list[str]:
+    """What a terminal shows of ``err``: each line as its last carriage return left it."""
+    return [ln.split("\r")[-1].replace("\x1b[K", "") for ln in err.split("\n")[:-1]]
+
+
 @pytest.mark.parametrize("tty", [False, True])
 def test_progress_lines_on_stderr_terminal_or_not(capsys, monkeypatch, tty):
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
     code, out, err = run(capsys, "saturate", "paper-server", "--json")
     assert code == 0 and json.loads(out)["saturating_clients"] == 3
-    assert [re.sub(r"\d+\.\d\d s$", "# s", ln) for ln in err.splitlines()] == PAPER_PROGRESS
+    assert [re.sub(r"\d+\.\d\d s$", "# s", ln) for ln in on_screen(err)] == PAPER_PROGRESS
+    # On a terminal, what each analysis is doing shows on a line rewritten in place, wiped
+    # before the next line and at the end; in a file there is none of it.
+    assert ("\r\x1b[K  parse: reading the model" in err) == tty
+    assert ("\r" in err) == tty
+    last = err.split("\n")[-1]       # after the last full line: live lines, then wiped
+    assert last.split("\r")[-1].replace("\x1b[K", "") == "" and last.endswith(
+        "\r\x1b[K" if tty else "")
     code, out, err = run(capsys, "saturate", "paper-server", "--json", "-q")
     assert code == 0 and err == ""
+
+
+def test_the_live_line_is_wiped_before_any_other():
+    from dvecost.cli.saturate import progress_printer
+    from scenarios.saturation import PointStarted, SaturationPoint
+
+    buf = io.StringIO()
+    show = progress_printer(buf, live=True)
+    show(PointStarted(8, (("u", 8),)))
+    show.phase("explore", "124,186 states, 900,000 edges")
+    show.phase("explore", "250,001 states, 1,800,000 edges")
+    show(SaturationPoint(8, F(1), 534137, 4.0, mix=(("u", 8),)))
+    show.phase("explore", "12 states, 40 edges")
+    show.clear()
+    assert buf.getvalue() == (
+        "N = 8 (8 u): exploring ...\n"
+        "\r\x1b[K  explore: 124,186 states, 900,000 edges"
+        "\r\x1b[K  explore: 250,001 states, 1,800,000 edges"
+        "\r\x1b[KN = 8 (8 u): load 1 (1.0000), 534,137 states, 4.00 s\n"
+        "\r\x1b[K  explore: 12 states, 40 edges\r\x1b[K")
+    buf = io.StringIO()
+    show = progress_printer(buf, live=False)
+    show.phase("explore", "1 states")
+    show.clear()
+    assert buf.getvalue() == ""
 
 
 def _saturate_process(*argv):
