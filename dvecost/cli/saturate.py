@@ -460,6 +460,7 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
     from scenarios.saturation import Plan, PointStarted, SaturationPoint, mix_text
 
     showing = [False]   # whether a live line is on the terminal now
+    decoding = [False]  # whether the current point decodes its run (else it has no report)
 
     def clear() -> None:
         if showing[0]:
@@ -479,6 +480,7 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
         if quiet:
             return
         if isinstance(event, PointStarted):
+            decoding[0] = event.witness
             what = "decoding the critical cycle" if event.witness else "exploring"
             line(f"N = {event.clients} ({mix_text(event.mix)}): {what} ...")
         elif isinstance(event, SaturationPoint):
@@ -486,7 +488,7 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
                  f"({event.value:.4f}), {event.n_states:,} states, {event.seconds:.2f} s")
 
     def phase(name: str, message: str) -> None:
-        if live and not quiet:
+        if live and not quiet and (name != "report" or decoding[0]):
             stream.write(f"\r\x1b[K  {name}: {message}")
             stream.flush()
             showing[0] = True

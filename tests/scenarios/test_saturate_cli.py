@@ -312,15 +312,18 @@ def test_the_live_line_is_wiped_before_any_other():
     show(PointStarted(8, (("u", 8),)))
     show.phase("explore", "124,186 states, 900,000 edges")
     show.phase("explore", "250,001 states, 1,800,000 edges")
+    show.phase("report", "decoding the critical cycle")  # a value-only point decodes nothing
     show(SaturationPoint(8, F(1), 534137, 4.0, mix=(("u", 8),)))
-    show.phase("explore", "12 states, 40 edges")
+    show(PointStarted(8, (("u", 8),), witness=True))
+    show.phase("report", "decoding the critical cycle")
     show.clear()
     assert buf.getvalue() == (
         "N = 8 (8 u): exploring ...\n"
         "\r\x1b[K  explore: 124,186 states, 900,000 edges"
         "\r\x1b[K  explore: 250,001 states, 1,800,000 edges"
         "\r\x1b[KN = 8 (8 u): load 1 (1.0000), 534,137 states, 4.00 s\n"
-        "\r\x1b[K  explore: 12 states, 40 edges\r\x1b[K")
+        "N = 8 (8 u): decoding the critical cycle ...\n"
+        "\r\x1b[K  report: decoding the critical cycle\r\x1b[K")
     buf = io.StringIO()
     show = progress_printer(buf, live=False)
     show.phase("explore", "1 states")
