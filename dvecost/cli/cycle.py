@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dve.errors import ConfigurationError, MemoryLimitExceeded
+from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped
 
 from . import add_backend, add_common, add_limits, emit_json, peak_memory_bytes, stop_info
 
@@ -150,12 +150,27 @@ def _check_memory(args, n: int, m: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``dvecost cycle``; returns the exit code."""
+    t0 = time.perf_counter()
+    phase = ["load"]
+    try:
+        return _run(args, t0, phase)
+    except RunStopped as exc:   # --timeout, SIGINT, SIGTERM: say where it stopped
+        info = stop_info(exc, args)
+        if args.json:
+            emit_json(info["status"], graph=args.graph, limit=info.get("limit"),
+                      stopped_in=phase[0], timings={phase[0]: time.perf_counter() - t0})
+        what = "loading the graph" if phase[0] == "load" else "computing the optimum"
+        print(f"{info['message']} (while {what})", file=sys.stderr)
+        return info["exit_code"]
+
+
+def _run(args: argparse.Namespace, t0: float, phase: list) -> int:
     import ocm
     from ocm.errors import AnalysisError
 
-    t0 = time.perf_counter()
     g = load_cycle_graph(args.graph, args.cost)
     t_load = time.perf_counter() - t0
+    phase[0] = "cycle"
     n, m = len(g.indptr) - 1, len(g.indices)
     kind = "ratio" if args.ratio else "mean"
     mode = "min" if args.min else "max"

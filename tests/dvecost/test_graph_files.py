@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import zipfile
 
 import numpy as np
@@ -239,3 +240,16 @@ def test_cycle_max_memory_refuses_a_graph_that_would_not_fit(tmp_path, capsys):
     assert "--max-memory 80M reached" in cap.err and "200,000 vertices" in cap.err
     assert main(["cycle", p, "--max-memory", "2G", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["exact"] == "1"
+
+
+def test_cycle_timeout_stops_with_one_json_object(tmp_path):
+    n = 500_000
+    p = _npz(tmp_path / "ring.npz", indptr=np.arange(n + 1), indices=(np.arange(n) + 7) % n,
+             cost=np.arange(n) % 5, time=np.ones(n, np.int64))
+    t0 = time.monotonic()
+    code, out, err = run_cli("cycle", p, "--timeout", "0.2", "--json", "--backend", "cpu")
+    assert code == 3, err
+    j = json.loads(out)
+    assert j["status"] == "timeout" and j["limit"] == {"name": "--timeout", "value": "0.2"}
+    assert j["stopped_in"] in ("load", "cycle") and "time limit" in err
+    assert "Traceback" not in err and time.monotonic() - t0 < 30
