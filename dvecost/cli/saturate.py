@@ -126,6 +126,8 @@ def run(args: argparse.Namespace) -> int:
         signal.setitimer(signal.ITIMER_REAL, 0)
     if result.status == "limit" and result.saturating_clients is None:
         exit_code = 3
+        print(f"dvecost: {result.stopped}; the curve found so far follows", file=sys.stderr,
+              flush=True)
     files: dict[str, str] = {}
     if args.csv:
         files["csv"] = write_atomic(args.csv, render_csv(result))

@@ -192,6 +192,9 @@ def test_state_limit_exits_3(capsys):
     assert code == 3
     d = json.loads(out)
     assert d["saturating_clients"] is None and d["stopped"].startswith("N=4: state limit")
+    assert (d["status"], d["partial"]) == ("limit", True)
+    assert err.splitlines()[-1].startswith("dvecost: N=4: state limit")
+    assert err.splitlines()[-1].endswith("; the curve found so far follows")
 
 
 @pytest.mark.parametrize("argv, words", [
