@@ -168,8 +168,16 @@ def run(args: argparse.Namespace) -> int:
         check_save_path(args.save)
     t0 = time.perf_counter()
     defines = parse_defines(args.defines)
-    model = load_model(args.model, defines=defines)
-    cm = compile_model(model, property=not args.no_property)
+    try:
+        model = load_model(args.model, defines=defines)
+        cm = compile_model(model, property=not args.no_property)
+    except RunStopped as exc:   # stopped before exploring: nothing found yet
+        sinfo = stop_info(exc, args)
+        if args.json:
+            emit_json(sinfo["status"], model=args.model, limit=sinfo.get("limit"),
+                      stopped_in="load", timings={"load": time.perf_counter() - t0})
+        print(f"{sinfo['message']} (while loading the model)", file=sys.stderr)
+        return sinfo["exit_code"]
     t_load = time.perf_counter() - t0
     prog = _Progress(sys.stderr.isatty() and not args.quiet)
     stop = None
