@@ -217,6 +217,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"partial graph saved to {args.save}")
     if stop is not None:
         print(sinfo["message"], file=sys.stderr)
+        if isinstance(stop, MemoryLimitExceeded) and graph.n_expanded <= 0:
+            print(f"hint: the program holds {_mib(peak)} before exploring; give "
+                  "--max-memory more than that", file=sys.stderr)
         if args.save and saved is None:
             print(f"dvecost: {args.save} not written (interrupted)", file=sys.stderr)
     return code

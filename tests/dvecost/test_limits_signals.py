@@ -278,3 +278,11 @@ def test_max_memory_bounds_peak_rss(beem_dir):
     assert j["n_states"] > 100_000
     assert j["peak_memory_bytes"] <= 1.25 * 300 * 2**20
     assert "--max-memory 300M" in err
+
+
+def test_max_memory_below_what_the_program_holds_says_so(model, capsys):
+    assert main(["explore", model(LADDER), "--max-memory", "1M", "--json"]) == 3
+    cap = capsys.readouterr()
+    j = json.loads(cap.out)
+    assert j["status"] == "limit" and j["n_states"] == 1 and j["n_expanded"] == 0
+    assert "--max-memory 1M reached" in cap.err and "hint:" in cap.err
