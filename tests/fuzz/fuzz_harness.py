@@ -118,7 +118,10 @@ _BEEM_LIST: list | None = None
 def beem_models() -> list[pathlib.Path]:
     global _BEEM_LIST
     if _BEEM_LIST is None:
-        _BEEM_LIST = sorted(BEEM_MODELS.glob("*.dve")) if BEEM_MODELS.is_dir() else []
+        # The few files over 100 kB (plc's 1.9 MB property products) take seconds to parse
+        # alone; the stress inputs cover size, so cases stay fast and many.
+        _BEEM_LIST = sorted(p for p in BEEM_MODELS.glob("*.dve")
+                            if p.stat().st_size <= 100_000) if BEEM_MODELS.is_dir() else []
     return _BEEM_LIST
 
 
@@ -318,12 +321,12 @@ def _limits_case(rng, seed):
     argv = [cmd, "{file}"]
     r = rng.random()
     if r < 0.5:
-        argv += ["--max-states", str(rng.choice([0, -3, 1, 2, 10, 100, 1000, 5000, 20000,
-                                                 rng.randint(1, 30000)]))]
+        argv += ["--max-states", str(rng.choice([0, -3, 1, 2, 10, 100, 1000, 5000, 10000,
+                                                 rng.randint(1, 10000)]))]
     elif r < 0.8:
-        argv += ["--max-memory", rng.choice(SIZES), "--max-states", "30000"]
+        argv += ["--max-memory", rng.choice(SIZES), "--max-states", "10000"]
     else:
-        argv += ["--max-states", "20000"]
+        argv += ["--max-states", "10000"]
         if cmd == "explore":
             argv += ["--save", rng.choice(["{dir}/g.npz", "{dir}/g", "{dir}", "{dir}/no/g.npz",
                                            "/nonexistent/d/g.npz", "{dir}/g.npz"])]

@@ -48,7 +48,7 @@ def _klass_key(f):
 
 #: Quick sample: cases per run and the per-case bound (seconds).
 QUICK_CASES = 200
-QUICK_BOUND = 10.0
+QUICK_BOUND = 20.0
 QUICK_SKIP = {"stress", "signal"}
 #: Stress inputs cheap enough for the quick sample (the others run in the slow campaign).
 QUICK_STRESS = ("blanks-then-bad-char", "long-comment-unclosed", "5000-digit-literal",
@@ -78,7 +78,7 @@ def test_quick_sample(tmp_path):
     assert not failures, _fail_message(failures)
     # The sample really exercised every kind of input, and compared values with the oracles.
     assert {c for c in stats.cases} >= set(H.WEIGHTS) - QUICK_SKIP
-    assert sum(stats.valued.values()) >= 60
+    assert sum(stats.valued.values()) >= 40
     assert stats.exits[("model", 0)] >= 20 and stats.exits[("beem-mutant", 2)] >= 20
 
 
