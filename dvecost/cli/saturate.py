@@ -137,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(json_object(result, files), default=str), flush=True)
     else:
         print(render_report(result, linear=args.linear))
+        print(render_cost(result, peak_memory_bytes()))
         for what, path in files.items():
             print(f"{what}: written to {path}")
     return exit_code
@@ -279,6 +280,22 @@ def render_report(result, *, linear: bool = False) -> str:
     if w:
         lines.append(w)
     return "\n".join(lines)
+
+
+def render_cost(result, peak_bytes: int) -> str:
+    """What the search cost: time analysing, time decoding the answer's run, peak memory.
+
+    >>> from scenarios.saturation import SaturationPoint, SaturationResult
+    >>> r = SaturationResult("demo", Fraction(1), 1, (SaturationPoint(1, Fraction(1), 8, 0.25),),
+    ...     True, (), 64, None, "server", witness_seconds=0.05)
+    >>> render_cost(r, 300 * 2**20)
+    "time: 0.25 s analysing 1 model, 0.05 s decoding the answer's run; peak memory 300 MiB"
+    """
+    n = len(result.curve)
+    line = f"time: {result.seconds:.2f} s analysing {n} model{'s' * (n != 1)}"
+    if result.witness is not None or result.witness_seconds:
+        line += f", {result.witness_seconds:.2f} s decoding the answer's run"
+    return line + f"; peak memory {peak_bytes / 2**20:.0f} MiB"
 
 
 def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:

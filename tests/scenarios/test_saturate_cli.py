@@ -54,6 +54,9 @@ def test_text_report(capsys):
                         "capacity 1; 2 give 2/3 (0.6667)")
     assert lines[9].startswith("critical cycle at N=3: 18 steps (18 ticks) costing 18, load 1; "
                                "to see it step by step: dvecost scenarios render paper-server 3")
+    assert re.fullmatch(r"time: \d+\.\d\d s analysing 4 models, \d+\.\d\d s decoding the "
+                        r"answer's run; peak memory \d+ MiB", lines[10])
+    assert len(lines) == 11
 
 
 def test_mix_and_capacity_of_a_two_worker_file(capsys, tmp_path):
