@@ -145,6 +145,10 @@ def read_edge_list(path: str | os.PathLike) -> EdgeList:
     return _read_lines(text, name)
 
 
+def _show(tok: str) -> str:
+    return tok if len(tok) <= 30 else f"{tok[:20]}... ({len(tok)} characters)"
+
+
 def _read_lines(text: str, name: str) -> EdgeList:
     """The exact reader: Python ints per token, every problem named by line and column."""
     if not text.split():
@@ -158,11 +162,14 @@ def _read_lines(text: str, name: str) -> EdgeList:
             where = f"{name}:{lineno}:{col}"
             if not re.fullmatch(r"[+-]?\d+", tok):
                 raise InputError(f"{where}: expected integers, found '{tok[:20]}'")
-            x = int(tok)
+            # More than 19 significant digits is beyond int64 whatever they are; the cap also
+            # keeps int() from refusing (or slowly converting) a thousands-digit token.
+            digits = tok.lstrip("+-").lstrip("0")
+            x = int(tok) if len(digits) <= 19 else (-1 if tok[0] == "-" else 1) * 10**19
             if len(header) < 2:
                 if not 0 <= x <= _I64_MAX:
                     raise InputError(f"{where}: '{'nm'[len(header)]}' must be a non-negative "
-                                     f"64-bit integer, found {tok[:30]}")
+                                     f"64-bit integer, found {_show(tok)}")
                 header.append(x)
                 if len(header) == 2:
                     n, m = header
@@ -174,12 +181,12 @@ def _read_lines(text: str, name: str) -> EdgeList:
                                  "line 1")
             field = _FIELDS[k % 4]
             if field in ("u", "v") and not 0 <= x < n:
-                raise InputError(f"{where}: vertex {tok[:30]} outside 0..{n - 1}")
+                raise InputError(f"{where}: vertex {_show(tok)} outside 0..{n - 1}")
             if field == "cost" and not -_I64_MAX <= x <= _I64_MAX:
-                raise InputError(f"{where}: cost {tok[:30]} does not fit: costs must lie "
+                raise InputError(f"{where}: cost {_show(tok)} does not fit: costs must lie "
                                  "within ±(2**63 - 1)")
             if field == "time" and not 0 <= x <= _I64_MAX:
-                raise InputError(f"{where}: time {tok[:30]} out of range: times must be "
+                raise InputError(f"{where}: time {_show(tok)} out of range: times must be "
                                  "non-negative integers below 2**63")
             values.append(x)
     if len(header) < 2:

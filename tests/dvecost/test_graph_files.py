@@ -253,3 +253,14 @@ def test_cycle_timeout_stops_with_one_json_object(tmp_path):
     assert j["status"] == "timeout" and j["limit"] == {"name": "--timeout", "value": "0.2"}
     assert j["stopped_in"] in ("load", "cycle") and "time limit" in err
     assert "Traceback" not in err and time.monotonic() - t0 < 30
+
+
+def test_edge_list_thousands_of_digits_are_an_error_not_a_crash(tmp_path, capsys):
+    p = tmp_path / "g.txt"
+    p.write_text("1 1\n0 0 " + "9" * 5000 + " 1\n")
+    assert main(["cycle", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert f"{p}:2:5: cost 99999999999999999999... (5000 characters)" in err
+    p.write_text("1 1\n0 0 " + "0" * 5000 + "7 1\n")    # leading zeros: just 7
+    assert main(["cycle", str(p)]) == 0
+    assert "maximal cycle mean: 7 = 7" in capsys.readouterr().out
