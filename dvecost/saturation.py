@@ -38,7 +38,8 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
     max_states, max_memory : int, optional
         Per-model limits on the state graph (states; bytes); a model beyond them raises
         :class:`~dve.errors.StateLimitExceeded` / :class:`~dve.errors.MemoryLimitExceeded`,
-        which ends the search with ``status='limit'``.
+        which ends the search with ``status='limit'``; so does a model the explorer refuses
+        as too large for its encodings (raised as :class:`~dve.errors.StateSpaceError`).
     phases : callable, optional
         ``phases(phase, message)`` hears what each analysis is doing as it goes (phases of
         :data:`dvecost.analysis.PHASES`; during exploration, the states found so far).
@@ -58,6 +59,7 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
     (Fraction(2, 3), 200, None)
     """
     from dve import check_model
+    from dve.errors import StateSpaceError
 
     from .analysis import analyze
 
@@ -68,8 +70,14 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
         # A model built in Python gets the static checks a parsed one gets in dve.load_model
         # (a generated model that fails them is a bug of the generator, reported as such).
         check_model(model)
-        a = analyze(model, cost=resource, backend=backend, max_states=max_states,
-                    max_memory=max_memory, witness=witness, progress=report)
+        try:
+            a = analyze(model, cost=resource, backend=backend, max_states=max_states,
+                        max_memory=max_memory, witness=witness, progress=report)
+        except OverflowError as exc:
+            # The explorer refuses a model past its encodings (system sync step codes of more
+            # than 62 bits: many clients with tiny state spaces reach it). For the search that
+            # is a size limit like max_states: it stops there with the curve so far.
+            raise StateSpaceError(f"the explorer refuses this model: {exc}") from exc
         return Evaluation(Fraction(a.value), int(a.n_states), bool(a.certified),
                           a if witness else None)
 
