@@ -18,7 +18,6 @@ that no intermediate can overflow, Python ints (object arrays, on the host) othe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
@@ -175,8 +174,3 @@ def cycle_sums(indptr: Any, indices: Any, cost: Any, time: Any | None,
     c = sum(int(x) for x in h(cost[es]).tolist())
     t = k if time is None else sum(int(x) for x in h(time[es]).tolist())
     return c, t
-
-
-def as_fraction(num: int, den: int) -> Fraction:
-    """``Fraction(num, den)``."""
-    return Fraction(int(num), int(den))

@@ -75,11 +75,6 @@ class CycleResult:
     n_edges: int = 0
 
     @property
-    def value_float(self) -> float:
-        """``float(value)``."""
-        return float(self.value)
-
-    @property
     def numerator(self) -> int:
         return self.value.numerator
 
@@ -94,8 +89,7 @@ class CycleResult:
         >>> CycleResult(Fraction(7, 3), (0,), (0,), 'mean', 'max', True, 1, 'cpu').exact
         '7/3'
         """
-        v = self.value
-        return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
+        return str(self.value)  # Fraction's own text: 'p/q', or 'p' for an integer
 
     def as_dict(self) -> dict:
         """A JSON-ready dict (the CLI's ``--json`` object is built from it)."""

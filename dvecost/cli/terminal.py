@@ -1,18 +1,13 @@
-"""What the command line needs of a terminal: whether to colour, how to show a fraction.
+"""What the command line needs of a terminal. Lower layers never print, so this lives here.
 
-Lower layers never print, so these live with the command line.
-
->>> from fractions import Fraction
->>> fraction_text(Fraction(7, 2)), fraction_text(Fraction(4))
-('7/2', '4')
+An exact value is shown as ``str(fraction)``: ``'7/2'``, or ``'4'`` for an integer.
 """
 
 from __future__ import annotations
 
 import os
-from fractions import Fraction
 
-__all__ = ["use_color", "fraction_text"]
+__all__ = ["use_color"]
 
 
 def use_color(stream: object) -> bool:
@@ -24,8 +19,3 @@ def use_color(stream: object) -> bool:
     """
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty()) and "NO_COLOR" not in os.environ
-
-
-def fraction_text(x: Fraction) -> str:
-    """An exact value as the user reads it: ``p/q``, or ``p`` when it is an integer."""
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
