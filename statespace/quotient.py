@@ -46,7 +46,7 @@ from .graph import StateGraph
 from .model import CompiledModel
 from .symmetry import NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable
 
-__all__ = ["Quotient", "build_quotient_graph", "lift_walk", "orbit_size"]
+__all__ = ["Quotient", "build_quotient_graph", "lift_walk", "orbit_size", "witness_graph"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,25 +192,32 @@ def _apply_perm(sym: Symmetry, X: np.ndarray, perms) -> np.ndarray:
     return Y
 
 
-def lift_walk(q: Quotient, edges) -> tuple[list[np.ndarray], list[int], int]:
-    """A run of the full model following a cycle of the quotient, repeated until it closes.
+def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
+    """A run of the full model following a walk of the quotient (repeated until it closes).
 
     Parameters
     ----------
     q : Quotient
     edges : sequence of int
-        Edge ids of ``q.graph`` forming a cycle (edge ``i`` ends where edge ``i + 1`` starts).
+        Edge ids of ``q.graph`` forming a walk (edge ``i`` ends where edge ``i + 1`` starts).
+    perm : list of ndarray, optional
+        Where the run starts: at ``perm·rep`` of the walk's first class (the identity by
+        default: at the representative itself).
+    close : bool
+        Walk ``edges`` again until the run is back at its first state (``edges`` must then be a
+        cycle); ``False`` walks them once.
 
     Returns
     -------
     states : list of ndarray
-        Concrete state vectors ``s_0, ..., s_L`` of the full model with ``s_L == s_0``; ``s_0``
-        is the representative of the cycle's first class.
+        Concrete state vectors ``s_0, ..., s_L`` of the full model (``s_L == s_0`` when
+        closing); a step into the error state ends in ``model.error_state``.
     actions : list of int
-        The model's action ids of the ``L`` steps (``system async``), with real instances.
-    repeats : int
-        How many times the quotient cycle was walked: the order of the permutation relating
-        the end of one walk to its start (``L = repeats * len(edges)``).
+        The model's action ids of the ``L`` steps, with the real instances.
+    edges : list of int
+        The quotient edge of each step (its (cost, time) is the step's).
+    perm : list of ndarray
+        Where the run ends, relative to the representative of the last class.
 
     Notes
     -----
@@ -218,17 +225,18 @@ def lift_walk(q: Quotient, edges) -> tuple[list[np.ndarray], list[int], int]:
     ``π[p]`` of ``X`` at position ``p``, renaming its key). An edge ``rep --a--> t`` with
     ``canon(t) = o·t`` is taken by the run as ``π(a)``, reaching ``π·t = (o⁻¹[π])·canon(t)``.
     Invariance of the model under the group makes each such step a step of the full model with
-    the edge's (cost, time).
+    the edge's (cost, time). A cycle is walked ``r`` times where ``r`` is the order of the
+    permutation it closes with, so the lifted cycle has the same mean and ratio.
     """
     g = q.graph
     cm = q.model
     edges = [int(e) for e in edges]
     srcs = [int(np.searchsorted(g.indptr, e, side="right") - 1) for e in edges]
-    if not q.reduced:
-        states = [g.states[s].astype(np.int64) for s in srcs]
-        states.append(g.states[srcs[0]].astype(np.int64))
-        return states, [int(g.action[e]) for e in edges], 1
     sym = q.symmetry
+    if perm is None:
+        perm = [np.arange(gr.size) for gr in sym.groups]
+    if not edges:
+        return [], [], [], perm
     ex = _Explorer(cm, np, 1, None, None, None, False)
     where = {}   # transition id -> (group, member position, index within the process)
     table = []   # group -> position -> transition ids
@@ -239,14 +247,15 @@ def lift_walk(q: Quotient, edges) -> tuple[list[np.ndarray], list[int], int]:
                 where[tid] = (gi, pos, j)
     action_of = {a.transitions + ((a.property,) if a.property is not None else ()): i
                  for i, a in enumerate(cm.actions)}
-    start = g.states[srcs[0]].astype(np.int64)
+    start = _apply_perm(sym, g.states[srcs[0]].astype(np.int64).reshape(-1, 1), perm)[:, 0]
     cur = start.copy()
-    perm = [np.arange(gr.size) for gr in sym.groups]
-    states, acts = [cur.copy()], []
-    for rounds in range(1, _MAX_ROUNDS + 1):
+    states, acts, used = [cur.copy()], [], []
+    for _ in range(_MAX_ROUNDS):
         for e, s in zip(edges, srcs):
             a = int(g.action[e])
-            t = _successor(ex, g.states[s].astype(np.int64), a, cm)
+            if cm.system == "sync":
+                raise NotImplementedError("lifting a system sync walk")
+            t, err = _successor(ex, g.states[s].astype(np.int64), a, cm)
             inv = [np.argsort(p) for p in perm]
 
             def mapped(tid):
@@ -257,13 +266,100 @@ def lift_walk(q: Quotient, edges) -> tuple[list[np.ndarray], list[int], int]:
                 return table[gi][int(inv[gi][pos])][j]
 
             acts.append(action_of[tuple(mapped(tid) for tid in cm.action_transitions(a))])
+            used.append(e)
+            if err:
+                states.append(np.asarray(cm.error_state, np.int64))
+                return states, acts, used, perm
             cur = _apply_perm(sym, t.reshape(-1, 1), perm)[:, 0]
             _, orders = canonicalize(sym, t.reshape(-1, 1), return_perm=True)
             perm = [np.argsort(o[:, 0])[p] for p, o in zip(perm, orders)]
             states.append(cur.copy())
-        if np.array_equal(cur, start):
-            return states, acts, rounds
+        if not close or np.array_equal(cur, start):
+            return states, acts, used, perm
     raise AssertionError("the lifted walk did not close")
+
+
+def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[int], list[int]]:
+    """A small graph of the full model holding the lifted critical cycle and runs to it.
+
+    The states are concrete states of the full model (real instance names): a shortest run of
+    the quotient from the initial class to the cycle's first class, lifted; the cycle lifted
+    from there until it closes; and, for each class in ``ends`` (deadlocks, the error state), a
+    lifted shortest run to it. Each state has the breadth-first parent of its run, so
+    :func:`~statespace.graph.shortest_trace` gives those runs back.
+
+    Returns
+    -------
+    graph : StateGraph
+        Over the lifted states (``model`` set, state 0 the initial state).
+    cycle : list of int
+        The lifted cycle's edges in ``graph``.
+    end_states : list of int
+        The state of ``graph`` standing for each of ``ends``.
+    """
+    from .graph import shortest_trace
+    g = q.graph
+    cm = q.model
+    res = list(g.costs)
+    st_rows: list[np.ndarray] = [g.states[0].astype(np.int64)]
+    parent, pact = [-1], [-1]
+    out: list[list] = [[]]          # per state: [(target, action, quotient edge)]
+    error_id = -1
+
+    def path(to_class: int):
+        steps = shortest_trace(g, to_class)
+        states, acts, used, perm = lift_walk(q, [t.edge for t in steps], close=False)
+        prev = 0
+        for k, (x, a, e) in enumerate(zip(states[1:], acts, used)):
+            st_rows.append(x)
+            parent.append(prev)
+            pact.append(a)
+            out.append([])
+            out[prev].append((len(st_rows) - 1, a, e))
+            prev = len(st_rows) - 1
+        return prev, perm
+
+    cyc_ids: list[int] = []
+    if len(cycle_edges):
+        c0 = int(np.searchsorted(g.indptr, int(cycle_edges[0]), side="right") - 1)
+        head, perm = path(c0)
+        states, acts, used, _ = lift_walk(q, cycle_edges, perm=perm, close=True)
+        prev = head
+        for k, (x, a, e) in enumerate(zip(states[1:], acts, used)):
+            last = k == len(acts) - 1
+            nid = head if last else len(st_rows)
+            if not last:
+                st_rows.append(x)
+                parent.append(prev)
+                pact.append(a)
+                out.append([])
+            out[prev].append((nid, a, e))
+            cyc_ids.append((prev, len(out[prev]) - 1))
+            prev = nid
+    end_ids = []
+    for d in ends:
+        sid, _ = path(int(d))
+        if int(d) == g.error_state:
+            error_id = sid
+        end_ids.append(sid)
+    n = len(st_rows)
+    deg = np.array([len(r) for r in out], np.int64)
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(deg, out=indptr[1:])
+    flat = [x for r in out for x in r]
+    indices = np.array([t for t, _, _ in flat], np.int32)
+    action = np.array([a for _, a, _ in flat], np.int32)
+    qe = np.array([e for _, _, e in flat], np.int64)
+    costs = {r: np.asarray(g.costs[r])[qe] if qe.size else np.zeros(0, np.int64) for r in res}
+    tim = np.asarray(g.time)[qe] if qe.size else np.zeros(0, np.int64)
+    states_m = np.array(st_rows, dtype=np.int64).reshape(n, cm.n_slots)
+    cycle = [int(indptr[s] + k) for s, k in cyc_ids]
+    dead = np.array([i for i in end_ids if i != error_id], np.int64)
+    wg = StateGraph(indptr=indptr, indices=indices, costs=costs, time=tim, action=action,
+                    states=states_m, parent=np.array(parent, np.int64),
+                    parent_action=np.array(pact, np.int32), deadlocks=dead,
+                    error_state=error_id, model=cm, name=g.name)
+    return wg, cycle, end_ids
 
 
 #: A permutation of n members has order at most Landau's g(n) (g(100) is about 2.3e5 walks).
@@ -279,5 +375,5 @@ def _successor(ex: _Explorer, rep: np.ndarray, action: int, cm: CompiledModel) -
     if hit.shape[0] == 0:
         raise AssertionError(f"action {action} is not enabled in the representative")
     if err[hit[0]]:
-        return np.asarray(cm.error_state, np.int64)
-    return ex.layout.unpack(nkeys[hit[:1]], np, dtype=np.int64)[:, 0]
+        return np.asarray(cm.error_state, np.int64), True
+    return ex.layout.unpack(nkeys[hit[:1]], np, dtype=np.int64)[:, 0], False
