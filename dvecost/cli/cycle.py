@@ -211,7 +211,7 @@ def _run(args: argparse.Namespace, t0: float, phase: list) -> int:
         print(f"dvecost: {incomplete}; among the cycles found so far: {exc}", file=sys.stderr)
         return 3
     seconds = time.perf_counter() - t1
-    status = "ok" if g.complete else "incomplete"
+    status = ("incomplete" if not g.complete else "ok" if r.certified else "not_certified")
     code = (0 if r.certified else 1) if g.complete else 3
     if args.json:
         out = r.as_dict()
