@@ -67,8 +67,9 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
                                           phases(phase, message))
 
     def evaluate(model, *, resource: str, witness: bool = False) -> Evaluation:
-        # A model built in Python gets the static checks a parsed one gets in dve.load_model
-        # (a generated model that fails them is a bug of the generator, reported as such).
+        # A model built in Python gets the static checks a parsed one gets in dve.load_model;
+        # one that fails them (a bug of the generator) raises ModelErrors positioned in its
+        # '<scenario NAME>' source. Their warnings are not the user's to act on: dropped.
         check_model(model)
         try:
             a = analyze(model, cost=resource, backend=backend, max_states=max_states,
