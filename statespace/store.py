@@ -84,16 +84,36 @@ class KeyLayout:
             out[:, self.word[j]] |= v
         return out
 
+    def arrays(self, xp):
+        """``word``, ``shift``, ``mask`` (all uint64 but ``word``) and ``lo`` (int64) as arrays
+        of ``xp``, one entry per slot; built once per layout and array module.
+
+        >>> lay = KeyLayout.from_bounds([0, -1], [3, 1])
+        >>> [a.tolist() for a in lay.arrays(np)]
+        [[0, 0], [0, 2], [3, 3], [0, -1]]
+        """
+        cached = self.__dict__.get("_arrays")
+        if cached is None or cached[0] is not xp:
+            arrays = (xp.asarray(self.word, dtype=np.intp), xp.asarray(self.shift, dtype=_U),
+                      xp.asarray([(1 << b) - 1 for b in self.bits], dtype=_U),
+                      xp.asarray(self.lo, dtype=np.int64))
+            cached = (xp, arrays)
+            object.__setattr__(self, "_arrays", cached)  # a cache: the layout stays immutable
+        return cached[1]
+
     def unpack(self, keys, xp, dtype=np.int32):
         """The column-major state matrix ``(n_slots, rows)`` of keys ``(rows, n_words)``."""
         n = keys.shape[0]
-        X = xp.empty((len(self.word), n), dtype=dtype)
-        for j in range(len(self.word)):
-            v = keys[:, self.word[j]]
-            if self.shift[j]:
-                v = v >> _U(self.shift[j])
-            v = v & _U((1 << self.bits[j]) - 1)
-            X[j] = v.astype(np.int64) + self.lo[j] if self.lo[j] else v
+        n_slots = len(self.word)
+        X = xp.empty((n_slots, n), dtype=dtype)
+        word, shift, mask, lo = self.arrays(xp)
+        # Slots in blocks of a few million values, one NumPy pass per block: a pass per slot
+        # made a state of 16,000 slots cost 16,000 passes at every level of the search.
+        step = max(1, (1 << 22) // max(n, 1))
+        for a in range(0, n_slots, step):
+            b = min(a + step, n_slots)
+            v = (keys[:, word[a:b]] >> shift[a:b]) & mask[a:b]
+            X[a:b] = (v.astype(np.int64) + lo[a:b]).T
         return X
 
     def delta(self, j: int, new, old, xp):
@@ -108,6 +128,8 @@ class KeyLayout:
 def _mix(keys) -> np.ndarray:
     """A 64-bit tag of multi-word keys (splitmix-style; collisions are checked, see above)."""
     h = np.zeros(keys.shape[0], dtype=_U)
+    if keys.shape[1] > 16:
+        return _mix_wide(keys, h)
     with np.errstate(over="ignore"):
         for w in range(keys.shape[1]):
             h ^= keys[:, w]
@@ -115,6 +137,24 @@ def _mix(keys) -> np.ndarray:
             h ^= h >> _U(31)
             h *= _U(0xBF58476D1CE4E5B9)
             h ^= h >> _U(29)
+    return h
+
+
+def _mix_wide(keys, h) -> np.ndarray:
+    """:func:`_mix` for keys of many words: each word salted by its place and mixed on its own,
+    the results xor-ed, a block of words per NumPy pass (a chain of passes per word made states
+    of thousands of words slow: 2,000 words took 30 ms a level)."""
+    n, n_words = keys.shape
+    salt = np.arange(1, n_words + 1, dtype=_U) * _U(0x9E3779B97F4A7C15)
+    step = max(1, (1 << 22) // max(n, 1))
+    with np.errstate(over="ignore"):
+        for a in range(0, n_words, step):
+            x = keys[:, a:a + step] ^ salt[a:a + step]
+            x *= _U(0xBF58476D1CE4E5B9)
+            x ^= x >> _U(31)
+            x *= _U(0x94D049BB133111EB)
+            x ^= x >> _U(29)
+            h ^= np.bitwise_xor.reduce(x, axis=1)
     return h
 
 
