@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from typing import TextIO
 
 from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped, StateLimitExceeded
@@ -19,6 +18,7 @@ from ocm.errors import AnalysisError, NoCycleError, ZeroTimeCycleError
 
 from . import (add_backend, add_common, add_defines, add_limits, emit_json, parse_defines,
                peak_memory_bytes, print_error, stop_info)
+from .terminal import ProgressLine, is_terminal
 
 __all__ = ["register", "run", "ProgressLine"]
 
@@ -131,85 +131,4 @@ def _error_code(exc: AnalysisError) -> str:
 
 
 def _interactive(stream: TextIO, quiet: bool) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return not quiet and bool(isatty and isatty())
-
-
-class ProgressLine:
-    r"""A one-line progress display on a terminal.
-
-    Called as ``progress(phase, done, total, message)`` (the protocol of
-    :func:`dvecost.analyze`). The line is redrawn at most every ``interval`` seconds, and every
-    ``tick`` seconds by a background thread so that the elapsed time keeps moving through
-    phases that report nothing while they run (the cycle engine); nothing is drawn during the
-    first ``delay`` seconds, so quick runs do not flicker. :meth:`close` stops the thread and
-    erases the line.
-
-    >>> import io
-    >>> out = io.StringIO()
-    >>> p = ProgressLine(out, delay=0, tick=0)
-    >>> p("explore", None, None, "1,000 states, 2,000 edges")
-    >>> out.getvalue().startswith("\r\x1b[Kexplore 1,000 states, 2,000 edges")
-    True
-    >>> p.close(); out.getvalue().endswith("\r\x1b[K")
-    True
-    """
-
-    def __init__(self, stream: TextIO, interval: float = 0.1, delay: float = 0.5,
-                 tick: float = 0.5) -> None:
-        import threading
-
-        self.stream = stream
-        self.interval = interval
-        self.delay = delay
-        self._created = time.perf_counter()
-        self._last = 0.0
-        self._phase = ""
-        self._text = ""
-        self._start = self._created
-        self._shown = False
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = None
-        if tick > 0:
-            self._thread = threading.Thread(target=self._tick, args=(tick,), daemon=True)
-            self._thread.start()
-
-    def _tick(self, every: float) -> None:
-        while not self._stop.wait(every):
-            self._draw(force=True)
-
-    def __call__(self, phase: str, done: float | None = None, total: float | None = None,
-                 message: str = "") -> None:
-        now = time.perf_counter()
-        frac = f" {100.0 * done / total:5.1f}%" if done is not None and total else ""
-        with self._lock:
-            if phase != self._phase:
-                self._phase, self._start = phase, now
-            self._text = f"{phase}{frac} {message}".rstrip()
-        self._draw()
-
-    def _draw(self, force: bool = False) -> None:
-        with self._lock:
-            now = time.perf_counter()
-            if self._stop.is_set() or not self._text or now - self._created < self.delay:
-                return
-            if not force and now - self._last < self.interval:
-                return
-            self._last = now
-            line = f"{self._text}  [{now - self._start:.1f} s]"
-            self.stream.write("\r\x1b[K" + line[:200])
-            self.stream.flush()
-            self._shown = True
-
-    def close(self) -> None:
-        """Stop redrawing and erase the line (idempotent)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        with self._lock:
-            if self._shown:
-                self.stream.write("\r\x1b[K")
-                self.stream.flush()
-                self._shown = False
+    return not quiet and is_terminal(stream)

@@ -9,9 +9,10 @@ atomically; the path is checked before any work. ``--json`` prints one object (s
 ``n_deadlocks``, ``error_state_reached``, ``complete``, ``timings`` and
 ``peak_memory_bytes``.
 
-A progress line (states, edges, rate) is drawn on stderr for runs longer than a second, only
-when stderr is a terminal and ``-q`` is not given. When ``--max-states``, ``--max-memory`` or
-``--timeout`` is reached, or on SIGINT/SIGTERM, the run stops and prints what it found (a
+A progress line (states, edges, rate; :class:`~dvecost.cli.terminal.ProgressLine`) is drawn on
+stderr for runs longer than half a second, only when stderr is a terminal and ``-q`` is not
+given. When ``--max-states``, ``--max-memory`` or ``--timeout`` is reached, or on
+SIGINT/SIGTERM, the run stops and prints what it found (a
 *partial* graph: only its expanded states have their successors, so the states not expanded
 yet are not counted as deadlocks) with a message on stderr naming the limit or signal; the exit
 code is 3 for limits, 130/143 for signals. A partial graph is saved when ``--save`` is given and
@@ -30,6 +31,7 @@ from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, Ru
 
 from . import (add_common, add_defines, add_limits, emit_json, parse_defines, parse_size,
                peak_memory_bytes, stop_info)
+from .terminal import ProgressLine, is_terminal
 
 __all__ = ["check_save_path", "parse_size", "register", "run", "summary"]
 
@@ -54,28 +56,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "BEEM's published counts did (default: it has no successors)")
     add_common(p)
     p.set_defaults(func=run)
-
-
-class _Progress:
-    """A one-line progress display on stderr, after the first second, TTY only."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.t0 = time.perf_counter()
-        self.shown = False
-
-    def __call__(self, n_states: int, n_edges: int, rate: float) -> None:
-        if not self.enabled or time.perf_counter() - self.t0 < 1.0:
-            return
-        sys.stderr.write(f"\r{n_states:,} states, {n_edges:,} edges, "
-                         f"{rate / 1e6:.2f} M edges/s   ")
-        sys.stderr.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
 
 
 def summary(graph) -> dict:
@@ -179,18 +159,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"{sinfo['message']} (while loading the model)", file=sys.stderr)
         return sinfo["exit_code"]
     t_load = time.perf_counter() - t0
-    prog = _Progress(sys.stderr.isatty() and not args.quiet)
+    prog = ProgressLine(sys.stderr) if is_terminal(sys.stderr) and not args.quiet else None
     stop = None
     t1 = time.perf_counter()
     try:
         graph = build_state_graph(cm, max_states=args.max_states, max_memory=args.max_memory,
-                                  progress=prog, error_successors=args.legacy_error_state)
+                                  progress=prog.states if prog else None,
+                                  error_successors=args.legacy_error_state)
     except (StateLimitExceeded, MemoryLimitExceeded, RunStopped) as exc:
-        prog.clear()
+        if prog:
+            prog.close()
         if exc.partial is None:   # not even the partial graph fitted in memory
             raise
         stop, graph = exc, exc.partial
-    prog.clear()
+    if prog:
+        prog.close()
     t_explore = time.perf_counter() - t1
     saved = None
     if args.save and not isinstance(stop, Interrupted):
