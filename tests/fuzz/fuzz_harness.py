@@ -58,8 +58,8 @@ EXAMPLES = ROOT / "dvecost" / "examples"
 
 #: Category -> weight in a campaign (how often it is drawn).
 WEIGHTS = {"beem-mutant": 30, "model": 30, "model-big": 10, "model-mutant": 10,
-           "graph-text": 8, "graph-npz": 6, "graph-bad": 5, "limits": 4, "stress": 1,
-           "signal": 0.3}
+           "graph-text": 8, "graph-npz": 6, "graph-bad": 5, "saved-graph": 5, "limits": 4,
+           "stress": 1, "signal": 0.3}
 #: Largest reachable graph the model oracle builds (Karp is O(V * E) in Python).
 ORACLE_STATES = 250
 #: ``--max-states`` given to explore/analyze of mutated models.
@@ -217,6 +217,24 @@ def minimize_model(case: G.Case, klass: str, bound: float = 20.0) -> G.Case:
                         if fails(m):
                             model, changed = m, True
     return model_case(model, case.argv, case.category, case.seed, case.hazard)
+
+
+def _saved_graph_case(rng, seed):
+    """``explore --save`` of a generated model, then ``cycle`` on the saved graph: the value
+    must be the oracle's; or the saved file damaged first (truncated, a byte changed), and
+    ``cycle`` must refuse it cleanly."""
+    model = G.gen_model(rng, False)
+    kind = "ratio" if rng.random() < 0.4 else "mean"
+    case = model_case(model, ["explore", "{file}", "--save", "{dir}/g.npz", "--max-states",
+                              str(MAX_STATES)], "saved-graph", seed)
+    case.extra["then"] = ["cycle", "{dir}/g.npz", "--json"] + ["--ratio"] * (kind == "ratio")
+    if case.counts is not None:
+        n, _, edges = O.explore(model, ORACLE_STATES)
+        case.expect = O.cycle_value(n, edges, kind)
+    if rng.random() < 0.3:
+        case.extra["damage"] = (rng.choice(["truncate", "flip"]), rng.random(), rng.randrange(256))
+        case.expect, case.hazard = None, True
+    return case
 
 
 def _beem_case(rng, seed):
@@ -394,6 +412,7 @@ MAKERS = {
     "graph-bad": _bad_graph_case,
     "stress": _stress_case,
     "limits": _limits_case,
+    "saved-graph": _saved_graph_case,
     "signal": _signal_case,
 }
 
@@ -637,7 +656,28 @@ def run_case(case: G.Case, folder: pathlib.Path, bound: float, subprocess_: bool
     else:
         oc = run_subprocess(argv, bound) if subprocess_ else run_in_process(argv, bound)
     path = str(folder / next(iter(case.files)))
-    return oc, [Failure(k, m, case, oc) for k, m in judge(case, oc, path)]
+    then = case.extra.get("then")
+    if then is None:
+        return oc, [Failure(k, m, case, oc) for k, m in judge(case, oc, path)]
+    # Two steps: the first is judged by the generic rules only, the second also by the value.
+    first = G.Case(case.category, case.seed, case.files, case.argv, hazard=True)
+    fails = [Failure(k, m, case, oc) for k, m in judge(first, oc, path)]
+    if oc.rc != 0 or fails:
+        return oc, fails
+    saved = folder / "g.npz"
+    if "damage" in case.extra and saved.is_file():
+        how, where, byte = case.extra["damage"]
+        data = bytearray(saved.read_bytes())
+        k = int(where * len(data))
+        if how == "truncate":
+            data = data[:k]
+        elif data:
+            data[min(k, len(data) - 1)] ^= byte or 1
+        saved.write_bytes(bytes(data))
+    argv2 = [a.replace("{dir}", str(folder)) for a in then]
+    oc2 = run_subprocess(argv2, bound) if subprocess_ else run_in_process(argv2, bound)
+    second = G.Case(case.category, case.seed, {"g.npz": b""}, argv2, case.expect, case.hazard)
+    return oc2, [Failure(k, m, case, oc2) for k, m in judge(second, oc2, str(saved))]
 
 
 # ----------------------------------------------------------------------------------- campaign

@@ -39,6 +39,8 @@ KNOWN_OPEN: dict[tuple[str, str], str] = {
     ("model-big", "exit-code"): "same",
     ("model-mutant", "traceback"): "same",
     ("model-mutant", "exit-code"): "same",
+    ("saved-graph", "traceback"): "same",
+    ("saved-graph", "exit-code"): "same",
 }
 
 
