@@ -31,7 +31,11 @@ Errors (the model is refused):
 ``not-a-channel``              ``sync x!...`` where ``x`` is not a channel
 ``not-an-array``               an index applied to a scalar
 ``index-out-of-range``         a constant index outside ``0..size-1``
-``division-by-zero``           ``/`` or ``%`` by a constant zero
+``division-by-zero``           ``/`` or ``%`` by a constant zero (where it is evaluated: not in the
+                               right operand of ``0 and ...``, ``1 or ...``, ``0 imply ...``)
+``literal-out-of-range``       an integer literal beyond 2147483647 (32-bit guards, effects,
+                               initialisers), or beyond 9223372036854775807 in a cost or time
+``cost-overflow``              a constant cost or time whose value leaves 64 bits
 ``array-size-invalid``         an array size that is not a constant, or is not above 0
 ``channel-size-invalid``       a channel buffer size that is not a constant, or is below 0
 ``buffered-untyped``           an untyped channel declared with a buffer
@@ -103,19 +107,21 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from . import syntax as s
-from .consteval import eval_const
+from .arith import INT32, INT64, TYPE_RANGE
+from .consteval import eval_const, literal_error
 from .errors import DvecostError, ModelError, ModelErrors, ModelSemanticError, SourcePos
 
 __all__ = ["check_model", "CODES", "WARNING_CODES", "TYPE_RANGES"]
 
 #: Value range of each variable type (legacy DiVinE: byte = uint8, int = int16).
-TYPE_RANGES: dict[str, tuple[int, int]] = {"byte": (0, 255), "int": (-32768, 32767)}
+TYPE_RANGES: dict[str, tuple[int, int]] = TYPE_RANGE
 
 #: Every code :func:`check_model` can report as an error.
 CODES: tuple[str, ...] = (
     "undefined-name", "duplicate-name", "unknown-state", "missing-init", "assign-to-const",
     "assign-to-channel", "channel-as-value", "not-a-variable", "not-a-channel", "not-an-array",
-    "index-out-of-range", "division-by-zero", "array-size-invalid", "channel-size-invalid",
+    "index-out-of-range", "division-by-zero", "literal-out-of-range", "cost-overflow",
+    "array-size-invalid", "channel-size-invalid",
     "buffered-untyped", "initializer-kind", "init-out-of-range", "sync-arity", "sync-kind",
     "negative-time", "duplicate-resource", "duplicate-clause", "cost-resource-inconsistent",
     "property-not-found", "property-not-process",
@@ -149,16 +155,45 @@ def _is_const_expr(expr: object, env: dict[str, int]) -> bool:
     return True
 
 
-def _const(expr: object, env: dict[str, int]) -> int | None:
-    """The value of a constant expression, or ``None`` when it is not constant or fails."""
+def _const(expr: object, env: dict[str, int], wide: bool = False) -> int | None:
+    """The value of a constant expression, or ``None`` when it is not constant or fails
+    (``wide``: in the checked 64-bit arithmetic of costs and times)."""
     if expr is None or not _is_const_expr(expr, env):
         return None
     if isinstance(expr, s.IntLit):  # the common case, without a call
-        return expr.value
+        return expr.value if expr.value <= _LITERAL_MAX[wide] else None
     try:
-        return int(eval_const(expr, env))  # type: ignore[arg-type]
+        return int(eval_const(expr, env, wide=wide))  # type: ignore[arg-type]
     except (DvecostError, ArithmeticError, ValueError, RecursionError):
         return None
+
+
+def _decides(e: s.Binary, env: dict[str, int]) -> bool:
+    """Whether the left operand of ``and``/``or``/``imply`` ``e`` is a constant that decides
+    the result, so that the right operand is never evaluated. Only small left operands are
+    tried (a long chain is not re-walked at every level: that would be quadratic)."""
+    left = e.left
+    if not _small(left):
+        return False
+    v = _const(left, env)
+    if v is None:
+        return False
+    return (v != 0) if e.op == "or" else (v == 0)
+
+
+def _small(e: object, budget: int = 64) -> bool:
+    """Whether ``e`` has at most ``budget`` nodes."""
+    stack = [e]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return False
+        x = stack.pop()
+        if isinstance(x, s.Binary):
+            stack += (x.left, x.right)
+        elif isinstance(x, s.Unary):
+            stack.append(x.operand)
+    return True
 
 
 # ---------------------------------------------------------------------------- positions
@@ -263,6 +298,9 @@ class _Problems:
 
 
 _DIV_OPS = ("/", "%")
+_SHORT_CIRCUIT = ("and", "or", "imply")
+#: The largest literal of a 32-bit (False) and of a 64-bit (True: cost, time) expression.
+_LITERAL_MAX = {False: INT32[1], True: INT64[1]}
 _NOT_VALUES = ("channel", "process")
 
 
@@ -441,37 +479,75 @@ class _Checker:
 
     # -- expressions -------------------------------------------------------------------------
 
-    def expr(self, root: object, env: dict[str, int], scope: _ProcScope | None) -> None:
-        """Check a value expression: names resolve to variables, indices fit.
+    def expr(self, root: object, env: dict[str, int], scope: _ProcScope | None,
+             wide: bool = False) -> None:
+        """Check a value expression: names resolve to variables, indices fit, literals fit
+        the width (64 bits with ``wide``, for costs and times; else 32), no constant divisor
+        is 0 where the division is evaluated.
 
+        ``and``, ``or`` and ``imply`` skip their right operand when a constant left one
+        decides the result (``N != 0 and x / N > 1`` with ``N = 0``): that operand is still
+        checked for names, but a division by zero in it is no error, since it never runs.
         Iterative, not recursive: BEEM's ``plc`` has guards with thousands of operators.
         """
         # Exact type tests and a fast path for plain scalar names: this loop visits every
         # operand of every guard and effect (300 000 nodes in one plc model).
         stack = [root]
-        pop, push = stack.pop, stack.append
+        skipped: list = []  # right operands a constant left operand decides away
         local_syms = scope.locals if scope is not None else {}
         global_syms = self.globals
-        while stack:
-            e = pop()
-            kind = type(e)
-            if kind is s.Binary:
-                push(e.right)
-                push(e.left)
-                if e.op in _DIV_OPS and _const(e.right, env) == 0:
-                    self.p.error(e.right.pos or e.pos, "division-by-zero",
-                                 f"expected a non-zero divisor for '{e.op}', found 0",
-                                 "this step would always lead to the error state")
-            elif kind is s.Name:
-                sym = local_syms.get(e.name) or global_syms.get(e.name)
-                if sym is None or sym.kind in _NOT_VALUES or sym.is_array:
+        for live in (True, False):
+            pop, push = stack.pop, stack.append
+            while stack:
+                e = pop()
+                kind = type(e)
+                if kind is s.Binary:
+                    push(e.left)
+                    if live and e.op in _SHORT_CIRCUIT and _decides(e, env):
+                        skipped.append(e.right)
+                    else:
+                        push(e.right)
+                    if live and e.op in _DIV_OPS and _const(e.right, env, wide) == 0:
+                        self.p.error(e.right.pos or e.pos, "division-by-zero",
+                                     f"expected a non-zero divisor for '{e.op}', found 0",
+                                     "this step would always lead to the error state")
+                elif kind is s.Name:
+                    sym = local_syms.get(e.name) or global_syms.get(e.name)
+                    if sym is None or sym.kind in _NOT_VALUES or sym.is_array:
+                        self.leaf(e, env, scope, stack)
+                elif kind is s.IntLit:
+                    if e.value > _LITERAL_MAX[wide]:
+                        self.literal(e, wide)
+                elif kind is s.BoolLit or e is None:
+                    pass
+                elif kind is s.Unary:
+                    if e.op == "-" and type(e.operand) is s.IntLit:
+                        # '-2147483648': a minus and a literal one past the maximum.
+                        if e.operand.value > _LITERAL_MAX[wide] + 1:
+                            self.literal(e.operand, wide, negated=True)
+                    else:
+                        push(e.operand)
+                else:
                     self.leaf(e, env, scope, stack)
-            elif kind is s.IntLit or kind is s.BoolLit or e is None:
-                pass
-            elif kind is s.Unary:
-                push(e.operand)
-            else:
-                self.leaf(e, env, scope, stack)
+            stack = skipped
+
+    def overflow(self, e: s.Expr, env: dict[str, int], what: str) -> None:
+        """An error when the constant cost or time ``e`` overflows 64 bits (every step would
+        fault); a cost that depends on the state is checked step by step at run time."""
+        if not _is_const_expr(e, env):
+            return
+        try:
+            eval_const(e, env, wide=True)
+        except DvecostError as exc:
+            if getattr(exc, "code", None) == "overflow":
+                self.p.error(exc.pos or e.pos, "cost-overflow", f"this {what} overflows 64 bits",
+                             f"every step would fault: a {what} and its intermediate values "
+                             f"must lie within {INT64[0]}..{INT64[1]}")
+
+    def literal(self, e: s.IntLit, wide: bool, negated: bool = False) -> None:
+        err = literal_error(e, wide, negated)
+        if err is not None:
+            self.p.error(err.pos, err.code, err.message, err.hint)
 
     def leaf(self, e: object, env: dict[str, int], scope: _ProcScope | None,
              stack: list) -> None:
@@ -675,7 +751,8 @@ class _Checker:
                                    "this step would always lead to the error state")
         seen: dict[str, s.Cost] = {}
         for c in t.costs:
-            self.expr(c.amount, env, sc)
+            self.expr(c.amount, env, sc, wide=True)
+            self.overflow(c.amount, env, "cost")
             self.costs.append(c)
             prev = seen.get(c.resource)
             if prev is None:
@@ -689,8 +766,9 @@ class _Checker:
                              f"resource '{c.resource}' is charged twice on one transition",
                              "add the amounts into one charge")
         if t.time is not None:
-            self.expr(t.time, env, sc)
-            value = _const(t.time, env)
+            self.expr(t.time, env, sc, wide=True)
+            self.overflow(t.time, env, "time")
+            value = _const(t.time, env, wide=True)
             if value is not None and value < 0:
                 self.p.error(t.time.pos or t.pos, "negative-time",
                              f"expected a time of 0 or more, found {value}")

@@ -1,83 +1,71 @@
 """Evaluate constant DVE expressions at load time (array sizes, initialisers, template arguments).
 
-Arithmetic follows the legacy DiVinE 2 evaluator: C semantics on 32-bit signed integers
-(results wrap around modulo 2**32), division and modulo truncate toward zero, comparisons and
-boolean operators give 0 or 1, ``and``/``or`` short-circuit (an error in the operand that is
-not evaluated does not count), ``imply`` is ``(not a) or b``. Shifts take the count modulo 32,
-as the x86 instruction the C code compiled to does.
+The operators are those of :mod:`dve.arith` (DiVinE 2's 32-bit C arithmetic, or with
+``wide=True`` the checked 64-bit arithmetic of ``cost`` and ``time``); ``and``/``or``
+short-circuit (an error in the operand that is not evaluated does not count) and ``imply`` is
+``(not a) or b``. A literal that does not fit the width is an error, never wrapped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from . import arith
 from . import syntax as s
+from .arith import wrap32
 from .errors import EvaluationError
 
-__all__ = ["eval_const", "wrap32"]
+__all__ = ["eval_const", "literal_error", "wrap32"]
 
 
-def wrap32(v: int) -> int:
-    """``v`` as a C ``int32_t`` (two's complement wrap-around).
+def literal_error(e: s.IntLit, wide: bool = False, negated: bool = False) -> EvaluationError:
+    """The error for literal ``e`` when it does not fit its expression's width, else None.
 
-    >>> wrap32(2**31), wrap32(-1), wrap32(70000)
-    (-2147483648, -1, 70000)
+    >>> from dve.parser import parse_model
+    >>> m = parse_model("byte x = 4294967296; process P { state s; init s; } system async;", "m.dve")
+    >>> print(literal_error(m.items[0].init))
+    m.dve:1:10: error[literal-out-of-range]: literal 4294967296 does not fit a 32-bit integer
     """
-    v &= 0xFFFFFFFF
-    return v - 0x100000000 if v & 0x80000000 else v
+    if arith.literal_fits(e.value, wide, negated):
+        return None  # type: ignore[return-value]
+    lo, hi = arith.INT64 if wide else arith.INT32
+    where = "a cost or time (64-bit)" if wide else "a 32-bit integer"
+    hint = (f"{'costs and times' if wide else 'guards, effects and initialisers'} compute "
+            f"with {lo}..{hi}" + ("" if wide else "; a cost or time may use 64 bits"))
+    return EvaluationError(e.pos, "literal-out-of-range",
+                           f"literal {e.value} does not fit {where}", hint)
 
 
-def _div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _mod(a: int, b: int) -> int:
-    return a - _div(a, b) * b
-
-
-_BINARY: dict[str, Callable[[int, int], int]] = {
-    "|": lambda a, b: a | b,
-    "&": lambda a, b: a & b,
-    "^": lambda a, b: a ^ b,
-    "==": lambda a, b: int(a == b),
-    "!=": lambda a, b: int(a != b),
-    "<": lambda a, b: int(a < b),
-    "<=": lambda a, b: int(a <= b),
-    ">": lambda a, b: int(a > b),
-    ">=": lambda a, b: int(a >= b),
-    "<<": lambda a, b: a << (b & 31),
-    ">>": lambda a, b: a >> (b & 31),
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-}
-
-
-def eval_const(expr: s.Expr, env: Mapping[str, int],
-               macros: Mapping[str, s.Macro] | None = None) -> int:
+def eval_const(expr: s.Expr, env: Mapping[str, Any],
+               macros: Mapping[str, s.Macro] | None = None, *, wide: bool = False) -> int:
     """The value of a constant expression.
 
     Parameters
     ----------
     expr : dve.syntax.Expr
         The expression.
-    env : mapping of str to int
-        Values of the names it may use (constants, inputs, template parameters, loop variables).
+    env : mapping of str to int or tuple of int
+        Values of the names it may use (constants, inputs, template parameters, loop variables;
+        a tuple is a constant array, read with an index).
     macros : mapping of str to dve.syntax.Macro, optional
         Expression macros that calls may use (DiVinE 3 ``expression name(a) { e }``).
+    wide : bool
+        Use the checked 64-bit arithmetic of costs and times instead of 32-bit C arithmetic.
 
     Returns
     -------
     int
-        A 32-bit signed value.
+        A 32-bit signed value (64-bit with ``wide``).
 
     Raises
     ------
     EvaluationError
         ``not-constant`` (a name not in ``env``, an array element, a process state or remote
-        variable), ``division-by-zero`` (``/`` or ``%`` by 0), ``unknown-macro`` or
-        ``macro-arity`` for bad macro calls; positioned at the offending sub-expression.
+        variable), ``division-by-zero`` (``/`` or ``%`` by 0), ``index-out-of-range`` (a
+        constant array read outside its cells), ``literal-out-of-range``, ``overflow`` (``wide``
+        only: a result outside 64 bits), ``unknown-macro`` or ``macro-arity`` for bad macro
+        calls; positioned at the offending sub-expression.
 
     Examples
     --------
@@ -87,34 +75,58 @@ def eval_const(expr: s.Expr, env: Mapping[str, int],
     ...     return eval_const(m.items[0].init, env)
     >>> ev("-7 / 2"), ev("-7 % 2"), ev("N * 2 + 1", N=4), ev("1 or 1 / 0")
     (-3, -1, 9, 1)
-    >>> ev("2147483647 + 1")
-    -2147483648
+    >>> ev("2147483647 + 1"), ev("-2147483648")
+    (-2147483648, -2147483648)
     >>> ev("K + 1")
     Traceback (most recent call last):
     ...
     dve.errors.EvaluationError: <string>:1:10: error[not-constant]: 'K' is not a constant
     """
-    return _Evaluator(env, macros or {}).eval(expr)
+    return _Evaluator(env, macros or {}, wide).eval(expr)
 
 
 class _Evaluator:
-    def __init__(self, env: Mapping[str, int], macros: Mapping[str, s.Macro]) -> None:
+    def __init__(self, env: Mapping[str, Any], macros: Mapping[str, s.Macro],
+                 wide: bool = False) -> None:
         self.env = env
         self.macros = macros
+        self.wide = wide
         self.depth = 0
+
+    def fail(self, e: s.Expr, exc: ArithmeticError) -> EvaluationError:
+        if isinstance(exc, arith.DivisionByZero):
+            return EvaluationError(e.pos, "division-by-zero",
+                                   f"'{e.op}' by zero in a constant expression")
+        return EvaluationError(e.pos, "overflow",
+                               f"'{e.op}' overflows 64 bits in a constant expression",
+                               "costs and times must stay within -2**63..2**63-1")
 
     def eval(self, e: s.Expr) -> int:
         t = type(e)
         if t is s.IntLit:
-            return wrap32(e.value)
+            err = literal_error(e, self.wide)
+            if err is not None:
+                raise err
+            return e.value
         if t is s.BoolLit:
             return int(e.value)
         if t is s.Name:
             try:
-                return wrap32(self.env[e.name])
+                v = self.env[e.name]
             except KeyError:
                 raise EvaluationError(e.pos, "not-constant",
                                       f"'{e.name}' is not a constant") from None
+            if isinstance(v, tuple):
+                raise EvaluationError(e.pos, "not-constant",
+                                      f"'{e.name}' is an array: read one cell, '{e.name}[i]'")
+            return v if self.wide else wrap32(v)
+        if t is s.Index and isinstance(self.env.get(e.name), tuple):
+            arr = self.env[e.name]
+            i = self.eval(e.index)
+            if not 0 <= i < len(arr):
+                raise EvaluationError(e.pos, "index-out-of-range",
+                                      f"index {i} out of range for '{e.name}[{len(arr)}]'")
+            return arr[i]
         if t is s.Binary:
             op = e.op
             a = self.eval(e.left)
@@ -125,19 +137,22 @@ class _Evaluator:
             if op == "imply":
                 return int((not a) or bool(self.eval(e.right)))
             b = self.eval(e.right)
-            if op in ("/", "%"):
-                if b == 0:
-                    raise EvaluationError(e.pos, "division-by-zero",
-                                          f"'{op}' by zero in a constant expression")
-                return wrap32(_div(a, b) if op == "/" else _mod(a, b))
-            return wrap32(_BINARY[op](a, b))
+            try:
+                return arith.binop(op, a, b, self.wide)
+            except ArithmeticError as exc:
+                raise self.fail(e, exc) from None
         if t is s.Unary:
+            if e.op == "-" and type(e.operand) is s.IntLit:
+                # '-2147483648': a minus and a literal one past the maximum.
+                err = literal_error(e.operand, self.wide, negated=True)
+                if err is not None:
+                    raise err
+                return -e.operand.value
             v = self.eval(e.operand)
-            if e.op == "-":
-                return wrap32(-v)
-            if e.op == "~":
-                return wrap32(~v)
-            return int(not v)
+            try:
+                return arith.unop(e.op, v, self.wide)
+            except ArithmeticError as exc:
+                raise self.fail(e, exc) from None
         if t is s.Call:
             return self.call(e)
         what = {s.Index: "an array element", s.StateTest: "a process state",
@@ -157,6 +172,6 @@ class _Evaluator:
             raise EvaluationError(e.pos, "macro-recursion",
                                   f"macro '{e.name}' expands into itself")
         args = {p: self.eval(a) for p, a in zip(m.params, e.args)}
-        inner = _Evaluator({**self.env, **args}, self.macros)
+        inner = _Evaluator({**self.env, **args}, self.macros, self.wide)
         inner.depth = self.depth + 1
         return inner.eval(m.body)

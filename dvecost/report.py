@@ -61,8 +61,20 @@ def _summary_lines(a: Analysis) -> list[str]:
     dead = ("no deadlock" if not a.n_deadlocks
             else f"{a.n_deadlocks} deadlock{'s' * (a.n_deadlocks != 1)}")
     err = "error state reached" if a.error_state_reached else "error state not reached"
+    sym = a.symmetry or {}
+    if sym.get("reduced"):
+        full = sym.get("full_states")
+        groups = "; ".join(f"{g['template']} x{g['instances']}" for g in sym.get("groups", ()))
+        space = (f"state space: {a.n_states} classes of interchangeable {groups} "
+                 f"(the full product has {full if full is not None else 'more'} states), "
+                 f"{a.n_transitions} transitions between classes, {dead}, {err}")
+        return [model, space]
     space = (f"state space: {a.n_states} states, {a.n_transitions} transitions, {dead}, {err}")
-    return [model, space]
+    lines = [model, space]
+    if sym.get("requested") == "auto" and sym.get("not_reduced"):
+        lines.append("symmetry: not reduced: " + "; ".join(
+            f"{r['template']}: {r['reason']}" for r in sym["not_reduced"]))
+    return lines
 
 
 def _format_changes(changed: Sequence[tuple[str, Any, Any]]) -> str:

@@ -3,8 +3,8 @@
 The compiler expects an expanded model (only :class:`~dve.syntax.VarDecl`,
 :class:`~dve.syntax.ChannelDecl`, :class:`~dve.syntax.Process` and
 :class:`~dve.syntax.LtlProperty` items; :func:`dve.expand_model` produces one). Constant
-expressions (array sizes, initialisers, channel sizes) are evaluated here with the legacy 32-bit
-semantics of :func:`eval_const`.
+expressions (array sizes, initialisers, channel sizes) are evaluated here by
+:func:`dve.consteval.eval_const`, with the 32-bit arithmetic of :mod:`dve.arith`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dve import syntax
+from dve.consteval import eval_const
 from dve.errors import EvaluationError, ModelSemanticError
 
 from .model import (
@@ -26,133 +27,7 @@ from .model import (
     VarInfo,
 )
 
-__all__ = ["c_div", "c_mod", "compile_model", "eval_const", "wrap32"]
-
-
-def wrap32(v: int) -> int:
-    """``v`` reduced to a signed 32-bit integer, as C arithmetic on ``int32`` wraps.
-
-    >>> wrap32(2**31), wrap32(-1)
-    (-2147483648, -1)
-    """
-    return ((v + 2**31) % 2**32) - 2**31
-
-
-def c_div(a: int, b: int) -> int:
-    """C division (truncates toward zero). ``b`` must not be 0.
-
-    >>> c_div(-7, 2), c_div(7, -2)
-    (-3, -3)
-    """
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def c_mod(a: int, b: int) -> int:
-    """C remainder (sign of the dividend). ``b`` must not be 0.
-
-    >>> c_mod(-7, 2), c_mod(7, -2)
-    (-1, 1)
-    """
-    return a - b * c_div(a, b)
-
-
-class _ConstError(Exception):
-    def __init__(self, code: str, message: str, pos=None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.pos = code, message, pos
-
-
-def eval_const(expr: syntax.Expr, env: Mapping[str, Any]) -> int:
-    """Evaluate a constant expression with legacy semantics (32-bit C arithmetic).
-
-    ``env`` maps names to ints (constants) or tuples (constant arrays).
-
-    Raises
-    ------
-    dve.errors.EvaluationError
-        On division or modulo by zero, an index out of range, or a name that is not constant.
-
-    Examples
-    --------
-    >>> from dve import syntax as S
-    >>> eval_const(S.Binary('/', S.Unary('-', S.IntLit(7)), S.Name('n')), {'n': 2})
-    -3
-    """
-    try:
-        return _ev(expr, env)
-    except _ConstError as e:
-        raise EvaluationError(e.pos or getattr(expr, "pos", None), e.code, e.message) from None
-
-
-def _ev(e: syntax.Expr, env: Mapping[str, Any]) -> int:
-    S = syntax
-    if isinstance(e, S.IntLit):
-        return wrap32(e.value)
-    if isinstance(e, S.BoolLit):
-        return int(e.value)
-    if isinstance(e, S.Name):
-        v = env.get(e.name)
-        if v is None or isinstance(v, tuple):
-            raise _ConstError("not-constant", f"'{e.name}' is not a constant", e.pos)
-        return v
-    if isinstance(e, S.Index):
-        arr = env.get(e.name)
-        if not isinstance(arr, tuple):
-            raise _ConstError("not-constant", f"'{e.name}' is not a constant array", e.pos)
-        i = _ev(e.index, env)
-        if not 0 <= i < len(arr):
-            raise _ConstError("index-out-of-range",
-                              f"index {i} out of range for '{e.name}[{len(arr)}]'", e.pos)
-        return arr[i]
-    if isinstance(e, S.Unary):
-        v = _ev(e.operand, env)
-        if e.op == "-":
-            return wrap32(-v)
-        if e.op == "~":
-            return wrap32(~v)
-        return int(v == 0)
-    if isinstance(e, S.Binary):
-        a = _ev(e.left, env)
-        op = e.op
-        if op == "and":
-            return int(a != 0 and _ev(e.right, env) != 0)
-        if op == "or":
-            return int(a != 0 or _ev(e.right, env) != 0)
-        if op == "imply":
-            return int(a == 0 or _ev(e.right, env) != 0)
-        b = _ev(e.right, env)
-        if op in ("/", "%") and b == 0:
-            raise _ConstError("division-by-zero", "division by zero" if op == "/" else
-                              "modulo by zero", e.pos)
-        return _binop(op, a, b)
-    raise _ConstError("not-constant", f"not a constant expression: {type(e).__name__}",
-                      getattr(e, "pos", None))
-
-
-def _binop(op: str, a: int, b: int) -> int:
-    if op == "+":
-        return wrap32(a + b)
-    if op == "-":
-        return wrap32(a - b)
-    if op == "*":
-        return wrap32(a * b)
-    if op == "/":
-        return wrap32(c_div(a, b))
-    if op == "%":
-        return wrap32(c_mod(a, b))
-    if op == "<<":
-        return wrap32(a << (b & 31))
-    if op == ">>":
-        return a >> (b & 31)
-    if op == "&":
-        return a & b
-    if op == "|":
-        return a | b
-    if op == "^":
-        return a ^ b
-    return int({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
-                ">=": a >= b}[op])
+__all__ = ["compile_model"]
 
 
 def _assigned_names(tr: syntax.Transition) -> list[str]:

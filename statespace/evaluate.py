@@ -18,12 +18,13 @@ works on, and returns arrays aligned with ``r``:
   :attr:`CompiledModel.resources` order) and the time, each an array or a Python int,
   evaluated in the source state.
 
-Semantics (``docs/dve-reference.md`` section 5 and 6): 32-bit C arithmetic (wrapping,
-truncating ``/``, ``%`` with the dividend's sign), ``and``/``or``/``imply`` short-circuit (a
-fault in an operand that is not evaluated does not count), comparisons and boolean operators
+Semantics (``docs/dve-reference.md`` section 5 and 6): the operators of :mod:`dve.arith`, 32-bit
+C arithmetic for guards and effects (wrapping, truncating ``/``, ``%`` with the dividend's
+sign) and checked 64-bit arithmetic for costs and times; ``and``/``or``/``imply`` short-circuit
+(a fault in an operand that is not evaluated does not count), comparisons and boolean operators
 give 0/1. Faults (``err``): division or modulo by zero, an array index out of range on read or
-write, a value assigned outside its type's range. Effects run in order, each seeing the
-earlier assignments of the same step.
+write, a value assigned outside its type's range, a cost or time that overflows 64 bits, a
+negative time. Effects run in order, each seeing the earlier assignments of the same step.
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from dve import arith
 from dve import syntax as S
+from dve.consteval import literal_error
 
-from .compiler import _binop, wrap32
 from .model import TYPE_RANGE, CompiledModel
 
 __all__ = ["INT", "Evaluator", "Fault"]
@@ -46,7 +48,8 @@ __all__ = ["INT", "Evaluator", "Fault"]
 #: The evaluation dtype: legacy DiVinE evaluates in 32-bit signed C arithmetic.
 INT = np.int32
 
-_I32 = (-2**31, 2**31 - 1)
+_I32 = arith.INT32
+_I64 = arith.INT64
 
 
 @dataclass
@@ -68,51 +71,29 @@ def _const(v: int) -> _Val:
 def _runtime_helpers(xp) -> dict[str, Any]:
     I = INT
 
-    def _div(a, b):
-        z = b == 0
-        bs = xp.where(z, 1, b)
-        q = (a - xp.fmod(a, bs)) // bs  # exact division, so floor == truncation
-        return q.astype(I, copy=False), z
-
-    def _mod(a, b):
-        z = b == 0
-        bs = xp.where(z, 1, b)
-        return xp.fmod(a, bs).astype(I, copy=False), z
-
-    def _divc(a, b):  # b a non-zero constant
-        return ((a - xp.fmod(a, b)) // b).astype(I, copy=False)
-
     def _full(k, v):
         return xp.full(k, v, dtype=I)
 
     def _i(b):
         return b.astype(I)
 
-    from .compiler import _binop
-
-    def _w(v):
-        return ((v + 2**31) & 0xFFFFFFFF) - 2**31
-
     def _sidx(arr, base, size, i):
         if not 0 <= i < size:
             raise Fault
         return arr[base + i]
 
-    def _sdiv(a, b):
-        if b == 0:
-            raise Fault
-        return _binop("/", a, b)
+    def _s(op):
+        def f(a, b):
+            try:
+                return arith.binop(op, a, b)
+            except arith.DivisionByZero:
+                raise Fault from None
+        return f
 
-    def _smod(a, b):
-        if b == 0:
-            raise Fault
-        return _binop("%", a, b)
-
-    return {"xp": xp, "I": I, "_div": _div, "_mod": _mod, "_divc": _divc, "_full": _full,
-            "_i": _i, "_w": _w, "_sidx": _sidx, "_sdiv": _sdiv, "_smod": _smod,
-            "_sadd": lambda a, b: _w(a + b), "_ssub": lambda a, b: _w(a - b),
-            "_smul": lambda a, b: _w(a * b), "_sshl": lambda a, b: _binop("<<", a, b),
-            "_sshr": lambda a, b: _binop(">>", a, b), "Fault": Fault}
+    return {"xp": xp, "I": I, "I64": xp.int64, **arith.array_helpers(xp), "_full": _full,
+            "_i": _i, "_w": arith.wrap32, "_sidx": _sidx, "_sdiv": _s("/"), "_smod": _s("%"),
+            "_sadd": _s("+"), "_ssub": _s("-"), "_smul": _s("*"), "_sshl": _s("<<"),
+            "_sshr": _s(">>"), "Fault": Fault}
 
 
 class Fault(Exception):
@@ -135,9 +116,12 @@ def _deep_recursion(limit: int = 100_000):
 class _Gen:
     """Generates the body of one function; tracks the state as modified by effects so far."""
 
-    def __init__(self, ev: Evaluator) -> None:
+    def __init__(self, ev: Evaluator, wide: bool = False) -> None:
         self.ev = ev
         self.cm = ev.cm
+        #: Checked 64-bit arithmetic (cost and time) instead of 32-bit C arithmetic.
+        self.wide = wide
+        self.full = _I64 if wide else _I32
         self.lines: list[str] = []
         self.n = 0
         self.orig: dict[int, str] = {}      # slot -> name of its source values X[j][r]
@@ -167,7 +151,35 @@ class _Gen:
     def as_int(self, v: _Val) -> str:
         if v.const is not None:
             return repr(v.const)
-        return f"_i({v.code})" if v.kind == "bool" else v.code
+        if v.kind == "bool":
+            return f"{v.code}.astype(I64)" if self.wide else f"_i({v.code})"
+        return v.code
+
+    def leaf(self, code: str) -> str:
+        """A value read from the state (int32), widened in 64-bit mode."""
+        return f"{code}.astype(I64)" if self.wide else code
+
+    def bounded(self, lo: int, hi: int) -> tuple[int, int]:
+        """Static bounds, or the whole width when they leave it (the code then checks)."""
+        return (lo, hi) if self.full[0] <= lo and hi <= self.full[1] else self.full
+
+    def fault(self) -> _Val:
+        """A value whose evaluation always faults (its result is unspecified)."""
+        return _Val("0", "int", 0, self.true_mask(), 0, 0)
+
+    def fold(self, op: str, a: int, b: int | None = None) -> _Val:
+        """A constant operation, or a value that always faults."""
+        try:
+            v = arith.unop(op, a, self.wide) if b is None else arith.binop(op, a, b, self.wide)
+        except ArithmeticError:
+            return self.fault()
+        return _const(v)
+
+    def checked(self, helper: str, *args: str) -> tuple[str, str]:
+        """``(result, fault mask)`` of one of the checked helpers of :mod:`dve.arith`."""
+        code, bad = self.tmp(), self.tmp()
+        self.emit(f"{code}, {bad} = {helper}({', '.join(args)})")
+        return code, bad
 
     def as_bool(self, v: _Val) -> str:
         if v.const is not None:
@@ -206,7 +218,8 @@ class _Gen:
         for var, blk in self.blocks.items():
             vi = self.cm.variables[var]
             if vi.base <= j < vi.base + vi.size:
-                return _Val(self.let(f"{blk}[{j - vi.base}].copy()"), "int", lo=sl.lo, hi=sl.hi)
+                return _Val(self.let(self.leaf(f"{blk}[{j - vi.base}].copy()")), "int",
+                            lo=sl.lo, hi=sl.hi)
         if j not in self.orig:
             name = f"s{j}"
             self.orig[j] = name
@@ -238,7 +251,10 @@ class _Gen:
     # ------------------------------------------------------------------ expressions
     def expr(self, e: S.Expr, proc: int | None) -> _Val:
         if isinstance(e, S.IntLit):
-            return _const(wrap32(e.value))
+            err = literal_error(e, self.wide)
+            if err is not None:
+                raise err
+            return _const(e.value)
         if isinstance(e, S.BoolLit):
             return _const(int(e.value))
         if isinstance(e, S.Name):
@@ -259,19 +275,28 @@ class _Gen:
             pc = self.read_slot(pinfo.slot)
             return _Val(self.let(f"{pc.code} == {s}"), "bool", lo=0, hi=1)
         if isinstance(e, S.Unary):
+            if e.op == "-" and isinstance(e.operand, S.IntLit):
+                err = literal_error(e.operand, self.wide, negated=True)
+                if err is not None:
+                    raise err
+                return _const(-e.operand.value)
             v = self.expr(e.operand, proc)
             if v.const is not None:
-                c = v.const
-                return _const(wrap32(-c) if e.op == "-" else wrap32(~c) if e.op == "~"
-                              else int(c == 0))
+                f = self.fold(e.op, v.const)
+                return f if v.err is None else _Val(f.code, f.kind, f.const,
+                                                    self.or_err(v.err, f.err), f.lo, f.hi)
             if e.op == "not":
                 return _Val(self.let(f"~{v.code}" if v.kind == "bool" else f"{v.code} == 0"),
                             "bool", None, v.err, 0, 1)
-            code = self.let(f"-{self.as_int(v)}" if e.op == "-" else f"~{self.as_int(v)}")
             lo, hi = (-v.hi, -v.lo) if e.op == "-" else (-v.hi - 1, -v.lo - 1)
-            if lo < _I32[0] or hi > _I32[1]:
-                lo, hi = _I32
-            return _Val(code, "int", None, v.err, lo, hi)
+            err = v.err
+            if e.op == "-" and self.wide and v.lo <= _I64[0]:
+                code, bad = self.checked("_neg64", self.as_int(v))
+                err = self.or_err(err, bad)
+            else:
+                code = self.let(f"-{self.as_int(v)}" if e.op == "-" else f"~{self.as_int(v)}")
+            lo, hi = self.bounded(lo, hi)
+            return _Val(code, "int", None, err, lo, hi)
         if isinstance(e, S.Binary):
             return self.binary(e, proc)
         raise TypeError(f"cannot evaluate {type(e).__name__} (expand the model first)")
@@ -292,12 +317,12 @@ class _Gen:
         lo, hi = TYPE_RANGE[vi.type]
         if vi.is_const:
             arr = self.ev.const_array(vi)
-            return _Val(self.let(f"{arr}[{ic}]"), "int", None, err, lo, hi)
+            return _Val(self.let(self.leaf(f"{arr}[{ic}]")), "int", None, err, lo, hi)
         if vi.name in self.blocks or any(vi.base <= j < vi.base + size for j in self.overlay):
             blk = self.materialise(vi)
             self.need_ar = True
-            return _Val(self.let(f"{blk}[{ic}, _ar]"), "int", None, err, lo, hi)
-        return _Val(self.let(f"X[{vi.base} + {ic}, r]"), "int", None, err, lo, hi)
+            return _Val(self.let(self.leaf(f"{blk}[{ic}, _ar]")), "int", None, err, lo, hi)
+        return _Val(self.let(self.leaf(f"X[{vi.base} + {ic}, r]")), "int", None, err, lo, hi)
 
     def binary(self, e: S.Binary, proc) -> _Val:
         op = e.op
@@ -342,25 +367,23 @@ class _Gen:
         b = self.expr(e.right, proc)
         err = self.or_err(a.err, b.err)
         if a.const is not None and b.const is not None:
-            if op in ("/", "%") and b.const == 0:
-                return _Val("0", "int", 0, self.or_err(err, self.true_mask()), 0, 0)
-            v = _binop(op, a.const, b.const)
-            return _Val(repr(v), "int", v, err, v, v)
+            f = self.fold(op, a.const, b.const)
+            return _Val(f.code, f.kind, f.const, self.or_err(err, f.err), f.lo, f.hi)
         if op in ("==", "!=", "<", "<=", ">", ">="):
             if a.kind == "bool" and b.kind == "bool" and op in ("==", "!="):
                 return _Val(self.let(f"{a.code} {op} {b.code}"), "bool", None, err, 0, 1)
             return _Val(self.let(f"{self.as_int(a)} {op} {self.as_int(b)}"), "bool", None, err,
                         0, 1)
         ai, bi = self.as_int(a), self.as_int(b)
-        lo, hi = _I32
+        lo, hi = self.full
         if op in ("/", "%"):
-            if b.const is not None:
-                code = self.let(f"_divc({ai}, {b.const})" if op == "/" else
-                                f"xp.fmod({ai}, {b.const}).astype(I, copy=False)")
+            if self.wide:
+                code, bad = self.checked("_div64" if op == "/" else "_mod64", ai, bi)
+                err = self.or_err(err, bad)
+            elif b.const is not None:
+                code = self.let(f"{'_divc' if op == '/' else '_modc'}({ai}, {b.const})")
             else:
-                code = self.tmp()
-                z = self.tmp()
-                self.emit(f"{code}, {z} = {'_div' if op == '/' else '_mod'}({ai}, {bi})")
+                code, z = self.checked("_div" if op == "/" else "_mod", ai, bi)
                 err = self.or_err(err, z)
             if op == "%" and b.const is not None and a.lo >= 0:
                 lo, hi = 0, abs(b.const) - 1
@@ -373,19 +396,25 @@ class _Gen:
             else:
                 ps = (a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi)
                 lo, hi = min(ps), max(ps)
-            if lo < _I32[0] or hi > _I32[1]:
-                lo, hi = _I32
+            if self.wide and (lo < _I64[0] or hi > _I64[1]):
+                # The bounds admit an overflow: check it where it happens.
+                helper = {"+": "_add64", "-": "_sub64", "*": "_mul64"}[op]
+                code, bad = self.checked(helper, ai, bi)
+                return _Val(code, "int", None, self.or_err(err, bad), *_I64)
+            lo, hi = self.bounded(lo, hi)
             # A constant on the left of an operator with an array on the right still yields an
-            # int32 array (NEP 50: the Python int adopts the array's dtype).
+            # array of the array's dtype (NEP 50: the Python int adopts it); 32-bit results wrap.
             return _Val(self.let(f"{ai} {op} {bi}"), "int", None, err, lo, hi)
         if op in ("&", "|", "^"):
             if a.lo >= 0 and b.lo >= 0 and op == "&":
                 lo, hi = 0, min(a.hi, b.hi)
             return _Val(self.let(f"{ai} {op} {bi}"), "int", None, err, lo, hi)
         if op in ("<<", ">>"):
-            bs = bi if b.const is None else repr(b.const & 31)
-            if b.const is None:
-                bs = self.let(f"{bi} & 31")
+            mask = 63 if self.wide else 31
+            if self.wide and op == "<<":
+                code, bad = self.checked("_shl64", ai, bi)
+                return _Val(code, "int", None, self.or_err(err, bad), lo, hi)
+            bs = repr(b.const & mask) if b.const is not None else self.let(f"{bi} & {mask}")
             return _Val(self.let(f"{ai} {op} {bs}"), "int", None, err, lo, hi)
         raise ValueError(f"unknown operator {op!r}")
 
@@ -471,7 +500,7 @@ class _Gen:
     def source(self, fname: str, ret: str) -> str:
         head = [f"def {fname}(X, r):", "    K = r.shape[0]"]
         for j, name in sorted(self.orig.items()):
-            head.append(f"    {name} = X[{j}][r]")
+            head.append(f"    {name} = {self.leaf(f'X[{j}][r]')}")
         if self.need_T:
             head.append("    _T = xp.ones(K, dtype=bool)")
         if self.need_ar:
@@ -574,8 +603,8 @@ class Evaluator:
                 return None
             vals.append(v)
         tm = 1 if t.time is None else _literal_value(t.time)
-        if tm is None:
-            return None
+        if tm is None or tm < 0:
+            return None  # a negative time faults: charge() says so
         return tuple(vals), tm
 
     # ------------------------------------------------------------------ guards
@@ -679,7 +708,10 @@ class Evaluator:
     def _sx_int(self, e, proc) -> str:
         g = _Gen(self)
         if isinstance(e, S.IntLit):
-            return repr(wrap32(e.value))
+            err = literal_error(e)
+            if err is not None:
+                raise err
+            return repr(e.value)
         if isinstance(e, S.BoolLit):
             return repr(int(e.value))
         if isinstance(e, S.Name):
@@ -701,6 +733,11 @@ class Evaluator:
             pinfo = self.cm.processes[self.proc_index[e.process.name]]
             return f"(1 if x[{pinfo.slot}] == {pinfo.states.index(e.state)} else 0)"
         if isinstance(e, S.Unary):
+            if e.op == "-" and isinstance(e.operand, S.IntLit):
+                err = literal_error(e.operand, negated=True)
+                if err is not None:
+                    raise err
+                return repr(-e.operand.value)
             v = self._sx(e.operand, proc, False)
             return f"_w(-({v}))" if e.op == "-" else f"_w(~({v}))"
         if isinstance(e, S.Binary):
@@ -787,11 +824,13 @@ class Evaluator:
     # ------------------------------------------------------------------ cost and time
     def charge(self, tid: int) -> Callable:
         """``charge(X, r) -> (costs, time, err)`` of transition ``tid`` in the source state:
-        costs per resource (0 where not charged), time (1 when not given)."""
+        costs per resource (0 where not charged), time (1 when not given), in checked 64-bit
+        arithmetic. ``err`` marks the rows where a cost or the time faults (division by zero,
+        an index out of range, a result outside 64 bits) or the time is negative."""
         key = ("charge", tid)
         if key not in self._cache:
             t = self.cm.transitions[tid]
-            g = _Gen(self)
+            g = _Gen(self, wide=True)
             costs = t.costs
             out = []
             for res in self.cm.resources:
@@ -807,6 +846,11 @@ class Evaluator:
                 if v.err:
                     g.errs.append(v.err)
                 tcode = g.as_int(v)
+                if v.const is not None:
+                    if v.const < 0:
+                        g.errs.append(g.true_mask())
+                elif v.lo < 0:
+                    g.errs.append(g.let(f"{tcode} < 0"))
             else:
                 tcode = "1"
             err = g.err_code()
@@ -818,16 +862,26 @@ def _unprepared(*args):  # pragma: no cover - replaced at the end of prepare()
 
 
 def _literal_value(e) -> int | None:
-    """The value of an expression made of literals and ``+ - * ~ -`` only, else None."""
-    from .compiler import _binop
+    """The value of an expression made of literals and ``+ - * ~ -`` only, in the checked
+    64-bit arithmetic of costs and times; None for anything else, or when it faults."""
     if isinstance(e, S.IntLit):
-        return wrap32(e.value)
+        return e.value if arith.literal_fits(e.value, wide=True) else None
     if isinstance(e, S.BoolLit):
         return int(e.value)
     if isinstance(e, S.Unary) and e.op in ("-", "~"):
+        if e.op == "-" and isinstance(e.operand, S.IntLit):
+            v = e.operand.value
+            return -v if arith.literal_fits(v, wide=True, negated=True) else None
         v = _literal_value(e.operand)
-        return None if v is None else wrap32(-v if e.op == "-" else ~v)
+        return None if v is None else _or_none(arith.unop, e.op, v)
     if isinstance(e, S.Binary) and e.op in ("+", "-", "*"):
         a, b = _literal_value(e.left), _literal_value(e.right)
-        return None if a is None or b is None else _binop(e.op, a, b)
+        return None if a is None or b is None else _or_none(arith.binop, e.op, a, b)
     return None
+
+
+def _or_none(f, *args) -> int | None:
+    try:
+        return f(*args, wide=True)
+    except ArithmeticError:
+        return None

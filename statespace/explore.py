@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dve import syntax
+from dve import arith, syntax
 from dve.errors import MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimitExceeded
 
 from .compiler import compile_model
@@ -225,7 +225,10 @@ class _Explorer:
         for a_id, a in enumerate(cm.actions):
             parts = [self.const_charge[t] for t in a.transitions]
             for k in range(len(self.res)):
-                costs[k, a_id] = sum(p[0][k] for p in parts)
+                total = sum(p[0][k] for p in parts)
+                if not arith.INT64[0] <= total <= arith.INT64[1]:
+                    return None  # the per-edge path marks the overflowing step as a fault
+                costs[k, a_id] = total
             tim[a_id] = max(p[1] for p in parts)
         return costs, tim
 
@@ -618,9 +621,9 @@ class _Explorer:
                 writes, eerr = self.ev.effect((s, q))(X, R)
                 cs, ts, ce1 = self._charge(s, X, R)
                 cq, tq, ce2 = self._charge(q, X, R)
-                costs = [x + y for x, y in zip(cs, cq)]
+                costs, ovf = _add_costs(cs, cq)
                 tm = np.maximum(ts, tq)
-                cerr = _or(ce1, ce2)
+                cerr = _or(_or(ce1, ce2), ovf)
                 ts_, tq_ = cm.transitions[s], cm.transitions[q]
                 moves = [(cm.processes[tq_.process].slot, tq_.src, tq_.dst),
                          (cm.processes[ts_.process].slot, ts_.src, ts_.dst)]
@@ -645,12 +648,13 @@ class _Explorer:
                     else (None, None, None)
                 cst = [c[sel] for c in costs]
                 tmq = tm[sel]
+                ovf = None
                 if pc_ is not None:
-                    cst = [x + y for x, y in zip(cst, pc_)]
+                    cst, ovf = _add_costs(cst, pc_)
                     if qt.time is not None:
                         tmq = np.maximum(tmq, pt_)
-                emit(Rq, ai * nq + qi, nkq, err[sel] | perr[qi][Rq] | _z(pe_, Rq.shape[0]),
-                     cst, tmq)
+                emit(Rq, ai * nq + qi, nkq, err[sel] | perr[qi][Rq] | _z(pe_, Rq.shape[0])
+                     | _z(ovf, Rq.shape[0]), cst, tmq)
         if prop is not None:
             # The property process moves alone where the system has no step.
             for qi, qid in enumerate(pp.transitions):
@@ -738,8 +742,11 @@ class _Explorer:
                         cnt = writers.setdefault(w, np.zeros(M, np.int8))
                         cnt[sub] += 1
                 c, ti, ce = self._charge(tid, X, rows[sub])
-                for acc, v in zip(costs, c):
-                    acc[sub] += v
+                summed, ovf = _add_costs([acc[sub] for acc in costs], c)
+                for acc, v in zip(costs, summed):
+                    acc[sub] = v
+                if ovf is not None:
+                    ce = ovf if ce is None else ce | ovf
                 tm[sub] = np.maximum(tm[sub], ti)
                 if ce is not None:
                     err[sub] |= ce
@@ -864,3 +871,17 @@ def _or(a, b):
 
 def _z(e, k):
     return np.zeros(k, bool) if e is None else e
+
+
+_ADD64 = arith.array_helpers(np)["_add64"]
+
+
+def _add_costs(xs, ys):
+    """Per-resource sums of two steps' int64 costs (one global step's parts), and the rows
+    where some sum leaves 64 bits (None when none does): that step faults, it never wraps."""
+    out, bad = [], None
+    for x, y in zip(xs, ys):
+        r, o = _ADD64(x, y)
+        out.append(r)
+        bad = _or(bad, o if o.any() else None)
+    return out, bad

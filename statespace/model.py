@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dve import syntax
+from dve import arith, syntax
 
 __all__ = [
     "TYPE_RANGE",
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: Value range of each DVE type (legacy storage: byte = uint8, int = int16).
-TYPE_RANGE: dict[str, tuple[int, int]] = {"byte": (0, 255), "int": (-32768, 32767)}
+TYPE_RANGE: dict[str, tuple[int, int]] = arith.TYPE_RANGE
 
 
 @dataclass(frozen=True)

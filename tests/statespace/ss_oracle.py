@@ -2,20 +2,55 @@
 
 It uses the compiled model only for the slot layout and the action list (so that it numbers
 states the same way); every guard, effect, cost and time is evaluated here by walking the
-syntax tree with Python integers.
+syntax tree with Python integers, with an arithmetic of its own (it imports nothing of
+``dve.arith``, so a bug there cannot hide in both): 32-bit values wrap through ``ctypes``,
+division truncates through exact fractions, and costs and times are exact integers checked
+against the 64-bit range after every operation.
 """
 
 from __future__ import annotations
 
+import ctypes
+import math
 from collections import deque
+from fractions import Fraction
 
 from dve import syntax as S
-from statespace.compiler import _binop, wrap32
-from statespace.model import TYPE_RANGE
+
+TYPE_RANGE = {"byte": (0, 255), "int": (-32768, 32767)}
 
 
 class Fault(Exception):
     pass
+
+
+def _int32(v):
+    return ctypes.c_int32(v & 0xFFFFFFFF).value
+
+
+def _fits64(v):
+    if not -(1 << 63) <= v < (1 << 63):
+        raise Fault
+    return v
+
+
+def _apply(op, a, b, wide):
+    """A binary operator on exact operands; 32-bit results wrap, 64-bit ones must fit."""
+    if op in ("/", "%"):
+        if b == 0:
+            raise Fault
+        q = math.trunc(Fraction(a, b))
+        v = q if op == "/" else a - b * q
+    elif op in ("<<", ">>"):
+        k = b % (64 if wide else 32)
+        v = a * 2 ** k if op == "<<" else math.floor(Fraction(a, 2 ** k))
+    elif op in ("==", "!=", "<", "<=", ">", ">="):
+        return int({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
+                    ">=": a >= b}[op])
+    else:
+        v = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "&": lambda: a & b,
+             "|": lambda: a | b, "^": lambda: a ^ b}[op]()
+    return _fits64(v) if wide else _int32(v)
 
 
 class Interp:
@@ -53,37 +88,41 @@ class Interp:
             raise Fault
         st[vi.base + (i or 0)] = v
 
-    def ev(self, e, st, proc):
+    def ev(self, e, st, proc, wide=False):
+        """``e`` in the state ``st``: 32-bit, or with ``wide`` the checked 64 bits of costs."""
         if isinstance(e, S.IntLit):
-            return wrap32(e.value)
+            assert e.value < (1 << (63 if wide else 31))  # the check refuses other literals
+            return e.value
         if isinstance(e, S.BoolLit):
             return int(e.value)
         if isinstance(e, S.Name):
             return self.read(st, self.var(proc, e.name))
         if isinstance(e, S.Index):
-            return self.read(st, self.var(proc, e.name), self.ev(e.index, st, proc))
+            return self.read(st, self.var(proc, e.name), self.ev(e.index, st, proc, wide))
         if isinstance(e, S.Remote):
             pi = self.pidx[e.process.name]
             vi = self.var(pi, e.name)
-            return self.read(st, vi, None if e.index is None else self.ev(e.index, st, proc))
+            return self.read(st, vi, None if e.index is None else
+                             self.ev(e.index, st, proc, wide))
         if isinstance(e, S.StateTest):
             p = self.cm.processes[self.pidx[e.process.name]]
             return int(st[p.slot] == p.states.index(e.state))
         if isinstance(e, S.Unary):
-            v = self.ev(e.operand, st, proc)
-            return wrap32(-v) if e.op == "-" else wrap32(~v) if e.op == "~" else int(v == 0)
+            if e.op == "-" and isinstance(e.operand, S.IntLit):
+                return -e.operand.value
+            v = self.ev(e.operand, st, proc, wide)
+            if e.op == "not":
+                return int(v == 0)
+            return _apply("-", 0, v, wide) if e.op == "-" else _apply("^", v, -1, wide)
         if isinstance(e, S.Binary):
-            a = self.ev(e.left, st, proc)
+            a = self.ev(e.left, st, proc, wide)
             if e.op == "and":
-                return int(a != 0 and self.ev(e.right, st, proc) != 0)
+                return int(a != 0 and self.ev(e.right, st, proc, wide) != 0)
             if e.op == "or":
-                return int(a != 0 or self.ev(e.right, st, proc) != 0)
+                return int(a != 0 or self.ev(e.right, st, proc, wide) != 0)
             if e.op == "imply":
-                return int(a == 0 or self.ev(e.right, st, proc) != 0)
-            b = self.ev(e.right, st, proc)
-            if e.op in ("/", "%") and b == 0:
-                raise Fault
-            return _binop(e.op, a, b)
+                return int(a == 0 or self.ev(e.right, st, proc, wide) != 0)
+            return _apply(e.op, a, self.ev(e.right, st, proc, wide), wide)
         raise TypeError(e)
 
     def assign(self, st, target, v, proc):
@@ -112,11 +151,27 @@ class Interp:
         return True
 
     def charge(self, st, tid):
+        """(costs, time) of one transition in 64 bits; Fault when one faults or time < 0."""
         t = self.cm.transitions[tid]
         costs = {r: 0 for r in self.cm.resources}
         for c in t.node.costs:
-            costs[c.resource] = self.ev(c.amount, st, t.process)
-        tm = 1 if t.time is None else self.ev(t.time, st, t.process)
+            costs[c.resource] = self.ev(c.amount, st, t.process, wide=True)
+        tm = 1 if t.time is None else self.ev(t.time, st, t.process, wide=True)
+        if tm < 0:
+            raise Fault
+        return costs, tm
+
+    def charges(self, st, tids, times_of=None):
+        """(costs, time) of one global step: costs add up (and must fit 64 bits), the time is
+        the largest; ``times_of`` limits the time to those transitions (default: all)."""
+        costs = {r: 0 for r in self.cm.resources}
+        tm = 0
+        for tid in tids:
+            c, t_ = self.charge(st, tid)
+            for r in costs:
+                costs[r] = _fits64(costs[r] + c[r])
+            if times_of is None or tid in times_of:
+                tm = max(tm, t_)
         return costs, tm
 
     def cast(self, v, ty):
@@ -235,13 +290,7 @@ def successors(it, cm, st):
         if ens is None:
             continue
         try:
-            costs = {r: 0 for r in cm.resources}
-            tm = 0
-            for tid in tids:
-                c, t_ = it.charge(st, tid)
-                for r in costs:
-                    costs[r] += c[r]
-                tm = max(tm, t_)
+            costs, tm = it.charges(st, tids)
         except Fault:
             costs, tm = {r: 0 for r in cm.resources}, 1
             ens.append("err")
@@ -263,19 +312,32 @@ def successors(it, cm, st):
             if pen[qi] is None:
                 continue
             n2 = None
+            c2, t2 = costs, tm
             if new is not None and pen[qi] is True:
                 n2 = list(new)
                 n2[pp.slot] = cm.transitions[q].dst
-            out.append((ai * nq + qi, n2, costs, tm))
+                # The property's own charge adds to the step's (its time counts if it has one).
+                qt = cm.transitions[q]
+                try:
+                    pc, pt = it.charges(st, [q], times_of=() if qt.time is None else (q,))
+                    c2 = {r: _fits64(costs[r] + pc[r]) for r in costs}
+                    t2 = max(tm, pt)
+                except Fault:
+                    n2 = None
+            out.append((ai * nq + qi, n2, c2, t2))
     if not sys_succ:
         for qi, q in enumerate(pp.transitions):
             if pen[qi] is None:
                 continue
             n2 = None
+            c, t_ = {r: 0 for r in cm.resources}, 1
             if pen[qi] is True:
                 n2 = list(st)
                 n2[pp.slot] = cm.transitions[q].dst
-            c, t_ = it.charge(st, q)
+                try:
+                    c, t_ = it.charge(st, q)
+                except Fault:
+                    n2 = None
             out.append((n_sys * nq + qi, n2, c, t_))
     return out
 
@@ -296,13 +358,10 @@ def _sync_successors(it, cm, st):
         for p, (d, tid, e) in zip(procs, combo):
             code = code * max(1, len(p.transitions)) + d
         bad = any(e == "err" for _, _, e in combo)
-        costs = {r: 0 for r in cm.resources}
-        tm = 0
-        for _, tid, _ in combo:
-            c, t_ = it.charge(st, tid)
-            for r in costs:
-                costs[r] += c[r]
-            tm = max(tm, t_)
+        try:
+            costs, tm = it.charges(st, [tid for _, tid, _ in combo])
+        except Fault:
+            costs, tm, bad = {r: 0 for r in cm.resources}, 1, True
         seen = set()
         for _, tid, _ in combo:
             w = {x for x in cm.transitions[tid].writes if "." not in x}
