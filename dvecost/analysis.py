@@ -27,6 +27,8 @@ from dve.errors import ConfigurationError
 from dve.summary import summarize
 from dve.syntax import DEFAULT_COST_RESOURCE, Model
 from ocm.errors import NoCycleError, ZeroTimeCycleError
+from statespace.quotient import build_quotient_graph, witness_graph
+from statespace.symmetry import NO_SYMMETRY
 from statespace.witness import Witness
 
 from .result import PHASES, Analysis, Move, NoCycleRun, Step, ZeroTimeCycleRun
@@ -45,7 +47,7 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
             cost: str | None = None, backend: str = "auto",
             defines: Mapping[str, int] | None = None, max_states: int | None = None,
             max_memory: int | None = None, progress: ProgressFn | None = None,
-            witness: bool = True) -> Analysis:
+            witness: bool = True, symmetry: str = "auto") -> Analysis:
     """Analyse a DVE model: its optimal cycle mean (or ratio) and the run that attains it.
 
     Parameters
@@ -76,6 +78,11 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         steps of the model (the default). ``False`` gives the value only: nothing is decoded,
         ``cycle`` and ``prefix`` are empty and the traces ``None`` (what a search over many
         models, such as ``saturate``'s inner points, needs).
+    symmetry : {'auto', 'off'}
+        ``'auto'`` (default): explore one state per orbit of the groups of interchangeable
+        template instances that :func:`statespace.symmetry.detect_symmetry` proves symmetric
+        (the optimum is the same; the runs shown are lifted to the full model). ``'off'``:
+        explore the full product.
 
     Returns
     -------
@@ -124,6 +131,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         raise ConfigurationError(f"unknown mode '{mode}': expected 'max' or 'min'")
     if backend not in ("auto", "cpu", "gpu"):
         raise ConfigurationError(f"unknown backend '{backend}': expected one of auto, cpu, gpu")
+    if symmetry not in ("auto", "off"):
+        raise ConfigurationError(f"unknown symmetry '{symmetry}': expected 'auto' or 'off'")
     kind = "ratio" if ratio else "mean"
     seconds: dict[str, float] = {}
     report = progress or (lambda *a: None)
@@ -143,9 +152,11 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
 
     t0 = _time.perf_counter()
     report("explore", None, None, "building the state graph")
-    graph = statespace.build_state_graph(
-        compiled, max_states=max_states, max_memory=max_memory,
+    quotient = build_quotient_graph(
+        compiled, symmetry=None if symmetry == "auto" else NO_SYMMETRY,
+        max_states=max_states, max_memory=max_memory,
         progress=_explore_progress(report) if progress is not None else None)
+    graph = quotient.graph
     seconds["explore"] = _time.perf_counter() - t0
 
     report("howard", None, None, f"optimal cycle {kind}: SCCs, policy iteration, certificate")
@@ -155,7 +166,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
                                    graph.time if ratio else None, kind=kind, mode=mode,
                                    backend=backend)
     except (NoCycleError, ZeroTimeCycleError) as exc:
-        raise _explained(exc, graph, resource) from exc
+        raise _explained(exc, graph, resource,
+                         quotient if quotient.reduced else None) from exc
     seconds.update(_engine_timings(result.timings, _time.perf_counter() - t0))
 
     t0 = _time.perf_counter()
@@ -163,14 +175,18 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     cycle: tuple[Step, ...] = ()
     prefix: tuple[Step, ...] = ()
     deadlock_trace = error_trace = None
-    w = Witness(graph, resource)
+    shown, cycle_edges = graph, result.cycle_edges
+    if quotient.reduced and witness:
+        # The runs shown are runs of the full model: the quotient's, lifted.
+        shown, cycle_edges = _lifted(quotient, result.cycle_edges)
+    w = Witness(shown, resource)
     if witness:
-        cycle = w.cycle(result.cycle_edges)
+        cycle = w.cycle(cycle_edges)
         prefix = w.trace_to(cycle[0].source)
-        if graph.n_deadlocks:
-            deadlock_trace = w.trace_to(graph.deadlocks[0])
-        if graph.error_state >= 0:
-            error_trace = w.trace_to(graph.error_state)
+        if shown.n_deadlocks:
+            deadlock_trace = w.trace_to(shown.deadlocks[0])
+        if shown.error_state >= 0:
+            error_trace = w.trace_to(shown.error_state)
     summary = summarize(syntax)
     seconds["report"] = _time.perf_counter() - t0
 
@@ -186,7 +202,29 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         initial=w.state(0) if witness else {}, cycle=cycle, prefix=prefix,
         deadlock_trace=deadlock_trace, error_trace=error_trace, backend=result.backend,
         iterations=result.iterations, seconds=dict(seconds), witness=witness, graph=graph,
-        decode=w.state)
+        decode=w.state, symmetry=_symmetry_report(quotient, symmetry))
+
+
+def _lifted(quotient, cycle_edges):
+    """The graph of lifted runs (cycle, runs to it, to the first deadlock and to the error
+    state) of a quotient, and the cycle's edges in it (:func:`statespace.quotient.witness_graph`).
+    """
+    g = quotient.graph
+    ends = ([int(g.deadlocks[0])] if g.n_deadlocks else []) + \
+        ([g.error_state] if g.error_state >= 0 else [])
+    wg, cyc, _ = witness_graph(quotient, list(cycle_edges), ends)
+    return wg, cyc
+
+
+def _symmetry_report(quotient, requested: str) -> dict:
+    """What the report says about symmetry: the groups reduced, the classes explored and the
+    full product's size (exact: the sum of the orbits' sizes), or why nothing was reduced."""
+    sym = quotient.symmetry
+    out = {"requested": requested, "reduced": quotient.reduced, **sym.to_json()}
+    if quotient.reduced:
+        out["classes"] = quotient.graph.n_states
+        out["full_states"] = quotient.full_size() if quotient.graph.complete else None
+    return out
 
 
 def _choose_resource(resources: tuple[str, ...], cost: str | None) -> str:
@@ -224,11 +262,15 @@ def _engine_timings(timings: Mapping[str, float], total: float) -> dict[str, flo
     return out
 
 
-def _explained(exc: NoCycleError | ZeroTimeCycleError, graph, resource: str):
-    """The engine's 'no answer' told in the model's terms, with the run that explains it."""
-    w = Witness(graph, resource)
+def _explained(exc: NoCycleError | ZeroTimeCycleError, graph, resource: str, quotient=None):
+    """The engine's 'no answer' told in the model's terms, with the run that explains it
+    (lifted to the full model when ``graph`` is a quotient's)."""
+    shown, edges = graph, getattr(exc, "edges", ())
+    if quotient is not None:
+        shown, edges = _lifted(quotient, edges or ())
+    w = Witness(shown, resource)
     if isinstance(exc, ZeroTimeCycleError):
-        steps = w.cycle(exc.edges)
+        steps = w.cycle(edges)
         desc = ", ".join(s.transition for s in steps)
         return ZeroTimeCycleRun(
             f"the cycle ratio is undefined: a reachable cycle of {len(steps)} step"
@@ -239,9 +281,9 @@ def _explained(exc: NoCycleError | ZeroTimeCycleError, graph, resource: str):
     ends = [f"{n_dead} deadlock state{'s' * (n_dead != 1)}"] if n_dead else []
     ends += ["the error state"] if error else []
     if n_dead:
-        trace, title = w.trace_to(graph.deadlocks[0]), "shortest run to a deadlock"
+        trace, title = w.trace_to(shown.deadlocks[0]), "shortest run to a deadlock"
     elif error:
-        trace, title = w.trace_to(graph.error_state), "shortest run to the error state"
+        trace, title = w.trace_to(shown.error_state), "shortest run to the error state"
     else:
         trace, title = (), "run"
     return NoCycleRun(

@@ -84,6 +84,10 @@ class Analysis:
     witness : bool
         Whether the runs were decoded (``analyze(..., witness=False)`` leaves ``cycle``,
         ``prefix`` and ``initial`` empty and the traces ``None``).
+    symmetry : Mapping or None
+        Symmetry reduction: ``reduced``, the ``groups`` (template, instances, keys), the
+        ``classes`` explored and ``full_states`` (the full product's size), or the ``reason``
+        nothing was reduced; ``n_states`` and ``n_transitions`` count the graph explored.
     """
 
     model: str
@@ -113,6 +117,7 @@ class Analysis:
     graph: StateGraph | None = field(default=None, compare=False, repr=False)
     decode: Callable[[int], Mapping[str, Any]] | None = field(default=None, compare=False,
                                                               repr=False)
+    symmetry: Mapping[str, Any] | None = None
 
     # -- derived -------------------------------------------------------------------------
 
@@ -181,6 +186,7 @@ class Analysis:
             else [s.as_dict() for s in self.error_trace],
             "warnings": list(self.warnings),
             "witness": self.witness,
+            "symmetry": jsonable(dict(self.symmetry)) if self.symmetry is not None else None,
             "backend": self.backend,
             "iterations": self.iterations,
             "timings": {**{k: round(v, 6) for k, v in self.seconds.items()},

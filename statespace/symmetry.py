@@ -162,6 +162,11 @@ def _diff(a, b, na: str, nb: str, ka: int, kb: int, path: tuple, keypos: set) ->
             return
         raise _Refuse(f"instances {na} and {nb} differ in a literal ({a.value} vs {b.value})")
     if isinstance(a, str):
+        if a == b and na in (a, b):
+            # The same name is the first instance itself in one and another instance in the
+            # other (``a(1)->x`` in the template).
+            raise _Refuse(f"the template names its instance {a} (a reference that is not "
+                          "to itself in every instance)")
         if a == b or (a == na and b == nb):
             return
         raise _Refuse(f"instances {na} and {nb} differ ('{a}' vs '{b}')")
@@ -229,7 +234,7 @@ class _Sorts:
             self.tag[ra] = tb
 
     def get(self, k):
-        return self.tag.get(self.find(k))
+        return self.tag.get(self.find(k)) if k in self.parent else None
 
 
 def _where(node) -> str:

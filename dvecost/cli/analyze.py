@@ -52,6 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dot", metavar="FILE",
                    help="write the critical cycle and its prefix (and the whole graph when "
                         "small) as Graphviz DOT to FILE ('-' for stdout)")
+    p.add_argument("--symmetry", choices=("auto", "off"), default="auto",
+                   help="auto (default): explore one state per orbit of interchangeable "
+                        "template instances (same answer); off: the full product")
     add_common(p)
     p.set_defaults(func=run)
 
@@ -69,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         result = analyze(args.model, ratio=args.ratio, mode="min" if args.min else "max",
                          cost=args.cost, backend=args.backend, defines=defines,
                          max_states=args.max_states, max_memory=args.max_memory,
-                         progress=progress, witness=not args.no_witness)
+                         progress=progress, witness=not args.no_witness,
+                         symmetry=args.symmetry)
     except (StateLimitExceeded, MemoryLimitExceeded, RunStopped) as exc:
         if progress:
             progress.close()

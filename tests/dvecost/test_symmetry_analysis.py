@@ -1,0 +1,85 @@
+"""``analyze(..., symmetry='auto'|'off')`` and ``--symmetry``: same optimum, runs of the full
+model (replayed independently), and what the report says about the reduction."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+import dve
+from dvecost import analyze
+from dvecost.cli import main
+import dvecost.examples
+from dvecost.examples import EXAMPLES, example_path
+from replay import replay_analysis
+
+TEMPLATE = pathlib.Path(dvecost.examples.__file__).parent / "client_server_template.dve"
+BEEM = pathlib.Path(__file__).resolve().parents[3] / "shared" / "beem" / "models"
+
+
+def _both(model, **kw):
+    return analyze(model, symmetry="auto", backend="cpu", **kw), \
+        analyze(model, symmetry="off", backend="cpu", **kw)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+@pytest.mark.parametrize("ratio,mode", [(False, "max"), (False, "min"), (True, "max"),
+                                        (True, "min")])
+def test_template_auto_equals_off_and_the_run_replays(n, ratio, mode):
+    a, off = _both(TEMPLATE, ratio=ratio, mode=mode, defines={"N": n})
+    assert a.value == off.value
+    assert a.symmetry["reduced"] and not off.symmetry["reduced"]
+    assert a.symmetry["full_states"] == off.n_states
+    assert a.symmetry["classes"] == a.n_states < off.n_states
+    d = a.as_dict()
+    assert d["symmetry"]["groups"] == [{"template": "Client", "instances": n,
+                                        "keys": list(range(1, n + 1))}]
+    # The printed cycle and prefix are runs of the full model with real client names.
+    assert replay_analysis(dve.load_model(TEMPLATE, defines={"N": n}), d) > 0
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_bundled_examples_have_no_template_and_keep_their_answer(name):
+    path = example_path(name)
+    cost = "cpu" if name == "resources.dve" else None
+    a, off = _both(path, cost=cost)
+    assert not a.symmetry["reduced"]
+    assert (a.value, a.n_states) == (off.value, off.n_states)
+
+
+@pytest.mark.skipif(not BEEM.is_dir(), reason="../shared/beem not present")
+@pytest.mark.parametrize("name,reduced", [("proc_instance.dve", True),
+                                          # a(1)->b in the template: instance a_1 is special
+                                          ("proc_instance2.dve", False)])
+def test_beem_templates(name, reduced):
+    a, off = _both(BEEM / name)
+    assert a.symmetry["reduced"] is reduced and a.value == off.value
+    if reduced:
+        assert a.symmetry["full_states"] == off.n_states
+    else:
+        assert "names its instance a_1" in a.symmetry["reason"]
+        assert a.n_states == off.n_states
+    replay_analysis(dve.load_model(BEEM / name), a.as_dict())
+
+
+def test_cli_text_and_json_report_the_reduction(capsys):
+    assert main(["analyze", str(TEMPLATE), "-D", "N=4", "--ratio"]) == 0
+    out = capsys.readouterr().out
+    assert ("state space: 55 classes of interchangeable Client x4 (the full product has 513 "
+            "states)") in out
+    assert main(["analyze", str(TEMPLATE), "-D", "N=4", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["symmetry"]["classes"] == d["n_states"] == 55
+    assert d["symmetry"]["full_states"] == 513
+    assert main(["analyze", str(TEMPLATE), "-D", "N=4", "--json", "--symmetry", "off"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["n_states"] == 513 and d["symmetry"]["reduced"] is False
+
+
+def test_a_refused_group_says_why(capsys):
+    text = TEMPLATE.read_text().replace("guard typ == 1;", "guard typ == 1 and who != 2;")
+    a = analyze(text, defines={"N": 3}, backend="cpu")
+    assert not a.symmetry["reduced"]
+    assert "key value 2" in a.symmetry["not_reduced"][0]["reason"]
