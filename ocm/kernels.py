@@ -26,24 +26,12 @@ import numpy as np
 
 from . import primitives as P
 
-__all__ = [
-    "SOURCE",
-    "KERNEL_NAMES",
-    "edge_rows",
-    "segment_sum",
-    "segment_max",
-    "segment_argmax",
-    "best_edges",
-    "cycle_reps",
-    "tree_sums",
-    "trim_sinks",
-    "policy_cycle",
-    "certify_violations",
-    "Launcher",
-    "cupy_launcher",
-    "launcher_for",
-    "doubling_rounds",
-]
+#: The twins of :mod:`ocm.primitives` (same names and contracts; :mod:`ocm.ops` maps them).
+TWINS = ("edge_rows", "segment_sum", "segment_max", "segment_argmax", "best_edges",
+         "cycle_reps", "tree_sums", "trim_sinks")
+
+__all__ = ["SOURCE", "KERNEL_NAMES", "TWINS", *TWINS, "policy_cycle", "certify_violations",
+           "Launcher", "cupy_launcher", "launcher_for", "doubling_rounds"]
 
 #: The CUDA C source of every kernel (int64 throughout, ``i64`` = ``long long``).
 SOURCE = r"""

@@ -39,9 +39,7 @@ _HOST = SimpleNamespace(**{name: getattr(P, name) for name in NAMES},
 #: (``rank_fractions`` works on the few policy classes, on the host; ``policy_sums`` is the
 #: generic composition of the twins of ``cycle_reps`` and ``tree_sums``).
 _DEVICE = SimpleNamespace(
-    edge_rows=K.edge_rows, segment_sum=K.segment_sum, segment_max=K.segment_max,
-    segment_argmax=K.segment_argmax, best_edges=K.best_edges, cycle_reps=K.cycle_reps,
-    tree_sums=K.tree_sums, trim_sinks=K.trim_sinks, rank_fractions=P.rank_fractions,
+    **{name: getattr(K, name) for name in K.TWINS}, rank_fractions=P.rank_fractions,
     policy_sums=functools.partial(P.policy_sums, reps=K.cycle_reps, sums=K.tree_sums),
     policy_cycle=K.policy_cycle, certify_violations=K.certify_violations)
 
