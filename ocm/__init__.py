@@ -179,6 +179,16 @@ def _validate(indptr, indices, cost, time, kind, mode, xp):
                                      f"{int(time[e])}")
     if kind == "ratio" and time is None:
         raise InputError("the cycle ratio needs a 'time' array")
+    if m:
+        # Howard sums costs and times along policy paths of up to n edges in int64 (the value
+        # determination and the certificate guard their own products): magnitudes whose path
+        # sums could pass 2**62 are refused here rather than left to wrap.
+        cmax = max(int(cost.max()), -int(cost.min()))
+        tmax = int(time.max()) if time is not None else 1
+        if not P.fits_int64((n + 1) * cmax, (n + 1) * tmax):
+            raise InputError(f"costs up to {cmax} (times up to {tmax}) on {n} vertices: sums "
+                             "along a path could pass 2**62, beyond the engine's exact int64 "
+                             "arithmetic")
     return indptr, indices, cost, time
 
 
