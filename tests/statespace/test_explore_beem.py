@@ -18,6 +18,9 @@ import pytest
 from ss_helpers import BEEM, SHARED
 
 FAST_LIMIT = 200_000
+#: Few states but slow all the same: plc's guards have thousands of operators (14-16 s each for
+#: plc.1 and plc.2 measured with ``--durations``), so they run with ``--runslow`` only.
+SLOW_MODELS = ("plc.",)
 
 #: Rows of expected.tsv whose number comes from another tool with other product semantics.
 #: DiVinE's own property-product graphs (test1..6.dve) are reproduced exactly
@@ -52,7 +55,8 @@ def _beem_params():
         n = int(row["states"])
         if n > MAX_STATES:
             continue
-        marks = [pytest.mark.slow] if n > FAST_LIMIT else []
+        slow = n > FAST_LIMIT or row["model_file"].startswith(SLOW_MODELS)
+        marks = [pytest.mark.slow] if slow else []
         if row["model_file"] in OTHER_TOOL_ROWS:
             marks.append(pytest.mark.xfail(strict=True, reason=OTHER_TOOL_ROWS[row["model_file"]]))
         out.append(pytest.param(row["model_file"], n,
