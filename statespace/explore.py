@@ -438,11 +438,14 @@ class _Explorer:
                 if allowed is not None:
                     pc = np.where(allowed[t.process], pc, -1)
                 order = np.argsort(pc, kind="stable")
-                bounds = np.searchsorted(pc[order], np.arange(len(p.states) + 1))
-                groups = (order, bounds.tolist())
+                # Bounds of the states present only: work in the chunk's rows, not in the
+                # process's states (a chain of 16,000 states, one per level, was quadratic).
+                vals, starts = np.unique(pc[order], return_index=True)
+                ends = np.append(starts[1:], pc.shape[0])
+                groups = (order, dict(zip(vals.tolist(), zip(starts.tolist(), ends.tolist()))))
                 rows_cache[t.process] = groups
             order, bounds = groups
-            lo, hi = bounds[t.src], bounds[t.src + 1]
+            lo, hi = bounds.get(t.src, (0, 0))
             r = order[lo:hi]
         else:
             key = (t.process, t.src)
@@ -539,9 +542,8 @@ class _Explorer:
         for p in cm.system_processes:
             # Only the transitions leaving a control state some row is in (small frontiers
             # touch few of them).
-            present = np.flatnonzero(np.bincount(X[p.slot] + 1, minlength=len(p.states) + 2))
-            for s_ in present.tolist():
-                for tid in self.by_src.get((p.index, s_ - 1), ()):
+            for s_ in np.unique(X[p.slot]).tolist():
+                for tid in self.by_src.get((p.index, s_), ()):
                     G[tid] = g = self._enabled(X, F, rows_cache, allowed, tid)
                     if g[0].shape[0]:
                         live.append(tid)

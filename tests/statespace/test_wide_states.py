@@ -55,3 +55,28 @@ def test_a_large_array_written_at_a_computed_index_is_quick():
     last = g.states[-1]  # the control state (0), b[0..199] = 1, the rest of b 0, i = 200
     assert np.count_nonzero(last == 1) == 200 and np.count_nonzero(last) == 201
     assert last.max() == 200 and len(last) == 16002
+
+
+def _ring(n: int) -> str:
+    """A process of ``n`` control states in a ring with shortcuts, a second one committed at
+    times: many source states (rows grouped by control state), with and without commit."""
+    states = ", ".join(f"s{k}" for k in range(n))
+    trans = [f"s{k} -> s{(k + 1) % n} {{ cost 1; }}" for k in range(n)]
+    trans += [f"s{k} -> s{(k * 7 + 3) % n} {{ guard x < 2; effect x = x + 1; cost 2; }}"
+              for k in range(0, n, 5)]
+    return (f"byte x;\nprocess P {{ state {states}; init s0;\n  trans {', '.join(trans)};\n}}\n"
+            "process Q { state a, b, c; init a; commit b;\n"
+            "  trans a -> b { guard x == 1; }, b -> c { effect x = 0; }, c -> a {}; }\n"
+            "system async;\n")
+
+
+def test_many_control_states_match_the_oracle():
+    cm = compiled(_ring(120))
+    g = build_state_graph(cm, chunk_size=7)
+    validate_graph(g)
+    states, edges = ss_oracle.explore(cm)
+    assert g.n_states == len(states) > 300
+    assert g.states.astype(np.int64).tolist() == [list(s) for s in states]
+    src = np.repeat(np.arange(g.n_states), np.diff(g.indptr))
+    assert list(zip(src.tolist(), g.indices.tolist(),
+                    [g.model_action(a) for a in g.action.tolist()])) == [e[:3] for e in edges]
