@@ -99,19 +99,65 @@ def orbit_size(sym: Symmetry, X: np.ndarray, error: int = -1) -> int:
 
 
 class _QuotientExplorer(_Explorer):
+    """The explorer over canonical states.
+
+    Two ways to avoid generating the steps of members that repeat their neighbour:
+
+    - *swapped rows* (no property process, no rendezvous between two members): only the first
+      member of each group moves in the chunk's own rows; for every other member ``p`` that is
+      not interchangeable with ``p - 1`` the row is added once more with members 0 and ``p``
+      swapped (keys renamed), where again only member 0 moves. Every step of ``p`` in a state
+      is a step of member 0 in the swapped state, up to that transposition, which the
+      canonical form forgets. The cost per chunk is then that of one member, not of ``n``.
+    - otherwise, *skipping*: each member's transitions are evaluated, but not in the rows
+      where it equals the member before it.
+    """
+
     def __init__(self, cm, sym: Symmetry, *args) -> None:
         super().__init__(cm, *args)
         self.sym = sym
-        # Skipping a member that equals its neighbour is exact unless a rendezvous joins two
-        # members of one group (then the skipped one may be the needed partner).
         group_of = {p: gi for gi, g in enumerate(sym.groups) for p in g.processes}
-        self.skip_ok = not any(
-            a.kind == "rendezvous"
-            and group_of.get(cm.transitions[a.transitions[0]].process, -1) >= 0
-            and group_of.get(cm.transitions[a.transitions[0]].process)
-            == group_of.get(cm.transitions[a.transitions[1]].process, -2)
-            for a in cm.actions)
+        pairs = [(cm.transitions[a.transitions[0]].process,
+                  cm.transitions[a.transitions[1]].process)
+                 for a in cm.actions if a.kind == "rendezvous"]
+        same_group = any(group_of.get(x, -1) >= 0 and group_of.get(x) == group_of.get(y, -2)
+                         for x, y in pairs)
+        two_members = any(x in group_of and y in group_of for x, y in pairs)
+        # Skipping needs no rendezvous inside a group (the skipped member may be the partner);
+        # swapping also needs none between groups and no property process.
+        self.skip_ok = not same_group
+        self.swap_ok = not two_members and cm.property_process is None
         self.skip: dict[int, np.ndarray] = {}
+        self.position = {p: (gi, pos) for gi, g in enumerate(sym.groups)
+                         for pos, p in enumerate(g.processes)}
+        self.movers: frozenset[int] = frozenset()
+        if self.swap_ok:
+            # For each group: the action ids that move its member 0, and for each of those the
+            # same action taken by member p instead.
+            action_of = {a.transitions: i for i, a in enumerate(cm.actions)}
+            self.lead_group = np.full(max(len(cm.actions), 1), -1, np.int64)
+            self.relabel = []
+            for gi, g in enumerate(sym.groups):
+                lead = g.processes[0]
+                local = {tid: j for j, tid in enumerate(cm.processes[lead].transitions)}
+                acts = [i for i, a in enumerate(cm.actions)
+                        if any(cm.transitions[t].process == lead for t in a.transitions)]
+                table = np.zeros((g.size, len(cm.actions)), np.int64)
+                for i in acts:
+                    self.lead_group[i] = gi
+                    trs = cm.actions[i].transitions
+                    for pos, p in enumerate(g.processes):
+                        tl = cm.processes[p].transitions
+                        table[pos, i] = action_of[tuple(
+                            tl[local[t]] if t in local else t for t in trs)]
+                self.relabel.append(table)
+            # Control states from which a member has a transition at all.
+            self.active = []
+            for g in sym.groups:
+                lead = cm.processes[g.processes[0]]
+                self.active.append(np.array(sorted({cm.transitions[t].src
+                                                    for t in lead.transitions}), np.int64))
+            self.movers = frozenset(g.processes[0] for g in sym.groups)
         self.init_key = self._canon_keys(self.init_key)
 
     def _canon_keys(self, keys: np.ndarray) -> np.ndarray:
@@ -119,8 +165,11 @@ class _QuotientExplorer(_Explorer):
         return self.layout.pack(canonicalize(self.sym, X), np)
 
     def _enabled(self, X, F, rows_cache, allowed, tid):
+        proc = self.cm.transitions[tid].process
+        if self.movers and proc in self.position and proc not in self.movers:
+            return np.zeros(0, np.int64), None
         r, gerr = super()._enabled(X, F, rows_cache, allowed, tid)
-        mask = self.skip.get(self.cm.transitions[tid].process)
+        mask = self.skip.get(proc)
         if mask is not None and r.shape[0]:
             keep = ~mask[r]
             if not keep.all():
@@ -128,13 +177,82 @@ class _QuotientExplorer(_Explorer):
                 gerr = gerr[keep] if gerr is not None else None
         return r, gerr
 
+    def _swapped_rows(self, X):
+        """The rows to add: (state matrix, source row, group, member position) of each member
+        that is not interchangeable with the one before it and has some transition."""
+        red = interchangeable(self.sym, X)
+        mats, rows_l, groups_l, pos_l = [], [], [], []
+        for gi, g in enumerate(self.sym.groups):
+            M = np.asarray(g.member_slots)
+            pcs = X[M[:, 0]]                                    # (n, rows)
+            want = np.isin(pcs, self.active[gi])
+            for pos in range(1, g.size):
+                want[pos] &= ~red[g.processes[pos]]
+            want[0] = False
+            ps, rows = np.nonzero(want)
+            if rows.shape[0] == 0:
+                continue
+            Xe = X[:, rows].copy()
+            cols = np.arange(rows.shape[0])
+            for j in range(M.shape[1]):
+                Xe[M[0, j], cols] = X[M[ps, j], rows]
+                Xe[M[ps, j], cols] = X[M[0, j], rows]
+            if g.key_slots:
+                keys = np.asarray(g.keys, dtype=np.int64)
+                k0, kp = keys[0], keys[ps]
+                for j in g.key_slots:
+                    v = X[j, rows].astype(np.int64)
+                    Xe[j] = np.where(v == k0, kp, np.where(v == kp, k0, v))
+            mats.append(Xe)
+            rows_l.append(rows)
+            groups_l.append(np.full(rows.shape[0], gi, np.int64))
+            pos_l.append(ps)
+        if not mats:
+            return None
+        return (np.concatenate(mats, axis=1), np.concatenate(rows_l),
+                np.concatenate(groups_l), np.concatenate(pos_l))
+
     def _successors_async(self, X, keys):
-        if self.skip_ok:
-            # Computed on the rows as they are (the error state's are hidden as -1 already).
-            self.skip = interchangeable(self.sym, X)
-        out = super()._successors_async(X, keys)
-        self.skip = {}
-        src, act, nkeys, err, costs, tim = out
+        if not self.swap_ok:
+            if self.skip_ok:
+                # Computed on the rows as they are (the error state's are hidden as -1 already).
+                self.skip = interchangeable(self.sym, X)
+            out = super()._successors_async(X, keys)
+            self.skip = {}
+            src, act, nkeys, err, costs, tim = out
+            if src.shape[0]:
+                nkeys = self._canon_keys(nkeys)
+            return src, act, nkeys, err, costs, tim
+        F = X.shape[1]
+        extra = self._swapped_rows(X)
+        if extra is not None:
+            Xe, rows, grp, pos = extra
+            X = np.concatenate([X, Xe.astype(X.dtype)], axis=1)
+            keys = np.concatenate([keys, self.layout.pack(Xe, np)])
+        src, act, nkeys, err, costs, tim = super()._successors_async(X, keys)
+        if extra is not None and src.shape[0]:
+            ext = src >= F
+            if ext.any():
+                k = src[ext] - F
+                a = act[ext].astype(np.int64)
+                # A swapped row keeps only the steps of its group's member 0 (the others are the
+                # original row's), renamed to the member that was swapped in.
+                keep = self.lead_group[a] == grp[k]
+                idx = np.flatnonzero(ext)
+                drop = idx[~keep]
+                idx, k, a = idx[keep], k[keep], a[keep]
+                new_act = act.copy()
+                new_src = src.copy()
+                for gi, table in enumerate(self.relabel):
+                    sel = grp[k] == gi
+                    if sel.any():
+                        new_act[idx[sel]] = table[pos[k[sel]], a[sel]]
+                new_src[idx] = rows[k]
+                alive = np.ones(src.shape[0], bool)
+                alive[drop] = False
+                src, act = new_src[alive], new_act[alive]
+                nkeys, err, tim = nkeys[alive], err[alive], tim[alive]
+                costs = {r: c[alive] for r, c in costs.items()}
         if src.shape[0]:
             nkeys = self._canon_keys(nkeys)
         return src, act, nkeys, err, costs, tim
