@@ -201,7 +201,7 @@ class _Expander:
             if t is s.VarDecl:
                 item = self.var_decl(item, values, top=True)
                 out.append(item)
-                if item.const and item.size is None and isinstance(item.init, s._Expr):
+                if item.const and item.size is None and isinstance(item.init, s.ExprNode):
                     try:  # a constant later items may use; failures are the checker's to report
                         self.env[item.name] = eval_const(item.init, self.env, self.macros)
                     except EvaluationError:

@@ -24,11 +24,12 @@ from typing import Union
 from .errors import SourcePos
 
 __all__ = [
-    "Node", "IntLit", "BoolLit", "Name", "Index", "ProcRef", "StateTest", "Remote", "Unary",
-    "Binary", "Call", "Expr", "LValue", "ArrayInit", "VarDecl", "ChannelDecl", "StateDecl",
-    "StateRef", "Accept", "Assertion", "Sync", "Assign", "Cost", "Transition", "Process",
-    "Param", "ProcessTemplate", "ProcessInstance", "ForLoop", "IfBlock", "Macro", "LtlProperty",
-    "SystemDecl", "Model", "Item", "BINARY_OPS", "UNARY_OPS", "DEFAULT_COST_RESOURCE",
+    "Node", "ExprNode", "IntLit", "BoolLit", "Name", "Index", "ProcRef", "StateTest", "Remote",
+    "Unary", "Binary", "Call", "Expr", "LValue", "ArrayInit", "VarDecl", "ChannelDecl",
+    "StateDecl", "StateRef", "Accept", "Assertion", "Sync", "Assign", "Cost", "Transition",
+    "Process", "Param", "ProcessTemplate", "ProcessInstance", "ForLoop", "IfBlock", "Macro",
+    "LtlProperty", "SystemDecl", "Model", "Item", "BINARY_OPS", "UNARY_OPS",
+    "DEFAULT_COST_RESOURCE",
 ]
 
 #: Binary operators in canonical spelling, lowest precedence first (legacy DiVinE 2 table,
@@ -63,33 +64,33 @@ class Node:
 # ---------------------------------------------------------------------------- expressions
 
 @dataclass(frozen=True, slots=True)
-class _Expr(Node):
-    pass
+class ExprNode(Node):
+    """Base of the expression nodes (the members of :data:`Expr`)."""
 
 
 @dataclass(frozen=True, slots=True)
-class IntLit(_Expr):
+class IntLit(ExprNode):
     """A non-negative decimal literal (negative numbers are ``Unary('-', IntLit)``)."""
     value: int
     pos: SourcePos = _pos()
 
 
 @dataclass(frozen=True, slots=True)
-class BoolLit(_Expr):
+class BoolLit(ExprNode):
     """``true`` (1) or ``false`` (0)."""
     value: bool
     pos: SourcePos = _pos()
 
 
 @dataclass(frozen=True, slots=True)
-class Name(_Expr):
+class Name(ExprNode):
     """A variable, constant, input or (inside a template) parameter, by name."""
     name: str
     pos: SourcePos = _pos()
 
 
 @dataclass(frozen=True, slots=True)
-class Index(_Expr):
+class Index(ExprNode):
     """``name[index]``: one element of an array variable."""
     name: str
     index: "Expr"
@@ -109,7 +110,7 @@ class ProcRef(Node):
 
 
 @dataclass(frozen=True, slots=True)
-class StateTest(_Expr):
+class StateTest(ExprNode):
     """``P.s``: 1 when process ``P`` is in local state ``s``, else 0."""
     process: ProcRef
     state: str
@@ -117,7 +118,7 @@ class StateTest(_Expr):
 
 
 @dataclass(frozen=True, slots=True)
-class Remote(_Expr):
+class Remote(ExprNode):
     """``P->v`` or ``P->v[e]``: variable ``v`` of process ``P``."""
     process: ProcRef
     name: str
@@ -126,7 +127,7 @@ class Remote(_Expr):
 
 
 @dataclass(frozen=True, slots=True)
-class Unary(_Expr):
+class Unary(ExprNode):
     """``-e``, ``~e``, ``not e``."""
     op: str
     operand: "Expr"
@@ -134,7 +135,7 @@ class Unary(_Expr):
 
 
 @dataclass(frozen=True, slots=True)
-class Binary(_Expr):
+class Binary(ExprNode):
     """``left op right``; ``op`` is in canonical spelling (see :data:`BINARY_OPS`)."""
     op: str
     left: "Expr"
@@ -143,7 +144,7 @@ class Binary(_Expr):
 
 
 @dataclass(frozen=True, slots=True)
-class Call(_Expr):
+class Call(ExprNode):
     """``m(args)``: a use of an expression macro (DiVinE 3); gone after expansion."""
     name: str
     args: tuple["Expr", ...]
