@@ -22,8 +22,10 @@ __all__ = ["MAX_DEPTH", "deep_recursion", "load_model", "read_source", "too_deep
 #: The recursion depth the stages after parsing may use. They walk expressions recursively, and
 #: a chain ``a + b + c + ...`` is a left-leaning tree as deep as it has operators (BEEM's ``plc``
 #: has guards of thousands), so the interpreter's default of 1000 is far too low. On Python 3.11+
-#: a call from Python to Python uses no C stack, so this limit is safe.
-MAX_DEPTH = 100_000
+#: a call from Python to Python uses no C stack, so this limit is safe. It also bounds what the
+#: state-space compiler meets later: it walks at most three frames per level under its own limit
+#: of 100,000, so whatever passes here compiles there.
+MAX_DEPTH = 30_000
 
 _EXPR_TYPES = get_args(syntax.Expr)
 

@@ -596,13 +596,14 @@ class Evaluator:
         t = self.cm.transitions[tid]
         costs = t.costs
         vals = []
-        for res in self.cm.resources:
-            e = costs.get(res)
-            v = 0 if e is None else _literal_value(e)
-            if v is None:
-                return None
-            vals.append(v)
-        tm = 1 if t.time is None else _literal_value(t.time)
+        with _deep_recursion():  # _literal_value recurses down chains such as x + x + ... + x
+            for res in self.cm.resources:
+                e = costs.get(res)
+                v = 0 if e is None else _literal_value(e)
+                if v is None:
+                    return None
+                vals.append(v)
+            tm = 1 if t.time is None else _literal_value(t.time)
         if tm is None or tm < 0:
             return None  # a negative time faults: charge() says so
         return tuple(vals), tm

@@ -474,7 +474,16 @@ class _Explorer:
     def _scalar_guard(self, tid, X, r):
         """The guard of a few rows one at a time (huge guards only; same results as the
         array version: enabled where true or faulty)."""
-        f = self.ev.scalar_guard(tid)
+        array_only = self.__dict__.setdefault("_array_only_guards", set())
+        if tid not in array_only:
+            try:
+                f = self.ev.scalar_guard(tid)
+            except (SyntaxError, RecursionError, MemoryError):
+                # Nested deeper than Python's parser takes (a sum of 1,000 terms is 1,000
+                # nested calls in the scalar form); the array form, flat temporaries, is not.
+                array_only.add(tid)
+        if tid in array_only:
+            return self.ev.guard(tid)(X, r)
         en = np.zeros(r.shape[0], bool)
         err = None
         for k, row in enumerate(X[:, r].T.tolist()):
