@@ -117,21 +117,11 @@ class SourcePos:
         """The span from 1-based ``(line, column)`` to ``(end_line, end_column)`` (exclusive)."""
         return cls(source, source.offset(line, column), source.offset(end_line, end_column))
 
-    @property
-    def line(self) -> int:
-        return self.source.locate(self.start)[0]
-
-    @property
-    def column(self) -> int:
-        return self.source.locate(self.start)[1]
-
-    @property
-    def end_line(self) -> int:
-        return self.source.locate(self.end)[0]
-
-    @property
-    def end_column(self) -> int:
-        return self.source.locate(self.end)[1]
+    # 1-based, computed from the offsets when asked for (``end_column`` exclusive).
+    line = property(lambda self: self.source.locate(self.start)[0])
+    column = property(lambda self: self.source.locate(self.start)[1])
+    end_line = property(lambda self: self.source.locate(self.end)[0])
+    end_column = property(lambda self: self.source.locate(self.end)[1])
 
     def __str__(self) -> str:
         line, column = self.source.locate(self.start)

@@ -32,10 +32,10 @@ state, if reached, is one state (``error_state``) with no successors; ``parent``
 
 Examples
 --------
->>> from dve import load_model
->>> from statespace import build_state_graph
->>> g = build_state_graph(load_model("process P { byte x; state a; init a; trans a -> a "
-...                       "{ guard x < 2; effect x = x + 1; cost 3; }; } system async;"))
+>>> import dve, statespace
+>>> model = dve.load_model("process P { byte x; state a; init a; trans a -> a "
+...                        "{ guard x < 2; effect x = x + 1; cost 3; }; } system async;")
+>>> g = statespace.build_state_graph(model)
 >>> g.n_states, g.n_edges, g.indices.tolist(), g.cost().tolist()
 (3, 2, [1, 2], [3, 3])
 >>> decode_state(g, 2)
@@ -561,10 +561,10 @@ def shortest_trace(graph: StateGraph, i: int) -> list[TraceStep]:
 
     Examples
     --------
-    >>> from dve import load_model
+    >>> import dve
     >>> from statespace import build_state_graph
-    >>> g = build_state_graph(load_model("process P { state a, b, c; init a; "
-    ...                                  "trans a -> b {}, b -> c {}; } system async;"))
+    >>> text = "process P { state a, b, c; init a; trans a -> b {}, b -> c {}; } system async;"
+    >>> g = build_state_graph(dve.load_model(text))
     >>> [(s.source, s.target, s.description) for s in shortest_trace(g, 2)]
     [(0, 1, 'P: a -> b'), (1, 2, 'P: b -> c')]
     """
