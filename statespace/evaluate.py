@@ -377,6 +377,9 @@ class _Gen:
         ai, bi = self.as_int(a), self.as_int(b)
         lo, hi = self.full
         if op in ("/", "%"):
+            if b.const == 0:
+                # Always a fault where evaluated (and no division is run at all).
+                return _Val("0", "int", 0, self.or_err(err, self.true_mask()), 0, 0)
             if self.wide:
                 code, bad = self.checked("_div64" if op == "/" else "_mod64", ai, bi)
                 err = self.or_err(err, bad)

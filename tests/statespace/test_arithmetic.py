@@ -172,3 +172,13 @@ def test_checked_64_bit_helpers_flag_exactly_the_overflows(op, helper):
         assert f == (not ok), (x, op, y)
         if ok:
             assert rv == exact, (x, op, y)
+
+
+def test_division_by_a_constant_zero_in_a_skipped_operand_runs_nothing():
+    text = ("const byte N = 0; byte x; process P { state s; init s; trans "
+            "s -> s { guard N != 0 and x / N > 1; }, s -> s { guard x < 2 and x % N == 0; "
+            "effect x = x + 1; }, s -> s { guard x == 2 or x / N > 0; cost 3; }; } system async;")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = _same_as_oracle(text)
+    assert g.error_state >= 0  # x % 0 runs where x < 2, x / 0 where x != 2
