@@ -536,6 +536,7 @@ def test_summary_counts_slots():
 
 # ------------------------------------------------------------------ BEEM and DiVinE models
 
+@pytest.mark.slow  # 27 s measured with --durations: every one of the 757+ models
 def test_every_beem_and_divine_model_passes(beem_dir):
     """Every model of ../shared/beem/models parses, expands and checks without errors."""
     failures = []

@@ -46,7 +46,12 @@ def same_with_positions(a, b, path="model") -> str | None:
     return None if a == b else f"{path}: {a!r} vs {b!r}"
 
 
-@pytest.mark.parametrize("name", NAMES)
+#: plc's instances (2 MB each) take 2 to 5 s apiece to round-trip (``--durations``): --runslow.
+ROUND_TRIP = [pytest.param(n, marks=pytest.mark.slow) if isinstance(n, str) and
+              n.startswith("plc.") else n for n in NAMES]
+
+
+@pytest.mark.parametrize("name", ROUND_TRIP)
 def test_beem_round_trip(name, beem_dir):
     path = beem_dir / "models" / name
     m = parse_model(path.read_bytes(), str(path))
