@@ -46,6 +46,13 @@ def _i32(v: int) -> int:
     return v - (1 << 32) if v & 0x80000000 else v
 
 
+def _i64(v: int) -> int:
+    """Costs and times are exact: a value outside 64 bits is a fault, never wrapped."""
+    if not -(1 << 63) <= v < (1 << 63):
+        raise Fault(f"{v} does not fit 64 bits")
+    return v
+
+
 def _trunc_div(a: int, b: int) -> int:
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
@@ -134,9 +141,14 @@ class Replayer:
             raise Fault(f"index {index} out of range of {key}")
         return v[index]
 
-    def ev(self, e, st: Mapping, owner: str | None) -> int:
+    def ev(self, e, st: Mapping, owner: str | None, wide: bool = False) -> int:
+        """``e`` in 32-bit C arithmetic, or (``wide``, for costs and times) exact and checked
+        to 64 bits."""
+        fix = _i64 if wide else _i32
+        shift = 63 if wide else 31
+        ev = (lambda x: self.ev(x, st, owner, wide))
         if isinstance(e, S.IntLit):
-            return _i32(e.value)
+            return fix(e.value)
         if isinstance(e, S.BoolLit):
             return 1 if e.value else 0
         if isinstance(e, S.Name):
@@ -150,26 +162,26 @@ class Replayer:
             idx = None if e.index is None else self.ev(e.index, st, owner)
             return self._read(key, idx, st)
         if isinstance(e, S.Unary):
-            v = self.ev(e.operand, st, owner)
-            return {"-": lambda: _i32(-v), "~": lambda: _i32(~v), "not": lambda: int(v == 0)}[e.op]()
+            v = ev(e.operand)
+            return {"-": lambda: fix(-v), "~": lambda: fix(~v), "not": lambda: int(v == 0)}[e.op]()
         if isinstance(e, S.Binary):
             op = e.op
-            a = self.ev(e.left, st, owner)
+            a = ev(e.left)
             if op == "and":
-                return int(a != 0 and self.ev(e.right, st, owner) != 0)
+                return int(a != 0 and ev(e.right) != 0)
             if op == "or":
-                return int(a != 0 or self.ev(e.right, st, owner) != 0)
+                return int(a != 0 or ev(e.right) != 0)
             if op == "imply":
-                return int(a == 0 or self.ev(e.right, st, owner) != 0)
-            b = self.ev(e.right, st, owner)
+                return int(a == 0 or ev(e.right) != 0)
+            b = ev(e.right)
             if op in ("/", "%"):
                 if b == 0:
                     raise Fault("division by zero")
                 q = _trunc_div(a, b)
-                return _i32(q if op == "/" else a - b * q)
+                return fix(q if op == "/" else a - b * q)
             table = {
-                "+": lambda: _i32(a + b), "-": lambda: _i32(a - b), "*": lambda: _i32(a * b),
-                "<<": lambda: _i32(a << (b & 31)), ">>": lambda: a >> (b & 31),
+                "+": lambda: fix(a + b), "-": lambda: fix(a - b), "*": lambda: fix(a * b),
+                "<<": lambda: fix(a << (b & shift)), ">>": lambda: a >> (b & shift),
                 "&": lambda: a & b, "|": lambda: a | b, "^": lambda: a ^ b,
                 "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b),
                 "<=": lambda: int(a <= b), ">": lambda: int(a > b), ">=": lambda: int(a >= b),
@@ -239,8 +251,12 @@ class Replayer:
         return True
 
     def charge(self, t: S.Transition, st: Mapping, owner: str) -> tuple[int, int]:
-        cost = sum(self.ev(c.amount, st, owner) for c in t.costs if c.resource == self.resource)
-        time = 1 if t.time is None else self.ev(t.time, st, owner)
+        """(cost, time) of one transition, exact; a negative time is a fault."""
+        cost = _i64(sum(self.ev(c.amount, st, owner, wide=True) for c in t.costs
+                        if c.resource == self.resource))
+        time = 1 if t.time is None else self.ev(t.time, st, owner, wide=True)
+        if time < 0:
+            raise Fault(f"negative time {time}")
         return cost, time
 
     def effects(self, t: S.Transition, st: dict, owner: str) -> None:
@@ -288,8 +304,15 @@ class Replayer:
                 fault = True
         try:
             charges = [self.charge(t, st, o) for o, t in (system or props)]
-            cost = sum(c for c, _ in charges)
+            cost = _i64(sum(c for c, _ in charges))
             time = max(tm for _, tm in charges)
+            # A property move paired with a system step adds its own charge; its time counts
+            # only where it states one.
+            for o, t in props if system else ():
+                if t.costs or t.time is not None:
+                    c, tm = self.charge(t, st, o)
+                    cost = _i64(cost + c)
+                    time = max(time, tm) if t.time is not None else time
         except Fault:
             cost, time, fault = 0, 1, True
         if self.kind == "sync":

@@ -132,6 +132,20 @@ KINDS = {
         process Prop { state s, t; init s; accept t;
             trans s -> t { guard x == 2; }, t -> s {}, s -> s {}; }
         system async property Prop;""",
+    "property-with-charges": """
+        byte x;
+        process P { state a, b; init a;
+            trans a -> b { effect x = (x + 1) % 3; cost 2; }, b -> a { cost 1; time 3; }; }
+        process Prop { state s, t; init s; accept t;
+            trans s -> t { guard x == 2; cost 5; }, t -> s { time 7; }, s -> s { cost x; }; }
+        system async property Prop;""",
+    "wide-costs": """
+        int v = 30000;
+        process P { state a, b, c; init a;
+            trans a -> b { cost v * v * 1000; time v; },
+                  b -> a { guard v > 0; cost 100000 * 100000; time 2; },
+                  b -> c { guard v > 29999; cost 1; time v - 40000; }; }
+        system async;""",
     "commit": """
         byte x;
         process P { state a, b, c; init a; commit b;
