@@ -145,10 +145,6 @@ def run(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- text
 
-def _frac(x: Fraction) -> str:
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-
-
 def _mix(p) -> str:
     from scenarios.saturation import mix_text
 
@@ -165,7 +161,7 @@ def render_capacity(result) -> str:
     >>> render_capacity(NS(capacity=Fraction(3, 2), capacity_why="given"))
     'capacity 3/2 (given with --capacity)'
     """
-    cap = _frac(result.capacity)
+    cap = str(result.capacity)
     why = result.capacity_why
     if why == "given":
         return f"capacity {cap} (given with --capacity)"
@@ -187,7 +183,7 @@ def render_table(result) -> str:
           1  1 a             8           1/2  0.5000     0.01
           2  1 a + 1 b      40             1  1.0000     0.02
     """
-    rows = [(str(p.clients), _mix(p), str(p.n_states), _frac(p.exact), f"{p.value:.4f}",
+    rows = [(str(p.clients), _mix(p), str(p.n_states), str(p.exact), f"{p.value:.4f}",
              f"{p.seconds:.2f}") for p in result.curve]
     head = ("clients", "mix", "states", "load (exact)", "load", "seconds")
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
@@ -198,7 +194,7 @@ def render_table(result) -> str:
 
 def render_answer(result) -> str:
     """The answer in words, with the warnings (non-monotone curve, early stop)."""
-    cap = _frac(result.capacity)
+    cap = str(result.capacity)
     grown = f"clients of scenario '{result.scenario}'" if result.scenario else "clients"
     what = "the server" if result.resource == "server" else f"resource '{result.resource}'"
     lines = []
@@ -208,9 +204,9 @@ def render_answer(result) -> str:
         below = result.point(n - 1)
         mix = f" ({_mix(p)})" if len(p.mix) > 1 else ""
         line = (f"saturation: {n} {grown}{mix} bring the load of {what} to "
-                f"{_frac(p.exact)}, reaching the capacity {cap}")
+                f"{str(p.exact)}, reaching the capacity {cap}")
         if below is not None:
-            line += f"; {n - 1} give {_frac(below.exact)} ({below.value:.4f})"
+            line += f"; {n - 1} give {str(below.exact)} ({below.value:.4f})"
         lines.append(line)
     elif result.partial:
         lo, hi = result.bracket()
@@ -231,7 +227,7 @@ def render_answer(result) -> str:
         upto = max((q.clients for q in result.curve), default=0)
         if result.curve:
             lines.append(f"no saturation: up to {upto} {grown} the load of {what} stays below "
-                         f"the capacity {cap} (at most {_frac(top.exact)}, {top.value:.4f})")
+                         f"the capacity {cap} (at most {str(top.exact)}, {top.value:.4f})")
         else:
             lines.append(f"no saturation: no number of {grown} can bring the load of {what} "
                          f"to the capacity {cap}")
@@ -242,10 +238,10 @@ def render_answer(result) -> str:
         lines.append(f"{word.get(result.status, 'stopped')}: {result.stopped}; the curve above "
                      "is what was found so far")
     if result.load_bound is not None and result.resource == "server" and not result.note:
-        lines.append(f"bound: the load never exceeds {_frac(result.load_bound)} "
+        lines.append(f"bound: the load never exceeds {str(result.load_bound)} "
                      "(workers x largest cost per tick)")
     if not result.monotone:
-        pairs = ", ".join(f"N={a.clients}: {_frac(a.exact)} > N={b.clients}: {_frac(b.exact)}"
+        pairs = ", ".join(f"N={a.clients}: {str(a.exact)} > N={b.clients}: {str(b.exact)}"
                           for a, b in result.violations[:5])
         lines.append("warning: the load is not monotone in the number of clients (" + pairs
                      + "); the search relies on it, so a smaller saturating number may exist "
@@ -262,7 +258,7 @@ def render_witness(result) -> str | None:
     ticks = sum(s.time for s in a.cycle)
     cost = sum(s.cost for s in a.cycle)
     return (f"critical cycle at N={n}: {len(a.cycle)} steps ({ticks} ticks) costing {cost}, "
-            f"load {_frac(Fraction(cost, len(a.cycle)))}; to see it step by step: dvecost "
+            f"load {str(Fraction(cost, len(a.cycle)))}; to see it step by step: dvecost "
             f"scenarios render {result.spec} {n}"
             + (f" --scenario {result.scenario}" if result.scenario else "")
             + f" -o m.dve && dvecost analyze m.dve --cost {result.resource}")
@@ -341,7 +337,7 @@ def render_csv(result) -> str:
     for p in result.curve:
         counts = dict(p.mix)
         w.writerow([p.clients, _mix(p), *(counts.get(n, 0) for n in names), p.n_states,
-                    _frac(p.exact), repr(p.value), round(p.seconds, 4),
+                    str(p.exact), repr(p.value), round(p.seconds, 4),
                     "true" if p.certified else "false"])
     return buf.getvalue()
 
@@ -425,7 +421,7 @@ def build_figure(result):
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(xs, ys, "o", linestyle="none", label=f"load ({result.resource}), evaluated N")
     ax.axhline(float(result.capacity), color="tab:red", linestyle="--",
-               label=f"capacity {_frac(result.capacity)}")
+               label=f"capacity {str(result.capacity)}")
     n = result.saturating_clients
     if n is not None:
         ax.plot([n], [result.point(n).value], "o", markersize=12, markerfacecolor="none",
@@ -503,7 +499,7 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
             what = "decoding the critical cycle" if event.witness else "exploring"
             line(f"N = {event.clients} ({mix_text(event.mix)}): {what} ...")
         elif isinstance(event, SaturationPoint):
-            line(f"N = {event.clients} ({mix_text(event.mix)}): load {_frac(event.exact)} "
+            line(f"N = {event.clients} ({mix_text(event.mix)}): load {str(event.exact)} "
                  f"({event.value:.4f}), {event.n_states:,} states, {event.seconds:.2f} s")
 
     def phase(name: str, message: str) -> None:
