@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 __all__ = ["Report", "SUITES", "shared_roots"]
 
 #: Suite name -> module name under this package.
-SUITES = {"parse": "parse", "explore": "explore", "ocm": "ocm", "analyze": "analyze"}
+SUITES = {"parse": "parse", "explore": "explore", "ocm": "ocm", "analyze": "analyze",
+          "symmetry": "symmetry"}
 
 
 def shared_roots() -> list[pathlib.Path]:

@@ -12,7 +12,7 @@ from . import add_common
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="run a benchmark suite (parse, explore, ocm, analyze)",
+    p = sub.add_parser("bench", help="run a benchmark suite (parse, explore, ocm, analyze, symmetry)",
                        description="Timed benchmarks. Figures are reported against references "
                                    "measured in the same run.")
     suites = p.add_subparsers(dest="suite", metavar="SUITE")
