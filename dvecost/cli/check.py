@@ -27,7 +27,8 @@ import sys
 from typing import Any
 
 from dve.check import check_model
-from dve.errors import ConfigurationError, DvecostError, ModelError, ModelErrors
+from dve.errors import (ConfigurationError, DvecostError, DveSyntaxError, ModelError,
+                        ModelErrors)
 from dve.expand import expand_model
 from dve.loader import deep_recursion, read_source, too_deep
 from dve.parser import parse_model
@@ -87,6 +88,7 @@ def check_file(path: str, defines: dict[str, int], *, only_inputs: bool = False,
         What made the file fail (a :class:`ModelErrors`, a :class:`ModelError`, or another
         :class:`DvecostError` such as an unreadable file).
     """
+    parsed = None
     try:
         parsed = parse_model(read_source(path), path)
         inputs = {i.name for i in parsed.items if isinstance(i, VarDecl) and i.input}
@@ -101,6 +103,9 @@ def check_file(path: str, defines: dict[str, int], *, only_inputs: bool = False,
     except DvecostError as exc:
         return None, (), exc
     except RecursionError:
+        if parsed is None:  # the parsers report their own depth problems: not expected here
+            return None, (), DveSyntaxError(None, "too-deep",
+                                            f"{path} nests too deeply to be read")
         return None, (), too_deep(parsed, path)
 
 
