@@ -31,7 +31,7 @@ from .graph import StateGraph
 from .model import CompiledModel
 from .store import KeyLayout, VisitedSet
 
-__all__ = ["build_state_graph", "current_rss", "as_compiled"]
+__all__ = ["build_state_graph", "current_rss", "as_compiled", "Explorer"]
 
 _U = np.uint64
 _EMPTY = np.zeros(0, np.int64)
@@ -130,8 +130,8 @@ def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = T
     {'P': 'b', 'Q': 'b', 'P.v': 0, 'Q.w': 7}
     """
     cm = as_compiled(model, property=property)
-    return _Explorer(cm, xp, chunk_size, max_states, max_memory, progress,
-                     error_successors).run()
+    return Explorer(cm, xp, chunk_size, max_states, max_memory, progress,
+                    error_successors).run()
 
 
 
@@ -145,7 +145,10 @@ def _states_dtype(cm: CompiledModel):
     return np.int64
 
 
-class _Explorer:
+class Explorer:
+    """The breadth-first explorer of one compiled model (see the module docstring);
+    :func:`build_state_graph` runs one, :mod:`statespace.quotient` extends it."""
+
     def __init__(self, cm, xp, chunk_size, max_states, max_memory, progress,
                  error_successors=False) -> None:
         self.error_successors = error_successors

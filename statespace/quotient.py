@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .explore import _Explorer, as_compiled
+from .explore import Explorer, as_compiled
 from .graph import StateGraph
 from .model import CompiledModel
 from .symmetry import NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable
@@ -98,7 +98,7 @@ def orbit_size(sym: Symmetry, X: np.ndarray, error: int = -1) -> int:
     return total
 
 
-class _QuotientExplorer(_Explorer):
+class _QuotientExplorer(Explorer):
     """The explorer over canonical states.
 
     Two ways to avoid generating the steps of members that repeat their neighbour:
@@ -287,7 +287,7 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
         sym = Symmetry((), sym.refused, "system sync: the quotient is explored for "
                        "'system async' only so far; the full product was explored")
     if not sym.reduces:
-        ex = _Explorer(cm, np, chunk_size, max_states, max_memory, progress, False)
+        ex = Explorer(cm, np, chunk_size, max_states, max_memory, progress, False)
     else:
         ex = _QuotientExplorer(cm, sym, np, chunk_size, max_states, max_memory, progress,
                                False)
@@ -355,7 +355,7 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
         perm = [np.arange(gr.size) for gr in sym.groups]
     if not edges:
         return [], [], [], perm
-    ex = _Explorer(cm, np, 1, None, None, None, False)
+    ex = Explorer(cm, np, 1, None, None, None, False)
     where = {}   # transition id -> (group, member position, index within the process)
     table = []   # group -> position -> transition ids
     for gi, gr in enumerate(sym.groups):
@@ -484,7 +484,7 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
 _MAX_ROUNDS = 1 << 20
 
 
-def _successor(ex: _Explorer, rep: np.ndarray, action: int, cm: CompiledModel) -> np.ndarray:
+def _successor(ex: Explorer, rep: np.ndarray, action: int, cm: CompiledModel) -> np.ndarray:
     """The concrete successor of state ``rep`` by ``action`` (full semantics, one row)."""
     X = rep.reshape(-1, 1).astype(np.int32)
     keys = ex.layout.pack(X, np)
