@@ -101,7 +101,7 @@ class ProgressLine:
             self._shown = True
 
     def states(self, n_states: int, n_edges: int, rate: float) -> None:
-        """The explorer's ``progress(n_states, n_edges, edges_per_second)`` as phase ``explore``.
+        r"""The explorer's ``progress(n_states, n_edges, edges_per_second)`` as phase ``explore``.
 
         >>> import io
         >>> out = io.StringIO()
