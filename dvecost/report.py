@@ -128,7 +128,10 @@ def render_steps(steps: Sequence[Step], *, start: int = 1, indent: str = "  ") -
                  for c in range(len(header) - 1)]
         return (indent + "  ".join(cells) + "  " + r[-1]).rstrip()
 
-    return [fmt(header), *(fmt(r) for r in rows)]
+    # What made a step fault, with its model line (the explorer's own finding).
+    faults = [f"{indent}step {k} faults: {step.fault}" for k, step in enumerate(steps, start)
+              if step.error and step.fault]
+    return [fmt(header), *(fmt(r) for r in rows), *faults]
 
 
 def _run_block(title: str, steps: Sequence[Step] | None, indent: str = "  ") -> list[str]:

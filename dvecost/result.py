@@ -145,7 +145,8 @@ class Analysis:
                        "runs that reach one stop there and lie on no cycle")
         if self.error_state_reached:
             out.append("the error state is reachable (a runtime error: division by zero, "
-                       "index or value out of range)")
+                       "index or value out of range, a cost or time outside 64 bits or a "
+                       "negative time)")
         return tuple(out)
 
     def as_dict(self) -> dict:

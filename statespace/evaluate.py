@@ -43,7 +43,7 @@ from dve.consteval import literal_error
 
 from .model import TYPE_RANGE, CompiledModel
 
-__all__ = ["INT", "Evaluator", "Fault"]
+__all__ = ["INT", "Evaluator", "Fault", "explain_fault"]
 
 #: The evaluation dtype: legacy DiVinE evaluates in 32-bit signed C arithmetic.
 INT = np.int32
@@ -889,3 +889,127 @@ def _or_none(f, *args) -> int | None:
         return f(*args, wide=True)
     except ArithmeticError:
         return None
+
+
+def explain_fault(cm: CompiledModel, row, action: int) -> str | None:
+    """Why the step ``action`` from the state ``row`` faults, with the model line:
+    the first faulting clause in the order the step evaluates them, or None when none does.
+
+    The order is the explorer's: every guard clause, then (a rendezvous) the values passed,
+    the receiver's effects and the sender's, or the effects in order, then each cost and the
+    time, then the sum of the step's costs, then partners assigning one global variable. It
+    runs the same generated code as the explorer, one clause at a time, on the
+    one state, so it says what the explorer found.
+
+    Parameters
+    ----------
+    cm : CompiledModel
+    row : sequence of int
+        The source state, one value per slot.
+    action : int
+        The model's action id (:meth:`CompiledModel.action_transitions`; for a state graph's
+        edge label ``a``, ``graph.model_action(a)``).
+
+    Examples
+    --------
+    >>> from dve.parser import parse_model
+    >>> from statespace import compile_model
+    >>> cm = compile_model(parse_model("byte x = 2; process P { state s; init s; "
+    ...     "trans s -> s { effect x = x + 1; time 1 - x; }; } system async;", "m.dve"))
+    >>> explain_fault(cm, (0, 2), 0)
+    'm.dve:1:80: the time is -1 (a time must be 0 or more)'
+    >>> explain_fault(cm, (0, 0), 0) is None
+    True
+    """
+    tids = cm.action_transitions(action)
+    if cm.system == "sync":
+        seen: set[str] = set()
+        conflict = False
+        for t in tids:
+            w = {x for x in cm.transitions[t].writes if "." not in x}
+            conflict |= bool(w & seen)
+            seen |= w
+    else:
+        conflict = cm.actions[action].error
+    ev = Evaluator(cm, np)
+    X = np.array(row, dtype=INT).reshape(-1, 1)
+    r = np.zeros(1, np.int64)
+    ts = [cm.transitions[t] for t in tids]
+
+    def hit(err) -> bool:
+        return err is not None and bool(np.asarray(err).reshape(-1)[0])
+
+    def run(key, gen, ret):
+        with _deep_recursion():
+            return ev._build(key, gen, ret)(X, r)
+
+    for t in ts:
+        for k, clause in enumerate(t.node.guard):
+            g = _Gen(ev)
+            v = g.expr(clause, t.process)
+            if hit(run(("xguard", t.id, k), g, v.err or "None")):
+                return (f"{clause.pos or t.pos}: the guard faults (a division by zero or an "
+                        "index out of range)")
+    # Effects, one error mask after each assignment (each sees the earlier ones).
+    g = _Gen(ev)
+    marks: list[tuple[Any, str, str]] = []
+    steps = []
+    if len(ts) >= 2 and cm.system == "async" and ts[0].sync_kind == "send" \
+            and ts[1].sync_kind == "recv":
+        s, q = ts[0], ts[1]
+        types = cm.channels[s.channel].types
+        for k, (ve, target) in enumerate(zip(s.node.sync.values, q.node.sync.values)):
+            v = g.cast(g.expr(ve, s.process),
+                       types[k] if types is not None and k < len(types) else None)
+            g.assign(target, v, q.process)
+            marks.append((s.node.sync.pos, g.err_code(), "the value passed does not fit the receiving variable"))
+        steps = [q, s]
+    elif cm.system == "async":
+        steps = ts[:1]
+    for t in steps:
+        for a in t.node.effects:
+            g.assign(a.target, g.expr(a.value, t.process), t.process)
+            marks.append((a.pos, g.err_code(), "this assignment faults (a division by zero, "
+                          "an index out of range, or a value its variable cannot hold)"))
+    if marks:
+        errs = run(("xeffect",) + tuple(tids), g, "(" + ", ".join(m[1] for m in marks) + ",)")
+        for (pos, _, what), e in zip(marks, errs):
+            if hit(e) or (isinstance(e, bool) and e):
+                return f"{pos}: {what}"
+    if cm.system == "sync":
+        Y = X.copy()
+        for t in ts:
+            writes, err = ev.effect((t.id,))(Y, r)
+            if hit(err):
+                return (f"{t.node.effects[0].pos if t.node.effects else t.pos}: an effect "
+                        "faults (a division by zero, an index out of range, or a value its "
+                        "variable cannot hold)")
+            for j, vals in writes:
+                Y[j] = vals
+    total = {res: 0 for res in cm.resources}
+    for t in ts:
+        for c in t.node.costs:
+            g = _Gen(ev, wide=True)
+            v = g.expr(c.amount, t.process)
+            err, val = run(("xcost", t.id, c.resource), g, f"{v.err or 'None'}, {g.as_int(v)}")
+            if hit(err):
+                return (f"{c.amount.pos or c.pos}: this cost faults (a division by zero, an "
+                        "index out of range, or a value outside 64 bits)")
+            total[c.resource] += int(np.asarray(val).reshape(-1)[0])
+        if t.time is not None:
+            g = _Gen(ev, wide=True)
+            v = g.expr(t.time, t.process)
+            err, val = run(("xtime", t.id), g, f"{v.err or 'None'}, {g.as_int(v)}")
+            if hit(err):
+                return (f"{t.time.pos or t.pos}: the time faults (a division by zero, an index "
+                        "out of range, or a value outside 64 bits)")
+            val = int(np.asarray(val).reshape(-1)[0])
+            if val < 0:
+                return f"{t.time.pos or t.pos}: the time is {val} (a time must be 0 or more)"
+    for res, v in total.items():
+        if not arith.INT64[0] <= v <= arith.INT64[1]:
+            return (f"{ts[0].pos}: the costs of '{res}' in this step add up to {v}, outside "
+                    "64 bits")
+    if conflict:
+        return f"{ts[0].pos}: the partners of this step assign the same global variable"
+    return None

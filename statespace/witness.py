@@ -38,6 +38,7 @@ import numpy as np
 
 from dve.format import format_expr
 
+from .evaluate import explain_fault
 from .graph import StateGraph, decode_state, shortest_trace
 
 __all__ = ["Move", "Step", "Witness", "jsonable"]
@@ -98,6 +99,9 @@ class Step:
         the error state).
     error : bool
         Whether the step ends in the error state.
+    fault : str or None
+        For a step into the error state: what faulted, with its model line
+        (:func:`~statespace.evaluate.explain_fault`).
     """
 
     source: int
@@ -109,6 +113,7 @@ class Step:
     changed: tuple[tuple[str, Any, Any], ...] = ()
     state: Mapping[str, Any] = field(default_factory=dict)
     error: bool = False
+    fault: str | None = None
 
     @property
     def process(self) -> str:
@@ -126,7 +131,7 @@ class Step:
                 "moves": [m.as_dict() for m in self.moves],
                 "cost": self.cost, "time": self.time,
                 "changed": {name: [before, after] for name, before, after in self.changed},
-                "state": jsonable(dict(self.state)), "error": self.error}
+                "state": jsonable(dict(self.state)), "error": self.error, "fault": self.fault}
 
 
 def jsonable(x: Any) -> Any:
@@ -245,8 +250,12 @@ class Witness:
         error = v == self.graph.error_state
         after = self.state(v)
         changed = () if error else self._changes(self.state(u), after)
+        fault = None
+        if error and self.graph.model is not None and u != self.graph.error_state:
+            fault = explain_fault(self.graph.model, self.graph.states[u].tolist(),
+                                  self.graph.model_action(int(self._action[edge])))
         return Step(u, v, edge, self.moves(self._action[edge]), int(self._cost[edge]),
-                    int(self._time[edge]), changed, after, error)
+                    int(self._time[edge]), changed, after, error, fault)
 
     def run(self, edges: Sequence[int]) -> tuple[Step, ...]:
         """Consecutive edges as steps."""

@@ -41,6 +41,14 @@ def test_a_faulting_step_shows_no_charge(tmp_path, capsys):
     last = [ln for ln in out.splitlines() if "ERROR STATE" in ln]
     assert len(last) == 1 and last[0].split()[:6] == ["3", "P", "s", "->", "t", "-"]
     assert last[0].split()[6] == "-"
+    # The step that faults names its model line and what went wrong.
+    col = text.index("7 / (x - 2)") + 1
+    assert (f"step 3 faults: {tmp_path / 'm.dve'}:1:{col}: this cost faults (a division by "
+            "zero") in out
+    code, out, _ = run(tmp_path, capsys, text, "--json")
+    d = json.loads(out)
+    assert d["error_trace"][-1]["fault"].startswith(f"{tmp_path / 'm.dve'}:1:{col}: ")
+    assert [s["fault"] for s in d["error_trace"][:-1]] == [None, None]
 
 
 def test_an_overflowing_or_negative_charge_leads_to_the_error_state(tmp_path, capsys):
@@ -50,6 +58,9 @@ def test_an_overflowing_or_negative_charge_leads_to_the_error_state(tmp_path, ca
         code, out, err = run(tmp_path, capsys, text, "--ratio")
         assert code == 3 and "in the error state" in err
         assert "-> ERROR STATE" in err
+        col = text.index(clause.split(" ", 1)[1]) + 1
+        assert f"faults: {tmp_path / 'm.dve'}:1:{col}: " in err
+        assert ("the time is -1" if clause.startswith("time") else "this cost faults") in err
 
 
 def test_check_and_analyze_agree_on_a_literal_out_of_range(tmp_path, capsys):

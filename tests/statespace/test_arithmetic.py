@@ -182,3 +182,35 @@ def test_division_by_a_constant_zero_in_a_skipped_operand_runs_nothing():
         warnings.simplefilter("error")
         g = _same_as_oracle(text)
     assert g.error_state >= 0  # x % 0 runs where x < 2, x / 0 where x != 2
+
+
+_FAULTY = {
+    "local": "byte x; int y = 1; byte a[2]; process P { state s; init s; trans "
+             "s -> s { guard x < 4 and 8 / (2 - x) >= 0; effect x = x + 1; cost y * 2; time 3 - x; }, "
+             "s -> s { guard x == 4; effect a[x - 3] = 7, a[x] = 1; }; } system async;",
+    "rendezvous": "channel c; int g; process P { state s; init s; trans s -> s { sync c!g + 40000; "
+                  "effect g = g + 1; }; } process Q { int v; state s; init s; trans "
+                  "s -> s { sync c?v; effect g = 2; cost 9223372036854775807 - v; }; } system async;",
+    "sync": "byte k; process A { state s; init s; trans s -> s { effect k = k + 1; cost k; }; } "
+            "process B { state s; init s; trans s -> s { guard k < 3; cost 9223372036854775806; }, "
+            "s -> s { effect k = 0; }; } system sync;",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FAULTY))
+def test_every_faulting_step_is_explained_with_its_line(name):
+    from statespace.evaluate import explain_fault
+    g = _same_as_oracle(_FAULTY[name])
+    cm = g.model
+    src = np.repeat(np.arange(g.n_states), np.diff(g.indptr))
+    n_faults = 0
+    for e in range(g.n_edges):
+        u, v = int(src[e]), int(g.indices[e])
+        if u == g.error_state:
+            continue
+        why = explain_fault(cm, g.states[u].tolist(), g.model_action(int(g.action[e])))
+        assert (why is not None) == (v == g.error_state), (u, v, why)
+        if why is not None:
+            n_faults += 1
+            assert why.startswith("<test>:1:"), why
+    assert n_faults >= 1
