@@ -161,3 +161,9 @@ def test_a_flat_sum_of_1000_terms_is_analysed(tmp_path, capsys):
     out = capsys.readouterr().out
     # x runs 0, 1, 2 and back: costs 0, 1000, 2000, mean 1000.
     assert "maximal cycle mean of 'cost' = 1000 (certified)" in out
+
+
+def test_not_utf8_in_a_cr_only_file_is_placed_on_its_line():
+    data = b"byte x;\r// caf\xe9\rsystem async;\r"
+    e = _error(data)
+    assert (e.code, e.pos.line, e.pos.column) == ("not-utf8", 2, 7)
