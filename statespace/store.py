@@ -158,6 +158,32 @@ def _mix_wide(keys, h) -> np.ndarray:
     return h
 
 
+def _merge(ah, ai, bh, bi):
+    """Two sorted runs of tags (with their ids) as one, ``a`` before ``b`` among equal tags.
+
+    Each element of ``b`` goes after the elements of ``a`` not greater than it; the output is
+    written in place, so the merge holds the two runs, the result and the positions of ``b``
+    (about 37 bytes per element at the peak, where concatenating and sorting took 56).
+
+    >>> import numpy as np
+    >>> h, i = _merge(np.array([1, 5, 9], np.uint64), np.array([0, 1, 2]),
+    ...               np.array([2, 5], np.uint64), np.array([3, 4]))
+    >>> h.tolist(), i.tolist()
+    ([1, 2, 5, 5, 9], [0, 3, 1, 4, 2])
+    """
+    pos = np.searchsorted(ah, bh, side="right")
+    pos += np.arange(bh.shape[0])
+    out_h = np.empty(ah.shape[0] + bh.shape[0], dtype=ah.dtype)
+    out_i = np.empty(out_h.shape[0], dtype=np.result_type(ai, bi))
+    from_a = np.ones(out_h.shape[0], dtype=bool)
+    from_a[pos] = False
+    out_h[pos] = bh
+    out_i[pos] = bi
+    out_h[from_a] = ah
+    out_i[from_a] = ai
+    return out_h, out_i
+
+
 class VisitedSet:
     """The exact set of states seen so far, numbering new states in discovery order.
 
@@ -273,12 +299,10 @@ class VisitedSet:
         self.n += k
         self.runs.append((tags_sorted, ids))
         # Merge while the newest run is at least half the size of the one before: O(log n)
-        # runs, each key merged O(log n) times. Stable argsort of two sorted runs is a merge.
+        # runs, each key merged O(log n) times.
         while len(self.runs) >= 2 and 2 * self.runs[-1][0].shape[0] >= self.runs[-2][0].shape[0]:
             (ah, ai), (bh, bi) = self.runs[-2], self.runs[-1]
-            hh = np.concatenate([ah, bh])
-            order = np.argsort(hh, kind="stable")
-            self.runs[-2:] = [(hh[order], np.concatenate([ai, bi])[order])]
+            self.runs[-2:] = [_merge(ah, ai, bh, bi)]
 
     def _add_slow(self, keys, h, rank):
         """Exact path for tag collisions (never expected in practice; correct regardless)."""
