@@ -172,7 +172,8 @@ def binop(op: str, a: int, b: int, wide: bool = False) -> int:
 def array_helpers(xp: Any) -> dict[str, Any]:
     """The array twins of :func:`binop` over ``xp`` (NumPy or CuPy), by name.
 
-    32-bit (int32 arrays): ``_div(a, b)`` and ``_mod(a, b)`` return ``(result, b == 0)``;
+    32-bit (int32 arrays): ``_div(a, b)`` and ``_mod(a, b)`` return ``(result, b == 0)``
+    (``_divz`` and ``_modz`` likewise, for operands that cannot be ``INT32_MIN`` and -1);
     ``_divc(a, c)`` and ``_modc(a, c)`` divide by a non-zero constant. Checked 64-bit (int64
     arrays): ``_add64``, ``_sub64``, ``_mul64``, ``_shl64`` return ``(result, overflowed)``;
     ``_neg64(a)`` likewise; ``_div64(a, b)`` and ``_mod64(a, b)`` return ``(result, faulted)``
@@ -209,6 +210,16 @@ def array_helpers(xp: Any) -> dict[str, Any]:
         z = b == 0
         bs = xp.where(z | (b == -1), 1, b)   # x % -1 == 0, without the INT32_MIN % -1 trap
         return xp.fmod(a, bs).astype(I32, copy=False), z
+
+    # The same where the operands' bounds exclude INT32_MIN / -1 (the common case: variables
+    # are 8 or 16 bits wide), one comparison and one select less per operation.
+    def _divz(a, b):
+        z = b == 0
+        return _tdiv(a, xp.where(z, 1, b)).astype(I32, copy=False), z
+
+    def _modz(a, b):
+        z = b == 0
+        return xp.fmod(a, xp.where(z, 1, b)).astype(I32, copy=False), z
 
     def _divc(a, c):
         if c == -1:
@@ -252,11 +263,13 @@ def array_helpers(xp: Any) -> dict[str, Any]:
         r = a << k
         return r, (r >> k) != a
 
-    return {"_div": _div, "_mod": _mod, "_divc": _divc, "_modc": _modc, "_add64": _add64,
+    return {"_div": _div, "_mod": _mod, "_divz": _divz, "_modz": _modz, "_divc": _divc,
+            "_modc": _modc, "_add64": _add64,
             "_sub64": _sub64, "_mul64": _mul64, "_neg64": _neg64, "_div64": _div64,
             "_mod64": _mod64, "_shl64": _shl64}
 
 
 #: Names of the helpers :func:`array_helpers` provides.
-ARRAY_HELPERS: tuple[str, ...] = ("_div", "_mod", "_divc", "_modc", "_add64", "_sub64",
+ARRAY_HELPERS: tuple[str, ...] = ("_div", "_mod", "_divz", "_modz", "_divc", "_modc", "_add64",
+                                  "_sub64",
                                   "_mul64", "_neg64", "_div64", "_mod64", "_shl64")

@@ -386,7 +386,10 @@ class _Gen:
             elif b.const is not None:
                 code = self.let(f"{'_divc' if op == '/' else '_modc'}({ai}, {b.const})")
             else:
-                code, z = self.checked("_div" if op == "/" else "_mod", ai, bi)
+                # INT32_MIN / -1 needs its own care only where the bounds admit it.
+                edge = a.lo <= _I32[0] and b.lo <= -1 <= b.hi
+                helper = ("_div" if op == "/" else "_mod") + ("" if edge else "z")
+                code, z = self.checked(helper, ai, bi)
                 err = self.or_err(err, z)
             if op == "%" and b.const is not None and a.lo >= 0:
                 lo, hi = 0, abs(b.const) - 1
