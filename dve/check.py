@@ -30,7 +30,7 @@ Errors (the model is refused):
 ``not-a-variable``             a process used where a variable is expected
 ``not-a-channel``              ``sync x!...`` where ``x`` is not a channel
 ``not-an-array``               an index applied to a scalar
-``index-out-of-range``         a constant index outside ``0..size-1``
+``index-out-of-range``         a constant index outside ``0..size-1`` (where it is evaluated)
 ``division-by-zero``           ``/`` or ``%`` by a constant zero (where it is evaluated: not in the
                                right operand of ``0 and ...``, ``1 or ...``, ``0 imply ...``)
 ``literal-out-of-range``       an integer literal beyond 2147483647 (32-bit guards, effects,
@@ -218,6 +218,10 @@ def _name_span(pos: SourcePos | None, name: str, last: bool = False) -> SourcePo
     return SourcePos.at(pos.source, pos.line, m.start() + 1, pos.line, m.end() + 1)
 
 
+#: Candidate names "did you mean" may compare, in all, per model (about 1.5 s at worst).
+_HINT_BUDGET = 1_000_000
+
+
 def _did_you_mean(name: str, candidates: object) -> str | None:
     close = difflib.get_close_matches(name, list(candidates),  # type: ignore[call-overload]
                                       n=1, cutoff=0.6)
@@ -277,6 +281,18 @@ class _Problems:
 
     def __init__(self) -> None:
         self.items: list[ModelError] = []
+        # "Did you mean" compares a name with every candidate: a budget of comparisons per
+        # model keeps thousands of unknown names among thousands of declared ones from taking
+        # minutes (3,000 of each took 14 s); past it, the errors come without that hint.
+        self.hint_budget = _HINT_BUDGET
+
+    def did_you_mean(self, name: str, candidates: object) -> str | None:
+        """:func:`_did_you_mean` within the budget; None once it is spent."""
+        if self.hint_budget <= 0:
+            return None
+        names = list(candidates)  # type: ignore[call-overload]
+        self.hint_budget -= len(names) + 1
+        return _did_you_mean(name, names)
 
     def error(self, pos: SourcePos | None, code: str, message: str,
               hint: str | None = None) -> None:
@@ -451,10 +467,12 @@ class _Checker:
 
     def undefined(self, pos: SourcePos | None, name: str, scope: _ProcScope | None,
                   kinds: tuple[str, ...], what: str) -> None:
-        names = {n for n, sym in self.globals.items() if sym.kind in kinds}
-        if scope is not None:
-            names |= {n for n, sym in scope.locals.items() if sym.kind in kinds}
-        hint = _did_you_mean(name, sorted(names))
+        hint = None
+        if self.p.hint_budget > 0:
+            names = {n for n, sym in self.globals.items() if sym.kind in kinds}
+            if scope is not None:
+                names |= {n for n, sym in scope.locals.items() if sym.kind in kinds}
+            hint = self.p.did_you_mean(name, sorted(names))
         if hint is None and scope is not None and name in scope.states:
             hint = (f"'{name}' is a state of '{scope.process.name}'; "
                     f"test it with '{scope.process.name}.{name}'")
@@ -474,7 +492,7 @@ class _Checker:
                              f"expected a process, found {sym.describe()}")
             else:
                 self.p.error(_name_span(ref.pos, ref.name), "undefined-name",
-                             f"unknown process '{ref.name}'", _did_you_mean(ref.name, self.scopes))
+                             f"unknown process '{ref.name}'", self.p.did_you_mean(ref.name, self.scopes))
         return sc
 
     # -- expressions -------------------------------------------------------------------------
@@ -514,7 +532,7 @@ class _Checker:
                 elif kind is s.Name:
                     sym = local_syms.get(e.name) or global_syms.get(e.name)
                     if sym is None or sym.kind in _NOT_VALUES or sym.is_array:
-                        self.leaf(e, env, scope, stack)
+                        self.leaf(e, env, scope, stack, live)
                 elif kind is s.IntLit:
                     if e.value > _LITERAL_MAX[wide]:
                         self.literal(e, wide)
@@ -528,7 +546,7 @@ class _Checker:
                     else:
                         push(e.operand)
                 else:
-                    self.leaf(e, env, scope, stack)
+                    self.leaf(e, env, scope, stack, live)
             stack = skipped
 
     def overflow(self, e: s.Expr, env: dict[str, int], what: str) -> None:
@@ -550,8 +568,9 @@ class _Checker:
             self.p.error(err.pos, err.code, err.message, err.hint)
 
     def leaf(self, e: object, env: dict[str, int], scope: _ProcScope | None,
-             stack: list) -> None:
-        """Check one name, index, state test, remote read or call; push its sub-expressions."""
+             stack: list, live: bool = True) -> None:
+        """Check one name, index, state test, remote read or call; push its sub-expressions.
+        ``live``: the expression is evaluated (not skipped by a short-circuit)."""
         if isinstance(e, s.Name):
             sym = self.lookup(e.name, scope)
             if sym is None:
@@ -573,13 +592,13 @@ class _Checker:
                 self.undefined(_name_span(e.pos, e.name), e.name, scope,
                                ("variable", "constant", "input"), "array")
             else:
-                self.indexed(sym, e.index, e.pos, env)
+                self.indexed(sym, e.index, e.pos, env, live=live)
         elif isinstance(e, s.StateTest):
             sc = self.process_scope(e.process, scope)
             if sc is not None and e.state not in sc.states:
                 self.p.error(_name_span(e.pos, e.state, last=True), "unknown-state",
                              f"unknown state '{e.state}' of process '{sc.process.name}'",
-                             _did_you_mean(e.state, sc.states))
+                             self.p.did_you_mean(e.state, sc.states))
         elif isinstance(e, s.Remote):
             if e.index is not None:
                 stack.append(e.index)
@@ -592,7 +611,7 @@ class _Checker:
             if sym is None:
                 self.p.error(pos, "undefined-name",
                              f"unknown variable '{e.name}' of process '{sc.process.name}'",
-                             _did_you_mean(e.name, [n for n, x in sc.locals.items()
+                             self.p.did_you_mean(e.name, [n for n, x in sc.locals.items()
                                                     if x.kind != "channel"]))
             elif sym.kind == "channel":
                 self.p.error(pos, "channel-as-value",
@@ -600,7 +619,8 @@ class _Checker:
             elif e.index is None and sym.is_array:
                 self.whole_array(pos, e.name, f"{e.process.name}->")
             elif e.index is not None:
-                self.indexed(sym, e.index, e.pos, sc.env, last=e.process.name != e.name)
+                self.indexed(sym, e.index, e.pos, sc.env, last=e.process.name != e.name,
+                             live=live)
         elif isinstance(e, s.Call):
             stack.extend(e.args)
             self.p.error(_name_span(e.pos, e.name), "undefined-name",
@@ -614,11 +634,12 @@ class _Checker:
                        f"write '{prefix}{name}[0]' if the first cell is meant")
 
     def indexed(self, sym: _Symbol, index: s.Expr, whole: SourcePos | None,
-                env: dict[str, int], last: bool = False) -> None:
-        """Check ``sym[index]``; ``whole`` is the span of the indexed expression."""
+                env: dict[str, int], last: bool = False, live: bool = True) -> None:
+        """Check ``sym[index]``; ``whole`` is the span of the indexed expression. A constant
+        index out of range is an error only where the read is evaluated (``live``)."""
         if sym.is_array and sym.size is not None and sym.size > 0:
             i = _const(index, env)
-            if i is not None and not 0 <= i < sym.size:
+            if live and i is not None and not 0 <= i < sym.size:
                 self.p.error(index.pos or whole, "index-out-of-range",
                              f"index {i} is out of range for array '{sym.name}': "
                              f"expected 0..{sym.size - 1}",
@@ -700,7 +721,7 @@ class _Checker:
         if ref is not None and ref.name not in sc.states:
             self.p.error(ref.pos, "unknown-state",
                          f"unknown state '{ref.name}' of process '{sc.process.name}'",
-                         _did_you_mean(ref.name, sc.states))
+                         self.p.did_you_mean(ref.name, sc.states))
 
     def process_body(self, sc: _ProcScope) -> None:
         proc = sc.process
@@ -787,7 +808,7 @@ class _Checker:
                     self.p.error(_name_span(sync.pos, sync.channel, last=True), "undefined-name",
                                  f"unknown channel '{sync.channel}' of process "
                                  f"'{owner.process.name}'",
-                                 _did_you_mean(sync.channel, [n for n, x in owner.locals.items()
+                                 self.p.did_you_mean(sync.channel, [n for n, x in owner.locals.items()
                                                               if x.kind == "channel"]))
         else:
             chan = self.lookup(sync.channel, sc)
@@ -917,7 +938,7 @@ class _Checker:
             if len(cs) != 1:
                 continue
             others = [r for r, o in uses.items() if r != name and len(o) > 1]
-            hint = _did_you_mean(name, others)
+            hint = self.p.did_you_mean(name, others)
             if hint:
                 self.p.warning(_name_span(cs[0].pos, name), "cost-resource-typo",
                                f"resource '{name}' is charged on one transition only", hint)
@@ -930,7 +951,7 @@ class _Checker:
             if sym is None:
                 self.p.error(pos, "property-not-found",
                              f"unknown property process '{sysd.property}'",
-                             _did_you_mean(sysd.property, self.scopes))
+                             self.p.did_you_mean(sysd.property, self.scopes))
             elif sym.kind != "process":
                 self.p.error(pos, "property-not-process",
                              f"expected a process as property, found {sym.describe()}")

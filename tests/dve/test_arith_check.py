@@ -48,6 +48,14 @@ def test_division_in_an_evaluated_operand_is_an_error(guard):
             "error") in _problems(text)
 
 
+def test_index_out_of_range_in_a_skipped_operand_is_no_error():
+    text = _proc("s -> t { guard 0 and a[5] > 0; }, t -> s { guard 1 or a[2] > 0; }",
+                 "byte a[2];")
+    assert [p for p in _problems(text) if p[3] == "error"] == []
+    text = _proc("s -> t { guard 1 and a[5] > 0; }", "byte a[2];")
+    assert ("index-out-of-range", 2, _col(text, "5"), "error") in _problems(text)
+
+
 def test_names_in_a_skipped_operand_are_still_checked():
     got = _problems(_proc("s -> t { guard 0 and y / 0; }"))
     assert [p[0] for p in got if p[3] == "error"] == ["undefined-name"]
