@@ -36,6 +36,7 @@ from typing import Any
 
 __all__ = [
     "INT32", "INT64", "TYPE_RANGE", "DivisionByZero", "Overflow", "binop", "c_div", "c_mod",
+    "cast",
     "check64", "literal_fits", "unop", "wrap32", "ARRAY_HELPERS", "array_helpers",
 ]
 
@@ -95,6 +96,19 @@ def c_mod(a: int, b: int) -> int:
     (-1, 1)
     """
     return a - b * c_div(a, b)
+
+
+def cast(ty: str, v: Any) -> Any:
+    """``v`` reduced into the range of type ``ty`` modulo its size: DiVinE 2's cast of a value
+    sent on a typed channel (a byte wraps modulo 256, an int to 16 bits), with no error. Works
+    on Python ints and on integer arrays alike (floor modulo; a 32-bit intermediate that wraps
+    keeps its value modulo 2**16).
+
+    >>> cast("byte", 300), cast("byte", -1), cast("int", 40000), cast("int", -32769)
+    (44, 255, -25536, 32767)
+    """
+    lo, hi = TYPE_RANGE[ty]
+    return (v - lo) % (hi - lo + 1) + lo
 
 
 def literal_fits(value: int, wide: bool = False, negated: bool = False) -> bool:

@@ -91,7 +91,7 @@ def _runtime_helpers(xp) -> dict[str, Any]:
         return f
 
     return {"xp": xp, "I": I, "I64": xp.int64, **arith.array_helpers(xp), "_full": _full,
-            "_i": _i, "_w": arith.wrap32, "_sidx": _sidx, "_sdiv": _s("/"), "_smod": _s("%"),
+            "_i": _i, "_w": arith.wrap32, "_cast": arith.cast, "_sidx": _sidx, "_sdiv": _s("/"), "_smod": _s("%"),
             "_sadd": _s("+"), "_ssub": _s("-"), "_smul": _s("*"), "_sshl": _s("<<"),
             "_sshr": _s(">>"), "Fault": Fault}
 
@@ -480,12 +480,12 @@ class _Gen:
             return v
         lo, hi = TYPE_RANGE[ty]
         if v.const is not None:
-            c = v.const & 0xFF if ty == "byte" else ((v.const + 32768) & 0xFFFF) - 32768
+            c = arith.cast(ty, v.const)
             return _Val(repr(c), "int", c, v.err, c, c)
         if v.lo >= lo and v.hi <= hi:
             return v
         c = self.as_int(v)
-        code = f"{c} & 255" if ty == "byte" else f"(({c} + 32768) & 65535) - 32768"
+        code = f"_cast({ty!r}, {c})"
         return _Val(self.let(code), "int", None, v.err, lo, hi)
 
     def writes(self) -> str:
