@@ -55,6 +55,9 @@ def compile_model(model: syntax.Model, *, property: bool = True,
 
     Raises
     ------
+    ValueError
+        When ``model`` still has DiVinE 3 constructs (templates, loops, macros): the front end
+        (:func:`dve.load_model`) expands and checks a model; the compiler does neither.
     dve.errors.EvaluationError
         When an initialiser or a size does not evaluate, or an initial value is out of its
         type's range.
@@ -76,8 +79,8 @@ def compile_model(model: syntax.Model, *, property: bool = True,
     S = syntax
     if any(not isinstance(i, (S.VarDecl, S.ChannelDecl, S.Process, S.LtlProperty))
            for i in model.items):
-        from dve.expand import expand_model  # DiVinE 3 constructs: expand first
-        model = expand_model(model, {})
+        raise ValueError("compile_model takes an expanded model (dve.load_model returns one); "
+                         "expand templates, loops and inputs with dve.expand_model first")
     if name is None:
         pos = model.pos
         name = pos.source.name if pos is not None else "<model>"
