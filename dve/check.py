@@ -492,7 +492,8 @@ class _Checker:
                              f"expected a process, found {sym.describe()}")
             else:
                 self.p.error(_name_span(ref.pos, ref.name), "undefined-name",
-                             f"unknown process '{ref.name}'", self.p.did_you_mean(ref.name, self.scopes))
+                             f"unknown process '{ref.name}'",
+                             self.p.did_you_mean(ref.name, self.scopes))
         return sc
 
     # -- expressions -------------------------------------------------------------------------
@@ -612,7 +613,7 @@ class _Checker:
                 self.p.error(pos, "undefined-name",
                              f"unknown variable '{e.name}' of process '{sc.process.name}'",
                              self.p.did_you_mean(e.name, [n for n, x in sc.locals.items()
-                                                    if x.kind != "channel"]))
+                                                         if x.kind != "channel"]))
             elif sym.kind == "channel":
                 self.p.error(pos, "channel-as-value",
                              f"expected a variable, found channel '{e.name}'")
@@ -808,8 +809,9 @@ class _Checker:
                     self.p.error(_name_span(sync.pos, sync.channel, last=True), "undefined-name",
                                  f"unknown channel '{sync.channel}' of process "
                                  f"'{owner.process.name}'",
-                                 self.p.did_you_mean(sync.channel, [n for n, x in owner.locals.items()
-                                                              if x.kind == "channel"]))
+                                 self.p.did_you_mean(sync.channel,
+                                                     [n for n, x in owner.locals.items()
+                                                      if x.kind == "channel"]))
         else:
             chan = self.lookup(sync.channel, sc)
             if chan is None:
