@@ -68,7 +68,8 @@ MAX_STATES = 3000
 MEMORY_HEADROOM = 3 << 30
 
 FAILURE_CLASSES = ("traceback", "exit-code", "hang", "warning", "position", "wrong-value",
-                   "wrong-outcome", "refused-valid", "wrong-count", "stop-report", "lost-file")
+                   "wrong-outcome", "refused-valid", "wrong-count", "stop-report", "lost-file",
+                   "caret")
 
 
 class Hang(BaseException):
@@ -546,6 +547,32 @@ def position_errors(text: str, path: str, output: str) -> list[str]:
     return bad
 
 
+def caret_errors(text: str, path: str, output: str) -> list[str]:
+    """Snippets under a ``path:LINE:COL: severity[code]: ...`` header that do not show that
+    line (tabs expanded to 4 columns, as documented) or whose caret is not under ``COL``."""
+    bad = []
+    tables = _line_tables(text)
+    lines = output.splitlines()
+    head = re.compile(re.escape(path) + r":(\d+):(\d+): \w+\[")
+    for i, ln in enumerate(lines[:-2]):
+        m = head.match(ln)
+        g = re.match(r"\s*(\d+) \| (.*)$", lines[i + 1])
+        c = re.match(r"\s* \| ( *)\^", lines[i + 2])
+        if not (m and g and c):
+            continue
+        line, col = int(m.group(1)), int(m.group(2))
+        ok = False
+        for t in tables:
+            if 1 <= line <= len(t):
+                raw = t[line - 1]
+                ok = ok or (int(g.group(1)) == line and g.group(2) == raw.expandtabs(4)
+                            and len(c.group(1)) == len(raw[:col - 1].expandtabs(4)))
+        if not ok:
+            bad.append(f"snippet under {m.group(0)[:-2]} shows line {g.group(1)} "
+                       f"{g.group(2)[:60]!r} with the caret at {len(c.group(1)) + 1}")
+    return bad
+
+
 _TEXT_VALUE = re.compile(r"cycle (?:mean|ratio)(?: of '[^']*')?:? =? ?(-?\d+(?:/\d+)?)"
                          r"(?: = | \()")
 
@@ -593,6 +620,8 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
         text = text.decode("utf-8", errors="replace")
     for msg in position_errors(text, path, both):
         bad.append(("position", msg))
+    for msg in caret_errors(text, path, oc.err):
+        bad.append(("caret", msg))
     if bad:
         return bad
     if case.category in ("limits", "signal"):

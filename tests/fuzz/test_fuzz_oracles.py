@@ -197,3 +197,20 @@ def test_a_crash_escaping_main_is_a_traceback(monkeypatch):
     monkeypatch.setattr(cli, "main", boom)
     oc = H.run_in_process(["check", "x"], 5)
     assert "exit-code" in {k for k, _ in H.judge(_case(), oc, "/f")}
+
+
+def test_caret_rule_on_real_output(tmp_path):
+    """The caret rule passes dvecost's own rendering of a tabbed line and fires when the
+    caret or the line shown is off."""
+    text = "process P {\tstate s; init s;\n\ttrans s ->\tt {};\n}\nsystem async;\n"
+    path = tmp_path / "tab.dve"
+    path.write_text(text)
+    oc = H.run_in_process(["check", str(path)], 20)
+    assert oc.rc == 2 and f"{path}:2:" in oc.err
+    assert H.caret_errors(text, str(path), oc.err) == []
+    lines = oc.err.splitlines()
+    i = next(k for k, ln in enumerate(lines) if ln.startswith(f"{path}:2:"))
+    shifted = lines[:i + 2] + [lines[i + 2].replace("^", " ^", 1)] + lines[i + 3:]
+    assert H.caret_errors(text, str(path), "\n".join(shifted))
+    other = lines[:i + 1] + [lines[i + 1].replace("trans", "trams")] + lines[i + 2:]
+    assert H.caret_errors(text, str(path), "\n".join(other))
