@@ -195,6 +195,14 @@ class ModelError(DvecostError):
                 end = len(raw[: max(self.pos.end_column - 1, self.pos.column)].expandtabs(4))
             else:
                 end = len(text)  # multi-line span: underline to the end of the first line
+            if len(text) > _LONG_LINE:
+                # A long line (a generated model, a 2 MB one-liner) is shown around the caret
+                # only: every diagnostic on it repeating the whole line made output quadratic.
+                lo = max(0, min(start - 40, len(text) - _SHOWN))
+                hi = min(len(text), lo + _SHOWN)
+                left = "..." if lo > 0 else ""
+                text = left + text[lo:hi] + ("..." if hi < len(text) else "")
+                start, end = start - lo + len(left), min(end, hi) - lo + len(left)
             width = max(end - start, 1)
             gutter = f"{self.pos.line:>5}"
             out.append(f"{blue}{gutter} |{reset} {text}")
@@ -202,6 +210,11 @@ class ModelError(DvecostError):
         if self.hint:
             out.append(f"  {blue}hint{reset}: {self.hint}")
         return "\n".join(out)
+
+
+#: Source lines longer than this are shown as a window of ``_SHOWN`` characters around the caret.
+_LONG_LINE = 160
+_SHOWN = 120
 
 
 class DveSyntaxError(ModelError):

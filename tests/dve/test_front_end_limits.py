@@ -167,3 +167,17 @@ def test_not_utf8_in_a_cr_only_file_is_placed_on_its_line():
     data = b"byte x;\r// caf\xe9\rsystem async;\r"
     e = _error(data)
     assert (e.code, e.pos.line, e.pos.column) == ("not-utf8", 2, 7)
+
+
+def test_a_long_line_is_shown_around_the_caret():
+    # Each diagnostic repeated the whole line: 3,000 errors on a 2 MB line were gigabytes.
+    pad = "byte " + ", ".join(f"v{k}" for k in range(20_000)) + "; "
+    text = pad + "process P { state s; init s; trans s -> t {}; } system async;"
+    with pytest.raises(ModelErrors) as info:
+        load_model(text, name="long.dve")
+    (e,) = info.value.errors
+    first, line, caret = e.render().splitlines()
+    assert first == f"long.dve:1:{len(pad) + 41}: error[unknown-state]: unknown state 't' of " \
+                    "process 'P'"
+    assert len(line) < 140 and line.startswith("    1 | ...") and line.endswith("system async;")
+    assert caret.index("^") == line.index("-> t") + 3 and caret.count("^") == 1
