@@ -166,7 +166,7 @@ def fast_parse(source: Source) -> s.Model:
     # starts with would be scanned again from each of its offsets (quadratic: 80,000 blanks took
     # 23 s). Such a character is an error; refuse it before the scan, which is then linear.
     bad = _NO_START[chars]
-    if bad[0] or (bad[1:] & blank[:-1]).any():
+    if bad.any() and (bad[0] or (bad[1:] & blank[:-1]).any()):
         raise Fallback
     toks = _TOKEN.findall(body)
     # The tokens, concatenated, are the body without its blanks exactly when the body holds
