@@ -563,14 +563,31 @@ def caret_errors(text: str, path: str, output: str) -> list[str]:
         line, col = int(m.group(1)), int(m.group(2))
         ok = False
         for t in tables:
-            if 1 <= line <= len(t):
+            if 1 <= line <= len(t) and int(g.group(1)) == line:
                 raw = t[line - 1]
-                ok = ok or (int(g.group(1)) == line and g.group(2) == raw.expandtabs(4)
-                            and len(c.group(1)) == len(raw[:col - 1].expandtabs(4)))
+                ok = ok or _snippet_ok(raw.expandtabs(4), len(raw[:col - 1].expandtabs(4)),
+                                       g.group(2), len(c.group(1)))
         if not ok:
             bad.append(f"snippet under {m.group(0)[:-2]} shows line {g.group(1)} "
                        f"{g.group(2)[:60]!r} with the caret at {len(c.group(1)) + 1}")
     return bad
+
+
+def _snippet_ok(line: str, start: int, shown: str, caret: int) -> bool:
+    """Whether ``shown`` is ``line``, or a window of it marked by ``...`` at a cut end (long
+    lines), with the caret at display column ``caret`` under character ``start``."""
+    if shown == line:
+        return caret == start
+    for left in ((0, 3) if shown.startswith("...") else (0,)):
+        for right in ((0, 3) if shown.endswith("...") else (0,)):
+            w = shown[left:len(shown) - right]
+            o = line.find(w)
+            while w and o >= 0:
+                if (o > 0) == bool(left) and (o + len(w) < len(line)) == bool(right) \
+                        and caret == start - o + left:
+                    return True
+                o = line.find(w, o + 1)
+    return False
 
 
 _TEXT_VALUE = re.compile(r"cycle (?:mean|ratio)(?: of '[^']*')?:? =? ?(-?\d+(?:/\d+)?)"

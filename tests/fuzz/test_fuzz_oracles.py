@@ -214,3 +214,11 @@ def test_caret_rule_on_real_output(tmp_path):
     assert H.caret_errors(text, str(path), "\n".join(shifted))
     other = lines[:i + 1] + [lines[i + 1].replace("trans", "trams")] + lines[i + 2:]
     assert H.caret_errors(text, str(path), "\n".join(other))
+
+
+def test_caret_rule_accepts_a_window_of_a_long_line():
+    line = "x" * 50 + "ERR" + "y" * 300
+    assert H._snippet_ok(line, 50, "..." + line[10:130] + "...", 43)
+    assert not H._snippet_ok(line, 50, "..." + line[10:130] + "...", 44)
+    assert not H._snippet_ok(line, 50, line[10:130] + "...", 40)  # a cut end must be marked
+    assert H._snippet_ok(line, 50, line, 50)
