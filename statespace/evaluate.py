@@ -43,7 +43,7 @@ from dve.consteval import literal_error
 
 from .model import TYPE_RANGE, CompiledModel
 
-__all__ = ["INT", "Evaluator", "Fault", "explain_fault"]
+__all__ = ["INT", "Evaluator", "Fault", "add_costs", "explain_fault"]
 
 #: The evaluation dtype: legacy DiVinE evaluates in 32-bit signed C arithmetic.
 INT = np.int32
@@ -1016,3 +1016,24 @@ def explain_fault(cm: CompiledModel, row, action: int) -> str | None:
     if conflict:
         return f"{ts[0].pos}: the partners of this step assign the same global variable"
     return None
+
+
+_ADD64 = arith.array_helpers(np)["_add64"]
+
+
+def add_costs(xs, ys):
+    """Per-resource sums of two parts of one global step's int64 costs (rendezvous partners,
+    the property process, the processes of ``system sync``), and the rows where some sum leaves
+    64 bits (None when none does): that step faults, it never wraps.
+
+    >>> s, bad = add_costs([np.array([1, 2**62])], [np.array([2, 2**62])])
+    >>> s[0][0], bad.tolist()
+    (np.int64(3), [False, True])
+    """
+    out, bad = [], None
+    for x, y in zip(xs, ys):
+        r, o = _ADD64(x, y)
+        out.append(r)
+        if o.any():
+            bad = o if bad is None else bad | o
+    return out, bad

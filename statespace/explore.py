@@ -26,7 +26,7 @@ from dve import arith, syntax
 from dve.errors import MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimitExceeded
 
 from .compiler import compile_model
-from .evaluate import INT, Evaluator, Fault
+from .evaluate import INT, Evaluator, Fault, add_costs
 from .graph import StateGraph
 from .model import CompiledModel
 from .store import KeyLayout, VisitedSet
@@ -640,7 +640,7 @@ class Explorer:
                 writes, eerr = self.ev.effect((s, q))(X, R)
                 cs, ts, ce1 = self._charge(s, X, R)
                 cq, tq, ce2 = self._charge(q, X, R)
-                costs, ovf = _add_costs(cs, cq)
+                costs, ovf = add_costs(cs, cq)
                 tm = np.maximum(ts, tq)
                 cerr = _or(_or(ce1, ce2), ovf)
                 ts_, tq_ = cm.transitions[s], cm.transitions[q]
@@ -669,7 +669,7 @@ class Explorer:
                 tmq = tm[sel]
                 ovf = None
                 if pc_ is not None:
-                    cst, ovf = _add_costs(cst, pc_)
+                    cst, ovf = add_costs(cst, pc_)
                     if qt.time is not None:
                         tmq = np.maximum(tmq, pt_)
                 emit(Rq, ai * nq + qi, nkq, err[sel] | perr[qi][Rq] | _z(pe_, Rq.shape[0])
@@ -761,7 +761,7 @@ class Explorer:
                         cnt = writers.setdefault(w, np.zeros(M, np.int8))
                         cnt[sub] += 1
                 c, ti, ce = self._charge(tid, X, rows[sub])
-                summed, ovf = _add_costs([acc[sub] for acc in costs], c)
+                summed, ovf = add_costs([acc[sub] for acc in costs], c)
                 for acc, v in zip(costs, summed):
                     acc[sub] = v
                 if ovf is not None:
@@ -900,17 +900,3 @@ def _or(a, b):
 
 def _z(e, k):
     return np.zeros(k, bool) if e is None else e
-
-
-_ADD64 = arith.array_helpers(np)["_add64"]
-
-
-def _add_costs(xs, ys):
-    """Per-resource sums of two steps' int64 costs (one global step's parts), and the rows
-    where some sum leaves 64 bits (None when none does): that step faults, it never wraps."""
-    out, bad = [], None
-    for x, y in zip(xs, ys):
-        r, o = _ADD64(x, y)
-        out.append(r)
-        bad = _or(bad, o if o.any() else None)
-    return out, bad
