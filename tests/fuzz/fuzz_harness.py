@@ -246,7 +246,7 @@ def _beem_case(rng, seed):
     text, how = G.mutate(path.read_text(errors="replace"), rng)
     r = rng.random()
     if r < 0.6:
-        argv = ["check", "{file}"]
+        argv = ["check", "{file}"] + ["--json"] * (rng.random() < 0.25)
     elif r < 0.8:
         argv = ["explore", "{file}", "--json", "--max-states", str(MAX_STATES)]
     else:
@@ -547,6 +547,31 @@ def position_errors(text: str, path: str, output: str) -> list[str]:
     return bad
 
 
+def json_position_errors(text: str, out: str) -> list[str]:
+    """``check --json``: every diagnostic's ``line``/``column`` (and end) inside the file."""
+    bad = []
+    tables = _line_tables(text)
+    for ln in out.splitlines():
+        try:
+            obj = json.loads(ln)
+        except ValueError:
+            return [f"check --json printed a line that is not JSON: {ln[:80]!r}"]
+        for d in obj.get("diagnostics", ()) if isinstance(obj, dict) else ():
+            line, col = d.get("line"), d.get("column")
+            if line is None:
+                continue
+            if not any(1 <= line <= len(t) and 1 <= col <= len(t[line - 1]) + 1
+                       for t in tables):
+                bad.append(f"diagnostic {d.get('code')} at line {line}, column {col} is "
+                           f"outside the file")
+            # The end is exclusive; an error at the end of the file may underline one column
+            # past it, so only its order is checked.
+            end = (d.get("end_line") or line, d.get("end_column") or col)
+            if end < (line, col):
+                bad.append(f"diagnostic {d.get('code')} ends at {end} before it starts")
+    return bad
+
+
 def caret_errors(text: str, path: str, output: str) -> list[str]:
     """Snippets under a ``path:LINE:COL: severity[code]: ...`` header that do not show that
     line (tabs expanded to 4 columns, as documented) or whose caret is not under ``COL``."""
@@ -639,6 +664,9 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
         bad.append(("position", msg))
     for msg in caret_errors(text, path, oc.err):
         bad.append(("caret", msg))
+    if case.argv[0] == "check" and "--json" in case.argv:
+        for msg in json_position_errors(text, oc.out):
+            bad.append(("position", msg))
     if bad:
         return bad
     if case.category in ("limits", "signal"):

@@ -222,3 +222,12 @@ def test_caret_rule_accepts_a_window_of_a_long_line():
     assert not H._snippet_ok(line, 50, "..." + line[10:130] + "...", 44)
     assert not H._snippet_ok(line, 50, line[10:130] + "...", 40)  # a cut end must be marked
     assert H._snippet_ok(line, 50, line, 50)
+
+
+def test_json_position_rule():
+    text = "ab\ncd\n"
+    ok = '{"diagnostics": [{"code": "x", "line": 2, "column": 3, "end_line": 3, "end_column": 2}]}'
+    assert H.json_position_errors(text, ok) == []
+    far = ok.replace('"column": 3', '"column": 4')
+    assert H.json_position_errors(text, far)
+    assert H.json_position_errors(text, "not json")
