@@ -1,6 +1,6 @@
 """Exploration of the quotient graph: one canonical state per orbit of the symmetry groups.
 
-The explorer of :mod:`statespace.explore` runs unchanged but for three points:
+The explorer of :mod:`statespace.explore` runs unchanged but for these points:
 
 - the initial state and every successor are replaced by their canonical representative
   (:func:`statespace.symmetry.canonicalize`), so the visited set holds one state per orbit;
@@ -10,7 +10,9 @@ The explorer of :mod:`statespace.explore` runs unchanged but for three points:
   (skipped only when no rendezvous joins two members of one group, where that mapping would
   need both partners);
 - every other edge is kept with the action that made it, so parallel edges between two classes
-  keep their distinct (cost, time) labels.
+  keep their distinct (cost, time) labels;
+- in ``system sync`` the members of a run of interchangeable members choose their transitions
+  as a multiset: ``k + 1`` successors for ``k`` members and two branches, not ``2^k``.
 
 The result is a :class:`~statespace.graph.StateGraph` over the classes: its cycles are the
 images of the full graph's cycles and each of its cycles lifts to a cycle of the full graph
@@ -35,6 +37,8 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,8 +57,8 @@ __all__ = ["Quotient", "build_quotient_graph", "lift_walk", "orbit_size", "witne
 class Quotient:
     """A graph over orbit representatives and the symmetry it was built with.
 
-    ``graph`` is the full graph itself when ``symmetry.reduces`` is false (nothing to reduce,
-    or ``system sync``, for which ``symmetry.reason`` says why).
+    ``graph`` is the full graph itself when ``symmetry.reduces`` is false (nothing to reduce;
+    ``symmetry.reason`` says why).
     """
 
     graph: StateGraph
@@ -114,7 +118,13 @@ class _QuotientExplorer(Explorer):
     """
 
     def __init__(self, cm, sym: Symmetry, *args) -> None:
-        super().__init__(cm, *args)
+        try:
+            super().__init__(cm, *args)
+        except OverflowError:
+            # system sync step codes past 62 bits: the quotient numbers its steps itself (as
+            # Python integers), so only the base explorer's int64 codes are out of reach.
+            if cm.system != "sync":
+                raise
         self.sym = sym
         group_of = {p: gi for gi, g in enumerate(sym.groups) for p in g.processes}
         pairs = [(cm.transitions[a.transitions[0]].process,
@@ -125,8 +135,8 @@ class _QuotientExplorer(Explorer):
         two_members = any(x in group_of and y in group_of for x, y in pairs)
         # Skipping needs no rendezvous inside a group (the skipped member may be the partner);
         # swapping also needs none between groups and no property process.
-        self.skip_ok = not same_group
-        self.swap_ok = not two_members and cm.property_process is None
+        self.skip_ok = not same_group and cm.system == "async"
+        self.swap_ok = not two_members and cm.property_process is None and cm.system == "async"
         self.skip: dict[int, np.ndarray] = {}
         self.position = {p: (gi, pos) for gi, g in enumerate(sym.groups)
                          for pos, p in enumerate(g.processes)}
@@ -257,6 +267,233 @@ class _QuotientExplorer(Explorer):
             nkeys = self._canon_keys(nkeys)
         return src, act, nkeys, err, costs, tim
 
+    # ------------------------------------------------------------------ system sync
+    def _successors_sync(self, X, keys):
+        """``system sync`` steps per class: in each state, the members of a run of
+        interchangeable members (equal local vectors, nobody referring to them) choose their
+        transitions as a multiset (``k + 1`` ways for ``k`` members and two branches, not
+        ``2^k``); everyone else chooses one by one. The multiset's choices go to the run's
+        members in order; any other assignment is the same state up to a permutation of the
+        run, with the same (cost, time)."""
+        cm = self.cm
+        F = X.shape[1]
+        procs = cm.system_processes
+        rows_cache: dict = {}
+        en: dict[int, np.ndarray] = {}
+        er: dict[int, np.ndarray] = {}
+        for p in procs:
+            for tid in p.transitions:
+                R, ge = Explorer._enabled(self, X, F, rows_cache, None, tid)
+                m = np.zeros(F, bool)
+                m[R] = True
+                en[tid] = m
+                if ge is not None:
+                    e = np.zeros(F, bool)
+                    e[R] = ge
+                    er[tid] = e
+        red = interchangeable(self.sym, X)
+        col = {p.index: i for i, p in enumerate(procs)}
+        prev_member = {g.processes[k]: g.processes[k - 1]
+                       for g in self.sym.groups for k in range(1, g.size)}
+        en_rows = {tid: m.tolist() for tid, m in en.items()}
+        red_rows = {p: m.tolist() for p, m in red.items()}
+        pc0 = X[0].tolist() if procs else []
+        out_rows: list[int] = []
+        out_choice: list[list[int]] = []
+        for r in range(F):
+            if procs and pc0[r] < 0:
+                continue   # the error state has no successors
+            units: list[list] = []
+            unit_of: dict[int, int] = {}
+            for p in procs:
+                prev = prev_member.get(p.index)
+                if prev is not None and red_rows[p.index][r]:
+                    u = unit_of[prev]
+                    units[u][0].append(p.index)
+                else:
+                    u = len(units)
+                    units.append([[p.index], p])
+                unit_of[p.index] = u
+            options = []
+            for members, lead in units:
+                js = [j for j, tid in enumerate(lead.transitions) if en_rows[tid][r]]
+                if not js:
+                    options = None
+                    break
+                options.append([(j,) for j in js] if len(members) == 1 else
+                               list(itertools.combinations_with_replacement(js, len(members))))
+            if options is None:
+                continue
+            for combo in itertools.product(*options):
+                ch = [0] * len(procs)
+                for (members, _), js in zip(units, combo):
+                    for pi, j in zip(members, js):
+                        ch[col[pi]] = cm.processes[pi].transitions[j]
+                out_rows.append(r)
+                out_choice.append(ch)
+        if not out_rows:
+            e64 = np.zeros(0, np.int64)
+            return (e64, np.zeros(0, np.int32), np.zeros((0, self.W), np.uint64),
+                    np.zeros(0, bool), {r: e64 for r in self.res}, e64)
+        rows = np.asarray(out_rows, np.int64)
+        C = np.asarray(out_choice, np.int64).reshape(len(out_rows), len(procs))
+        err = np.zeros(rows.shape[0], bool)
+        for i, p in enumerate(procs):
+            for tid in p.transitions:
+                if tid in er:
+                    sub = np.flatnonzero(C[:, i] == tid)
+                    err[sub] |= er[tid][rows[sub]]
+        Y, err, costs, tm = self._step_sync(X, rows, C, err)
+        nk = self._canon_keys(self.layout.pack(Y, np))
+        return rows, self._intern_choices(C), nk, err, costs, tm
+
+    def _step_sync(self, X, rows, C, err):
+        """The successors of rows ``rows`` of ``X`` when process ``i`` takes transition
+        ``C[:, i]``: the states (slots x steps), faults, costs by resource and times (the
+        explorer's rules: costs add up, the time is the maximum, effects run process by
+        process, two transitions assigning one global variable go to the error state)."""
+        from .evaluate import add_costs
+        cm = self.cm
+        procs = cm.system_processes
+        M = rows.shape[0]
+        Y = X[:, rows].copy()
+        costs = [np.zeros(M, np.int64) for _ in self.res]
+        tm = np.zeros(M, np.int64)
+        writers: dict[str, np.ndarray] = {}
+        for i, p in enumerate(procs):
+            for tid in p.transitions:
+                sub = np.flatnonzero(C[:, i] == tid)
+                if sub.shape[0] == 0:
+                    continue
+                t = cm.transitions[tid]
+                for w in t.writes:
+                    if "." not in w:
+                        cnt = writers.setdefault(w, np.zeros(M, np.int32))
+                        cnt[sub] += 1
+                c, ti, ce = self._charge(tid, X, rows[sub])
+                summed, ovf = add_costs([acc[sub] for acc in costs], c)
+                for acc, v in zip(costs, summed):
+                    acc[sub] = v
+                if ovf is not None:
+                    ce = ovf if ce is None else ce | ovf
+                tm[sub] = np.maximum(tm[sub], ti)
+                if ce is not None:
+                    err[sub] |= ce
+        for i, p in enumerate(procs):
+            for tid in p.transitions:
+                sub = np.flatnonzero(C[:, i] == tid)
+                if sub.shape[0] == 0:
+                    continue
+                t = cm.transitions[tid]
+                writes, eerr = self.ev.effect((tid,))(Y, sub)
+                for j, vals in writes:
+                    Y[j][sub] = vals
+                Y[p.slot][sub] = t.dst
+                if eerr is not None:
+                    err[sub] |= eerr
+        for cnt in writers.values():
+            err |= cnt >= 2
+        return Y, err, {r: c for r, c in zip(self.res, costs)}, tm
+
+    def _intern_choices(self, C) -> np.ndarray:
+        """Dense step ids of choice rows; the step codes (mixed radix, one digit per process,
+        the first most significant, as :meth:`CompiledModel.sync_choice` reads them) are
+        Python integers, however many processes there are."""
+        uniq, inv = np.unique(C, axis=0, return_inverse=True)
+        ids = np.empty(uniq.shape[0], np.int64)
+        for k, ch in enumerate(uniq.tolist()):
+            code = sync_code(self.cm, ch)
+            a = self.sync_ids.get(code)
+            if a is None:
+                a = self.sync_ids[code] = len(self.sync_codes)
+                self.sync_codes.append(code)
+            ids[k] = a
+        return ids[inv.reshape(-1)].astype(np.int32)
+
+    def _finish(self, complete: bool) -> StateGraph:
+        codes = self.sync_codes
+        if self.cm.system != "sync" or all(c < 2**63 for c in codes):
+            return super()._finish(complete)
+        self.sync_codes = []
+        try:
+            g = super()._finish(complete)
+        finally:
+            self.sync_codes = codes
+        return dataclasses.replace(g, action_codes=np.array(codes, dtype=object))
+
+
+def sync_code(cm: CompiledModel, choice) -> int:
+    """The mixed-radix step code of a ``system sync`` choice (one transition id per system
+    process, in order), as :meth:`CompiledModel.sync_choice` decodes it."""
+    code = 0
+    for p, tid in zip(cm.system_processes, choice):
+        code = code * max(1, len(p.transitions)) + p.transitions.index(int(tid))
+    return code
+
+
+def sync_obstacle(cm: CompiledModel, sym: Symmetry) -> str | None:
+    """Why a ``system sync`` model's groups may not be symmetric after all, or ``None``.
+
+    In a sync step effects run process by process, each seeing the writes of the processes
+    before it; renaming members changes that order. It does not matter when members write only
+    their own variables and their own cells of key-indexed arrays, and nobody reads in an
+    effect what members write."""
+    from dve import syntax as S
+    own = {}
+    for g in sym.groups:
+        for p, k in zip(g.processes, g.keys):
+            own[p] = k
+    written: set[str] = set()
+
+    def qual(proc: str, name: str) -> str:
+        q = f"{proc}.{name}"
+        return q if q in cm.variables else name
+
+    for p, k in own.items():
+        pname = cm.processes[p].name
+        for tid in cm.processes[p].transitions:
+            for a in cm.transitions[tid].node.effects:
+                q = qual(pname, a.target.name)
+                if q.startswith(pname + "."):
+                    continue
+                if isinstance(a.target, S.Index) and isinstance(a.target.index, S.IntLit) \
+                        and a.target.index.value == k:
+                    written.add(q)
+                    continue
+                return (f"system sync: instance {pname} writes '{q}', which the other "
+                        "instances share, so the order of the processes matters")
+    if not written:
+        return None
+
+    def reads(e, proc, out):
+        if isinstance(e, S.Name):
+            out.append((qual(proc, e.name), None))
+        elif isinstance(e, S.Index):
+            out.append((qual(proc, e.name), e.index))
+            reads(e.index, proc, out)
+        elif isinstance(e, S.Remote):
+            out.append((f"{e.process.name}.{e.name}", e.index))
+        for f in ("left", "right", "operand"):
+            if hasattr(e, f):
+                reads(getattr(e, f), proc, out)
+
+    for p in cm.system_processes:
+        for tid in p.transitions:
+            got: list = []
+            for a in cm.transitions[tid].node.effects:
+                reads(a.value, p.name, got)
+                if isinstance(a.target, S.Index):
+                    reads(a.target.index, p.name, got)
+            for q, idx in got:
+                if q not in written:
+                    continue
+                if p.index in own and isinstance(idx, S.IntLit) and idx.value == own[p.index]:
+                    continue
+                return (f"system sync: process {p.name} reads '{q}' in an effect while "
+                        "instances write it in the same step")
+    return None
+
+
 
 def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
                          property: bool = True,
@@ -279,13 +516,15 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
     -------
     Quotient
         The graph over canonical states (its ``states`` are the representatives), with the
-        symmetry used. A ``system sync`` model is explored in full, with the reason.
+        symmetry used. A ``system sync`` model whose members share what they write
+        (:func:`sync_obstacle`) is explored in full, with the reason.
     """
     cm = as_compiled(model, property=property)
     sym = detect_symmetry(cm) if symmetry is None else symmetry
     if sym.reduces and cm.system == "sync":
-        sym = Symmetry((), sym.refused, "system sync: the quotient is explored for "
-                       "'system async' only so far; the full product was explored")
+        why = sync_obstacle(cm, sym)
+        if why is not None:
+            sym = Symmetry((), sym.refused + tuple((g.template, why) for g in sym.groups), why)
     if not sym.reduces:
         ex = Explorer(cm, np, chunk_size, max_states, max_memory, progress, False)
     else:
@@ -355,7 +594,8 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
         perm = [np.arange(gr.size) for gr in sym.groups]
     if not edges:
         return [], [], [], perm
-    ex = Explorer(cm, np, 1, None, None, None, False)
+    ex = (_QuotientExplorer(cm, sym, np, 1, None, None, None, False) if cm.system == "sync"
+          else Explorer(cm, np, 1, None, None, None, False))
     where = {}   # transition id -> (group, member position, index within the process)
     table = []   # group -> position -> transition ids
     for gi, gr in enumerate(sym.groups):
@@ -365,15 +605,14 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
                 where[tid] = (gi, pos, j)
     action_of = {a.transitions + ((a.property,) if a.property is not None else ()): i
                  for i, a in enumerate(cm.actions)}
+    column = {p.index: i for i, p in enumerate(cm.system_processes)}
     start = _apply_perm(sym, g.states[srcs[0]].astype(np.int64).reshape(-1, 1), perm)[:, 0]
     cur = start.copy()
     states, acts, used = [cur.copy()], [], []
     for _ in range(_MAX_ROUNDS):
         for e, s in zip(edges, srcs):
             a = int(g.action[e])
-            if cm.system == "sync":
-                raise NotImplementedError("lifting a system sync walk")
-            t, err = _successor(ex, g.states[s].astype(np.int64), a, cm)
+            rep = g.states[s].astype(np.int64)
             inv = [np.argsort(p) for p in perm]
 
             def mapped(tid):
@@ -383,7 +622,21 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
                 gi, pos, j = w
                 return table[gi][int(inv[gi][pos])][j]
 
-            acts.append(action_of[tuple(mapped(tid) for tid in cm.action_transitions(a))])
+            if cm.system == "sync":
+                choice = cm.sync_choice(g.model_action(a))
+                # Member q's transition is taken by member inv[q]: it goes to that column.
+                conc = [0] * len(choice)
+                for tid in choice:
+                    m = mapped(tid)
+                    conc[column[cm.transitions[m].process]] = m
+                acts.append(sync_code(cm, conc))
+                Y, errs, _, _ = ex._step_sync(rep.reshape(-1, 1), np.zeros(1, np.int64),
+                                              np.asarray([choice], np.int64),
+                                              np.zeros(1, bool))
+                t, err = Y[:, 0].astype(np.int64), int(g.indices[e]) == g.error_state
+            else:
+                t, err = _successor(ex, rep, a, cm)
+                acts.append(action_of[tuple(mapped(tid) for tid in cm.action_transitions(a))])
             used.append(e)
             if err:
                 states.append(np.asarray(cm.error_state, np.int64))
@@ -466,6 +719,14 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     np.cumsum(deg, out=indptr[1:])
     flat = [x for r in out for x in r]
     indices = np.array([t for t, _, _ in flat], np.int32)
+    codes = None
+    if cm.system == "sync":
+        # Labels are dense ids of the lifted steps' codes (Python ints past 63 bits).
+        uniq = sorted({a for _, a, _ in flat})
+        label = {c: i for i, c in enumerate(uniq)}
+        flat = [(t, label[a], e) for t, a, e in flat]
+        pact = [label[a] if a != -1 else -1 for a in pact]
+        codes = np.array(uniq, dtype=object if any(c >= 2**63 for c in uniq) else np.int64)
     action = np.array([a for _, a, _ in flat], np.int32)
     qe = np.array([e for _, _, e in flat], np.int64)
     costs = {r: np.asarray(g.costs[r])[qe] if qe.size else np.zeros(0, np.int64) for r in res}
@@ -476,7 +737,7 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     wg = StateGraph(indptr=indptr, indices=indices, costs=costs, time=tim, action=action,
                     states=states_m, parent=np.array(parent, np.int64),
                     parent_action=np.array(pact, np.int32), deadlocks=dead,
-                    error_state=error_id, model=cm, name=g.name)
+                    error_state=error_id, action_codes=codes, model=cm, name=g.name)
     return wg, cycle, end_ids
 
 

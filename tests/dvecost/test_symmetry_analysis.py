@@ -83,3 +83,33 @@ def test_a_refused_group_says_why(capsys):
     a = analyze(text, defines={"N": 3}, backend="cpu")
     assert not a.symmetry["reduced"]
     assert "key value 2" in a.symmetry["not_reduced"][0]["reason"]
+
+
+SYNC = """
+input int N = 3;
+process Server { byte k; state idle, busy; init idle;
+  trans idle -> idle { guard k < 1; effect k = k + 1; },
+        idle -> busy { guard k == 1; effect k = 0; cost 1; },
+        busy -> idle { cost 2; time 3; };
+}
+process Client(key id) { byte n; state think, light, heavy; init think;
+  trans think -> think { guard n < 2; effect n = n + 1; time 1; },
+        think -> light { guard n == 2; effect n = 0; cost 1; },
+        think -> heavy { guard n == 2; effect n = 0; cost 3; time 2; },
+        light -> think { guard Server.idle; cost 1; },
+        heavy -> think { guard Server.busy; cost 2; time 4; },
+        light -> light { guard Server.busy; },
+        heavy -> heavy { guard Server.idle; };
+}
+for (k : 1 .. N) { process Client(k); }
+system sync;
+"""
+
+
+@pytest.mark.parametrize("ratio,mode", [(False, "max"), (True, "min")])
+def test_sync_template_auto_equals_off_and_the_run_replays(ratio, mode):
+    a, off = _both(SYNC, ratio=ratio, mode=mode, defines={"N": 4})
+    assert a.symmetry["reduced"] and a.value == off.value
+    assert a.symmetry["full_states"] == off.n_states
+    d = a.as_dict()
+    assert replay_analysis(dve.load_model(SYNC, defines={"N": 4}), d) > 0

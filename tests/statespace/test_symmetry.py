@@ -79,12 +79,34 @@ for (k : 1 .. W) { process Worker(k); }
 system async;
 """
 
+# system sync: clients step in lockstep, so many stand in one branching state at once.
+SYNC = """
+input int N = 3;
+process Server { byte k; state idle, busy; init idle;
+  trans idle -> idle { guard k < 1; effect k = k + 1; },
+        idle -> busy { guard k == 1; effect k = 0; cost 1; },
+        busy -> idle { cost 2; time 3; };
+}
+process Client(key id) { byte n; state think, light, heavy; init think;
+  trans think -> think { guard n < 2; effect n = n + 1; time 1; },
+        think -> light { guard n == 2; effect n = 0; cost 1; },
+        think -> heavy { guard n == 2; effect n = 0; cost 3; time 2; },
+        light -> think { guard Server.idle; cost 1; },
+        heavy -> think { guard Server.busy; cost 2; time 4; },
+        light -> light { guard Server.busy; },
+        heavy -> heavy { guard Server.idle; };
+}
+for (k : 1 .. N) { process Client(k); }
+system sync;
+"""
+
 # name -> (text, {template: (arrays indexed by its keys, slot names holding its keys)})
 MODELS = {
     "cs": (CS, {"Client": ((), ("Server.who",))}),
     "done": (DONE, {"Client": (("done",), ("Server.who",))}),
     "queue": (QUEUE, {"Client": ((), ("Server.who", "last", "q[0].0", "q[1].0"))}),
     "two": (TWO, {"Client": ((), ()), "Worker": ((), ())}),
+    "sync": (SYNC, {"Client": ((), ())}),
 }
 
 
@@ -131,7 +153,7 @@ def full_graph(cm):
 
 CASES = [("cs", {"N": 2}), ("cs", {"N": 3}), ("cs", {"N": 4}), ("done", {"N": 2}),
          ("done", {"N": 3}), ("queue", {"N": 2}), ("queue", {"N": 3}), ("two", {"N": 2, "W": 2}),
-         ("two", {"N": 3, "W": 2})]
+         ("two", {"N": 3, "W": 2}), ("sync", {"N": 2}), ("sync", {"N": 3}), ("sync", {"N": 4})]
 
 
 @pytest.mark.parametrize("name,defines", CASES)
@@ -213,6 +235,28 @@ def test_class_count_formula_for_the_template_family():
         q = build_quotient_graph(compiled(CS, N=n))
         assert q.graph.n_states == math.comb(n + 2, 2) + 4 * math.comb(n + 1, 2)
     assert q.full_size() > 10**15
+
+
+def test_sync_successors_are_counted_per_class():
+    # 12 clients in lockstep reach their branching state together: 2^12 concrete steps, but
+    # 13 classes of successors (how many take the heavy branch).
+    cm = compiled(SYNC, N=12)
+    q = build_quotient_graph(cm)
+    g = q.graph
+    deg = g.indptr[1:] - g.indptr[:-1]
+    assert q.reduced and q.full_size() > 10 * g.n_states
+    # From the state where all 12 clients branch at once (times the server's two choices).
+    assert 13 <= int(deg.max()) <= 13 * 2
+
+
+def test_sync_members_sharing_a_global_are_not_reduced():
+    # Effects run process by process in a sync step: a global every member writes makes the
+    # order of the members matter.
+    text = "byte g;\n" + SYNC.replace("effect n = 0; cost 1;", "effect n = 0, g = n; cost 1;")
+    cm = compiled(text, N=3)
+    q = build_quotient_graph(cm)
+    assert not q.reduced and "writes 'g'" in q.symmetry.reason
+    assert q.graph.n_states == statespace.build_state_graph(cm).n_states
 
 
 def test_off_explores_the_full_product():
