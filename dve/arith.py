@@ -191,7 +191,8 @@ def array_helpers(xp: Any) -> dict[str, Any]:
     ``_divc(a, c)`` and ``_modc(a, c)`` divide by a non-zero constant. Checked 64-bit (int64
     arrays): ``_add64``, ``_sub64``, ``_mul64``, ``_shl64`` return ``(result, overflowed)``;
     ``_neg64(a)`` likewise; ``_div64(a, b)`` and ``_mod64(a, b)`` return ``(result, faulted)``
-    where a fault is a zero divisor or ``INT64_MIN / -1``. No helper warns: where a row faults
+    where a fault is a zero divisor or ``INT64_MIN / -1``; ``_divc64(a, c)`` (``c`` neither 0
+    nor -1) and ``_modc64(a, c)`` (``c`` not 0) divide by a constant and cannot fault. No helper warns: where a row faults
     its result is unspecified (the step goes to the error state).
 
     >>> import numpy as np
@@ -272,6 +273,12 @@ def array_helpers(xp: Any) -> dict[str, Any]:
         bs = xp.where(bad | (b == -1), 1, b)   # x % -1 == 0, and no INT64_MIN % -1 trap
         return xp.fmod(a, bs).astype(I64, copy=False), bad
 
+    def _divc64(a, c):   # c a constant other than 0 and -1: no fault possible
+        return _tdiv(a, c)
+
+    def _modc64(a, c):   # c a non-zero constant
+        return xp.fmod(a, 1 if c == -1 else c)
+
     def _shl64(a, b):
         k = b & 63
         r = a << k
@@ -280,10 +287,10 @@ def array_helpers(xp: Any) -> dict[str, Any]:
     return {"_div": _div, "_mod": _mod, "_divz": _divz, "_modz": _modz, "_divc": _divc,
             "_modc": _modc, "_add64": _add64,
             "_sub64": _sub64, "_mul64": _mul64, "_neg64": _neg64, "_div64": _div64,
-            "_mod64": _mod64, "_shl64": _shl64}
+            "_mod64": _mod64, "_divc64": _divc64, "_modc64": _modc64, "_shl64": _shl64}
 
 
 #: Names of the helpers :func:`array_helpers` provides.
 ARRAY_HELPERS: tuple[str, ...] = ("_div", "_mod", "_divz", "_modz", "_divc", "_modc", "_add64",
-                                  "_sub64",
+                                  "_sub64", "_divc64", "_modc64",
                                   "_mul64", "_neg64", "_div64", "_mod64", "_shl64")

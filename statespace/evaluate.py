@@ -380,7 +380,12 @@ class _Gen:
             if b.const == 0:
                 # Always a fault where evaluated (and no division is run at all).
                 return _Val("0", "int", 0, self.or_err(err, self.true_mask()), 0, 0)
-            if self.wide:
+            if self.wide and b.const == -1 and op == "/":
+                code, bad = self.checked("_neg64", ai)   # a / -1 is -a, which may overflow
+                err = self.or_err(err, bad)
+            elif self.wide and b.const is not None:
+                code = self.let(f"{'_divc64' if op == '/' else '_modc64'}({ai}, {b.const})")
+            elif self.wide:
                 code, bad = self.checked("_div64" if op == "/" else "_mod64", ai, bi)
                 err = self.or_err(err, bad)
             elif b.const is not None:
