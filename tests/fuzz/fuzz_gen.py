@@ -183,8 +183,12 @@ def _gen_expr(rng, vars_, depth, big, wide=False):
                 return ("idx", d[1], _index(rng, [v for v in vars_ if not v[2]]))
             return ("var", d[1])
         if big and rng.random() < 0.3:
-            lim = (1 << 64) if wide else (1 << 33)
-            return _lit(rng.choice([v for v in BOUNDARY if 0 <= v <= lim] + [10**15]))
+            # Mostly literals that fit the width (64 bits in cost and time, 32 elsewhere), so
+            # that the model runs into overflow at run time; some that do not (exit 2).
+            lim = (1 << 63) - 1 if wide else (1 << 31) - 1
+            if rng.random() < 0.1:
+                lim = (1 << 64) if wide else (1 << 33)
+            return _lit(rng.choice([v for v in BOUNDARY if 0 <= v <= lim] + [10**15] * wide))
         return _lit(rng.randint(0, 9))
     op = rng.choice(["+", "-", "*", "*", "/", "%"] if big or wide else ["+", "-", "*", "/", "%"])
     right = _gen_expr(rng, vars_, depth - 1, big, wide)
@@ -261,7 +265,7 @@ def _gen_trans(rng, states, readable, writable, channels, local, big):
     if rng.random() < 0.85:
         t.cost = _gen_expr(rng, readable, rng.choice([0, 1, 2, 3]) if big else 1, big, True)
     if rng.random() < 0.7:
-        lo = -1 if big else 0
+        lo = -1 if big and rng.random() < 0.15 else 0  # a constant negative time: exit 2
         t.time = _lit(rng.randint(lo, 3)) if rng.random() < 0.7 else \
             ("bin", "%", _gen_expr(rng, [d for d in readable if d[0] == "byte" and not d[2]],
                                    0, False), _lit(3))

@@ -12,7 +12,12 @@ vertices).
   must not print one.
 - :class:`Model` and :func:`explore`: the semantics of the small models that
   :mod:`fuzz_gen` writes (a subset of DVE: see docs/language.md and DESIGN.md), evaluated
-  directly from the generator's description, never from the DVE text.
+  directly from the generator's description, never from the DVE text. Guards and effects
+  compute in 32 bits with wrap-around (C semantics, truncating division); costs and times
+  exactly, every intermediate result checked to fit 64 bits, a result that does not fit or a
+  negative time being a runtime fault (the step goes to the error state), as is a division by
+  zero, an index or a value out of range, or both partners of a rendezvous assigning one
+  global variable.
 """
 
 from __future__ import annotations
@@ -293,9 +298,16 @@ def _cdiv(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
+def _check64(v: int) -> int:
+    if not INT64[0] <= v <= INT64[1]:
+        raise Fault  # a cost or time past 64 bits: a runtime fault of the step
+    return v
+
+
 def _binop(op, a, b, wide):
-    """C semantics; ``wide`` (cost and time): exact integers, else 32-bit wrap-around."""
-    w = (lambda v: v) if wide else _wrap32
+    """C semantics; ``wide`` (cost and time): exact integers, every result checked to fit 64
+    bits (docs/language.md), else 32-bit wrap-around."""
+    w = _check64 if wide else _wrap32
     if op == "+":
         return w(a + b)
     if op == "-":
@@ -340,7 +352,7 @@ class _Eval:
             return int(self.ev(e[1], env, wide) == 0)
         if k == "neg":
             v = -self.ev(e[1], env, wide)
-            return v if wide else _wrap32(v)
+            return _check64(v) if wide else _wrap32(v)
         op = e[1]
         a = self.ev(e[2], env, wide)
         if op == "and":
@@ -418,8 +430,11 @@ def _guard(E, tr, env):
 
 
 def _charge(E, tr, env):
+    """Cost and time of one transition; a negative time is a runtime fault."""
     c = 0 if tr.cost is None else E.ev(tr.cost, env, wide=True)
     t = 1 if tr.time is None else E.ev(tr.time, env, wide=True)
+    if t < 0:
+        raise Fault
     return c, t
 
 
@@ -446,7 +461,7 @@ def _successors(model, E, st):
                 c = t = 0
                 for tr, _ in combo:
                     ci, ti = _charge(E, tr, env)
-                    c, t = c + ci, max(t, ti)
+                    c, t = _check64(c + ci), max(t, ti)
                 new = dict(env)
                 for tr, _ in combo:  # locals only: the order of processes does not matter
                     for target, e in tr.effects:
@@ -490,7 +505,7 @@ def _step(E, env, ctrl, moves):
         c = t = 0
         for _, tr, _ in moves:
             ci, ti = _charge(E, tr, env)
-            c, t = c + ci, max(t, ti)
+            c, t = _check64(c + ci), max(t, ti)
         new = dict(env)
         ctrl = list(ctrl)
         if len(moves) == 2:

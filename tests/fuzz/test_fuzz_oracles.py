@@ -231,3 +231,17 @@ def test_json_position_rule():
     far = ok.replace('"column": 3', '"column": 4')
     assert H.json_position_errors(text, far)
     assert H.json_position_errors(text, "not json")
+
+
+def test_model_oracle_overflow_and_negative_time_are_faults():
+    two62 = ("lit", 2**62)
+    P = O.Proc("P", ["s"], "s", [
+        O.Trans("s", "s", cost=("bin", "*", two62, ("lit", 2))),       # 2^63: overflow
+        O.Trans("s", "s", cost=("bin", "-", ("bin", "*", two62, ("lit", -2)), ("lit", 1))),
+        O.Trans("s", "s", cost=("lit", 7), time=("bin", "-", ("lit", 0), ("lit", 1))),
+        O.Trans("s", "s", cost=("bin", "*", ("lit", 32767**2), ("lit", 32767))),
+    ])
+    n, n_trans, edges = O.explore(O.Model("async", [], [], [P]))
+    assert (n, n_trans) == (2, 4)  # the initial state and the error state
+    assert sorted(e[2] for e in edges) == [32767**3]  # -2^63 - 1 faults too
+    assert O.cycle_value(n, edges) == ("value", Fraction(32767**3))
