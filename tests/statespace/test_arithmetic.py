@@ -265,3 +265,25 @@ def test_random_expressions_agree_with_the_oracle(guard, value, cost, time, x0, 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _same_as_oracle(text)
+
+
+@settings(max_examples=int(os.environ.get("DVECOST_ARITH_EXAMPLES", 60)), deadline=None,
+          derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(guard=_expr(["0", "1", "-1", "2", "7", "2147483647", "-2147483648", "65536"]))
+def test_static_check_and_explorer_agree_on_constant_guards(guard):
+    from dve.check import check_model
+    from dve.errors import ModelErrors
+    from dve.parser import parse_model
+    text = f"process P {{ state s, t; init s; trans s -> t {{ guard {guard}; }}; }} system async;"
+    try:
+        found = check_model(parse_model(text, "<test>"))
+    except ModelErrors as exc:
+        found = exc.errors
+    codes = {p.code for p in found}
+    g = graph(text)
+    if "division-by-zero" in codes:      # a division by 0 that runs: the error state
+        assert g.error_state == 1 and g.n_edges == 1
+    elif "dead-transition" in codes:     # always false: the step never happens
+        assert g.n_edges == 0
+    else:                                # true, without a fault
+        assert g.n_edges == 1 and g.error_state == -1
