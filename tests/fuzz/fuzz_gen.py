@@ -475,6 +475,7 @@ def stress_cases():
          + "process P { state s; init s; trans s -> s { cost m19(1); }; }\nsystem async;\n",
          ["analyze"]),
         ("byte-array-2e9", "byte a[2000000000];\n" + SIMPLE, ["check"]),
+        ("byte-array-2e9-analyze", "byte a[2000000000];\n" + SIMPLE, ["analyze"]),
         ("byte-array-16000", "byte b[16000];\nprocess P { byte i; state s; init s; trans "
          "s -> s { guard i < 200; effect b[i] = 1, i = i + 1; }; }\nsystem async;\n",
          ["analyze"]),

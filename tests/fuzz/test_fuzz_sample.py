@@ -18,30 +18,7 @@ import pytest
 #: Failure classes still open, as ``(category, class)`` -> why (a stress input's category is
 #: ``stress:NAME``); excluded from the quick samples only (the slow campaign asserts them all).
 #: Each entry names the open defect; remove it when the fix lands.
-KNOWN_OPEN: dict[tuple[str, str], str] = {
-    # Issue 12, "wrong values labelled certified": cost overflow and literals beyond 32 bits
-    # wrap around (model arithmetic).
-    ("model-big", "wrong-value"): "cost overflow wraps",
-    ("model-big", "wrong-count"): "a literal beyond 32 bits wraps in a guard",
-    ("stress:cost-1e15", "wrong-value"): "cost literal wraps",
-    ("stress:cost-cube", "wrong-value"): "cost product wraps",
-    ("stress:effect-2p32", "wrong-outcome"): "literal 2^32 accepted",
-    # Issue 12: a flat 1000-term sum overflows the recursion of the front end.
-    ("stress:flat-sum-1000", "traceback"): "RecursionError",
-    ("stress:flat-sum-1000", "exit-code"): "RecursionError",
-    # Issue 12: the static check does not short-circuit `and`/`or`; NumPy's warning leaks.
-    ("stress:short-circuit", "refused-valid"): "static check evaluates the right operand",
-    ("stress:short-circuit", "warning"): "RuntimeWarning from fmod",
-    # Uncommitted work in the tree: `time (g0 % 3)` ends in a ValueError in the explorer.
-    ("model", "traceback"): "explorer ValueError on a non-constant time",
-    ("model", "exit-code"): "same",
-    ("model-big", "traceback"): "same",
-    ("model-big", "exit-code"): "same",
-    ("model-mutant", "traceback"): "same",
-    ("model-mutant", "exit-code"): "same",
-    ("saved-graph", "traceback"): "same",
-    ("saved-graph", "exit-code"): "same",
-}
+KNOWN_OPEN: dict[tuple[str, str], str] = {}
 
 
 def _klass_key(f):
@@ -56,7 +33,7 @@ QUICK_SKIP = {"stress", "signal"}
 QUICK_STRESS = ("blanks-then-bad-char", "long-comment-unclosed", "5000-digit-literal",
                 "5000-digit-cost", "deep-parens", "deep-not", "flat-sum-1000", "cost-1e15",
                 "cost-cube", "effect-2p32", "short-circuit", "cr-only", "max-states-0",
-                "byte-array-2e9")
+                "byte-array-2e9", "byte-array-2e9-analyze")
 
 
 def _fail_message(failures) -> str:
