@@ -414,10 +414,17 @@ BAD_TEXT = [
 def bad_npz(rng) -> bytes:
     ok = {"indptr": np.array([0, 1, 2]), "indices": np.array([1, 0]),
           "cost": np.array([3, 4]), "time": np.array([1, 1])}
-    k = rng.randrange(16)
+    k = rng.randrange(17)
     a = dict(ok)
     if k == 0:
         return b""
+    if k == 16:  # the zip entries marked encrypted (one bit of each central directory entry)
+        data = bytearray(npz_bytes(ok))
+        i = data.find(b"PK\x01\x02")
+        while i >= 0:
+            data[i + 8] |= 1
+            i = data.find(b"PK\x01\x02", i + 4)
+        return bytes(data)
     if k == 1:
         return npz_bytes(ok)[: rng.randrange(1, 200)]
     if k == 2:
