@@ -48,7 +48,8 @@ import numpy as np
 from .explore import Explorer, as_compiled
 from .graph import StateGraph
 from .model import CompiledModel
-from .symmetry import NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable
+from .symmetry import (NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable,
+                       transition_image)
 
 __all__ = ["Quotient", "build_quotient_graph", "lift_walk", "orbit_size", "witness_graph"]
 
@@ -615,10 +616,14 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
             rep = g.states[s].astype(np.int64)
             inv = [np.argsort(p) for p in perm]
 
+            # Member q of the representative is member inv[q] of the run: key k_q -> k_inv[q].
+            ren = {gr.template: {gr.keys[q]: gr.keys[int(inv[gi][q])] for q in range(gr.size)}
+                   for gi, gr in enumerate(sym.groups)}
+
             def mapped(tid):
                 w = where.get(tid)
                 if w is None:
-                    return tid
+                    return transition_image(cm, sym, tid, ren)
                 gi, pos, j = w
                 return table[gi][int(inv[gi][pos])][j]
 

@@ -55,7 +55,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -63,7 +64,8 @@ from dve import syntax as S
 
 from .model import CompiledModel
 
-__all__ = ["SymmetryGroup", "Symmetry", "detect_symmetry", "canonicalize", "NO_SYMMETRY"]
+__all__ = ["SymmetryGroup", "Symmetry", "detect_symmetry", "canonicalize", "NO_SYMMETRY",
+           "transition_image"]
 
 _INSTANCE = re.compile(r"^(?P<t>[A-Za-z_][A-Za-z0-9_]*?)_(?P<k>m?\d+)$")
 
@@ -110,6 +112,11 @@ class Symmetry:
     groups: tuple[SymmetryGroup, ...] = ()
     refused: tuple[tuple[str, str], ...] = ()
     reason: str | None = None
+    #: (process index, template, ids of its literals that are keys of the template): processes
+    #: outside the groups whose transitions come in families, one per key (a server's
+    #: ``req[3] == LIGHT and done != 3``); a permutation of the keys permutes those
+    #: transitions (:func:`transition_image`).
+    families: tuple = field(default=(), compare=False, repr=False)
 
     @property
     def reduces(self) -> bool:
@@ -149,15 +156,20 @@ class _Refuse(Exception):
 
 # ------------------------------------------------------------------------------ side by side
 
-def _diff(a, b, na: str, nb: str, ka: int, kb: int, path: tuple, keypos: set) -> None:
+def _diff(a, b, na: str, nb: str, keys: dict, path: tuple, keypos: set) -> None:
     """Walk two instances' trees side by side; record key positions; refuse any other
-    difference."""
+    difference. ``keys`` maps instance names to their keys: the number in the name, or, when
+    ``keys[name]`` is ``None``, the literal first found where the two differ (the scenario DSL
+    numbers clients across scenarios: ``writer_1`` may be client 4)."""
     if type(a) is not type(b):
         raise _Refuse(f"instances {na} and {nb} differ in shape")
     if isinstance(a, S.IntLit):
         if a.value == b.value:
             return
-        if a.value == ka and b.value == kb:
+        for n, v in ((na, a.value), (nb, b.value)):
+            if keys.get(n) is None:
+                keys[n] = v
+        if a.value == keys[na] and b.value == keys[nb]:
             keypos.add(path)
             return
         raise _Refuse(f"instances {na} and {nb} differ in a literal ({a.value} vs {b.value})")
@@ -174,13 +186,13 @@ def _diff(a, b, na: str, nb: str, ka: int, kb: int, path: tuple, keypos: set) ->
         if len(a) != len(b):
             raise _Refuse(f"instances {na} and {nb} differ in shape")
         for i, (x, y) in enumerate(zip(a, b)):
-            _diff(x, y, na, nb, ka, kb, path + (i,), keypos)
+            _diff(x, y, na, nb, keys, path + (i,), keypos)
         return
     if dataclasses.is_dataclass(a):
         for f in dataclasses.fields(a):
             if f.name == "pos":
                 continue
-            _diff(getattr(a, f.name), getattr(b, f.name), na, nb, ka, kb, path + (f.name,),
+            _diff(getattr(a, f.name), getattr(b, f.name), na, nb, keys, path + (f.name,),
                   keypos)
         return
     if a != b:
@@ -262,6 +274,8 @@ class _Checker:
         self.literals: list[tuple] = []   # (sort node, value, syntax node)
         self.bad: dict[str, str] = {}     # template -> first reason
         self.proc_syn = {p.name: p for p in cm.syntax.processes}
+        self.cm_index = {p.name: p.index for p in cm.processes}
+        self.families: list = []
 
     def refuse(self, template: str, reason: str) -> None:
         self.bad.setdefault(template, reason)
@@ -296,9 +310,9 @@ class _Checker:
         return False
 
     # expressions -------------------------------------------------------------
-    def lit(self, value: int, node):
+    def lit(self, value: int, node, proc: str | None = None):
         k = self.sorts.fresh()
-        self.literals.append((k, value, node))
+        self.literals.append((k, value, node, proc))
         return k
 
     def expr(self, e, proc: str, path: tuple | None):
@@ -313,7 +327,7 @@ class _Checker:
             t = self.member_of.get(proc)
             if path is not None and t is not None and path in self.keypos[t]:
                 return s.fresh(t)
-            return self.lit(e.value, e)
+            return self.lit(e.value, e, proc or None)
         if isinstance(e, S.BoolLit):
             return s.fresh("data")
         if isinstance(e, S.Name):
@@ -442,11 +456,114 @@ class _Checker:
             if t in self.groups:
                 self.refuse(t, reason)
         keys = {t: {k for k, _, _ in ms} for t, ms in self.groups.items()}
-        for k, value, node in self.literals:
+        keyed: dict = {}
+        for k, value, node, proc in self.literals:
             t = s.get(k)
             if t in keys and value in keys[t]:
-                self.refuse(t, f"the key value {value} of {t} is written as a literal "
-                            + _where(node))
+                if (proc is None or proc in self.member_of or not isinstance(node, S.IntLit)):
+                    self.refuse(t, f"the key value {value} of {t} is written as a literal "
+                                + _where(node))
+                else:
+                    keyed.setdefault((proc, t), set()).add(id(node))
+        self.families = []
+        for (proc, t), ids in sorted(keyed.items(), key=lambda x: x[0]):
+            if t in self.bad:
+                continue
+            why = _invariant(self.proc_syn[proc], ids, sorted(keys[t]))
+            if why is not None:
+                self.refuse(t, f"process {proc} {why}")
+            else:
+                self.families.append((self.cm_index[proc], t, frozenset(ids)))
+
+
+def _rewrite(node, ids, ren: dict):
+    """``node`` with the literals whose ``id`` is in ``ids`` renamed by ``ren``."""
+    if isinstance(node, S.IntLit):
+        return S.IntLit(ren[node.value]) if id(node) in ids else node
+    if isinstance(node, tuple):
+        return tuple(_rewrite(x, ids, ren) for x in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        return dataclasses.replace(node, **{f.name: _rewrite(getattr(node, f.name), ids, ren)
+                                            for f in dataclasses.fields(node)
+                                            if f.name != "pos" and f.init})
+    return node
+
+
+def _norm(x):
+    """A hashable form of a syntax tree in which ``and``/``or`` chains and the operands of
+    ``==``/``!=`` are sorted (they commute), so that a family of transitions written for keys in
+    one order equals its image under a renaming of the keys."""
+    if isinstance(x, S.Binary) and x.op in ("and", "or"):
+        ops, stack = [], [x]
+        while stack:
+            y = stack.pop()
+            if isinstance(y, S.Binary) and y.op == x.op:
+                stack += [y.left, y.right]
+            else:
+                ops.append(_norm(y))
+        return (x.op, tuple(sorted(ops, key=repr)))
+    if isinstance(x, S.Binary) and x.op in ("==", "!="):
+        return (x.op, tuple(sorted((_norm(x.left), _norm(x.right)), key=repr)))
+    if isinstance(x, S.Transition):
+        return ("trans", _norm(x.src), _norm(x.dst), tuple(sorted(map(_norm, x.guard), key=repr)),
+                _norm(x.sync), _norm(x.effects), _norm(x.costs), _norm(x.time))
+    if isinstance(x, tuple):
+        return tuple(_norm(y) for y in x)
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return (type(x).__name__,) + tuple(_norm(getattr(x, f.name))
+                                           for f in dataclasses.fields(x) if f.name != "pos")
+    return x
+
+
+def _literal_ids(node, out: set) -> set:
+    if isinstance(node, S.IntLit):
+        out.add(id(node))
+    elif isinstance(node, tuple):
+        for x in node:
+            _literal_ids(x, out)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            if f.name != "pos":
+                _literal_ids(getattr(node, f.name), out)
+    return out
+
+
+def _invariant(proc: S.Process, ids: set, keys: list) -> str | None:
+    """Why renaming the key literals ``ids`` of process ``proc`` does not map its transitions
+    onto themselves (as a multiset, up to commuting operands), or ``None`` when every
+    permutation of ``keys`` does (checked on a transposition and an n-cycle, which generate
+    them all)."""
+    if _literal_ids(proc.decls, set()) & ids:
+        return "starts with a key value in a variable"
+    if any(t.src is None for t in proc.transitions):
+        return "uses the shorthand ', -> dst' with key values"
+    base = Counter(_norm(t) for t in proc.transitions)
+    gens = [dict(zip(keys, keys[1:] + keys[:1]))]
+    if len(keys) > 2:
+        gens.append({**{k: k for k in keys}, keys[0]: keys[1], keys[1]: keys[0]})
+    for ren in gens:
+        if Counter(_norm(_rewrite(t, ids, ren)) for t in proc.transitions) != base:
+            return ("writes key values in transitions that a renaming of the keys does not "
+                    "map onto one another")
+    return None
+
+
+def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> int:
+    """The transition a permutation of keys maps transition ``tid`` of a process outside the
+    groups to (``ren``: template -> {old key: new key}); ``tid`` itself when its process has no
+    family of transitions."""
+    t = cm.transitions[tid]
+    fams = [(tpl, ids) for p, tpl, ids in sym.families if p == t.process]
+    if not fams:
+        return tid
+    node = t.node
+    for tpl, ids in fams:
+        node = _rewrite(node, ids, ren[tpl])
+    want = _norm(node)
+    for other in cm.processes[t.process].transitions:
+        if _norm(cm.transitions[other].node) == want:
+            return other
+    raise KeyError(f"no image of transition {tid}")
 
 
 def _candidates(cm: CompiledModel) -> dict[str, list[tuple[int, int, str]]]:
@@ -478,15 +595,29 @@ def detect_symmetry(cm: CompiledModel) -> Symmetry:
     refused: dict[str, str] = {}
     keypos: dict[str, set] = {}
     for t, ms in list(cands.items()):
-        k0, _, n0 = ms[0]
+        n0 = ms[0][2]
         kp: set = set()
+        keys: dict = {n: None for _, _, n in ms}
         try:
-            for k, _, n in ms[1:]:
-                _diff(syn[n0], syn[n], n0, n, k0, k, (), kp)
+            for _, _, n in ms[1:]:
+                _diff(syn[n0], syn[n], n0, n, keys, (), kp)
         except _Refuse as e:
             refused[t] = str(e)
             del cands[t]
             continue
+        if kp:
+            if None in keys.values() or len(set(keys.values())) < len(ms):
+                refused[t] = "the instances' keys cannot be told apart"
+                del cands[t]
+                continue
+            ms = sorted((keys[n], i, n) for _, i, n in ms)
+            cands[t] = ms
+            # Key positions were recorded against the first instance compared; walk that one.
+            if ms[0][2] != n0:
+                kp2: set = set()
+                for _, _, n in ms[1:]:
+                    _diff(syn[ms[0][2]], syn[n], ms[0][2], n, dict(keys), (), kp2)
+                kp = kp2
         keypos[t] = kp
     if cands:
         chk = _Checker(cm, cands, keypos)
@@ -506,7 +637,8 @@ def detect_symmetry(cm: CompiledModel) -> Symmetry:
     if not groups:
         reason = "; ".join(f"{t}: {r}" for t, r in sorted(refused.items())) or \
             "no symmetric group"
-    return Symmetry(tuple(groups), tuple(sorted(refused.items())), reason)
+    fams = tuple(f for f in (chk.families if cands else ()) if f[1] in {g.template for g in groups})
+    return Symmetry(tuple(groups), tuple(sorted(refused.items())), reason, fams)
 
 
 def _layout(cm: CompiledModel, chk: _Checker, t: str, ms) -> SymmetryGroup:

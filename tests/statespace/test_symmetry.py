@@ -100,6 +100,31 @@ for (k : 1 .. N) { process Client(k); }
 system sync;
 """
 
+# A server written with a transition per client (what the scenario DSL writes): the family
+# is permuted by renaming the keys, and so is the guard "nobody is waiting".
+FAMILY = """
+byte req[4];
+byte done;
+process Server { byte cur; state idle, busy; init idle;
+  trans idle -> busy { guard req[1] != 0 and done != 1; effect cur = 1; cost 1; },
+        idle -> busy { guard req[2] != 0 and done != 2; effect cur = 2; cost 1; },
+        idle -> busy { guard done != 3 and req[3] == 2; effect cur = 3; cost 3; time 2; },
+        idle -> busy { guard req[1] == 2 and done != 1; effect cur = 1; cost 3; time 2; },
+        idle -> busy { guard req[2] == 2 and done != 2; effect cur = 2; cost 3; time 2; },
+        idle -> busy { guard req[3] != 0 and done != 3; effect cur = 3; cost 1; },
+        busy -> idle { effect done = cur, cur = 0; cost 2; time 3; },
+        idle -> idle { guard not ((req[1] != 0 and done != 1) or (req[3] != 0 and done != 3)
+                                  or (req[2] != 0 and done != 2)); effect done = 0; };
+}
+process Client(key id) { state think, wait; init think;
+  trans think -> wait { effect req[id] = 1; time 2; },
+        think -> wait { effect req[id] = 2; time 1; },
+        wait -> think { guard done == id; effect req[id] = 0; cost 1; };
+}
+for (k : 1 .. 3) { process Client(k); }
+system async;
+"""
+
 # name -> (text, {template: (arrays indexed by its keys, slot names holding its keys)})
 MODELS = {
     "cs": (CS, {"Client": ((), ("Server.who",))}),
@@ -107,6 +132,7 @@ MODELS = {
     "queue": (QUEUE, {"Client": ((), ("Server.who", "last", "q[0].0", "q[1].0"))}),
     "two": (TWO, {"Client": ((), ()), "Worker": ((), ())}),
     "sync": (SYNC, {"Client": ((), ())}),
+    "family": (FAMILY, {"Client": (("req",), ("done", "Server.cur"))}),
 }
 
 
@@ -153,7 +179,8 @@ def full_graph(cm):
 
 CASES = [("cs", {"N": 2}), ("cs", {"N": 3}), ("cs", {"N": 4}), ("done", {"N": 2}),
          ("done", {"N": 3}), ("queue", {"N": 2}), ("queue", {"N": 3}), ("two", {"N": 2, "W": 2}),
-         ("two", {"N": 3, "W": 2}), ("sync", {"N": 2}), ("sync", {"N": 3}), ("sync", {"N": 4})]
+         ("two", {"N": 3, "W": 2}), ("sync", {"N": 2}), ("sync", {"N": 3}), ("sync", {"N": 4}),
+         ("family", {})]
 
 
 @pytest.mark.parametrize("name,defines", CASES)
@@ -266,7 +293,7 @@ def test_off_explores_the_full_product():
 
 
 REFUSED = [
-    ("literal key", "who == 2", "key value 2"),
+    ("literal key", "who == 2", "renaming of the keys"),
     ("arithmetic on a key", "who + 1 == 2", "used as data"),
     ("order on keys", "who < 2", "used as data"),
     ("another instance named", "Client_1.a", "names the instance"),
@@ -293,6 +320,15 @@ def test_asymmetric_models_are_not_reduced_and_say_why(what, guard, reason):
     assert reason in sym.reason
     q = build_quotient_graph(cm)
     assert q.graph.n_states == statespace.build_state_graph(cm).n_states
+
+
+def test_a_family_that_misses_a_key_is_refused():
+    # Client 3 has no heavy request in the server: renaming keys does not map the family
+    # onto itself.
+    text = FAMILY.replace("idle -> busy { guard done != 3 and req[3] == 2; effect cur = 3; "
+                          "cost 3; time 2; },", "")
+    sym = detect_symmetry(compiled(text))
+    assert not sym.reduces and "renaming of the keys" in sym.reason
 
 
 @pytest.mark.parametrize("text,reason", [
