@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fuzz_oracle import Model, Proc, Trans
+from fuzz_oracle import Model, Proc, Trans, instantiate
 
 #: Values substituted for numbers: boundaries of byte, int (16-bit), the 32-bit evaluation
 #: width, int64 and beyond.
@@ -174,6 +174,43 @@ def gen_model(rng: random.Random, big: bool = False) -> Model:
     return Model(system, glob, channels, procs)
 
 
+def gen_sym_model(rng: random.Random) -> Model:
+    """Instances of one template (``process C(key i)`` and ``for (i : 1 .. K)``), with or
+    without a server process: the input of symmetry reduction. The key appears in some costs
+    and sent values (then the instances are not interchangeable and the tool must see that)."""
+    base = gen_model(rng, False)
+    system = "async" if rng.random() < 0.8 else "sync"
+    glob = base.globals if system == "async" else []
+    channels = [("c0", rng.random() < 0.5)] if system == "async" else []
+    local = [("byte", "x", None, [rng.randint(0, 1)])]
+    if rng.random() < 0.4:
+        local.append(("int", "y", None, [rng.choice([0, 2])]))
+    states = [f"s{j}" for j in range(rng.randint(2, 3))]
+    readable = (list(glob) if system == "async" else []) + local
+    trans = [_gen_trans(rng, states, readable, readable, channels, local, False)
+             for _ in range(rng.randint(1, 3))]
+    for src, dst in zip(states, states[1:] + states[:1]):
+        trans.append(Trans(src, dst, cost=_gen_expr(rng, readable, 1, False, True),
+                           time=_lit(rng.choice([0, 1, 2]))))
+    if rng.random() < 0.3:
+        t = rng.choice(trans)
+        t.cost = ("bin", "*", ("key",), _lit(rng.randint(1, 3)))
+    rng.shuffle(trans)
+    tpl = Proc("C", states, states[0], trans, local)
+    keys = list(range(1, rng.randint(2, 4) + 1))
+    procs = []
+    if system == "async" and channels and rng.random() < 0.7:
+        # A server on the same channel, receiving (or sending) what the clients send.
+        name, valued = channels[0]
+        own = [("byte", "v", None, [0])]
+        recv = Trans("a", "b", sync=(name, "?", ("var", "v") if valued else None),
+                     cost=_gen_expr(rng, own, 1, False, True), time=_lit(rng.randint(0, 2)))
+        back = Trans("b", "a", cost=_lit(rng.randint(0, 3)), time=_lit(rng.randint(1, 2)))
+        procs.append(Proc("S", ["a", "b"], "a", [recv, back], own))
+    procs += [instantiate(tpl, k) for k in keys]
+    return Model(system, glob, channels, procs, template=(tpl, keys))
+
+
 def _gen_expr(rng, vars_, depth, big, wide=False):
     r = rng.random()
     if depth <= 0 or r < 0.35:
@@ -287,8 +324,13 @@ def render(model: Model) -> str:
         out.append(decl(d))
     for name, valued in model.channels:
         out.append(f"channel {name};")
-    for p in model.procs:
-        out.append(f"process {p.name} {{")
+    procs = list(model.procs)
+    if model.template is not None:
+        tpl, keys = model.template
+        procs = procs[:len(procs) - len(keys)] + [tpl]
+    for p in procs:
+        header = f"{p.name}(key i)" if model.template and p is model.template[0] else p.name
+        out.append(f"process {header} {{")
         for d in p.local:
             out.append(decl(d, "    "))
         out.append(f"    state {', '.join(p.states)};")
@@ -312,12 +354,16 @@ def render(model: Model) -> str:
             body.append(f"        {t.src} -> {t.dst} {{ {' '.join(parts)} }}")
         out.append(",\n".join(body) + ";")
         out.append("}")
+    if model.template is not None:
+        out.append(f"for (i : {keys[0]} .. {keys[-1]}) {{ process {model.template[0].name}(i); }}")
     out.append(f"system {model.system};")
     return "\n".join(out) + "\n"
 
 
 def expr(e) -> str:
     k = e[0]
+    if k == "key":
+        return "i"
     if k == "lit":
         return str(e[1]) if e[1] >= 0 else f"(-{-e[1]})"
     if k == "var":

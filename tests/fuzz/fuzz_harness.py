@@ -58,7 +58,7 @@ EXAMPLES = ROOT / "dvecost" / "examples"
 
 #: Category -> weight in a campaign (how often it is drawn).
 WEIGHTS = {"beem-mutant": 30, "model": 30, "model-big": 10, "model-mutant": 10,
-           "graph-text": 8, "graph-npz": 6, "graph-bad": 5, "saved-graph": 5, "limits": 4,
+           "graph-text": 8, "graph-npz": 6, "graph-bad": 5, "saved-graph": 5, "model-sym": 8, "limits": 4,
            "stress": 1, "signal": 0.3}
 #: Largest reachable graph the model oracle builds (Karp is O(V * E) in Python).
 ORACLE_STATES = 250
@@ -162,14 +162,15 @@ def _model_case(rng, seed, big):
     return case
 
 
-def model_case(model, argv, category="model", seed="", hazard=False) -> G.Case:
+def model_case(model, argv, category="model", seed="", hazard=False,
+               limit=ORACLE_STATES) -> G.Case:
     """A case for a given model description (what :func:`_model_case` builds; the minimizer
     rebuilds cases from shrunk descriptions with it)."""
     kind = "ratio" if "--ratio" in argv else "mean"
     mode = "min" if "--min" in argv else "max"
     case = G.Case(category, seed, {"model.dve": G.render(model)}, argv, hazard=hazard)
     case.extra["model"] = model
-    res = O.explore(model, ORACLE_STATES)
+    res = O.explore(model, limit)
     if res is not None:
         n_states, n_trans, edges = res
         case.counts = (n_states, n_trans)
@@ -218,6 +219,16 @@ def minimize_model(case: G.Case, klass: str, bound: float = 20.0) -> G.Case:
                         if fails(m):
                             model, changed = m, True
     return model_case(model, case.argv, case.category, case.seed, case.hazard)
+
+
+def _sym_case(rng, seed):
+    """Instances of a template through ``analyze`` (symmetry reduction on, or off): the value
+    of the full model, and the full product's size where the report gives it."""
+    model = G.gen_sym_model(rng)
+    argv = ["analyze", "{file}", "--json", "--max-states", str(MAX_STATES)]
+    argv += ["--ratio"] * (rng.random() < 0.4) + ["--min"] * (rng.random() < 0.2)
+    argv += ["--symmetry", "off"] if rng.random() < 0.2 else []
+    return model_case(model, argv, "model-sym", seed, limit=400)
 
 
 def _saved_graph_case(rng, seed):
@@ -421,6 +432,7 @@ MAKERS = {
     "stress": _stress_case,
     "limits": _limits_case,
     "saved-graph": _saved_graph_case,
+    "model-sym": _sym_case,
     "signal": _signal_case,
 }
 
@@ -693,7 +705,13 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
                 bad.append(("wrong-value", f"printed {value}, oracle {exp[1]}"))
             elif not certified:
                 bad.append(("wrong-value", f"value {value} not marked certified"))
-            if obj is not None and case.counts is not None and "n_states" in obj:
+            sym = (obj or {}).get("symmetry") or {}
+            if sym.get("reduced") and case.counts is not None:
+                # Reduced: n_states counts classes; the full product's size is full_states.
+                if sym.get("full_states") != case.counts[0]:
+                    bad.append(("wrong-count", f"full_states {sym.get('full_states')}, oracle "
+                                               f"{case.counts[0]} states"))
+            elif obj is not None and case.counts is not None and "n_states" in obj:
                 mine = (obj.get("n_states"), obj.get("n_transitions"))
                 if mine != case.counts:
                     bad.append(("wrong-count", f"states/transitions {mine}, oracle "

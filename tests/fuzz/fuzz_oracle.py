@@ -27,7 +27,7 @@ from fractions import Fraction
 from itertools import product
 
 __all__ = ["sccs", "karp_max_mean", "max_ratio", "brute_force", "cycle_value", "Model", "Proc",
-           "Trans", "explore", "Fault", "INT64"]
+           "Trans", "explore", "Fault", "INT64", "instantiate"]
 
 #: The closed range an edge's cost or time must lie in (a signed 64-bit integer).
 INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -284,6 +284,36 @@ class Model:
     globals: list  # [(type, name, size | None, [init values])]
     channels: list  # [(name, valued)]
     procs: list
+    #: ``(template Proc, keys)``: the last ``len(keys)`` processes are its instances (written
+    #: as ``process T(key i)`` and a ``for`` loop); None when there is no template.
+    template: tuple | None = None
+
+
+def instantiate(tpl: Proc, key: int) -> Proc:
+    """Instance ``key`` of a template: its locals renamed ``NAME_KEY``, ``("key",)`` replaced
+    by the key's value."""
+    import copy
+
+    own = {d[1] for d in tpl.local}
+
+    def ren(e):
+        if not isinstance(e, tuple):
+            return e
+        if e == ("key",):
+            return ("lit", key)
+        if e[0] in ("var", "idx") and e[1] in own:
+            return (e[0], f"{e[1]}_{key}", *map(ren, e[2:]))
+        return tuple(ren(x) for x in e)
+
+    p = copy.deepcopy(tpl)
+    p.name = f"{tpl.name}_{key}"
+    p.local = [(t, f"{n}_{key}", size, init) for t, n, size, init in tpl.local]
+    for t in p.trans:
+        t.guard, t.cost, t.time = ren(t.guard), ren(t.cost), ren(t.time)
+        t.effects = [(ren(a), ren(e)) for a, e in t.effects]
+        if t.sync is not None:
+            t.sync = (t.sync[0], t.sync[1], ren(t.sync[2]))
+    return p
 
 
 RANGE = {"byte": (0, 255), "int": (-32768, 32767)}

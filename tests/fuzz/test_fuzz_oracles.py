@@ -245,3 +245,15 @@ def test_model_oracle_overflow_and_negative_time_are_faults():
     assert (n, n_trans) == (2, 4)  # the initial state and the error state
     assert sorted(e[2] for e in edges) == [32767**3]  # -2^63 - 1 faults too
     assert O.cycle_value(n, edges) == ("value", Fraction(32767**3))
+
+
+def test_template_instances_render_once_and_explore_as_copies():
+    m = G.gen_sym_model(random.Random(3))
+    tpl, keys = m.template
+    text = G.render(m)
+    assert text.count("process C(key i) {") == 1
+    assert f"for (i : {keys[0]} .. {keys[-1]}) {{ process C(i); }}" in text
+    inst = m.procs[-len(keys):]
+    assert [p.local[0][1] for p in inst] == [f"x_{k}" for k in keys]
+    key_cost = O.instantiate(O.Proc("C", ["s"], "s", [O.Trans("s", "s", cost=("key",))]), 7)
+    assert key_cost.trans[0].cost == ("lit", 7)
