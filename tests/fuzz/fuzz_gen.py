@@ -545,5 +545,7 @@ def stress_cases():
          "system async;\n", ["analyze"]),
         ("cr-only", SIMPLE.replace("\n", "\r").replace("x < 3", "x < @"), ["check"]),
         ("max-states-0", SIMPLE, ["explore", "--max-states", "0"]),
+        ("multi-file-5000-digits", "byte x = " + "9" * 5000 + ";\n" + SIMPLE, ["check"]),
+        ("multi-file-binary", "\x00\x01\x02\xff" * 100, ["check"]),
     ]
     return out

@@ -407,7 +407,7 @@ STRESS_EXPECT = {
 #: Stress cases whose input is legal and small enough that refusing it is a bug.
 STRESS_MUST_ANSWER = {"flat-sum-1000", "short-circuit", "byte-array-16000", "chain-16000"}
 #: Stress cases that are invalid input: exit 2 is the only right answer.
-STRESS_MUST_REFUSE = {"blanks-then-bad-char", "long-comment-unclosed", "5000-digit-literal",
+STRESS_MUST_REFUSE = {"multi-file-5000-digits", "multi-file-binary", "blanks-then-bad-char", "long-comment-unclosed", "5000-digit-literal",
                       "5000-digit-cost", "effect-2p32", "cr-only", "max-states-0"}
 
 
@@ -418,6 +418,11 @@ def _stress_case(rng, seed):
     case = G.Case("stress", seed, {"model.dve": text}, argv, note=name,
                   expect=STRESS_EXPECT.get(name), hazard=name not in STRESS_MUST_ANSWER)
     case.extra["must_refuse"] = name in STRESS_MUST_REFUSE
+    if name.startswith("multi-file"):
+        # A second, valid file after the broken one: `check` must still report it.
+        case.files["ok.dve"] = G.SIMPLE
+        case.argv = case.argv + ["{dir}/ok.dve"]
+        case.extra["stdout_has"] = ["ok.dve: ok"]
     return case
 
 
@@ -691,6 +696,9 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
     if case.category in ("limits", "signal"):
         bad += _judge_stop(case, oc)
     exp = case.expect
+    for want in case.extra.get("stdout_has", ()):
+        if want not in oc.out:
+            bad.append(("wrong-outcome", f"{want!r} missing from stdout"))
     if case.extra.get("must_refuse") and oc.rc != 2:
         bad.append(("wrong-outcome", f"invalid input accepted: exit {oc.rc}, expected 2"))
     if exp is not None and oc.rc == 0 and case.argv[0] in ("analyze", "cycle"):
