@@ -108,7 +108,7 @@ from typing import Iterator
 
 from . import syntax as s
 from .arith import INT32, INT64, TYPE_RANGE
-from .consteval import eval_const, literal_error
+from .consteval import const_evaluator, eval_const, literal_error
 from .errors import DvecostError, ModelError, ModelErrors, ModelSemanticError, SourcePos
 
 __all__ = ["check_model", "CODES", "WARNING_CODES", "TYPE_RANGES"]
@@ -168,32 +168,43 @@ def _const(expr: object, env: dict[str, int], wide: bool = False) -> int | None:
         return None
 
 
-def _decides(e: s.Binary, env: dict[str, int]) -> bool:
-    """Whether the left operand of ``and``/``or``/``imply`` ``e`` is a constant that decides
-    the result, so that the right operand is never evaluated. Only small left operands are
-    tried (a long chain is not re-walked at every level: that would be quadratic)."""
-    left = e.left
-    if not _small(left):
-        return False
-    v = _const(left, env)
-    if v is None:
-        return False
-    return (v != 0) if e.op == "or" else (v == 0)
+def _evaluated(root: object, target: object, env: dict[str, int], wide: bool) -> bool:
+    """Whether evaluating ``root`` evaluates its sub-expression ``target``: ``and``, ``or``
+    and ``imply`` skip their right operand when a constant left one decides the result.
 
+    Asked only for a node that would be an error (a division by a constant zero, a constant
+    index out of range), so the common path pays nothing for it.
 
-def _small(e: object, budget: int = 64) -> bool:
-    """Whether ``e`` has at most ``budget`` nodes."""
-    stack = [e]
+    >>> from dve.parser import parse_model
+    >>> g = parse_model("process P { state s; init s; trans s -> s { guard 0 and 1 / 0; }; }"
+    ...                 " system async;").items[0].transitions[0].guard[0]
+    >>> _evaluated(g, g.right, {}, False), _evaluated(g, g.left, {}, False)
+    (False, True)
+    """
+    value_of = const_evaluator(env, wide=wide)
+    stack = [root]
     while stack:
-        budget -= 1
-        if budget < 0:
-            return False
         x = stack.pop()
-        if isinstance(x, s.Binary):
-            stack += (x.left, x.right)
-        elif isinstance(x, s.Unary):
+        if x is target:
+            return True
+        kind = type(x)
+        if kind is s.Binary:
+            stack.append(x.left)
+            if x.op in _SHORT_CIRCUIT and _is_const_expr(x.left, env):
+                try:
+                    v = value_of(x.left)
+                except (DvecostError, ArithmeticError, ValueError, RecursionError):
+                    v = None   # the left operand faults: the step faults there
+                if v is not None and ((v != 0) if x.op == "or" else (v == 0)):
+                    continue   # the right operand never runs
+            stack.append(x.right)
+        elif kind is s.Unary:
             stack.append(x.operand)
-    return True
+        elif kind is s.Index or (kind is s.Remote and x.index is not None):
+            stack.append(x.index)
+        elif kind is s.Call:
+            stack.extend(x.args)
+    return False
 
 
 # ---------------------------------------------------------------------------- positions
@@ -506,49 +517,45 @@ class _Checker:
 
         ``and``, ``or`` and ``imply`` skip their right operand when a constant left one
         decides the result (``N != 0 and x / N > 1`` with ``N = 0``): that operand is still
-        checked for names, but a division by zero in it is no error, since it never runs.
+        checked for names, but a division by zero or an index out of range in it is no
+        error, since it never runs (:func:`_evaluated`, asked only when one is found).
         Iterative, not recursive: BEEM's ``plc`` has guards with thousands of operators.
         """
         # Exact type tests and a fast path for plain scalar names: this loop visits every
         # operand of every guard and effect (300 000 nodes in one plc model).
         stack = [root]
-        skipped: list = []  # right operands a constant left operand decides away
+        pop, push = stack.pop, stack.append
         local_syms = scope.locals if scope is not None else {}
         global_syms = self.globals
-        for live in (True, False):
-            pop, push = stack.pop, stack.append
-            while stack:
-                e = pop()
-                kind = type(e)
-                if kind is s.Binary:
-                    push(e.left)
-                    if live and e.op in _SHORT_CIRCUIT and _decides(e, env):
-                        skipped.append(e.right)
-                    else:
-                        push(e.right)
-                    if live and e.op in _DIV_OPS and _const(e.right, env, wide) == 0:
-                        self.p.error(e.right.pos or e.pos, "division-by-zero",
-                                     f"expected a non-zero divisor for '{e.op}', found 0",
-                                     "this step would always lead to the error state")
-                elif kind is s.Name:
-                    sym = local_syms.get(e.name) or global_syms.get(e.name)
-                    if sym is None or sym.kind in _NOT_VALUES or sym.is_array:
-                        self.leaf(e, env, scope, stack, live)
-                elif kind is s.IntLit:
-                    if e.value > _LITERAL_MAX[wide]:
-                        self.literal(e, wide)
-                elif kind is s.BoolLit or e is None:
-                    pass
-                elif kind is s.Unary:
-                    if e.op == "-" and type(e.operand) is s.IntLit:
-                        # '-2147483648': a minus and a literal one past the maximum.
-                        if e.operand.value > _LITERAL_MAX[wide] + 1:
-                            self.literal(e.operand, wide, negated=True)
-                    else:
-                        push(e.operand)
+        while stack:
+            e = pop()
+            kind = type(e)
+            if kind is s.Binary:
+                push(e.right)
+                push(e.left)
+                if e.op in _DIV_OPS and _const(e.right, env, wide) == 0 \
+                        and _evaluated(root, e, env, wide):
+                    self.p.error(e.right.pos or e.pos, "division-by-zero",
+                                 f"expected a non-zero divisor for '{e.op}', found 0",
+                                 "this step would always lead to the error state")
+            elif kind is s.Name:
+                sym = local_syms.get(e.name) or global_syms.get(e.name)
+                if sym is None or sym.kind in _NOT_VALUES or sym.is_array:
+                    self.leaf(e, env, scope, stack)
+            elif kind is s.IntLit:
+                if e.value > _LITERAL_MAX[wide]:
+                    self.literal(e, wide)
+            elif kind is s.BoolLit or e is None:
+                pass
+            elif kind is s.Unary:
+                if e.op == "-" and type(e.operand) is s.IntLit:
+                    # '-2147483648': a minus and a literal one past the maximum.
+                    if e.operand.value > _LITERAL_MAX[wide] + 1:
+                        self.literal(e.operand, wide, negated=True)
                 else:
-                    self.leaf(e, env, scope, stack, live)
-            stack = skipped
+                    push(e.operand)
+            else:
+                self.leaf(e, env, scope, stack, (root, wide))
 
     def overflow(self, e: s.Expr, env: dict[str, int], what: str) -> None:
         """An error when the constant cost or time ``e`` overflows 64 bits (every step would
@@ -569,9 +576,10 @@ class _Checker:
             self.p.error(err.pos, err.code, err.message, err.hint)
 
     def leaf(self, e: object, env: dict[str, int], scope: _ProcScope | None,
-             stack: list, live: bool = True) -> None:
+             stack: list, within: tuple | None = None) -> None:
         """Check one name, index, state test, remote read or call; push its sub-expressions.
-        ``live``: the expression is evaluated (not skipped by a short-circuit)."""
+        ``within``: ``(root, wide)`` of the expression ``e`` is part of (a constant index out
+        of range is an error only where ``root`` evaluates it)."""
         if isinstance(e, s.Name):
             sym = self.lookup(e.name, scope)
             if sym is None:
@@ -593,7 +601,7 @@ class _Checker:
                 self.undefined(_name_span(e.pos, e.name), e.name, scope,
                                ("variable", "constant", "input"), "array")
             else:
-                self.indexed(sym, e.index, e.pos, env, live=live)
+                self.indexed(sym, e.index, e.pos, env, within=within, node=e)
         elif isinstance(e, s.StateTest):
             sc = self.process_scope(e.process, scope)
             if sc is not None and e.state not in sc.states:
@@ -621,7 +629,7 @@ class _Checker:
                 self.whole_array(pos, e.name, f"{e.process.name}->")
             elif e.index is not None:
                 self.indexed(sym, e.index, e.pos, sc.env, last=e.process.name != e.name,
-                             live=live)
+                             within=within, node=e)
         elif isinstance(e, s.Call):
             stack.extend(e.args)
             self.p.error(_name_span(e.pos, e.name), "undefined-name",
@@ -635,12 +643,15 @@ class _Checker:
                        f"write '{prefix}{name}[0]' if the first cell is meant")
 
     def indexed(self, sym: _Symbol, index: s.Expr, whole: SourcePos | None,
-                env: dict[str, int], last: bool = False, live: bool = True) -> None:
+                env: dict[str, int], last: bool = False, within: tuple | None = None,
+                node: object = None) -> None:
         """Check ``sym[index]``; ``whole`` is the span of the indexed expression. A constant
-        index out of range is an error only where the read is evaluated (``live``)."""
+        index out of range is an error only where the read (``node``) is evaluated when the
+        expression ``within = (root, wide)`` is."""
         if sym.is_array and sym.size is not None and sym.size > 0:
             i = _const(index, env)
-            if live and i is not None and not 0 <= i < sym.size:
+            if i is not None and not 0 <= i < sym.size and (
+                    within is None or _evaluated(within[0], node, env, within[1])):
                 self.p.error(index.pos or whole, "index-out-of-range",
                              f"index {i} is out of range for array '{sym.name}': "
                              f"expected 0..{sym.size - 1}",

@@ -8,7 +8,7 @@ short-circuit (an error in the operand that is not evaluated does not count) and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import arith
@@ -16,7 +16,7 @@ from . import syntax as s
 from .arith import wrap32
 from .errors import EvaluationError
 
-__all__ = ["eval_const", "literal_error", "wrap32"]
+__all__ = ["const_evaluator", "eval_const", "literal_error", "wrap32"]
 
 
 def literal_error(e: s.IntLit, wide: bool = False, negated: bool = False) -> EvaluationError:
@@ -83,6 +83,18 @@ def eval_const(expr: s.Expr, env: Mapping[str, Any],
     dve.errors.EvaluationError: <string>:1:10: error[not-constant]: 'K' is not a constant
     """
     return _Evaluator(env, macros or {}, wide).eval(expr)
+
+
+def const_evaluator(env: Mapping[str, Any], macros: Mapping[str, s.Macro] | None = None, *,
+                    wide: bool = False) -> Callable[[s.Expr], int]:
+    """:func:`eval_const` with its arguments bound, for evaluating many expressions of one
+    scope: ``const_evaluator(env)(e) == eval_const(e, env)``.
+
+    >>> from dve import syntax as S
+    >>> const_evaluator({"N": 3})(S.Binary("*", S.Name("N"), S.IntLit(5)))
+    15
+    """
+    return _Evaluator(env, macros or {}, wide).eval
 
 
 class _Evaluator:
