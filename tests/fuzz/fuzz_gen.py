@@ -149,6 +149,8 @@ def gen_model(rng: random.Random, big: bool = False) -> Model:
     channels = []
     if system == "async" and nproc > 1:
         channels = [("c0", rng.random() < 0.6)] + ([("c1", False)] if rng.random() < 0.4 else [])
+    if system == "async" and rng.random() < 0.3:  # a typed FIFO buffer
+        channels.append(("q0", True, rng.choice(["byte", "int"]), rng.randint(1, 3)))
     procs = []
     for k in range(nproc):
         local = [("byte", f"x{k}", None, [rng.randint(0, 2)])]
@@ -170,7 +172,8 @@ def gen_model(rng: random.Random, big: bool = False) -> Model:
             trans.append(Trans(src, dst, cost=_gen_expr(rng, readable, 1, big, True),
                                time=_lit(rng.choice([0, 1, 2])) if rng.random() < 0.8 else None))
         rng.shuffle(trans)
-        procs.append(Proc(f"P{k}", states, states[0], trans, local))
+        commit = [rng.choice(states[1:])] if system == "async" and rng.random() < 0.15 else []
+        procs.append(Proc(f"P{k}", states, states[0], trans, local, commit))
     return Model(system, glob, channels, procs)
 
 
@@ -276,7 +279,7 @@ def _gen_trans(rng, states, readable, writable, channels, local, big):
     scalars = [d for d in writable if not d[2]]
     arrays = [d for d in writable if d[2]]
     if channels and rng.random() < 0.5:
-        name, valued = rng.choice(channels)
+        name, valued = rng.choice(channels)[:2]
         own = [d for d in local if not d[2]]  # a received value goes to a local variable
         if rng.random() < 0.5:
             t.sync = (name, "!", _gen_expr(rng, readable, 1, big) if valued else None)
@@ -322,8 +325,9 @@ def render(model: Model) -> str:
 
     for d in model.globals:
         out.append(decl(d))
-    for name, valued in model.channels:
-        out.append(f"channel {name};")
+    for ch in model.channels:
+        out.append(f"channel {{{ch[2]}}} {ch[0]}[{ch[3]}];" if len(ch) == 4 else
+                   f"channel {ch[0]};")
     procs = list(model.procs)
     if model.template is not None:
         tpl, keys = model.template
@@ -335,6 +339,8 @@ def render(model: Model) -> str:
             out.append(decl(d, "    "))
         out.append(f"    state {', '.join(p.states)};")
         out.append(f"    init {p.init};")
+        if p.commit:
+            out.append(f"    commit {', '.join(p.commit)};")
         out.append("    trans")
         body = []
         for t in p.trans:

@@ -276,13 +276,14 @@ class Proc:
     init: str
     trans: list
     local: list = field(default_factory=list)  # [(type, name, size | None, [init values])]
+    commit: list = field(default_factory=list)  # committed states
 
 
 @dataclass
 class Model:
     system: str  # "async" | "sync"
     globals: list  # [(type, name, size | None, [init values])]
-    channels: list  # [(name, valued)]
+    channels: list  # [(name, valued)] rendezvous, or (name, True, item type, size) buffered
     procs: list
     #: ``(template Proc, keys)``: the last ``len(keys)`` processes are its instances (written
     #: as ``process T(key i)`` and a ``for`` loop); None when there is no template.
@@ -425,6 +426,9 @@ def explore(model: Model, limit: int = 600):
     for typ, name, size, init in [*model.globals, *(d for p in model.procs for d in p.local)]:
         vals = list(init) + [0] * ((size or 1) - len(init))
         env0[name] = tuple(vals[:size]) if size else vals[0]
+    for ch in model.channels:
+        if len(ch) == 4:
+            env0["#" + ch[0]] = ()  # a buffered channel's queue: the items it holds
     start = _freeze([p.init for p in model.procs], env0)
     ids = {start: 0}
     queue = [start]
@@ -500,7 +504,13 @@ def _successors(model, E, st):
             except Fault:
                 out.append((None, 0, 0))
         return out
+    buffers = {ch[0]: ch for ch in model.channels if len(ch) == 4}
+    committed = [ctrl[i] in p.commit for i, p in enumerate(procs)]
+    # In a committed state only committed processes move (a rendezvous needs both).
+    may = committed if any(committed) else [True] * len(procs)
     for i, p in enumerate(procs):
+        if not may[i]:
+            continue
         for tr in p.trans:
             if tr.src != ctrl[i]:
                 continue
@@ -509,9 +519,16 @@ def _successors(model, E, st):
                 continue
             if tr.sync is None:
                 out.append(_step(E, env, ctrl, [(i, tr, g)]))
+            elif tr.sync[0] in buffers:
+                ch = buffers[tr.sync[0]]
+                queue = env["#" + ch[0]]
+                if g == "err":  # an erroneous guard counts as enabled: the error state
+                    out.append((None, 0, 0))
+                elif (tr.sync[1] == "!" and len(queue) < ch[3]) or (tr.sync[1] == "?" and queue):
+                    out.append(_buffered_step(E, env, ctrl, i, tr, ch))
             elif tr.sync[1] == "!":
                 for j, q in enumerate(procs):
-                    if j == i:
+                    if j == i or not may[j]:
                         continue
                     for tq in q.trans:
                         if tq.src != ctrl[j] or tq.sync is None or tq.sync[1] != "?" \
@@ -521,6 +538,33 @@ def _successors(model, E, st):
                         if gq:
                             out.append(_step(E, env, ctrl, [(i, tr, g), (j, tq, gq)]))
     return out
+
+
+def _cast(v, typ):
+    """A value sent on a typed channel takes the item type (legacy DiVinE: wraps, no error)."""
+    return v & 0xFF if typ == "byte" else ((v + 32768) & 0xFFFF) - 32768
+
+
+def _buffered_step(E, env, ctrl, i, tr, ch):
+    """A send to or receive from a buffered channel: one process moves, its effects run first,
+    then the value is evaluated and queued (send) or the head is taken into the target
+    (receive), as DiVinE 2 does (docs/dve-reference.md, section 7)."""
+    try:
+        c, t = _charge(E, tr, env)
+        new = dict(env)
+        ctrl = list(ctrl)
+        ctrl[i] = tr.dst
+        for target, e in tr.effects:
+            E.assign(target, E.ev(e, new), new)
+        key = "#" + ch[0]
+        if tr.sync[1] == "!":
+            new[key] = new[key] + (_cast(E.ev(tr.sync[2], new), ch[2]),)
+        else:
+            head, new[key] = new[key][0], new[key][1:]
+            E.assign(tr.sync[2], head, new)
+        return (_freeze(ctrl, new), c, t)
+    except Fault:
+        return (None, 0, 0)
 
 
 def _global_writes(E, tr):

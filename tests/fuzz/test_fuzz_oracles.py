@@ -257,3 +257,30 @@ def test_template_instances_render_once_and_explore_as_copies():
     assert [p.local[0][1] for p in inst] == [f"x_{k}" for k in keys]
     key_cost = O.instantiate(O.Proc("C", ["s"], "s", [O.Trans("s", "s", cost=("key",))]), 7)
     assert key_cost.trans[0].cost == ("lit", 7)
+
+
+def test_model_oracle_commit_and_buffered_channel():
+    # Committed state b: only P moves there (3 transitions, not 4).
+    P = O.Proc("P", ["a", "b"], "a", [O.Trans("a", "b"), O.Trans("b", "a")], commit=["b"])
+    Q = O.Proc("Q", ["t"], "t", [O.Trans("t", "t", cost=("lit", 1))])
+    n, n_trans, edges = O.explore(O.Model("async", [], [], [P, Q]))
+    assert (n, n_trans) == (2, 3)
+    assert O.cycle_value(n, edges) == ("value", Fraction(1))  # Q's self-loop at (a, t)
+    # A byte FIFO of 2: the sender's effect runs before the value is taken (DiVinE 2), and the
+    # value wraps to the item type: x = 200 + 100 sends 44.
+    x = ("var", "x")
+    S = O.Proc("S", ["s"], "s", [O.Trans("s", "s", guard=("bin", "<", x, ("lit", 300)),
+                                         sync=("q", "!", ("bin", "+", x, ("lit", 100))),
+                                         effects=[(x, ("bin", "+", x, ("lit", 200)))])],
+               [("int", "x", None, [0])])
+    R = O.Proc("R", ["r"], "r", [O.Trans("r", "r", sync=("q", "?", ("var", "v")),
+                                         cost=("var", "v"))], [("byte", "v", None, [0])])
+    n, n_trans, edges = O.explore(O.Model("async", [], [("q", True, "byte", 2)], [S, R]))
+    # S sends 300 -> 44 (x = 200), then 500 -> 244 (x = 400, after which its guard fails);
+    # R receives in between or after: states (x, queue, v) = (0,,0) (200,44,0) (400,44 244,0)
+    # (200,,44) (400,244,44) (400,,244); R's cost is v before the step, so only the last
+    # receive costs 44.
+    assert (n, n_trans) == (6, 6)
+    assert sorted(e[2] for e in edges) == [0, 0, 0, 0, 0, 44]
+    text = G.render(O.Model("async", [], [("q", True, "byte", 2)], [S, R]))
+    assert "channel {byte} q[2];" in text
