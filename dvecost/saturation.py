@@ -79,7 +79,10 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
             # than 62 bits: many clients with tiny state spaces reach it). For the search that
             # is a size limit like max_states: it stops there with the curve so far.
             raise StateSpaceError(f"the explorer refuses this model: {exc}") from exc
-        return Evaluation(Fraction(a.value), int(a.n_states), bool(a.certified),
+        # The model's state space: the full product's size, also when the clients were
+        # explored one orbit at a time (symmetry reduction; exact, from the orbits' sizes).
+        n_states = (a.symmetry or {}).get("full_states") or a.n_states
+        return Evaluation(Fraction(a.value), int(n_states), bool(a.certified),
                           a if witness else None)
 
     return evaluate

@@ -101,6 +101,8 @@ DVE_KEYWORDS = frozenset("""
 _MAX_BYTE = 255
 #: A client's local counter of the ticks spent in a Think (or, with no server, a Request).
 _TIMER = "timer"
+#: The variable in which a client keeps the kind of its pending request (0: none).
+_REQ = "req"
 
 
 # ---------------------------------------------------------------------------- steps
@@ -489,16 +491,17 @@ class System:
         Returns
         -------
         dve.syntax.Model
-            Constants for the request kinds, one ``req_C`` variable per client and the
-            server's ``done`` variables (with a server), the server process, one process per
-            client, and ``system sync`` or ``system async``.
+            Constants for the request kinds and the server's ``done`` variables (with a
+            server), the server process, one process per client (with a server, each keeps its
+            pending request in its own ``req``, which the server reads as ``C->req``), and
+            ``system sync`` or ``system async``.
 
         Examples
         --------
         >>> u = Scenario("u", [Think(1), Request("r", 2)])
         >>> m = System({u: 1}, server=Server()).to_model()
         >>> m.system.kind, [d.name for d in m.globals]
-        ('sync', ['R', 'done', 'req_u_1'])
+        ('sync', ['R', 'done'])
         """
         return _Builder(self).build()
 
@@ -747,9 +750,11 @@ class _Builder:
     def slot(self, base: str, w: int) -> str:
         return base if self.workers == 1 else f"{base}{w}"
 
-    @staticmethod
-    def req_name(proc: str) -> str:
-        return f"req_{proc}"
+    def req(self, proc: str) -> s.Expr:
+        """The client's request, read by the server: ``proc->req``. Each client keeps it in a
+        variable of its own, so the clients of one scenario are copies of one another up to
+        their number (the symmetry reduction of docs/algorithms.md sees them as instances)."""
+        return s.Remote(s.ProcRef(proc, pos=self.pos), _REQ, pos=self.pos)
 
     # -- the model --------------------------------------------------------------------------
     def build(self) -> s.Model:
@@ -758,7 +763,6 @@ class _Builder:
             items += [self.byte(self.kind_const[r.name], i + 1, const=True)
                       for i, r in enumerate(self.kinds)]
             items += [self.byte(self.done_name(w)) for w in range(1, self.workers + 1)]
-            items += [self.byte(self.req_name(proc)) for _, proc, _ in self.clients]
             items.append(self.server_process())
         global_names = {d.name for d in items if isinstance(d, s.VarDecl)}
         autos: dict[str, _Automaton] = {}
@@ -772,9 +776,9 @@ class _Builder:
 
     def client_process(self, j: int, proc: str, auto: _Automaton,
                        global_names: set[str]) -> s.Process:
-        taken = global_names | {_TIMER}
+        taken = global_names | {_TIMER, _REQ}
         names = [n if n not in taken else f"{n}_s" for n in auto.states]
-        req = self.req_name(proc)
+        req = _REQ
         done_any = self.any_of([self.bin("==", self.var(self.done_name(w)), self.lit(j))
                                 for w in range(1, self.workers + 1)]) if self.server else None
         done_none = self.all_of([self.bin("!=", self.var(self.done_name(w)), self.lit(j))
@@ -807,7 +811,8 @@ class _Builder:
             else:  # reply
                 trans.append(self.trans(src, dst, guard=[done_any],
                                         effects=[self.assign(req, self.lit(0))]))
-        decls = (self.byte(_TIMER),) if auto.uses_timer else ()
+        decls = ((self.byte(_TIMER),) if auto.uses_timer else ()) + \
+            ((self.byte(_REQ),) if self.server is not None else ())
         return s.Process(proc, decls, tuple(s.StateDecl(x, pos=self.pos) for x in names),
                          self.ref(names[auto.init]), transitions=tuple(trans), pos=self.pos)
 
@@ -822,7 +827,7 @@ class _Builder:
 
     def admissible(self, j: int, proc: str) -> s.Expr:
         """Client ``j`` has a request waiting that no worker holds or has just finished."""
-        conds = [self.bin("!=", self.var(self.req_name(proc)), self.lit(0))]
+        conds = [self.bin("!=", self.req(proc), self.lit(0))]
         for w in range(1, self.workers + 1):
             if self.workers > 1:
                 conds.append(self.bin("!=", self.var(self.slot("cur", w)), self.lit(j)))
@@ -855,7 +860,7 @@ class _Builder:
         for j, proc, sc in self.clients:
             for r in self.requests_of(sc):
                 last = r.service == 1
-                guard = self.all_of([free, self.bin("==", v(self.req_name(proc)),
+                guard = self.all_of([free, self.bin("==", self.req(proc),
                                                     v(self.kind_const[r.name])),
                                      self.bin("!=", v(done), n(j))])
                 effects = ([self.assign(done, n(j))] if last else
@@ -897,7 +902,7 @@ class _Builder:
             for j, proc, sc in self.clients:
                 for r in self.requests_of(sc):
                     guard = self.all_of(busy[: w - 1] + [free[w - 1], self.bin(
-                        "==", v(self.req_name(proc)), v(self.kind_const[r.name]))]
+                        "==", self.req(proc), v(self.kind_const[r.name]))]
                         + [self.admissible(j, proc)])
                     last = r.service == 1
                     effects: list[s.Assign] = []

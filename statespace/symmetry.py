@@ -202,7 +202,8 @@ def _diff(a, b, na: str, nb: str, keys: dict, path: tuple, keypos: set) -> None:
 # ------------------------------------------------------------------------------ sorts
 
 class _Sorts:
-    """Union-find over sort variables; a root may carry a tag: ``'data'`` or a group name."""
+    """Union-find over sort variables; a root may carry a tag: ``'data'`` or the frozenset of
+    the groups whose keys it holds."""
 
     def __init__(self) -> None:
         self.parent: dict = {}
@@ -234,16 +235,19 @@ class _Sorts:
         if ra == rb:
             return
         ta, tb = self.tag.get(ra), self.tag.get(rb)
-        if ta is not None and tb is not None and ta != tb:
-            for t in (ta, tb):
-                if t != "data":
-                    self.conflicts.append((t, f"keys of {t} are used as "
-                                           f"{'data' if 'data' in (ta, tb) else 'other keys'}"
-                                           f" {where}"))
-            # Keep going with one tag so that every conflict gets reported once per place.
         self.parent[rb] = ra
-        if ta is None and tb is not None:
-            self.tag[ra] = tb
+        if ta is None or tb is None or ta == tb:
+            if ta is None and tb is not None:
+                self.tag[ra] = tb
+            return
+        if "data" in (ta, tb):
+            for t in (ta if ta != "data" else tb):
+                self.conflicts.append((t, f"keys of {t} are used as data {where}"))
+            # Keep going with one tag so that every conflict gets reported once per place.
+            return
+        # Keys of several groups in one place (a server's 'done' for readers and writers):
+        # each group's renaming touches only its own keys, which must then be disjoint.
+        self.tag[ra] = ta | tb
 
     def get(self, k):
         return self.tag.get(self.find(k)) if k in self.parent else None
@@ -271,11 +275,14 @@ class _Checker:
                 self.member_of[name] = t
         self.rep = {t: ms[0][2] for t, ms in groups.items()}   # representative instance
         self.sorts = _Sorts()
-        self.literals: list[tuple] = []   # (sort node, value, syntax node)
+        self.literals: list[tuple] = []   # (sort node, value, syntax node, process)
+        self.products: list = []          # sort nodes multiplied by a condition
         self.bad: dict[str, str] = {}     # template -> first reason
         self.proc_syn = {p.name: p for p in cm.syntax.processes}
         self.cm_index = {p.name: p.index for p in cm.processes}
         self.families: list = []
+        self.named: dict = {}            # (process, template) -> set(): names instances
+        self.zero_needed: set = set()    # templates whose keys are multiplied by 0/1
 
     def refuse(self, template: str, reason: str) -> None:
         self.bad.setdefault(template, reason)
@@ -305,6 +312,11 @@ class _Checker:
         itself."""
         t = self.member_of.get(target)
         if t is not None and target != here:
+            if here and here not in self.member_of:
+                # A process outside the groups may name instances if its transitions come in
+                # families that renaming permutes (checked with the literals, in run()).
+                self.named.setdefault((here, t), set())
+                return False
             self.refuse(t, f"process {here} names the instance {target} {_where(node)}".strip())
             return True
         return False
@@ -326,7 +338,7 @@ class _Checker:
         if isinstance(e, S.IntLit):
             t = self.member_of.get(proc)
             if path is not None and t is not None and path in self.keypos[t]:
-                return s.fresh(t)
+                return s.fresh(frozenset((t,)))
             return self.lit(e.value, e, proc or None)
         if isinstance(e, S.BoolLit):
             return s.fresh("data")
@@ -376,6 +388,13 @@ class _Checker:
             b = self.expr(e.right, proc, sub("right"))
             if e.op in ("==", "!="):
                 s.union(a, b, f"in '{e.op}' " + _where(e))
+            elif e.op == "*" and (_boolean(e.left) or _boolean(e.right)):
+                # k * (condition) is k or 0: it commutes with renaming the keys as long as 0
+                # is not a key (checked in run()); the product has the other factor's sort.
+                flag, other = (a, b) if _boolean(e.left) else (b, a)
+                s.union(flag, s.fresh("data"), "as a condition " + _where(e))
+                self.products.append(other)
+                return other
             else:
                 s.union(a, s.fresh("data"), f"under '{e.op}' " + _where(e))
                 s.union(b, s.fresh("data"), f"under '{e.op}' " + _where(e))
@@ -456,37 +475,69 @@ class _Checker:
             if t in self.groups:
                 self.refuse(t, reason)
         keys = {t: {k for k, _, _ in ms} for t, ms in self.groups.items()}
+        for tag in set(s.tag.values()):
+            if tag == "data" or len(tag) < 2:
+                continue
+            ts = sorted(tag)
+            if any(keys[a] & keys[b] for a in ts for b in ts if a < b):
+                for t in ts:
+                    self.refuse(t, f"one variable holds keys of {', '.join(ts)}, which overlap")
         keyed: dict = {}
         for k, value, node, proc in self.literals:
-            t = s.get(k)
-            if t in keys and value in keys[t]:
+            tag = s.get(k)
+            for t in (tag if tag not in (None, "data") else ()):
+                if value not in keys[t]:
+                    continue
                 if (proc is None or proc in self.member_of or not isinstance(node, S.IntLit)):
                     self.refuse(t, f"the key value {value} of {t} is written as a literal "
                                 + _where(node))
                 else:
                     keyed.setdefault((proc, t), set()).add(id(node))
+        for k in self.products:
+            tag = s.get(k)
+            for t in (tag if tag not in (None, "data") else ()):
+                if 0 in keys[t]:
+                    self.refuse(t, f"keys of {t} are multiplied by a condition and 0 is a key")
+        for pt in self.named:
+            keyed.setdefault(pt, set())
         self.families = []
         for (proc, t), ids in sorted(keyed.items(), key=lambda x: x[0]):
             if t in self.bad:
                 continue
-            why = _invariant(self.proc_syn[proc], ids, sorted(keys[t]))
+            names = {k: n for k, _, n in self.groups[t]}
+            why = _invariant(self.proc_syn[proc], ids, sorted(keys[t]), names)
             if why is not None:
                 self.refuse(t, f"process {proc} {why}")
             else:
-                self.families.append((self.cm_index[proc], t, frozenset(ids)))
+                self.families.append((self.cm_index[proc], t, frozenset(ids),
+                                      tuple(sorted(names.items()))))
 
 
-def _rewrite(node, ids, ren: dict):
-    """``node`` with the literals whose ``id`` is in ``ids`` renamed by ``ren``."""
+def _rewrite(node, ids, ren: dict, names: dict | None = None):
+    """``node`` with the literals whose ``id`` is in ``ids`` renamed by ``ren`` (old key ->
+    new key) and, with ``names`` (key -> instance name), references to instances too."""
     if isinstance(node, S.IntLit):
         return S.IntLit(ren[node.value]) if id(node) in ids else node
+    if isinstance(node, S.ProcRef) and names:
+        for k, n in names.items():
+            if node.name == n:
+                return dataclasses.replace(node, name=names[ren[k]])
+        return node
     if isinstance(node, tuple):
-        return tuple(_rewrite(x, ids, ren) for x in node)
+        return tuple(_rewrite(x, ids, ren, names) for x in node)
     if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        return dataclasses.replace(node, **{f.name: _rewrite(getattr(node, f.name), ids, ren)
+        return dataclasses.replace(node, **{f.name: _rewrite(getattr(node, f.name), ids, ren,
+                                                             names)
                                             for f in dataclasses.fields(node)
                                             if f.name != "pos" and f.init})
     return node
+
+
+def _boolean(e) -> bool:
+    """An expression whose value is 0 or 1: a comparison, a logical operator, a truth value."""
+    return (isinstance(e, S.BoolLit) or (isinstance(e, S.Unary) and e.op == "not")
+            or (isinstance(e, S.Binary) and e.op in ("==", "!=", "<", "<=", ">", ">=", "and",
+                                                      "or", "imply")))
 
 
 def _norm(x):
@@ -528,12 +579,13 @@ def _literal_ids(node, out: set) -> set:
     return out
 
 
-def _invariant(proc: S.Process, ids: set, keys: list) -> str | None:
+def _invariant(proc: S.Process, ids: set, keys: list, names: dict | None = None) -> str | None:
     """Why renaming the key literals ``ids`` of process ``proc`` does not map its transitions
     onto themselves (as a multiset, up to commuting operands), or ``None`` when every
     permutation of ``keys`` does (checked on a transposition and an n-cycle, which generate
     them all)."""
-    if _literal_ids(proc.decls, set()) & ids:
+    if _literal_ids(proc.decls, set()) & ids or _rewrite(proc.decls, set(), {}, None) != \
+            _rewrite(proc.decls, set(), {k: k for k in keys}, names):
         return "starts with a key value in a variable"
     if any(t.src is None for t in proc.transitions):
         return "uses the shorthand ', -> dst' with key values"
@@ -542,9 +594,9 @@ def _invariant(proc: S.Process, ids: set, keys: list) -> str | None:
     if len(keys) > 2:
         gens.append({**{k: k for k in keys}, keys[0]: keys[1], keys[1]: keys[0]})
     for ren in gens:
-        if Counter(_norm(_rewrite(t, ids, ren)) for t in proc.transitions) != base:
-            return ("writes key values in transitions that a renaming of the keys does not "
-                    "map onto one another")
+        if Counter(_norm(_rewrite(t, ids, ren, names)) for t in proc.transitions) != base:
+            return ("writes key values or names instances in transitions that a renaming of "
+                    "the keys does not map onto one another")
     return None
 
 
@@ -553,12 +605,12 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
     groups to (``ren``: template -> {old key: new key}); ``tid`` itself when its process has no
     family of transitions."""
     t = cm.transitions[tid]
-    fams = [(tpl, ids) for p, tpl, ids in sym.families if p == t.process]
+    fams = [(tpl, ids, dict(names)) for p, tpl, ids, names in sym.families if p == t.process]
     if not fams:
         return tid
     node = t.node
-    for tpl, ids in fams:
-        node = _rewrite(node, ids, ren[tpl])
+    for tpl, ids, names in fams:
+        node = _rewrite(node, ids, ren[tpl], names)
     want = _norm(node)
     for other in cm.processes[t.process].transitions:
         if _norm(cm.transitions[other].node) == want:
@@ -670,8 +722,10 @@ def _layout(cm: CompiledModel, chk: _Checker, t: str, ms) -> SymmetryGroup:
             continue
         sv = s.get(("var", v.name))
         si = s.get(("idx", v.name)) if v.size is not None else None
+        sv = t if sv not in (None, "data") and t in sv else None
+        si = t if si not in (None, "data") and t in si else None
         if sv == t:
-            if si == t:
+            if si is not None:
                 raise _Refuse(f"the array '{v.name}' is indexed by keys and holds keys")
             key_slots.extend(range(v.base, v.base + (v.size or 1)))
         if si == t:
@@ -685,7 +739,8 @@ def _layout(cm: CompiledModel, chk: _Checker, t: str, ms) -> SymmetryGroup:
         if c.owner is not None and c.owner in chk.member_of:
             continue
         for f in range(c.arity if c.buffered else 0):
-            if s.get(("chan", c.name, f)) == t:
+            tag = s.get(("chan", c.name, f))
+            if tag not in (None, "data") and t in tag:
                 if 0 in keys:
                     raise _Refuse(f"the buffered channel '{c.name}' carries keys and 0 is a key")
                 key_slots.extend(c.items + i * c.arity + f for i in range(c.size))

@@ -148,12 +148,12 @@ def test_single_writer_shared_variables():
                     writers.setdefault(a.target.name, set()).add(p.name)
     assert writers and all(len(ws) == 1 for ws in writers.values())
     assert writers["done1"] == writers["done2"] == {"server"}
-    assert writers["req_u_1"] == {"u_1"}
+    assert not any(n.startswith("req") for n in writers)   # each client's req is its own
 
 
 def test_names_and_shape_of_the_server_model():
     model = System({U: 2}, server=Server()).to_model()
-    assert [d.name for d in model.globals] == ["R", "done", "req_u_1", "req_u_2"]
+    assert [d.name for d in model.globals] == ["R", "done"]
     assert [p.name for p in model.processes] == ["server", "u_1", "u_2"]
     server, client = model.processes[0], model.processes[1]
     assert {c.resource for t in server.transitions for c in t.costs} == {"server"}

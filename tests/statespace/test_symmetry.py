@@ -296,7 +296,7 @@ REFUSED = [
     ("literal key", "who == 2", "renaming of the keys"),
     ("arithmetic on a key", "who + 1 == 2", "used as data"),
     ("order on keys", "who < 2", "used as data"),
-    ("another instance named", "Client_1.a", "names the instance"),
+    ("another instance named", "Client_1.a", "names instances"),
 ]
 
 
