@@ -168,6 +168,32 @@ def _const(expr: object, env: dict[str, int], wide: bool = False) -> int | None:
         return None
 
 
+def _constant_nodes(root: object, env: dict[str, int]) -> dict[int, bool]:
+    """``id(node) -> whether it mentions only literals and constants`` for the operator and
+    leaf nodes of ``root``, in one post-order pass (a test per node would be quadratic along
+    a chain ``a and b and c ...``)."""
+    out: dict[int, bool] = {}
+    stack: list = [(root, False)]
+    while stack:
+        x, done = stack.pop()
+        kind = type(x)
+        if kind is s.Binary:
+            if done:
+                out[id(x)] = out[id(x.left)] and out[id(x.right)]
+            else:
+                stack += ((x, True), (x.left, False), (x.right, False))
+        elif kind is s.Unary:
+            if done:
+                out[id(x)] = out[id(x.operand)]
+            else:
+                stack += ((x, True), (x.operand, False))
+        elif kind is s.Name:
+            out[id(x)] = x.name in env
+        else:
+            out[id(x)] = kind is s.IntLit or kind is s.BoolLit
+    return out
+
+
 def _evaluated(root: object, target: object, env: dict[str, int], wide: bool) -> bool:
     """Whether evaluating ``root`` evaluates its sub-expression ``target``: ``and``, ``or``
     and ``imply`` skip their right operand when a constant left one decides the result.
@@ -182,6 +208,7 @@ def _evaluated(root: object, target: object, env: dict[str, int], wide: bool) ->
     (False, True)
     """
     value_of = const_evaluator(env, wide=wide)
+    constant = _constant_nodes(root, env)
     stack = [root]
     while stack:
         x = stack.pop()
@@ -190,7 +217,7 @@ def _evaluated(root: object, target: object, env: dict[str, int], wide: bool) ->
         kind = type(x)
         if kind is s.Binary:
             stack.append(x.left)
-            if x.op in _SHORT_CIRCUIT and _is_const_expr(x.left, env):
+            if x.op in _SHORT_CIRCUIT and constant.get(id(x.left), False):
                 try:
                     v = value_of(x.left)
                 except (DvecostError, ArithmeticError, ValueError, RecursionError):
