@@ -151,6 +151,10 @@ def gen_model(rng: random.Random, big: bool = False) -> Model:
         channels = [("c0", rng.random() < 0.6)] + ([("c1", False)] if rng.random() < 0.4 else [])
     if system == "async" and rng.random() < 0.3:  # a typed FIFO buffer
         channels.append(("q0", True, rng.choice(["byte", "int"]), rng.randint(1, 3)))
+    inputs = []
+    if rng.random() < 0.2:  # an `input` constant, set with -D on the command line
+        inputs = [(rng.choice(["input byte", "input int"]), "N", None, [rng.randint(0, 4)])]
+        glob = inputs + glob
     procs = []
     for k in range(nproc):
         local = [("byte", f"x{k}", None, [rng.randint(0, 2)])]
@@ -160,8 +164,8 @@ def gen_model(rng: random.Random, big: bool = False) -> Model:
         if rng.random() < 0.3:
             local.append(("byte", f"a{k}", 2, [1]))
         states = [f"s{j}" for j in range(rng.randint(2, 3))]
-        readable = [d for d in glob] + local if system == "async" else list(local)
-        writable = list(readable)
+        readable = [d for d in glob] + local if system == "async" else inputs + local
+        writable = [d for d in readable if not d[0].startswith("input")]
         trans = []
         for _ in range(rng.randint(2, 4)):
             trans.append(_gen_trans(rng, states, readable, writable, channels, local, big))
@@ -240,12 +244,15 @@ def _gen_expr(rng, vars_, depth, big, wide=False):
 
 
 def _has_var(e) -> bool:
-    return e[0] in ("var", "idx") or any(isinstance(x, tuple) and _has_var(x) for x in e[1:])
+    """Whether ``e`` reads a variable (the input ``N`` is a constant to the static check)."""
+    return (e[0] in ("var", "idx") and e[1] != "N") or any(isinstance(x, tuple) and _has_var(x)
+                                                          for x in e[1:])
 
 
 def _index(rng, scalars):
     """An array index that depends on a variable (a constant one out of range is refused
     statically; a variable one may still fault at run time: the error state)."""
+    scalars = [d for d in scalars if d[1] != "N"]
     if not scalars:
         return _lit(rng.randint(0, 1))
     x = ("var", rng.choice(scalars)[1])

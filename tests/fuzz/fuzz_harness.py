@@ -145,9 +145,24 @@ def _model_case(rng, seed, big):
     mode = "min" if rng.random() < 0.2 else "max"
     argv = ["analyze", "{file}", "--json", "--max-states", str(MAX_STATES)]
     argv += ["--ratio"] * (kind == "ratio") + ["--min"] * (mode == "min")
-    res = O.explore(model, ORACLE_STATES)
     case = G.Case(category, seed, {"model.dve": text}, argv, hazard=big)
     case.extra["model"] = model
+    inputs = [d for d in model.globals if d[0].startswith("input")]
+    if inputs and rng.random() < 0.7:
+        typ, name = inputs[0][0].split()[1], inputs[0][1]
+        lo, hi = O.RANGE[typ]
+        v = rng.choice([rng.randint(0, 5), lo, hi, lo - 1, hi + 1, 2**31, -2**40])
+        argv += ["-D", f"{name}={v}"]
+        if not lo <= v <= hi:
+            case.extra["must_refuse"] = True  # a -D value the input cannot hold: exit 2
+            return case
+        import copy
+        model = copy.deepcopy(model)
+        model.globals = [(t, n, sz, [v] if n == name else ini)
+                         for t, n, sz, ini in model.globals]
+        if v > 20:
+            case.hazard = True  # a large bound can make the graph pass --max-states
+    res = O.explore(model, ORACLE_STATES)
     if res is None:
         case.note = "larger than the oracle's limit: generic checks only"
         return case
