@@ -61,6 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def summary(graph) -> dict:
     """The facts ``explore`` reports, as a JSON-ready dict (without status and timings)."""
     from statespace import decode_state, shortest_trace
+    from statespace.evaluate import explain_fault
     out = {"model": graph.name, "n_states": graph.n_states, "n_transitions": graph.n_edges,
            "n_deadlocks": graph.n_deadlocks, "error_state_reached": graph.error_state >= 0,
            "depth": graph.depth, "resources": list(graph.costs), "complete": graph.complete}
@@ -73,8 +74,14 @@ def summary(graph) -> dict:
                 return []
             return [str(p) for p in graph.model.action_positions(graph.model_action(a))
                     if p is not None]
+        def fault(s):  # what made the last step fault, with its model line
+            if graph.model is None or s.target != graph.error_state:
+                return None
+            return explain_fault(graph.model, graph.states[s.source].tolist(),
+                                 graph.model_action(s.action))
         out["error_trace"] = [{"source": s.source, "target": s.target, "action": s.description,
-                               "at": where(s.action), "state": decode_state(graph, s.target)}
+                               "at": where(s.action), "state": decode_state(graph, s.target),
+                               "fault": fault(s)}
                               for s in trace]
         out["error_trace_start"] = decode_state(graph, 0)
     if graph.n_deadlocks:
@@ -106,6 +113,8 @@ def _render(info: dict, seconds: float, peak: int) -> str:
             at = f"  ({', '.join(step['at'])})" if step.get("at") else ""
             lines.append(f"     --[{step['action']}]-->{at}")
             lines.append(f"  {step['target']}: {_fmt_state(step['state'])}")
+            if step.get("fault"):
+                lines.append(f"     fault: {step['fault']}")
     return "\n".join(lines)
 
 

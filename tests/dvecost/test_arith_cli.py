@@ -78,3 +78,16 @@ def test_short_circuit_models_are_accepted(tmp_path, capsys):
             "1 or (1/0); cost 3; }, s -> s { guard 0 imply (1/0); cost 2; }; } system async;")
     code, out, _ = run(tmp_path, capsys, text)
     assert code == 0 and "maximal cycle mean of 'cost' = 3 (certified)" in out
+
+
+def test_explore_names_the_fault_of_the_last_step(tmp_path, capsys):
+    text = ("byte x; process P { state s; init s; trans s -> s { guard x < 3; "
+            "effect x = x + 1; cost 1; time 1 - x; }; } system async;")
+    col = text.index("1 - x") + 1
+    code, out, _ = run(tmp_path, capsys, text, cmd="explore")
+    assert code == 0
+    assert out.rstrip().endswith(f"fault: {tmp_path / 'm.dve'}:1:{col}: the time is -1 "
+                                 "(a time must be 0 or more)")
+    code, out, _ = run(tmp_path, capsys, text, "--json", cmd="explore")
+    steps = json.loads(out)["error_trace"]
+    assert [s["fault"] is None for s in steps] == [True, True, False]
