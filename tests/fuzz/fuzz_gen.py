@@ -194,7 +194,8 @@ def gen_sym_model(rng: random.Random) -> Model:
         local.append(("int", "y", None, [rng.choice([0, 2])]))
     states = [f"s{j}" for j in range(rng.randint(2, 3))]
     readable = (list(glob) if system == "async" else []) + local
-    trans = [_gen_trans(rng, states, readable, readable, channels, local, False)
+    writable = [d for d in readable if not d[0].startswith("input")]
+    trans = [_gen_trans(rng, states, readable, writable, channels, local, False)
              for _ in range(rng.randint(1, 3))]
     for src, dst in zip(states, states[1:] + states[:1]):
         trans.append(Trans(src, dst, cost=_gen_expr(rng, readable, 1, False, True),
@@ -234,7 +235,8 @@ def _gen_expr(rng, vars_, depth, big, wide=False):
                 lim = (1 << 64) if wide else (1 << 33)
             return _lit(rng.choice([v for v in BOUNDARY if 0 <= v <= lim] + [10**15] * wide))
         return _lit(rng.randint(0, 9))
-    op = rng.choice(["+", "-", "*", "*", "/", "%"] if big or wide else ["+", "-", "*", "/", "%"])
+    op = rng.choice(["+", "-", "*", "*", "/", "%", "&", "|", "^"] if big or wide else
+                    ["+", "-", "*", "/", "%", "+", "-", "&", "|", "^"])
     right = _gen_expr(rng, vars_, depth - 1, big, wide)
     if op in "/%" and not _has_var(right):
         # A divisor that is constant is made a non-zero literal: `check` refuses a step that
@@ -274,7 +276,7 @@ def _gen_guard(rng, vars_, big):
     if r < 0.25:
         return ("not", g)
     if r < 0.35:
-        return ("bin", rng.choice(["and", "or"]), g, _gen_guard(rng, vars_, big))
+        return ("bin", rng.choice(["and", "or", "imply"]), g, _gen_guard(rng, vars_, big))
     return g
 
 

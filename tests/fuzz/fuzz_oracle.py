@@ -345,6 +345,8 @@ def _binop(op, a, b, wide):
         return w(a - b)
     if op == "*":
         return w(a * b)
+    if op in ("&", "|", "^"):  # two's complement, as Python's integers behave
+        return w(a & b if op == "&" else a | b if op == "|" else a ^ b)
     if op in ("/", "%"):
         if b == 0:
             raise Fault
@@ -390,6 +392,8 @@ class _Eval:
             return int(a != 0 and self.ev(e[3], env, wide) != 0)
         if op == "or":
             return int(a != 0 or self.ev(e[3], env, wide) != 0)
+        if op == "imply":
+            return int(a == 0 or self.ev(e[3], env, wide) != 0)
         return _binop(op, a, self.ev(e[3], env, wide), wide)
 
     def assign(self, target, value, env):
