@@ -69,7 +69,7 @@ MEMORY_HEADROOM = 3 << 30
 
 FAILURE_CLASSES = ("traceback", "exit-code", "hang", "warning", "position", "wrong-value",
                    "wrong-outcome", "refused-valid", "wrong-count", "stop-report", "lost-file",
-                   "caret")
+                   "caret", "witness")
 
 
 class Hang(BaseException):
@@ -329,6 +329,10 @@ def _graph_case(rng, seed, npz):
         data = G.edge_list_text(n, edges)
     name = "graph.npz" if npz else "graph.txt"
     case = G.Case(category, seed, {name: data}, argv, hazard=big)
+    # Edge ids of the answer index the CSR order: by source, file order kept within a source.
+    case.extra["csr"] = sorted(edges, key=lambda e: e[0]) if not npz else list(edges)
+    if not npz:
+        case.extra["lines"] = list(edges)
     lo, hi = O.INT64
     if any(not (lo <= c <= hi and lo <= t <= hi) for *_, c, t in edges):
         case.hazard = True
@@ -676,6 +680,53 @@ def printed_value(out: str):
     return Fraction(m.group(1)), "(certified)" in line, None
 
 
+def witness_errors(case: G.Case, obj: dict, value: Fraction) -> list[str]:
+    """The critical cycle of a JSON answer is a closed walk whose own sums give the value:
+    for ``cycle``, its edge ids (and edge-list line numbers) against the input graph; for
+    ``analyze``, its steps' states, costs and times."""
+    ratio = "--ratio" in case.argv
+    walks = []
+    if case.argv[0] == "cycle" and "csr" in case.extra:
+        csr = case.extra["csr"]
+        ids = obj.get("cycle_edges") or []
+        if any(not 0 <= i < len(csr) for i in ids):
+            return [f"cycle_edges {ids} outside 0..{len(csr) - 1}"]
+        walks.append(("cycle_edges", [csr[i] for i in ids]))
+        if obj.get("cycle") != [csr[i][0] for i in ids]:
+            walks.append(("cycle", None))
+        if "lines" in case.extra and "cycle_edge_lines" in obj:
+            lines = case.extra["lines"]
+            nums = obj["cycle_edge_lines"]
+            if any(not 2 <= k < 2 + len(lines) for k in nums):
+                return [f"cycle_edge_lines {nums} outside the file's edge lines"]
+            walks.append(("cycle_edge_lines", [lines[k - 2] for k in nums]))
+    elif case.argv[0] == "analyze" and isinstance(obj.get("cycle"), list):
+        steps = obj["cycle"]
+        walks.append(("cycle steps", [(st.get("from"), st.get("to"), st.get("cost"),
+                                       st.get("time")) for st in steps]))
+    bad = []
+    for what, walk in walks:
+        if walk is None:
+            bad.append("'cycle' does not list the sources of 'cycle_edges'")
+            continue
+        if not walk:
+            bad.append(f"{what}: empty critical cycle")
+            continue
+        if any(a[1] != b[0] for a, b in zip(walk, walk[1:] + walk[:1])):
+            bad.append(f"{what}: not a closed walk: {[(e[0], e[1]) for e in walk][:8]}")
+            continue
+        try:
+            total = sum(e[2] for e in walk)
+            steps = sum(e[3] for e in walk) if ratio else len(walk)
+            got = Fraction(total, steps)
+        except (TypeError, ZeroDivisionError):
+            bad.append(f"{what}: sums not computable from {walk[:4]}")
+            continue
+        if got != value:
+            bad.append(f"{what}: the walk's sums give {got}, the value printed is {value}")
+    return bad
+
+
 def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
     """The rules broken by this outcome: ``[(failure class, message)]`` (empty: passed)."""
     bad = []
@@ -728,6 +779,8 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
                 bad.append(("wrong-value", f"printed {value}, oracle {exp[1]}"))
             elif not certified:
                 bad.append(("wrong-value", f"value {value} not marked certified"))
+            elif obj is not None:
+                bad += [("witness", m) for m in witness_errors(case, obj, value)]
             sym = (obj or {}).get("symmetry") or {}
             if sym.get("reduced") and case.counts is not None:
                 # Reduced: n_states counts classes; the full product's size is full_states.

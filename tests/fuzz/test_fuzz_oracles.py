@@ -284,3 +284,33 @@ def test_model_oracle_commit_and_buffered_channel():
     assert sorted(e[2] for e in edges) == [0, 0, 0, 0, 0, 44]
     text = G.render(O.Model("async", [], [("q", True, "byte", 2)], [S, R]))
     assert "channel {byte} q[2];" in text
+
+
+def test_witness_rule_on_real_answers(tmp_path):
+    """The critical cycles of real `cycle` and `analyze` answers pass; tampered ones fail."""
+    import json
+
+    text = "3 4\n0 1 3 1\n1 0 5 2\n1 2 9 9\n2 2 1 1\n"
+    case = G.Case("graph-text", "t", {"graph.txt": text}, ["cycle", "{file}", "--json"])
+    edges = [(0, 1, 3, 1), (1, 0, 5, 2), (1, 2, 9, 9), (2, 2, 1, 1)]
+    case.extra["csr"] = sorted(edges, key=lambda e: e[0])
+    case.extra["lines"] = edges
+    case.expect = O.cycle_value(3, edges)
+    oc, fails = H.run_case(case, tmp_path, 20)
+    assert oc.rc == 0 and fails == []
+    obj = json.loads(oc.out)
+    assert H.witness_errors(case, obj, Fraction(obj["exact"])) == []
+    assert H.witness_errors(case, dict(obj, cycle_edges=[0]), Fraction(obj["exact"]))
+    assert H.witness_errors(case, dict(obj, cycle_edge_lines=[3, 2]), Fraction(5))
+
+    model = O.Model("async", [], [], [O.Proc("P", ["a", "b"], "a", [
+        O.Trans("a", "b", cost=("lit", 4), time=("lit", 1)),
+        O.Trans("b", "a", cost=("lit", 1), time=("lit", 3))])])
+    mcase = H.model_case(model, ["analyze", "{file}", "--json", "--ratio"])
+    oc, fails = H.run_case(mcase, tmp_path, 20)
+    assert oc.rc == 0 and fails == []
+    obj = json.loads(oc.out)
+    assert Fraction(obj["exact"]) == Fraction(5, 4)
+    assert H.witness_errors(mcase, obj, Fraction(5, 4)) == []
+    bad_step = [dict(obj["cycle"][0], cost=99)] + obj["cycle"][1:]
+    assert H.witness_errors(mcase, dict(obj, cycle=bad_step), Fraction(5, 4))
