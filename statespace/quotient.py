@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -402,8 +403,20 @@ class _QuotientExplorer(Explorer):
         Python integers, however many processes there are."""
         uniq, inv = np.unique(C, axis=0, return_inverse=True)
         ids = np.empty(uniq.shape[0], np.int64)
-        for k, ch in enumerate(uniq.tolist()):
-            code = sync_code(self.cm, ch)
+        if not hasattr(self, "_digit_of"):
+            procs = self.cm.system_processes
+            self._digit_of = np.zeros(len(self.cm.transitions), np.int64)
+            for p in procs:
+                for d, tid in enumerate(p.transitions):
+                    self._digit_of[tid] = d
+            w, self._weights = 1, []
+            for p in reversed(procs):
+                self._weights.append(w)
+                w *= max(1, len(p.transitions))
+            self._weights.reverse()
+        weights = self._weights
+        for k, digits in enumerate(self._digit_of[uniq].tolist()):
+            code = sum(map(operator.mul, digits, weights))
             a = self.sync_ids.get(code)
             if a is None:
                 a = self.sync_ids[code] = len(self.sync_codes)
