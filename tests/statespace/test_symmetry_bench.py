@@ -21,6 +21,9 @@ def test_bench_symmetry_quick_rows_are_right(capsys):
             assert full["classes"] == full["full states"] == t["full states"]
             assert full["value"] == t["value"] == "13/14"
     assert rows[("cs-template", 3)]["full states"] == 135
+    # paper-server with 3 clients: 644 states in the full product, load 1.
+    assert (rows[("paper-server", 3)]["full states"], rows[("paper-server", 3)]["value"]) == \
+        (644, "1")
 
 
 def test_bench_symmetry_markdown_has_the_columns(capsys):
