@@ -113,3 +113,15 @@ def test_sync_template_auto_equals_off_and_the_run_replays(ratio, mode):
     assert a.symmetry["full_states"] == off.n_states
     d = a.as_dict()
     assert replay_analysis(dve.load_model(SYNC, defines={"N": 4}), d) > 0
+
+
+@pytest.mark.parametrize("name,n", [("paper-server", 3), ("editor", 4)])
+def test_scenario_server_witness_is_a_run_of_the_full_model(name, n):
+    # The server's transitions name clients (client_2->req, done = 2): the lifted run renames
+    # them along with the clients, and the replay re-executes every step.
+    from scenarios.templates import TEMPLATES
+    model = TEMPLATES[name].family(n).to_model()
+    for mode in ("max", "min"):
+        a = analyze(model, cost="server", mode=mode, backend="cpu")
+        assert a.symmetry["reduced"]
+        assert replay_analysis(model, a.as_dict()) > 0
