@@ -547,6 +547,9 @@ def stress_cases():
         ("byte-array-16000", "byte b[16000];\nprocess P { byte i; state s; init s; trans "
          "s -> s { guard i < 200; effect b[i] = 1, i = i + 1; }; }\nsystem async;\n",
          ["analyze"]),
+        ("byte-array-65536", "byte buf[65536];\nbyte n;\nprocess Stack { state run; init run;"
+         " trans run -> run { effect buf[n] = 1, n = n + 1; cost 1; }, run -> run { guard n > 0;"
+         " effect n = n - 1, buf[n] = 0; cost 2; }; }\nsystem async;\n", ["analyze"]),
         ("chain-16000", "process P { int i; state s; init s; trans s -> s { guard i < 16000; "
          "effect i = i + 1; cost 1; }; }\nsystem async;\n", ["analyze"]),
         ("cost-1e15", "process P { state s; init s; trans s -> s { cost 1000000000000000; }; }"

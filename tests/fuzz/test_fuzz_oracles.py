@@ -314,3 +314,17 @@ def test_witness_rule_on_real_answers(tmp_path):
     assert H.witness_errors(mcase, obj, Fraction(5, 4)) == []
     bad_step = [dict(obj["cycle"][0], cost=99)] + obj["cycle"][1:]
     assert H.witness_errors(mcase, dict(obj, cycle=bad_step), Fraction(5, 4))
+
+
+def test_ss_oracle_value_for_mutants(tmp_path):
+    """Mutated models have no description to explore: their answers are checked with
+    tests/statespace/ss_oracle.py (its own arithmetic) and Karp."""
+    import json
+
+    text = (EXAMPLE := (H.EXAMPLES / "client_server.dve")).read_text()
+    assert EXAMPLE.is_file()
+    oc = H.run_in_process(["analyze", str(EXAMPLE), "--json", "--symmetry", "off"], 20)
+    obj = json.loads(oc.out)
+    assert H.ss_oracle_value(text, obj) == ("value", Fraction(13, 5))
+    assert H.ss_oracle_value(text, dict(obj, kind="ratio")) == ("value", Fraction(13, 14))
+    assert H.ss_oracle_value(text, dict(obj, n_states=obj["n_states"] + 1)) is None
