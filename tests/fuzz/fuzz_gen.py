@@ -13,11 +13,16 @@ Categories (the names used in the figures of docs/reliability.md):
   evaluates independently (``system async`` with rendezvous channels and arrays, or ``system
   sync``), with cost and time, through ``analyze`` (mean or ratio, max or min); ``model-big``:
   the same with huge literals, cost products near the 64-bit limit and negative times.
-- ``model-mutant``: a mutated generated model (generic checks only).
+  Generated models may carry typed FIFO channels, committed states and an ``input``
+  constant; ``model-sym``: instances of one template (symmetry reduction).
+- ``model-mutant``: a mutated generated model or bundled example.
 - ``graph-text`` / ``graph-npz``: small graphs with boundary costs and times through
   ``cycle``, and ``graph-bad``: malformed edge lists and ``.npz`` files.
 - ``stress``: hand-made hostile inputs (long blanks, huge literals, deep nesting, wide sums,
   doubling macros, large arrays) that must finish within the time bound.
+
+The harness (:mod:`fuzz_harness`) adds ``saved-graph``, ``limits`` and ``signal``, which are
+built from these generators and the BEEM files.
 """
 
 from __future__ import annotations

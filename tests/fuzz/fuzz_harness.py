@@ -3,7 +3,8 @@
 Run as a script for a campaign (the figures of docs/reliability.md come from here)::
 
     .venv/bin/python tests/fuzz/fuzz_harness.py --cases 10000 --seed 1 --minutes 15
-    .venv/bin/python tests/fuzz/fuzz_harness.py --replay model:1:model:42   # one case, in full
+    .venv/bin/python tests/fuzz/fuzz_harness.py --replay 1:model:42   # one case, in full
+    .venv/bin/python tests/fuzz/fuzz_harness.py --minimize 1:model:42 --klass wrong-value
 
 Each case runs in this process through :func:`dvecost.cli.main` with stdout and stderr
 captured, under a wall-clock bound (an interval timer raising :class:`Hang`, a
@@ -24,7 +25,12 @@ The rules every case must keep (:func:`judge`), with the failure class named in 
   and is marked certified [wrong-value]; for a model or graph with no values near a limit,
   the tool must answer (exit 0) exactly when the oracle has a value, and exit 3 when it has
   no cycle or a zero-time cycle [refused-valid, wrong-outcome]; the state and transition counts
-  of ``analyze --json`` equal the oracle's [wrong-count].
+  of ``analyze --json`` equal the oracle's [wrong-count];
+- the snippet under a diagnostic shows the reported line with the caret under its column
+  [caret]; the critical cycle of a JSON answer is a closed walk whose sums give the value
+  [witness];
+- a run stopped by a limit or a signal reports the counts found so far [stop-report], and a
+  graph file it leaves behind reads back completely [lost-file].
 """
 
 from __future__ import annotations
