@@ -416,7 +416,7 @@ def _signal_case(rng, seed):
         argv.append("--json")
     case = G.Case("signal", seed, {"model.dve": path.read_text()}, argv, hazard=True,
                   note=f"{path.name} {sig.name}")
-    case.extra["signal"] = (int(sig), rng.uniform(1.5, 4.0))
+    case.extra["signal"] = (int(sig), rng.uniform(2.0, 4.5))
     return case
 
 
@@ -1067,6 +1067,8 @@ def main(argv=None) -> int:
     ap.add_argument("--bound", type=float, default=20.0, help="seconds per case")
     ap.add_argument("--only", action="append", help="category (repeatable)")
     ap.add_argument("--subprocess-every", type=int, default=0, metavar="K")
+    ap.add_argument("--with-stress", action="store_true",
+                    help="run every stress input first (as the slow test does)")
     ap.add_argument("--replay", metavar="SEED", help="run one case and show it in full")
     ap.add_argument("--show", metavar="SEED", help="print one case's input and command only")
     ap.add_argument("--minimize", metavar="SEED", help="shrink a failing case (text inputs; "
@@ -1121,8 +1123,10 @@ def main(argv=None) -> int:
             print(f.report(), flush=True)
 
     deadline = time.monotonic() + 60 * a.minutes if a.minutes else None
-    stats = campaign(seeds(a.seed, a.cases, a.only, a.start), a.bound, a.subprocess_every,
-                     deadline, on_failure)
+    run = seeds(a.seed, a.cases, a.only, a.start)
+    if a.with_stress:
+        run = [f"{a.seed}:stress:{i}" for i in range(len(G.stress_cases()))] + run
+    stats = campaign(run, a.bound, a.subprocess_every, deadline, on_failure)
     print(stats.table())
     print(f"{sum(stats.cases.values())} cases ({stats.subprocess_cases} as subprocesses) in "
           f"{stats.seconds:.0f} s; slowest {stats.slowest[0]:.2f} s ({stats.slowest[1]})")
