@@ -75,7 +75,7 @@ MEMORY_HEADROOM = 3 << 30
 
 FAILURE_CLASSES = ("traceback", "exit-code", "hang", "warning", "position", "wrong-value",
                    "wrong-outcome", "refused-valid", "wrong-count", "stop-report", "lost-file",
-                   "caret", "witness")
+                   "caret", "witness", "memory-limit")
 
 
 class Hang(BaseException):
@@ -417,6 +417,11 @@ def _signal_case(rng, seed):
     case = G.Case("signal", seed, {"model.dve": path.read_text()}, argv, hazard=True,
                   note=f"{path.name} {sig.name}")
     case.extra["signal"] = (int(sig), rng.uniform(2.0, 4.5))
+    if rng.random() < 0.4:  # a memory limit as well: the peak must stay near it
+        size = rng.choice(["150M", "200M", "300M", "512M"])
+        argv += ["--max-memory", size, "--json"] if "--json" not in argv else \
+            ["--max-memory", size]
+        case.extra["max_memory"] = int(size[:-1]) << 20
     return case
 
 
@@ -877,6 +882,17 @@ def _judge_stop(case, oc) -> list[tuple[str, str]]:
         if "so far" not in oc.err and "so far" not in oc.out:
             bad.append(("stop-report", f"exit {oc.rc} without the counts found so far: "
                         + (oc.err.strip().splitlines() or ["(no message)"])[-1][:200]))
+    limit = case.extra.get("max_memory")
+    if limit and oc.how.startswith("subprocess"):
+        try:
+            peak = json.loads(oc.out.strip().splitlines()[-1]).get("peak_memory_bytes")
+        except (ValueError, IndexError, AttributeError):
+            peak = None
+        if peak is None:
+            bad.append(("memory-limit", "no peak_memory_bytes in the JSON output"))
+        elif peak > 1.25 * limit:
+            bad.append(("memory-limit", f"peak {peak / 2**20:.0f} MiB over --max-memory "
+                        f"{limit / 2**20:.0f} MiB + 25 %"))
     saved = case.extra.get("saved")
     if saved and saved.is_file():
         import numpy as np
