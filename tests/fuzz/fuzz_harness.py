@@ -30,7 +30,8 @@ The rules every case must keep (:func:`judge`), with the failure class named in 
   [caret]; the critical cycle of a JSON answer is a closed walk whose sums give the value
   [witness];
 - a run stopped by a limit or a signal reports the counts found so far [stop-report], and a
-  graph file it leaves behind reads back completely [lost-file].
+  graph file it leaves behind reads back completely [lost-file]; under ``--max-memory`` the
+  reported peak stays within the limit + 25 % [memory-limit].
 """
 
 from __future__ import annotations
