@@ -418,6 +418,10 @@ def _signal_case(rng, seed):
     case = G.Case("signal", seed, {"model.dve": path.read_text()}, argv, hazard=True,
                   note=f"{path.name} {sig.name}")
     case.extra["signal"] = (int(sig), rng.uniform(2.0, 4.5))
+    if rng.random() < 0.25:  # no signal: the --timeout clock stops it (exit 3)
+        case.extra["signal"] = (0, 0.0)
+        argv += ["--timeout", rng.choice(["1.5", "2", "0.5s", "3"])]
+        case.note = path.name + " --timeout"
     if rng.random() < 0.4:  # a memory limit as well: the peak must stay near it
         size = rng.choice(["150M", "200M", "300M", "512M"])
         argv += ["--max-memory", size, "--json"] if "--json" not in argv else \
@@ -562,7 +566,7 @@ def run_subprocess(argv: list[str], bound: float, send: tuple | None = None) -> 
                              env=env, preexec_fn=cap, stdin=subprocess.DEVNULL)
         hang = False
         try:
-            if send is not None:
+            if send is not None and send[0]:
                 try:
                     p.wait(timeout=send[1])
                 except subprocess.TimeoutExpired:
@@ -579,7 +583,8 @@ def run_subprocess(argv: list[str], bound: float, send: tuple | None = None) -> 
         err = fe.read().decode(errors="replace")
     warn = [ln for ln in err.splitlines() if re.search(r"\w+Warning: ", ln)]
     return Outcome(None if hang else p.returncode, out, err, seconds, hang, warn,
-                   how="subprocess" + (f" + signal {send[0]} at {send[1]:.1f} s" if send else ""))
+                   how="subprocess" + (f" + signal {send[0]} at {send[1]:.1f} s"
+                                       if send and send[0] else ""))
 
 
 # ------------------------------------------------------------------------------------ judging
@@ -807,7 +812,7 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
         tail = exc[-1:] or [ln for ln in both.splitlines() if ln.strip()][-3:]
         bad.append(("traceback", " | ".join(tail)[:300]))
     allowed = (0, 2, 3)
-    if "signal" in case.extra:
+    if case.extra.get("signal", (0,))[0]:
         allowed += (128 + case.extra["signal"][0],)
     if oc.rc not in allowed:
         bad.append(("exit-code", f"exit code {oc.rc}"))
