@@ -183,7 +183,21 @@ def gen_model(rng: random.Random, big: bool = False) -> Model:
         rng.shuffle(trans)
         commit = [rng.choice(states[1:])] if system == "async" and rng.random() < 0.15 else []
         procs.append(Proc(f"P{k}", states, states[0], trans, local, commit))
+    if rng.random() < 0.2:  # named resources: `cost cpu: E, net: E;` instead of `cost E;`
+        for p in procs:
+            for t in p.trans:
+                if t.cost is not None:
+                    t.cost = {"cpu": t.cost} if rng.random() < 0.5 else \
+                        {"cpu": t.cost, "net": _gen_expr(rng, [], 0, big, True)}
+        if not resources(Model(system, glob, channels, procs)):
+            procs[0].trans[0].cost = {"net": _lit(1)}
     return Model(system, glob, channels, procs)
+
+
+def resources(model: Model) -> list[str]:
+    """The named cost resources a model uses (empty for plain ``cost E;``)."""
+    return sorted({r for p in model.procs for t in p.trans if isinstance(t.cost, dict)
+                   for r in t.cost})
 
 
 def gen_sym_model(rng: random.Random) -> Model:
@@ -367,7 +381,10 @@ def render(model: Model) -> str:
             if t.effects:
                 parts.append("effect " + ", ".join(f"{expr(a)} = {expr(e)}"
                                                    for a, e in t.effects) + ";")
-            if t.cost is not None:
+            if isinstance(t.cost, dict):
+                parts.append("cost " + ", ".join(f"{r}: {expr(e)}" for r, e in t.cost.items())
+                             + ";")
+            elif t.cost is not None:
                 parts.append(f"cost {expr(t.cost)};")
             if t.time is not None:
                 parts.append(f"time {expr(t.time)};")

@@ -152,6 +152,9 @@ def _model_case(rng, seed, big):
     mode = "min" if rng.random() < 0.2 else "max"
     argv = ["analyze", "{file}", "--json", "--max-states", str(MAX_STATES)]
     argv += ["--ratio"] * (kind == "ratio") + ["--min"] * (mode == "min")
+    named = G.resources(model)
+    if named:
+        argv += ["--cost", rng.choice(named)]
     case = G.Case(category, seed, {"model.dve": text}, argv, hazard=big)
     case.extra["model"] = model
     inputs = [d for d in model.globals if d[0].startswith("input")]
@@ -169,7 +172,7 @@ def _model_case(rng, seed, big):
                          for t, n, sz, ini in model.globals]
         if v > 20:
             case.hazard = True  # a large bound can make the graph pass --max-states
-    res = O.explore(model, ORACLE_STATES)
+    res = O.explore(model, ORACLE_STATES, _resource(argv))
     if res is None:
         case.note = "larger than the oracle's limit: generic checks only"
         return case
@@ -184,6 +187,11 @@ def _model_case(rng, seed, big):
     return case
 
 
+def _resource(argv) -> str:
+    """The resource a command line analyses: ``--cost NAME``, else ``cost``."""
+    return argv[argv.index("--cost") + 1] if "--cost" in argv else "cost"
+
+
 def model_case(model, argv, category="model", seed="", hazard=False,
                limit=ORACLE_STATES) -> G.Case:
     """A case for a given model description (what :func:`_model_case` builds; the minimizer
@@ -192,7 +200,7 @@ def model_case(model, argv, category="model", seed="", hazard=False,
     mode = "min" if "--min" in argv else "max"
     case = G.Case(category, seed, {"model.dve": G.render(model)}, argv, hazard=hazard)
     case.extra["model"] = model
-    res = O.explore(model, limit)
+    res = O.explore(model, limit, _resource(argv))
     if res is not None:
         n_states, n_trans, edges = res
         case.counts = (n_states, n_trans)
@@ -262,8 +270,11 @@ def _saved_graph_case(rng, seed):
     case = model_case(model, ["explore", "{file}", "--save", "{dir}/g.npz", "--max-states",
                               str(MAX_STATES)], "saved-graph", seed)
     case.extra["then"] = ["cycle", "{dir}/g.npz", "--json"] + ["--ratio"] * (kind == "ratio")
+    named = G.resources(model)
+    if named:
+        case.extra["then"] += ["--cost", rng.choice(named)]
     if case.counts is not None:
-        n, _, edges = O.explore(model, ORACLE_STATES)
+        n, _, edges = O.explore(model, ORACLE_STATES, _resource(case.extra["then"]))
         case.expect = O.cycle_value(n, edges, kind)
     r = rng.random()
     if r < 0.3:

@@ -418,12 +418,13 @@ def _freeze(ctrl, env):
     return (tuple(ctrl), tuple(sorted(env.items())))
 
 
-def explore(model: Model, limit: int = 600):
+def explore(model: Model, limit: int = 600, resource: str = "cost"):
     """Reachable graph of ``model``: ``(n_states, n_transitions, edges)`` or None past ``limit``.
 
     ``edges`` are ``(u, v, cost, time)`` between non-error states (the error state and
-    deadlocks have no successors, so they lie on no cycle and are left out); ``n_states``
-    counts the error state when it is reached, ``n_transitions`` every generated successor.
+    deadlocks have no successors, so they lie on no cycle and are left out), ``cost`` that of
+    ``resource``; ``n_states`` counts the error state when it is reached, ``n_transitions``
+    every generated successor.
     """
     E = _Eval(model)
     env0 = {}
@@ -453,7 +454,7 @@ def explore(model: Model, limit: int = 600):
                     return None
                 ids[dst] = len(ids)
                 queue.append(dst)
-            edges.append((ids[st], ids[dst], c, t))
+            edges.append((ids[st], ids[dst], c.get(resource, 0), t))
     return len(ids) + error, n_trans, edges
 
 
@@ -468,12 +469,23 @@ def _guard(E, tr, env):
 
 
 def _charge(E, tr, env):
-    """Cost and time of one transition; a negative time is a runtime fault."""
-    c = 0 if tr.cost is None else E.ev(tr.cost, env, wide=True)
+    """Costs (``{resource: value}``; a plain ``cost E`` is the resource ``cost``) and time of
+    one transition; a negative time is a runtime fault."""
+    if tr.cost is None:
+        c = {}
+    elif isinstance(tr.cost, dict):
+        c = {r: E.ev(e, env, wide=True) for r, e in tr.cost.items()}
+    else:
+        c = {"cost": E.ev(tr.cost, env, wide=True)}
     t = 1 if tr.time is None else E.ev(tr.time, env, wide=True)
     if t < 0:
         raise Fault
     return c, t
+
+
+def _add(a: dict, b: dict) -> dict:
+    """Costs of the parts of one step, added per resource (checked: 64 bits)."""
+    return {r: _check64(a.get(r, 0) + b.get(r, 0)) for r in a.keys() | b.keys()}
 
 
 def _successors(model, E, st):
@@ -496,10 +508,10 @@ def _successors(model, E, st):
                 out.append((None, 0, 0))
                 continue
             try:
-                c = t = 0
+                c, t = {}, 0
                 for tr, _ in combo:
                     ci, ti = _charge(E, tr, env)
-                    c, t = _check64(c + ci), max(t, ti)
+                    c, t = _add(c, ci), max(t, ti)
                 new = dict(env)
                 for tr, _ in combo:  # locals only: the order of processes does not matter
                     for target, e in tr.effects:
@@ -580,10 +592,10 @@ def _step(E, env, ctrl, moves):
     if any(g == "err" for _, _, g in moves):
         return (None, 0, 0)
     try:
-        c = t = 0
+        c, t = {}, 0
         for _, tr, _ in moves:
             ci, ti = _charge(E, tr, env)
-            c, t = _check64(c + ci), max(t, ti)
+            c, t = _add(c, ci), max(t, ti)
         new = dict(env)
         ctrl = list(ctrl)
         if len(moves) == 2:
