@@ -348,6 +348,9 @@ def _graph_case(rng, seed, npz):
         data = G.edge_list_text(n, edges)
     name = "graph.npz" if npz else "graph.txt"
     case = G.Case(category, seed, {name: data}, argv, hazard=big)
+    if not npz and rng.random() < 0.05:  # an edge list has one cost column: --cost is refused
+        case.argv = argv + ["--cost", rng.choice(["cost", "cpu"])]
+        case.extra["must_refuse"] = True
     # Edge ids of the answer index the CSR order: by source, file order kept within a source.
     case.extra["csr"] = sorted(edges, key=lambda e: e[0]) if not npz else list(edges)
     if not npz:
@@ -849,8 +852,10 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
     for want in case.extra.get("stdout_has", ()):
         if want not in oc.out:
             bad.append(("wrong-outcome", f"{want!r} missing from stdout"))
-    if case.extra.get("must_refuse") and oc.rc != 2:
-        bad.append(("wrong-outcome", f"invalid input accepted: exit {oc.rc}, expected 2"))
+    if case.extra.get("must_refuse"):
+        if oc.rc != 2:
+            bad.append(("wrong-outcome", f"invalid input accepted: exit {oc.rc}, expected 2"))
+        return bad
     if exp is None and oc.rc == 0 and case.argv[0] == "analyze" and "--json" in case.argv \
             and case.category in ("beem-mutant", "model-mutant", "limits"):
         got = printed_value(oc.out)
