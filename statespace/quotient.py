@@ -104,6 +104,10 @@ def orbit_size(sym: Symmetry, X: np.ndarray, error: int = -1) -> int:
     return total
 
 
+#: Joint sync choices turned into successor states at a time (bounds the memory of a level).
+_SYNC_BATCH = 1 << 14
+
+
 class _QuotientExplorer(Explorer):
     """The explorer over canonical states.
 
@@ -302,6 +306,7 @@ class _QuotientExplorer(Explorer):
         pc0 = X[0].tolist() if procs else []
         out_rows: list[int] = []
         out_choice: list[list[int]] = []
+        parts: list[tuple] = []
         for r in range(F):
             if procs and pc0[r] < 0:
                 continue   # the error state has no successors
@@ -333,10 +338,28 @@ class _QuotientExplorer(Explorer):
                         ch[col[pi]] = cm.processes[pi].transitions[j]
                 out_rows.append(r)
                 out_choice.append(ch)
-        if not out_rows:
+            if len(out_rows) >= _SYNC_BATCH:
+                # Successors are built a batch at a time: a choice row and a state column per
+                # successor would otherwise take memory in proportion to the whole level.
+                parts.append(self._sync_batch(X, out_rows, out_choice, er))
+                out_rows, out_choice = [], []
+        if out_rows:
+            parts.append(self._sync_batch(X, out_rows, out_choice, er))
+        if not parts:
             e64 = np.zeros(0, np.int64)
             return (e64, np.zeros(0, np.int32), np.zeros((0, self.W), np.uint64),
                     np.zeros(0, bool), {r: e64 for r in self.res}, e64)
+        if len(parts) == 1:
+            return parts[0]
+        return (np.concatenate([q[0] for q in parts]), np.concatenate([q[1] for q in parts]),
+                np.concatenate([q[2] for q in parts]), np.concatenate([q[3] for q in parts]),
+                {r: np.concatenate([q[4][r] for q in parts]) for r in self.res},
+                np.concatenate([q[5] for q in parts]))
+
+    def _sync_batch(self, X, out_rows, out_choice, er):
+        """Successor keys (canonical), step ids, faults, costs and times of the choices
+        ``out_choice`` made in rows ``out_rows`` of ``X``."""
+        procs = self.cm.system_processes
         rows = np.asarray(out_rows, np.int64)
         C = np.asarray(out_choice, np.int64).reshape(len(out_rows), len(procs))
         err = np.zeros(rows.shape[0], bool)
