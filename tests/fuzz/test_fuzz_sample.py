@@ -57,9 +57,13 @@ def test_quick_sample(tmp_path):
     stats, failures = _run(seeds, QUICK_BOUND, tmp_path=tmp_path)
     assert not failures, _fail_message(failures)
     # The sample really exercised every kind of input, and compared values with the oracles.
-    assert {c for c in stats.cases} >= set(H.WEIGHTS) - QUICK_SKIP
+    # (Without ../shared/beem the BEEM categories fall back to generated models.)
+    beem = {"beem-mutant", "limits"} if H.beem_models() else set()
+    assert {c for c in stats.cases} >= set(H.WEIGHTS) - QUICK_SKIP - ({"beem-mutant", "limits"}
+                                                                       - beem)
     assert sum(stats.valued.values()) >= 40
-    assert stats.exits[("model", 0)] >= 20 and stats.exits[("beem-mutant", 2)] >= 20
+    assert stats.exits[("model", 0)] >= 20
+    assert not beem or stats.exits[("beem-mutant", 2)] >= 20
 
 
 def test_quick_stress(tmp_path):
