@@ -155,6 +155,8 @@ def _model_case(rng, seed, big):
     named = G.resources(model)
     if named:
         argv += ["--cost", rng.choice(named)]
+    if rng.random() < 0.1:  # explore only: the counts are what the user reads
+        argv = ["explore", "{file}", "--json", "--max-states", str(MAX_STATES)]
     case = G.Case(category, seed, {"model.dve": text}, argv, hazard=big)
     case.extra["model"] = model
     inputs = [d for d in model.globals if d[0].startswith("input")]
@@ -849,6 +851,16 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
     if case.category in ("limits", "signal"):
         bad += _judge_stop(case, oc)
     exp = case.expect
+    if case.argv[0] == "explore" and case.counts is not None and oc.rc == 0 \
+            and "--json" in case.argv:
+        try:
+            obj = json.loads(oc.out.strip().splitlines()[-1])
+            mine = (obj.get("n_states"), obj.get("n_transitions"))
+        except (ValueError, IndexError, AttributeError):
+            mine = None
+        if mine != case.counts:
+            bad.append(("wrong-count", f"explore: states/transitions {mine}, oracle "
+                                       f"{case.counts}"))
     for want in case.extra.get("stdout_has", ()):
         if want not in oc.out:
             bad.append(("wrong-outcome", f"{want!r} missing from stdout"))

@@ -328,3 +328,13 @@ def test_ss_oracle_value_for_mutants(tmp_path):
     assert H.ss_oracle_value(text, obj) == ("value", Fraction(13, 5))
     assert H.ss_oracle_value(text, dict(obj, kind="ratio")) == ("value", Fraction(13, 14))
     assert H.ss_oracle_value(text, dict(obj, n_states=obj["n_states"] + 1)) is None
+
+
+def test_explore_counts_are_checked(tmp_path):
+    seed = next(s for s in H.seeds(72, 400, ["model"])
+                if H.make_case(s).argv[0] == "explore" and H.make_case(s).counts)
+    case = H.make_case(seed)
+    oc, fails = H.run_case(case, tmp_path, 20)
+    assert oc.rc == 0 and fails == []
+    case.counts = (case.counts[0] + 1, case.counts[1])
+    assert "wrong-count" in {k for k, _ in H.judge(case, oc, str(tmp_path / "model.dve"))}
