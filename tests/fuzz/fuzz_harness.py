@@ -155,8 +155,11 @@ def _model_case(rng, seed, big):
     named = G.resources(model)
     if named:
         argv += ["--cost", rng.choice(named)]
-    if rng.random() < 0.1:  # explore only: the counts are what the user reads
+    r = rng.random()
+    if r < 0.1:  # explore only: the counts are what the user reads
         argv = ["explore", "{file}", "--json", "--max-states", str(MAX_STATES)]
+    elif r < 0.25:  # the text report: value line and state-space line
+        argv = [a for a in argv if a != "--json"]
     case = G.Case(category, seed, {"model.dve": text}, argv, hazard=big)
     case.extra["model"] = model
     inputs = [d for d in model.globals if d[0].startswith("input")]
@@ -899,6 +902,12 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
                 if mine != case.counts:
                     bad.append(("wrong-count", f"states/transitions {mine}, oracle "
                                                f"{case.counts}"))
+            elif obj is None and case.counts is not None:
+                m = re.search(r"state space: ([\d,]+) states, ([\d,]+) transitions", oc.out)
+                mine = m and tuple(int(x.replace(",", "")) for x in m.groups())
+                if mine != case.counts:
+                    bad.append(("wrong-count", f"text report: states/transitions {mine}, "
+                                               f"oracle {case.counts}"))
     if exp is not None and not case.hazard and case.argv[0] in ("analyze", "cycle"):
         if exp[0] == "value" and oc.rc != 0:
             bad.append(("refused-valid", f"exit {oc.rc} but the oracle has the value {exp[1]}: "

@@ -338,3 +338,16 @@ def test_explore_counts_are_checked(tmp_path):
     assert oc.rc == 0 and fails == []
     case.counts = (case.counts[0] + 1, case.counts[1])
     assert "wrong-count" in {k for k, _ in H.judge(case, oc, str(tmp_path / "model.dve"))}
+
+
+def test_text_report_counts_and_value_are_checked(tmp_path):
+    seed = next(s for s in H.seeds(73, 400, ["model"])
+                if "--json" not in H.make_case(s).argv and H.make_case(s).counts
+                and H.make_case(s).expect[0] == "value")
+    case = H.make_case(seed)
+    oc, fails = H.run_case(case, tmp_path, 20)
+    assert oc.rc == 0 and fails == [] and "state space:" in oc.out
+    case.counts = (case.counts[0], case.counts[1] + 1)
+    assert "wrong-count" in {k for k, _ in H.judge(case, oc, str(tmp_path / "model.dve"))}
+    case.expect = ("value", case.expect[1] + 1)
+    assert "wrong-value" in {k for k, _ in H.judge(case, oc, str(tmp_path / "model.dve"))}
