@@ -201,7 +201,9 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         n_deadlocks=graph.n_deadlocks, error_state_reached=graph.error_state >= 0,
         initial=w.state(0) if witness else {}, cycle=cycle, prefix=prefix,
         deadlock_trace=deadlock_trace, error_trace=error_trace, backend=result.backend,
-        iterations=result.iterations, seconds=dict(seconds), witness=witness, graph=graph,
+        iterations=result.iterations, seconds=dict(seconds), witness=witness,
+        # The graph the steps' ids refer to: with symmetry reduction, that of the lifted runs.
+        graph=shown if quotient.reduced and witness else graph,
         decode=w.state, symmetry=_symmetry_report(quotient, symmetry))
 
 

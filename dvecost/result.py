@@ -88,6 +88,8 @@ class Analysis:
         Symmetry reduction: ``reduced``, the ``groups`` (template, instances, keys), the
         ``classes`` explored and ``full_states`` (the full product's size), or the ``reason``
         nothing was reduced; ``n_states`` and ``n_transitions`` count the graph explored.
+        When reduced, ``graph`` holds the lifted runs (the states and edges the steps name),
+        not the quotient.
     """
 
     model: str

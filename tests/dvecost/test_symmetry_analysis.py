@@ -125,3 +125,16 @@ def test_scenario_server_witness_is_a_run_of_the_full_model(name, n):
         a = analyze(model, cost="server", mode=mode, backend="cpu")
         assert a.symmetry["reduced"]
         assert replay_analysis(model, a.as_dict()) > 0
+
+
+def test_steps_name_states_and_edges_of_the_graph_returned():
+    # With symmetry reduction the steps are those of the lifted runs: a.graph is their graph,
+    # so an edge id of a step gives back its cost and time, and --dot draws the real run.
+    from dvecost.report import render_dot
+    a = analyze(TEMPLATE, defines={"N": 3}, mode="min", backend="cpu")
+    g = a.graph
+    for s in a.prefix + a.cycle:
+        assert int(g.indices[s.edge]) == s.target
+        assert (int(g.cost()[s.edge]), int(g.time[s.edge])) == (s.cost, s.time)
+    dot = render_dot(a)
+    assert "Client_3" in dot and dot.count("color=red, penwidth=2];") >= len(a.cycle)

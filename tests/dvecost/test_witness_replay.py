@@ -343,12 +343,13 @@ def test_only_the_printed_states_are_decoded(monkeypatch):
                         or real_decode(g, i))
     monkeypatch.setattr(statespace.graph.StateGraph, "action_moves",
                         lambda g, a: described.append(int(a)) or real_moves(g, a))
-    a = analyze(system.to_model(), cost=system.resource, backend="cpu")
+    a = analyze(system.to_model(), cost=system.resource, backend="cpu", symmetry="off")
     assert a.n_states == 1188
     runs = [a.cycle, a.prefix, a.deadlock_trace or (), a.error_trace or ()]
     shown = {0} | {s.target for run in runs for s in run} | {s.source for run in runs for s in run}
     assert sorted(decoded) == sorted(shown)           # each shown state once, no other
     labels = {int(a.graph.action[s.edge]) for run in runs for s in run}
     assert sorted(described) == sorted(labels)         # each shown action once
-    bare = analyze(system.to_model(), cost=system.resource, backend="cpu", witness=False)
+    bare = analyze(system.to_model(), cost=system.resource, backend="cpu", witness=False,
+                   symmetry="off")
     assert bare.value == a.value and len(decoded) == len(shown)  # value only: nothing decoded
