@@ -65,8 +65,8 @@ EXAMPLES = ROOT / "dvecost" / "examples"
 
 #: Category -> weight in a campaign (how often it is drawn).
 WEIGHTS = {"beem-mutant": 30, "model": 30, "model-big": 10, "model-mutant": 10,
-           "graph-text": 8, "graph-npz": 6, "graph-bad": 5, "saved-graph": 5, "model-sym": 8, "limits": 4,
-           "stress": 1, "signal": 0.3}
+           "graph-text": 8, "graph-npz": 6, "graph-bad": 5, "saved-graph": 5, "model-sym": 8,
+           "limits": 4, "stress": 1, "signal": 0.3}
 #: Largest reachable graph the model oracle builds (Karp is O(V * E) in Python).
 ORACLE_STATES = 250
 #: ``--max-states`` given to explore/analyze of mutated models.
@@ -464,8 +464,9 @@ STRESS_EXPECT = {
 STRESS_MUST_ANSWER = {"flat-sum-1000", "short-circuit", "byte-array-16000", "chain-16000",
                       "byte-array-65536"}
 #: Stress cases that are invalid input: exit 2 is the only right answer.
-STRESS_MUST_REFUSE = {"multi-file-5000-digits", "multi-file-binary", "blanks-then-bad-char", "long-comment-unclosed", "5000-digit-literal",
-                      "5000-digit-cost", "effect-2p32", "cr-only", "max-states-0"}
+STRESS_MUST_REFUSE = {"multi-file-5000-digits", "multi-file-binary", "blanks-then-bad-char",
+                      "long-comment-unclosed", "5000-digit-literal", "5000-digit-cost",
+                      "effect-2p32", "cr-only", "max-states-0"}
 
 
 def _stress_case(rng, seed):
@@ -1041,8 +1042,10 @@ class Stats:
                 continue
             fails = ", ".join(f"{k} {n}" for (cc, k), n in sorted(self.failures.items())
                               if cc == c) or "none"
-            other = ", ".join(f"{r}: {n}" for (cc, r), n in sorted(
-                self.exits.items(), key=lambda x: str(x[0][1])) if cc == c and r not in (0, 2, 3))
+            other = ", ".join(
+                f"{'stopped at the bound' if r is None else r}: {n}"
+                for (cc, r), n in sorted(self.exits.items(), key=lambda x: str(x[0][1]))
+                if cc == c and r not in (0, 2, 3))
             rows.append(f"| {c} | {self.cases[c]} | {self.exits[(c, 0)]} | "
                         f"{self.exits[(c, 2)]} | {self.exits[(c, 3)]} | {other or '-'} | "
                         f"{self.valued[c]} | {fails} |")
