@@ -20,11 +20,6 @@ import pytest
 #: Each entry names the open defect; remove it when the fix lands.
 KNOWN_OPEN: dict[tuple[str, str], str] = {}
 
-
-def _klass_key(f):
-    cat = f.case.category
-    return (f"stress:{f.case.note}" if cat == "stress" else cat, f.klass)
-
 #: Quick sample: cases per run and the per-case bound (seconds).
 QUICK_CASES = 200
 QUICK_BOUND = 20.0
@@ -35,6 +30,11 @@ QUICK_STRESS = ("blanks-then-bad-char", "long-comment-unclosed", "5000-digit-lit
                 "cost-cube", "effect-2p32", "short-circuit", "cr-only", "max-states-0",
                 "byte-array-2e9", "byte-array-2e9-analyze", "multi-file-5000-digits",
                 "multi-file-binary")
+
+
+def _klass_key(f):
+    cat = f.case.category
+    return (f"stress:{f.case.note}" if cat == "stress" else cat, f.klass)
 
 
 def _fail_message(failures) -> str:
@@ -85,7 +85,7 @@ def test_quick_sample_in_subprocesses(tmp_path):
 @pytest.mark.slow
 def test_campaign_10000(tmp_path):
     """The campaign of docs/reliability.md: 10,000 cases, every stress input, 1 in 100 cases
-    as a subprocess (about 10 minutes on 2 cores)."""
+    as a subprocess (about 6 minutes with one free core)."""
     names = [c[0] for c in G.stress_cases()]
     seeds = H.seeds(1, 10_000) + [f"1:stress:{i}" for i in range(len(names))]
     # Every class is asserted here, KNOWN_OPEN included.
