@@ -38,9 +38,13 @@ def _klass_key(f):
 
 
 def _fail_message(failures) -> str:
+    from collections import Counter
+
+    by = Counter(_klass_key(f) for f in failures)
+    summary = ", ".join(f"{c}/{k}: {n}" for (c, k), n in sorted(by.items()))
     shown = "\n\n".join(f.report() for f in failures[:5])
     more = f"\n... and {len(failures) - 5} more" if len(failures) > 5 else ""
-    return f"{len(failures)} fuzz failure(s):\n{shown}{more}"
+    return f"{len(failures)} fuzz failure(s) ({summary}):\n{shown}{more}"
 
 
 def _run(case_seeds, bound, subprocess_every=0, tmp_path=None, exclude=KNOWN_OPEN):
