@@ -84,7 +84,22 @@ _UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB"
           "TIB": 2**40}
 
 
-class ByteSize(int):
+class _AsWritten:
+    """A number that remembers how the user wrote it: ``str()`` gives that text back, so a
+    limit is echoed as given (``--max-memory 1G`` reads ``1G``, not ``1073741824``)."""
+
+    text: str
+
+    def __new__(cls, value, text: str):
+        obj = super().__new__(cls, value)
+        obj.text = text
+        return obj
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class ByteSize(_AsWritten, int):
     """A number of bytes that remembers how the user wrote it: ``str()`` gives that text.
 
     >>> s = ByteSize(2**30, "1G")
@@ -92,34 +107,14 @@ class ByteSize(int):
     (True, '1G', 'limit 1G')
     """
 
-    text: str
 
-    def __new__(cls, value: int, text: str) -> "ByteSize":
-        obj = super().__new__(cls, value)
-        obj.text = text
-        return obj
-
-    def __str__(self) -> str:
-        return self.text
-
-
-class Seconds(float):
+class Seconds(_AsWritten, float):
     """A duration in seconds that remembers how the user wrote it (``str()``).
 
     >>> t = Seconds(120.0, "2m")
     >>> t == 120, str(t)
     (True, '2m')
     """
-
-    text: str
-
-    def __new__(cls, value: float, text: str) -> "Seconds":
-        obj = super().__new__(cls, value)
-        obj.text = text
-        return obj
-
-    def __str__(self) -> str:
-        return self.text
 
 
 def parse_size(text: str) -> ByteSize:
