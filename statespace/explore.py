@@ -744,49 +744,55 @@ class Explorer:
         order = np.lexsort((code, rows))
         rows, code, err = rows[order], code[order], err[order]
         choice = [c[order] for c in choice]
+        # A process with no enabled transition empties ``rows`` and adds no column.
+        C = (np.stack(choice, axis=1) if len(choice) == len(procs) and choice
+             else np.zeros((rows.shape[0], len(procs)), np.int64))
+        Y, err, costs, tm = self._step_sync(X, rows, C, err)
+        nk = self.layout.pack(Y, np)
+        return rows, self._intern_sync(code), nk, err, costs, tm
+
+    def _step_sync(self, X, rows, C, err):
+        """The successors of rows ``rows`` of ``X`` when process ``i`` takes transition
+        ``C[:, i]``: the states (slots x steps), faults, costs by resource and times (the
+        explorer's rules: costs add up, the time is the maximum, effects run process by
+        process, two transitions assigning one global variable go to the error state)."""
+        cm = self.cm
+        procs = cm.system_processes
         M = rows.shape[0]
         Y = X[:, rows].copy()
         costs = [np.zeros(M, np.int64) for _ in self.res]
         tm = np.zeros(M, np.int64)
-        # The legacy rule: two chosen transitions assigning one global variable -> error.
         writers: dict[str, np.ndarray] = {}
-        for p, ch in zip(procs, choice):
-            for tid in p.transitions:
-                sub = np.flatnonzero(ch == tid)
-                if sub.shape[0] == 0:
-                    continue
-                t = cm.transitions[tid]
-                for w in t.writes:
-                    if "." not in w:
-                        cnt = writers.setdefault(w, np.zeros(M, np.int8))
-                        cnt[sub] += 1
-                c, ti, ce = self._charge(tid, X, rows[sub])
-                summed, ovf = add_costs([acc[sub] for acc in costs], c)
-                for acc, v in zip(costs, summed):
-                    acc[sub] = v
-                if ovf is not None:
-                    ce = ovf if ce is None else ce | ovf
-                tm[sub] = np.maximum(tm[sub], ti)
-                if ce is not None:
-                    err[sub] |= ce
-        for p, ch in zip(procs, choice):
-            # Effects run process by process, each seeing the earlier processes' writes.
-            for tid in p.transitions:
-                sub = np.flatnonzero(ch == tid)
-                if sub.shape[0] == 0:
-                    continue
-                t = cm.transitions[tid]
-                writes, eerr = self.ev.effect((tid,))(Y, sub)
-                for j, vals in writes:
-                    Y[j][sub] = vals
-                Y[p.slot][sub] = t.dst
-                if eerr is not None:
-                    err[sub] |= eerr
+        # (process, transition, the rows that chose it), each pair once, in process order.
+        chosen = [(p, tid, sub) for i, p in enumerate(procs)
+                  for tid in p.transitions
+                  for sub in (np.flatnonzero(C[:, i] == tid),) if sub.shape[0]]
+        for p, tid, sub in chosen:
+            t = cm.transitions[tid]
+            for w in t.writes:
+                if "." not in w:
+                    cnt = writers.setdefault(w, np.zeros(M, np.int32))
+                    cnt[sub] += 1
+            c, ti, ce = self._charge(tid, X, rows[sub])
+            summed, ovf = add_costs([acc[sub] for acc in costs], c)
+            for acc, v in zip(costs, summed):
+                acc[sub] = v
+            if ovf is not None:
+                ce = ovf if ce is None else ce | ovf
+            tm[sub] = np.maximum(tm[sub], ti)
+            if ce is not None:
+                err[sub] |= ce
+        for p, tid, sub in chosen:
+            t = cm.transitions[tid]
+            writes, eerr = self.ev.effect((tid,))(Y, sub)
+            for j, vals in writes:
+                Y[j][sub] = vals
+            Y[p.slot][sub] = t.dst
+            if eerr is not None:
+                err[sub] |= eerr
         for cnt in writers.values():
             err |= cnt >= 2
-        nk = self.layout.pack(Y, np)
-        return (rows, self._intern_sync(code), nk, err,
-                {r: c for r, c in zip(self.res, costs)}, tm)
+        return Y, err, {r: c for r, c in zip(self.res, costs)}, tm
 
     def _intern_sync(self, code: np.ndarray) -> np.ndarray:
         """Action ids of ``system sync`` steps: the mixed-radix codes (one digit per process,

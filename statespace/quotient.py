@@ -372,54 +372,6 @@ class _QuotientExplorer(Explorer):
         nk = self._canon_keys(self.layout.pack(Y, np))
         return rows, self._intern_choices(C), nk, err, costs, tm
 
-    def _step_sync(self, X, rows, C, err):
-        """The successors of rows ``rows`` of ``X`` when process ``i`` takes transition
-        ``C[:, i]``: the states (slots x steps), faults, costs by resource and times (the
-        explorer's rules: costs add up, the time is the maximum, effects run process by
-        process, two transitions assigning one global variable go to the error state)."""
-        from .evaluate import add_costs
-        cm = self.cm
-        procs = cm.system_processes
-        M = rows.shape[0]
-        Y = X[:, rows].copy()
-        costs = [np.zeros(M, np.int64) for _ in self.res]
-        tm = np.zeros(M, np.int64)
-        writers: dict[str, np.ndarray] = {}
-        for i, p in enumerate(procs):
-            for tid in p.transitions:
-                sub = np.flatnonzero(C[:, i] == tid)
-                if sub.shape[0] == 0:
-                    continue
-                t = cm.transitions[tid]
-                for w in t.writes:
-                    if "." not in w:
-                        cnt = writers.setdefault(w, np.zeros(M, np.int32))
-                        cnt[sub] += 1
-                c, ti, ce = self._charge(tid, X, rows[sub])
-                summed, ovf = add_costs([acc[sub] for acc in costs], c)
-                for acc, v in zip(costs, summed):
-                    acc[sub] = v
-                if ovf is not None:
-                    ce = ovf if ce is None else ce | ovf
-                tm[sub] = np.maximum(tm[sub], ti)
-                if ce is not None:
-                    err[sub] |= ce
-        for i, p in enumerate(procs):
-            for tid in p.transitions:
-                sub = np.flatnonzero(C[:, i] == tid)
-                if sub.shape[0] == 0:
-                    continue
-                t = cm.transitions[tid]
-                writes, eerr = self.ev.effect((tid,))(Y, sub)
-                for j, vals in writes:
-                    Y[j][sub] = vals
-                Y[p.slot][sub] = t.dst
-                if eerr is not None:
-                    err[sub] |= eerr
-        for cnt in writers.values():
-            err |= cnt >= 2
-        return Y, err, {r: c for r, c in zip(self.res, costs)}, tm
-
     def _intern_choices(self, C) -> np.ndarray:
         """Dense step ids of choice rows; the step codes (mixed radix, one digit per process,
         the first most significant, as :meth:`CompiledModel.sync_choice` reads them) are
