@@ -515,6 +515,12 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     """
     if isinstance(max_clients, bool) or not isinstance(max_clients, int) or max_clients < 1:
         raise ConfigurationError(f"max_clients must be a positive integer, not {max_clients!r}")
+    from .loader import MAX_CLIENTS
+    if max_clients > MAX_CLIENTS:
+        # Checked before any work: the search builds family(max_clients), whose apportioning
+        # loops max_clients times (10**20 hung).
+        raise ConfigurationError(f"max_clients must be at most {MAX_CLIENTS:,}, got "
+                                 f"{max_clients:,}: no model that large could be explored")
     if search not in ("bisect", "linear"):
         raise ConfigurationError(f"unknown search '{search}': expected 'bisect' or 'linear'")
     if not callable(evaluate):

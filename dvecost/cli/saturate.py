@@ -36,8 +36,22 @@ __all__ = ["register", "run", "render_table", "render_answer", "render_capacity"
            "render_csv", "progress_printer", "build_figure", "write_plot", "write_atomic"]
 
 
+def _max_clients(text: str) -> int:
+    """``--max-clients``: a whole number from 1 to :data:`scenarios.loader.MAX_CLIENTS`, checked
+    before any work (argparse reports a bad one with the usage, exit 2)."""
+    from scenarios.loader import MAX_CLIENTS
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+    if not 1 <= value <= MAX_CLIENTS:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_CLIENTS:,}, got {value:,}")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``saturate`` subcommand to ``sub``."""
+    from scenarios.loader import MAX_CLIENTS
     from scenarios.saturation import DEFAULT_MAX_CLIENTS
 
     p = sub.add_parser(
@@ -60,8 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the load that counts as saturated (e.g. 2, 1.5, 3/2); default: the "
                         "server's full capacity, workers x largest cost per tick (1 for a "
                         "system with no server)")
-    p.add_argument("--max-clients", type=int, default=DEFAULT_MAX_CLIENTS, metavar="N",
-                   help=f"search no further than N clients (default {DEFAULT_MAX_CLIENTS})")
+    p.add_argument("--max-clients", type=_max_clients, default=DEFAULT_MAX_CLIENTS,
+                   metavar="N", help=f"search no further than N clients (default "
+                                     f"{DEFAULT_MAX_CLIENTS}, at most {MAX_CLIENTS:,})")
     p.add_argument("--scenario", metavar="NAME",
                    help="grow only this scenario (N clients of it alone) instead of all "
                         "scenarios in their proportions")

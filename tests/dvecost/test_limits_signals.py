@@ -286,3 +286,23 @@ def test_max_memory_below_what_the_program_holds_says_so(model, capsys):
     j = json.loads(cap.out)
     assert j["status"] == "limit" and j["n_states"] == 1 and j["n_expanded"] == 0
     assert "--max-memory 1M reached" in cap.err and "hint:" in cap.err
+
+
+def test_max_clients_beyond_the_limit_is_refused_before_any_work(capsys):
+    """``--max-clients 10**20`` hung sharing clients out; it is refused at once, exit 2."""
+    from fractions import Fraction
+
+    from scenarios import saturate
+    from scenarios.loader import MAX_CLIENTS
+
+    t0 = time.perf_counter()
+    assert main(["saturate", "editor", "--max-clients", str(10**20)]) == 2
+    assert time.perf_counter() - t0 < 5
+    err = capsys.readouterr().err
+    assert f"--max-clients: must be between 1 and {MAX_CLIENTS:,}" in err
+    assert "Traceback" not in err
+    built = []
+    with pytest.raises(Exception, match=f"at most {MAX_CLIENTS:,}"):
+        saturate(lambda n: built.append(n), evaluate=lambda *a, **k: Fraction(0),
+                 max_clients=MAX_CLIENTS + 1)
+    assert built == []   # no family(n) was built
