@@ -205,7 +205,7 @@ def test_state_limit_exits_3(capsys):
     (["saturate", "no-such-template"], "unknown template or scenario file 'no-such-template'"),
     (["saturate", "paper-server", "--capacity", "-1"], "bad capacity"),
     (["saturate", "paper-server", "--scenario", "nobody"], "no scenario 'nobody'"),
-    (["saturate", "paper-server", "--max-clients", "0"], "max_clients"),
+    (["saturate", "paper-server", "--max-clients", "0"], "--max-clients: must be between 1"),
     (["scenarios", "render", "paper-server", "0"], "N must be between 1 and 10,000, got 0"),
     (["scenarios", "render", "nope", "2"], "unknown template"),
 ])
