@@ -216,7 +216,7 @@ def test_invalid_input_exits_2(capsys, argv, words):
 
 def test_bad_option_is_usage_error(capsys):
     code, _, err = run(capsys, "saturate", "paper-server", "--max-clients", "x")
-    assert code == 2 and "invalid int value" in err
+    assert code == 2 and "--max-clients: expected a whole number" in err
 
 
 def test_plot_without_matplotlib(capsys, monkeypatch, tmp_path):
