@@ -490,7 +490,6 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
     from scenarios.saturation import Plan, PointStarted, SaturationPoint, mix_text
 
     showing = [False]   # whether a live line is on the terminal now
-    decoding = [False]  # whether the current point decodes its run (else it has no report)
 
     def clear() -> None:
         if showing[0]:
@@ -510,7 +509,6 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
         if quiet:
             return
         if isinstance(event, PointStarted):
-            decoding[0] = event.witness
             what = "decoding the critical cycle" if event.witness else "exploring"
             line(f"N = {event.clients} ({mix_text(event.mix)}): {what} ...")
         elif isinstance(event, SaturationPoint):
@@ -518,7 +516,7 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
                  f"({event.value:.4f}), {event.n_states:,} states, {event.seconds:.2f} s")
 
     def phase(name: str, message: str) -> None:
-        if live and not quiet and (name != "report" or decoding[0]):
+        if live and not quiet:
             stream.write(f"\r\x1b[K  {name}: {message}")
             stream.flush()
             showing[0] = True

@@ -320,3 +320,14 @@ def test_value_only_decodes_nothing():
     assert bare.deadlock_trace is None and bare.error_trace is None
     assert not bare.witness and full.witness
     assert "critical cycle: not decoded" in str(bare)
+
+
+@pytest.mark.parametrize("witness", [True, False])
+def test_decoding_is_announced_only_when_a_run_is_decoded(witness):
+    phases = []
+    a = analyze(example_path("rings_sync.dve"), backend="cpu", witness=witness,
+                progress=lambda phase, done, total, msg: phases.append((phase, msg)))
+    assert [p for p, _ in phases][:2] == ["parse", "explore"]
+    decoding = [p for p in phases if p == ("report", "decoding the critical cycle")]
+    assert len(decoding) == (1 if witness else 0)
+    assert bool(a.cycle) == witness

@@ -318,7 +318,6 @@ def test_the_live_line_is_wiped_before_any_other():
     show(PointStarted(8, (("u", 8),)))
     show.phase("explore", "124,186 states, 900,000 edges")
     show.phase("explore", "250,001 states, 1,800,000 edges")
-    show.phase("report", "decoding the critical cycle")  # a value-only point decodes nothing
     show(SaturationPoint(8, F(1), 534137, 4.0, mix=(("u", 8),)))
     show(PointStarted(8, (("u", 8),), witness=True))
     show.phase("report", "decoding the critical cycle")
