@@ -1,0 +1,591 @@
+"""Capacity planning: how many workers a population needs, and which mixes saturate a server.
+
+Two questions on top of the load of :mod:`scenarios.saturation` (the maximal cycle mean of the
+server's cost: its worst sustainable work per tick). Both take the same injected
+``evaluate(model, *, resource, witness)`` as :func:`~scenarios.saturation.saturate`;
+:mod:`dvecost.capacity` binds dvecost's own analysis.
+
+:func:`workers_needed`
+    For a fixed population ``{scenario: count}``, the smallest number of workers ``w`` whose
+    load stays *below* the capacity ``w x`` (largest cost per tick). Every ``w`` from 1 up is
+    tried until one is below, so the answer is exact whatever the load curve does; the loads
+    tried are kept, and a load that drops when a worker is added is listed as a violation.
+
+:func:`frontier`
+    For two scenarios ``A`` and ``B`` (the others fixed), for each count ``n_a`` the largest
+    ``n_b`` that does not saturate: the frontier, a staircase. If the load never decreases when
+    a client is added, that largest ``n_b`` never grows with ``n_a``, so the walk starts at
+    ``(0, max_b)``, steps down while the point saturates and right when it does not: at most
+    ``max_a + max_b + 2`` analyses instead of the ``(max_a + 1)(max_b + 1)`` of the grid.
+    Every evaluated point is kept, and any pair of them with ``p <= q`` (in both counts) and
+    ``load(p) > load(q)`` is listed as a violation, since the staircase rests on that
+    assumption there.
+
+A point with no client at all (``(0, 0)`` with nothing fixed) has load 0 and is not analysed.
+
+Examples
+--------
+A stand-in evaluator whose load is ``min(workers, clients / 3)`` (each client keeps a worker
+busy a third of the time), on a server of cost 1 per tick:
+
+>>> from fractions import Fraction
+>>> from scenarios import Scenario, Server, System, Think, Request
+>>> from scenarios.saturation import Evaluation
+>>> user = Scenario("user", [Think(10), Request("job", service=6)])
+>>> def fake(model, *, resource, witness):
+...     workers = sum(1 for i in model.items if getattr(i, "name", "").startswith("done"))
+...     n = len(model.processes) - 1
+...     return Evaluation(min(Fraction(workers), Fraction(n, 3)), n_states=n)
+>>> r = workers_needed(System({user: 1}, server=Server()), {"user": 7}, evaluate=fake)
+>>> r.workers, [(p.workers, str(p.exact)) for p in r.tried]
+(3, [(1, '1'), (2, '2'), (3, '7/3')])
+"""
+
+from __future__ import annotations
+
+import time as _time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable, Mapping
+
+from dve.errors import ConfigurationError, RunStopped, StateSpaceError
+
+from .dsl import Scenario, Server, System
+from .saturation import Evaluator, Spec, parse_capacity, resolve_spec
+
+__all__ = ["workers_needed", "WorkersResult", "WorkerPoint", "frontier", "FrontierResult",
+           "FrontierPoint", "system_for", "DEFAULT_MAX_WORKERS", "DEFAULT_FRONTIER_MAX"]
+
+#: The default limit of :func:`workers_needed` (a :class:`~scenarios.dsl.Server` has at most
+#: 16 workers).
+DEFAULT_MAX_WORKERS = 16
+
+#: The default ``max_clients`` of :func:`frontier`, for each of the two scenarios.
+DEFAULT_FRONTIER_MAX = 8
+
+#: How far :func:`system_for` looks (``family(1), family(2), family(4), ...``) for scenarios.
+_SCAN_LIMIT = 256
+
+
+def _num(x: Fraction | None) -> int | float | None:
+    if x is None:
+        return None
+    return int(x) if x.denominator == 1 else float(x)
+
+
+def system_for(spec: Spec, clients: Mapping[str, int], *,
+               workers: int | None = None) -> tuple[str, Callable[..., System]]:
+    """``(name, build)``, ``build(counts, workers=None)`` being the system of the spec with
+    ``counts`` (``{scenario name: count}``) clients and, if given, that many workers.
+
+    The scenarios are those of the spec's systems ``family(1), family(2), family(4), ...``
+    (a template such as ``editor`` shares its users among its scenarios, so a small system
+    may lack one); the server, composition and name are those of ``family(1)``.
+
+    >>> name, build = system_for("editor", {"reader": 0, "exporter": 0})
+    >>> build({"reader": 3, "exporter": 1}, workers=2).describe()
+    '4 clients (reader: 3, exporter: 1), server with 2 workers, system sync'
+
+    Raises
+    ------
+    dve.errors.ConfigurationError
+        A scenario name that no system of the spec has, a negative count, or ``workers`` on a
+        system with no server.
+    """
+    name, family = resolve_spec(spec)
+    base = family(1)
+    found: dict[str, Scenario] = {}
+    k = 1
+    while True:
+        try:
+            system = family(k)
+        except ConfigurationError:  # too many clients for a server: nothing more to find
+            break
+        for sc in system.scenarios:
+            found.setdefault(sc.name, sc)
+        if all(n in found for n in clients) or k >= _SCAN_LIMIT:
+            break
+        k *= 2
+    missing = [n for n in clients if n not in found]
+    if missing:
+        raise ConfigurationError(f"no scenario '{missing[0]}' in {name}; its scenarios: "
+                                 + ", ".join(found))
+    for n, c in clients.items():
+        if isinstance(c, bool) or not isinstance(c, int) or c < 0:
+            raise ConfigurationError(f"the count of scenario '{n}' must be an integer >= 0, "
+                                     f"not {c!r}")
+    if workers is not None and base.server is None:
+        raise ConfigurationError(f"{name} has no server, so it has no workers to count")
+
+    def build(counts: Mapping[str, int], workers: int | None = workers) -> System:
+        server = base.server if workers is None else Server(workers=workers)
+        return System({found[n]: c for n, c in counts.items()}, server=server,
+                      composition=base.composition, name=base.name)
+
+    return name, build
+
+
+def _capacity_per_worker(system: System) -> int:
+    return max(r.cost for r in system.kinds())
+
+
+# ---------------------------------------------------------------------------- workers
+
+@dataclass(frozen=True)
+class WorkerPoint:
+    """The load of the population with ``workers`` workers.
+
+    ``capacity`` is ``workers x`` the largest cost per tick; ``saturated`` is
+    ``exact >= capacity``.
+    """
+
+    workers: int
+    exact: Fraction
+    capacity: Fraction
+    n_states: int
+    seconds: float
+    certified: bool = True
+
+    @property
+    def saturated(self) -> bool:
+        """Whether the load reaches the capacity."""
+        return self.exact >= self.capacity
+
+    @property
+    def utilisation(self) -> Fraction:
+        """The load as a fraction of the capacity."""
+        return self.exact / self.capacity
+
+    def as_dict(self) -> dict:
+        """The JSON form."""
+        return {"workers": self.workers, "exact": str(self.exact), "value": float(self.exact),
+                "capacity": _num(self.capacity), "utilisation": float(self.utilisation),
+                "saturated": self.saturated, "n_states": self.n_states,
+                "seconds": round(self.seconds, 4), "certified": self.certified}
+
+
+@dataclass(frozen=True)
+class WorkersResult:
+    """The answer of :func:`workers_needed`.
+
+    Attributes
+    ----------
+    spec : str
+        The spec's name.
+    clients : tuple of (str, int)
+        The population, by scenario.
+    workers : int or None
+        The smallest number of workers whose load stays below capacity; ``None`` when none up
+        to ``max_workers`` does (or the search stopped first, see ``status``).
+    tried : tuple of WorkerPoint
+        The loads tried, by number of workers (1 up to the answer).
+    per_worker : Fraction
+        The capacity of one worker (the largest cost per tick).
+    monotone : bool
+        Whether the load never drops when a worker is added (among the values tried).
+    violations : tuple of (int, int)
+        Pairs ``(w1, w2)``, ``w1 < w2``, whose loads drop from ``w1`` to ``w2``.
+    max_workers : int
+        The search's limit.
+    status : str
+        ``'ok'``, ``'limit'`` (a state or memory limit stopped it), ``'interrupted'`` or
+        ``'timeout'``.
+    stopped : str or None
+        Why it stopped early.
+    """
+
+    spec: str
+    clients: tuple[tuple[str, int], ...]
+    workers: int | None
+    tried: tuple[WorkerPoint, ...]
+    per_worker: Fraction
+    monotone: bool
+    violations: tuple[tuple[int, int], ...]
+    max_workers: int
+    status: str = "ok"
+    stopped: str | None = None
+
+    def as_dict(self) -> dict:
+        """The JSON form (``dvecost workers --json``)."""
+        return {"status": self.status, "spec": self.spec, "clients": dict(self.clients),
+                "workers": self.workers, "per_worker": _num(self.per_worker),
+                "max_workers": self.max_workers, "monotone": self.monotone,
+                "violations": [list(v) for v in self.violations], "stopped": self.stopped,
+                "tried": [p.as_dict() for p in self.tried]}
+
+    def _rows(self) -> list[list[str]]:
+        return [[str(p.workers), str(p.exact), f"{float(p.exact):.4f}", str(p.capacity),
+                 f"{float(p.utilisation):.1%}", "yes" if p.saturated else "no",
+                 f"{p.n_states:,}"] for p in self.tried]
+
+    _HEAD = ["workers", "load", "≈", "capacity", "used", "saturated", "states"]
+
+    def summary(self) -> str:
+        """One line: the answer."""
+        who = ", ".join(f"{k} {n}" for n, k in self.clients)
+        if self.workers is not None:
+            return f"{who}: {self.workers} worker{'s' * (self.workers != 1)} needed"
+        if self.status != "ok":
+            return f"{who}: stopped ({self.stopped})"
+        return f"{who}: saturates every server up to {self.max_workers} workers"
+
+    def __str__(self) -> str:
+        return "\n".join([self.summary(), _text_table(self._HEAD, self._rows())]
+                         + ([f"not monotone: the load drops between workers {a} and {b}"
+                             for a, b in self.violations]))
+
+    def _repr_markdown_(self) -> str:
+        return f"**{self.summary()}**\n\n" + _md_table(self._HEAD, self._rows())
+
+
+def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
+                   max_workers: int = DEFAULT_MAX_WORKERS,
+                   progress: Callable[[object], None] | None = None) -> WorkersResult:
+    """The smallest number of workers keeping the worst load of ``clients`` below capacity.
+
+    Parameters
+    ----------
+    spec : str, pathlib.Path, callable or System
+        Where the scenarios come from (:func:`~scenarios.saturation.resolve_spec`); it must
+        have a server.
+    clients : mapping of str to int
+        The population: ``{scenario name: count}``.
+    evaluate : callable
+        ``evaluate(model, *, resource, witness) -> Evaluation`` (as for
+        :func:`~scenarios.saturation.saturate`).
+    max_workers : int
+        Try no more than this many workers (1 to 16).
+    progress : callable, optional
+        Hears each :class:`WorkerPoint` as it is evaluated.
+
+    Returns
+    -------
+    WorkersResult
+        With ``w`` workers the capacity is ``w x`` the largest cost per tick; the answer is the
+        first ``w`` (from 1 up) whose load is below it.
+
+    Examples
+    --------
+    With a stand-in whose load is ``min(workers, 5/4)``, 2 workers suffice:
+
+    >>> from scenarios import Scenario, Server, System, Request
+    >>> from scenarios.saturation import Evaluation
+    >>> u = Scenario("u", Request("r", 1))
+    >>> def fake(model, *, resource, witness):
+    ...     w = sum(1 for i in model.items if getattr(i, "name", "").startswith("done"))
+    ...     return Evaluation(min(Fraction(w), Fraction(5, 4)), n_states=1)
+    >>> workers_needed(System({u: 1}, server=Server()), {"u": 5}, evaluate=fake).workers
+    2
+    """
+    if isinstance(max_workers, bool) or not isinstance(max_workers, int) \
+            or not 1 <= max_workers <= 16:
+        raise ConfigurationError(f"max_workers must be an integer from 1 to 16, "
+                                 f"not {max_workers!r}")
+    if not clients or sum(clients.values()) < 1:
+        raise ConfigurationError("workers_needed needs at least one client")
+    name, build = system_for(spec, clients, workers=1)
+    per = Fraction(_capacity_per_worker(build(clients)))
+    tell = progress or (lambda event: None)
+    tried: list[WorkerPoint] = []
+    answer: int | None = None
+    status, stopped = "ok", None
+
+    def result() -> WorkersResult:
+        viol = tuple((a.workers, b.workers) for i, a in enumerate(tried) for b in tried[i + 1:]
+                     if b.exact < a.exact)
+        return WorkersResult(name, tuple(clients.items()), answer, tuple(tried), per,
+                             not viol, viol, max_workers, status, stopped)
+
+    w = 0
+    try:
+        for w in range(1, max_workers + 1):
+            t0 = _time.perf_counter()
+            system = build(clients, workers=w)
+            ev = evaluate(system.to_model(), resource=system.resource, witness=False)
+            p = WorkerPoint(w, Fraction(ev.exact), per * w, int(ev.n_states),
+                            _time.perf_counter() - t0, bool(ev.certified))
+            tried.append(p)
+            tell(p)
+            if not p.saturated:
+                answer = w
+                break
+    except StateSpaceError as exc:
+        status, stopped = "limit", f"workers={w}: {exc}"
+    except (RunStopped, KeyboardInterrupt) as exc:
+        st = getattr(exc, "status", "interrupted")
+        status = st if st in ("interrupted", "timeout") else "interrupted"
+        stopped = f"workers={w}: {exc or 'interrupted'}"
+        exc.partial = result()
+        raise
+    return result()
+
+
+# ---------------------------------------------------------------------------- the frontier
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """One evaluated point ``(n_a, n_b)`` of the frontier's grid."""
+
+    n_a: int
+    n_b: int
+    exact: Fraction
+    saturated: bool
+    n_states: int
+    seconds: float
+    certified: bool = True
+
+    def as_dict(self) -> dict:
+        """The JSON form."""
+        return {"n_a": self.n_a, "n_b": self.n_b, "exact": str(self.exact),
+                "value": float(self.exact), "saturated": self.saturated,
+                "n_states": self.n_states, "seconds": round(self.seconds, 4),
+                "certified": self.certified}
+
+
+@dataclass(frozen=True)
+class FrontierResult:
+    """The answer of :func:`frontier`.
+
+    Attributes
+    ----------
+    spec, a, b : str
+        The spec's name and the two scenarios varied.
+    fixed : tuple of (str, int)
+        The other scenarios' counts, held fixed.
+    capacity : Fraction
+        The load that counts as saturated.
+    max_a, max_b : int
+        The grid: ``0..max_a`` by ``0..max_b``.
+    stair : tuple of (int, int or None)
+        ``(n_a, largest n_b that does not saturate)`` for every ``n_a``; ``None`` when even
+        ``n_b = 0`` saturates. A value of ``max_b`` means no ``n_b`` up to the limit saturates.
+        After the first ``None`` the rest are ``None`` by monotonicity, without analysis.
+    points : tuple of FrontierPoint
+        Every evaluated point, in the order evaluated.
+    monotone : bool
+        Whether no evaluated pair contradicts monotonicity.
+    violations : tuple of (FrontierPoint, FrontierPoint)
+        Pairs ``(p, q)`` with ``p`` at or below ``q`` in both counts and a larger load.
+    status, stopped : str, str or None
+        As for :class:`WorkersResult`; a stopped walk has a stair only up to where it got.
+    """
+
+    spec: str
+    a: str
+    b: str
+    fixed: tuple[tuple[str, int], ...]
+    capacity: Fraction
+    max_a: int
+    max_b: int
+    stair: tuple[tuple[int, int | None], ...]
+    points: tuple[FrontierPoint, ...]
+    monotone: bool
+    violations: tuple[tuple[FrontierPoint, FrontierPoint], ...]
+    status: str = "ok"
+    stopped: str | None = None
+
+    @property
+    def analyses(self) -> int:
+        """How many points were analysed (the empty point is not)."""
+        return sum(1 for p in self.points if p.n_states > 0)
+
+    @property
+    def seconds(self) -> float:
+        """Total time spent on the points."""
+        return sum(p.seconds for p in self.points)
+
+    def point(self, n_a: int, n_b: int) -> FrontierPoint | None:
+        """The evaluated point at ``(n_a, n_b)``, or ``None``."""
+        return next((p for p in self.points if (p.n_a, p.n_b) == (n_a, n_b)), None)
+
+    def as_dict(self) -> dict:
+        """The JSON form (``dvecost saturate --frontier --json``)."""
+        return {"status": self.status, "spec": self.spec, "a": self.a, "b": self.b,
+                "fixed": dict(self.fixed), "capacity": _num(self.capacity),
+                "capacity_exact": str(self.capacity), "max_a": self.max_a,
+                "max_b": self.max_b, "analyses": self.analyses,
+                "grid": (self.max_a + 1) * (self.max_b + 1),
+                "stair": [{"n_a": a, "max_n_b": b} for a, b in self.stair],
+                "monotone": self.monotone,
+                "violations": [[[p.n_a, p.n_b], [q.n_a, q.n_b]] for p, q in self.violations],
+                "stopped": self.stopped, "seconds": round(self.seconds, 4),
+                "points": [p.as_dict() for p in self.points]}
+
+    def csv(self) -> str:
+        """Every evaluated point, one a line: ``n_a,n_b,exact,value,saturated,n_states``."""
+        lines = [f"{self.a},{self.b},exact,value,saturated,n_states"]
+        lines += [f"{p.n_a},{p.n_b},{p.exact},{float(p.exact):.6g},{int(p.saturated)},"
+                  f"{p.n_states}" for p in sorted(self.points, key=lambda p: (p.n_a, p.n_b))]
+        return "\n".join(lines) + "\n"
+
+    def _head(self) -> list[str]:
+        return [self.a, f"largest {self.b} below capacity", f"load there", f"load at +1"]
+
+    def _rows(self) -> list[list[str]]:
+        rows = []
+        for a, b in self.stair:
+            here = None if b is None else self.point(a, b)
+            above = self.point(a, 0 if b is None else b + 1)
+            rows.append([str(a),
+                         "none" if b is None else (f"≥ {b}" if b == self.max_b else str(b)),
+                         "" if here is None else str(here.exact),
+                         "" if above is None else str(above.exact)])
+        return rows
+
+    def summary(self) -> str:
+        """One line: what was computed and how cheaply."""
+        fixed = "".join(f", {k} {n} fixed" for n, k in self.fixed)
+        return (f"{self.spec}: frontier of {self.a} x {self.b} (0..{self.max_a} x "
+                f"0..{self.max_b}{fixed}), capacity {self.capacity}; {self.analyses} analyses "
+                f"of {(self.max_a + 1) * (self.max_b + 1)} grid points")
+
+    def _notes(self) -> list[str]:
+        notes = [f"not monotone: load({p.n_a},{p.n_b}) = {p.exact} > load({q.n_a},{q.n_b}) = "
+                 f"{q.exact}" for p, q in self.violations]
+        if self.stopped:
+            notes.append(f"stopped: {self.stopped}")
+        return notes
+
+    def __str__(self) -> str:
+        return "\n".join([self.summary(), _text_table(self._head(), self._rows())]
+                         + self._notes())
+
+    def _repr_markdown_(self) -> str:
+        return "\n\n".join([f"**{self.summary()}**", _md_table(self._head(), self._rows())]
+                           + self._notes())
+
+
+def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
+             max_clients: tuple[int, int] = (DEFAULT_FRONTIER_MAX, DEFAULT_FRONTIER_MAX),
+             others: Mapping[str, int] | None = None,
+             capacity: int | float | str | Fraction | None = None,
+             workers: int | None = None,
+             progress: Callable[[object], None] | None = None) -> FrontierResult:
+    """For each count of ``a``, the largest count of ``b`` that does not saturate the server.
+
+    Parameters
+    ----------
+    spec : str, pathlib.Path, callable or System
+        Where the scenarios and the server come from.
+    a, b : str
+        The two scenarios varied (``0..max_clients[0]`` and ``0..max_clients[1]``).
+    evaluate : callable
+        ``evaluate(model, *, resource, witness) -> Evaluation``.
+    max_clients : (int, int)
+        The grid's limits.
+    others : mapping of str to int, optional
+        Counts of other scenarios, held fixed (default none).
+    capacity : number, optional
+        The load that counts as saturated; default the server's full capacity (workers x the
+        largest cost per tick), or 1 without a server.
+    workers : int, optional
+        Use a server with this many workers instead of the spec's.
+    progress : callable, optional
+        Hears each :class:`FrontierPoint` as it is evaluated.
+
+    Returns
+    -------
+    FrontierResult
+
+    Examples
+    --------
+    A stand-in whose load is ``(2 n_a + n_b) / 6``, capacity 1: the staircase is
+    ``n_b <= 5 - 2 n_a``.
+
+    >>> from scenarios import Scenario, Server, System, Request
+    >>> from scenarios.saturation import Evaluation
+    >>> x, y = Scenario("x", Request("r", 1)), Scenario("y", Request("r", 1))
+    >>> def fake(model, *, resource, witness):
+    ...     na = sum(1 for p in model.processes if p.name.startswith("x_"))
+    ...     nb = sum(1 for p in model.processes if p.name.startswith("y_"))
+    ...     return Evaluation(Fraction(2 * na + nb, 6), n_states=1)
+    >>> r = frontier(System({x: 1, y: 1}, server=Server()), "x", "y", evaluate=fake,
+    ...              max_clients=(4, 6))
+    >>> r.stair
+    ((0, 5), (1, 3), (2, 1), (3, None), (4, None))
+    >>> r.analyses, r.monotone
+    (10, True)
+    """
+    if a == b:
+        raise ConfigurationError(f"the frontier needs two different scenarios, not '{a}' twice")
+    try:
+        max_a, max_b = (int(m) for m in max_clients)
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"max_clients must be two integers, not {max_clients!r}") \
+            from None
+    if max_a < 0 or max_b < 0:
+        raise ConfigurationError(f"max_clients must be >= 0, not {max_clients!r}")
+    others = dict(others or {})
+    if a in others or b in others:
+        raise ConfigurationError("the fixed scenarios must not include the two varied")
+    name, build = system_for(spec, {a: 0, b: 0, **others}, workers=workers)
+    probe = build({a: 1, b: 1, **others})
+    if capacity is None:
+        cap = (Fraction(probe.server.workers * _capacity_per_worker(probe))
+               if probe.server is not None else Fraction(1))
+    else:
+        cap = parse_capacity(capacity)
+    tell = progress or (lambda event: None)
+    seen: dict[tuple[int, int], FrontierPoint] = {}
+    order: list[FrontierPoint] = []
+    stair: list[tuple[int, int | None]] = []
+    where: list[tuple[int, int]] = [(0, max_b)]
+
+    def load(na: int, nb: int) -> FrontierPoint:
+        if (na, nb) not in seen:
+            where[0] = (na, nb)
+            t0 = _time.perf_counter()
+            counts = {a: na, b: nb, **others}
+            if sum(counts.values()) == 0:
+                p = FrontierPoint(na, nb, Fraction(0), Fraction(0) >= cap, 0, 0.0)
+            else:
+                system = build(counts)
+                ev = evaluate(system.to_model(), resource=system.resource, witness=False)
+                p = FrontierPoint(na, nb, Fraction(ev.exact), Fraction(ev.exact) >= cap,
+                                  int(ev.n_states), _time.perf_counter() - t0,
+                                  bool(ev.certified))
+            seen[(na, nb)] = p
+            order.append(p)
+            tell(p)
+        return seen[(na, nb)]
+
+    def result(status: str = "ok", stopped: str | None = None) -> FrontierResult:
+        pts = tuple(order)
+        viol = tuple((p, q) for p in pts for q in pts
+                     if p is not q and p.n_a <= q.n_a and p.n_b <= q.n_b and p.exact > q.exact)
+        return FrontierResult(name, a, b, tuple(others.items()), cap, max_a, max_b,
+                              tuple(stair), pts, not viol, viol, status, stopped)
+
+    try:
+        # Invariant: before column na, (na - 1, nb) was evaluated below capacity (or nb is
+        # max_b); with a monotone load column na's answer is at most nb.
+        nb = max_b
+        for na in range(max_a + 1):
+            while nb >= 0 and load(na, nb).saturated:
+                nb -= 1
+            if nb < 0:
+                stair.extend((k, None) for k in range(na, max_a + 1))
+                break
+            stair.append((na, nb))
+    except StateSpaceError as exc:
+        return result("limit", f"({where[0][0]}, {where[0][1]}): {exc}")
+    except (RunStopped, KeyboardInterrupt) as exc:
+        st = getattr(exc, "status", "interrupted")
+        exc.partial = result(st if st in ("interrupted", "timeout") else "interrupted",
+                             f"({where[0][0]}, {where[0][1]}): {exc or 'interrupted'}")
+        raise
+    return result()
+
+
+# ---------------------------------------------------------------------------- tables
+
+def _text_table(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(head)]
+    line = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths)).rstrip()
+    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> str:
+    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+                     + ["| " + " | ".join(r) + " |" for r in rows])

@@ -1,0 +1,152 @@
+"""The capacity-planning searches against brute force over the grid, with stand-in evaluators."""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import pytest
+
+from dve.errors import ConfigurationError, StateSpaceError
+from scenarios import Request, Scenario, Server, System, Think
+from scenarios.capacity import frontier, workers_needed
+from scenarios.saturation import Evaluation
+
+X = Scenario("x", [Think(1), Request("r", 1)])
+Y = Scenario("y", [Think(2), Request("r", 1)])
+Z = Scenario("z", [Think(3), Request("r", 1)])
+SPEC = System({X: 1, Y: 1, Z: 1}, server=Server())
+
+
+def counts(model) -> dict[str, int]:
+    """Clients per scenario and the number of workers, read off the model built."""
+    out = {"x": 0, "y": 0, "z": 0}
+    for p in model.processes:
+        if p.name != "server":
+            out[p.name.rsplit("_", 1)[0]] += 1
+    out["w"] = sum(1 for i in model.items if getattr(i, "name", "").startswith("done"))
+    return out
+
+
+def evaluator(load, calls):
+    def evaluate(model, *, resource, witness):
+        c = counts(model)
+        calls.append(c)
+        return Evaluation(Fraction(load(c)), n_states=1 + c["x"] + c["y"])
+    return evaluate
+
+
+MONOTONE_LOADS = [
+    lambda c: Fraction(3 * c["x"] + 2 * c["y"] + c["z"], 10),
+    lambda c: Fraction(c["x"] * c["y"] + c["y"], 4),
+    lambda c: min(Fraction(2), Fraction(c["x"], 3) + Fraction(c["y"] ** 2, 7)),
+]
+
+
+@pytest.mark.parametrize("load", MONOTONE_LOADS)
+@pytest.mark.parametrize("z", [0, 1])
+def test_frontier_is_the_brute_force_staircase(load, z):
+    calls: list = []
+    r = frontier(SPEC, "x", "y", evaluate=evaluator(load, calls), max_clients=(5, 6),
+                 others={"z": z} if z else None)
+    cap = Fraction(1)
+    expect = []
+    for na in range(6):
+        ok = [nb for nb in range(7) if load({"x": na, "y": nb, "z": z}) < cap]
+        expect.append((na, max(ok) if ok else None))
+    assert r.stair == tuple(expect)
+    assert r.monotone and not r.violations
+    # The walk: far fewer analyses than the grid, never a point twice, every load recorded.
+    assert r.analyses <= 5 + 6 + 2 < 42
+    assert len({(p.n_a, p.n_b) for p in r.points}) == len(r.points)
+    for p in r.points:
+        assert p.exact == load({"x": p.n_a, "y": p.n_b, "z": z})
+        assert p.saturated == (p.exact >= cap)
+    assert len(calls) == r.analyses
+    assert all(c["z"] == z for c in calls)
+
+
+def test_frontier_reports_a_non_monotone_load():
+    # Adding a y past 2 lowers the load: the walk's evaluated points show it.
+    load = lambda c: Fraction(c["x"] + (c["y"] if c["y"] <= 2 else 0), 2)
+    r = frontier(SPEC, "x", "y", evaluate=evaluator(load, []), max_clients=(3, 4))
+    assert not r.monotone
+    for p, q in r.violations:
+        assert p.n_a <= q.n_a and p.n_b <= q.n_b and p.exact > q.exact
+    assert "not monotone" in str(r)
+
+
+def test_frontier_table_json_csv():
+    load = MONOTONE_LOADS[0]
+    r = frontier(SPEC, "x", "y", evaluate=evaluator(load, []), max_clients=(2, 3))
+    text = str(r).splitlines()
+    assert text[0].startswith("system: frontier of x x y (0..2 x 0..3)")
+    assert f"{r.analyses} analyses of 12 grid points" in text[0]
+    rows = [line.split() for line in text[3:]]
+    assert [row[0] for row in rows] == ["0", "1", "2"]
+    # x=0: 2y < 10 for all y <= 3, so the limit is not reached: '≥ 3'.
+    assert rows[0][1:3] == ["≥", "3"]
+    # x=2: 6 + 2y < 10 -> y <= 1; the load there 8/10 = 4/5, at y=2 it is 1.
+    assert rows[2][1:] == ["1", "4/5", "1"]
+    d = r.as_dict()
+    assert d["stair"] == [{"n_a": a, "max_n_b": b} for a, b in r.stair]
+    assert d["grid"] == 12 and d["analyses"] == r.analyses
+    lines = r.csv().splitlines()
+    assert lines[0] == "x,y,exact,value,saturated,n_states"
+    assert len(lines) == 1 + len(r.points)
+    assert "| x |" in r._repr_markdown_()
+
+
+def test_frontier_stops_at_a_limit():
+    def evaluate(model, *, resource, witness):
+        if counts(model)["y"] >= 3:
+            raise StateSpaceError("state limit 10 reached")
+        return Evaluation(Fraction(0), 1)
+    r = frontier(SPEC, "x", "y", evaluate=evaluate, max_clients=(2, 3))
+    assert r.status == "limit" and "(0, 3)" in r.stopped and r.stair == ()
+
+
+def test_frontier_errors():
+    ev = evaluator(MONOTONE_LOADS[0], [])
+    with pytest.raises(ConfigurationError, match="no scenario 'nope'"):
+        frontier(SPEC, "x", "nope", evaluate=ev)
+    with pytest.raises(ConfigurationError, match="two different"):
+        frontier(SPEC, "x", "x", evaluate=ev)
+
+
+@pytest.mark.parametrize("n", [1, 4, 7, 12])
+def test_workers_needed_is_the_first_unsaturated(n):
+    # Worst load of n clients with w workers: min(w, n/3); capacity w (cost 1 per tick).
+    load = lambda c: min(Fraction(c["w"]), Fraction(c["x"], 3))
+    calls: list = []
+    r = workers_needed(SPEC, {"x": n}, evaluate=evaluator(load, calls), max_workers=8)
+    brute = next((w for w in range(1, 9) if load({"x": n, "w": w}) < w), None)
+    assert r.workers == brute
+    assert [p.workers for p in r.tried] == list(range(1, (brute or 8) + 1))
+    assert [c["w"] for c in calls] == [p.workers for p in r.tried]
+    assert all(p.capacity == p.workers for p in r.tried)
+    assert r.monotone
+    assert f"{brute} worker" in str(r).splitlines()[0]
+
+
+def test_workers_none_within_limit_and_violation():
+    load = lambda c: Fraction(c["w"])
+    r = workers_needed(SPEC, {"x": 2}, evaluate=evaluator(load, []), max_workers=3)
+    assert r.workers is None and len(r.tried) == 3
+    assert r.monotone
+    load2 = lambda c: Fraction(3, 2) if c["w"] == 1 else Fraction(1)
+    r2 = workers_needed(SPEC, {"x": 2}, evaluate=evaluator(load2, []), max_workers=3)
+    assert r2.workers == 2
+    assert not r2.monotone and r2.violations == ((1, 2),)
+    assert "drops between workers 1 and 2" in str(r2)
+    assert "saturates every server up to 3 workers" in str(r)
+
+
+def test_workers_needed_errors():
+    ev = evaluator(MONOTONE_LOADS[0], [])
+    with pytest.raises(ConfigurationError, match="max_workers"):
+        workers_needed(SPEC, {"x": 1}, evaluate=ev, max_workers=17)
+    with pytest.raises(ConfigurationError, match="no server"):
+        workers_needed(System({X: 1}), {"x": 1}, evaluate=ev)
+    with pytest.raises(ConfigurationError, match="at least one client"):
+        workers_needed(SPEC, {"x": 0}, evaluate=ev)
