@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 import dve
 import ocm
 import statespace
-from dve.errors import ConfigurationError
+from dve.errors import ConfigurationError, RunStopped
 from dve.summary import summarize
 from dve.syntax import DEFAULT_COST_RESOURCE, Model
 from ocm.errors import NoCycleError, ZeroTimeCycleError
@@ -159,6 +159,34 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     graph = quotient.graph
     seconds["explore"] = _time.perf_counter() - t0
 
+    try:
+        return _after_exploration(syntax, compiled, quotient, resource, seconds, report,
+                                  kind=kind, mode=mode, ratio=ratio, backend=backend,
+                                  witness=witness, symmetry=symmetry)
+    except RunStopped as exc:
+        # A signal or --timeout in the engine or the report: the state graph is complete, so
+        # the stop says what it holds.
+        raise with_counts(exc, graph)
+
+
+def with_counts(exc: BaseException, graph) -> BaseException:
+    """``exc`` with ``exc.counts`` set to the states and transitions of ``graph`` (what a stop
+    after exploration reports as found); counts already attached are kept.
+
+    >>> from dve.errors import Interrupted
+    >>> class G: n_states, n_edges = 6, 12
+    >>> with_counts(Interrupted(2, "SIGINT"), G()).counts
+    {'states': 6, 'transitions': 12}
+    """
+    if not getattr(exc, "counts", None):
+        exc.counts = {"states": int(graph.n_states), "transitions": int(graph.n_edges)}
+    return exc
+
+
+def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *, kind, mode,
+                       ratio, backend, witness, symmetry) -> Analysis:
+    """The cycle engine and the report of :func:`analyze`, on the explored ``quotient``."""
+    graph = quotient.graph
     report("howard", None, None, f"optimal cycle {kind}: SCCs, policy iteration, certificate")
     t0 = _time.perf_counter()
     try:

@@ -62,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``dvecost analyze``; returns the exit code."""
     from ..analysis import NoCycleRun, ZeroTimeCycleRun, analyze
-    from ..report import render_dot, render_steps, render_text
+    from ..report import render_steps
 
     if args.dot and args.no_witness:
         raise ConfigurationError("--dot draws the critical cycle, which --no-witness leaves out")
@@ -79,12 +79,7 @@ def run(args: argparse.Namespace) -> int:
             progress.close()
         if args.debug:
             raise
-        info = stop_info(exc, args)
-        print(info["message"], file=sys.stderr)
-        if args.json:
-            emit_json(info["status"], limit=info.get("limit"), counts=info["counts"] or None,
-                      message=info["message"])
-        return info["exit_code"]
+        return _stopped(exc, args)
     except AnalysisError as exc:
         if progress:
             progress.close()
@@ -103,6 +98,26 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if progress:
             progress.close()
+    try:
+        return _output(args, result)
+    except RunStopped as exc:   # a signal or --timeout while rendering: the counts are known
+        from ..analysis import with_counts
+        return _stopped(with_counts(exc, result.graph), args)
+
+
+def _stopped(exc: BaseException, args: argparse.Namespace) -> int:
+    """Report a stop (limit, signal, --timeout) with its counts on stderr and in --json."""
+    info = stop_info(exc, args)
+    print(info["message"], file=sys.stderr)
+    if args.json:
+        emit_json(info["status"], limit=info.get("limit"), counts=info["counts"] or None,
+                  message=info["message"])
+    return info["exit_code"]
+
+
+def _output(args: argparse.Namespace, result) -> int:
+    from ..report import render_dot, render_text
+
     if args.dot:
         dot = render_dot(result)
         if args.dot == "-":

@@ -306,3 +306,39 @@ def test_max_clients_beyond_the_limit_is_refused_before_any_work(capsys):
         saturate(lambda n: built.append(n), evaluate=lambda *a, **k: Fraction(0),
                  max_clients=MAX_CLIENTS + 1)
     assert built == []   # no family(n) was built
+
+
+def test_a_stop_after_exploration_reports_the_graph_found(monkeypatch, capsys):
+    """SIGTERM in the cycle engine: exploration is over, so the message and the JSON carry
+    the complete graph's counts (rings_sync: 6 states; the engine is made to raise the stop,
+    as the signal handler would, which is deterministic)."""
+    import ocm
+    from dvecost.examples import example_path
+
+    def stopped(*a, **k):
+        raise Interrupted(15, "SIGTERM")
+
+    from dvecost import analyze
+    path = str(example_path("rings_sync.dve"))
+    ref = analyze(path, backend="cpu", witness=False)
+    monkeypatch.setattr(ocm, "optimal_cycle", stopped)
+    assert main(["analyze", path, "--json", "--backend", "cpu"]) == 143
+    out, err = capsys.readouterr()
+    found = f"{ref.n_states:,} states, {ref.n_transitions:,} transitions found so far"
+    assert err.strip() == f"dvecost: interrupted by SIGTERM; {found}"
+    obj = json.loads(out)
+    assert obj["status"] == "interrupted"
+    assert obj["counts"] == {"states": ref.n_states, "transitions": ref.n_transitions}
+
+
+def test_a_stop_while_rendering_reports_the_graph_found(monkeypatch, capsys):
+    import dvecost.report
+    from dvecost.examples import example_path
+
+    def stopped(*a, **k):
+        raise Interrupted(2, "SIGINT")
+
+    monkeypatch.setattr(dvecost.report, "render_text", stopped)
+    assert main(["analyze", str(example_path("rings_sync.dve")), "--backend", "cpu"]) == 130
+    out, err = capsys.readouterr()
+    assert out == "" and "interrupted by SIGINT; " in err and " transitions found so far" in err
