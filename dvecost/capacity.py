@@ -1,0 +1,52 @@
+"""Capacity planning with dvecost's own pipeline as the evaluator.
+
+:func:`scenarios.capacity.workers_needed` and :func:`scenarios.capacity.frontier` take an
+injected evaluator; here it is :func:`dvecost.saturation.evaluator` (:func:`dvecost.analyze`,
+symmetry reduction on), which is what ``dvecost workers`` and ``dvecost saturate --frontier``
+run.
+
+>>> r = workers_needed("paper-server", {"client": 4}, backend="cpu")
+>>> r.workers, [str(p.exact) for p in r.tried]
+(2, ['1', '4/3'])
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Callable, Mapping
+
+from scenarios.capacity import (DEFAULT_FRONTIER_MAX, DEFAULT_MAX_WORKERS, FrontierResult,
+                                WorkersResult)
+from scenarios.capacity import frontier as _frontier
+from scenarios.capacity import workers_needed as _workers_needed
+from scenarios.saturation import Spec
+
+from .saturation import evaluator
+
+__all__ = ["workers_needed", "frontier"]
+
+
+def workers_needed(spec: Spec, clients: Mapping[str, int], *, backend: str = "auto",
+                   max_states: int | None = None, max_memory: int | None = None,
+                   max_workers: int = DEFAULT_MAX_WORKERS,
+                   progress: Callable[[object], None] | None = None) -> WorkersResult:
+    """:func:`scenarios.capacity.workers_needed` with :func:`dvecost.saturation.evaluator`
+    (``backend``, ``max_states``, ``max_memory``) as the evaluator."""
+    return _workers_needed(spec, clients, max_workers=max_workers, progress=progress,
+                           evaluate=evaluator(backend=backend, max_states=max_states,
+                                              max_memory=max_memory))
+
+
+def frontier(spec: Spec, a: str, b: str, *, backend: str = "auto",
+             max_states: int | None = None, max_memory: int | None = None,
+             max_clients: tuple[int, int] = (DEFAULT_FRONTIER_MAX, DEFAULT_FRONTIER_MAX),
+             others: Mapping[str, int] | None = None,
+             capacity: int | float | str | Fraction | None = None,
+             workers: int | None = None,
+             progress: Callable[[object], None] | None = None) -> FrontierResult:
+    """:func:`scenarios.capacity.frontier` with :func:`dvecost.saturation.evaluator`
+    (``backend``, ``max_states``, ``max_memory``) as the evaluator."""
+    return _frontier(spec, a, b, max_clients=max_clients, others=others, capacity=capacity,
+                     workers=workers, progress=progress,
+                     evaluate=evaluator(backend=backend, max_states=max_states,
+                                        max_memory=max_memory))
