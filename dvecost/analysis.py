@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 import dve
 import ocm
 import statespace
-from dve.errors import ConfigurationError, RunStopped
+from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped
 from dve.summary import summarize
 from dve.syntax import DEFAULT_COST_RESOURCE, Model
 from ocm.errors import NoCycleError, ZeroTimeCycleError
@@ -159,6 +159,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     graph = quotient.graph
     seconds["explore"] = _time.perf_counter() - t0
 
+    if max_memory is not None:
+        _check_engine_memory(max_memory, graph)
     try:
         return _after_exploration(syntax, compiled, quotient, resource, seconds, report,
                                   kind=kind, mode=mode, ratio=ratio, backend=backend,
@@ -166,6 +168,19 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     except RunStopped as exc:
         # A signal or --timeout in the engine or the report: the state graph is complete, so
         # the stop says what it holds.
+        raise with_counts(exc, graph)
+
+
+def _check_engine_memory(max_memory: int, graph) -> None:
+    """Refuse to start the cycle engine when its estimated memory
+    (:func:`ocm.backend.engine_memory_bytes`, the estimate ``dvecost cycle`` uses) would take
+    the process past ``max_memory``: a MemoryLimitExceeded with the graph's counts."""
+    from ocm.backend import engine_memory_bytes
+    from statespace.explore import current_rss
+    held, more = current_rss(), engine_memory_bytes(graph.n_states, graph.n_edges)
+    if held + more > max_memory:
+        exc = MemoryLimitExceeded(max_memory, graph.n_states)
+        exc.held, exc.more = held, more
         raise with_counts(exc, graph)
 
 

@@ -37,13 +37,6 @@ from . import add_backend, add_common, add_limits, emit_json, peak_memory_bytes,
 
 __all__ = ["register", "run", "load_cycle_graph", "CycleInput"]
 
-#: Bytes per edge and per vertex the CPU cycle engine allocates at its peak (CSR copies, SCC
-#: labels, policies, biases, the certificate's arrays), with a quarter of room: on a saved
-#: partial graph of BEEM bakery.7 (3.06 M vertices, 10.3 M edges) the engine took the process
-#: from 389 MB after loading to a 1154 MB peak, 765 MB, against 952 MB estimated.
-_ENGINE_BYTES_PER_EDGE = 64
-_ENGINE_BYTES_PER_VERTEX = 96
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``cycle`` subcommand to the ``dvecost`` parser."""
@@ -138,9 +131,10 @@ def _check_memory(args, n: int, m: int) -> None:
     """Refuse to start the engine when it would take the process past ``--max-memory``."""
     if args.max_memory is None:
         return
+    from ocm.backend import engine_memory_bytes
     from statespace.explore import current_rss
     held = current_rss()
-    more = _ENGINE_BYTES_PER_EDGE * m + _ENGINE_BYTES_PER_VERTEX * (n + 1)
+    more = engine_memory_bytes(n, m)
     if held + more > args.max_memory:
         exc = MemoryLimitExceeded(args.max_memory, n)
         exc.counts = {"vertices": n, "edges": m}

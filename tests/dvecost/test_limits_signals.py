@@ -342,3 +342,29 @@ def test_a_stop_while_rendering_reports_the_graph_found(monkeypatch, capsys):
     assert main(["analyze", str(example_path("rings_sync.dve")), "--backend", "cpu"]) == 130
     out, err = capsys.readouterr()
     assert out == "" and "interrupted by SIGINT; " in err and " transitions found so far" in err
+
+
+def test_analyze_max_memory_checks_the_engine_before_it_starts(monkeypatch, capsys):
+    """The engine's estimate (the one ``cycle`` uses) over --max-memory: exit 3 with the
+    graph's counts, and the engine never runs. The estimate is made huge so that exploration
+    passes the limit and the engine would not: deterministic whatever the process holds."""
+    import ocm
+    import ocm.backend
+    from dvecost import analyze
+    from dvecost.examples import example_path
+
+    path = str(example_path("rings_sync.dve"))
+    ref = analyze(path, backend="cpu", witness=False)
+    assert ocm.backend.engine_memory_bytes(ref.n_states, ref.n_transitions) == \
+        64 * ref.n_transitions + 96 * (ref.n_states + 1)
+    ran = []
+    monkeypatch.setattr(ocm, "optimal_cycle", lambda *a, **k: ran.append(1))
+    monkeypatch.setattr(ocm.backend, "engine_memory_bytes", lambda n, m: 2**60)
+    assert main(["analyze", path, "--json", "--max-memory", "64G", "--backend", "cpu"]) == 3
+    out, err = capsys.readouterr()
+    assert ran == []
+    assert err.strip() == (f"dvecost: limit --max-memory 64G reached; {ref.n_states:,} states, "
+                           f"{ref.n_transitions:,} transitions found so far")
+    obj = json.loads(out)
+    assert obj["status"] == "limit" and obj["limit"] == {"name": "--max-memory", "value": "64G"}
+    assert obj["counts"] == {"states": ref.n_states, "transitions": ref.n_transitions}
