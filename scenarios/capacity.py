@@ -419,17 +419,22 @@ class FrontierResult:
         return "\n".join(lines) + "\n"
 
     def _head(self) -> list[str]:
-        return [self.a, f"largest {self.b} below capacity", f"load there", f"load at +1"]
+        return [self.a, f"largest {self.b} below capacity", "load there", "load at +1"]
 
     def _rows(self) -> list[list[str]]:
         rows = []
         for a, b in self.stair:
             here = None if b is None else self.point(a, b)
-            above = self.point(a, 0 if b is None else b + 1)
+            # The point that shows b + 1 saturates: (a, b + 1) itself, or, by monotonicity,
+            # the one evaluated at (a', b + 1) with the largest a' < a.
+            nb = 0 if b is None else b + 1
+            above = max((p for p in self.points if p.n_b == nb and p.n_a <= a and p.saturated),
+                        key=lambda p: p.n_a, default=None)
             rows.append([str(a),
                          "none" if b is None else (f"≥ {b}" if b == self.max_b else str(b)),
                          "" if here is None else str(here.exact),
-                         "" if above is None else str(above.exact)])
+                         "" if above is None else str(above.exact) if above.n_a == a
+                         else f"{above.exact} at ({above.n_a},{above.n_b})"])
         return rows
 
     def summary(self) -> str:
