@@ -14,9 +14,10 @@ server's cost: its worst sustainable work per tick). Both take the same injected
 :func:`frontier`
     For two scenarios ``A`` and ``B`` (the others fixed), for each count ``n_a`` the largest
     ``n_b`` that does not saturate: the frontier, a staircase. If the load never decreases when
-    a client is added, that largest ``n_b`` never grows with ``n_a``, so the walk starts at
-    ``(0, max_b)``, steps down while the point saturates and right when it does not: at most
-    ``max_a + max_b + 2`` analyses instead of the ``(max_a + 1)(max_b + 1)`` of the grid.
+    a client is added, that largest ``n_b`` never grows with ``n_a``. The walk finds column
+    0's answer by exponential then binary search from ``n_b = 0`` up (small models first), then
+    steps right while a point is below capacity and down while it saturates: about ``max_a +
+    max_b + 2 log2(max_b)`` analyses instead of the ``(max_a + 1)(max_b + 1)`` of the grid.
     Every evaluated point is kept, and any pair of them with ``p <= q`` (in both counts) and
     ``load(p) > load(q)`` is listed as a violation, since the staircase rests on that
     assumption there.
@@ -509,7 +510,7 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
     >>> r.stair
     ((0, 5), (1, 3), (2, 1), (3, None), (4, None))
     >>> r.analyses, r.monotone
-    (10, True)
+    (13, True)
     """
     if a == b:
         raise ConfigurationError(f"the frontier needs two different scenarios, not '{a}' twice")
@@ -562,9 +563,23 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
                               tuple(stair), pts, not viol, viol, status, stopped)
 
     try:
-        # Invariant: before column na, (na - 1, nb) was evaluated below capacity (or nb is
-        # max_b); with a monotone load column na's answer is at most nb.
-        nb = max_b
+        # Column 0 by exponential then binary search from n_b = 0 up (small models first, as
+        # saturate does): hi is the smallest evaluated saturating n_b, lo the largest below.
+        lo, hi, n = -1, None, 0
+        while True:
+            if load(0, n).saturated:
+                hi = n
+                break
+            lo = n
+            if n >= max_b:
+                break
+            n = min(max(1, 2 * n), max_b)
+        while hi is not None and hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if load(0, mid).saturated else (mid, hi)
+        # Invariant: before column na, (na - 1, nb) was evaluated below capacity (nb = -1: even
+        # n_b = 0 saturates); with a monotone load column na's answer is at most nb.
+        nb = lo if hi is not None else max_b
         for na in range(max_a + 1):
             while nb >= 0 and load(na, nb).saturated:
                 nb -= 1
