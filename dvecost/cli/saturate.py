@@ -30,7 +30,7 @@ from typing import Any, Callable, TextIO
 
 from dve.errors import ConfigurationError, RunStopped
 
-from . import add_backend, add_common, add_limits, peak_memory_bytes
+from . import add_backend, add_common, add_limits, frontier, peak_memory_bytes
 
 __all__ = ["register", "run", "render_table", "render_answer", "render_capacity",
            "render_csv", "progress_printer", "build_figure", "write_plot", "write_atomic"]
@@ -94,6 +94,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="draw the evaluated points, load against clients, with the capacity "
                         "line (needs matplotlib: pip install 'dvecost[plot]')")
     p.add_argument("--list", action="store_true", help="list the bundled templates and exit")
+    frontier.add_options(p)
     add_common(p)
     p.set_defaults(func=run)
 
@@ -113,6 +114,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.spec:
         raise ConfigurationError("saturate needs a SPEC: a template name (dvecost saturate "
                                  "--list) or a scenario file")
+    if args.frontier:
+        if args.plot:
+            raise ConfigurationError("--plot is not available with --frontier yet")
+        return frontier.run(args, write_atomic)
     # Output files are checked before the search, which may run for long, not after it.
     for path in (args.csv, args.plot):
         if path:
