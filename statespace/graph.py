@@ -58,6 +58,7 @@ __all__ = [
     "TraceStep",
     "check_int_range",
     "decode_state",
+    "graph_from_arrays",
     "load_graph",
     "read_npz",
     "save_graph",
@@ -265,8 +266,42 @@ def save_graph(graph: StateGraph, path) -> None:
                 pass
 
 
-#: The arrays of a saved graph and the integer range each must hold (``None``: the dtype's).
 _INT64_MAX = 2**63 - 1
+
+#: The zip compression methods an ``.npz`` member may use: stored and deflated (what NumPy
+#: writes), bzip2 and LZMA (what :mod:`zipfile` also reads). Anything else is refused by name.
+_METHODS = {0: "stored", 8: "deflated", 12: "bzip2", 14: "lzma"}
+
+
+def _read_failures() -> tuple[type[BaseException], ...]:
+    """Every exception reading an archive member can raise on a damaged or hostile file: the
+    zip layer (bad headers, CRC mismatch, encryption, unsupported methods), the decompressors,
+    and NumPy's ``.npy`` header parser. Each is the file's fault, never the program's."""
+    import pickle
+    import struct
+    import zipfile
+    import zlib
+    errors: list[type[BaseException]] = [
+        OSError, EOFError, ValueError, RuntimeError, NotImplementedError, OverflowError,
+        KeyError, SyntaxError, zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error,
+        struct.error, pickle.UnpicklingError]
+    try:
+        import lzma
+        errors.append(lzma.LZMAError)
+    except ImportError:   # a Python built without lzma: zipfile then raises RuntimeError
+        pass
+    return tuple(errors)
+
+
+def _check_member(name: str, info) -> None:
+    """Refuse a member the reader cannot open as plain data, before opening it."""
+    if info.flag_bits & 0x1:
+        raise ConfigurationError(f"{name}: member '{info.filename}' is encrypted; a graph file "
+                                 "is a plain .npz (as numpy.savez writes it)")
+    if info.compress_type not in _METHODS:
+        raise ConfigurationError(f"{name}: member '{info.filename}' uses zip compression method "
+                                 f"{info.compress_type}, which is not read (only "
+                                 + ", ".join(_METHODS.values()) + ")")
 
 
 def read_npz(path) -> dict[str, np.ndarray]:
@@ -274,13 +309,32 @@ def read_npz(path) -> dict[str, np.ndarray]:
 
     Each member's header (shape, dtype) is read first and checked against the member's stored
     size, so a truncated file, or a header claiming 10**12 elements, is an error and not a
-    huge allocation. Object arrays (pickles) are refused.
+    huge allocation. Object arrays (pickles), encrypted members and unknown compression methods
+    are refused; each member is read to its end, so its CRC is checked.
 
     Raises
     ------
     dve.errors.ConfigurationError
-        Naming the file: missing, empty, not a zip of ``.npy`` members, truncated, or an
-        array larger than its stored data.
+        Naming the file and what is wrong: missing, empty, not a zip of ``.npy`` members,
+        encrypted, compressed by an unknown method, truncated, failing its CRC, or an array
+        larger than its stored data. Whatever the zip, decompression or ``.npy`` layers raise
+        on a damaged file becomes this error.
+
+    Examples
+    --------
+    >>> import io, os, tempfile, zipfile
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "g.npz")
+    >>> np.savez(p, cost=np.arange(3))
+    >>> read_npz(p)["cost"].tolist()
+    [0, 1, 2]
+    >>> data = bytearray(open(p, "rb").read())
+    >>> data[6] |= 1            # the local header's "encrypted" flag bit
+    >>> c = data.rindex(b"PK\\x01\\x02"); data[c + 8] |= 1   # and the central directory's
+    >>> _ = open(p, "wb").write(data)
+    >>> read_npz(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: ...g.npz: member 'cost.npy' is encrypted; ...
     """
     import os
     import zipfile
@@ -294,6 +348,7 @@ def read_npz(path) -> dict[str, np.ndarray]:
                 if not info.filename.endswith(".npy"):
                     continue
                 key = info.filename[:-4]
+                _check_member(name, info)
                 with zf.open(info) as f:
                     fmt = np.lib.format
                     version = fmt.read_magic(f)
@@ -307,23 +362,34 @@ def read_npz(path) -> dict[str, np.ndarray]:
                 count = 1
                 for d in shape:
                     count *= int(d)
-                if count * dtype.itemsize > info.file_size - header_len:
+                if count * dtype.itemsize != info.file_size - header_len:
                     raise ConfigurationError(
-                        f"{name}: array '{key}' claims shape {tuple(shape)} ({dtype}) but its "
-                        f"member holds only {info.file_size - header_len} bytes: the file is "
-                        "truncated or corrupt")
+                        f"{name}: array '{key}' claims shape {tuple(shape)} ({dtype}), "
+                        f"{count * dtype.itemsize} bytes, but its member holds "
+                        f"{info.file_size - header_len}: the file is truncated or corrupt")
                 with zf.open(info) as f:
                     out[key] = np.lib.format.read_array(f, allow_pickle=False)
+                    f.read(1)   # at the member's end: zipfile checks its CRC here
         return out
     except ConfigurationError:
         raise
     except FileNotFoundError:
         raise ConfigurationError(f"no such file: '{name}'") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile,
-            KeyError, SyntaxError) as exc:
-        raise ConfigurationError(f"{name}: not a readable .npz file ({exc})") from None
+    except IsADirectoryError:
+        raise ConfigurationError(f"'{name}' is a directory, not a graph file") from None
     except MemoryError:
         raise ConfigurationError(f"{name}: an array is too large to load") from None
+    except _read_failures() as exc:
+        raise ConfigurationError(f"{name}: not a readable .npz file ({_why(exc)})") from None
+
+
+def _why(exc: BaseException) -> str:
+    """A short reason for a read failure: the message, or the exception's name if it has none.
+    (zipfile names members by their ``ZipInfo`` repr, which is long; it is cut.)"""
+    text = str(exc).strip() or type(exc).__name__
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return text
 
 
 def check_int_range(name: str, what: str, a: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -366,10 +432,22 @@ def load_graph(path) -> StateGraph:
         When the file is not a saved state graph, or is inconsistent (the message names the
         file and the array).
     """
-    import json
     import os
     name = os.fspath(path)
-    arrays = read_npz(name)
+    return graph_from_arrays(name, read_npz(name))
+
+
+def graph_from_arrays(name: str, arrays: dict[str, np.ndarray]) -> StateGraph:
+    """The :class:`StateGraph` held by the arrays of a saved graph file (from :func:`read_npz`),
+    checked as :func:`load_graph` describes; ``name`` names the file in errors. ``arrays`` is
+    consumed (its entries are taken or converted in place).
+
+    Raises
+    ------
+    dve.errors.ConfigurationError
+        When the arrays are not a saved state graph or are inconsistent.
+    """
+    import json
     try:
         info = json.loads(str(arrays.pop("meta")))
         costs = {res: arrays.pop(f"cost_{k}") for k, res in enumerate(info["resources"])}

@@ -86,25 +86,24 @@ def load_cycle_graph(path: str, resource: str | None = None) -> CycleInput:
     MemoryError
         An edge list announces more vertices than this machine's memory.
     """
-    from statespace.graph import check_int_range, load_graph, read_npz
+    from statespace.graph import check_int_range, graph_from_arrays, read_npz
     if not os.path.exists(path):
         raise ConfigurationError(f"no such file: '{path}'")
     if os.path.isdir(path):
         raise ConfigurationError(f"'{path}' is a directory, not a graph file")
-    with open(path, "rb") as f:
-        is_zip = f.read(4) == b"PK\x03\x04"
+    try:
+        with open(path, "rb") as f:
+            is_zip = f.read(4) == b"PK\x03\x04"
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read '{path}': {exc.strerror or exc}") from None
     if is_zip or path.endswith(".npz"):
-        import zipfile
-        try:
-            with zipfile.ZipFile(path) as zf:
-                members = set(zf.namelist())
-        except (OSError, zipfile.BadZipFile) as exc:
-            raise ConfigurationError(f"{path}: not a readable .npz file ({exc})") from None
-        if "meta.npy" in members:
-            g = load_graph(path)
+        # read_npz turns every failure of the zip, decompression and .npy layers into an
+        # error naming the file; nothing below opens the archive again.
+        arrays = read_npz(path)
+        if "meta" in arrays:
+            g = graph_from_arrays(path, arrays)
             return CycleInput(g.indptr, g.indices, g.cost(resource), g.time, None, g.complete,
                               g.n_expanded)
-        arrays = read_npz(path)
         if not {"indptr", "indices", "cost", "time"} <= set(arrays):
             raise ConfigurationError(f"{path}: neither a saved state graph nor arrays "
                                      "'indptr', 'indices', 'cost' and 'time'")
