@@ -276,7 +276,8 @@ _SCAN = re.compile(
 
 
 def _point(source: Source, offset: int, width: int = 1) -> SourcePos:
-    return SourcePos(source, offset, offset + width)
+    # A span never ends past the text: at the very end it is zero-width (the caret still shows).
+    return SourcePos(source, offset, max(offset, min(offset + width, len(source.text))))
 
 
 class _Context:
@@ -394,7 +395,8 @@ def _translate(e: UnexpectedInput, source: Source) -> DveSyntaxError:
         if ctx.braces:
             bl, bc = source.locate(ctx.braces[-1])
             hint = f"the '{{' at line {bl}, column {bc} is not closed"
-        return DveSyntaxError(SourcePos(source, len(text), len(text) + 1), "unexpected-eof",
+        # Zero-width at the end of the text: no column past the file (the caret still shows).
+        return DveSyntaxError(SourcePos(source, len(text), len(text)), "unexpected-eof",
                               f"unexpected end of file, expected {what}", hint)
     start = tok.start_pos if tok.start_pos is not None else 0
     ctx = _Context(text, start)
