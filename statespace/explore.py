@@ -272,6 +272,9 @@ class Explorer:
                     self.mark = (self.visited.n, self.n_edges, self.n_expanded)
                     raise StateLimitExceeded(self.max_states, self.visited.n,
                                              partial=self._partial())
+            # Every state is expanded: a stop while the graph is assembled keeps all of it.
+            self.mark = (self.n_recorded, self.n_edges, self.n_expanded)
+            return self._finish(True)
         except RunStopped as exc:
             if exc.partial is None:
                 exc.partial = self._partial()
@@ -282,7 +285,6 @@ class Explorer:
             exc = OutOfMemory(self.max_memory, self.mark[0], partial=part)
             exc.counts = _counts(part, self.mark)
             raise exc from None
-        return self._finish(True)
 
     def _partial(self) -> StateGraph | None:
         """The graph up to the last chunk boundary (``complete`` false), or None when even
