@@ -39,7 +39,7 @@ import numpy as np
 
 from . import syntax as s
 from .errors import Source, SourcePos
-from .transform import MAX_LITERAL_DIGITS
+from .transform import CANONICAL_OP, MAX_LITERAL_DIGITS, PRECEDENCE, ProcessParts
 
 __all__ = ["Fallback", "fast_parse"]
 
@@ -97,23 +97,14 @@ _NO_START[ord("a"):ord("z") + 1] = False
 _KEYWORDS = frozenset(
     ["guard", "sync", "async", "effect", "process", "state", "init", "accept", "commit", "trans", "system", "true", "false", "and", "or", "not", "imply", "int", "byte", "const", "channel", "property", "buchi", "genbuchi", "streett", "rabin", "muller", "assert"])
 
-_PREC = {op: i for i, level in enumerate(s.BINARY_OPS) for op in level}
-_PREC["||"] = _PREC["or"]
-_PREC["&&"] = _PREC["and"]
-_CANON = {op: op for op in _PREC}
-_CANON["||"] = "or"
-_CANON["&&"] = "and"
+# Binding strength and canonical spelling of every binary operator token (as written).
+_CANON = CANONICAL_OP
+_PREC = {op: PRECEDENCE[canon] for op, canon in CANONICAL_OP.items()}
 # Every token that is not a plain name or number: the keywords, the operators, the end.
 _NOT_LEAF = _KEYWORDS | frozenset(["->", "=>", "..", "&&", "||", "==", "!=", "<=", ">=", "<<",
                                    ">>", "<eof>", *"-+*/%&|^~<>=!?.,;:{}()[]"])
 # Tokens after a name that make it more than a plain name (index, state test, remote, call).
 _POSTFIX = frozenset(("[", ".", "->", "("))
-
-_new = object.__new__
-
-
-def _setters(cls: type, *fields: str):
-    return tuple(getattr(cls, f).__set__ for f in fields)
 
 
 def _builder(cls: type) -> type:
@@ -140,7 +131,66 @@ _MutIndex = _builder(s.Index)
 _MutStateRef = _builder(s.StateRef)
 _MutAssign = _builder(s.Assign)
 _MutTransition = _builder(s.Transition)
-_IDX_NAME, _IDX_INDEX, _IDX_POS = _setters(s.Index, "name", "index", "pos")
+
+
+# The node builders of the hot path. Each builds its node (and the node's position) by plain
+# attribute stores on a mutable twin; the defaulted parameters are never passed (they make the
+# globals locals). A leaf token starts with a digit (which sorts before "A") or with a letter
+# or `_` (after): one string comparison tells a number from a name.
+
+def _at(source: Source, start: int, end: int, mut_pos=_MutPos, pos_cls=SourcePos) -> SourcePos:
+    """The position from offset ``start`` to ``end`` of ``source``."""
+    pos = mut_pos()
+    pos.source = source
+    pos.start = start
+    pos.end = end
+    pos.__class__ = pos_cls
+    return pos
+
+
+def _leaf_node(source: Source, tok: str, end: int, mut_pos=_MutPos, pos_cls=SourcePos,
+          mut_int=_MutInt, int_cls=s.IntLit, mut_name=_MutName, name_cls=s.Name) -> s.Expr:
+    """The number or plain name ``tok``, whose token ends at offset ``end``."""
+    pos = mut_pos()
+    pos.source = source
+    pos.start = end - len(tok)
+    pos.end = end
+    pos.__class__ = pos_cls
+    if tok < "A":
+        n = mut_int()
+        n.value = int(tok)
+        n.pos = pos
+        n.__class__ = int_cls
+    else:
+        n = mut_name()
+        n.name = tok
+        n.pos = pos
+        n.__class__ = name_cls
+    return n
+
+
+def _binary_node(source: Source, op: str, left: s.Expr, right: s.Expr, canon=_CANON,
+            mut_binary=_MutBinary, binary_cls=s.Binary) -> s.Binary:
+    """``left op right`` (``op`` as written: ``&&`` is stored as ``and``)."""
+    b = mut_binary()
+    b.op = canon[op]
+    b.left = left
+    b.right = right
+    b.pos = _at(source, left.pos.start, right.pos.end)
+    b.__class__ = binary_cls
+    return b
+
+
+def _index_node(source: Source, name: str, start: int, index: s.Expr, mut_index=_MutIndex,
+           index_cls=s.Index) -> s.Index:
+    """``name[index]``, whose name starts at offset ``start`` (the position ends with the
+    index, not the ``]``)."""
+    x = mut_index()
+    x.name = name
+    x.index = index
+    x.pos = _at(source, start, index.pos.end)
+    x.__class__ = index_cls
+    return x
 
 
 def fast_parse(source: Source) -> s.Model:
@@ -202,20 +252,10 @@ class _Parser:
     def pos(self, k: int) -> SourcePos:
         """Position of token ``k``."""
         end = self.ends[k]
-        p = _MutPos()
-        p.source = self.source
-        p.start = end - len(self.toks[k])
-        p.end = end
-        p.__class__ = SourcePos
-        return p
+        return _at(self.source, end - len(self.toks[k]), end)
 
     def span(self, first: SourcePos, last: SourcePos) -> SourcePos:
-        p = _MutPos()
-        p.source = self.source
-        p.start = first.start
-        p.end = last.end
-        p.__class__ = SourcePos
-        return p
+        return _at(self.source, first.start, last.end)
 
     def expect(self, tok: str) -> int:
         k = self.i
@@ -223,6 +263,24 @@ class _Parser:
             raise Fallback
         self.i = k + 1
         return k
+
+    def comma_list(self, item) -> list:
+        """One or more ``item()``, separated by commas."""
+        out = [item()]
+        while self.toks[self.i] == ",":
+            self.i += 1
+            out.append(item())
+        return out
+
+    def once(self, seen, item):
+        """The clause at the keyword here, given at most once (``seen`` is the earlier one or
+        None): ``item()`` then ``;``. A second one is an error that Lark's path reports."""
+        if seen is not None:
+            raise Fallback
+        self.i += 1
+        x = item()
+        self.expect(";")
+        return x
 
     def ident(self) -> int:
         k = self.i
@@ -234,10 +292,8 @@ class _Parser:
 
     # ------------------------------------------------------------------ expressions
 
-    def expr(self, prec=_PREC, not_leaf=_NOT_LEAF, postfix=_POSTFIX, canon=_CANON,
-             pos_cls=SourcePos, int_cls=s.IntLit, name_cls=s.Name, binary_cls=s.Binary,
-             index_cls=s.Index, mut_pos=_MutPos, mut_int=_MutInt, mut_name=_MutName,
-             mut_binary=_MutBinary, mut_index=_MutIndex) -> s.Expr:
+    def expr(self, prec=_PREC, not_leaf=_NOT_LEAF, postfix=_POSTFIX, leaf=_leaf_node,
+             binary=_binary_node) -> s.Expr:
         """One expression, iteratively: parentheses, unary and binary operators on one stack.
 
         ``ops`` holds binary operators (str), open parentheses (None) and pending unary
@@ -247,18 +303,17 @@ class _Parser:
         """
         # (The keyword arguments are never passed: they make the hot names locals at no cost.)
         toks = self.toks
+        source = self.source
+        ends = self.ends
         k = self.i
         t = toks[k]
         if t not in not_leaf and toks[k + 1] not in prec and toks[k + 1] not in postfix:
             self.i = k + 1
-            return self._leaf(k)  # a lone number or name: common, and quick
-        source = self.source
-        ends = self.ends
+            return leaf(source, t, ends[k])  # a lone number or name: common, and quick
         operands: list = []
         ops: list = []
         open_parens = 0  # the number of None entries in ops
         unary = 0  # the number of int entries in ops
-        binary = self._binary
         push, push_operand, pop_operand = ops.append, operands.append, operands.pop
         while True:
             # ---- operand position: prefixes, then one primary
@@ -272,53 +327,8 @@ class _Parser:
                     right_tok = toks[k + 3]
                     if (toks[k + 4] == ")" and left_tok not in not_leaf
                             and right_tok not in not_leaf and toks[k + 2] in prec):
-                        end = ends[k + 1]
-                        first = end - len(left_tok)
-                        pos = mut_pos()
-                        pos.source = source
-                        pos.start = first
-                        pos.end = end
-                        pos.__class__ = pos_cls
-                        # A leaf starts with a digit (which sorts before "A") or with a
-                        # letter or `_` (after): one string comparison tells them apart.
-                        if left_tok < "A":
-                            left = mut_int()
-                            left.value = int(left_tok)
-                            left.pos = pos
-                            left.__class__ = int_cls
-                        else:
-                            left = mut_name()
-                            left.name = left_tok
-                            left.pos = pos
-                            left.__class__ = name_cls
-                        end = ends[k + 3]
-                        start = end - len(right_tok)
-                        pos = mut_pos()
-                        pos.source = source
-                        pos.start = start
-                        pos.end = end
-                        pos.__class__ = pos_cls
-                        if right_tok < "A":
-                            right = mut_int()
-                            right.value = int(right_tok)
-                            right.pos = pos
-                            right.__class__ = int_cls
-                        else:
-                            right = mut_name()
-                            right.name = right_tok
-                            right.pos = pos
-                            right.__class__ = name_cls
-                        pos = mut_pos()
-                        pos.source = source
-                        pos.start = first
-                        pos.end = end
-                        pos.__class__ = pos_cls
-                        e = mut_binary()
-                        e.op = canon[toks[k + 2]]
-                        e.left = left
-                        e.right = right
-                        e.pos = pos
-                        e.__class__ = binary_cls
+                        e = binary(source, toks[k + 2], leaf(source, left_tok, ends[k + 1]),
+                                   leaf(source, right_tok, ends[k + 3]))
                         k += 5
                         break
                     push(None)
@@ -331,56 +341,13 @@ class _Parser:
             if e is not None:
                 pass
             elif t not in not_leaf and toks[k + 1] not in postfix:
-                # The common leaves, built inline: a number or a plain name.
-                end = ends[k]
-                start = end - len(t)
-                pos = mut_pos()
-                pos.source = source
-                pos.start = start
-                pos.end = end
-                pos.__class__ = pos_cls
-                if t < "A":
-                    e = mut_int()
-                    e.value = int(t)
-                    e.pos = pos
-                    e.__class__ = int_cls
-                else:
-                    e = mut_name()
-                    e.name = t
-                    e.pos = pos
-                    e.__class__ = name_cls
+                e = leaf(source, t, ends[k])  # the common leaves: a number or a plain name
                 k += 1
             elif (t >= "A" and t not in not_leaf and toks[k + 1] == "["
                   and toks[k + 3] == "]" and toks[k + 2] not in not_leaf):
-                # `a[i]`, `a[3]` (a name, a leaf index), inline as well: the `plc` guards'
-                # `px[9]`. The position runs from the name to the index (not the `]`).
-                index_tok = toks[k + 2]
-                end = ends[k + 2]
-                pos = mut_pos()
-                pos.source = source
-                pos.start = end - len(index_tok)
-                pos.end = end
-                pos.__class__ = pos_cls
-                if index_tok < "A":
-                    index = mut_int()
-                    index.value = int(index_tok)
-                    index.pos = pos
-                    index.__class__ = int_cls
-                else:
-                    index = mut_name()
-                    index.name = index_tok
-                    index.pos = pos
-                    index.__class__ = name_cls
-                pos = mut_pos()
-                pos.source = source
-                pos.start = ends[k] - len(t)
-                pos.end = end
-                pos.__class__ = pos_cls
-                e = mut_index()
-                e.name = t
-                e.index = index
-                e.pos = pos
-                e.__class__ = index_cls
+                # `a[i]`, `a[3]` (a name, a leaf index), at once as well: the `plc` guards'
+                # `px[9]`.
+                e = _index_node(source, t, ends[k] - len(t), leaf(source, toks[k + 2], ends[k + 2]))
                 k += 4
             else:
                 self.i = k
@@ -395,22 +362,7 @@ class _Parser:
                 t = toks[k]
                 if t == ")" and open_parens:
                     while ops[-1] is not None:
-                        # A binary node, inline (as in `_binary`).
-                        left = pop_operand()
-                        lp = left.pos
-                        rp = e.pos
-                        pos = mut_pos()
-                        pos.source = source
-                        pos.start = lp.start
-                        pos.end = rp.end
-                        pos.__class__ = pos_cls
-                        b = mut_binary()
-                        b.op = canon[ops.pop()]
-                        b.left = left
-                        b.right = e
-                        b.pos = pos
-                        b.__class__ = binary_cls
-                        e = b
+                        e = binary(source, ops.pop(), pop_operand(), e)
                     ops.pop()
                     open_parens -= 1
                     k += 1
@@ -420,61 +372,20 @@ class _Parser:
             if p is None:
                 break
             while ops and type(ops[-1]) is str and prec[ops[-1]] >= p:
-                left = pop_operand()
-                lp = left.pos
-                rp = e.pos
-                pos = mut_pos()
-                pos.source = source
-                pos.start = lp.start
-                pos.end = rp.end
-                pos.__class__ = pos_cls
-                b = mut_binary()
-                b.op = canon[ops.pop()]
-                b.left = left
-                b.right = e
-                b.pos = pos
-                b.__class__ = binary_cls
-                e = b
+                e = binary(source, ops.pop(), pop_operand(), e)
             push(t)
             push_operand(e)
             k += 1
         if open_parens:
             raise Fallback  # an unclosed parenthesis
         while ops:
-            e = binary(ops.pop(), pop_operand(), e)
+            e = binary(source, ops.pop(), pop_operand(), e)
         self.i = k
         return e
 
-    def _binary(self, op: str, left: s.Expr, right: s.Expr) -> s.Binary:
-        lp = left.pos
-        rp = right.pos
-        pos = _MutPos()
-        pos.source = self.source
-        pos.start = lp.start
-        pos.end = rp.end
-        pos.__class__ = SourcePos
-        b = _MutBinary()
-        b.op = _CANON[op]
-        b.left = left
-        b.right = right
-        b.pos = pos
-        b.__class__ = s.Binary
-        return b
-
     def _leaf(self, k: int) -> s.Expr:
         """The number or plain name at token ``k``."""
-        t = self.toks[k]
-        if t[0].isdigit():
-            n = _MutInt()
-            n.value = int(t)
-            n.pos = self.pos(k)
-            n.__class__ = s.IntLit
-        else:
-            n = _MutName()
-            n.name = t
-            n.pos = self.pos(k)
-            n.__class__ = s.Name
-        return n
+        return _leaf_node(self.source, self.toks[k], self.ends[k])
 
     def operand(self) -> s.Expr:
         k = self.i
@@ -487,11 +398,7 @@ class _Parser:
             return e
         if c.isdigit():
             self.i = k + 1
-            n = _MutInt()
-            n.value = int(t)
-            n.pos = self.pos(k)
-            n.__class__ = s.IntLit
-            return n
+            return self._leaf(k)
         if c.isalpha() or c == "_":
             if t in _KEYWORDS:
                 if t == "not":
@@ -512,11 +419,7 @@ class _Parser:
                     self.i = k + 2
                     index = self.expr()
                     self.expect("]")
-                x = _new(s.Index)
-                _IDX_NAME(x, t)
-                _IDX_INDEX(x, index)
-                _IDX_POS(x, self.span(self.pos(k), index.pos))
-                return x
+                return _index_node(self.source, t, self.pos(k).start, index)
             if nxt == "." or nxt == "->":
                 proc = s.ProcRef(t, (), pos=self.pos(k))
                 self.i = k + 2
@@ -534,11 +437,7 @@ class _Parser:
             if nxt == "(":
                 raise Fallback  # macro call or template instance (DiVinE 3)
             self.i = k + 1
-            n = _MutName()
-            n.name = t
-            n.pos = self.pos(k)
-            n.__class__ = s.Name
-            return n
+            return self._leaf(k)
         if c == "-" or c == "~":
             if t != c:
                 raise Fallback
@@ -576,12 +475,7 @@ class _Parser:
                 if toks[self.i] == "{":
                     lb = self.i
                     self.i += 1
-                    items = []
-                    if toks[self.i] != "}":
-                        items.append(self.expr())
-                        while toks[self.i] == ",":
-                            self.i += 1
-                            items.append(self.expr())
+                    items = self.comma_list(self.expr) if toks[self.i] != "}" else []
                     rb = self.expect("}")
                     init = s.ArrayInit(tuple(items), pos=self.span(self.pos(lb), self.pos(rb)))
                 else:
@@ -638,10 +532,7 @@ class _Parser:
         return r
 
     def refs(self) -> list[s.StateRef]:
-        out = [self.state_ref()]
-        while self.toks[self.i] == ",":
-            self.i += 1
-            out.append(self.state_ref())
+        out = self.comma_list(self.state_ref)
         self.expect(";")
         return out
 
@@ -650,38 +541,27 @@ class _Parser:
         self.expect("process")
         k = self.ident()
         self.expect("{")
-        decls: list = []
-        states: list = []
-        init = None
-        commit: list = []
-        accept: list = []
-        asserts: list = []
-        transitions: tuple = ()
+        out = ProcessParts()
         while True:
             t = toks[self.i]
             if t == "}":
                 break
             if t == "byte" or t == "int" or t == "const" or t == "input":
-                self.var_decls(decls)
+                self.var_decls(out.decls)
             elif t == "channel":
-                self.channel_decls(decls)
+                self.channel_decls(out.decls)
             elif t == "state":
                 self.i += 1
-                refs = self.refs()
-                states.extend(s.StateDecl(r.name, pos=r.pos) for r in refs)
+                out.states.extend(s.StateDecl(r.name, pos=r.pos) for r in self.refs())
             elif t == "init":
-                if init is not None:
-                    raise Fallback  # duplicate-init: Lark's path reports it
-                self.i += 1
-                init = self.state_ref()
-                self.expect(";")
+                out.init = self.once(out.init, self.state_ref)
             elif t == "commit":
                 self.i += 1
-                commit.extend(self.refs())
+                out.commit.extend(self.refs())
             elif t == "accept":
                 self.i += 1
                 refs = self.refs()
-                accept.append(s.Accept("plain", (tuple(refs),),
+                out.accept.append(s.Accept("plain", (tuple(refs),),
                                        pos=self.span(refs[0].pos, refs[-1].pos)))
             elif t == "assert":
                 self.i += 1
@@ -689,22 +569,21 @@ class _Parser:
                     ref = self.state_ref()
                     self.expect(":")
                     e = self.expr()
-                    asserts.append(s.Assertion(ref, e, pos=self.span(ref.pos, e.pos)))
+                    out.asserts.append(s.Assertion(ref, e, pos=self.span(ref.pos, e.pos)))
                     if toks[self.i] == ";":
                         self.i += 1
                         break
                     self.expect(",")
             elif t == "trans":
                 self.i += 1
-                transitions = self.transitions()
+                out.transitions = self.transitions()
                 if toks[self.i] != "}":
                     raise Fallback  # `trans` must come last
                 break
             else:
                 raise Fallback
         self.expect("}")
-        return s.Process(toks[k], tuple(decls), tuple(states), init, tuple(commit),
-                         tuple(accept), tuple(asserts), transitions, pos=self.pos(k))
+        return out.build(toks[k], self.pos(k))
 
     def transitions(self) -> tuple:
         toks = self.toks
@@ -737,10 +616,7 @@ class _Parser:
         time = None
         if toks[self.i] == "guard":
             self.i += 1
-            g = [self.expr()]
-            while toks[self.i] == ",":
-                self.i += 1
-                g.append(self.expr())
+            g = self.comma_list(self.expr)
             self.expect(";")
             guard = tuple(g)
             last = g[-1].pos
@@ -749,12 +625,7 @@ class _Parser:
             last = sync.pos
         if toks[self.i] == "effect":
             self.i += 1
-            eff = []
-            if toks[self.i] != ";":
-                eff.append(self.assign())
-                while toks[self.i] == ",":
-                    self.i += 1
-                    eff.append(self.assign())
+            eff = self.comma_list(self.assign) if toks[self.i] != ";" else []
             self.expect(";")
             effects = tuple(eff)
             if eff:
@@ -781,11 +652,7 @@ class _Parser:
                 self.expect(";")
                 last = c.pos
             elif t == "time":
-                if time is not None:
-                    raise Fallback  # duplicate-clause: Lark's path reports it
-                self.i += 1
-                time = self.expr()
-                self.expect(";")
+                time = self.once(time, self.expr)
                 last = time.pos
             else:
                 break
@@ -821,10 +688,7 @@ class _Parser:
         t = toks[self.i]
         if t == "{":
             self.i += 1
-            values.append(self.expr())
-            while toks[self.i] == ",":
-                self.i += 1
-                values.append(self.expr())
+            values = self.comma_list(self.expr)
             self.expect("}")
         elif t != ";":
             values.append(self.expr())
@@ -840,7 +704,7 @@ class _Parser:
             self.i += 1
             index = self.expr()
             self.expect("]")
-            target: s.Expr = s.Index(toks[k], index, pos=self.span(self.pos(k), index.pos))
+            target: s.Expr = _index_node(self.source, toks[k], self.pos(k).start, index)
         else:
             target = self._leaf(k)
         self.expect("=")

@@ -27,7 +27,7 @@ from lark import Token
 from . import syntax as s
 from .errors import DveSyntaxError, Source, SourcePos
 
-__all__ = ["CANONICAL_OP", "MAX_LITERAL_DIGITS", "PRECEDENCE", "DveTransformer"]
+__all__ = ["CANONICAL_OP", "MAX_LITERAL_DIGITS", "PRECEDENCE", "DveTransformer", "ProcessParts"]
 
 #: Canonical spelling of every binary operator token.
 CANONICAL_OP: dict[str, str] = {op: op for level in s.BINARY_OPS for op in level}
@@ -44,6 +44,30 @@ PRECEDENCE: dict[str, int] = {op: i for i, level in enumerate(s.BINARY_OPS) for 
 MAX_LITERAL_DIGITS = 30
 
 _new = object.__new__
+
+
+class ProcessParts:
+    """The parts of a process body, gathered in the order a parser meets them.
+
+    Both parsers (this transformer and :mod:`dve._fastparse`) fill one and turn it into the
+    :class:`~dve.syntax.Process` with :meth:`build`.
+    """
+
+    __slots__ = ("decls", "states", "init", "commit", "accept", "asserts", "transitions")
+
+    def __init__(self) -> None:
+        self.decls: list = []
+        self.states: list = []
+        self.init: s.StateRef | None = None
+        self.commit: list = []
+        self.accept: list = []
+        self.asserts: list = []
+        self.transitions: tuple = ()
+
+    def build(self, name: str, pos: SourcePos) -> s.Process:
+        return s.Process(name, tuple(self.decls), tuple(self.states), self.init,
+                         tuple(self.commit), tuple(self.accept), tuple(self.asserts),
+                         self.transitions, pos=pos)
 
 
 class _Part:
@@ -225,39 +249,32 @@ class DveTransformer:
         return proc if c[0] is None else _PropertyProcess(proc, self.tpos(c[0]))
 
     def _process(self, name: Token, parts: list) -> s.Process:
-        decls: list = []
-        states: list = []
-        init = None
-        commit: list = []
-        accept: list = []
-        asserts: list = []
-        transitions: tuple = ()
+        out = ProcessParts()
         for part in parts:
             if part is None:
                 continue
             if isinstance(part, list):  # var_decls / channel_decls
-                decls.extend(part)
+                out.decls.extend(part)
                 continue
             kind = part.kind
             if kind == "states":
-                states.extend(part.value)
+                out.states.extend(part.value)
             elif kind == "init":
-                if init is not None:
+                if out.init is not None:
                     raise DveSyntaxError(
                         part.pos, "duplicate-init",
                         f"expected one 'init' in process '{name.value}', found a second",
-                        f"the first one names state '{init.name}'")
-                init = part.value
+                        f"the first one names state '{out.init.name}'")
+                out.init = part.value
             elif kind == "commit":
-                commit.extend(part.value)
+                out.commit.extend(part.value)
             elif kind == "accept":
-                accept.append(part.value)
+                out.accept.append(part.value)
             elif kind == "assert":
-                asserts.extend(part.value)
+                out.asserts.extend(part.value)
             else:  # trans
-                transitions = part.value
-        return s.Process(name.value, tuple(decls), tuple(states), init, tuple(commit),
-                         tuple(accept), tuple(asserts), transitions, pos=self.tpos(name))
+                out.transitions = part.value
+        return out.build(name.value, self.tpos(name))
 
     def process_template(self, c: list) -> s.ProcessTemplate:
         name = c[0]
