@@ -3,7 +3,8 @@
 :func:`scenarios.capacity.workers_needed` and :func:`scenarios.capacity.frontier` take an
 injected evaluator; here it is :func:`dvecost.saturation.evaluator` (:func:`dvecost.analyze`,
 symmetry reduction on), which is what ``dvecost workers`` and ``dvecost saturate --frontier``
-run.
+run. Both analyse their points in ``jobs`` worker processes (default: one per core; see
+:mod:`scenarios.parallel`), with the same answer as one at a time.
 
 >>> r = workers_needed("paper-server", {"client": 4}, backend="cpu")
 >>> r.workers, [str(p.exact) for p in r.tried]
@@ -19,6 +20,7 @@ from scenarios.capacity import (DEFAULT_FRONTIER_MAX, DEFAULT_MAX_WORKERS, Front
                                 WorkersResult)
 from scenarios.capacity import frontier as _frontier
 from scenarios.capacity import workers_needed as _workers_needed
+from scenarios.parallel import check_jobs
 from scenarios.saturation import Spec
 
 from .saturation import evaluator
@@ -28,11 +30,13 @@ __all__ = ["workers_needed", "frontier"]
 
 def workers_needed(spec: Spec, clients: Mapping[str, int], *, backend: str = "auto",
                    max_states: int | None = None, max_memory: int | None = None,
-                   max_workers: int = DEFAULT_MAX_WORKERS,
+                   max_workers: int = DEFAULT_MAX_WORKERS, jobs: int | None = None,
                    progress: Callable[[object], None] | None = None) -> WorkersResult:
     """:func:`scenarios.capacity.workers_needed` with :func:`dvecost.saturation.evaluator`
-    (``backend``, ``max_states``, ``max_memory``) as the evaluator."""
+    (``backend``, ``max_states``, ``max_memory``) as the evaluator, in ``jobs`` processes
+    (``None``: one per core)."""
     return _workers_needed(spec, clients, max_workers=max_workers, progress=progress,
+                           jobs=check_jobs(jobs),
                            evaluate=evaluator(backend=backend, max_states=max_states,
                                               max_memory=max_memory))
 
@@ -42,11 +46,12 @@ def frontier(spec: Spec, a: str, b: str, *, backend: str = "auto",
              max_clients: tuple[int, int] = (DEFAULT_FRONTIER_MAX, DEFAULT_FRONTIER_MAX),
              others: Mapping[str, int] | None = None,
              capacity: int | float | str | Fraction | None = None,
-             workers: int | None = None,
+             workers: int | None = None, jobs: int | None = None,
              progress: Callable[[object], None] | None = None) -> FrontierResult:
     """:func:`scenarios.capacity.frontier` with :func:`dvecost.saturation.evaluator`
-    (``backend``, ``max_states``, ``max_memory``) as the evaluator."""
+    (``backend``, ``max_states``, ``max_memory``) as the evaluator, in ``jobs`` processes
+    (``None``: one per core)."""
     return _frontier(spec, a, b, max_clients=max_clients, others=others, capacity=capacity,
-                     workers=workers, progress=progress,
+                     workers=workers, progress=progress, jobs=check_jobs(jobs),
                      evaluate=evaluator(backend=backend, max_states=max_states,
                                         max_memory=max_memory))

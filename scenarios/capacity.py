@@ -33,8 +33,13 @@ busy a third of the time), on a server of cost 1 per tick:
 >>> from scenarios import Scenario, Server, System, Think, Request
 >>> from scenarios.saturation import Evaluation
 >>> user = Scenario("user", [Think(10), Request("job", service=6)])
+>>> def workers_of(model):  # the server's workers, as the model's text declares them
+...     names = [getattr(i, "name", "") for i in model.items]
+...     if "WORKERS" in names:
+...         return model.items[names.index("WORKERS")].init.value
+...     return sum(1 for n in names if n.startswith("done"))
 >>> def fake(model, *, resource, witness):
-...     workers = sum(1 for i in model.items if getattr(i, "name", "").startswith("done"))
+...     workers = workers_of(model)
 ...     n = len(model.processes) - 1
 ...     return Evaluation(min(Fraction(workers), Fraction(n, 3)), n_states=n)
 >>> r = workers_needed(System({user: 1}, server=Server()), {"user": 7}, evaluate=fake)
@@ -52,6 +57,7 @@ from typing import Any, Callable, Mapping
 from dve.errors import ConfigurationError, RunStopped, StateSpaceError
 
 from .dsl import Scenario, Server, System
+from .parallel import PointWalk
 from .saturation import Evaluator, Spec, parse_capacity, resolve_spec
 
 __all__ = ["workers_needed", "WorkersResult", "WorkerPoint", "frontier", "FrontierResult",
@@ -240,7 +246,7 @@ class WorkersResult:
 
 
 def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
-                   max_workers: int = DEFAULT_MAX_WORKERS,
+                   max_workers: int = DEFAULT_MAX_WORKERS, jobs: int = 1,
                    progress: Callable[[object], None] | None = None) -> WorkersResult:
     """The smallest number of workers keeping the worst load of ``clients`` below capacity.
 
@@ -256,8 +262,11 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluato
         :func:`~scenarios.saturation.saturate`).
     max_workers : int
         Try no more than this many workers (1 to 16).
+    jobs : int
+        Worker processes (:class:`~scenarios.parallel.PointWalk`): with 2, ``w + 1`` workers
+        are analysed while ``w`` are; the answer and ``tried`` are those of ``jobs=1``.
     progress : callable, optional
-        Hears each :class:`WorkerPoint` as it is evaluated.
+        Hears each :class:`WorkerPoint` tried, in order (1, 2, ...).
 
     Returns
     -------
@@ -273,7 +282,9 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluato
     >>> from scenarios.saturation import Evaluation
     >>> u = Scenario("u", Request("r", 1))
     >>> def fake(model, *, resource, witness):
-    ...     w = sum(1 for i in model.items if getattr(i, "name", "").startswith("done"))
+    ...     names = [getattr(i, "name", "") for i in model.items]
+    ...     w = (model.items[names.index("WORKERS")].init.value if "WORKERS" in names
+    ...          else sum(1 for n in names if n.startswith("done")))
     ...     return Evaluation(min(Fraction(w), Fraction(5, 4)), n_states=1)
     >>> workers_needed(System({u: 1}, server=Server()), {"u": 5}, evaluate=fake).workers
     2
@@ -286,37 +297,42 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluato
         raise ConfigurationError("workers_needed needs at least one client")
     name, build = system_for(spec, clients, workers=1)
     per = Fraction(_capacity_per_worker(build(clients)))
-    tell = progress or (lambda event: None)
-    tried: list[WorkerPoint] = []
-    answer: int | None = None
-    status, stopped = "ok", None
 
-    def result() -> WorkersResult:
+    def work(w: int) -> WorkerPoint:
+        t0 = _time.perf_counter()
+        system = build(clients, workers=w)
+        ev = evaluate(system.to_model(), resource=system.resource, witness=False)
+        return WorkerPoint(w, Fraction(ev.exact), per * w, int(ev.n_states),
+                           _time.perf_counter() - t0, bool(ev.certified))
+
+    def walk(saturated: Callable[[int], bool], out: list) -> None:
+        for w in range(1, max_workers + 1):
+            if not saturated(w):
+                out.append(w)
+                return
+
+    # Ahead of w, the likely next point is w + 1 (a load that needs more than w workers
+    # usually needs more than w + 1 too: the first answers are the costly ones to skip).
+    run = PointWalk(walk, work, jobs=jobs, guess=lambda w, known: 0.6, progress=progress)
+
+    def result(status: str = "ok", stopped: str | None = None, more: tuple = ()) \
+            -> WorkersResult:
+        tried = tuple(run.points.values()) + more
         viol = tuple((a.workers, b.workers) for i, a in enumerate(tried) for b in tried[i + 1:]
                      if b.exact < a.exact)
-        return WorkersResult(name, tuple(clients.items()), answer, tuple(tried), per,
-                             not viol, viol, max_workers, status, stopped)
+        answer = next(iter(run.so_far()), None)
+        return WorkersResult(name, tuple(clients.items()), answer, tried, per, not viol, viol,
+                             max_workers, status, stopped)
 
-    w = 0
     try:
-        for w in range(1, max_workers + 1):
-            t0 = _time.perf_counter()
-            system = build(clients, workers=w)
-            ev = evaluate(system.to_model(), resource=system.resource, witness=False)
-            p = WorkerPoint(w, Fraction(ev.exact), per * w, int(ev.n_states),
-                            _time.perf_counter() - t0, bool(ev.certified))
-            tried.append(p)
-            tell(p)
-            if not p.saturated:
-                answer = w
-                break
+        run.run()
     except StateSpaceError as exc:
-        status, stopped = "limit", f"workers={w}: {exc}"
+        return result("limit", f"workers={run.current}: {exc}")
     except (RunStopped, KeyboardInterrupt) as exc:
         st = getattr(exc, "status", "interrupted")
-        status = st if st in ("interrupted", "timeout") else "interrupted"
-        stopped = f"workers={w}: {exc or 'interrupted'}"
-        exc.partial = result()
+        exc.partial = result(st if st in ("interrupted", "timeout") else "interrupted",
+                             f"workers={run.current}: {str(exc) or 'interrupted'}",
+                             tuple(run.spare[k] for k in sorted(run.spare)))
         raise
     return result()
 
@@ -465,7 +481,7 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
              max_clients: tuple[int, int] = (DEFAULT_FRONTIER_MAX, DEFAULT_FRONTIER_MAX),
              others: Mapping[str, int] | None = None,
              capacity: int | float | str | Fraction | None = None,
-             workers: int | None = None,
+             workers: int | None = None, jobs: int = 1,
              progress: Callable[[object], None] | None = None) -> FrontierResult:
     """For each count of ``a``, the largest count of ``b`` that does not saturate the server.
 
@@ -486,8 +502,12 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
         largest cost per tick), or 1 without a server.
     workers : int, optional
         Use a server with this many workers instead of the spec's.
+    jobs : int
+        Worker processes (:class:`~scenarios.parallel.PointWalk`): the walk stays sequential,
+        and the spare processes analyse the points it will most likely ask for next. The
+        result (points, their order, the staircase) is that of ``jobs=1``.
     progress : callable, optional
-        Hears each :class:`FrontierPoint` as it is evaluated.
+        Hears each :class:`FrontierPoint` the walk uses, in the walk's order.
 
     Returns
     -------
@@ -531,43 +551,62 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
                if probe.server is not None else Fraction(1))
     else:
         cap = parse_capacity(capacity)
-    tell = progress or (lambda event: None)
-    seen: dict[tuple[int, int], FrontierPoint] = {}
-    order: list[FrontierPoint] = []
-    stair: list[tuple[int, int | None]] = []
-    where: list[tuple[int, int]] = [(0, max_b)]
 
-    def load(na: int, nb: int) -> FrontierPoint:
-        if (na, nb) not in seen:
-            where[0] = (na, nb)
-            t0 = _time.perf_counter()
-            counts = {a: na, b: nb, **others}
-            if sum(counts.values()) == 0:
-                p = FrontierPoint(na, nb, Fraction(0), Fraction(0) >= cap, 0, 0.0)
-            else:
-                system = build(counts)
-                ev = evaluate(system.to_model(), resource=system.resource, witness=False)
-                p = FrontierPoint(na, nb, Fraction(ev.exact), Fraction(ev.exact) >= cap,
-                                  int(ev.n_states), _time.perf_counter() - t0,
-                                  bool(ev.certified))
-            seen[(na, nb)] = p
-            order.append(p)
-            tell(p)
-        return seen[(na, nb)]
+    def work(key: tuple[int, int]) -> FrontierPoint:
+        na, nb = key
+        counts = {a: na, b: nb, **others}
+        if sum(counts.values()) == 0:
+            return FrontierPoint(na, nb, Fraction(0), Fraction(0) >= cap, 0, 0.0)
+        t0 = _time.perf_counter()
+        system = build(counts)
+        ev = evaluate(system.to_model(), resource=system.resource, witness=False)
+        return FrontierPoint(na, nb, Fraction(ev.exact), Fraction(ev.exact) >= cap,
+                             int(ev.n_states), _time.perf_counter() - t0, bool(ev.certified))
 
-    def result(status: str = "ok", stopped: str | None = None) -> FrontierResult:
-        pts = tuple(order)
+    run = PointWalk(_staircase(max_a, max_b), work, jobs=jobs, guess=_linear_guess(cap),
+                    progress=progress)
+
+    def result(status: str = "ok", stopped: str | None = None, more: tuple = ()) \
+            -> FrontierResult:
+        pts = tuple(run.points.values()) + more
         viol = tuple((p, q) for p in pts for q in pts
                      if p is not q and p.n_a <= q.n_a and p.n_b <= q.n_b and p.exact > q.exact)
         return FrontierResult(name, a, b, tuple(others.items()), cap, max_a, max_b,
-                              tuple(stair), pts, not viol, viol, status, stopped)
+                              tuple(run.so_far()), pts, not viol, viol, status, stopped)
 
     try:
+        run.run()
+    except StateSpaceError as exc:
+        return result("limit", f"{_at(run.current)}: {exc}")
+    except (RunStopped, KeyboardInterrupt) as exc:
+        st = getattr(exc, "status", "interrupted")
+        exc.partial = result(st if st in ("interrupted", "timeout") else "interrupted",
+                             f"{_at(run.current)}: {str(exc) or 'interrupted'}",
+                             tuple(run.spare[k] for k in sorted(run.spare)))
+        raise
+    return result()
+
+
+def _at(key: tuple[int, int] | None) -> str:
+    return "before the first point" if key is None else f"({key[0]}, {key[1]})"
+
+
+def _staircase(max_a: int, max_b: int) -> Callable[[Callable[[tuple[int, int]], bool], list],
+                                                     None]:
+    """The frontier's walk over ``0..max_a x 0..max_b`` (for :class:`PointWalk`): appends
+    ``(n_a, largest n_b below capacity or None)`` for each ``n_a``.
+
+    >>> out = []
+    >>> _staircase(3, 4)(lambda k: 2 * k[0] + k[1] >= 4, out)
+    >>> out
+    [(0, 3), (1, 1), (2, None), (3, None)]
+    """
+    def walk(saturated: Callable[[tuple[int, int]], bool], out: list) -> None:
         # Column 0 by exponential then binary search from n_b = 0 up (small models first, as
         # saturate does): hi is the smallest evaluated saturating n_b, lo the largest below.
         lo, hi, n = -1, None, 0
         while True:
-            if load(0, n).saturated:
+            if saturated((0, n)):
                 hi = n
                 break
             lo = n
@@ -576,25 +615,42 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
             n = min(max(1, 2 * n), max_b)
         while hi is not None and hi - lo > 1:
             mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if load(0, mid).saturated else (mid, hi)
-        # Invariant: before column na, (na - 1, nb) was evaluated below capacity (nb = -1: even
-        # n_b = 0 saturates); with a monotone load column na's answer is at most nb.
+            lo, hi = (lo, mid) if saturated((0, mid)) else (mid, hi)
+        # Invariant: before column na, (na - 1, nb) was evaluated below capacity (nb = -1:
+        # even n_b = 0 saturates); with a monotone load column na's answer is at most nb.
+        # After the first column where even n_b = 0 saturates, the rest are None without
+        # analysis.
         nb = lo if hi is not None else max_b
         for na in range(max_a + 1):
-            while nb >= 0 and load(na, nb).saturated:
+            while nb >= 0 and saturated((na, nb)):
                 nb -= 1
             if nb < 0:
-                stair.extend((k, None) for k in range(na, max_a + 1))
-                break
-            stair.append((na, nb))
-    except StateSpaceError as exc:
-        return result("limit", f"({where[0][0]}, {where[0][1]}): {exc}")
-    except (RunStopped, KeyboardInterrupt) as exc:
-        st = getattr(exc, "status", "interrupted")
-        exc.partial = result(st if st in ("interrupted", "timeout") else "interrupted",
-                             f"({where[0][0]}, {where[0][1]}): {exc or 'interrupted'}")
-        raise
-    return result()
+                out.extend((k, None) for k in range(na, max_a + 1))
+                return
+            out.append((na, nb))
+
+    return walk
+
+
+def _linear_guess(cap: Fraction) -> Callable[[tuple[int, int], dict], float]:
+    """``guess(key, known)`` for :class:`PointWalk`: the chance that ``key`` saturates, from
+    a least-squares plane ``load ~ c + x n_a + y n_b`` through the points below capacity (a
+    load grows about linearly until clients wait for each other); 1/2 until three points fix
+    the plane. It only steers which points are evaluated ahead, never an answer."""
+    import numpy as np
+
+    def guess(key: tuple[int, int], known: dict) -> float:
+        below = [p for p in known.values() if not p.saturated]
+        if len(below) < 3:
+            return 0.5
+        m = np.array([[1.0, p.n_a, p.n_b] for p in below])
+        fit, _, rank, _ = np.linalg.lstsq(m, np.array([float(p.exact) for p in below]),
+                                          rcond=None)
+        if rank < 3:
+            return 0.5
+        return 0.8 if fit @ np.array([1.0, key[0], key[1]]) >= float(cap) else 0.2
+
+    return guess
 
 
 # ---------------------------------------------------------------------------- tables

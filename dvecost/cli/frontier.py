@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+from typing import Callable, TextIO
 
-from dve.errors import ConfigurationError
+from dve.errors import ConfigurationError, RunStopped
 
-from .workers import parse_clients
+from .workers import add_jobs, parse_clients
 
 
 def parse_pair(text: str, what: str) -> tuple[str, str]:
@@ -43,7 +45,8 @@ def parse_limits(text: str) -> tuple[int, int]:
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
-    """``--frontier A,B``, ``--frontier-max NA[,NB]`` and ``--fixed NAME=COUNT,...``."""
+    """``--frontier A,B``, ``--frontier-max NA[,NB]``, ``--fixed NAME=COUNT,...``,
+    ``--workers W`` and ``--jobs N``."""
     from scenarios.capacity import DEFAULT_FRONTIER_MAX
 
     p.add_argument("--frontier", metavar="A,B",
@@ -55,30 +58,143 @@ def add_options(p: argparse.ArgumentParser) -> None:
                         f"{DEFAULT_FRONTIER_MAX},{DEFAULT_FRONTIER_MAX})")
     p.add_argument("--fixed", metavar="NAME=COUNT,...", default="",
                    help="with --frontier: clients of other scenarios, held fixed")
+    p.add_argument("--workers", type=int, metavar="W",
+                   help="with --frontier: a server with W workers instead of the spec's (the "
+                        "capacity grows with it)")
+    add_jobs(p, "with --frontier: ")
 
 
 def run(args: argparse.Namespace, write_atomic) -> int:
-    """Run the frontier; ``write_atomic(path, text)`` writes ``--csv``. Exit 3 on a limit."""
+    """Run the frontier; ``write_atomic(path, data)`` writes ``--csv`` and ``--plot``.
+
+    Progress on stderr (one line per point the walk uses, ``-q``: none); a signal or
+    ``--timeout`` prints the frontier found so far, marked partial (exit 130/143, or 3), as
+    does a state or memory limit (exit 3).
+    """
+    from scenarios.capacity import FrontierResult
+
     from ..capacity import frontier
+    from .saturate import check_output_files
 
     a, b = parse_pair(args.frontier, "--frontier")
     others = parse_clients(args.fixed) if args.fixed.strip() else {}
-    result = frontier(args.spec, a, b, max_clients=parse_limits(args.frontier_max),
-                      others=others, capacity=args.capacity, backend=args.backend,
-                      max_states=args.max_states, max_memory=args.max_memory)
-    written = None
+    check_output_files(args.csv, args.plot)
+    exit_code = 0
+    try:
+        result = frontier(args.spec, a, b, max_clients=parse_limits(args.frontier_max),
+                          others=others, capacity=args.capacity, backend=args.backend,
+                          max_states=args.max_states, max_memory=args.max_memory,
+                          workers=args.workers, jobs=args.jobs,
+                          progress=None if args.quiet else point_printer(sys.stderr, a, b))
+    except (RunStopped, KeyboardInterrupt) as exc:
+        result = getattr(exc, "partial", None)
+        if not isinstance(result, FrontierResult):
+            raise  # stopped before the walk began: nothing to show
+        exit_code = getattr(exc, "exit_code", 130)
+        print(f"dvecost: {result.stopped}; the frontier found so far follows", file=sys.stderr,
+              flush=True)
+    if args.timeout:
+        # The walk is over: the --timeout clock must not cut the report of what it found.
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if result.status == "limit":
+        exit_code = 3
+        print(f"dvecost: {result.stopped}; the frontier found so far follows", file=sys.stderr,
+              flush=True)
+    files: dict[str, str] = {}
     if args.csv:
-        written = write_atomic(args.csv, result.csv())
+        files["csv"] = write_atomic(args.csv, result.csv())
+    if args.plot:
+        files["plot"] = write_plot(result, args.plot, write_atomic)
     if args.json:
         d = result.as_dict()
-        if written:
-            d["files"] = {"csv": str(written)}
+        if files:
+            d["files"] = files
         print(json.dumps(d), flush=True)
     else:
         print(result)
-        if written:
-            print(f"csv: written to {written}")
-    if result.status == "limit":
-        print(f"dvecost: {result.stopped}; the frontier found so far is above", file=sys.stderr)
-        return 3
-    return 0
+        for what, path in files.items():
+            print(f"{what}: written to {path}")
+    return exit_code
+
+
+def point_printer(stream: TextIO, a: str, b: str) -> Callable[[object], None]:
+    """The frontier's ``progress``: one line on ``stream`` per point the walk uses.
+
+    >>> import io
+    >>> from fractions import Fraction
+    >>> from scenarios.capacity import FrontierPoint
+    >>> out = io.StringIO()
+    >>> point_printer(out, "reader", "exporter")(FrontierPoint(2, 5, Fraction(1), True, 61355,
+    ...                                                        0.08))
+    >>> print(out.getvalue(), end="")
+    reader 2, exporter 5: load 1 (1.0000), saturated, 61,355 states, 0.08 s
+    """
+    def show(p) -> None:
+        print(f"{a} {p.n_a}, {b} {p.n_b}: load {p.exact} ({float(p.exact):.4f}), "
+              f"{'saturated' if p.saturated else 'below capacity'}, {p.n_states:,} states, "
+              f"{p.seconds:.2f} s", file=stream, flush=True)
+
+    return show
+
+
+# ---------------------------------------------------------------------------- plot
+
+def build_figure(result):
+    """The frontier as a matplotlib figure: every evaluated point of the grid ``0..max_a x
+    0..max_b`` coloured by its load as a fraction of capacity (saturated points as squares),
+    the staircase (for each count of A, the largest count of B below capacity) drawn through
+    its points, integer ticks on both axes, the axes named after the scenarios."""
+    from .saturate import _need_matplotlib
+
+    matplotlib = _need_matplotlib()
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import Normalize
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(6.5, 5))
+    pts = sorted(result.points, key=lambda p: (p.n_a, p.n_b))
+    used = [float(p.exact / result.capacity) for p in pts]
+    norm = Normalize(0.0, max([1.0, *used]))
+    for saturated, marker in ((False, "o"), (True, "s")):
+        group = [(p, u) for p, u in zip(pts, used) if p.saturated == saturated]
+        if group:
+            ax.scatter([p.n_a for p, _ in group], [p.n_b for p, _ in group],
+                       c=[u for _, u in group], cmap="viridis", norm=norm, marker=marker,
+                       s=40, edgecolors="black", linewidths=0.5, zorder=3)
+    steps = [(na, nb) for na, nb in result.stair if nb is not None]
+    if steps:
+        ax.step([na for na, _ in steps], [nb for _, nb in steps], where="post",
+                color="tab:red", zorder=2, label=f"largest {result.b} below capacity")
+    ax.set_xlim(-0.5, result.max_a + 0.5)
+    ax.set_ylim(-0.5, result.max_b + 0.5)
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(f"{result.a} clients")
+    ax.set_ylabel(f"{result.b} clients")
+    fixed = "".join(f", {n} {k}" for n, k in result.fixed)
+    ax.set_title(f"dvecost saturate {result.spec} --frontier {result.a},{result.b}{fixed}"
+                 + (" (partial)" if result.status != "ok" else ""), fontsize=9)
+    bar = fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap="viridis"), ax=ax)
+    bar.set_label(f"load / capacity ({result.capacity})")
+    # The legend shows the markers' shapes uncoloured: their colour is the load's.
+    handles = [Line2D([], [], marker=m, linestyle="none", markerfacecolor="white",
+                      markeredgecolor="black", label=t)
+               for m, t in (("o", "below capacity"), ("s", "saturated"))]
+    ax.legend(handles=handles + ax.get_legend_handles_labels()[0], loc="upper right",
+              fontsize=8)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def write_plot(result, path: str, write_atomic) -> str:
+    """Draw :func:`build_figure` into ``path`` with ``write_atomic``; returns the path."""
+    fig = build_figure(result)
+    import matplotlib.pyplot as plt
+
+    try:
+        return write_atomic(path, lambda tmp: fig.savefig(tmp))
+    finally:
+        plt.close(fig)

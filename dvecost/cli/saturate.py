@@ -33,7 +33,8 @@ from dve.errors import ConfigurationError, RunStopped
 from . import add_backend, add_common, add_limits, frontier, peak_memory_bytes
 
 __all__ = ["register", "run", "render_table", "render_answer", "render_capacity",
-           "render_csv", "progress_printer", "build_figure", "write_plot", "write_atomic"]
+           "render_csv", "progress_printer", "build_figure", "write_plot", "write_atomic",
+           "check_output_files"]
 
 
 def _max_clients(text: str) -> int:
@@ -92,7 +93,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="also write the curve as CSV: one row per evaluated N with its mix")
     p.add_argument("--plot", metavar="FILE.png",
                    help="draw the evaluated points, load against clients, with the capacity "
-                        "line (needs matplotlib: pip install 'dvecost[plot]')")
+                        "line; with --frontier the staircase over the grid, each point "
+                        "coloured by its load (needs matplotlib: pip install 'dvecost[plot]')")
     p.add_argument("--list", action="store_true", help="list the bundled templates and exit")
     frontier.add_options(p)
     add_common(p)
@@ -115,15 +117,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigurationError("saturate needs a SPEC: a template name (dvecost saturate "
                                  "--list) or a scenario file")
     if args.frontier:
-        if args.plot:
-            raise ConfigurationError("--plot is not available with --frontier yet")
         return frontier.run(args, write_atomic)
-    # Output files are checked before the search, which may run for long, not after it.
-    for path in (args.csv, args.plot):
-        if path:
-            _check_writable(path)
-    if args.plot:
-        _check_plot_format(args.plot)
+    for option, given in (("--workers", args.workers), ("--jobs", args.jobs)):
+        if given is not None:
+            raise ConfigurationError(f"{option} applies to --frontier only")
+    check_output_files(args.csv, args.plot)
     exit_code = 0
     show = progress_printer(sys.stderr, quiet=args.quiet, live=_is_terminal(sys.stderr))
     try:
@@ -393,6 +391,17 @@ def write_atomic(path: str, data: str | bytes | Callable[[str], None]) -> str:
 def _is_terminal(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+def check_output_files(csv_path: str | None, plot_path: str | None) -> None:
+    """Refuse, before a search that may run for long, output files that could not be
+    written afterwards: a missing or read-only folder, a plot without matplotlib or with a
+    suffix it does not write."""
+    for path in (csv_path, plot_path):
+        if path:
+            _check_writable(path)
+    if plot_path:
+        _check_plot_format(plot_path)
 
 
 def _check_writable(path: str) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 
-from dve.errors import ConfigurationError
+from dve.errors import ConfigurationError, RunStopped
 
 from . import add_backend, add_common, add_limits
 
@@ -35,6 +36,13 @@ def parse_clients(text: str) -> dict[str, int]:
     return out
 
 
+def add_jobs(p: argparse.ArgumentParser, scope: str = "") -> None:
+    """``--jobs N``: worker processes analysing points side by side (default: the cores)."""
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help=f"{scope}analyse up to N points at once in worker processes (default: "
+                        "one per CPU core; the answer and the output are those of --jobs 1)")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``workers`` subcommand to ``sub``."""
     from scenarios.capacity import DEFAULT_MAX_WORKERS
@@ -50,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-workers", type=int, default=DEFAULT_MAX_WORKERS, metavar="K",
                    help=f"try at most K workers (1 to 16; default {DEFAULT_MAX_WORKERS})")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_jobs(p)
     add_backend(p)
     add_limits(p)
     add_common(p)
@@ -57,18 +66,43 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``dvecost workers``; returns the exit code (3 when a limit stopped the search)."""
+    """Run ``dvecost workers``; returns the exit code (3 when a limit stopped the search,
+    130/143 for a signal: the values tried so far are printed)."""
+    from scenarios.capacity import WorkersResult
+
     from ..capacity import workers_needed
 
     clients = parse_clients(args.clients)
-    result = workers_needed(args.spec, clients, backend=args.backend,
-                            max_states=args.max_states, max_memory=args.max_memory,
-                            max_workers=args.max_workers)
+    exit_code = 0
+    try:
+        result = workers_needed(args.spec, clients, backend=args.backend,
+                                max_states=args.max_states, max_memory=args.max_memory,
+                                max_workers=args.max_workers, jobs=args.jobs,
+                                progress=None if args.quiet else _printer(sys.stderr))
+    except (RunStopped, KeyboardInterrupt) as exc:
+        result = getattr(exc, "partial", None)
+        if not isinstance(result, WorkersResult):
+            raise
+        exit_code = getattr(exc, "exit_code", 130)
+    if args.timeout:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if result.status == "limit":
+        exit_code = 3
+    if result.stopped:
+        print(f"dvecost: {result.stopped}; the values tried so far follow", file=sys.stderr,
+              flush=True)
     if args.json:
         print(json.dumps(result.as_dict()), flush=True)
     else:
         print(result)
-    if result.status == "limit":
-        print(f"dvecost: {result.stopped}", file=sys.stderr)
-        return 3
-    return 0
+    return exit_code
+
+
+def _printer(stream):
+    """One line on ``stream`` per number of workers tried."""
+    def show(p) -> None:
+        print(f"workers {p.workers}: load {p.exact} ({float(p.exact):.4f}) of capacity "
+              f"{p.capacity}, {'saturated' if p.saturated else 'below capacity'}, "
+              f"{p.n_states:,} states, {p.seconds:.2f} s", file=stream, flush=True)
+
+    return show

@@ -89,3 +89,120 @@ def test_frontier_cli_text(capsys):
     assert text[3].split() == ["0", "2", "8/11", "1"]
     assert main(["saturate", "editor", "--frontier", "reader"]) == 2
     assert "two scenario names" in capsys.readouterr().err
+
+
+def test_frontier_jobs_change_nothing_the_user_reads(capsys):
+    """--jobs 2 analyses ahead in worker processes; the table, the JSON points (in order)
+    and the progress lines are those of --jobs 1 (seconds aside)."""
+    runs = {}
+    for jobs in ("1", "2"):
+        for fmt in ([], ["--json"]):
+            assert main(["saturate", "editor", "--frontier", "reader,exporter",
+                         "--frontier-max", "4,4", "--backend", "cpu", "--jobs", jobs,
+                         *fmt]) == 0
+            out, err = capsys.readouterr()
+            if fmt:
+                d = json.loads(out)
+                for p in d["points"]:
+                    p.pop("seconds")
+                d.pop("seconds")
+                out = d
+            runs[jobs, bool(fmt)] = out, [line.rsplit(",", 1)[0] for line in err.splitlines()]
+    assert runs["1", False] == runs["2", False] and runs["1", True] == runs["2", True]
+    text, progress = runs["1", False]
+    assert progress[0] == "reader 0, exporter 0: load 0 (0.0000), below capacity, 0 states"
+    assert progress[1] == "reader 0, exporter 1: load 4/11 (0.3636), below capacity, 22 states"
+    assert len(progress) == runs["1", True][0]["analyses"] + 1   # + the empty point
+
+
+def test_workers_jobs_change_nothing(capsys):
+    outs = []
+    for jobs in ("1", "2"):
+        assert main(["workers", "editor", "--clients", "reader=3,exporter=2", "--backend",
+                     "cpu", "--jobs", jobs, "-q"]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] and "2 workers needed" in outs[0]
+    assert main(["workers", "editor", "--clients", "reader=3", "--jobs", "0"]) == 2
+    assert "jobs must be an integer >= 1" in capsys.readouterr().err
+
+
+def test_frontier_workers_option(tmp_path, capsys):
+    assert main(["saturate", "editor", "--frontier", "reader,exporter", "--frontier-max",
+                 "1,2", "--workers", "2", "--backend", "cpu", "--json", "-q"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["capacity"] == 2
+    p = next(p for p in out["points"] if (p["n_a"], p["n_b"]) == (1, 2))
+    assert Fraction(p["exact"]) == single_load(tmp_path, {"reader": 1, "exporter": 2}, 2)
+    assert main(["saturate", "editor", "--workers", "2"]) == 2
+    assert "--workers applies to --frontier only" in capsys.readouterr().err
+
+
+def _frontier_result(max_a: int, max_b: int):
+    """A frontier over a stand-in load 2a/15 + b/6 (capacity 1), for the plot's tests."""
+    from scenarios import Request, Scenario
+    from scenarios.capacity import frontier
+    from scenarios.saturation import Evaluation
+
+    x, y = Scenario("x", Request("r", 1)), Scenario("y", Request("r", 1))
+
+    def fake(model, *, resource, witness):
+        na = sum(1 for p in model.processes if p.name.startswith("x_"))
+        nb = sum(1 for p in model.processes if p.name.startswith("y_"))
+        return Evaluation(Fraction(2 * na, 15) + Fraction(nb, 6), n_states=1)
+
+    return frontier(System({x: 1, y: 1}, server=Server()), "x", "y", evaluate=fake,
+                    max_clients=(max_a, max_b))
+
+
+@pytest.mark.parametrize("size", [(6, 6), (40, 40)])
+def test_frontier_plot_shows_the_staircase_on_integer_axes(size):
+    pytest.importorskip("matplotlib")
+    from dvecost.cli.frontier import build_figure
+
+    r = _frontier_result(*size)
+    fig = build_figure(r)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "x clients" and ax.get_ylabel() == "y clients"
+    for ticks, top in ((ax.get_xticks(), size[0]), (ax.get_yticks(), size[1])):
+        shown = [t for t in ticks if -0.5 <= t <= top + 0.5]
+        assert len(shown) >= 3 and all(float(t).is_integer() for t in shown)
+    assert ax.get_xlim() == (-0.5, size[0] + 0.5) and ax.get_ylim() == (-0.5, size[1] + 0.5)
+    (stair,) = [line for line in ax.lines if line.get_label().startswith("largest y")]
+    assert [tuple(map(int, xy)) for xy in stair.get_xydata()] == \
+        [(a, b) for a, b in r.stair if b is not None]
+    # Every evaluated point once, coloured by load / capacity; saturated ones as squares.
+    drawn = {}
+    for coll in ax.collections:
+        for (xv, yv), c in zip(coll.get_offsets(), coll.get_array()):
+            drawn[int(xv), int(yv)] = c
+    assert drawn == {(p.n_a, p.n_b): pytest.approx(float(p.exact / r.capacity))
+                     for p in r.points}
+    assert fig.axes[1].get_ylabel() == "load / capacity (1)"
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+
+
+def test_frontier_plot_file(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "f.png"
+    assert main(["saturate", "editor", "--frontier", "reader,exporter", "--frontier-max",
+                 "2,3", "--backend", "cpu", "-q", "--plot", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == f"plot: written to {path}"
+    assert path.read_bytes()[:4] == b"\x89PNG"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.png"]   # no temporary file left
+    assert main(["saturate", "editor", "--frontier", "reader,exporter", "--frontier-max",
+                 "2,3", "--backend", "cpu", "-q", "--plot", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"] == {"plot": str(path)}
+
+
+def test_frontier_plot_without_matplotlib(tmp_path, capsys, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "matplotlib", None)   # import fails
+    path = tmp_path / "f.png"
+    assert main(["saturate", "editor", "--frontier", "reader,exporter", "--plot",
+                 str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "--plot needs matplotlib" in err and "reader 0" not in err
+    assert not path.exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 from fractions import Fraction
 
 import pytest
@@ -24,7 +25,10 @@ def counts(model) -> dict[str, int]:
     for p in model.processes:
         if p.name != "server":
             out[p.name.rsplit("_", 1)[0]] += 1
-    out["w"] = sum(1 for i in model.items if getattr(i, "name", "").startswith("done"))
+    # The server's workers: a constant WORKERS, or (as rendered before) one 'done' array each.
+    names = [getattr(i, "name", "") for i in model.items]
+    out["w"] = (model.items[names.index("WORKERS")].init.value if "WORKERS" in names
+                else sum(1 for n in names if n.startswith("done")))
     return out
 
 
@@ -151,3 +155,73 @@ def test_workers_needed_errors():
         workers_needed(System({X: 1}), {"x": 1}, evaluate=ev)
     with pytest.raises(ConfigurationError, match="at least one client"):
         workers_needed(SPEC, {"x": 0}, evaluate=ev)
+
+
+def _key(r):
+    return [(p.n_a, p.n_b, p.exact, p.saturated, p.n_states) for p in r.points]
+
+
+@pytest.mark.parametrize("load", MONOTONE_LOADS)
+def test_frontier_in_two_processes_is_the_same_walk(load):
+    """jobs=2 evaluates ahead in forked workers; the points the walk uses, their order, the
+    staircase and what progress hears are those of jobs=1."""
+    heard = {1: [], 2: []}
+    one, two = (frontier(SPEC, "x", "y", evaluate=evaluator(load, []), max_clients=(9, 9),
+                         jobs=j, progress=heard[j].append) for j in (1, 2))
+    assert two.stair == one.stair and _key(two) == _key(one)
+    assert [(p.n_a, p.n_b) for p in heard[2]] == [(p.n_a, p.n_b) for p in one.points]
+    assert multiprocessing.active_children() == []
+
+
+def test_a_limit_at_a_point_evaluated_ahead_only_counts_if_the_walk_needs_it():
+    load = MONOTONE_LOADS[0]
+    plain = frontier(SPEC, "x", "y", evaluate=evaluator(load, []), max_clients=(4, 4))
+    used = {(p.n_a, p.n_b) for p in plain.points}
+    ahead = [(a, b) for a in range(5) for b in range(5) if (a, b) not in used]
+
+    def limited(bad):
+        def evaluate(model, *, resource, witness):
+            c = counts(model)
+            if (c["x"], c["y"]) in bad:
+                raise StateSpaceError("state limit 10 reached")
+            return Evaluation(Fraction(load(c)), n_states=1 + c["x"] + c["y"])
+        return evaluate
+
+    r = frontier(SPEC, "x", "y", evaluate=limited(set(ahead)), max_clients=(4, 4), jobs=2)
+    assert r.status == "ok" and _key(r) == _key(plain)
+    last = plain.points[-1]
+    r = frontier(SPEC, "x", "y", evaluate=limited({(last.n_a, last.n_b)}),
+                 max_clients=(4, 4), jobs=2)
+    assert r.status == "limit" and r.stopped.startswith(f"({last.n_a}, {last.n_b}): state")
+    assert _key(r) == _key(plain)[:-1]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_interrupted_frontier_keeps_its_points_and_ends_its_workers(jobs):
+    load = MONOTONE_LOADS[1]
+    heard: list = []
+
+    def progress(p):
+        heard.append(p)
+        if len(heard) == 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        frontier(SPEC, "x", "y", evaluate=evaluator(load, []), max_clients=(6, 6), jobs=jobs,
+                 progress=progress)
+    part = info.value.partial
+    assert part.status == "interrupted" and part.stopped.endswith("interrupted")
+    assert list(part.points[:4]) == heard
+    # What was evaluated ahead is kept too, each point exact.
+    assert all(p.exact == load({"x": p.n_a, "y": p.n_b, "z": 0}) for p in part.points)
+    assert multiprocessing.active_children() == []
+
+
+def test_workers_needed_in_two_processes():
+    load = lambda c: min(Fraction(c["w"]), Fraction(c["x"], 3))
+    one, two = (workers_needed(SPEC, {"x": 10}, evaluate=evaluator(load, []), max_workers=8,
+                               jobs=j) for j in (1, 2))
+    assert one.workers == two.workers == 4 and one.status == two.status == "ok"
+    strip = lambda r: [(p.workers, p.exact, p.capacity, p.n_states) for p in r.tried]
+    assert strip(one) == strip(two) == [(w, min(Fraction(w), Fraction(10, 3)), w, 11)
+                                        for w in range(1, 5)]
