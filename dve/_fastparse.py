@@ -149,7 +149,7 @@ def _at(source: Source, start: int, end: int, mut_pos=_MutPos, pos_cls=SourcePos
 
 
 def _leaf_node(source: Source, tok: str, end: int, mut_pos=_MutPos, pos_cls=SourcePos,
-          mut_int=_MutInt, int_cls=s.IntLit, mut_name=_MutName, name_cls=s.Name) -> s.Expr:
+               mut_int=_MutInt, int_cls=s.IntLit, mut_name=_MutName, name_cls=s.Name) -> s.Expr:
     """The number or plain name ``tok``, whose token ends at offset ``end``."""
     pos = mut_pos()
     pos.source = source

@@ -3,7 +3,8 @@
 Conventions
 -----------
 - Children are tuples, never lists, so nodes are hashable and immutable.
-- ``pos`` is keyword-only and declared ``compare=False``: structural equality ignores positions, which is what
+- Every node is frozen and slotted (:func:`_node`) and inherits ``pos`` from :class:`Node`:
+  keyword-only and ``compare=False``, so structural equality ignores positions, which is what
   ``parse_model(format_model(m)) == m`` needs.
 - Abstract bases start with ``_``.
 - Operators are stored in canonical spelling: ``'or'`` for ``or``/``||``, ``'and'`` for
@@ -50,54 +51,51 @@ UNARY_OPS: tuple[str, ...] = ("-", "~", "not")
 DEFAULT_COST_RESOURCE = "cost"
 
 
-def _pos() -> SourcePos:
-    # Keyword-only so it can follow defaulted fields; None only in hand-built test nodes
-    # (the parser and the scenario DSL always set it).
-    return field(default=None, compare=False, repr=False, kw_only=True)  # type: ignore[return-value]
+#: The decorator of every node class: immutable (so nodes are hashable and can be shared), slotted.
+_node = dataclass(frozen=True, slots=True)
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Node:
-    """Base of all syntax nodes."""
+    """Base of all syntax nodes: each carries its position, keyword-only and ignored by ``==``."""
+    # Keyword-only so that subclasses may declare fields without defaults; None only in
+    # hand-built test nodes (the parsers and the scenario DSL always set it).
+    pos: SourcePos = field(default=None, compare=False, repr=False, kw_only=True)  # type: ignore[assignment]
 
 
 # ---------------------------------------------------------------------------- expressions
 
-@dataclass(frozen=True, slots=True)
+@_node
 class ExprNode(Node):
     """Base of the expression nodes (the members of :data:`Expr`)."""
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class IntLit(ExprNode):
     """A non-negative decimal literal (negative numbers are ``Unary('-', IntLit)``)."""
     value: int
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class BoolLit(ExprNode):
     """``true`` (1) or ``false`` (0)."""
     value: bool
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Name(ExprNode):
     """A variable, constant, input or (inside a template) parameter, by name."""
     name: str
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Index(ExprNode):
     """``name[index]``: one element of an array variable."""
     name: str
     index: "Expr"
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class ProcRef(Node):
     """A process named in an expression or sync: ``P`` or a template instance ``T(1)``.
 
@@ -106,49 +104,43 @@ class ProcRef(Node):
     """
     name: str
     keys: tuple["Expr", ...] = ()
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class StateTest(ExprNode):
     """``P.s``: 1 when process ``P`` is in local state ``s``, else 0."""
     process: ProcRef
     state: str
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Remote(ExprNode):
     """``P->v`` or ``P->v[e]``: variable ``v`` of process ``P``."""
     process: ProcRef
     name: str
     index: "Expr | None" = None
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Unary(ExprNode):
     """``-e``, ``~e``, ``not e``."""
     op: str
     operand: "Expr"
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Binary(ExprNode):
     """``left op right``; ``op`` is in canonical spelling (see :data:`BINARY_OPS`)."""
     op: str
     left: "Expr"
     right: "Expr"
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Call(ExprNode):
     """``m(args)``: a use of an expression macro (DiVinE 3); gone after expansion."""
     name: str
     args: tuple["Expr", ...]
-    pos: SourcePos = _pos()
 
 
 Expr = Union[IntLit, BoolLit, Name, Index, StateTest, Remote, Unary, Binary, Call]
@@ -157,14 +149,13 @@ LValue = Union[Name, Index]
 
 # ---------------------------------------------------------------------------- declarations
 
-@dataclass(frozen=True, slots=True)
+@_node
 class ArrayInit(Node):
     """``{e, e, ...}``: an array initialiser (shorter pads with 0, longer is cut, as DiVinE)."""
     items: tuple[Expr, ...]
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class VarDecl(Node):
     """``[const|input] byte|int name[size] = init``.
 
@@ -177,10 +168,9 @@ class VarDecl(Node):
     init: Expr | ArrayInit | None = None
     const: bool = False
     input: bool = False
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class ChannelDecl(Node):
     """``channel c`` (untyped: ``types is None``), or ``channel {T, ...} c[size]``.
 
@@ -190,26 +180,23 @@ class ChannelDecl(Node):
     name: str
     types: tuple[str, ...] | None = None
     size: Expr | None = None
-    pos: SourcePos = _pos()
 
 
 # ---------------------------------------------------------------------------- processes
 
-@dataclass(frozen=True, slots=True)
+@_node
 class StateDecl(Node):
     """One name of a ``state a, b, c;`` list."""
     name: str
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class StateRef(Node):
     """A use of a local state name (in ``init``, ``commit``, ``accept``, transitions, ...)."""
     name: str
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Accept(Node):
     """An acceptance condition.
 
@@ -219,18 +206,16 @@ class Accept(Node):
     """
     kind: str
     sets: tuple[tuple[StateRef, ...], ...]
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Assertion(Node):
     """``assert s: e``: ``e`` must hold whenever the process is in ``s``."""
     state: StateRef
     expr: Expr
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Sync(Node):
     """``sync c!v``, ``sync c?x``, ``sync c!{a, b}``, ``sync P->c!v`` (DiVinE 3).
 
@@ -242,18 +227,16 @@ class Sync(Node):
     op: str
     values: tuple[Expr, ...] = ()
     process: ProcRef | None = None
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Assign(Node):
     """``target = value`` in an effect list."""
     target: LValue
     value: Expr
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Cost(Node):
     """One charge of a ``cost`` clause: ``cost e;`` has ``resource == 'cost'``;
     ``cost cpu: 5, net: 2;`` gives two ``Cost`` nodes. ``named`` tells the two spellings apart
@@ -261,10 +244,9 @@ class Cost(Node):
     resource: str
     amount: Expr
     named: bool = False
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Transition(Node):
     """``src -> dst { guard ...; sync ...; effect ...; cost ...; time ...; }``.
 
@@ -280,10 +262,9 @@ class Transition(Node):
     effects: tuple[Assign, ...] = ()
     costs: tuple[Cost, ...] = ()
     time: Expr | None = None
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Process(Node):
     """A process (or, when it is the system's property, a Büchi automaton)."""
     name: str
@@ -294,91 +275,81 @@ class Process(Node):
     accept: tuple[Accept, ...] = ()
     asserts: tuple[Assertion, ...] = ()
     transitions: tuple[Transition, ...] = ()
-    pos: SourcePos = _pos()
 
 
 # ---------------------------------------------------------------------------- DiVinE 3 additions
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Param(Node):
     """A template parameter; ``key`` parameters identify the instance (``process T(key i)``)."""
     name: str
     key: bool = False
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class ProcessTemplate(Node):
     """``process T(key i, n) { ... }``: instantiated by :class:`ProcessInstance`."""
     params: tuple[Param, ...]
     body: Process
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class ProcessInstance(Node):
     """``process T(1, 3);``."""
     template: str
     args: tuple[Expr, ...]
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class ForLoop(Node):
     """``for (v : lo .. hi) { items }`` at top level; bounds inclusive."""
     var: str
     lo: Expr
     hi: Expr
     body: tuple["Item", ...]
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class IfBlock(Node):
     """``if (cond) { items } [else { items }]`` at top level."""
     cond: Expr
     then: tuple["Item", ...]
     orelse: tuple["Item", ...] = ()
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Macro(Node):
     """``expression name(a, b) { e }``."""
     name: str
     params: tuple[str, ...]
     body: Expr
-    pos: SourcePos = _pos()
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class LtlProperty(Node):
     """``property ltl Name "formula"``: kept, not analysed."""
     name: str
     formula: str
-    pos: SourcePos = _pos()
 
 
 # ---------------------------------------------------------------------------- the file
 
-@dataclass(frozen=True, slots=True)
+@_node
 class SystemDecl(Node):
     """``system async|sync [property P];``."""
     kind: str
     property: str | None = None
-    pos: SourcePos = _pos()
 
 
 Item = Union[VarDecl, ChannelDecl, Process, ProcessTemplate, ProcessInstance, ForLoop, IfBlock,
              Macro, LtlProperty]
 
 
-@dataclass(frozen=True, slots=True)
+@_node
 class Model(Node):
     """A whole DVE file: items in source order, then the ``system`` line."""
     items: tuple[Item, ...]
     system: SystemDecl
-    pos: SourcePos = _pos()
 
     @property
     def processes(self) -> tuple[Process, ...]:
