@@ -4,6 +4,11 @@ rendered models (DVE text, symmetry reduction off: a path that shares no search 
 from __future__ import annotations
 
 import json
+import multiprocessing
+import pathlib
+import signal
+import subprocess
+import sys
 from fractions import Fraction
 
 import pytest
@@ -15,6 +20,7 @@ from scenarios import Server, System
 from scenarios.templates import EDITOR_SCENARIOS
 
 SC = {sc.name: sc for sc in EDITOR_SCENARIOS}
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def single_load(tmp_path, counts: dict[str, int], workers: int = 1) -> Fraction:
@@ -206,3 +212,43 @@ def test_frontier_plot_without_matplotlib(tmp_path, capsys, monkeypatch):
     out, err = capsys.readouterr()
     assert out == "" and "--plot needs matplotlib" in err and "reader 0" not in err
     assert not path.exists()
+
+
+BIG = ["saturate", "editor", "--frontier", "reader,exporter", "--frontier-max", "40,40",
+       "--workers", "4", "--backend", "cpu", "--jobs", "2"]   # minutes of work in all
+
+
+def test_frontier_timeout_keeps_the_points_found(capsys):
+    code = main([*BIG, "--json", "--timeout", "1.5"])
+    out, err = capsys.readouterr()
+    assert code == 3
+    d = json.loads(out)
+    assert d["status"] == "timeout" and "time limit of 1.5 s reached" in d["stopped"]
+    got = [(p["n_a"], p["n_b"]) for p in d["points"]]
+    # The walk's points in its order (0, 0), (0, 1), ..., then those analysed ahead.
+    assert got[:2] == [(0, 0), (0, 1)] and len(set(got)) == len(got)
+    assert "the frontier found so far follows" in err
+    assert multiprocessing.active_children() == []
+
+
+def test_sigint_stops_the_worker_processes_and_prints_the_frontier_so_far():
+    proc = subprocess.Popen([sys.executable, "-m", "dvecost", *BIG], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("reader 0, exporter 1:"):
+            workers = [int(c) for t in pathlib.Path(f"/proc/{proc.pid}/task").iterdir()
+                       for c in (t / "children").read_text().split()]
+            proc.send_signal(signal.SIGINT)
+            break
+    out, err = proc.communicate(timeout=60)
+    err = "".join(seen) + err
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert len(workers) == 2 and not any(pathlib.Path(f"/proc/{w}").exists() for w in workers)
+    lines = out.splitlines()
+    assert lines[0].startswith("editor: frontier of reader x exporter (0..40 x 0..40), "
+                               "capacity 4")
+    assert any(ln.startswith("stopped: (0, ") and "interrupted by SIGINT" in ln
+               for ln in lines)
+    assert "dvecost: (0, " in err and "the frontier found so far follows" in err
