@@ -173,14 +173,12 @@ class WorkerPoint:
 
 @dataclass(frozen=True)
 class WorkersResult:
-    """The answer of :func:`workers_needed`.
+    """The answer of :func:`workers_needed`; printed, the table of ``dvecost workers``.
 
     Attributes
     ----------
-    spec : str
-        The spec's name.
-    clients : tuple of (str, int)
-        The population, by scenario.
+    spec, clients : str, tuple of (str, int)
+        The spec's name; the population, by scenario.
     workers : int or None
         The smallest number of workers whose load stays below capacity; ``None`` when none up
         to ``max_workers`` does (or the search stopped first, see ``status``).
@@ -324,17 +322,7 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluato
         return WorkersResult(name, tuple(clients.items()), answer, tried, per, not viol, viol,
                              max_workers, status, stopped)
 
-    try:
-        run.run()
-    except StateSpaceError as exc:
-        return result("limit", f"workers={run.current}: {exc}")
-    except (RunStopped, KeyboardInterrupt) as exc:
-        st = getattr(exc, "status", "interrupted")
-        exc.partial = result(st if st in ("interrupted", "timeout") else "interrupted",
-                             f"workers={run.current}: {str(exc) or 'interrupted'}",
-                             tuple(run.spare[k] for k in sorted(run.spare)))
-        raise
-    return result()
+    return _finish(run, result, lambda w: f"workers={w}")
 
 
 # ---------------------------------------------------------------------------- the frontier
@@ -574,21 +562,26 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
         return FrontierResult(name, a, b, tuple(others.items()), cap, max_a, max_b,
                               tuple(run.so_far()), pts, not viol, viol, status, stopped)
 
+    return _finish(run, result, lambda key: f"({key[0]}, {key[1]})")
+
+
+def _finish(run: PointWalk, result: Callable[..., Any], at: Callable[[Any], str]) -> Any:
+    """Run the walk and return ``result()``, or ``result('limit', why)`` when a state or
+    memory limit stops it. A signal or a time limit is passed on with
+    ``result(status, why, points evaluated ahead)`` as its ``partial``; ``at(key)`` names the
+    point the walk was waiting for."""
     try:
         run.run()
     except StateSpaceError as exc:
-        return result("limit", f"{_at(run.current)}: {exc}")
+        return result("limit", f"{at(run.current)}: {exc}")
     except (RunStopped, KeyboardInterrupt) as exc:
         st = getattr(exc, "status", "interrupted")
+        where = "before the first point" if run.current is None else at(run.current)
         exc.partial = result(st if st in ("interrupted", "timeout") else "interrupted",
-                             f"{_at(run.current)}: {str(exc) or 'interrupted'}",
+                             f"{where}: {str(exc) or 'interrupted'}",
                              tuple(run.spare[k] for k in sorted(run.spare)))
         raise
     return result()
-
-
-def _at(key: tuple[int, int] | None) -> str:
-    return "before the first point" if key is None else f"({key[0]}, {key[1]})"
 
 
 def _staircase(max_a: int, max_b: int) -> Callable[[Callable[[tuple[int, int]], bool], list],
