@@ -3,7 +3,10 @@
 Every expression of a transition is compiled once into Python source that operates on whole
 arrays, then ``exec``'d; the generated functions run one array operation per operator over all
 selected states, with no Python loop over states. The code is written over an array module
-``xp`` (NumPy, or CuPy with the same calls).
+``xp`` (NumPy, or CuPy with the same calls). For the few rows of a huge guard the same guard is
+also generated as one Python expression over one state (:meth:`Evaluator.scalar_guard`); both
+forms come from one walk over the syntax (``_Emitter``), which differs only in the code each
+piece is written as.
 
 The state batch is a column-major matrix ``X`` of shape ``(n_slots, n_rows)`` and dtype
 ``int32``; a generated function receives ``X`` and ``r``, the (int64) indices of the rows it
@@ -113,14 +116,97 @@ def _deep_recursion(limit: int = 100_000):
         sys.setrecursionlimit(old)
 
 
-class _Gen:
-    """Generates the body of one function; tracks the state as modified by effects so far."""
+def _literal(e: S.Expr, wide: bool) -> int | None:
+    """The value of a literal (``5``, ``-5``, ``true``), or None for any other expression.
+
+    Raises the literal's :class:`~dve.errors.EvaluationError` when it does not fit the width.
+    """
+    negated = isinstance(e, S.Unary) and e.op == "-" and isinstance(e.operand, S.IntLit)
+    if isinstance(e, S.IntLit) or negated:
+        lit = e.operand if negated else e
+        err = literal_error(lit, wide, negated=negated)
+        if err is not None:
+            raise err
+        return -lit.value if negated else lit.value
+    if isinstance(e, S.BoolLit):
+        return int(e.value)
+    return None
+
+
+class _Emitter:
+    """The one walk over an expression that both code generators share.
+
+    It checks and folds literals, resolves names (local before global, ``P->v`` in process
+    ``P``) and state tests, and recurses into operands; the target, a subclass, writes the
+    code of each piece and returns a value of its own (:class:`_Val`): :class:`_Gen` writes
+    array code over a batch of states, :class:`_ScalarGen` a Python expression over one state.
+    """
 
     def __init__(self, ev: Evaluator, wide: bool = False) -> None:
         self.ev = ev
         self.cm = ev.cm
         #: Checked 64-bit arithmetic (cost and time) instead of 32-bit C arithmetic.
         self.wide = wide
+
+    def resolve(self, proc: int | None, name: str):
+        cm = self.cm
+        if proc is not None:
+            q = f"{cm.processes[proc].name}.{name}"
+            if q in cm.variables:
+                return cm.variables[q]
+        if name in cm.variables:
+            return cm.variables[name]
+        raise KeyError(name)
+
+    def expr(self, e: S.Expr, proc: int | None) -> _Val:
+        c = _literal(e, self.wide)
+        if c is not None:
+            return self.const(c)
+        if isinstance(e, S.Name):
+            vi = self.resolve(proc, e.name)
+            return self.const(vi.const_value) if vi.is_const else self.read_slot(vi.base)
+        if isinstance(e, S.Index):
+            return self.read_index(self.resolve(proc, e.name), e.index, proc)
+        if isinstance(e, S.Remote):
+            pi = self.ev.proc_index[e.process.name]
+            if e.index is None:
+                return self.expr(S.Name(e.name), pi)
+            return self.read_index(self.resolve(pi, e.name), e.index, proc)
+        if isinstance(e, S.StateTest):
+            pinfo = self.cm.processes[self.ev.proc_index[e.process.name]]
+            return self.state_test(pinfo.slot, pinfo.states.index(e.state))
+        if isinstance(e, S.Unary):
+            return self.unary(e.op, self.expr(e.operand, proc))
+        if isinstance(e, S.Binary):
+            return self.binary(e, proc)
+        raise TypeError(f"cannot evaluate {type(e).__name__} (expand the model first)")
+
+    # The target's part (the index of read_index is evaluated in process ``proc``).
+    def const(self, v: int) -> _Val:
+        raise NotImplementedError
+
+    def read_slot(self, j: int) -> _Val:
+        raise NotImplementedError
+
+    def read_index(self, vi, idx_expr: S.Expr, proc: int | None) -> _Val:
+        raise NotImplementedError
+
+    def state_test(self, slot: int, state: int) -> _Val:
+        raise NotImplementedError
+
+    def unary(self, op: str, v: _Val) -> _Val:
+        raise NotImplementedError
+
+    def binary(self, e: S.Binary, proc: int | None) -> _Val:
+        raise NotImplementedError
+
+
+class _Gen(_Emitter):
+    """Generates the body of one array function; tracks the state as modified by effects so
+    far."""
+
+    def __init__(self, ev: Evaluator, wide: bool = False) -> None:
+        super().__init__(ev, wide)
         self.full = _I64 if wide else _I32
         self.lines: list[str] = []
         self.n = 0
@@ -201,16 +287,6 @@ class _Gen:
         return self.let(f"({cond}) & {err}")
 
     # ------------------------------------------------------------------ variables
-    def resolve(self, proc: int | None, name: str):
-        cm = self.cm
-        if proc is not None:
-            q = f"{cm.processes[proc].name}.{name}"
-            if q in cm.variables:
-                return cm.variables[q]
-        if name in cm.variables:
-            return cm.variables[name]
-        raise KeyError(name)
-
     def read_slot(self, j: int) -> _Val:
         sl = self.cm.slots[j]
         if j in self.overlay:
@@ -249,57 +325,30 @@ class _Gen:
         return None, ic, self.or_err(iv.err, bad)
 
     # ------------------------------------------------------------------ expressions
-    def expr(self, e: S.Expr, proc: int | None) -> _Val:
-        if isinstance(e, S.IntLit):
-            err = literal_error(e, self.wide)
-            if err is not None:
-                raise err
-            return _const(e.value)
-        if isinstance(e, S.BoolLit):
-            return _const(int(e.value))
-        if isinstance(e, S.Name):
-            vi = self.resolve(proc, e.name)
-            if vi.is_const:
-                return _const(vi.const_value)
-            return self.read_slot(vi.base)
-        if isinstance(e, S.Index):
-            return self.read_index(self.resolve(proc, e.name), e.index, proc)
-        if isinstance(e, S.Remote):
-            pi = self.ev.proc_index[e.process.name]
-            if e.index is None:
-                return self.expr(S.Name(e.name), pi)
-            return self.read_index(self.resolve(pi, e.name), e.index, proc)
-        if isinstance(e, S.StateTest):
-            pinfo = self.cm.processes[self.ev.proc_index[e.process.name]]
-            s = pinfo.states.index(e.state)
-            pc = self.read_slot(pinfo.slot)
-            return _Val(self.let(f"{pc.code} == {s}"), "bool", lo=0, hi=1)
-        if isinstance(e, S.Unary):
-            if e.op == "-" and isinstance(e.operand, S.IntLit):
-                err = literal_error(e.operand, self.wide, negated=True)
-                if err is not None:
-                    raise err
-                return _const(-e.operand.value)
-            v = self.expr(e.operand, proc)
-            if v.const is not None:
-                f = self.fold(e.op, v.const)
-                return f if v.err is None else _Val(f.code, f.kind, f.const,
-                                                    self.or_err(v.err, f.err), f.lo, f.hi)
-            if e.op == "not":
-                return _Val(self.let(f"~{v.code}" if v.kind == "bool" else f"{v.code} == 0"),
-                            "bool", None, v.err, 0, 1)
-            lo, hi = (-v.hi, -v.lo) if e.op == "-" else (-v.hi - 1, -v.lo - 1)
-            err = v.err
-            if e.op == "-" and self.wide and v.lo <= _I64[0]:
-                code, bad = self.checked("_neg64", self.as_int(v))
-                err = self.or_err(err, bad)
-            else:
-                code = self.let(f"-{self.as_int(v)}" if e.op == "-" else f"~{self.as_int(v)}")
-            lo, hi = self.bounded(lo, hi)
-            return _Val(code, "int", None, err, lo, hi)
-        if isinstance(e, S.Binary):
-            return self.binary(e, proc)
-        raise TypeError(f"cannot evaluate {type(e).__name__} (expand the model first)")
+    def const(self, v: int) -> _Val:
+        return _const(v)
+
+    def state_test(self, slot: int, state: int) -> _Val:
+        pc = self.read_slot(slot)
+        return _Val(self.let(f"{pc.code} == {state}"), "bool", lo=0, hi=1)
+
+    def unary(self, op: str, v: _Val) -> _Val:
+        if v.const is not None:
+            f = self.fold(op, v.const)
+            return f if v.err is None else _Val(f.code, f.kind, f.const,
+                                                self.or_err(v.err, f.err), f.lo, f.hi)
+        if op == "not":
+            return _Val(self.let(f"~{v.code}" if v.kind == "bool" else f"{v.code} == 0"),
+                        "bool", None, v.err, 0, 1)
+        lo, hi = (-v.hi, -v.lo) if op == "-" else (-v.hi - 1, -v.lo - 1)
+        err = v.err
+        if op == "-" and self.wide and v.lo <= _I64[0]:
+            code, bad = self.checked("_neg64", self.as_int(v))
+            err = self.or_err(err, bad)
+        else:
+            code = self.let(f"-{self.as_int(v)}" if op == "-" else f"~{self.as_int(v)}")
+        lo, hi = self.bounded(lo, hi)
+        return _Val(code, "int", None, err, lo, hi)
 
     def read_index(self, vi, idx_expr, proc) -> _Val:
         size = vi.size
@@ -519,6 +568,66 @@ class _Gen:
         return "\n".join(head + ["    " + ln for ln in self.lines] + [f"    return {ret}"])
 
 
+class _ScalarGen(_Emitter):
+    """Generates one Python expression over one state ``x`` (a list of slot values), raising
+    :class:`Fault` on a runtime fault: 32-bit C arithmetic through the checked helpers of
+    :func:`_runtime_helpers`, and Python's own short-circuit for ``and``, ``or``, ``imply``.
+    A value's ``kind`` is ``'bool'`` where its code is a Python truth value (any truthy value
+    stands for non-zero), else ``'int'``."""
+
+    def as_int(self, v: _Val) -> str:
+        return f"(1 if ({v.code}) else 0)" if v.kind == "bool" else v.code
+
+    def as_bool(self, v: _Val) -> str:
+        return v.code if v.kind == "bool" else f"({v.code}) != 0"
+
+    def const(self, v: int) -> _Val:
+        return _Val(repr(v), "int")
+
+    def read_slot(self, j: int) -> _Val:
+        return _Val(f"x[{j}]", "int")
+
+    def read_index(self, vi, idx_expr: S.Expr, proc: int | None) -> _Val:
+        idx = self.as_int(self.expr(idx_expr, proc))
+        if vi.is_const:
+            return _Val(f"_sidx({vi.const_value!r}, 0, {vi.size}, {idx})", "int")
+        return _Val(f"_sidx(x, {vi.base}, {vi.size}, {idx})", "int")
+
+    def state_test(self, slot: int, state: int) -> _Val:
+        return _Val(f"(1 if x[{slot}] == {state} else 0)", "int")
+
+    def unary(self, op: str, v: _Val) -> _Val:
+        if op == "not":
+            return _Val(f"not ({self.as_bool(v)})", "bool")
+        return _Val(f"_w({op}({self.as_int(v)}))", "int")
+
+    def binary(self, e: S.Binary, proc: int | None) -> _Val:
+        op = e.op
+        if op in ("and", "or"):
+            # Flatten left-leaning chains of one operator: Python's 'and'/'or' short-circuit
+            # the same way, and a flat chain avoids nesting thousands of parentheses.
+            items = []
+            node = e
+            while isinstance(node, S.Binary) and node.op == op:
+                items.append(node.right)
+                node = node.left
+            items.append(node)
+            return _Val(f" {op} ".join(f"({self.as_bool(self.expr(i, proc))})"
+                                       for i in reversed(items)), "bool")
+        a = self.expr(e.left, proc)
+        b = self.expr(e.right, proc)
+        if op == "imply":
+            return _Val(f"(not ({self.as_bool(a)})) or ({self.as_bool(b)})", "bool")
+        ai, bi = self.as_int(a), self.as_int(b)
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            return _Val(f"({ai}) {op} ({bi})", "bool")
+        fn = {"+": "_sadd", "-": "_ssub", "*": "_smul", "/": "_sdiv", "%": "_smod",
+              "<<": "_sshl", ">>": "_sshr"}.get(op)
+        if fn is not None:
+            return _Val(f"{fn}({ai}, {bi})", "int")
+        return _Val(f"(({ai}) {op} ({bi}))", "int")  # & | ^ of 32-bit values stay 32-bit
+
+
 class Evaluator:
     """The generated guard, effect and charge functions of a compiled model, for one ``xp``.
 
@@ -678,8 +787,9 @@ class Evaluator:
         key = ("sguard", tid)
         if key not in self._cache:
             t = self.cm.transitions[tid]
+            g = _ScalarGen(self)
             with _deep_recursion():
-                parts = [self._sx(e, t.process, True) for e in t.node.guard]
+                parts = [g.as_bool(g.expr(e, t.process)) for e in t.node.guard]
             body = " and ".join(f"({p})" for p in parts) if parts else "True"
             src = f"def f_sguard_{tid}(x):\n    return 1 if ({body}) else 0\n"
             self.sources[key] = src
@@ -687,79 +797,6 @@ class Evaluator:
             exec(code, self.ns)  # noqa: S102
             self._cache[key] = self.ns[f"f_sguard_{tid}"]
         return self._cache[key]
-
-    def _sx(self, e, proc, as_bool: bool) -> str:
-        """Scalar Python source of ``e``: an int expression, or a truth value when
-        ``as_bool`` (then any Python truthy value stands for non-zero)."""
-        def intx(code_bool: str) -> str:
-            return f"(1 if {code_bool} else 0)"
-
-        if isinstance(e, S.Binary) and e.op in ("and", "or"):
-            # Flatten left-leaning chains of one operator: Python's 'and'/'or' short-circuit
-            # the same way, and a flat chain avoids nesting thousands of parentheses.
-            items = []
-            node = e
-            while isinstance(node, S.Binary) and node.op == e.op:
-                items.append(node.right)
-                node = node.left
-            items.append(node)
-            code = f" {e.op} ".join(f"({self._sx(i, proc, True)})" for i in reversed(items))
-            return code if as_bool else intx(f"({code})")
-        if isinstance(e, S.Binary) and e.op == "imply":
-            code = f"(not ({self._sx(e.left, proc, True)})) or ({self._sx(e.right, proc, True)})"
-            return code if as_bool else intx(f"({code})")
-        if isinstance(e, S.Unary) and e.op == "not":
-            code = f"not ({self._sx(e.operand, proc, True)})"
-            return code if as_bool else intx(f"({code})")
-        if isinstance(e, S.Binary) and e.op in ("==", "!=", "<", "<=", ">", ">="):
-            code = f"({self._sx(e.left, proc, False)}) {e.op} ({self._sx(e.right, proc, False)})"
-            return code if as_bool else intx(f"({code})")
-        code = self._sx_int(e, proc)
-        return f"({code}) != 0" if as_bool else code
-
-    def _sx_int(self, e, proc) -> str:
-        g = _Gen(self)
-        if isinstance(e, S.IntLit):
-            err = literal_error(e)
-            if err is not None:
-                raise err
-            return repr(e.value)
-        if isinstance(e, S.BoolLit):
-            return repr(int(e.value))
-        if isinstance(e, S.Name):
-            vi = g.resolve(proc, e.name)
-            return repr(vi.const_value) if vi.is_const else f"x[{vi.base}]"
-        if isinstance(e, (S.Index, S.Remote)):
-            if isinstance(e, S.Remote):
-                pi = self.proc_index[e.process.name]
-                vi = g.resolve(pi, e.name)
-                if e.index is None:
-                    return repr(vi.const_value) if vi.is_const else f"x[{vi.base}]"
-            else:
-                vi = g.resolve(proc, e.name)
-            idx = self._sx(e.index, proc, False)
-            if vi.is_const:
-                return f"_sidx({vi.const_value!r}, 0, {vi.size}, {idx})"
-            return f"_sidx(x, {vi.base}, {vi.size}, {idx})"
-        if isinstance(e, S.StateTest):
-            pinfo = self.cm.processes[self.proc_index[e.process.name]]
-            return f"(1 if x[{pinfo.slot}] == {pinfo.states.index(e.state)} else 0)"
-        if isinstance(e, S.Unary):
-            if e.op == "-" and isinstance(e.operand, S.IntLit):
-                err = literal_error(e.operand, negated=True)
-                if err is not None:
-                    raise err
-                return repr(-e.operand.value)
-            v = self._sx(e.operand, proc, False)
-            return f"_w(-({v}))" if e.op == "-" else f"_w(~({v}))"
-        if isinstance(e, S.Binary):
-            a, b = self._sx(e.left, proc, False), self._sx(e.right, proc, False)
-            fn = {"+": "_sadd", "-": "_ssub", "*": "_smul", "/": "_sdiv", "%": "_smod",
-                  "<<": "_sshl", ">>": "_sshr"}.get(e.op)
-            if fn is not None:
-                return f"{fn}({a}, {b})"
-            return f"(({a}) {e.op} ({b}))"  # & | ^ of 32-bit values stay 32-bit
-        raise TypeError(f"cannot evaluate {type(e).__name__}")
 
     # ------------------------------------------------------------------ effects
     def effect(self, tids: tuple[int, ...]) -> Callable:
