@@ -1,8 +1,15 @@
-"""``dvecost analyze MODEL``: the worst sustainable load of a model and the run that causes it.
+"""``dvecost analyze MODEL``: maximal cycle mean or ratio of a model, with its critical cycle.
 
-A thin layer over :func:`dvecost.analyze`: options in, a report out (text with the peak memory
-on its timings line, ``--json`` as one line with ``status``, ``timings`` and
-``peak_memory_bytes``, ``--dot FILE``), a progress display on stderr when it is a terminal.
+Build the reachable state graph of MODEL and compute its maximal (or minimal) cycle mean of a
+cost resource, or with --ratio its cycle ratio cost/time: an exact fraction, certified, with
+the critical cycle shown as a run of the model. Exit codes: 0 answer, 2 invalid input, 3 no
+answer (no reachable cycle, a zero-time cycle with --ratio, a state, memory or time limit),
+130/143 interrupted.
+
+The worst sustainable load of a model and the run that causes it, as a thin layer over
+:func:`dvecost.analyze`: options in, a report out (text with the peak memory on its timings
+line, ``--json`` as one line with ``status``, ``timings`` and ``peak_memory_bytes``, ``--dot
+FILE``), a progress display on stderr when it is a terminal.
 Limits (``--max-states``, ``--max-memory``, ``--timeout``) and SIGINT/SIGTERM stop with what
 exploration found so far (exit 3, or 130/143).
 """
@@ -18,6 +25,7 @@ from ocm.errors import AnalysisError, NoCycleError, ZeroTimeCycleError
 
 from . import (add_backend, add_common, add_defines, add_limits, emit_json, parse_defines,
                peak_memory_bytes, print_error, stop_info)
+from .subcommand import add_command
 from .terminal import ProgressLine, is_terminal
 
 __all__ = ["register", "run", "ProgressLine"]
@@ -25,15 +33,7 @@ __all__ = ["register", "run", "ProgressLine"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``analyze`` subcommand to ``sub``."""
-    p = sub.add_parser(
-        "analyze",
-        help="maximal cycle mean or ratio of a model, with its critical cycle",
-        description="Build the reachable state graph of MODEL and compute its maximal (or "
-                    "minimal) cycle mean of a cost resource, or with --ratio its cycle ratio "
-                    "cost/time: an exact fraction, certified, with the critical cycle shown as "
-                    "a run of the model. Exit codes: 0 answer, 2 invalid input, 3 no answer "
-                    "(no reachable cycle, a zero-time cycle with --ratio, a state, memory or "
-                    "time limit), 130/143 interrupted.")
+    p = add_command(sub, "analyze", __doc__, run)
     p.add_argument("model", metavar="MODEL", help="a DVE file (with cost/time annotations)")
     p.add_argument("--ratio", action="store_true",
                    help="cycle ratio (cost per unit of time) instead of cycle mean (per step)")
@@ -56,7 +56,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="auto (default): explore one state per orbit of interchangeable "
                         "template instances (same answer); off: the full product")
     add_common(p)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

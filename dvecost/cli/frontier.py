@@ -14,6 +14,7 @@ from typing import Callable, TextIO
 
 from dve.errors import ConfigurationError, RunStopped
 
+from .files import check_output_files, need_matplotlib, save_figure, write_atomic
 from .workers import add_jobs, parse_clients
 
 
@@ -64,8 +65,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
     add_jobs(p, "with --frontier: ")
 
 
-def run(args: argparse.Namespace, write_atomic) -> int:
-    """Run the frontier; ``write_atomic(path, data)`` writes ``--csv`` and ``--plot``.
+def run(args: argparse.Namespace) -> int:
+    """Run the frontier; ``--csv`` and ``--plot`` are written atomically.
 
     Progress on stderr (one line per point the walk uses, ``-q``: none); a signal or
     ``--timeout`` prints the frontier found so far, marked partial (exit 130/143, or 3), as
@@ -74,7 +75,6 @@ def run(args: argparse.Namespace, write_atomic) -> int:
     from scenarios.capacity import FrontierResult
 
     from ..capacity import frontier
-    from .saturate import check_output_files
 
     a, b = parse_pair(args.frontier, "--frontier")
     others = parse_clients(args.fixed) if args.fixed.strip() else {}
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace, write_atomic) -> int:
     if args.csv:
         files["csv"] = write_atomic(args.csv, result.csv())
     if args.plot:
-        files["plot"] = write_plot(result, args.plot, write_atomic)
+        files["plot"] = save_figure(build_figure(result), args.plot)
     if args.json:
         d = result.as_dict()
         if files:
@@ -144,9 +144,7 @@ def build_figure(result):
     0..max_b`` coloured by its load as a fraction of capacity (saturated points as squares),
     the staircase (for each count of A, the largest count of B below capacity) drawn through
     its points, integer ticks on both axes, the axes named after the scenarios."""
-    from .saturate import _need_matplotlib
-
-    matplotlib = _need_matplotlib()
+    matplotlib = need_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.colors import Normalize
@@ -187,14 +185,3 @@ def build_figure(result):
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     return fig
-
-
-def write_plot(result, path: str, write_atomic) -> str:
-    """Draw :func:`build_figure` into ``path`` with ``write_atomic``; returns the path."""
-    fig = build_figure(result)
-    import matplotlib.pyplot as plt
-
-    try:
-        return write_atomic(path, lambda tmp: fig.savefig(tmp))
-    finally:
-        plt.close(fig)

@@ -1,4 +1,15 @@
-"""``dvecost saturate SPEC``: how many clients it takes to saturate the server.
+"""``dvecost saturate SPEC``: the smallest number of clients whose load reaches the server's
+capacity.
+
+Grow the number of clients of a system described by scenarios (a bundled template or a Python
+scenario file), compute the server's worst sustainable load per tick for each number (the
+maximal cycle mean of its cost under 'system sync'), and report the smallest number whose load
+reaches the capacity (by default the server's: all workers busy on every tick), with the curve
+and the mix of clients at each number. Exponential then binary search; it checks that the curve
+is monotone and says so when it is not. With --frontier A,B: for each count of scenario A, the
+largest count of scenario B below capacity. Progress goes to stderr, one line per number of
+clients started and finished (-q: none). Exit codes: 0 done, 2 invalid input, 3 stopped by a
+limit before an answer, 130/143 interrupted by SIGINT/SIGTERM (the curve so far is printed).
 
 A thin layer over :func:`dvecost.saturation.saturate`: SPEC is a bundled template (``--list``)
 or a scenario file; the curve comes out as a table (or ``--json``, ``--csv FILE``, a
@@ -20,17 +31,16 @@ import argparse
 import csv
 import io
 import json
-import os
-import pathlib
 import signal
 import sys
-import tempfile
 from fractions import Fraction
 from typing import Any, Callable, TextIO
 
 from dve.errors import ConfigurationError, RunStopped
 
 from . import add_backend, add_common, add_limits, frontier, peak_memory_bytes
+from .files import check_output_files, need_matplotlib, save_figure, write_atomic
+from .subcommand import add_command
 
 __all__ = ["register", "run", "render_table", "render_answer", "render_capacity",
            "render_csv", "progress_printer", "build_figure", "write_plot", "write_atomic",
@@ -55,20 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from scenarios.loader import MAX_CLIENTS
     from scenarios.saturation import DEFAULT_MAX_CLIENTS
 
-    p = sub.add_parser(
-        "saturate",
-        help="the smallest number of clients whose load reaches the server's capacity",
-        description="Grow the number of clients of a system described by scenarios (a bundled "
-                    "template or a Python scenario file), compute the server's worst "
-                    "sustainable load per tick for each number (the maximal cycle mean of its "
-                    "cost under 'system sync'), and report the smallest number whose load "
-                    "reaches the capacity (by default the server's: all workers busy on every "
-                    "tick), with the curve and the mix of clients at each number. Exponential "
-                    "then binary search; it checks that the curve is monotone and says so when "
-                    "it is not. Progress goes to stderr, one line per number of clients "
-                    "started and finished (-q: none). Exit codes: 0 done, 2 invalid input, 3 "
-                    "stopped by a limit before an answer, 130/143 interrupted by SIGINT/SIGTERM "
-                    "(the curve so far is printed).")
+    p = add_command(sub, "saturate", __doc__, run)
     p.add_argument("spec", metavar="SPEC", nargs="?",
                    help="a template name (see --list) or a Python file defining system(n)")
     p.add_argument("--capacity", default=None, metavar="C",
@@ -98,7 +95,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--list", action="store_true", help="list the bundled templates and exit")
     frontier.add_options(p)
     add_common(p)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigurationError("saturate needs a SPEC: a template name (dvecost saturate "
                                  "--list) or a scenario file")
     if args.frontier:
-        return frontier.run(args, write_atomic)
+        return frontier.run(args)
     for option, given in (("--workers", args.workers), ("--jobs", args.jobs)):
         if given is not None:
             raise ConfigurationError(f"{option} applies to --frontier only")
@@ -360,87 +356,17 @@ def render_csv(result) -> str:
     return buf.getvalue()
 
 
-def write_atomic(path: str, data: str | bytes | Callable[[str], None]) -> str:
-    """Write ``data`` (text, bytes, or a function writing a file at the path it is given) to
-    ``path`` through a temporary file in the same folder, renamed over ``path`` at the end: a
-    reader never sees half a file, and a failure leaves any old file as it was. Returns
-    ``path``."""
-    target = pathlib.Path(path)
-    folder = target.parent if str(target.parent) else pathlib.Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix,
-                                   dir=folder)
-    except OSError as exc:
-        raise ConfigurationError(f"cannot write '{path}': {exc.strerror or exc}") from None
-    try:
-        if callable(data):
-            os.close(fd)
-            data(tmp)
-        else:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data.encode() if isinstance(data, str) else data)
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise ConfigurationError(f"cannot write '{path}': {exc.strerror or exc}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return str(path)
-
-
 def _is_terminal(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
 
 
-def check_output_files(csv_path: str | None, plot_path: str | None) -> None:
-    """Refuse, before a search that may run for long, output files that could not be
-    written afterwards: a missing or read-only folder, a plot without matplotlib or with a
-    suffix it does not write."""
-    for path in (csv_path, plot_path):
-        if path:
-            _check_writable(path)
-    if plot_path:
-        _check_plot_format(plot_path)
-
-
-def _check_writable(path: str) -> None:
-    folder = pathlib.Path(path).parent
-    if pathlib.Path(path).is_dir():
-        raise ConfigurationError(f"cannot write '{path}': it is a directory")
-    if not folder.is_dir():
-        raise ConfigurationError(f"cannot write '{path}': no folder '{folder}'")
-    if not os.access(folder, os.W_OK):
-        raise ConfigurationError(f"cannot write '{path}': the folder is not writable")
-
-
 # ---------------------------------------------------------------------------- plot
-
-def _need_matplotlib():
-    try:
-        import matplotlib
-    except ImportError:
-        raise ConfigurationError("--plot needs matplotlib, which is not installed; install it "
-                                 "with: pip install 'dvecost[plot]'") from None
-    return matplotlib
-
-
-def _check_plot_format(path: str) -> None:
-    """The image format named by ``path``'s suffix must be one matplotlib writes."""
-    _need_matplotlib()
-    from matplotlib.figure import Figure
-
-    formats = Figure().canvas.get_supported_filetypes()
-    suffix = pathlib.Path(path).suffix.lstrip(".").lower()
-    if suffix not in formats:
-        raise ConfigurationError(f"cannot write a plot to '{path}': name it with one of the "
-                                 "suffixes " + ", ".join(f".{f}" for f in sorted(formats)))
-
 
 def build_figure(result):
     """The plot as a matplotlib figure: one marker per *evaluated* N (no line through the N
     that were not), integer ticks on the clients axis, the capacity line and the answer."""
-    matplotlib = _need_matplotlib()
+    matplotlib = need_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedLocator, MaxNLocator
@@ -471,13 +397,7 @@ def build_figure(result):
 
 def write_plot(result, path: str) -> str:
     """Draw :func:`build_figure` into ``path`` (atomically); returns the path."""
-    fig = build_figure(result)
-    import matplotlib.pyplot as plt
-
-    try:
-        return write_atomic(path, lambda tmp: fig.savefig(tmp))
-    finally:
-        plt.close(fig)
+    return save_figure(build_figure(result), path)
 
 
 # ---------------------------------------------------------------------------- progress

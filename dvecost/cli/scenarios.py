@@ -1,5 +1,8 @@
-"""``dvecost scenarios``: the scenario systems as DVE (``render``) and the bundled templates
-(``list``)."""
+"""``dvecost scenarios``: write a scenario system as DVE; list the templates.
+
+Scenario systems: 'render' writes the DVE model of a template or a scenario file for N clients
+(readable, and what 'dvecost saturate' analyses); 'list' lists the bundled templates.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +12,14 @@ import sys
 from dve.errors import ConfigurationError
 
 from . import add_common
+from .subcommand import add_command
 
 __all__ = ["register", "run_render", "run_list", "render_spec"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``scenarios`` subcommand (``render``, ``list``) to ``sub``."""
-    p = sub.add_parser("scenarios", help="write a scenario system as DVE; list the templates",
-                       description="Scenario systems: 'render' writes the DVE model of a "
-                                   "template or a scenario file for N clients (readable, and "
-                                   "what 'dvecost saturate' analyses); 'list' lists the "
-                                   "bundled templates.")
+    p = add_command(sub, "scenarios", __doc__, lambda args: (p.print_help(sys.stderr), 2)[1])
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     r = actions.add_parser("render", help="write the DVE model for N clients",
                            description="Write the DVE model of SPEC (a template name or a "
@@ -35,7 +35,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_common(ls)
     ls.set_defaults(func=run_list)
     add_common(p)
-    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
 
 
 def render_spec(spec: str, n: int, scenario: str | None = None) -> str:

@@ -1,8 +1,9 @@
-"""``dvecost workers SPEC --clients NAME=COUNT,...``: how many workers a population needs.
+"""``dvecost workers SPEC --clients NAME=COUNT,...``: how many server workers a population of
+clients needs.
 
-Tries 1, 2, 3, ... workers (with ``w`` workers the capacity is ``w x`` the largest cost per
-tick) and stops at the first whose worst load (the maximal cycle mean of the server's cost) is
-below capacity; prints the load at each value tried.
+The smallest number of server workers whose worst load (maximal cycle mean of the server's
+cost) stays below capacity (workers x the largest cost per tick) for the given clients; tries
+1, 2, 3, ... workers and prints the load at each value tried.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from dve.errors import ConfigurationError, RunStopped
 
 from . import add_backend, add_common, add_limits
+from .subcommand import add_command
 
 
 def parse_clients(text: str) -> dict[str, int]:
@@ -47,11 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``workers`` subcommand to ``sub``."""
     from scenarios.capacity import DEFAULT_MAX_WORKERS
 
-    p = sub.add_parser("workers", help="how many server workers a population of clients needs",
-                       description="The smallest number of server workers whose worst load "
-                                   "(maximal cycle mean of the server's cost) stays below "
-                                   "capacity (workers x the largest cost per tick) for the "
-                                   "given clients; tries 1, 2, 3, ... workers.")
+    p = add_command(sub, "workers", __doc__, run)
     p.add_argument("spec", metavar="SPEC", help="a template name or a Python scenario file")
     p.add_argument("--clients", required=True, metavar="NAME=COUNT,...",
                    help="the population: clients per scenario, e.g. reader=3,exporter=1")
@@ -62,7 +60,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_backend(p)
     add_limits(p)
     add_common(p)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
