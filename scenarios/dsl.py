@@ -29,8 +29,10 @@ error state; docs/dve-reference.md section 7):
 
 - ``req_C`` (written by client ``C`` only): 0, or the kind of its pending request (the constant
   named after the request, e.g. ``EDIT``);
-- ``done`` (written by the server only; ``done1``, ``done2``, ... with several workers): the
-  number of the client whose request finished on the previous tick, else 0.
+- ``done`` (written by the server only, one worker): the number of the client whose request
+  finished on the previous tick, else 0;
+- ``adm`` (written by the server only, several workers): the number of the client admitted on
+  the previous tick, else 0.
 
 A request takes the client one tick to send (``req_C = KIND``), then the client waits (one
 self-loop per tick) until it sees its number in ``done``, and takes one tick to receive the
@@ -40,9 +42,19 @@ the next one from tick ``t + 1``: with enough clients it is never idle. The serv
 conserving (it never idles while a worker is free and a request waits) and chooses freely which
 waiting client to serve next; with several workers it admits at most one request per tick.
 
+Several workers are a *pool*: no worker has a name or a variable. The server admits a request
+while fewer than ``WORKERS`` are in service and serves its first tick; the client, seeing its
+number in ``adm`` on the next tick, serves the other ``service - 1`` ticks itself (charged to the
+server's resource; ``req_C`` is ``BUSY`` while ticks remain after this one and ``SERVED`` on its
+last) and replies on the tick after. That is the same load as named workers, the lowest free
+one taking each request: which worker serves a request never changes a cost, and with no names
+the only processes a renaming permutes are the clients of each scenario, so the symmetry
+reduction of docs/algorithms.md covers servers with many workers too.
+
 Why the mean is the load, and its bound
 ---------------------------------------
-Only the server's transitions carry cost, under the resource ``server``; a step costs the sum of
+Only the server's transitions (and, with a pool of workers, the ticks of service that clients
+serve themselves) carry cost, under the resource ``server``; a step costs the sum of
 ``cost`` over the requests its workers serve during that tick. The cost of a cycle of the state
 graph is the work done in one period of a periodic run, and its length is the period in ticks, so
 the cycle mean is the work per tick of that run; the maximal cycle mean is the worst over every
@@ -491,8 +503,9 @@ class System:
         Returns
         -------
         dve.syntax.Model
-            Constants for the request kinds and the server's ``done`` variables (with a
-            server), the server process, one process per client (with a server, each keeps its
+            Constants for the request kinds and the server's ``done`` variable (with a
+            server; with several workers the constants ``WORKERS``, ``BUSY``, ``SERVED`` and
+            the variable ``adm`` instead), the server process, one process per client (with a server, each keeps its
             pending request in its own ``req``, which the server reads as ``C->req``), and
             ``system sync`` or ``system async``.
 
@@ -697,6 +710,17 @@ class _Builder:
         self.kind_const = {r.name: r.name.upper() for r in self.kinds}
         self.server = system.server
         self.workers = system.server.workers if system.server else 0
+        # Several workers form a pool (server_pool): the names of its constants and of the
+        # admission variable, clear of the request kinds' constants.
+        kinds = set(self.kind_const.values())
+
+        def clear(name: str) -> str:
+            while name in kinds:
+                name += "_"
+            return name
+
+        self.n_workers, self.busy, self.served, self.adm = (
+            clear("WORKERS"), clear("BUSY"), clear("SERVED"), clear("adm"))
         # clients: (number from 1, process name, scenario)
         self.clients: list[tuple[int, str, Scenario]] = []
         for sc, k in system.counts:
@@ -743,13 +767,6 @@ class _Builder:
         return s.VarDecl("byte", name, init=None if init is None else self.lit(init),
                          const=const, pos=self.pos)
 
-    # -- names ------------------------------------------------------------------------------
-    def done_name(self, w: int) -> str:
-        return "done" if self.workers == 1 else f"done{w}"
-
-    def slot(self, base: str, w: int) -> str:
-        return base if self.workers == 1 else f"{base}{w}"
-
     def req(self, proc: str) -> s.Expr:
         """The client's request, read by the server: ``proc->req``. Each client keeps it in a
         variable of its own, so the clients of one scenario are copies of one another up to
@@ -762,7 +779,16 @@ class _Builder:
         if self.server is not None:
             items += [self.byte(self.kind_const[r.name], i + 1, const=True)
                       for i, r in enumerate(self.kinds)]
-            items += [self.byte(self.done_name(w)) for w in range(1, self.workers + 1)]
+            if self.workers == 1:
+                items.append(self.byte("done"))
+            else:
+                nk = len(self.kinds)
+                if nk + 2 > _MAX_BYTE:
+                    raise ConfigurationError(f"at most {_MAX_BYTE - 2} kinds of request with "
+                                             f"several workers, not {nk}")
+                items += [self.byte(self.n_workers, self.workers, const=True),
+                          self.byte(self.busy, nk + 1, const=True),
+                          self.byte(self.served, nk + 2, const=True), self.byte(self.adm)]
             items.append(self.server_process())
         global_names = {d.name for d in items if isinstance(d, s.VarDecl)}
         autos: dict[str, _Automaton] = {}
@@ -779,12 +805,13 @@ class _Builder:
         taken = global_names | {_TIMER, _REQ}
         names = [n if n not in taken else f"{n}_s" for n in auto.states]
         req = _REQ
-        done_any = self.any_of([self.bin("==", self.var(self.done_name(w)), self.lit(j))
-                                for w in range(1, self.workers + 1)]) if self.server else None
-        done_none = self.all_of([self.bin("!=", self.var(self.done_name(w)), self.lit(j))
-                                 for w in range(1, self.workers + 1)]) if self.server else None
+        done_any = self.bin("==", self.var("done"), self.lit(j))
+        done_none = self.bin("!=", self.var("done"), self.lit(j))
         trans = []
         v, n = self.var, self.lit
+        extra: dict[str, str] = {}      # states of a pooled request's service
+        self.taken = taken
+        timer = False
         for a, b, t in auto.edges:
             src, dst = names[a], names[b]
             if t.kind in ("think", "work"):
@@ -806,33 +833,85 @@ class _Builder:
                 assert t.request is not None
                 trans.append(self.trans(src, dst, effects=[
                     self.assign(req, self.var(self.kind_const[t.request.name]))]))
+            elif self.workers > 1:
+                timer |= self.pooled(j, src, dst, t, names, trans, extra)
             elif t.kind == "wait":
                 trans.append(self.trans(src, dst, guard=[done_none]))
             else:  # reply
                 trans.append(self.trans(src, dst, guard=[done_any],
                                         effects=[self.assign(req, self.lit(0))]))
-        decls = ((self.byte(_TIMER),) if auto.uses_timer else ()) + \
+        decls = ((self.byte(_TIMER),) if auto.uses_timer or timer else ()) + \
             ((self.byte(_REQ),) if self.server is not None else ())
-        return s.Process(proc, decls, tuple(s.StateDecl(x, pos=self.pos) for x in names),
+        return s.Process(proc, decls, tuple(s.StateDecl(x, pos=self.pos)
+                                            for x in names + list(extra.values())),
                          self.ref(names[auto.init]), transitions=tuple(trans), pos=self.pos)
 
+    def pooled(self, j: int, src: str, dst: str, t: _Tick, names: list[str],
+               trans: list[s.Transition], extra: dict[str, str]) -> bool:
+        """The wait and reply ticks of client ``j`` on a pool of workers (see
+        :meth:`server_pool`): the client learns from ``adm`` that it was admitted on the tick
+        before, and its request's other ticks of service are its own, charged to the server's
+        resource (``req`` is ``BUSY`` while more are to come, ``SERVED`` on the tick of the
+        reply). True when the client's ``timer`` counts them."""
+        v, n = self.var, self.lit
+        r = t.request
+        assert r is not None
+        admitted = self.bin("==", v(self.adm), n(j))
+        costs = self.cost(n(r.cost))
+        if t.kind == "wait":
+            trans.append(self.trans(src, src, guard=[self.bin("!=", v(self.adm), n(j))]))
+            if r.service == 1:
+                return False
+            fin = self.fresh(f"{src}_served", names, extra)
+            if r.service == 2:
+                trans.append(self.trans(src, fin, guard=[admitted], costs=costs,
+                                        effects=[self.assign(_REQ, v(self.served))]))
+                return False
+            svc = self.fresh(f"{src}_served_more", names, extra)
+            trans += [
+                self.trans(src, svc, guard=[admitted], costs=costs,
+                           effects=[self.assign(_REQ, v(self.busy)),
+                                    self.assign(_TIMER, n(r.service - 2))]),
+                self.trans(svc, svc, guard=[self.bin(">", v(_TIMER), n(1))], costs=costs,
+                           effects=[self.assign(_TIMER, self.bin("-", v(_TIMER), n(1)))]),
+                self.trans(svc, fin, guard=[self.bin("==", v(_TIMER), n(1))], costs=costs,
+                           effects=[self.assign(_TIMER, n(0)), self.assign(_REQ, v(self.served))]),
+            ]
+            return True
+        # the reply: straight from waiting when one tick of service was all, else after it
+        if r.service == 1:
+            trans.append(self.trans(src, dst, guard=[admitted],
+                                    effects=[self.assign(_REQ, n(0))]))
+        else:
+            trans.append(self.trans(self.fresh(f"{src}_served", names, extra), dst,
+                                    effects=[self.assign(_REQ, n(0))]))
+        return False
+
+    def fresh(self, base: str, names: list[str], extra: dict[str, str]) -> str:
+        """The client's state named after ``base`` (``base`` itself, or with a suffix when
+        that is taken), made once: ``extra`` maps the bases to the names given."""
+        if base not in extra:
+            name, k = base, 1
+            while name in names or name in extra.values() or name in self.taken:
+                k += 1
+                name = f"{base}_{k}"
+            extra[base] = name
+        return extra[base]
+
     def server_process(self) -> s.Process:
-        decls = []
-        for w in range(1, self.workers + 1):
-            decls += [self.byte(self.slot("cur", w)), self.byte(self.slot("left", w)),
-                      self.byte(self.slot("cpt", w))]
-        trans = self.server_single() if self.workers == 1 else self.server_multi()
-        return s.Process("server", tuple(decls), (s.StateDecl("serve", pos=self.pos),),
+        if self.workers == 1:
+            decls = (self.byte("cur"), self.byte("left"), self.byte("cpt"))
+            trans = self.server_single()
+        else:
+            decls, trans = (), self.server_pool()
+        return s.Process("server", decls, (s.StateDecl("serve", pos=self.pos),),
                          self.ref("serve"), transitions=tuple(trans), pos=self.pos)
 
     def admissible(self, j: int, proc: str) -> s.Expr:
-        """Client ``j`` has a request waiting that no worker holds or has just finished."""
-        conds = [self.bin("!=", self.req(proc), self.lit(0))]
-        for w in range(1, self.workers + 1):
-            if self.workers > 1:
-                conds.append(self.bin("!=", self.var(self.slot("cur", w)), self.lit(j)))
-            conds.append(self.bin("!=", self.var(self.done_name(w)), self.lit(j)))
-        return self.all_of(conds)
+        """Client ``j`` has a request waiting that the worker has not just finished (one
+        worker; the server keeps the client it serves in ``cur`` and never admits it twice)."""
+        return self.all_of([self.bin("!=", self.req(proc), self.lit(0)),
+                            self.bin("!=", self.var("done"), self.lit(j))])
 
     def requests_of(self, sc: Scenario) -> tuple[Request, ...]:
         return sc.requests()
@@ -870,49 +949,48 @@ class _Builder:
                                       costs=self.cost(n(r.cost))))
         return out
 
-    def progress(self, w: int) -> list[s.Assign]:
-        """Worker ``w`` (not admitting this tick) serves one tick, and reports a finished
-        request in ``done``; written with 0/1 arithmetic so one transition covers every case.
-        Effects run in order, so ``left`` is decremented last."""
+    def holds_worker(self, j: int, proc: str, sc: Scenario) -> s.Expr:
+        """Client ``j``'s request holds a worker during this tick: admitted on the tick before
+        (``adm == j``) with more than one tick of service, or ``BUSY``."""
         v, n = self.var, self.lit
-        cur, left, cpt = self.slot("cur", w), self.slot("left", w), self.slot("cpt", w)
-        finishing = self.bin("==", v(left), n(1))
-        return [self.assign(self.done_name(w), self.bin("*", v(cur), finishing)),
-                self.assign(cur, self.bin("*", v(cur), self.bin(">", v(left), n(1)))),
-                self.assign(cpt, self.bin("*", v(cpt), self.bin(">", v(left), n(1)))),
-                self.assign(left, self.bin("-", v(left), self.bin(">", v(left), n(0))))]
+        held = self.bin("==", self.req(proc), v(self.busy))
+        long = [self.bin("==", self.req(proc), v(self.kind_const[r.name]))
+                for r in self.requests_of(sc) if r.service > 1]
+        if not long:
+            return held
+        return self.bin("or", self.bin("and", self.bin("==", v(self.adm), n(j)),
+                                       self.any_of(long)), held)
 
-    def server_multi(self) -> list[s.Transition]:
-        """Several workers: one transition per (worker, client, kind) admission plus one with
-        no admission; the lowest free worker takes a new request, every other worker moves on."""
+    def server_pool(self) -> list[s.Transition]:
+        """Several workers, as a pool: the server admits at most one waiting request per tick
+        while fewer than ``WORKERS`` requests are in service, serving its first tick (and
+        charging it) and telling the client in ``adm``; the client serves the request's other
+        ticks itself (:meth:`pooled`). No worker has a name, so the clients of a scenario stay
+        the only processes that renaming permutes, and the workers need no reduction of their
+        own: which worker serves a request never shows in the state.
+
+        Any free worker taking the request is the same run up to naming the workers, so the
+        loads are those of a server whose lowest free worker takes each request."""
         v, n = self.var, self.lit
-        W = self.workers
-        busy_cost = v(self.slot("cpt", 1))
-        for w in range(2, W + 1):
-            busy_cost = self.bin("+", busy_cost, v(self.slot("cpt", w)))
-        free = [self.bin("==", v(self.slot("left", w)), n(0)) for w in range(1, W + 1)]
-        busy = [self.bin(">", v(self.slot("left", w)), n(0)) for w in range(1, W + 1)]
-        no_admission = s.Unary("not", self.all_of([
-            self.any_of(free),
-            self.any_of([self.admissible(j, p) for j, p, _ in self.clients])]), pos=self.pos)
-        out = [self.trans("serve", "serve", guard=[no_admission],
-                          effects=[a for w in range(1, W + 1) for a in self.progress(w)],
-                          costs=self.cost(busy_cost))]
-        for w in range(1, W + 1):
-            for j, proc, sc in self.clients:
-                for r in self.requests_of(sc):
-                    guard = self.all_of(busy[: w - 1] + [free[w - 1], self.bin(
-                        "==", self.req(proc), v(self.kind_const[r.name]))]
-                        + [self.admissible(j, proc)])
-                    last = r.service == 1
-                    effects: list[s.Assign] = []
-                    for u in range(1, W + 1):
-                        if u != w:
-                            effects += self.progress(u)
-                    effects += [self.assign(self.done_name(w), n(j if last else 0)),
-                                self.assign(self.slot("cur", w), n(0 if last else j)),
-                                self.assign(self.slot("left", w), n(r.service - 1)),
-                                self.assign(self.slot("cpt", w), n(0 if last else r.cost))]
-                    out.append(self.trans("serve", "serve", guard=[guard], effects=effects,
-                                          costs=self.cost(self.bin("+", busy_cost, n(r.cost)))))
+        in_service = self.holds_worker(*self.clients[0])
+        for j, proc, sc in self.clients[1:]:
+            in_service = self.bin("+", in_service, self.holds_worker(j, proc, sc))
+        free = self.bin("<", in_service, v(self.n_workers))
+
+        def waiting(j: int, proc: str) -> s.Expr:
+            return self.all_of([self.bin("!=", self.req(proc), n(0)),
+                                self.bin("<", self.req(proc), v(self.busy)),
+                                self.bin("!=", v(self.adm), n(j))])
+
+        idle = s.Unary("not", self.all_of([free, self.any_of(
+            [waiting(j, p) for j, p, _ in self.clients])]), pos=self.pos)
+        out = [self.trans("serve", "serve", guard=[idle], effects=[self.assign(self.adm, n(0))])]
+        for j, proc, sc in self.clients:
+            for r in self.requests_of(sc):
+                guard = self.all_of([free, self.bin("==", self.req(proc),
+                                                    v(self.kind_const[r.name])),
+                                     self.bin("!=", v(self.adm), n(j))])
+                out.append(self.trans("serve", "serve", guard=[guard],
+                                      effects=[self.assign(self.adm, n(j))],
+                                      costs=self.cost(n(r.cost))))
         return out

@@ -553,6 +553,18 @@ def _norm(x):
             else:
                 ops.append(_norm(y))
         return (x.op, tuple(sorted(ops, key=repr)))
+    if isinstance(x, S.Binary) and x.op == "+":
+        # A sum of conditions (a count, as the scenario DSL's pool of workers writes it):
+        # each term is 0 or 1, so no order of the terms overflows and the order is free.
+        ops, stack = [], [x]
+        while stack:
+            y = stack.pop()
+            if isinstance(y, S.Binary) and y.op == "+":
+                stack += [y.left, y.right]
+            else:
+                ops.append(y)
+        if all(_boolean(y) for y in ops):
+            return ("+", tuple(sorted(map(_norm, ops), key=repr)))
     if isinstance(x, S.Binary) and x.op in ("==", "!="):
         return (x.op, tuple(sorted((_norm(x.left), _norm(x.right)), key=repr)))
     if isinstance(x, S.Transition):

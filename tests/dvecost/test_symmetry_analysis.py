@@ -138,3 +138,15 @@ def test_steps_name_states_and_edges_of_the_graph_returned():
         assert (int(g.cost()[s.edge]), int(g.time[s.edge])) == (s.cost, s.time)
     dot = render_dot(a)
     assert "Client_3" in dot and dot.count("color=red, penwidth=2];") >= len(a.cycle)
+
+
+def test_pool_of_workers_witness_replays():
+    """A server with several workers (a pool: the clients serve their own ticks after the
+    first): the reduced analysis's run is a run of the full model."""
+    from scenarios import Server, System
+    from scenarios.templates import paper_server
+    client = paper_server(1).scenarios[0]
+    model = System({client: 4}, server=Server(workers=3), name="pool").to_model()
+    a = analyze(model, cost="server", backend="cpu")
+    assert a.symmetry["reduced"] and str(a.value) == "4/3"
+    assert replay_analysis(model, a.as_dict()) > 0

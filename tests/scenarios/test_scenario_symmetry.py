@@ -57,3 +57,33 @@ def test_several_workers_reduce_too():
     off = analyze(model, cost="server", backend="cpu", ratio=True, symmetry="off")
     assert a.symmetry["reduced"] and a.value == off.value
     assert a.symmetry["full_states"] == off.n_states
+
+
+@pytest.mark.parametrize("n,w", [(2, 3), (4, 2)])
+def test_a_pool_of_workers_reduces_with_the_full_products_value(n, w):
+    # Several workers are a pool (no worker has a name): the clients stay the only group, and
+    # the load is min(w, n/3) as with named workers (tests/scenarios/test_scenarios_loads.py).
+    from fractions import Fraction
+    from scenarios import Server, System
+    from scenarios.templates import paper_server
+    client = paper_server(1).scenarios[0]
+    model = System({client: n}, server=Server(workers=w), name="pool").to_model()
+    a = analyze(model, cost="server", backend="cpu", witness=False)
+    off = analyze(model, cost="server", backend="cpu", witness=False, symmetry="off")
+    assert a.value == off.value == min(Fraction(w), Fraction(n, 3))
+    assert [g["template"] for g in a.symmetry["groups"]] == ["client"]
+    assert a.symmetry["full_states"] == off.n_states > a.n_states
+
+
+@pytest.mark.slow
+def test_eight_workers_saturate_at_22_analysts():
+    # dvecost/examples/analysts.py: 4/11 of a worker per analyst, eight workers; about 4 s.
+    import pathlib
+    import dvecost.examples
+    from dvecost.saturation import saturate
+    path = pathlib.Path(dvecost.examples.__file__).parent / "analysts.py"
+    r = saturate(str(path), backend="cpu")
+    assert r.saturating_clients == 22
+    by_n = {p.clients: p for p in r.curve}
+    assert str(by_n[22].exact) == "8" and str(by_n[21].exact) == "84/11"
+    assert by_n[22].certified
