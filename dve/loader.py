@@ -77,15 +77,17 @@ def read_source(path: str | os.PathLike[str]) -> Source:
     return decode_source(data, name)
 
 
-def load_model(path_or_text: str | os.PathLike[str], *, defines: Mapping[str, int] | None = None,
-               name: str | None = None) -> syntax.Model:
+def load_model(path_or_text: str | os.PathLike[str] | syntax.Model, *,
+               defines: Mapping[str, int] | None = None, name: str | None = None) -> syntax.Model:
     """Read, parse, expand and check a model: the whole front end in one call.
 
     Parameters
     ----------
-    path_or_text : str or os.PathLike
+    path_or_text : str, os.PathLike or dve.syntax.Model
         A path to a ``.dve`` file, or the model text itself. A string is taken as text when it
-        contains a newline, ``{`` or ``;`` (no sensible path does), else as a path.
+        contains a newline, ``{`` or ``;`` (no sensible path does), else as a path. A model
+        (parsed, or built in memory as the scenario DSL does) is expanded and checked the same
+        way (a model this function returned comes back as it is).
     defines : mapping of str to int, optional
         Values for ``input`` declarations (the command line's ``-D name=value``).
     name : str, optional
@@ -116,13 +118,18 @@ def load_model(path_or_text: str | os.PathLike[str], *, defines: Mapping[str, in
     """
     from .expand import expand_model
 
-    if isinstance(path_or_text, str) and _looks_like_text(path_or_text):
-        source = Source(name or "<string>", path_or_text)
+    if isinstance(path_or_text, syntax.Model):
+        model = path_or_text
+        source_name = model.pos.source.name if model.pos is not None else name or "<model>"
     else:
-        source = read_source(path_or_text)
-        if name is not None:
-            source = Source(name, source.text)
-    model = parse_source(source)
+        if isinstance(path_or_text, str) and _looks_like_text(path_or_text):
+            source = Source(name or "<string>", path_or_text)
+        else:
+            source = read_source(path_or_text)
+            if name is not None:
+                source = Source(name, source.text)
+        model = parse_source(source)
+        source_name = source.name
     try:
         with deep_recursion():
             expanded = expand_model(model, defines)
@@ -132,7 +139,7 @@ def load_model(path_or_text: str | os.PathLike[str], *, defines: Mapping[str, in
     except DvecostError:
         raise
     except RecursionError:
-        raise too_deep(model, source.name) from None
+        raise too_deep(model, source_name) from None
     return expanded
 
 

@@ -3,9 +3,11 @@
 ``analyze`` chains the stages, each of which can also be called on its own::
 
     dve.load_model ─▶ statespace.compile_model ─▶ statespace.build_state_graph
-        ─▶ ocm.optimal_cycle ─▶ statespace.witness.Witness ─▶ Analysis
+        ─▶ ocm.optimal_cycle ─▶ statespace.witness.decode_runs ─▶ Analysis
 
-and returns a frozen value (:mod:`dvecost.result`); :mod:`dvecost.report` renders it.
+and returns a frozen value (:mod:`dvecost.result`, which also assembles its parts: the
+engine's timings by phase, the symmetry summary, the run that explains a missing answer);
+:mod:`dvecost.report` renders it.
 
 With ``ratio=False`` (the default) it computes the **cycle mean** (cost per step over a cycle of
 the reachable state graph), with ``ratio=True`` the **cycle ratio** (cost per unit of ``time``);
@@ -27,20 +29,19 @@ from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped
 from dve.summary import summarize
 from dve.syntax import DEFAULT_COST_RESOURCE, Model
 from ocm.errors import NoCycleError, ZeroTimeCycleError
-from statespace.quotient import build_quotient_graph, witness_graph
+from statespace.quotient import build_quotient_graph
 from statespace.symmetry import NO_SYMMETRY
-from statespace.witness import Witness
+from statespace.witness import Witness, decode_runs
 
-from .result import PHASES, Analysis, Move, NoCycleRun, Step, ZeroTimeCycleRun
+from .report import explore_message
+from .result import (PHASES, Analysis, Move, NoCycleRun, Step, ZeroTimeCycleRun, no_answer,
+                     phase_timings, symmetry_summary, with_counts)
 
-__all__ = ["analyze", "Analysis", "Step", "Move", "PHASES", "NoCycleRun", "ZeroTimeCycleRun"]
+__all__ = ["analyze", "Analysis", "Step", "Move", "PHASES", "NoCycleRun", "ZeroTimeCycleRun",
+           "with_counts"]
 
 #: ``progress(phase, done, total, message)``: ``done``/``total`` are counts or ``None``.
 ProgressFn = Callable[[str, "float | None", "float | None", str], None]
-
-#: The engine's timing keys, by phase of :data:`PHASES` (others are sub-timings or totals).
-_ENGINE_PHASE = {"zero_time_check": "scc", "restrict": "scc", "scc": "scc",
-                 "howard": "howard", "certify": "certify"}
 
 
 def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode: str = "max",
@@ -53,8 +54,9 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     Parameters
     ----------
     model : str, os.PathLike or dve.syntax.Model
-        A path to a ``.dve`` file or the model's text (read by :func:`dve.load_model`), or a
-        model already loaded (expanded and checked, as :func:`dve.load_model` returns it).
+        A path to a ``.dve`` file or the model's text, or a model (loaded, or built in
+        memory): each goes through :func:`dve.load_model`, so a model is expanded and checked
+        as a file is.
     ratio : bool
         Compute the cycle ratio (cost per unit of ``time``) instead of the cycle mean (cost per
         step).
@@ -92,6 +94,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
 
     Raises
     ------
+    TypeError
+        ``model`` is none of the above (a compiled model, bytes, ...).
     dve.errors.ModelErrors, dve.errors.ModelError
         The model does not parse or fails the static checks.
     dve.errors.ConfigurationError
@@ -139,13 +143,13 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
 
     t0 = _time.perf_counter()
     report("parse", None, None, "reading the model")
-    if isinstance(model, Model):
-        if defines:
-            raise ConfigurationError("defines apply when a model is loaded, not to a loaded "
-                                     "model: pass them to dve.load_model")
-        syntax = model
-    else:
-        syntax = dve.load_model(model, defines=dict(defines or {}))
+    if isinstance(model, Model) and defines:
+        raise ConfigurationError("defines apply when a model is loaded, not to a loaded "
+                                 "model: pass them to dve.load_model")
+    if not isinstance(model, (str, os.PathLike, Model)):
+        raise TypeError(f"expected a path, model text or dve.syntax.Model, got "
+                        f"{type(model).__name__}: read models with dve.load_model")
+    syntax = dve.load_model(model, defines=dict(defines or {}))  # the front door's checks
     compiled = statespace.compile_model(syntax)
     resource = _choose_resource(compiled.resources, cost)
     seconds["parse"] = _time.perf_counter() - t0
@@ -155,7 +159,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     quotient = build_quotient_graph(
         compiled, symmetry=None if symmetry == "auto" else NO_SYMMETRY,
         max_states=max_states, max_memory=max_memory,
-        progress=_explore_progress(report) if progress is not None else None)
+        progress=None if progress is None else
+        lambda *counts: report("explore", None, None, explore_message(*counts)))
     graph = quotient.graph
     seconds["explore"] = _time.perf_counter() - t0
 
@@ -184,20 +189,6 @@ def _check_engine_memory(max_memory: int, graph) -> None:
         raise with_counts(exc, graph)
 
 
-def with_counts(exc: BaseException, graph) -> BaseException:
-    """``exc`` with ``exc.counts`` set to the states and transitions of ``graph`` (what a stop
-    after exploration reports as found); counts already attached are kept.
-
-    >>> from dve.errors import Interrupted
-    >>> class G: n_states, n_edges = 6, 12
-    >>> with_counts(Interrupted(2, "SIGINT"), G()).counts
-    {'states': 6, 'transitions': 12}
-    """
-    if not getattr(exc, "counts", None):
-        exc.counts = {"states": int(graph.n_states), "transitions": int(graph.n_edges)}
-    return exc
-
-
 def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *, kind, mode,
                        ratio, backend, witness, symmetry) -> Analysis:
     """The cycle engine and the report of :func:`analyze`, on the explored ``quotient``."""
@@ -209,28 +200,15 @@ def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *,
                                    graph.time if ratio else None, kind=kind, mode=mode,
                                    backend=backend)
     except (NoCycleError, ZeroTimeCycleError) as exc:
-        raise _explained(exc, graph, resource,
-                         quotient if quotient.reduced else None) from exc
-    seconds.update(_engine_timings(result.timings, _time.perf_counter() - t0))
+        raise no_answer(exc, quotient, resource) from exc
+    seconds.update(phase_timings(result.timings, _time.perf_counter() - t0))
 
     t0 = _time.perf_counter()
+    runs = None
     if witness:   # the value-only path decodes nothing, so it announces no decoding
         report("report", None, None, "decoding the critical cycle")
-    cycle: tuple[Step, ...] = ()
-    prefix: tuple[Step, ...] = ()
-    deadlock_trace = error_trace = None
-    shown, cycle_edges = graph, result.cycle_edges
-    if quotient.reduced and witness:
-        # The runs shown are runs of the full model: the quotient's, lifted.
-        shown, cycle_edges = _lifted(quotient, result.cycle_edges)
-    w = Witness(shown, resource)
-    if witness:
-        cycle = w.cycle(cycle_edges)
-        prefix = w.trace_to(cycle[0].source)
-        if shown.n_deadlocks:
-            deadlock_trace = w.trace_to(shown.deadlocks[0])
-        if shown.error_state >= 0:
-            error_trace = w.trace_to(shown.error_state)
+        runs = decode_runs(quotient, result.cycle_edges, resource)
+    decode = (runs.witness if runs is not None else Witness(graph, resource)).state
     summary = summarize(syntax)
     seconds["report"] = _time.perf_counter() - t0
 
@@ -243,34 +221,13 @@ def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *,
         cost=resource, resources=tuple(compiled.resources), value=result.value,
         certified=result.certified, n_states=graph.n_states, n_transitions=graph.n_edges,
         n_deadlocks=graph.n_deadlocks, error_state_reached=graph.error_state >= 0,
-        initial=w.state(0) if witness else {}, cycle=cycle, prefix=prefix,
-        deadlock_trace=deadlock_trace, error_trace=error_trace, backend=result.backend,
+        initial=decode(0) if witness else {}, cycle=runs.cycle if runs else (),
+        prefix=runs.prefix if runs else (), deadlock_trace=runs.deadlock if runs else None,
+        error_trace=runs.error if runs else None, backend=result.backend,
         iterations=result.iterations, seconds=dict(seconds), witness=witness,
         # The graph the steps' ids refer to: with symmetry reduction, that of the lifted runs.
-        graph=shown if quotient.reduced and witness else graph,
-        decode=w.state, symmetry=_symmetry_report(quotient, symmetry))
-
-
-def _lifted(quotient, cycle_edges):
-    """The graph of lifted runs (cycle, runs to it, to the first deadlock and to the error
-    state) of a quotient, and the cycle's edges in it (:func:`statespace.quotient.witness_graph`).
-    """
-    g = quotient.graph
-    ends = ([int(g.deadlocks[0])] if g.n_deadlocks else []) + \
-        ([g.error_state] if g.error_state >= 0 else [])
-    wg, cyc, _ = witness_graph(quotient, list(cycle_edges), ends)
-    return wg, cyc
-
-
-def _symmetry_report(quotient, requested: str) -> dict:
-    """What the report says about symmetry: the groups reduced, the classes explored and the
-    full product's size (exact: the sum of the orbits' sizes), or why nothing was reduced."""
-    sym = quotient.symmetry
-    out = {"requested": requested, "reduced": quotient.reduced, **sym.to_json()}
-    if quotient.reduced:
-        out["classes"] = quotient.graph.n_states
-        out["full_states"] = quotient.full_size() if quotient.graph.complete else None
-    return out
+        graph=runs.graph if runs else graph, decode=decode,
+        symmetry=symmetry_summary(quotient, symmetry))
 
 
 def _choose_resource(resources: tuple[str, ...], cost: str | None) -> str:
@@ -285,55 +242,3 @@ def _choose_resource(resources: tuple[str, ...], cost: str | None) -> str:
         raise ConfigurationError(
             f"the model has no cost resource '{cost}'; it charges: {', '.join(resources)}")
     return cost
-
-
-def _explore_progress(report):
-    """Adapt the explorer's ``progress(n_states, n_edges, edges_per_second)`` to ours."""
-    def cb(n_states, n_edges, rate=None, *rest):
-        msg = f"{n_states:,} states, {n_edges:,} edges"
-        if rate:
-            msg += f", {rate / 1e6:.2f} M edges/s"
-        report("explore", None, None, msg)
-    return cb
-
-
-def _engine_timings(timings: Mapping[str, float], total: float) -> dict[str, float]:
-    """The engine's own timings mapped onto the phases scc, howard, certify."""
-    out = {"scc": 0.0, "howard": 0.0, "certify": 0.0}
-    for k, v in timings.items():
-        if k in _ENGINE_PHASE:
-            out[_ENGINE_PHASE[k]] += float(v)
-    # Whatever the engine did not account for (validation, copies) counts as policy iteration.
-    out["howard"] += max(0.0, total - sum(out.values()))
-    return out
-
-
-def _explained(exc: NoCycleError | ZeroTimeCycleError, graph, resource: str, quotient=None):
-    """The engine's 'no answer' told in the model's terms, with the run that explains it
-    (lifted to the full model when ``graph`` is a quotient's)."""
-    shown, edges = graph, getattr(exc, "edges", ())
-    if quotient is not None:
-        shown, edges = _lifted(quotient, edges or ())
-    w = Witness(shown, resource)
-    if isinstance(exc, ZeroTimeCycleError):
-        steps = w.cycle(edges)
-        desc = ", ".join(s.transition for s in steps)
-        return ZeroTimeCycleRun(
-            f"the cycle ratio is undefined: a reachable cycle of {len(steps)} step"
-            f"{'s' * (len(steps) != 1)} takes no time ({desc or 'see the cycle below'}); give "
-            "its transitions a positive 'time', or analyse the cycle mean (drop --ratio)",
-            steps, w.trace_to(steps[0].source) if steps else ())
-    n_dead, error = graph.n_deadlocks, graph.error_state >= 0
-    ends = [f"{n_dead} deadlock state{'s' * (n_dead != 1)}"] if n_dead else []
-    ends += ["the error state"] if error else []
-    if n_dead:
-        trace, title = w.trace_to(shown.deadlocks[0]), "shortest run to a deadlock"
-    elif error:
-        trace, title = w.trace_to(shown.error_state), "shortest run to the error state"
-    else:
-        trace, title = (), "run"
-    return NoCycleRun(
-        f"no reachable cycle: every run of the model stops, in "
-        f"{' or '.join(ends) or 'a state without successors'} "
-        f"({graph.n_states} states, {graph.n_edges} transitions), so no load is sustained "
-        "forever", trace, title)

@@ -9,6 +9,7 @@ Renderers are pure functions that return strings; only the CLI prints them.
 - :func:`render_dot`: the critical cycle and its prefix, states labelled with their variable
   values, plus the whole state graph when it has at most :data:`DOT_FULL_LIMIT` states.
 - :func:`render_markdown`, :func:`render_html`: for notebooks.
+- :func:`explore_message`: the progress line of exploration.
 
 This module reads :class:`Analysis` values and never imports their module (which imports
 this one to render itself in notebooks), so the two do not form a circle.
@@ -29,7 +30,7 @@ from typing import Any, Mapping, Sequence
 # importing it back would make a circle.
 
 __all__ = ["render_text", "render_json", "render_dot", "render_markdown", "render_html",
-           "render_steps", "DOT_FULL_LIMIT"]
+           "render_steps", "explore_message", "DOT_FULL_LIMIT"]
 
 #: The whole state graph goes into the DOT output when it has at most this many states.
 DOT_FULL_LIMIT = 2000
@@ -39,6 +40,18 @@ _MAX_CHANGES = 8
 
 
 # ---------------------------------------------------------------------------- text
+
+def explore_message(n_states: int, n_edges: int, rate: float | None = None, *rest) -> str:
+    """The progress message of exploration, from the explorer's progress call.
+
+    >>> explore_message(12345, 67890, 2.5e6)
+    '12,345 states, 67,890 edges, 2.50 M edges/s'
+    """
+    msg = f"{n_states:,} states, {n_edges:,} edges"
+    if rate:
+        msg += f", {rate / 1e6:.2f} M edges/s"
+    return msg
+
 
 def _decimal(x) -> str:
     return format(float(x), ".10g")

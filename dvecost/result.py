@@ -14,15 +14,61 @@ from typing import Any, Callable, Mapping
 
 from ocm.errors import NoCycleError, ZeroTimeCycleError
 from statespace import StateGraph
-from statespace.witness import Move, Step, jsonable
+from statespace.quotient import Quotient
+from statespace.witness import Move, Step, Witness, jsonable, lifted_runs
 
 __all__ = ["Analysis", "Step", "Move", "NoCycleRun", "ZeroTimeCycleRun", "PHASES", "demo",
-           "fraction_text"]
+           "fraction_text", "no_answer", "phase_timings", "symmetry_summary", "with_counts"]
 
 #: Phases timed by :func:`dvecost.analyze`, in order (keys of :attr:`Analysis.seconds`):
 #: loading and compiling the model, building the state graph, the engine's SCC decomposition,
 #: policy iteration and exact certificate, and turning the answer into runs of the model.
 PHASES: tuple[str, ...] = ("parse", "explore", "scc", "howard", "certify", "report")
+
+#: The cycle engine's timing keys, by phase of :data:`PHASES` (others are sub-timings or totals).
+_ENGINE_PHASE = {"zero_time_check": "scc", "restrict": "scc", "scc": "scc",
+                 "howard": "howard", "certify": "certify"}
+
+
+def phase_timings(timings: Mapping[str, float], total: float) -> dict[str, float]:
+    """The cycle engine's own ``timings`` mapped onto the phases scc, howard, certify; of its
+    ``total`` time, what the engine did not account for (validation, copies) counts as policy
+    iteration.
+
+    >>> phase_timings({"scc": 1.0, "restrict": 0.5, "howard": 2.0, "total": 9.0}, 4.0)
+    {'scc': 1.5, 'howard': 2.5, 'certify': 0.0}
+    """
+    out = {"scc": 0.0, "howard": 0.0, "certify": 0.0}
+    for k, v in timings.items():
+        if k in _ENGINE_PHASE:
+            out[_ENGINE_PHASE[k]] += float(v)
+    out["howard"] += max(0.0, total - sum(out.values()))
+    return out
+
+
+def symmetry_summary(quotient: Quotient, requested: str) -> dict:
+    """What the report says about symmetry (:attr:`Analysis.symmetry`): the groups reduced,
+    the classes explored and the full product's size (exact: the sum of the orbits' sizes), or
+    why nothing was reduced."""
+    out = {"requested": requested, "reduced": quotient.reduced, **quotient.symmetry.to_json()}
+    if quotient.reduced:
+        out["classes"] = quotient.graph.n_states
+        out["full_states"] = quotient.full_size() if quotient.graph.complete else None
+    return out
+
+
+def with_counts(exc: BaseException, graph) -> BaseException:
+    """``exc`` with ``exc.counts`` set to the states and transitions of ``graph`` (what a stop
+    after exploration reports as found); counts already attached are kept.
+
+    >>> from dve.errors import Interrupted
+    >>> class G: n_states, n_edges = 6, 12
+    >>> with_counts(Interrupted(2, "SIGINT"), G()).counts
+    {'states': 6, 'transitions': 12}
+    """
+    if not getattr(exc, "counts", None):
+        exc.counts = {"states": int(graph.n_states), "transitions": int(graph.n_edges)}
+    return exc
 
 
 def fraction_text(x: Fraction) -> str:
@@ -229,6 +275,39 @@ class ZeroTimeCycleRun(ZeroTimeCycleError):
         self.trace = trace
         self.trace_title = "zero-time cycle"
         self.prefix = prefix
+
+
+def no_answer(exc: NoCycleError | ZeroTimeCycleError, quotient: Quotient,
+              resource: str) -> NoCycleRun | ZeroTimeCycleRun:
+    """The cycle engine's 'no answer' on ``quotient.graph`` told in the model's terms, with the
+    run that explains it (lifted to the full model when the quotient is reduced)."""
+    graph = quotient.graph
+    shown, edges = graph, exc.edges if isinstance(exc, ZeroTimeCycleError) else ()
+    if quotient.reduced:
+        shown, edges = lifted_runs(quotient, edges)
+    w = Witness(shown, resource)
+    if isinstance(exc, ZeroTimeCycleError):
+        steps = w.cycle(edges)
+        desc = ", ".join(s.transition for s in steps)
+        return ZeroTimeCycleRun(
+            f"the cycle ratio is undefined: a reachable cycle of {len(steps)} step"
+            f"{'s' * (len(steps) != 1)} takes no time ({desc or 'see the cycle below'}); give "
+            "its transitions a positive 'time', or analyse the cycle mean (drop --ratio)",
+            steps, w.trace_to(steps[0].source) if steps else ())
+    n_dead, error = graph.n_deadlocks, graph.error_state >= 0
+    ends = [f"{n_dead} deadlock state{'s' * (n_dead != 1)}"] if n_dead else []
+    ends += ["the error state"] if error else []
+    if n_dead:
+        trace, title = w.trace_to(shown.deadlocks[0]), "shortest run to a deadlock"
+    elif error:
+        trace, title = w.trace_to(shown.error_state), "shortest run to the error state"
+    else:
+        trace, title = (), "run"
+    return NoCycleRun(
+        f"no reachable cycle: every run of the model stops, in "
+        f"{' or '.join(ends) or 'a state without successors'} "
+        f"({graph.n_states} states, {graph.n_edges} transitions), so no load is sustained "
+        "forever", trace, title)
 
 
 def demo() -> Analysis:

@@ -40,8 +40,9 @@ from dve.format import format_expr
 
 from .evaluate import explain_fault
 from .graph import StateGraph, decode_state, shortest_trace
+from .quotient import Quotient, witness_graph
 
-__all__ = ["Move", "Step", "Witness", "jsonable"]
+__all__ = ["Move", "Runs", "Step", "Witness", "decode_runs", "jsonable", "lifted_runs"]
 
 
 @dataclass(frozen=True)
@@ -275,3 +276,55 @@ class Witness:
         sources = [self.source_of(e) for e in edges]
         k = sources.index(min(sources))
         return self.run(edges[k:] + edges[:k])
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The runs that explain an optimal cycle, decoded (:func:`decode_runs`).
+
+    Attributes
+    ----------
+    graph : StateGraph
+        The graph the steps' state and edge ids refer to: the explored graph, or for a
+        symmetry quotient the graph of the runs lifted to the full model.
+    cycle : tuple of Step
+        The cycle, from its state reached first.
+    prefix : tuple of Step
+        A shortest run from the initial state to the cycle.
+    deadlock, error : tuple of Step or None
+        A shortest run to the first deadlock / to the error state; None where there is none.
+    witness : Witness
+        The decoder of ``graph`` (states on demand).
+    """
+
+    graph: StateGraph
+    cycle: tuple[Step, ...]
+    prefix: tuple[Step, ...]
+    deadlock: tuple[Step, ...] | None
+    error: tuple[Step, ...] | None
+    witness: Witness
+
+
+def lifted_runs(quotient: Quotient, edges: Sequence[int]) -> tuple[StateGraph, list[int]]:
+    """The graph holding the runs of a symmetry ``quotient`` lifted to the full model (the
+    cycle ``edges``, the runs to it, to the first deadlock and to the error state), and the
+    cycle's edges in it (:func:`statespace.quotient.witness_graph`)."""
+    g = quotient.graph
+    ends = ([int(g.deadlocks[0])] if g.n_deadlocks else []) + \
+        ([g.error_state] if g.error_state >= 0 else [])
+    wg, cycle, _ = witness_graph(quotient, [int(e) for e in edges], ends)
+    return wg, cycle
+
+
+def decode_runs(quotient: Quotient, cycle_edges: Sequence[int], resource: str) -> Runs:
+    """The optimal cycle given by its ``cycle_edges`` in ``quotient.graph``, the run reaching
+    it and the runs to the first deadlock and to the error state, as steps of the model
+    (lifted to the full model when the quotient is reduced)."""
+    shown, edges = quotient.graph, cycle_edges
+    if quotient.reduced:
+        shown, edges = lifted_runs(quotient, cycle_edges)
+    w = Witness(shown, resource)
+    cycle = w.cycle(edges)
+    return Runs(shown, cycle, w.trace_to(cycle[0].source) if cycle else (),
+                w.trace_to(shown.deadlocks[0]) if shown.n_deadlocks else None,
+                w.trace_to(shown.error_state) if shown.error_state >= 0 else None, w)
