@@ -252,3 +252,30 @@ def test_sigint_stops_the_worker_processes_and_prints_the_frontier_so_far():
     assert any(ln.startswith("stopped: (0, ") and "interrupted by SIGINT" in ln
                for ln in lines)
     assert "dvecost: (0, " in err and "the frontier found so far follows" in err
+
+
+@pytest.mark.slow
+def test_four_worker_frontier_agrees_with_dvecost_analyze_of_the_rendered_models(tmp_path,
+                                                                               capsys):
+    """The target's setting (4 workers, two jobs) on a corner of the grid; three of its points
+    against `dvecost analyze` of the rendered DVE text: (0, 4) explored in full (symmetry off,
+    a path that shares no quotient code), (0, 8) and (1, 8) (over 10^9 states in full) with
+    symmetry reduction, as a user would run them."""
+    assert main(["saturate", "editor", "--frontier", "reader,exporter", "--frontier-max",
+                 "1,8", "--workers", "4", "--backend", "cpu", "--jobs", "2", "--json",
+                 "-q"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["capacity"] == 4 and out["status"] == "ok"
+    points = {(p["n_a"], p["n_b"]): p for p in out["points"]}
+    assert all(p["certified"] for p in out["points"])
+    for (na, nb), symmetry in (((0, 4), "off"), ((0, 8), "auto"), ((1, 8), "auto")):
+        system = System({SC[n]: k for n, k in (("reader", na), ("exporter", nb)) if k},
+                        server=Server(workers=4), name="editor")
+        path = tmp_path / f"editor_{na}_{nb}.dve"
+        path.write_text(dve.format_model(system.to_model()))
+        assert main(["analyze", str(path), "--cost", "server", "--backend", "cpu",
+                     "--symmetry", symmetry, "--no-witness", "--json", "-q"]) == 0
+        single = json.loads(capsys.readouterr().out)
+        assert single["certified"]
+        assert Fraction(single["exact"]) == Fraction(points[na, nb]["exact"])
+        assert (Fraction(single["exact"]) >= 4) == points[na, nb]["saturated"]
