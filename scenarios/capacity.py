@@ -628,19 +628,17 @@ def _staircase(max_a: int, max_b: int) -> Callable[[Callable[[tuple[int, int]], 
 def _linear_guess(cap: Fraction) -> Callable[[tuple[int, int], dict], float]:
     """``guess(key, known)`` for :class:`PointWalk`: the chance that ``key`` saturates, from
     a least-squares plane ``load ~ c + x n_a + y n_b`` through the points below capacity (a
-    load grows about linearly until clients wait for each other); 1/2 until three points fix
-    the plane. It only steers which points are evaluated ahead, never an answer."""
+    load grows about linearly until clients wait for each other; while the points lie on one
+    line, the plane of least norm through them). Before two such points, 0.3: the walk starts
+    with small models. It only steers which points are evaluated ahead, never an answer."""
     import numpy as np
 
     def guess(key: tuple[int, int], known: dict) -> float:
         below = [p for p in known.values() if not p.saturated]
-        if len(below) < 3:
-            return 0.5
+        if len(below) < 2:
+            return 0.3
         m = np.array([[1.0, p.n_a, p.n_b] for p in below])
-        fit, _, rank, _ = np.linalg.lstsq(m, np.array([float(p.exact) for p in below]),
-                                          rcond=None)
-        if rank < 3:
-            return 0.5
+        fit = np.linalg.lstsq(m, np.array([float(p.exact) for p in below]), rcond=None)[0]
         return 0.8 if fit @ np.array([1.0, key[0], key[1]]) >= float(cap) else 0.2
 
     return guess
