@@ -39,7 +39,9 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
         Per-model limits on the state graph (states; bytes); a model beyond them raises
         :class:`~dve.errors.StateLimitExceeded` / :class:`~dve.errors.MemoryLimitExceeded`,
         which ends the search with ``status='limit'``; so does a model the explorer refuses
-        as too large for its encodings (raised as :class:`~dve.errors.StateSpaceError`).
+        as too large for its encodings (more than
+        :data:`statespace.explore.MAX_SYNC_STEPS` distinct ``system sync`` steps, raised as
+        :class:`~dve.errors.StateSpaceError`).
     phases : callable, optional
         ``phases(phase, message)`` hears what each analysis is doing as it goes (phases of
         :data:`dvecost.analysis.PHASES`; during exploration, the states found so far).
@@ -59,7 +61,6 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
     (Fraction(2, 3), 200, None)
     """
     from dve import check_model
-    from dve.errors import StateSpaceError
 
     from .analysis import analyze
 
@@ -71,14 +72,8 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
         # one that fails them (a bug of the generator) raises ModelErrors positioned in its
         # '<scenario NAME>' source. Their warnings are not the user's to act on: dropped.
         check_model(model)
-        try:
-            a = analyze(model, cost=resource, backend=backend, max_states=max_states,
-                        max_memory=max_memory, witness=witness, progress=report)
-        except OverflowError as exc:
-            # The explorer refuses a model past its encodings (system sync step codes of more
-            # than 62 bits: many clients with tiny state spaces reach it). For the search that
-            # is a size limit like max_states: it stops there with the curve so far.
-            raise StateSpaceError(f"the explorer refuses this model: {exc}") from exc
+        a = analyze(model, cost=resource, backend=backend, max_states=max_states,
+                    max_memory=max_memory, witness=witness, progress=report)
         # The model's state space: the full product's size, also when the clients were
         # explored one orbit at a time (symmetry reduction; exact, from the orbits' sizes).
         n_states = (a.symmetry or {}).get("full_states") or a.n_states

@@ -23,7 +23,8 @@ from collections.abc import Callable
 import numpy as np
 
 from dve import arith, syntax
-from dve.errors import MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimitExceeded
+from dve.errors import (MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimitExceeded,
+                        StateSpaceError)
 
 from .compiler import compile_model
 from .evaluate import INT, Evaluator, Fault, add_costs
@@ -202,16 +203,10 @@ class Explorer:
         self.error_id = -1
         self.bytes_out = 0
         self.charge_table = self._charge_table()
-        # system sync: mixed-radix step code -> dense action id, and back.
+        # system sync: mixed-radix step code (a Python int) -> dense action id, and back.
         self.sync_ids: dict[int, int] = {}
         self.sync_codes: list[int] = []
-        if cm.system == "sync":
-            radix = 1
-            for p in cm.system_processes:
-                radix *= max(1, len(p.transitions))
-            if radix >= 2**62:
-                raise OverflowError(f"system sync step codes need {radix.bit_length()} bits; "
-                                    "at most 62 are supported")
+        self.sync_word, self.sync_word_radix = _sync_words(cm.system_processes)
 
     def _charge_table(self):
         """Per-action costs and time when every transition charges constants (async models
@@ -715,10 +710,11 @@ class Explorer:
         rows_cache: dict = {}
         rows = np.arange(F, dtype=np.int64)
         rows = rows[X[0] >= 0] if procs else rows
-        code = np.zeros(rows.shape[0], np.int64)
+        # The step code of each successor so far, as words of int64 (see _sync_words).
+        code = np.zeros((rows.shape[0], len(self.sync_word_radix)), np.int64)
         err = np.zeros(rows.shape[0], bool)
         choice: list[np.ndarray] = []
-        for p in procs:
+        for p, word in zip(procs, self.sync_word):
             radix = max(1, len(p.transitions))
             parts = []
             for digit, tid in enumerate(p.transitions):
@@ -731,7 +727,9 @@ class Explorer:
                     er = np.zeros(F, bool)
                     er[R] = ge
                     e2 |= er[rows[sel]]
-                parts.append((sel, code[sel] * radix + digit, e2, tid))
+                c2 = code[sel]
+                c2[:, word] = c2[:, word] * radix + digit
+                parts.append((sel, c2, e2, tid))
             if not parts:
                 rows = rows[:0]
                 code, err = code[:0], err[:0]
@@ -743,7 +741,8 @@ class Explorer:
             err = np.concatenate([q[2] for q in parts])
             choice = [c[sel] for c in choice]
             choice.append(np.concatenate([np.full(q[0].shape[0], q[3], np.int64) for q in parts]))
-        order = np.lexsort((code, rows))
+        # By row, then by step code (the words, the first most significant).
+        order = np.lexsort((*code.T[::-1], rows))
         rows, code, err = rows[order], code[order], err[order]
         choice = [c[order] for c in choice]
         # A process with no enabled transition empties ``rows`` and adds no column.
@@ -796,20 +795,61 @@ class Explorer:
             err |= cnt >= 2
         return Y, err, {r: c for r, c in zip(self.res, costs)}, tm
 
+    def _sync_code_words(self, C) -> np.ndarray:
+        """The step codes of choice rows ``C`` (one transition id per system process) as the
+        words :meth:`_intern_sync` takes."""
+        digit = self.__dict__.get("_digit_of")
+        if digit is None:
+            digit = np.zeros(len(self.cm.transitions), np.int64)
+            for p in self.cm.system_processes:
+                for d, tid in enumerate(p.transitions):
+                    digit[tid] = d
+            self._digit_of = digit
+        D = digit[np.asarray(C, np.int64)]
+        code = np.zeros((D.shape[0], len(self.sync_word_radix)), np.int64)
+        for i, (p, word) in enumerate(zip(self.cm.system_processes, self.sync_word)):
+            code[:, word] = code[:, word] * max(1, len(p.transitions)) + D[:, i]
+        return code
+
     def _intern_sync(self, code: np.ndarray) -> np.ndarray:
-        """Action ids of ``system sync`` steps: the mixed-radix codes (one digit per process,
-        up to 2**62) numbered densely in the order first met (new codes of a chunk in
-        increasing order), so ids fit int32 however many processes there are."""
-        uniq, inv = np.unique(code, return_inverse=True)
-        ids = np.empty(uniq.shape[0], np.int64)
-        for k, c in enumerate(uniq.tolist()):
-            a = self.sync_ids.get(c)
-            if a is None:
-                a = self.sync_ids[c] = len(self.sync_codes)
-                self.sync_codes.append(c)
-            ids[k] = a
-        if len(self.sync_codes) >= 2**31:
-            raise OverflowError("more than 2**31 distinct system sync steps")
+        """Action ids of ``system sync`` steps given as code words ``(rows, n_words)``: the
+        step codes numbered densely in the order first met (new codes of a chunk in increasing
+        order), so ids fit int32 however many processes there are.
+
+        The words are compared as rows (lexicographic order of the words, the first most
+        significant, is the order of the codes); only the distinct codes of the chunk are
+        turned into Python integers, the form ``action_codes`` and
+        :meth:`CompiledModel.sync_choice` use.
+
+        Raises
+        ------
+        dve.errors.StateSpaceError
+            When the chunk brings the number of distinct steps past :data:`MAX_SYNC_STEPS`
+            (the ids of the edges are int32); the message has the counts found so far.
+        """
+        if code.shape[1] == 1:
+            uniq, inv = np.unique(code[:, 0], return_inverse=True)
+            values = uniq.tolist()
+        else:
+            uniq, inv = np.unique(code, axis=0, return_inverse=True)
+            values = []
+            for row in uniq.tolist():
+                c = 0
+                for w, r in zip(row, self.sync_word_radix):
+                    c = c * r + w
+                values.append(c)
+        ids = np.empty(len(values), np.int64)
+        new = [c for c in values if c not in self.sync_ids]
+        if len(self.sync_codes) + len(new) > MAX_SYNC_STEPS:
+            n, m, _ = self.mark
+            raise StateSpaceError(
+                f"more than {MAX_SYNC_STEPS:,} distinct system sync steps (the explorer numbers "
+                f"them with 32-bit ids); {n:,} states, {m:,} transitions found so far")
+        for c in new:
+            self.sync_ids[c] = len(self.sync_codes)
+            self.sync_codes.append(c)
+        for k, c in enumerate(values):
+            ids[k] = self.sync_ids[c]
         return ids[inv.reshape(-1)].astype(np.int32)
 
     # ------------------------------------------------------------------ the graph
@@ -855,10 +895,50 @@ class Explorer:
                           deadlocks=dead.astype(np.int64), error_state=error_id,
                           depth=int(level.max()) if n else 0, complete=complete,
                           error_successors=self.error_successors,
-                          action_codes=(np.array(self.sync_codes, np.int64)
+                          action_codes=(_code_array(self.sync_codes)
                                         if self.cm.system == "sync" else None),
                           n_expanded=expanded, model=self.cm, name=self.cm.name,
                           seconds=_time.perf_counter() - self.t0)
+
+
+#: The most distinct ``system sync`` steps one exploration numbers (edge labels are int32).
+MAX_SYNC_STEPS = 2**31 - 1
+#: A word of a ``system sync`` step code holds digits while their radices' product is below
+#: this (the word, an int64, then takes ``word * radix + digit`` for any digit without wrapping).
+SYNC_WORD_LIMIT = 2**62
+
+
+def _sync_words(procs) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """How ``system sync`` step codes are held in int64 words: the word of each process, and
+    each word's radix (the product of its processes' radices, below 2**62).
+
+    A step code is a mixed-radix number, one digit per process (its transition's index in the
+    process, the first process most significant); consecutive processes share a word while the
+    product of their radices stays below :data:`SYNC_WORD_LIMIT`, so every digit tuple has one
+    word tuple and the lexicographic order of the word tuples is the order of the codes.
+
+    >>> class P:
+    ...     def __init__(self, n): self.transitions = range(n)
+    >>> _sync_words([P(3), P(1 << 40), P(1 << 30), P(0)])
+    ((0, 0, 1, 1), (3298534883328, 1073741824))
+    """
+    word, radix, w = [], [], 1
+    for p in procs:
+        r = max(1, len(p.transitions))
+        if not radix or w * r >= SYNC_WORD_LIMIT:
+            radix.append(1)
+            w = 1
+        w *= r
+        radix[-1] = w
+        word.append(len(radix) - 1)
+    return tuple(word), tuple(radix) if radix else (1,)
+
+
+def _code_array(codes: list[int]) -> np.ndarray:
+    """``action_codes`` of a sync graph: int64 while every code fits, else Python integers."""
+    if all(c < 2**63 for c in codes):
+        return np.array(codes, np.int64)
+    return np.array(codes, dtype=object)
 
 
 def _trim() -> None:

@@ -37,10 +37,8 @@ Examples
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -124,13 +122,7 @@ class _QuotientExplorer(Explorer):
     """
 
     def __init__(self, cm, sym: Symmetry, *args) -> None:
-        try:
-            super().__init__(cm, *args)
-        except OverflowError:
-            # system sync step codes past 62 bits: the quotient numbers its steps itself (as
-            # Python integers), so only the base explorer's int64 codes are out of reach.
-            if cm.system != "sync":
-                raise
+        super().__init__(cm, *args)
         self.sym = sym
         group_of = {p: gi for gi, g in enumerate(sym.groups) for p in g.processes}
         pairs = [(cm.transitions[a.transitions[0]].process,
@@ -373,42 +365,8 @@ class _QuotientExplorer(Explorer):
         return rows, self._intern_choices(C), nk, err, costs, tm
 
     def _intern_choices(self, C) -> np.ndarray:
-        """Dense step ids of choice rows; the step codes (mixed radix, one digit per process,
-        the first most significant, as :meth:`CompiledModel.sync_choice` reads them) are
-        Python integers, however many processes there are."""
-        uniq, inv = np.unique(C, axis=0, return_inverse=True)
-        ids = np.empty(uniq.shape[0], np.int64)
-        if not hasattr(self, "_digit_of"):
-            procs = self.cm.system_processes
-            self._digit_of = np.zeros(len(self.cm.transitions), np.int64)
-            for p in procs:
-                for d, tid in enumerate(p.transitions):
-                    self._digit_of[tid] = d
-            w, self._weights = 1, []
-            for p in reversed(procs):
-                self._weights.append(w)
-                w *= max(1, len(p.transitions))
-            self._weights.reverse()
-        weights = self._weights
-        for k, digits in enumerate(self._digit_of[uniq].tolist()):
-            code = sum(map(operator.mul, digits, weights))
-            a = self.sync_ids.get(code)
-            if a is None:
-                a = self.sync_ids[code] = len(self.sync_codes)
-                self.sync_codes.append(code)
-            ids[k] = a
-        return ids[inv.reshape(-1)].astype(np.int32)
-
-    def _finish(self, complete: bool) -> StateGraph:
-        codes = self.sync_codes
-        if self.cm.system != "sync" or all(c < 2**63 for c in codes):
-            return super()._finish(complete)
-        self.sync_codes = []
-        try:
-            g = super()._finish(complete)
-        finally:
-            self.sync_codes = codes
-        return dataclasses.replace(g, action_codes=np.array(codes, dtype=object))
+        """Dense step ids of choice rows (one transition id per system process)."""
+        return self._intern_sync(self._sync_code_words(C))
 
 
 def sync_code(cm: CompiledModel, choice) -> int:
