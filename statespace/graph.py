@@ -240,7 +240,7 @@ def save_graph(graph: StateGraph, path) -> None:
     for k, (res, arr) in enumerate(graph.costs.items()):
         arrays[f"cost_{k}"] = arr
     if graph.action_codes is not None:
-        arrays["action_codes"] = graph.action_codes
+        arrays["action_codes"] = _codes_to_limbs(graph.action_codes)
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     tmp = None
@@ -468,9 +468,32 @@ def graph_from_arrays(name: str, arrays: dict[str, np.ndarray]) -> StateGraph:
         raise ConfigurationError(f"{name}: not a state graph saved by dvecost (bad or missing "
                                  f"'{exc}')") from None
     _check_csr(name, arrays, costs)
-    extra = {k: v for k, v in arrays.items() if k in ("action_codes",)}
+    extra = {k: _codes_from_limbs(v) for k, v in arrays.items() if k in ("action_codes",)}
     base = {k: arrays[k] for k in need}
     return StateGraph(costs=costs, **fields, **base, **extra)
+
+
+def _codes_to_limbs(codes: np.ndarray) -> np.ndarray:
+    """``action_codes`` as a file holds them: int64 as they are; Python integers (system sync
+    step codes past 63 bits) as rows of uint64 limbs, the least significant first (a file
+    holds no object arrays).
+
+    >>> c = np.array([5, 2**70 + 3], dtype=object)
+    >>> _codes_from_limbs(_codes_to_limbs(c)).tolist() == [5, 2**70 + 3]
+    True
+    """
+    if codes.dtype != object:
+        return codes
+    k = max(1, (max(int(c) for c in codes) if codes.size else 0).bit_length() + 63 >> 6)
+    mask = (1 << 64) - 1
+    return np.array([[int(c) >> (64 * i) & mask for i in range(k)] for c in codes], np.uint64)
+
+
+def _codes_from_limbs(codes: np.ndarray) -> np.ndarray:
+    if codes.ndim != 2:
+        return codes
+    return np.array([sum(int(v) << (64 * i) for i, v in enumerate(row))
+                     for row in codes.tolist()], dtype=object)
 
 
 def _check_csr(name: str, arrays: dict, costs: dict) -> None:

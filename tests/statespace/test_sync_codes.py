@@ -154,3 +154,14 @@ def test_wide_codes_through_the_command_line(tmp_path, capsys):
     assert main(["explore", str(path), "--json"]) == 0
     out = capsys.readouterr().out
     assert '"n_states": 5' in out and '"n_transitions": 8' in out
+
+
+def test_wide_codes_survive_save_and_load(tmp_path):
+    from statespace import load_graph, save_graph
+    g = build_state_graph(compiled(WIDE))
+    save_graph(g, tmp_path / "g.npz")
+    h = load_graph(tmp_path / "g.npz")
+    assert [int(c) for c in h.action_codes] == [int(c) for c in g.action_codes]
+    assert max(int(c) for c in h.action_codes) > 2**64
+    assert [h.describe_action(a) for a in range(len(h.action_codes))] == \
+        [g.describe_action(a) for a in range(len(g.action_codes))]
