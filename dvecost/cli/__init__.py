@@ -74,7 +74,7 @@ from .._version import __version__
 
 __all__ = ["main", "add_common", "add_backend", "add_defines", "add_limits", "parse_defines",
            "parse_size", "parse_seconds", "ByteSize", "Seconds", "emit_json", "peak_memory_bytes",
-           "stop_info", "print_error"]
+           "stop_info", "print_error", "result_is_final"]
 
 #: Subcommand modules, in the order ``dvecost --help`` lists them.
 COMMANDS = ("check", "explore", "cycle", "analyze", "saturate", "scenarios", "bench", "workers")
@@ -295,24 +295,35 @@ _STOP_SIGNALS = ("SIGINT", "SIGTERM")
 
 class _Stops:
     """SIGINT/SIGTERM and the ``--timeout`` clock raise a :class:`RunStopped` once; a second
-    signal while the first is being reported ends the process at once (exit 128 + signum)."""
+    signal while the first is being reported ends the process at once (exit 128 + signum).
 
-    def __init__(self, timeout: float | None) -> None:
+    After :meth:`hold` (see :func:`result_is_final`) a first signal raises nothing: the result
+    is being printed and is printed whole. With ``keep`` (the process ends after the block)
+    SIGINT and SIGTERM are ignored after the block instead of getting their old handlers."""
+
+    def __init__(self, timeout: float | None, keep: bool = False) -> None:
         self.timeout = timeout
+        self.keep = keep
         self.fired = False
+        self.held = False
         self.saved: dict[int, Any] = {}
 
     def _on_signal(self, signum, frame):
         if self.fired:
             os._exit(128 + signum)
         self.fired = True
-        raise Interrupted(signum, signal.Signals(signum).name)
+        if not self.held:
+            raise Interrupted(signum, signal.Signals(signum).name)
 
     def _on_alarm(self, signum, frame):
         if self.fired:
             return
         self.fired = True
-        raise TimeLimitExceeded(self.timeout)
+        if not self.held:
+            raise TimeLimitExceeded(self.timeout)
+
+    def hold(self) -> None:
+        self.held = True
 
     def __enter__(self):
         import threading
@@ -324,14 +335,44 @@ class _Stops:
         if self.timeout:
             self.saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._on_alarm)
             signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        _ACTIVE.append(self)
         return self
 
     def __exit__(self, *exc):
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
         if signal.SIGALRM in self.saved:
             signal.setitimer(signal.ITIMER_REAL, 0)
+        if self.keep:
+            # The process ends next, with the command's exit code: a signal in that moment
+            # (interpreter shutdown, where Python puts back the default handlers of the
+            # signals it handles) must not turn a finished run into a killed one.
+            for num in self.saved:
+                if num != signal.SIGALRM:
+                    signal.signal(num, signal.SIG_IGN)
+            return False
         for num, handler in self.saved.items():
             signal.signal(num, handler)
         return False
+
+
+#: The :class:`_Stops` of the command running now (none outside :func:`main`).
+_ACTIVE: list[_Stops] = []
+
+
+def result_is_final() -> None:
+    """Say that the command has its result and only prints it from here on.
+
+    A SIGINT, SIGTERM or ``--timeout`` that comes later stops nothing: the output is printed
+    whole and the exit code is the result's, so what is printed always agrees with the exit
+    code. (A second signal still ends the process at once.) Call it as the last statement of
+    the work a signal may interrupt, inside its ``try``: a signal either arrives before it, and
+    is handled there, or after it, and is ignored. Outside :func:`main` it does nothing.
+
+    >>> result_is_final()   # no command running: nothing to hold
+    """
+    if _ACTIVE:
+        _ACTIVE[-1].hold()
 
 
 def add_common(p: argparse.ArgumentParser) -> None:
@@ -420,7 +461,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     debug = getattr(args, "debug", False)
     try:
-        with _Stops(getattr(args, "timeout", None)):
+        # Run as the program itself (no argv given), SIGINT and SIGTERM are ignored once the
+        # command has returned: a signal while the process exits changes nothing. Called
+        # in-process with argv, the handlers that were there are restored.
+        with _Stops(getattr(args, "timeout", None), keep=argv is None):
             return int(args.func(args))
     except (ModelErrors, ModelError, ConfigurationError, InputError,
             BackendUnavailableError) as exc:

@@ -17,6 +17,12 @@ SIGINT/SIGTERM, the run stops and prints what it found (a
 yet are not counted as deadlocks) with a message on stderr naming the limit or signal; the exit
 code is 3 for limits, 130/143 for signals. A partial graph is saved when ``--save`` is given and
 a limit stopped the run (not after a signal: the user asked the program to end).
+
+A signal is handled in every phase (``load``, ``explore`` with the graph's assembly, ``save``,
+``report``; the JSON names it as ``stopped_in``): the counts found are printed, and the
+``--save`` path holds the old file or nothing, never part of one (:func:`statespace.save_graph`
+writes a temporary and renames it). Once the result is final
+(:func:`dvecost.cli.result_is_final`) a signal changes nothing.
 """
 
 from __future__ import annotations
@@ -27,10 +33,10 @@ import sys
 import time
 
 from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, RunStopped,
-                        StateLimitExceeded)
+                        StateLimitExceeded, TimeLimitExceeded)
 
 from . import (add_common, add_defines, add_limits, emit_json, parse_defines, parse_size,
-               peak_memory_bytes, stop_info)
+               peak_memory_bytes, result_is_final, stop_info)
 from .terminal import ProgressLine, is_terminal
 
 __all__ = ["check_save_path", "parse_size", "register", "run", "summary"]
@@ -148,70 +154,137 @@ def check_save_path(path: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Explore ``args.model``; return the exit code (0; 3 at a limit; 130/143 on a signal)."""
-    from dve.loader import load_model
-    from statespace import build_state_graph, save_graph
-    from statespace.compiler import compile_model
+    """Explore ``args.model``; return the exit code (0; 3 at a limit; 130/143 on a signal).
 
+    A signal or ``--timeout`` may arrive in any phase (``load``, ``explore``, ``save``,
+    ``report``); the first one stops the work where it is and the command reports what it has
+    (the JSON names the phase as ``stopped_in``). Only one stop can be raised per process (a
+    second signal ends it at once), so the reporting below the ``except`` is never interrupted.
+    """
     if args.save:
         check_save_path(args.save)
-    t0 = time.perf_counter()
     defines = parse_defines(args.defines)
+    run_ = _Run(args)
     try:
+        run_.work(defines)
+    except RunStopped as exc:
+        run_.stopped(exc)
+    return run_.report()
+
+
+class _Run:
+    """What one ``explore`` has done so far: the phase it is in, the graph, timings, the stop."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.phase = "load"
+        self.t0 = time.perf_counter()
+        self.timings: dict[str, float] = {}
+        self.graph = None
+        self.stop: BaseException | None = None
+        self.stopped_in: str | None = None
+        self.saved = False
+        self.info: dict | None = None
+        self.prog: ProgressLine | None = None
+
+    def work(self, defines: dict[str, int]) -> None:
+        """Load, explore, save and summarise; ends by declaring the result final."""
+        from dve.loader import load_model
+        from statespace import build_state_graph, save_graph
+        from statespace.compiler import compile_model
+
+        args = self.args
         model = load_model(args.model, defines=defines)
         cm = compile_model(model, property=not args.no_property)
-    except RunStopped as exc:   # stopped before exploring: nothing found yet
-        sinfo = stop_info(exc, args)
-        if args.json:
-            emit_json(sinfo["status"], model=args.model, limit=sinfo.get("limit"),
-                      stopped_in="load", timings={"load": time.perf_counter() - t0})
-        print(f"{sinfo['message']} (while loading the model)", file=sys.stderr)
-        return sinfo["exit_code"]
-    t_load = time.perf_counter() - t0
-    prog = ProgressLine(sys.stderr) if is_terminal(sys.stderr) and not args.quiet else None
-    stop = None
-    t1 = time.perf_counter()
-    try:
-        graph = build_state_graph(cm, max_states=args.max_states, max_memory=args.max_memory,
-                                  progress=prog.states if prog else None,
-                                  error_successors=args.legacy_error_state)
-    except (StateLimitExceeded, MemoryLimitExceeded, RunStopped) as exc:
-        if prog:
-            prog.close()
-        if exc.partial is None:   # not even the partial graph fitted in memory
-            raise
-        stop, graph = exc, exc.partial
-    if prog:
-        prog.close()
-    t_explore = time.perf_counter() - t1
-    saved = None
-    if args.save and not isinstance(stop, Interrupted):
-        t2 = time.perf_counter()
-        save_graph(graph, args.save)
-        saved = time.perf_counter() - t2
-    info = summary(graph)
-    timings = {"load": t_load, "explore": t_explore}
-    if saved is not None:
-        timings["save"] = saved
-    status, code = "ok", 0
-    if stop is not None:
-        sinfo = stop_info(stop, args)
-        status, code = sinfo["status"], sinfo["exit_code"]
-        if "limit" in sinfo:
+        self._lap("load", "explore")
+        if is_terminal(sys.stderr) and not args.quiet:
+            self.prog = ProgressLine(sys.stderr)
+        try:
+            self.graph = build_state_graph(cm, max_states=args.max_states,
+                                           max_memory=args.max_memory,
+                                           progress=self.prog.states if self.prog else None,
+                                           error_successors=args.legacy_error_state)
+        except (StateLimitExceeded, MemoryLimitExceeded) as exc:
+            self.stop, self.stopped_in = exc, "explore"
+            if exc.partial is None:   # not even the partial graph fitted in memory
+                self._close_progress()
+                result_is_final()
+                return
+            self.graph = exc.partial
+        self._close_progress()
+        self._lap("explore", "save" if args.save else "report")
+        if args.save:
+            save_graph(self.graph, args.save)   # atomic: the old file or the new one
+            self.saved = True
+            self._lap("save", "report")
+        self.phase = "report"
+        self.info = summary(self.graph)
+        result_is_final()
+
+    def stopped(self, exc: RunStopped) -> None:
+        """A signal or the timeout stopped :meth:`work` in ``self.phase``.
+
+        Runs after the first stop, so nothing here is interrupted (a second signal ends the
+        process). The timeout is a limit like ``--max-states``: the partial graph it leaves is
+        saved; after a signal nothing is written (the user asked the program to end)."""
+        self._close_progress()
+        self._lap(self.phase, None)
+        if self.graph is None:   # the explorer's graph found so far (or a limit's)
+            self.graph = exc.partial if exc.partial is not None else getattr(
+                self.stop, "partial", None)
+        if exc.partial is None and self.graph is not None:
+            exc.partial = self.graph   # the stop came after exploring: counts of the graph
+        self.stop, self.stopped_in = exc, self.phase
+        if (isinstance(exc, TimeLimitExceeded) and self.phase == "explore"
+                and self.args.save and self.graph is not None):
+            from statespace import save_graph
+            save_graph(self.graph, self.args.save)
+            self.saved = True
+            self._lap("save", None)
+
+    def report(self) -> int:
+        """Print what was found; return the exit code."""
+        args, graph, stop = self.args, self.graph, self.stop
+        sinfo = stop_info(stop, args) if stop is not None else None
+        status, code = (sinfo["status"], sinfo["exit_code"]) if sinfo else ("ok", 0)
+        peak = peak_memory_bytes()
+        if graph is None:   # stopped while loading, or no partial graph fitted in memory
+            if args.json:
+                emit_json(status, model=args.model, limit=sinfo.get("limit"),
+                          stopped_in=self.stopped_in, counts=sinfo["counts"] or None,
+                          timings=self.timings, peak_memory_bytes=peak)
+            where = " (while loading the model)" if self.stopped_in == "load" else ""
+            print(f"{sinfo['message']}{where}", file=sys.stderr)
+            return code
+        info = self.info if self.info is not None else summary(graph)
+        if sinfo and "limit" in sinfo:
             info["limit"] = sinfo["limit"]
-    peak = peak_memory_bytes()
-    if args.json:
-        emit_json(status, **info, saved=args.save if saved is not None else None,
-                  timings=timings, peak_memory_bytes=peak)
-    else:
-        print(_render(info, t_explore, peak))
-        if saved is not None and stop is not None:
-            print(f"partial graph saved to {args.save}")
-    if stop is not None:
-        print(sinfo["message"], file=sys.stderr)
-        if isinstance(stop, MemoryLimitExceeded) and graph.n_expanded <= 0:
-            print(f"hint: the program holds {_mib(peak)} before exploring; give "
-                  "--max-memory more than that", file=sys.stderr)
-        if args.save and saved is None:
-            print(f"dvecost: {args.save} not written (interrupted)", file=sys.stderr)
-    return code
+        if args.json:
+            emit_json(status, **info, saved=args.save if self.saved else None,
+                      stopped_in=self.stopped_in if isinstance(stop, RunStopped) else None,
+                      timings=self.timings, peak_memory_bytes=peak)
+        else:
+            print(_render(info, self.timings.get("explore", 0.0), peak))
+            if self.saved and stop is not None:
+                print(f"partial graph saved to {args.save}")
+        if stop is not None:
+            print(sinfo["message"], file=sys.stderr)
+            if isinstance(stop, MemoryLimitExceeded) and graph.n_expanded <= 0:
+                print(f"hint: the program holds {_mib(peak)} before exploring; give "
+                      "--max-memory more than that", file=sys.stderr)
+            if args.save and not self.saved:
+                why = "interrupted" if isinstance(stop, Interrupted) else "stopped"
+                print(f"dvecost: {args.save} not written ({why})", file=sys.stderr)
+        return code
+
+    def _lap(self, phase: str, nxt: str | None) -> None:
+        """Record the time of ``phase`` (since the previous lap) and enter ``nxt``."""
+        now = time.perf_counter()
+        self.timings[phase] = now - self.t0 - sum(self.timings.values())
+        if nxt is not None:
+            self.phase = nxt
+
+    def _close_progress(self) -> None:
+        if self.prog is not None:
+            self.prog.close()
+            self.prog = None
