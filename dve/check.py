@@ -50,6 +50,8 @@ Errors (the model is refused):
 ``cost-resource-inconsistent`` plain ``cost e;`` mixed with named resources in one model
 ``property-not-found``         ``system ... property P`` where ``P`` is not declared
 ``property-not-process``       ``system ... property P`` where ``P`` is not a process
+``declaration-too-large``      an impossible declaration: an array or a buffered channel that
+                               takes the state vector past :data:`MAX_STATE_SLOTS` slots
 =============================  ====================================================================
 
 Warnings (reported, the model is accepted):
@@ -76,6 +78,18 @@ Warnings (reported, the model is accepted):
 ``property-ignored``           ``system sync property P``: the property process is left out (the
                                product is defined for ``system async`` only)
 =============================  ====================================================================
+
+The size of a state
+-------------------
+Every state is stored whole: one *slot* per process (its control state), per scalar variable,
+per array cell, and per buffered channel (its count, and one per field of each item). The
+explorer keeps a state it has yet to expand unpacked, 4 bytes a slot, beside its packed key
+(a byte takes 8 bits of it, an int 16), and the graph keeps every state's slots; the compiler
+builds one record per slot. At :data:`MAX_STATE_SLOTS` (2**20) slots a single state already
+takes 4 MiB unpacked and 1 to 2 MiB packed, so a graph of a few thousand states fills a
+machine's memory; a declaration that takes the state past it (``byte a[2000000000];``, or
+``channel {byte, int} c[1000000];``) cannot describe an explorable model and is refused here,
+before anything is allocated for it.
 
 The cost rule
 -------------
@@ -111,7 +125,7 @@ from .arith import INT32, INT64, TYPE_RANGE
 from .consteval import const_evaluator, eval_const, literal_error
 from .errors import DvecostError, ModelError, ModelErrors, ModelSemanticError, SourcePos
 
-__all__ = ["check_model", "CODES", "WARNING_CODES", "TYPE_RANGES"]
+__all__ = ["check_model", "CODES", "WARNING_CODES", "TYPE_RANGES", "MAX_STATE_SLOTS"]
 
 #: Value range of each variable type (legacy DiVinE: byte = uint8, int = int16).
 TYPE_RANGES: dict[str, tuple[int, int]] = TYPE_RANGE
@@ -124,8 +138,12 @@ CODES: tuple[str, ...] = (
     "array-size-invalid", "channel-size-invalid",
     "buffered-untyped", "initializer-kind", "init-out-of-range", "sync-arity", "sync-kind",
     "negative-time", "duplicate-resource", "duplicate-clause", "cost-resource-inconsistent",
-    "property-not-found", "property-not-process",
+    "property-not-found", "property-not-process", "declaration-too-large",
 )
+
+#: The most slots a state vector may have (see "The size of a state" above); the compiler
+#: refuses the same models (:func:`statespace.compile_model`).
+MAX_STATE_SLOTS = 1 << 20
 
 #: Every code :func:`check_model` can report as a warning.
 WARNING_CODES: tuple[str, ...] = (
@@ -266,6 +284,19 @@ def _did_you_mean(name: str, candidates: object) -> str | None:
     return f"did you mean '{close[0]}'?" if close else None
 
 
+def _size(slots: int) -> str:
+    """The unpacked size of ``slots`` 4-byte slots, in binary units.
+
+    >>> _size(1 << 20), _size(2_000_000_001), _size(3)
+    ('4 MiB', '7.45 GiB', '12 bytes')
+    """
+    b = 4 * slots
+    for unit, k in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if b >= 1 << k:
+            return f"{b / (1 << k):.3g} {unit}"
+    return f"{b} bytes"
+
+
 def _at(pos: SourcePos | None, column: bool = False) -> str:
     """``'line 3'`` (or ``'line 3, column 7'``) for a hint; ``'elsewhere'`` without a position."""
     if pos is None:
@@ -371,6 +402,9 @@ class _Checker:
         self.chan_syms: dict[int, _Symbol] = {}
         self.costs: list[s.Cost] = []
         self.first_sync: s.Sync | None = None
+        # The state vector's slots so far, and its largest contributor (slots, what, where).
+        self.slots = 0
+        self.largest: tuple[int, str, SourcePos | None] = (0, "", None)
 
     # -- declarations ------------------------------------------------------------------------
 
@@ -421,8 +455,36 @@ class _Checker:
                              f"expected an array size above 0, found {size} for '{d.name}'")
             else:
                 sym.size = size
+        if kind == "variable":
+            n = sym.size if sym.size and sym.size > 0 else 1
+            self.occupy(n, f"array '{d.name}' of {n:,} cells" if sym.is_array
+                        else f"variable '{d.name}'", pos if sym.is_array else sym.pos)
+        elif sym.size is not None and sym.size > MAX_STATE_SLOTS:
+            # Not in the state, but a table of values the compiler and the guards hold.
+            self.p.error(pos, "declaration-too-large",
+                         f"impossible declaration: {kind} array '{d.name}' of {sym.size:,} "
+                         f"cells; the explorer holds at most {MAX_STATE_SLOTS:,}",
+                         "a constant array is a table held in memory, a value per cell")
         self.initializer(d, sym, env, scope)
         return sym
+
+    def occupy(self, n: int, what: str, pos: SourcePos | None) -> None:
+        """Add ``n`` slots to the state vector; the declaration that takes it past
+        :data:`MAX_STATE_SLOTS` is an error (reported once)."""
+        before = self.slots
+        self.slots += n
+        if n > self.largest[0]:
+            self.largest = (n, what, pos)
+        if before <= MAX_STATE_SLOTS < self.slots:
+            big_n, big_what, big_pos = self.largest
+            hint = (f"the largest part is {big_what} at {_at(big_pos, column=True)}; "
+                    if big_pos is not pos else "")
+            self.p.error(pos, "declaration-too-large",
+                         f"impossible declaration: {what} takes the state vector to "
+                         f"{self.slots:,} slots (about {_size(self.slots)} per state); "
+                         f"the explorer holds at most {MAX_STATE_SLOTS:,}",
+                         hint + "every state is stored whole, one slot per variable, array "
+                         "cell and buffered channel field: use fewer or smaller arrays")
 
     def initializer(self, d: s.VarDecl, sym: _Symbol, env: dict[str, int],
                     scope: _ProcScope | None) -> None:
@@ -490,6 +552,8 @@ class _Checker:
                                  f"declare the item types: 'channel {{byte}} {d.name}[{size}]'")
                 else:
                     sym.buffered = True
+                    self.occupy(1 + size * len(d.types),
+                                f"buffered channel '{d.name}' of {size:,} items", pos)
         self.chan_syms[id(sym)] = sym
         self.chan_uses[id(sym)] = []
         return sym
@@ -739,6 +803,7 @@ class _Checker:
 
     def process_decls(self, proc: s.Process) -> _ProcScope:
         sc = _ProcScope(proc, env=dict(self.env))
+        self.occupy(1, f"process '{proc.name}'", _name_span(proc.pos, proc.name))
         for st in proc.states:
             if st.name in sc.states:
                 first = sc.states[st.name]

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dve import syntax
+from dve.check import MAX_STATE_SLOTS
 from dve.consteval import eval_const
 from dve.errors import EvaluationError, ModelSemanticError
 
@@ -62,7 +63,9 @@ def compile_model(model: syntax.Model, *, property: bool = True,
         When an initialiser or a size does not evaluate, or an initial value is out of its
         type's range.
     dve.errors.ModelSemanticError
-        On names that do not resolve (a model that passed :func:`dve.check_model` has none).
+        On names that do not resolve, or a state vector of more than
+        :data:`dve.check.MAX_STATE_SLOTS` slots (``declaration-too-large``; a model that
+        passed :func:`dve.check_model` has neither).
 
     Examples
     --------
@@ -107,6 +110,17 @@ def compile_model(model: syntax.Model, *, property: bool = True,
             raise ModelSemanticError(p.pos, "missing-init", f"process '{p.name}' has no init state")
         initial.append(names.index(p.init.name))
 
+    def room(n: int, d, what: str, table: bool = False) -> None:
+        # Checked before anything is built: a billion-cell array is refused, not allocated.
+        # A constant array (``table``) is no part of the state, but a table of as many values.
+        total = n if table else len(slots) + n
+        if total > MAX_STATE_SLOTS:
+            pos = d.size.pos if d.size is not None and d.size.pos is not None else d.pos
+            grows = "" if table else f" takes the state vector to {total:,} slots"
+            raise ModelSemanticError(pos, "declaration-too-large",
+                                     f"impossible declaration: {what}{grows}; the explorer "
+                                     f"holds at most {MAX_STATE_SLOTS:,}")
+
     def declare(decls, owner: str | None) -> None:
         env = dict(const_env[""])
         if owner is not None:
@@ -117,6 +131,7 @@ def compile_model(model: syntax.Model, *, property: bool = True,
                 size = 0 if d.size is None else eval_const(d.size, env)
                 ch = ChannelInfo(qual, owner, d.types, size)
                 if ch.buffered:
+                    room(1 + size * len(d.types), d, f"buffered channel '{qual}'")
                     count = len(slots)
                     slots.append(Slot(f"{qual}.count", 0, size, "count"))
                     initial.append(0)
@@ -131,6 +146,7 @@ def compile_model(model: syntax.Model, *, property: bool = True,
             lo, hi = TYPE_RANGE[d.type]
             if d.size is not None:
                 n = eval_const(d.size, env)
+                room(n, d, f"array '{qual}' of {n:,} cells", table=d.const or d.input)
                 vals = [0] * n
                 if d.init is not None:
                     items = d.init.items if isinstance(d.init, S.ArrayInit) else (d.init,)
