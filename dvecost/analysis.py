@@ -66,8 +66,10 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         The cost resource to analyse. Needed when the model names several (``cost cpu: 5,
         net: 2;``); a plain ``cost e;`` charges the resource ``'cost'``.
     backend : {'auto', 'cpu', 'gpu'}
-        Where the cycle engine runs; ``'auto'`` takes the GPU for large graphs when there is one
-        and falls back to the CPU if the device runs out of memory (:mod:`ocm.backend`).
+        Where exploration and the cycle engine run. ``'gpu'``: both on the GPU (exploration
+        of a model whose symmetry reduces it stays on the CPU). ``'auto'``: exploration on the
+        GPU when there is one (:func:`explore_array_module`), the cycle engine there for large
+        graphs, falling back to the CPU if the device runs out of memory (:mod:`ocm.backend`).
     defines : mapping of str to int, optional
         Values for the model's ``input`` constants (``-D name=value``); not with a loaded model.
     max_states, max_memory : int, optional
@@ -160,7 +162,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         compiled, symmetry=None if symmetry == "auto" else NO_SYMMETRY,
         max_states=max_states, max_memory=max_memory,
         progress=None if progress is None else
-        lambda *counts: report("explore", None, None, explore_message(*counts)))
+        lambda *counts: report("explore", None, None, explore_message(*counts)),
+        xp=explore_array_module(backend))
     graph = quotient.graph
     seconds["explore"] = _time.perf_counter() - t0
 
@@ -174,6 +177,20 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         # A signal or --timeout in the engine or the report: the state graph is complete, so
         # the stop says what it holds.
         raise with_counts(exc, graph)
+
+
+def explore_array_module(backend: str):
+    """The array module exploration runs on for ``backend``: NumPy for ``'cpu'``, CuPy for
+    ``'gpu'`` (:class:`~ocm.errors.BackendUnavailableError` where there is none), and for
+    ``'auto'`` CuPy when it imports and a CUDA device answers, else NumPy.
+
+    >>> explore_array_module("cpu").__name__
+    'numpy'
+    """
+    from ocm.backend import array_module, gpu_available, resolve_backend
+    if backend == "auto":
+        return array_module("gpu" if gpu_available() else "cpu")
+    return array_module(resolve_backend(backend, 0))
 
 
 def _check_engine_memory(max_memory: int, graph) -> None:

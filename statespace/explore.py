@@ -30,6 +30,7 @@ from .compiler import compile_model
 from .evaluate import INT, Evaluator, Fault, add_costs
 from .graph import StateGraph
 from .model import CompiledModel
+from .device import lexsort, module_of, on_device, scatter_add, stable_argsort, to_host
 from .store import KeyLayout, VisitedSet
 
 __all__ = ["build_state_graph", "current_rss", "as_compiled", "Explorer"]
@@ -74,7 +75,7 @@ def as_compiled(model: CompiledModel | syntax.Model, *, property: bool = True) -
 def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = True,
                       max_states: int | None = None, max_memory: int | None = None,
                       progress: Callable[[int, int, float], None] | None = None,
-                      chunk_size: int = 1 << 17, error_successors: bool = False,
+                      chunk_size: int | None = None, error_successors: bool = False,
                       xp=np) -> StateGraph:
     """Explore the reachable state space of a model into a :class:`StateGraph`.
 
@@ -98,10 +99,16 @@ def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = T
         produced BEEM's published counts did: the error state is all zeros with process 0 in
         a control state that has no transitions, so the other processes move on from their
         first declared states (BEEM ``anderson.1``: 347 039 states this way, 347 037 without).
-    chunk_size : int
+    chunk_size : int, optional
         States expanded per batch (memory versus per-batch overhead; no effect on the result).
+        Default :data:`HOST_CHUNK` with NumPy, :data:`DEVICE_CHUNK` with CuPy.
     xp : module
-        The array module for guard and effect evaluation (NumPy).
+        The array module the exploration runs on: NumPy (default), or CuPy to explore on a
+        GPU: it starts on the host and moves to the device at the first chunk of
+        :attr:`Explorer.device_min_rows` states; from then on the frontier, the visited set and
+        the edges stay on the device, guards and effects run there for chunks of that many
+        states (smaller ones on the host), and the finished graph is copied to the host once.
+        Both give identical graphs.
 
     Returns
     -------
@@ -136,6 +143,14 @@ def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = T
 
 
 
+#: States expanded per batch on the host: the arrays of a batch stay within the caches' reach
+#: and memory grows in small steps.
+HOST_CHUNK = 1 << 17
+#: States expanded per batch on a GPU: each array operation is a kernel launch (microseconds
+#: whatever its size), so a batch must hold millions of successors to keep the device busy.
+DEVICE_CHUNK = 1 << 21
+
+
 def _states_dtype(cm: CompiledModel):
     lo = min((s.lo for s in cm.slots), default=0)
     hi = max((s.hi for s in cm.slots), default=0)
@@ -153,6 +168,13 @@ class Explorer:
     def __init__(self, cm, xp, chunk_size, max_states, max_memory, progress,
                  error_successors=False) -> None:
         self.error_successors = error_successors
+        # With a device module, exploration starts on the host and moves to the device
+        # (:meth:`_to_device`) at the first chunk of ``device_min_rows`` states or more: a
+        # model whose frontier stays small never pays the device's fixed cost per chunk.
+        self.device_xp = xp if on_device(xp) else None
+        if chunk_size is None:
+            chunk_size = DEVICE_CHUNK if on_device(xp) else HOST_CHUNK
+        xp = np if self.device_xp is not None else xp
         self.cm, self.xp = cm, xp
         self.chunk_size = max(1, int(chunk_size))
         self.max_states, self.max_memory, self.progress = max_states, max_memory, progress
@@ -176,7 +198,7 @@ class Explorer:
         self.n_src = [len({cm.transitions[i].src for i in p.transitions}) for p in cm.processes]
         self.layout = KeyLayout.for_model(cm)
         self.W = self.layout.n_words
-        self.visited = VisitedSet(self.W, key_bits=sum(self.layout.bits))
+        self.visited = VisitedSet(self.W, key_bits=sum(self.layout.bits), xp=xp)
         self.res = cm.resources
         self.sdtype = _states_dtype(cm)
         X0 = np.array(cm.initial, dtype=INT).reshape(-1, 1)
@@ -235,14 +257,15 @@ class Explorer:
         t0 = _time.perf_counter()
         self.t0 = t0
         self.n_expanded = 0
+        xp = self.xp
         # What a partial graph may contain: the counts at the last chunk boundary. A stop in
         # the middle of a chunk (a signal, the timeout, an allocation failure) only appended
         # to the output lists since then, so cutting them back to these counts is consistent.
         self.mark = (0, 0, 0)
         try:
             self.visited.add(self.init_key)
-            self._record_new(self.init_key, np.array([-1], np.int64), np.array([-1], np.int32),
-                             np.array([0], np.int32))
+            self._record_new(self.init_key, xp.array([-1], np.int64), xp.array([-1], np.int32),
+                             xp.array([0], np.int32))
             last_progress = t0
             while self.n_expanded < self.visited.n:
                 self.mark = (self.visited.n, self.n_edges, self.n_expanded)
@@ -250,6 +273,9 @@ class Explorer:
                     raise MemoryLimitExceeded(self.max_memory, self.visited.n,
                                               partial=self._partial())
                 k = min(self.chunk_size, self.visited.n - self.n_expanded)
+                if (self.device_xp is not None and self.xp is np
+                        and k >= self.device_min_rows):
+                    self._to_device()
                 keys, X = self._take_pending(k)
                 rss0 = current_rss() if self.max_memory is not None else 0
                 self._expand(keys, X, self.n_expanded)
@@ -326,6 +352,7 @@ class Explorer:
 
     def _take_pending(self, k: int):
         """The next ``k`` discovered states to expand: their keys and state matrix."""
+        xp = self.xp
         parts, got = [], 0
         while got < k:
             keys, X = self.pending[0]
@@ -338,14 +365,15 @@ class Explorer:
                 self.pending[0] = (keys[need:], X[:, need:])
                 got += need
         if len(parts) == 1:
-            return parts[0][0], np.ascontiguousarray(parts[0][1])
-        return (np.concatenate([p[0] for p in parts]),
-                np.concatenate([p[1] for p in parts], axis=1))
+            return parts[0][0], xp.ascontiguousarray(parts[0][1])
+        return (xp.concatenate([p[0] for p in parts]),
+                xp.concatenate([p[1] for p in parts], axis=1))
 
     def _record_new(self, keys, parent, parent_action, level) -> None:
-        X = self.layout.unpack(keys, np)
+        xp = self.xp
+        X = self.layout.unpack(keys, xp)
         self.pending.append((keys, X))
-        st = np.ascontiguousarray(X.T).astype(self.sdtype)
+        st = xp.ascontiguousarray(X.T).astype(self.sdtype)
         self.states.append(st)
         self.parent.append(parent)
         self.parent_action.append(parent_action)
@@ -355,7 +383,7 @@ class Explorer:
 
     # ------------------------------------------------------------------ one chunk
     def _expand(self, keys: np.ndarray, X: np.ndarray, base: int) -> None:
-        cm = self.cm
+        cm, xp = self.cm, self.xp
         F = keys.shape[0]
         if self.err_pc >= 0:
             bad = X[0] == self.err_pc
@@ -363,7 +391,9 @@ class Explorer:
                 # The error state has no successors: hide it from every transition.
                 for p in cm.processes:
                     X[p.slot][bad] = -1
-        if cm.system == "sync":
+        if on_device(xp) and F < self.device_min_rows:
+            out = self._successors_on_host(X, keys)
+        elif cm.system == "sync":
             out = self._successors_sync(X, keys)
         else:
             out = self._successors_async(X, keys)
@@ -377,7 +407,7 @@ class Explorer:
             rank = src * A + act
             ids, new_rank, new_keys = self.visited.add(nkeys, rank)
             if err.any() and self.error_id < 0:
-                self.error_id = int(ids[np.flatnonzero(err)[0]])
+                self.error_id = int(ids[xp.flatnonzero(err)[0]])
             if new_rank.shape[0]:
                 par = new_rank // A + base
                 lvl_parent = self._level_of(par)
@@ -396,9 +426,9 @@ class Explorer:
                 tim_s = self.charge_table[1][act_s]
             else:
                 if F * n_now * A < 2**62:
-                    order2 = np.argsort((src * n_now + ids) * A + act)
+                    order2 = xp.argsort((src * n_now + ids) * A + act)
                 else:
-                    order2 = np.lexsort((act, ids, src))
+                    order2 = lexsort(xp, (act, ids, src))
                 idx, act_s = ids[order2], act[order2]
                 costs_s = {r: costs[r][order2] for r in self.res}
                 tim_s = tim[order2]
@@ -418,20 +448,64 @@ class Explorer:
                 self.out_cost[r].append(costs_s[r])
             self.out_time.append(tim_s)
             self.bytes_out += idx.nbytes + 4 * m + 8 * m * (len(self.res) + 1)
-            deg = np.bincount(src, minlength=F).astype(np.int64)
+            deg = xp.bincount(src, minlength=F).astype(np.int64)
         else:
-            deg = np.zeros(F, np.int64)
+            deg = xp.zeros(F, np.int64)
         self.out_deg.append(deg)
         self.n_edges += m
 
+    #: With a device module: exploration moves to the device at the first chunk of this many
+    #: states, and later chunks of fewer states get their successors computed on the host
+    #: (the same code over NumPy; the visited set and the outputs stay on the device). A
+    #: chunk costs the device a fixed few thousand kernel launches and synchronisations
+    #: whatever its size, more than the host takes for a small frontier.
+    device_min_rows = 1 << 14
+
+    def _to_device(self) -> None:
+        """Move the exploration's state to the device module: the visited set, the frontier,
+        the levels, the keys and tables ``_expand`` reads; outputs recorded so far stay on
+        the host (:meth:`_finish` joins host and device pieces)."""
+        xp = self.device_xp
+        self._host_ev, self.ev = self.ev, Evaluator(self.cm, xp).prepare()
+        self.xp = xp
+        vs = self.visited
+        vs.xp = xp
+        vs.runs = [(xp.asarray(h), xp.asarray(i)) for h, i in vs.runs]
+        if vs._keys is not None:
+            vs._keys = xp.asarray(vs._keys)
+        self.pending = [(xp.asarray(k), xp.asarray(X)) for k, X in self.pending]
+        self.level = [xp.asarray(_join(self.level))] if self.level else []
+        self.init_key, self.err_key = xp.asarray(self.init_key), xp.asarray(self.err_key)
+        if self.charge_table is not None:
+            self.charge_table = (xp.asarray(self.charge_table[0]),
+                                 xp.asarray(self.charge_table[1]))
+
+    def _successors_on_host(self, X, keys):
+        """:meth:`_successors_async` / :meth:`_successors_sync` of a small chunk computed with
+        NumPy on host copies of ``X`` and ``keys``; the results are moved to the device."""
+        xp, ev = self.xp, self.ev
+        self.xp, self.ev = np, self._host_ev
+        try:
+            Xh, kh = to_host(X), to_host(keys)
+            if self.cm.system == "sync":
+                out = self._successors_sync(Xh, kh)
+            else:
+                out = self._successors_async(Xh, kh)
+        finally:
+            self.xp, self.ev = xp, ev
+        src, act, nkeys, err, costs, tim = out
+        return (xp.asarray(src), xp.asarray(act), xp.asarray(nkeys), xp.asarray(err),
+                {r: xp.asarray(c) for r, c in costs.items()}, xp.asarray(tim))
+
     def _level_of(self, ids: np.ndarray) -> np.ndarray:
         if len(self.level) > 1:
-            self.level = [np.concatenate(self.level)]
+            self.level = [self.xp.concatenate(self.level)]
         return self.level[0][ids]
 
     # ------------------------------------------------------------------ async
     def _enabled(self, X, F, rows_cache, allowed, tid):
         """Rows (of the chunk) where transition ``tid`` is enabled, and their guard faults."""
+        xp = self.xp
         t = self.cm.transitions[tid]
         p = self.cm.processes[t.process]
         if self.n_src[t.process] > 8:
@@ -441,12 +515,12 @@ class Explorer:
                 # in one pass (a stable sort keeps each group's rows ascending).
                 pc = X[p.slot]
                 if allowed is not None:
-                    pc = np.where(allowed[t.process], pc, -1)
-                order = np.argsort(pc, kind="stable")
+                    pc = xp.where(allowed[t.process], pc, -1)
+                order = stable_argsort(xp, pc)
                 # Bounds of the states present only: work in the chunk's rows, not in the
                 # process's states (a chain of 16,000 states, one per level, was quadratic).
-                vals, starts = np.unique(pc[order], return_index=True)
-                ends = np.append(starts[1:], pc.shape[0])
+                vals, starts = xp.unique(pc[order], return_index=True)
+                ends = xp.append(starts[1:], pc.shape[0])
                 groups = (order, dict(zip(vals.tolist(), zip(starts.tolist(), ends.tolist()))))
                 rows_cache[t.process] = groups
             order, bounds = groups
@@ -459,17 +533,17 @@ class Explorer:
                 m = X[p.slot] == t.src
                 if allowed is not None:
                     m &= allowed[t.process]
-                r = np.flatnonzero(m)
+                r = xp.flatnonzero(m)
                 rows_cache[key] = r
         if r.shape[0] == 0:
-            return _EMPTY, None
+            return (_EMPTY if xp is np else xp.zeros(0, np.int64)), None
         if (r.shape[0] * _SCALAR_ROW_OPS < self.ev.guard_size.get(tid, 0)
                 and t.sync_kind not in ("bsend", "brecv")):
             en, gerr = self._scalar_guard(tid, X, r)
         else:
             en, gerr = self.ev.guard(tid)(X, r)
         if not en.all():
-            sel = np.flatnonzero(en)
+            sel = xp.flatnonzero(en)
             r = r[sel]
             gerr = gerr[sel] if gerr is not None else None
         if gerr is not None and not gerr.any():
@@ -499,28 +573,29 @@ class Explorer:
                 if err is None:
                     err = np.zeros(r.shape[0], bool)
                 err[k] = True
-        return en, err
+        xp = self.xp
+        return xp.asarray(en), (None if err is None else xp.asarray(err))
 
     def _apply(self, keys, X, R, writes, moves):
         """Successor keys of rows ``R``: the source key plus each written slot's change and
         each moving process's control-state change."""
-        lay = self.layout
+        lay, xp = self.layout, self.xp
         nk = keys[R].copy()
         if len(writes) > 32:
             # Many slots written (an array cell at a computed index writes every cell): all
             # changes in one NumPy pass; a pass per slot made b[16000] take 32 s for 201 states.
-            word, shift, _, _ = lay.arrays(np)
-            J = np.fromiter((j for j, _ in writes), np.intp, len(writes))
-            new = np.empty((len(writes), R.shape[0]), np.int64)
+            word, shift, _, _ = lay.arrays(xp)
+            J = xp.asarray(np.fromiter((j for j, _ in writes), np.intp, len(writes)))
+            new = xp.empty((len(writes), R.shape[0]), np.int64)
             for k, (_, vals) in enumerate(writes):
                 new[k] = vals
             d = (new - X[J[:, None], R].astype(np.int64)).astype(_U) << shift[J][:, None]
-            acc = np.zeros((lay.n_words, R.shape[0]), _U)
-            np.add.at(acc, word[J], d)  # modular uint64 sums: several slots share a word
+            acc = xp.zeros((lay.n_words, R.shape[0]), _U)
+            scatter_add(xp, acc, word[J], d)  # modular uint64 sums: slots share a word
             nk += acc.T
             writes = ()
         for j, vals in writes:
-            d = lay.delta(j, vals, X[j][R], np)
+            d = lay.delta(j, vals, X[j][R], xp)
             nk[:, lay.word[j]] += d
         for slot, src, dst in moves:
             if dst != src:
@@ -529,23 +604,25 @@ class Explorer:
         return nk
 
     def _charge(self, tid, X, R):
+        xp = self.xp
         k = R.shape[0]
         const = self.const_charge[tid]
         if const is not None:
             costs, tm = const
-            return [np.full(k, c, np.int64) for c in costs], np.full(k, tm, np.int64), None
+            return [xp.full(k, c, np.int64) for c in costs], xp.full(k, tm, np.int64), None
         costs, tm, err = self.ev.charge(tid)(X, R)
-        return ([np.full(k, c, np.int64) if isinstance(c, int) else c.astype(np.int64)
+        return ([xp.full(k, c, np.int64) if isinstance(c, int) else c.astype(np.int64)
                  for c in costs],
-                np.full(k, tm, np.int64) if isinstance(tm, int) else tm.astype(np.int64), err)
+                xp.full(k, tm, np.int64) if isinstance(tm, int) else tm.astype(np.int64), err)
 
     def _successors_async(self, X, keys):
-        cm = self.cm
+        cm, xp = self.cm, self.xp
         F = X.shape[1]
         allowed = None
         if self.has_commit:
-            com = {p.index: np.isin(X[p.slot], sorted(p.commit)) for p in cm.system_processes}
-            anyc = np.zeros(F, bool)
+            com = {p.index: xp.isin(X[p.slot], xp.asarray(sorted(p.commit)))
+                   for p in cm.system_processes}
+            anyc = xp.zeros(F, bool)
             for v in com.values():
                 anyc |= v
             if anyc.any():
@@ -556,7 +633,7 @@ class Explorer:
         for p in cm.system_processes:
             # Only the transitions leaving a control state some row is in (small frontiers
             # touch few of them).
-            for s_ in np.unique(X[p.slot]).tolist():
+            for s_ in xp.unique(X[p.slot]).tolist():
                 for tid in self.by_src.get((p.index, s_), ()):
                     G[tid] = g = self._enabled(X, F, rows_cache, allowed, tid)
                     if g[0].shape[0]:
@@ -567,11 +644,11 @@ class Explorer:
         def full(tid):
             if tid not in masks:
                 R, ge = G[tid]
-                en = np.zeros(F, bool)
+                en = xp.zeros(F, bool)
                 en[R] = True
                 er = None
                 if ge is not None:
-                    er = np.zeros(F, bool)
+                    er = xp.zeros(F, bool)
                     er[R] = ge
                 masks[tid] = (en, er)
             return masks[tid]
@@ -582,14 +659,14 @@ class Explorer:
             PG = [self._enabled(X, F, rows_cache, None, q) for q in pp.transitions]
             pen, perr = [], []
             for R, ge in PG:
-                en = np.zeros(F, bool)
+                en = xp.zeros(F, bool)
                 en[R] = True
                 pen.append(en)
-                er = np.zeros(F, bool)
+                er = xp.zeros(F, bool)
                 if ge is not None:
                     er[R] = ge
                 perr.append(er)
-            has_sys = np.zeros(F, bool)
+            has_sys = xp.zeros(F, bool)
             nq = len(pp.transitions)
 
         out_src, out_act, out_key, out_err, out_time = [], [], [], [], []
@@ -597,7 +674,7 @@ class Explorer:
 
         def emit(R, a, nk, err, costs, tm):
             out_src.append(R)
-            out_act.append(np.full(R.shape[0], a, np.int32))
+            out_act.append(xp.full(R.shape[0], a, np.int32))
             out_key.append(nk)
             out_err.append(err)
             for lst, c in zip(out_cost, costs):
@@ -638,23 +715,23 @@ class Explorer:
                 cs, ts, ce1 = self._charge(s, X, R)
                 cq, tq, ce2 = self._charge(q, X, R)
                 costs, ovf = add_costs(cs, cq)
-                tm = np.maximum(ts, tq)
+                tm = xp.maximum(ts, tq)
                 cerr = _or(_or(ce1, ce2), ovf)
                 ts_, tq_ = cm.transitions[s], cm.transitions[q]
                 moves = [(cm.processes[tq_.process].slot, tq_.src, tq_.dst),
                          (cm.processes[ts_.process].slot, ts_.src, ts_.dst)]
             err = _or(_or(gerr, eerr), cerr)
             if a.error:
-                err = np.ones(R.shape[0], bool)
+                err = xp.ones(R.shape[0], bool)
             if err is None:
-                err = np.zeros(R.shape[0], bool)
+                err = xp.zeros(R.shape[0], bool)
             nk = self._apply(keys, X, R, writes, moves)
             if prop is None:
                 emit(R, ai, nk, err, costs, tm)
                 continue
             has_sys[R] = True
             for qi, qid in enumerate(pp.transitions):
-                sel = np.flatnonzero(pen[qi][R])
+                sel = xp.flatnonzero(pen[qi][R])
                 if sel.shape[0] == 0:
                     continue
                 Rq = R[sel]
@@ -668,19 +745,19 @@ class Explorer:
                 if pc_ is not None:
                     cst, ovf = add_costs(cst, pc_)
                     if qt.time is not None:
-                        tmq = np.maximum(tmq, pt_)
-                emit(Rq, ai * nq + qi, nkq, err[sel] | perr[qi][Rq] | _z(pe_, Rq.shape[0])
-                     | _z(ovf, Rq.shape[0]), cst, tmq)
+                        tmq = xp.maximum(tmq, pt_)
+                emit(Rq, ai * nq + qi, nkq, err[sel] | perr[qi][Rq] | _z(pe_, Rq.shape[0], xp)
+                     | _z(ovf, Rq.shape[0], xp), cst, tmq)
         if prop is not None:
             # The property process moves alone where the system has no step.
             for qi, qid in enumerate(pp.transitions):
-                Rq = np.flatnonzero(pen[qi] & ~has_sys)
+                Rq = xp.flatnonzero(pen[qi] & ~has_sys)
                 if Rq.shape[0] == 0:
                     continue
                 qt = cm.transitions[qid]
                 nkq = self._shift_pc(keys[Rq], pp.slot, qt.src, qt.dst)
                 cst, tmq, pe_ = self._charge(qid, X, Rq)
-                emit(Rq, n_sys * nq + qi, nkq, perr[qi][Rq] | _z(pe_, Rq.shape[0]), cst, tmq)
+                emit(Rq, n_sys * nq + qi, nkq, perr[qi][Rq] | _z(pe_, Rq.shape[0], xp), cst, tmq)
         return self._collect(out_src, out_act, out_key, out_err, out_cost, out_time)
 
     def _shift_pc(self, nk, slot, src, dst):
@@ -692,39 +769,40 @@ class Explorer:
         return nk
 
     def _collect(self, out_src, out_act, out_key, out_err, out_cost, out_time):
+        xp = self.xp
         if not out_src:
-            e64 = np.zeros(0, np.int64)
-            return (e64, np.zeros(0, np.int32), np.zeros((0, self.W), _U), np.zeros(0, bool),
+            e64 = xp.zeros(0, np.int64)
+            return (e64, xp.zeros(0, np.int32), xp.zeros((0, self.W), _U), xp.zeros(0, bool),
                     {r: e64 for r in self.res}, e64)
-        src = np.concatenate(out_src).astype(np.int64, copy=False)
-        return (src, np.concatenate(out_act), np.concatenate(out_key), np.concatenate(out_err),
-                {r: np.concatenate(c).astype(np.int64, copy=False)
+        src = xp.concatenate(out_src).astype(np.int64, copy=False)
+        return (src, xp.concatenate(out_act), xp.concatenate(out_key), xp.concatenate(out_err),
+                {r: xp.concatenate(c).astype(np.int64, copy=False)
                  for r, c in zip(self.res, out_cost)},
-                np.concatenate(out_time).astype(np.int64, copy=False))
+                xp.concatenate(out_time).astype(np.int64, copy=False))
 
     # ------------------------------------------------------------------ sync
     def _successors_sync(self, X, keys):
-        cm = self.cm
+        cm, xp = self.cm, self.xp
         F = X.shape[1]
         procs = cm.system_processes
         rows_cache: dict = {}
-        rows = np.arange(F, dtype=np.int64)
+        rows = xp.arange(F, dtype=np.int64)
         rows = rows[X[0] >= 0] if procs else rows
         # The step code of each successor so far, as words of int64 (see _sync_words).
-        code = np.zeros((rows.shape[0], len(self.sync_word_radix)), np.int64)
-        err = np.zeros(rows.shape[0], bool)
+        code = xp.zeros((rows.shape[0], len(self.sync_word_radix)), np.int64)
+        err = xp.zeros(rows.shape[0], bool)
         choice: list[np.ndarray] = []
         for p, word in zip(procs, self.sync_word):
             radix = max(1, len(p.transitions))
             parts = []
             for digit, tid in enumerate(p.transitions):
                 R, ge = self._enabled(X, F, rows_cache, None, tid)
-                en = np.zeros(F, bool)
+                en = xp.zeros(F, bool)
                 en[R] = True
-                sel = np.flatnonzero(en[rows])
+                sel = xp.flatnonzero(en[rows])
                 e2 = err[sel].copy()
                 if ge is not None:
-                    er = np.zeros(F, bool)
+                    er = xp.zeros(F, bool)
                     er[R] = ge
                     e2 |= er[rows[sel]]
                 c2 = code[sel]
@@ -735,44 +813,45 @@ class Explorer:
                 code, err = code[:0], err[:0]
                 choice = [c[:0] for c in choice]
                 continue
-            sel = np.concatenate([q[0] for q in parts])
+            sel = xp.concatenate([q[0] for q in parts])
             rows = rows[sel]
-            code = np.concatenate([q[1] for q in parts])
-            err = np.concatenate([q[2] for q in parts])
+            code = xp.concatenate([q[1] for q in parts])
+            err = xp.concatenate([q[2] for q in parts])
             choice = [c[sel] for c in choice]
-            choice.append(np.concatenate([np.full(q[0].shape[0], q[3], np.int64) for q in parts]))
+            choice.append(xp.concatenate([xp.full(q[0].shape[0], q[3], np.int64) for q in parts]))
         # By row, then by step code (the words, the first most significant).
-        order = np.lexsort((*code.T[::-1], rows))
+        order = lexsort(xp, (*code.T[::-1], rows))
         rows, code, err = rows[order], code[order], err[order]
         choice = [c[order] for c in choice]
         # A process with no enabled transition empties ``rows`` and adds no column.
-        C = (np.stack(choice, axis=1) if len(choice) == len(procs) and choice
-             else np.zeros((rows.shape[0], len(procs)), np.int64))
+        C = (xp.stack(choice, axis=1) if len(choice) == len(procs) and choice
+             else xp.zeros((rows.shape[0], len(procs)), np.int64))
         Y, err, costs, tm = self._step_sync(X, rows, C, err)
-        nk = self.layout.pack(Y, np)
-        return rows, self._intern_sync(code), nk, err, costs, tm
+        nk = self.layout.pack(Y, xp)
+        # Step codes are interned on the host (a dict; few distinct codes per chunk).
+        return rows, xp.asarray(self._intern_sync(to_host(code))), nk, err, costs, tm
 
     def _step_sync(self, X, rows, C, err):
         """The successors of rows ``rows`` of ``X`` when process ``i`` takes transition
         ``C[:, i]``: the states (slots x steps), faults, costs by resource and times (the
         explorer's rules: costs add up, the time is the maximum, effects run process by
         process, two transitions assigning one global variable go to the error state)."""
-        cm = self.cm
+        cm, xp = self.cm, self.xp
         procs = cm.system_processes
         M = rows.shape[0]
         Y = X[:, rows].copy()
-        costs = [np.zeros(M, np.int64) for _ in self.res]
-        tm = np.zeros(M, np.int64)
+        costs = [xp.zeros(M, np.int64) for _ in self.res]
+        tm = xp.zeros(M, np.int64)
         writers: dict[str, np.ndarray] = {}
         # (process, transition, the rows that chose it), each pair once, in process order.
         chosen = [(p, tid, sub) for i, p in enumerate(procs)
                   for tid in p.transitions
-                  for sub in (np.flatnonzero(C[:, i] == tid),) if sub.shape[0]]
+                  for sub in (xp.flatnonzero(C[:, i] == tid),) if sub.shape[0]]
         for p, tid, sub in chosen:
             t = cm.transitions[tid]
             for w in t.writes:
                 if "." not in w:
-                    cnt = writers.setdefault(w, np.zeros(M, np.int32))
+                    cnt = writers.setdefault(w, xp.zeros(M, np.int32))
                     cnt[sub] += 1
             c, ti, ce = self._charge(tid, X, rows[sub])
             summed, ovf = add_costs([acc[sub] for acc in costs], c)
@@ -780,7 +859,7 @@ class Explorer:
                 acc[sub] = v
             if ovf is not None:
                 ce = ovf if ce is None else ce | ovf
-            tm[sub] = np.maximum(tm[sub], ti)
+            tm[sub] = xp.maximum(tm[sub], ti)
             if ce is not None:
                 err[sub] |= ce
         for p, tid, sub in chosen:
@@ -857,10 +936,11 @@ class Explorer:
         # A complete graph has everything; a partial one what the last chunk boundary had.
         n, m, expanded = ((self.n_recorded, self.n_edges, self.n_expanded) if complete
                           else self.mark)
-        deg = np.concatenate(self.out_deg) if self.out_deg else np.zeros(0, np.int64)
+        # The graph is assembled on the host, each piece computed on a device copied once.
+        deg = _join(self.out_deg) if self.out_deg else np.zeros(0, np.int64)
         self.out_deg = [deg]
         # The degrees of the expanded states (the first ``expanded`` chunks' worth).
-        deg = deg[:expanded]
+        deg = to_host(deg[:expanded])
         full_deg = np.zeros(n, np.int64)
         full_deg[:deg.shape[0]] = deg
         indptr = np.zeros(n + 1, np.int64)
@@ -870,10 +950,10 @@ class Explorer:
         def cat(lst, dtype, k):
             if not lst:
                 return np.zeros(0, dtype)
-            a = np.concatenate(lst) if len(lst) > 1 else lst[0]
+            a = _join(lst)
             lst[:] = [a]
             _trim()
-            return a[:k].astype(dtype, copy=False)
+            return to_host(a[:k].astype(dtype, copy=False))
 
         idx_dtype = np.int32 if n < 2**31 else np.int64
         indices = cat(self.out_idx, idx_dtype, m)
@@ -941,6 +1021,19 @@ def _code_array(codes: list[int]) -> np.ndarray:
     return np.array(codes, dtype=object)
 
 
+def _join(pieces: list):
+    """The pieces as one array: of their module when they share one (NumPy, or CuPy on the
+    device), on the host when some are host and some device arrays."""
+    if len(pieces) == 1:
+        return pieces[0]
+    on_host = [isinstance(a, np.ndarray) for a in pieces]
+    if all(on_host):
+        return np.concatenate(pieces)
+    if not any(on_host):
+        return module_of(pieces[0]).concatenate(pieces)
+    return np.concatenate([to_host(a) for a in pieces])
+
+
 def _trim() -> None:
     """Hand the memory of freed pieces back to the system (glibc keeps it otherwise)."""
     try:
@@ -986,5 +1079,5 @@ def _or(a, b):
     return a | b
 
 
-def _z(e, k):
-    return np.zeros(k, bool) if e is None else e
+def _z(e, k, xp=np):
+    return xp.zeros(k, bool) if e is None else e

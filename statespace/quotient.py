@@ -446,7 +446,7 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
                          property: bool = True,
                          max_states: int | None = None, max_memory: int | None = None,
                          progress: Callable[[int, int, float], None] | None = None,
-                         chunk_size: int = 1 << 17) -> Quotient:
+                         chunk_size: int | None = None, xp=np) -> Quotient:
     """Explore one representative per orbit (see the module docstring).
 
     Parameters
@@ -456,8 +456,9 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
     symmetry : Symmetry, optional
         The groups to reduce; :func:`~statespace.symmetry.detect_symmetry` by default.
         :data:`~statespace.symmetry.NO_SYMMETRY` explores the full graph.
-    property, max_states, max_memory, progress, chunk_size
-        As for :func:`statespace.build_state_graph`.
+    property, max_states, max_memory, progress, chunk_size, xp
+        As for :func:`statespace.build_state_graph`; the quotient itself (a symmetry that
+        reduces) is explored with NumPy whatever ``xp`` is.
 
     Returns
     -------
@@ -473,7 +474,7 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
         if why is not None:
             sym = Symmetry((), sym.refused + tuple((g.template, why) for g in sym.groups), why)
     if not sym.reduces:
-        ex = Explorer(cm, np, chunk_size, max_states, max_memory, progress, False)
+        ex = Explorer(cm, xp, chunk_size, max_states, max_memory, progress, False)
     else:
         ex = _QuotientExplorer(cm, sym, np, chunk_size, max_states, max_memory, progress,
                                False)

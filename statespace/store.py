@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .device import module_of, scatter_min, to_host
 from .model import CompiledModel
 
 __all__ = ["KeyLayout", "VisitedSet"]
@@ -127,10 +128,11 @@ class KeyLayout:
 
 def _mix(keys) -> np.ndarray:
     """A 64-bit tag of multi-word keys (splitmix-style; collisions are checked, see above)."""
-    h = np.zeros(keys.shape[0], dtype=_U)
+    xp = module_of(keys)
+    h = xp.zeros(keys.shape[0], dtype=_U)
     if keys.shape[1] > 16:
-        return _mix_wide(keys, h)
-    with np.errstate(over="ignore"):
+        return _mix_wide(keys, h, xp)
+    with _wrapping(xp):
         for w in range(keys.shape[1]):
             h ^= keys[:, w]
             h *= _U(0x9E3779B97F4A7C15)
@@ -140,21 +142,31 @@ def _mix(keys) -> np.ndarray:
     return h
 
 
-def _mix_wide(keys, h) -> np.ndarray:
+def _wrapping(xp):
+    """NumPy's silence over uint64 wrap-around (intended here); CuPy never warns."""
+    import contextlib
+    return np.errstate(over="ignore") if xp is np else contextlib.nullcontext()
+
+
+def _mix_wide(keys, h, xp=np) -> np.ndarray:
     """:func:`_mix` for keys of many words: each word salted by its place and mixed on its own,
     the results xor-ed, a block of words per NumPy pass (a chain of passes per word made states
     of thousands of words slow: 2,000 words took 30 ms a level)."""
     n, n_words = keys.shape
-    salt = np.arange(1, n_words + 1, dtype=_U) * _U(0x9E3779B97F4A7C15)
+    salt = xp.arange(1, n_words + 1, dtype=_U) * _U(0x9E3779B97F4A7C15)
     step = max(1, (1 << 22) // max(n, 1))
-    with np.errstate(over="ignore"):
+    with _wrapping(xp):
         for a in range(0, n_words, step):
             x = keys[:, a:a + step] ^ salt[a:a + step]
             x *= _U(0xBF58476D1CE4E5B9)
             x ^= x >> _U(31)
             x *= _U(0x94D049BB133111EB)
             x ^= x >> _U(29)
-            h ^= np.bitwise_xor.reduce(x, axis=1)
+            if xp is np:
+                h ^= np.bitwise_xor.reduce(x, axis=1)
+            else:
+                for c in range(x.shape[1]):   # xor is associative: same value as reduce
+                    h ^= x[:, c]
     return h
 
 
@@ -171,11 +183,12 @@ def _merge(ah, ai, bh, bi):
     >>> h.tolist(), i.tolist()
     ([1, 2, 5, 5, 9], [0, 3, 1, 4, 2])
     """
-    pos = np.searchsorted(ah, bh, side="right")
-    pos += np.arange(bh.shape[0])
-    out_h = np.empty(ah.shape[0] + bh.shape[0], dtype=ah.dtype)
-    out_i = np.empty(out_h.shape[0], dtype=np.result_type(ai, bi))
-    from_a = np.ones(out_h.shape[0], dtype=bool)
+    xp = module_of(ah)
+    pos = xp.searchsorted(ah, bh, side="right")
+    pos += xp.arange(bh.shape[0])
+    out_h = xp.empty(ah.shape[0] + bh.shape[0], dtype=ah.dtype)
+    out_i = xp.empty(out_h.shape[0], dtype=np.result_type(ai.dtype, bi.dtype))
+    from_a = xp.ones(out_h.shape[0], dtype=bool)
     from_a[pos] = False
     out_h[pos] = bh
     out_i[pos] = bi
@@ -199,15 +212,17 @@ class VisitedSet:
     ([1, 2], [1], [9])
     """
 
-    def __init__(self, n_words: int, key_bits: int = 64) -> None:
+    def __init__(self, n_words: int, key_bits: int = 64, xp=np) -> None:
         self.n_words = n_words
+        # The array module of the runs, the ids and the keys (NumPy, or CuPy on a GPU).
+        self.xp = xp
         # Bits used by single-word keys: when they leave room, the batch index is packed
         # below the key and one sort of values replaces an argsort (about twice as fast).
         self.key_bits = key_bits if n_words == 1 else 64
         self.runs: list[tuple[np.ndarray, np.ndarray]] = []
         self.n = 0
         # W > 1: the full key of every id, to confirm tag matches (grown by doubling).
-        self._keys = np.zeros((1024, n_words), dtype=_U) if n_words > 1 else None
+        self._keys = xp.zeros((1024, n_words), dtype=_U) if n_words > 1 else None
 
     @property
     def nbytes(self) -> int:
@@ -237,50 +252,58 @@ class VisitedSet:
         new_keys : ndarray of uint64, shape (n_new, n_words)
             The keys of the new ids, in id order.
         """
+        xp = self.xp
         m = keys.shape[0]
         if rank is None:
-            rank = np.arange(m, dtype=np.int64)
+            rank = xp.arange(m, dtype=np.int64)
         if m == 0:
-            return (np.zeros(0, np.int64), np.zeros(0, np.int64),
-                    np.zeros((0, self.n_words), _U))
+            return (xp.zeros(0, np.int64), xp.zeros(0, np.int64),
+                    xp.zeros((0, self.n_words), _U))
         h = self.tags(keys)
         idx_bits = max(1, (m - 1).bit_length())
         if self.key_bits + idx_bits <= 64:
-            comb = (h << _U(idx_bits)) | np.arange(m, dtype=_U)
+            comb = (h << _U(idx_bits)) | xp.arange(m, dtype=_U)
             comb.sort()
             perm = (comb & _U((1 << idx_bits) - 1)).astype(np.int64)
             hs = comb >> _U(idx_bits)
         else:
-            perm = np.argsort(h)
+            # Ties are equal keys (confirmed below), so any order among them gives one result.
+            perm = xp.argsort(h)
             hs = h[perm]
-        flag = np.empty(m, dtype=bool)
+        flag = xp.empty(m, dtype=bool)
         flag[0] = True
-        np.not_equal(hs[1:], hs[:-1], out=flag[1:])
-        starts = np.flatnonzero(flag)
+        xp.not_equal(hs[1:], hs[:-1], out=flag[1:])
+        starts = xp.flatnonzero(flag)
         uh = hs[starts]
         rep = perm[starts]                    # one element of each group
-        min_rank = np.minimum.reduceat(rank[perm], starts)
-        inv = np.empty(m, dtype=np.int64)
-        inv[perm] = np.cumsum(flag) - 1
-        if self.n_words > 1 and not np.array_equal(keys, keys[rep[inv]]):
+        group = xp.cumsum(flag) - 1
+        if xp is np:
+            min_rank = np.minimum.reduceat(rank[perm], starts)
+        else:
+            min_rank = xp.full(starts.shape[0], np.iinfo(np.int64).max, np.int64)
+            scatter_min(xp, min_rank, group, rank[perm])
+        inv = xp.empty(m, dtype=np.int64)
+        inv[perm] = group
+        del group
+        if self.n_words > 1 and not bool(xp.array_equal(keys, keys[rep[inv]])):
             return self._add_slow(keys, h, rank)
         # Each distinct tag is one distinct state here (W == 1, or confirmed above).
-        gid = np.full(uh.shape[0], -1, dtype=np.int64)
+        gid = xp.full(uh.shape[0], -1, dtype=np.int64)
         for rh, rid in self.runs:
-            pos = np.searchsorted(rh, uh)
-            np.minimum(pos, rh.shape[0] - 1, out=pos)
+            pos = xp.searchsorted(rh, uh)
+            xp.minimum(pos, rh.shape[0] - 1, out=pos)
             hit = (rh[pos] == uh) & (gid < 0)
-            if not hit.any():
+            if not bool(hit.any()):
                 continue
             cand = rid[pos[hit]]
             if self.n_words > 1:
                 ok = (self._keys[cand] == keys[rep[hit]]).all(axis=1)
-                if not ok.all():
+                if not bool(ok.all()):
                     return self._add_slow(keys, h, rank)
             gid[hit] = cand
-        new = np.flatnonzero(gid < 0)
-        new_sorted = new[np.argsort(min_rank[new])]
-        gid[new_sorted] = self.n + np.arange(new.shape[0], dtype=np.int64)
+        new = xp.flatnonzero(gid < 0)
+        new_sorted = new[xp.argsort(min_rank[new])]
+        gid[new_sorted] = self.n + xp.arange(new.shape[0], dtype=np.int64)
         new_keys = keys[rep[new_sorted]]
         self._insert(uh[new], gid[new], keys[rep[new]])
         return gid[inv], min_rank[new_sorted], new_keys
@@ -292,7 +315,8 @@ class VisitedSet:
         if self._keys is not None:
             need = self.n + k
             if need > self._keys.shape[0]:
-                grown = np.zeros((max(need, 2 * self._keys.shape[0]), self.n_words), dtype=_U)
+                grown = self.xp.zeros((max(need, 2 * self._keys.shape[0]), self.n_words),
+                                      dtype=_U)
                 grown[:self.n] = self._keys[:self.n]
                 self._keys = grown
             self._keys[ids] = keys
@@ -305,7 +329,13 @@ class VisitedSet:
             self.runs[-2:] = [_merge(ah, ai, bh, bi)]
 
     def _add_slow(self, keys, h, rank):
-        """Exact path for tag collisions (never expected in practice; correct regardless)."""
+        """Exact path for tag collisions (never expected in practice; correct regardless).
+        Works on host copies; what it stores and returns is of the set's array module."""
+        xp = self.xp
+        keys_d = keys
+        keys, h, rank = (np.asarray(to_host(a)) for a in (keys, h, rank))
+        runs = [(to_host(rh), to_host(rid)) for rh, rid in self.runs]
+        stored = to_host(self._keys[:self.n])
         m = keys.shape[0]
         ids = np.empty(m, dtype=np.int64)
         seen: dict[bytes, int] = {}
@@ -317,11 +347,11 @@ class VisitedSet:
                 ids[i] = seen[kb]
                 continue
             found = -1
-            for rh, rid in self.runs:
+            for rh, rid in runs:
                 p = int(np.searchsorted(rh, h[i]))
                 while p < rh.shape[0] and rh[p] == h[i]:
                     c = int(rid[p])
-                    if np.array_equal(self._keys[c], keys[i]):
+                    if np.array_equal(stored[c], keys[i]):
                         found = c
                         break
                     p += 1
@@ -338,5 +368,6 @@ class VisitedSet:
         if new_first:
             t = np.array(new_tags, dtype=_U)
             order = np.argsort(t, kind="stable")
-            self._insert(t[order], np.array(new_ids, dtype=np.int64)[order], keys[first][order])
-        return ids, rank[first], keys[first]
+            self._insert(xp.asarray(t[order]), xp.asarray(np.array(new_ids, np.int64)[order]),
+                         keys_d[xp.asarray(first[order])])
+        return xp.asarray(ids), xp.asarray(rank[first]), keys_d[xp.asarray(first)]

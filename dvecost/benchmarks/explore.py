@@ -6,6 +6,12 @@ the compiled model (parsing and compiling are timed apart), then one more run un
 ``tracemalloc``), divided by the number of edges. Targets on the 2-core CPU: at least 2.5 M
 edges/s on ``cs_10.dve`` (SPIN, compiled C, on the same model) and at most 64 bytes of peak
 memory per edge.
+
+``--backend gpu`` explores each model on the GPU (CuPy) as well, with the CPU explorer as the
+same run's reference: the CPU figures, the GPU's first exploration in the process (CUDA start-up
+and kernel compilation included), the best of ``--repeat`` later ones, the ratio, the device
+memory CuPy's pool held, and whether the two graphs are identical array for array. Target
+(issue 15): cs_12 at 50 M edges/s or more, 10 times the CPU explorer.
 """
 
 from __future__ import annotations
@@ -48,6 +54,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="timed runs per model; the best is reported (default 3)")
     p.add_argument("--quick", action="store_true", help="small models only (a smoke test)")
     p.add_argument("--no-memory", action="store_true", help="skip the tracemalloc run")
+    p.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
+                   help="gpu: explore on the GPU too, the CPU explorer as the same run's "
+                        "reference (default: cpu only)")
 
 
 def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: None) -> Report:
@@ -59,6 +68,8 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
     models = args.model or default_models(getattr(args, "quick", False))
     if not models:
         raise ConfigurationError("cs_10.dve not found: pass --model FILE or set DVECOST_SHARED")
+    if getattr(args, "backend", "cpu") == "gpu":
+        return _run_gpu(args, models, progress)
     rows = []
     for path in models:
         progress(f"{path.name}: parse + compile")
@@ -101,3 +112,76 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
                   ("model", "states", "edges", "parse s", "explore s", "M edges/s",
                    "cpu s", "M edges/cpu-s", "peak B/edge", "graph B/edge"), tuple(rows), notes,
                   {"python": platform.python_version(), "cpus": os.cpu_count()})
+
+
+def _run_gpu(args: argparse.Namespace, models, progress: Callable[[str], None]) -> Report:
+    """The GPU explorer against the CPU explorer, model by model, in one process."""
+    import numpy as np
+
+    import dve
+    import statespace
+    from ocm.backend import array_module, resolve_backend
+
+    cupy = array_module(resolve_backend("gpu", 0))   # BackendUnavailableError without one
+    pool = cupy.get_default_memory_pool()
+    repeat = max(1, args.repeat)
+    rows = []
+    for path in models:
+        progress(f"{path.name}: parse + compile")
+        cm = statespace.compile_model(dve.load_model(path))
+        cpu = float("inf")
+        ref = None
+        for k in range(repeat):
+            progress(f"{path.name}: CPU explore {k + 1}/{repeat}")
+            ref = None
+            t0 = time.perf_counter()
+            ref = statespace.build_state_graph(cm)
+            cpu = min(cpu, time.perf_counter() - t0)
+        gpu, first, held = float("inf"), None, 0
+        for k in range(repeat + 1):
+            progress(f"{path.name}: GPU explore {k + 1}/{repeat + 1}")
+            g = None
+            pool.free_all_blocks()
+            t0 = time.perf_counter()
+            g = statespace.build_state_graph(cm, xp=cupy)   # returns host arrays: synchronous
+            dt = time.perf_counter() - t0
+            held = max(held, pool.total_bytes())
+            if first is None:
+                first = dt
+            else:
+                gpu = min(gpu, dt)
+        same = _same_graph(ref, g, np)
+        m = ref.n_edges
+        rows.append((path.name, ref.n_states, m, round(cpu, 3), round(m / cpu / 1e6, 2),
+                     round(first, 3), round(gpu, 3), round(m / gpu / 1e6, 2),
+                     round(cpu / gpu, 1), round(held / 2**20, 1), same))
+        del ref, g
+        pool.free_all_blocks()
+    dev = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
+    dev = dev.decode() if isinstance(dev, bytes) else dev
+    notes = ((f"same run, one process: CPU = statespace.build_state_graph(cm) (NumPy, one "
+              f"thread), GPU = build_state_graph(cm, xp=cupy) on {dev}; best of {repeat} runs "
+              "each, parsing and compiling excluded; the GPU's graph is copied to the host "
+              "before the clock stops"),
+             "GPU first s: the process's first GPU exploration of the model (kernel "
+             "compilation and CUDA start-up included; CuPy's on-disk kernel cache cuts it on "
+             "later processes)",
+             "device MiB: the most CuPy's memory pool held during one exploration; identical: "
+             "every array of the two graphs equal",
+             f"cpu: {os.cpu_count()} cores ({platform.processor() or platform.machine()})")
+    return Report("State generation on the GPU (dvecost bench explore --backend gpu)",
+                  ("model", "states", "edges", "CPU s", "CPU M edges/s", "GPU first s",
+                   "GPU s", "GPU M edges/s", "GPU/CPU", "device MiB", "identical"),
+                  tuple(rows), notes, {"python": platform.python_version(),
+                                       "cpus": os.cpu_count(), "device": dev})
+
+
+def _same_graph(a, b, np) -> bool:
+    """Every array and count of two state graphs equal (dtype included)."""
+    names = ("indptr", "indices", "time", "action", "states", "parent", "parent_action",
+             "deadlocks")
+    arrays = [(getattr(a, k), getattr(b, k)) for k in names]
+    arrays += [(a.costs[r], b.costs[r]) for r in a.costs]
+    return (a.costs.keys() == b.costs.keys()
+            and all(x.dtype == y.dtype and np.array_equal(x, y) for x, y in arrays)
+            and (a.error_state, a.depth, a.n_expanded) == (b.error_state, b.depth, b.n_expanded))

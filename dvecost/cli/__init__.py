@@ -382,10 +382,11 @@ def add_common(p: argparse.ArgumentParser) -> None:
 
 
 def add_backend(p: argparse.ArgumentParser) -> None:
-    """``--backend auto|cpu|gpu``: where the cycle engine runs."""
+    """``--backend auto|cpu|gpu``: where exploration and the cycle engine run."""
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
-                   help="where the cycle engine runs (default: auto, the GPU when CuPy and a "
-                        "device are present and the graph is large enough to gain)")
+                   help="where exploration and the cycle engine run (default: auto, the GPU "
+                        "when CuPy and a device are present; the cycle engine only for graphs "
+                        "large enough to gain)")
 
 
 def add_defines(p: argparse.ArgumentParser) -> None:

@@ -35,8 +35,8 @@ import time
 from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, RunStopped,
                         StateLimitExceeded, TimeLimitExceeded)
 
-from . import (add_common, add_defines, add_limits, emit_json, parse_defines, parse_size,
-               peak_memory_bytes, result_is_final, stop_info)
+from . import (add_backend, add_common, add_defines, add_limits, emit_json, parse_defines,
+               parse_size, peak_memory_bytes, result_is_final, stop_info)
 from .terminal import ProgressLine, is_terminal
 
 __all__ = ["check_save_path", "parse_size", "register", "run", "summary"]
@@ -55,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_limits(p)
     add_defines(p)
+    add_backend(p)
     p.add_argument("--no-property", action="store_true",
                    help="leave out the property process of 'system async property P'")
     p.add_argument("--legacy-error-state", action="store_true",

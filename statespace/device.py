@@ -1,0 +1,83 @@
+"""The few array operations the explorer needs that NumPy and CuPy spell differently.
+
+The explorer (:mod:`statespace.explore`) and the visited set (:mod:`statespace.store`) are
+written once over an array module ``xp``: NumPy on the host, CuPy on a GPU. Almost every call
+has the same name and meaning in both; the exceptions live here, each with one definition per
+module that gives identical results (the GPU tests compare the two builds bit for bit).
+
+This module imports no CuPy: a CuPy array's module is recognised by its name, and CuPy's own
+functions are reached through the module the caller passed in.
+
+Examples
+--------
+>>> import numpy as np
+>>> out = np.full(2, 9, np.int64)
+>>> scatter_min(np, out, np.array([0, 1, 0]), np.array([5, 7, 3]))
+>>> out.tolist()
+[3, 7]
+>>> to_host(np.arange(3)).tolist(), on_device(np)
+([0, 1, 2], False)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["on_device", "module_of", "to_host", "scatter_min", "scatter_add", "stable_argsort",
+           "lexsort"]
+
+
+def on_device(xp) -> bool:
+    """True when ``xp`` is not NumPy (CuPy: arrays live on the GPU)."""
+    return xp is not np
+
+
+def module_of(a):
+    """The array module of ``a``: NumPy for NumPy arrays, else CuPy."""
+    if isinstance(a, np.ndarray):
+        return np
+    import cupy
+    return cupy
+
+
+def to_host(a) -> np.ndarray:
+    """``a`` as a NumPy array: itself when it already is one, else copied from the device."""
+    if isinstance(a, np.ndarray):
+        return a
+    get = getattr(a, "get", None)
+    return get() if get is not None else np.asarray(a)
+
+
+def scatter_min(xp, out, idx, vals) -> None:
+    """``out[idx[k]] = min(out[idx[k]], vals[k])`` for every ``k`` (repeated indices too)."""
+    if xp is np:
+        np.minimum.at(out, idx, vals)
+    else:
+        import cupyx
+        cupyx.scatter_min(out, idx, vals)
+
+
+def scatter_add(xp, out, idx, vals) -> None:
+    """``out[idx[k]] += vals[k]`` for every ``k`` (repeated indices add up; modular for
+    unsigned integers)."""
+    if xp is np:
+        np.add.at(out, idx, vals)
+    else:
+        import cupyx
+        cupyx.scatter_add(out, idx, vals)
+
+
+def stable_argsort(xp, a):
+    """The permutation sorting ``a`` with equal values kept in their order (CuPy's sort is a
+    stable radix sort whatever ``kind`` says; NumPy's needs ``kind='stable'``)."""
+    if xp is np:
+        return np.argsort(a, kind="stable")
+    return xp.argsort(a)
+
+
+def lexsort(xp, keys):
+    """:func:`numpy.lexsort` of a sequence of 1-D keys (the last one primary), for both
+    modules (CuPy's takes one 2-D array)."""
+    if xp is np:
+        return np.lexsort(keys)
+    return xp.lexsort(xp.stack(list(keys)))
