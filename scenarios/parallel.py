@@ -270,7 +270,8 @@ class PointWalk:
                                   "(killed for memory?)") from None
         finally:
             # A stop (signal, --timeout, an error) must not wait for the points still being
-            # evaluated: end the workers, then drop the pool.
+            # evaluated: end the workers, then drop the pool. (ProcessPoolExecutor has no
+            # public way to end its processes before Python 3.14; its _processes are ours.)
             for proc in list(getattr(pool, "_processes", {}).values()):
                 if proc.is_alive():
                     proc.terminate()

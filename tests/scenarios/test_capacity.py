@@ -225,3 +225,21 @@ def test_workers_needed_in_two_processes():
     strip = lambda r: [(p.workers, p.exact, p.capacity, p.n_states) for p in r.tried]
     assert strip(one) == strip(two) == [(w, min(Fraction(w), Fraction(10, 3)), w, 11)
                                         for w in range(1, 5)]
+
+
+def test_an_interrupted_workers_search_keeps_the_values_tried():
+    load = lambda c: min(Fraction(c["w"]), Fraction(c["x"], 3))
+
+    def progress(p):
+        if p.workers == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        workers_needed(SPEC, {"x": 12}, evaluate=evaluator(load, []), max_workers=8, jobs=2,
+                       progress=progress)
+    part = info.value.partial
+    assert part.status == "interrupted" and part.workers is None
+    assert [p.workers for p in part.tried][:2] == [1, 2]
+    assert all(p.exact == load({"x": 12, "w": p.workers}) for p in part.tried)
+    assert "stopped (workers=2: interrupted)" in str(part)
+    assert multiprocessing.active_children() == []
