@@ -60,7 +60,8 @@ class Node:
     """Base of all syntax nodes: each carries its position, keyword-only and ignored by ``==``."""
     # Keyword-only so that subclasses may declare fields without defaults; None only in
     # hand-built test nodes (the parsers and the scenario DSL always set it).
-    pos: SourcePos = field(default=None, compare=False, repr=False, kw_only=True)  # type: ignore[assignment]
+    pos: SourcePos = field(  # type: ignore[assignment]
+        default=None, compare=False, repr=False, kw_only=True)
 
 
 # ---------------------------------------------------------------------------- expressions
