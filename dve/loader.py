@@ -11,13 +11,15 @@ import os
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import get_args
 
 from . import syntax
-from .errors import ConfigurationError, DvecostError, DveSyntaxError, Source
+from .errors import ConfigurationError, DvecostError, DveSyntaxError, ModelError, Source
 from .parser import decode_source, parse_source
 
-__all__ = ["MAX_DEPTH", "deep_recursion", "load_model", "read_source", "too_deep"]
+__all__ = ["MAX_DEPTH", "LoadResult", "deep_recursion", "load_checked", "load_model",
+           "read_source", "too_deep"]
 
 #: The recursion depth the stages after parsing may use. They walk expressions recursively, and
 #: a chain ``a + b + c + ...`` is a left-leaning tree as deep as it has operators (BEEM's ``plc``
@@ -77,6 +79,117 @@ def read_source(path: str | os.PathLike[str]) -> Source:
     return decode_source(data, name)
 
 
+@dataclass(frozen=True)
+class LoadResult:
+    """What :func:`load_checked` found in one model: the checked model and its warnings, or the
+    error that made it fail; in both cases the names of the model's ``input`` declarations.
+
+    Attributes
+    ----------
+    model : dve.syntax.Model or None
+        The expanded model that passed :func:`dve.check.check_model`; None when it failed.
+    warnings : tuple of ModelError
+        The warnings of a correct model (empty when it failed: they are part of ``error``).
+    error : DvecostError or None
+        Why the model failed: a :class:`~dve.errors.ModelErrors` (all errors and warnings of
+        the static checks), a :class:`~dve.errors.ModelError` (syntax, expansion), or another
+        :class:`~dve.errors.DvecostError` (an unreadable file).
+    inputs : frozenset of str
+        The names of the model's ``input`` declarations (empty when it could not be parsed).
+    """
+
+    model: syntax.Model | None
+    warnings: tuple[ModelError, ...] = ()
+    error: DvecostError | None = None
+    inputs: frozenset[str] = frozenset()
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def load_checked(path_or_text: str | os.PathLike[str] | Source | syntax.Model, *,
+                 defines: Mapping[str, int] | None = None, name: str | None = None,
+                 only_inputs: bool = False) -> LoadResult:
+    """Read, parse, expand and check a model, keeping what :func:`load_model` drops.
+
+    The same pipeline as :func:`load_model` (which is this function raising its ``error``), for
+    callers that show diagnostics: the warnings of a correct model, the error of a failed one
+    as a value (nothing is raised for a bad model), and the model's inputs either way.
+
+    Parameters
+    ----------
+    path_or_text : str, os.PathLike, Source or dve.syntax.Model
+        As for :func:`load_model`; a :class:`~dve.errors.Source` (from :func:`read_source`) is
+        taken as it is, whatever its text looks like.
+    defines : mapping of str to int, optional
+        Values for ``input`` declarations.
+    name : str, optional
+        As for :func:`load_model`.
+    only_inputs : bool
+        Pass on only the defines that name an input of this model (a define meant for another
+        of several models); else a define the model does not declare is an ``unknown-define``
+        error.
+
+    Returns
+    -------
+    LoadResult
+
+    Examples
+    --------
+    >>> r = load_checked("input byte N = 1; process P { state s, lost; init s; } "
+    ...                  "system async;", defines={"N": 2, "M": 5}, only_inputs=True)
+    >>> r.ok, r.inputs, [p.name for p in r.model.processes]
+    (True, frozenset({'N'}), ['P'])
+    >>> [w.code for w in r.warnings]
+    ['unreachable-state']
+    >>> bad = load_checked("process P { state s; init t; } system async;", name="m.dve")
+    >>> bad.ok, bad.model, str(bad.error)
+    (False, None, "m.dve:1:27: error[unknown-state]: unknown state 't' of process 'P'")
+    """
+    from .check import check_model  # helper module of the static checks (imported late)
+    from .expand import expand_model
+
+    parsed = None
+    try:
+        if isinstance(path_or_text, syntax.Model):
+            # A model built in memory (parsed, or written by the scenario DSL) passes the same
+            # expansion and checks; one this function returned comes back as it is.
+            parsed = path_or_text
+            pos = parsed.pos
+            source = pos.source if pos is not None else Source(name or "<model>", "")
+        elif isinstance(path_or_text, Source):
+            source = path_or_text if name is None else Source(name, path_or_text.text)
+        elif isinstance(path_or_text, str) and _looks_like_text(path_or_text):
+            source = Source(name or "<string>", path_or_text)
+        else:
+            source = read_source(path_or_text)
+            if name is not None:
+                source = Source(name, source.text)
+        if parsed is None:
+            parsed = parse_source(source)
+        inputs = _inputs(parsed)
+        if only_inputs and defines:
+            defines = {k: v for k, v in defines.items() if k in inputs}
+        with deep_recursion():
+            expanded = expand_model(parsed, defines)
+            warnings = check_model(expanded)
+        return LoadResult(expanded, warnings, None, inputs)
+    except DvecostError as exc:
+        return LoadResult(None, (), exc, _inputs(parsed))
+    except RecursionError:
+        if parsed is None:  # the parsers report their own depth problems: not expected here
+            return LoadResult(None, (), DveSyntaxError(
+                None, "too-deep", f"{source.name} nests too deeply to be read"))
+        return LoadResult(None, (), too_deep(parsed, source.name), _inputs(parsed))
+
+
+def _inputs(parsed: syntax.Model | None) -> frozenset[str]:
+    if parsed is None:
+        return frozenset()
+    return frozenset(i.name for i in parsed.items if isinstance(i, syntax.VarDecl) and i.input)
+
+
 def load_model(path_or_text: str | os.PathLike[str] | syntax.Model, *,
                defines: Mapping[str, int] | None = None, name: str | None = None) -> syntax.Model:
     """Read, parse, expand and check a model: the whole front end in one call.
@@ -97,8 +210,8 @@ def load_model(path_or_text: str | os.PathLike[str] | syntax.Model, *,
     -------
     dve.syntax.Model
         The expanded model (only variables, channels, processes and LTL properties), which
-        passed :func:`dve.check.check_model`. Warnings are not returned here: call the stages
-        one by one (or ``dvecost check``) to see them.
+        passed :func:`dve.check.check_model`. Warnings are not returned here:
+        :func:`load_checked` gives them (``dvecost check`` shows them).
 
     Raises
     ------
@@ -116,31 +229,10 @@ def load_model(path_or_text: str | os.PathLike[str] | syntax.Model, *,
     >>> [p.name for p in m.processes]
     ['P_1', 'P_2', 'P_3']
     """
-    from .expand import expand_model
-
-    if isinstance(path_or_text, syntax.Model):
-        model = path_or_text
-        source_name = model.pos.source.name if model.pos is not None else name or "<model>"
-    else:
-        if isinstance(path_or_text, str) and _looks_like_text(path_or_text):
-            source = Source(name or "<string>", path_or_text)
-        else:
-            source = read_source(path_or_text)
-            if name is not None:
-                source = Source(name, source.text)
-        model = parse_source(source)
-        source_name = source.name
-    try:
-        with deep_recursion():
-            expanded = expand_model(model, defines)
-            from .check import check_model  # helper module of the static checks (imported late)
-
-            check_model(expanded)
-    except DvecostError:
-        raise
-    except RecursionError:
-        raise too_deep(model, source_name) from None
-    return expanded
+    result = load_checked(path_or_text, defines=defines, name=name)
+    if result.error is not None:
+        raise result.error
+    return result.model
 
 
 @contextmanager

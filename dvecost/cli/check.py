@@ -1,7 +1,8 @@
 """``dvecost check FILE...``: parse, expand and check models; a summary or diagnostics per file.
 
 Each file is read, parsed, expanded (``-D name=value`` overrides ``input`` declarations) and
-checked in this one process. With several files, each gets the defines that name one of its
+checked in this one process, by :func:`dve.loader.load_checked` (the front door of
+:func:`dve.load_model`, keeping the warnings). With several files, each gets the defines that name one of its
 inputs, and a define that no file declares is an error. Per file, either
 
 - ``path: ok: 3 processes, 12 states, 20 transitions, 4 variables, 2 channels, 9 slots`` on
@@ -26,14 +27,9 @@ import json
 import sys
 from typing import Any
 
-from dve.check import check_model
-from dve.errors import (ConfigurationError, DvecostError, DveSyntaxError, ModelError,
-                        ModelErrors)
-from dve.expand import expand_model
-from dve.loader import deep_recursion, read_source, too_deep
-from dve.parser import parse_model
+from dve.errors import ConfigurationError, DvecostError, ModelError, ModelErrors
+from dve.loader import load_checked, read_source
 from dve.summary import ModelSummary, summarize
-from dve.syntax import VarDecl
 
 from . import add_common, add_defines, parse_defines, print_error
 from .terminal import use_color
@@ -63,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def check_file(path: str, defines: dict[str, int], *, only_inputs: bool = False,
                used: set[str] | None = None
                ) -> tuple[ModelSummary | None, tuple[ModelError, ...], DvecostError | None]:
-    """Read, parse, expand and check one file.
+    """Read, parse, expand and check one file (:func:`dve.loader.load_checked`).
 
     Parameters
     ----------
@@ -88,25 +84,18 @@ def check_file(path: str, defines: dict[str, int], *, only_inputs: bool = False,
         What made the file fail (a :class:`ModelErrors`, a :class:`ModelError`, or another
         :class:`DvecostError` such as an unreadable file).
     """
-    parsed = None
+    # The front door as for every command; the file is read first so that ``path`` is taken
+    # as a path whatever characters it holds.
     try:
-        parsed = parse_model(read_source(path), path)
-        inputs = {i.name for i in parsed.items if isinstance(i, VarDecl) and i.input}
-        if used is not None:
-            used.update(inputs & set(defines))
-        if only_inputs:
-            defines = {k: v for k, v in defines.items() if k in inputs}
-        with deep_recursion():  # as dve.load_model does
-            model = expand_model(parsed, defines)
-            warnings = check_model(model)
-            return summarize(model), warnings, None
+        source = read_source(path)
     except DvecostError as exc:
         return None, (), exc
-    except RecursionError:
-        if parsed is None:  # the parsers report their own depth problems: not expected here
-            return None, (), DveSyntaxError(None, "too-deep",
-                                            f"{path} nests too deeply to be read")
-        return None, (), too_deep(parsed, path)
+    result = load_checked(source, defines=defines, only_inputs=only_inputs)
+    if used is not None:
+        used.update(result.inputs & set(defines))
+    if result.error is not None:
+        return None, (), result.error
+    return summarize(result.model), result.warnings, None
 
 
 def _diagnostics(exc: DvecostError | None, warnings: tuple[ModelError, ...]) -> list[dict]:
