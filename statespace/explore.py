@@ -30,7 +30,8 @@ from .compiler import compile_model
 from .evaluate import INT, Evaluator, Fault, add_costs
 from .graph import StateGraph
 from .model import CompiledModel
-from .device import lexsort, module_of, on_device, scatter_add, stable_argsort, to_host
+from .device import (add_slot_change, lexsort, module_of, on_device, scatter_add, stable_argsort,
+                     to_host)
 from .store import KeyLayout, VisitedSet
 
 __all__ = ["build_state_graph", "current_rss", "as_compiled", "Explorer"]
@@ -225,6 +226,7 @@ class Explorer:
         self.error_id = -1
         self.bytes_out = 0
         self.charge_table = self._charge_table()
+        self.charge_host = self.charge_table   # the charge table on the host, always
         # system sync: mixed-radix step code (a Python int) -> dense action id, and back.
         self.sync_ids: dict[int, int] = {}
         self.sync_codes: list[int] = []
@@ -542,7 +544,8 @@ class Explorer:
             en, gerr = self._scalar_guard(tid, X, r)
         else:
             en, gerr = self.ev.guard(tid)(X, r)
-        if not en.all():
+        # (On a device the test would cost a synchronisation of its own.)
+        if xp is not np or not en.all():
             sel = xp.flatnonzero(en)
             r = r[sel]
             gerr = gerr[sel] if gerr is not None else None
@@ -580,7 +583,7 @@ class Explorer:
         """Successor keys of rows ``R``: the source key plus each written slot's change and
         each moving process's control-state change."""
         lay, xp = self.layout, self.xp
-        nk = keys[R].copy()
+        nk = keys[R]   # a copy: R is an index array
         if len(writes) > 32:
             # Many slots written (an array cell at a computed index writes every cell): all
             # changes in one NumPy pass; a pass per slot made b[16000] take 32 s for 201 states.
@@ -595,8 +598,7 @@ class Explorer:
             nk += acc.T
             writes = ()
         for j, vals in writes:
-            d = lay.delta(j, vals, X[j][R], xp)
-            nk[:, lay.word[j]] += d
+            add_slot_change(xp, nk[:, lay.word[j]], vals, X[j][R], lay.shift[j])
         for slot, src, dst in moves:
             if dst != src:
                 # Modular uint64 arithmetic: adding 2**64 - d subtracts d exactly.
@@ -693,7 +695,9 @@ class Explorer:
                 if R.shape[0] == 0:
                     continue
                 writes, eerr = self.ev.effect((tid,))(X, R)
-                costs, tm, cerr = self._charge(tid, X, R)
+                # With a charge table, _collect reads every edge's charge from its action.
+                costs, tm, cerr = (self._charge(tid, X, R) if self.charge_table is None
+                                   else ((), None, None))
                 t = cm.transitions[tid]
                 moves = [(cm.processes[t.process].slot, t.src, t.dst)]
             else:
@@ -712,11 +716,14 @@ class Explorer:
                 if erq is not None:
                     gerr = erq[R] if gerr is None else gerr | erq[R]
                 writes, eerr = self.ev.effect((s, q))(X, R)
-                cs, ts, ce1 = self._charge(s, X, R)
-                cq, tq, ce2 = self._charge(q, X, R)
-                costs, ovf = add_costs(cs, cq)
-                tm = xp.maximum(ts, tq)
-                cerr = _or(_or(ce1, ce2), ovf)
+                if self.charge_table is None:
+                    cs, ts, ce1 = self._charge(s, X, R)
+                    cq, tq, ce2 = self._charge(q, X, R)
+                    costs, ovf = add_costs(cs, cq)
+                    tm = xp.maximum(ts, tq)
+                    cerr = _or(_or(ce1, ce2), ovf)
+                else:
+                    costs, tm, cerr = (), None, None
                 ts_, tq_ = cm.transitions[s], cm.transitions[q]
                 moves = [(cm.processes[tq_.process].slot, tq_.src, tq_.dst),
                          (cm.processes[ts_.process].slot, ts_.src, ts_.dst)]
@@ -775,10 +782,17 @@ class Explorer:
             return (e64, xp.zeros(0, np.int32), xp.zeros((0, self.W), _U), xp.zeros(0, bool),
                     {r: e64 for r in self.res}, e64)
         src = xp.concatenate(out_src).astype(np.int64, copy=False)
-        return (src, xp.concatenate(out_act), xp.concatenate(out_key), xp.concatenate(out_err),
-                {r: xp.concatenate(c).astype(np.int64, copy=False)
-                 for r, c in zip(self.res, out_cost)},
-                xp.concatenate(out_time).astype(np.int64, copy=False))
+        act = xp.concatenate(out_act)
+        if self.charge_table is not None:
+            # Constant charges (see _charge_table): every edge's from its action, one gather.
+            ct = self.charge_table if xp is not np else self.charge_host
+            costs = {r: ct[0][k][act] for k, r in enumerate(self.res)}
+            tim = ct[1][act]
+        else:
+            costs = {r: xp.concatenate(c).astype(np.int64, copy=False)
+                     for r, c in zip(self.res, out_cost)}
+            tim = xp.concatenate(out_time).astype(np.int64, copy=False)
+        return src, act, xp.concatenate(out_key), xp.concatenate(out_err), costs, tim
 
     # ------------------------------------------------------------------ sync
     def _successors_sync(self, X, keys):
