@@ -268,7 +268,9 @@ class VisitedSet:
             hs = comb >> _U(idx_bits)
         else:
             # Ties are equal keys (confirmed below), so any order among them gives one result.
-            perm = xp.argsort(h)
+            # On a device, tags of at most 63 bits sort as int64 (the order is the same), the
+            # sort the explorer's other argsorts already compiled.
+            perm = xp.argsort(h.view(np.int64) if xp is not np and self.key_bits <= 63 else h)
             hs = h[perm]
         flag = xp.empty(m, dtype=bool)
         flag[0] = True
