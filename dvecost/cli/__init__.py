@@ -1,7 +1,8 @@
 """The command line: ``dvecost SUBCOMMAND ...``. The only layer that prints or exits.
 
 Each subcommand lives in a module of this package exposing ``register(subparsers)``, which adds
-its parser and sets ``func=run`` where ``run(args) -> int``. Exit codes:
+its parser and sets ``func=run`` where ``run(args) -> int`` (:func:`command` builds it from the
+command's name, help, description and options). Exit codes:
 
 - 0: success;
 - 2: invalid input (syntax or semantic error, bad usage, unreadable file, backend unavailable);
@@ -11,6 +12,9 @@ its parser and sets ``func=run`` where ``run(args) -> int``. Exit codes:
 
 Shared machinery for subcommands
 --------------------------------
+:func:`command`
+    A module's ``register``: the parser with help, description, the command's own options,
+    the common ones, ``func=run``.
 :func:`add_limits`
     ``--max-states N``, ``--max-memory SIZE`` (``args.max_memory`` is a :class:`ByteSize`:
     an ``int`` of bytes whose ``str()`` is the text the user wrote) and ``--timeout SECONDS``.
@@ -61,7 +65,7 @@ import signal
 import sys
 import traceback
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from dve.errors import (ConfigurationError, DvecostError, Interrupted, MemoryLimitExceeded,
                         ModelError, ModelErrors, OutOfMemory, RunStopped, StateLimitExceeded,
@@ -72,9 +76,9 @@ from .terminal import use_color
 
 from .._version import __version__
 
-__all__ = ["main", "add_common", "add_backend", "add_defines", "add_limits", "parse_defines",
-           "parse_size", "parse_seconds", "ByteSize", "Seconds", "emit_json", "peak_memory_bytes",
-           "stop_info", "print_error", "result_is_final"]
+__all__ = ["main", "command", "add_common", "add_backend", "add_defines", "add_limits",
+           "parse_defines", "parse_size", "parse_seconds", "ByteSize", "Seconds", "emit_json",
+           "peak_memory_bytes", "stop_info", "print_error", "result_is_final"]
 
 #: Subcommand modules, in the order ``dvecost --help`` lists them.
 COMMANDS = ("check", "explore", "cycle", "analyze", "saturate", "scenarios", "bench", "workers")
@@ -373,6 +377,35 @@ def result_is_final() -> None:
     """
     if _ACTIVE:
         _ACTIVE[-1].hold()
+
+
+def command(name: str, run: Callable[[argparse.Namespace], int],
+            options: Callable[[argparse.ArgumentParser], None], *, help: str,
+            description: str) -> Callable[[argparse._SubParsersAction], argparse.ArgumentParser]:
+    """The ``register(sub)`` of a subcommand module: it adds subcommand ``name`` to ``sub``
+    with ``help`` (its line in ``dvecost --help``) and ``description``, then ``options(parser)``
+    (the command's own arguments, in the order ``--help`` lists them), then :func:`add_common`,
+    and sets ``func=run``; it returns the parser.
+
+    A module declares it after ``run``: ``register = command("check", run, _options, ...)``.
+
+    >>> parser = argparse.ArgumentParser(prog="dvecost")
+    >>> register = command("hello", lambda args: 0, lambda p: p.add_argument("who"),
+    ...                    help="greet", description="Greets.")
+    >>> _ = register(parser.add_subparsers())
+    >>> args = parser.parse_args(["hello", "world", "-q"])
+    >>> args.who, args.quiet, args.debug, args.func(args)
+    ('world', True, False, 0)
+    """
+    def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=description)
+        options(p)
+        add_common(p)
+        p.set_defaults(func=run)
+        return p
+
+    register.__doc__ = f"Add the ``{name}`` subcommand to the ``dvecost`` parser."
+    return register
 
 
 def add_common(p: argparse.ArgumentParser) -> None:

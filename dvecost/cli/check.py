@@ -2,8 +2,8 @@
 
 Each file is read, parsed, expanded (``-D name=value`` overrides ``input`` declarations) and
 checked in this one process, by :func:`dve.loader.load_checked` (the front door of
-:func:`dve.load_model`, keeping the warnings). With several files, each gets the defines that name one of its
-inputs, and a define that no file declares is an error. Per file, either
+:func:`dve.load_model`, keeping the warnings). With several files, each gets the defines that
+name one of its inputs, and a define that no file declares is an error. Per file, either
 
 - ``path: ok: 3 processes, 12 states, 20 transitions, 4 variables, 2 channels, 9 slots`` on
   stdout, and its warnings (if any) rendered on stderr; or
@@ -31,7 +31,7 @@ from dve.errors import ConfigurationError, DvecostError, ModelError, ModelErrors
 from dve.loader import load_checked, read_source
 from dve.summary import ModelSummary, summarize
 
-from . import add_common, add_defines, parse_defines, print_error
+from . import add_defines, command, parse_defines, print_error
 from .terminal import use_color
 
 __all__ = ["register", "run", "check_file", "SUMMARY_FIELDS"]
@@ -39,21 +39,6 @@ __all__ = ["register", "run", "check_file", "SUMMARY_FIELDS"]
 #: The summary fields of a ``--json`` record, in order.
 SUMMARY_FIELDS = ("n_processes", "n_states", "n_transitions", "n_variables", "n_channels",
                   "n_slots")
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``check`` subcommand to the ``dvecost`` parser."""
-    p = sub.add_parser(
-        "check", help="parse and check models, without exploring them",
-        description="Parse, expand and statically check DVE models. Prints one summary line "
-                    "per correct file, and compiler-style diagnostics for the others. Exit "
-                    "code 0 when all files are correct, 2 otherwise.")
-    p.add_argument("files", nargs="+", metavar="FILE", help="DVE model files")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object per file and line instead of text")
-    add_defines(p)
-    add_common(p)
-    p.set_defaults(func=run)
 
 
 def check_file(path: str, defines: dict[str, int], *, only_inputs: bool = False,
@@ -153,3 +138,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"dvecost: error: -D {names}: no model given declares such an input",
               file=sys.stderr)
     return 2 if failed or unused else 0
+
+
+def _options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE", help="DVE model files")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object per file and line instead of text")
+    add_defines(p)
+
+
+register = command("check", run, _options,
+                   help="parse and check models, without exploring them",
+                   description="Parse, expand and statically check DVE models. Prints one summary "
+                               "line per correct file, and compiler-style diagnostics for the "
+                               "others. Exit code 0 when all files are correct, 2 otherwise.")

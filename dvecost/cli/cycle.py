@@ -33,32 +33,9 @@ import numpy as np
 
 from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped
 
-from . import add_backend, add_common, add_limits, emit_json, peak_memory_bytes, stop_info
+from . import add_backend, add_limits, command, emit_json, peak_memory_bytes, stop_info
 
 __all__ = ["register", "run", "load_cycle_graph", "CycleInput"]
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``cycle`` subcommand to the ``dvecost`` parser."""
-    p = sub.add_parser(
-        "cycle", help="optimal cycle mean or ratio of a saved graph (.npz or edge list)",
-        description="Maximal (or minimal) cycle mean or ratio of a graph, exact and certified, "
-                    "with its critical cycle. Exit code 3 when the graph has no cycle or, for "
-                    "ratios, a cycle of total time 0.")
-    p.add_argument("graph", metavar="GRAPH",
-                   help="a saved state graph (.npz) or a text edge list ('n m' then "
-                        "'u v cost time' lines)")
-    p.add_argument("--ratio", action="store_true",
-                   help="cycle ratio (sum of costs / sum of times) instead of the mean")
-    p.add_argument("--min", action="store_true", help="minimise instead of maximise")
-    p.add_argument("--cost", metavar="RESOURCE",
-                   help="which cost resource of a saved state graph (default: its only one; "
-                        "an error for edge lists and plain arrays, which have one cost)")
-    add_backend(p)
-    add_limits(p, states=False)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_common(p)
-    p.set_defaults(func=run)
 
 
 @dataclass(frozen=True)
@@ -241,3 +218,25 @@ def _run(args: argparse.Namespace, t0: float, phase: list) -> int:
     if not g.complete:
         print(f"dvecost: {incomplete}", file=sys.stderr)
     return code
+
+
+def _options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("graph", metavar="GRAPH",
+                   help="a saved state graph (.npz) or a text edge list ('n m' then "
+                        "'u v cost time' lines)")
+    p.add_argument("--ratio", action="store_true",
+                   help="cycle ratio (sum of costs / sum of times) instead of the mean")
+    p.add_argument("--min", action="store_true", help="minimise instead of maximise")
+    p.add_argument("--cost", metavar="RESOURCE",
+                   help="which cost resource of a saved state graph (default: its only one; "
+                        "an error for edge lists and plain arrays, which have one cost)")
+    add_backend(p)
+    add_limits(p, states=False)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+register = command("cycle", run, _options,
+                   help="optimal cycle mean or ratio of a saved graph (.npz or edge list)",
+                   description="Maximal (or minimal) cycle mean or ratio of a graph, exact and "
+                               "certified, with its critical cycle. Exit code 3 when the graph "
+                               "has no cycle or, for ratios, a cycle of total time 0.")

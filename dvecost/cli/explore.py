@@ -35,34 +35,11 @@ import time
 from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, RunStopped,
                         StateLimitExceeded, TimeLimitExceeded)
 
-from . import (add_backend, add_common, add_defines, add_limits, emit_json, parse_defines,
+from . import (add_backend, add_defines, add_limits, command, emit_json, parse_defines,
                parse_size, peak_memory_bytes, result_is_final, stop_info)
 from .terminal import ProgressLine, is_terminal
 
 __all__ = ["check_save_path", "parse_size", "register", "run", "summary"]
-
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``explore`` subcommand to the ``dvecost`` parser."""
-    p = sub.add_parser(
-        "explore", help="build the reachable state graph and count states and transitions",
-        description="Build the reachable state graph of a DVE model: states, transitions, "
-                    "deadlocks, the error state (with a shortest run to it), depth, time. "
-                    "Exit code 3 when a limit stops the run.")
-    p.add_argument("model", metavar="MODEL", help="a DVE model file")
-    p.add_argument("--save", metavar="GRAPH.npz",
-                   help="write the state graph to this file (exactly this name; checked "
-                        "before exploring, written atomically)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_limits(p)
-    add_defines(p)
-    add_backend(p)
-    p.add_argument("--no-property", action="store_true",
-                   help="leave out the property process of 'system async property P'")
-    p.add_argument("--legacy-error-state", action="store_true",
-                   help="expand the error state like any state, as the generator behind "
-                        "BEEM's published counts did (default: it has no successors)")
-    add_common(p)
-    p.set_defaults(func=run)
 
 
 def summary(graph) -> dict:
@@ -289,3 +266,26 @@ class _Run:
         if self.prog is not None:
             self.prog.close()
             self.prog = None
+
+
+def _options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", metavar="MODEL", help="a DVE model file")
+    p.add_argument("--save", metavar="GRAPH.npz",
+                   help="write the state graph to this file (exactly this name; checked "
+                        "before exploring, written atomically)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_limits(p)
+    add_defines(p)
+    add_backend(p)
+    p.add_argument("--no-property", action="store_true",
+                   help="leave out the property process of 'system async property P'")
+    p.add_argument("--legacy-error-state", action="store_true",
+                   help="expand the error state like any state, as the generator behind "
+                        "BEEM's published counts did (default: it has no successors)")
+
+
+register = command("explore", run, _options,
+                   help="build the reachable state graph and count states and transitions",
+                   description="Build the reachable state graph of a DVE model: states, "
+                               "transitions, deadlocks, the error state (with a shortest run to "
+                               "it), depth, time. Exit code 3 when a limit stops the run.")
