@@ -81,7 +81,7 @@ def _stop_once(monkeypatch, owner, name, signum=2):
     return calls
 
 
-def _interrupted_json(out, err, full, code, phase, signame="SIGINT"):
+def _interrupted_json(out, err, phase, signame="SIGINT"):
     j = json.loads(out)
     assert j["status"] == "interrupted" and j["stopped_in"] == phase
     assert f"interrupted by {signame}; " in err and "found so far" in err
@@ -104,7 +104,7 @@ def test_a_signal_while_the_graph_is_assembled_reports_all_of_it(grid, full, tmp
     target = str(tmp_path / "g.npz")
     assert main(["explore", grid, "--json", "--save", target]) == 143
     out, err = capsys.readouterr()
-    j = _interrupted_json(out, err, full, 143, "explore", "SIGTERM")
+    j = _interrupted_json(out, err, "explore", "SIGTERM")
     # Every state was expanded: the partial graph is all of it, only not marked complete.
     assert (j["n_states"], j["n_transitions"]) == (full["n_states"], full["n_transitions"])
     assert j["complete"] is False and j["n_expanded"] == full["n_states"]
@@ -123,7 +123,7 @@ def test_a_signal_while_saving_reports_the_graph_and_writes_nothing(grid, full, 
     target = str(tmp_path / "g.npz")
     assert main(["explore", grid, "--json", "--save", target]) == 130
     out, err = capsys.readouterr()
-    j = _interrupted_json(out, err, full, 130, "save")
+    j = _interrupted_json(out, err, "save")
     assert j["complete"] is True and j["n_states"] == full["n_states"]
     assert "saved" not in j and f"{target} not written (interrupted)" in err
     assert not _check_target(target, full["n_states"])
@@ -148,7 +148,7 @@ def test_a_signal_while_summarising_still_prints_the_summary(grid, full, monkeyp
     calls = _stop_once(monkeypatch, cli_explore, "summary")
     assert main(["explore", grid, "--json"]) == 130
     out, err = capsys.readouterr()
-    j = _interrupted_json(out, err, full, 130, "report")
+    j = _interrupted_json(out, err, "report")
     assert len(calls) == 2 and j["n_states"] == full["n_states"]
     assert j["n_deadlocks"] == full["n_deadlocks"] and j["depth"] == full["depth"]
 
@@ -237,3 +237,17 @@ def test_real_signals_at_a_sweep_of_delays_keep_the_invariant(grid, tmp_path):
         if os.path.exists(target):
             os.unlink(target)
     assert "explore" in phases, phases   # the sweep did reach into the work
+
+
+def test_a_signal_while_saving_the_partial_graph_of_a_limit(grid, full, tmp_path, monkeypatch,
+                                                            capsys):
+    # The case of issue 12: a limit stops the run, the partial graph is being saved, SIGINT.
+    from statespace import graph as graph_mod
+    _stop_once(monkeypatch, graph_mod.np, "savez")
+    target = str(tmp_path / "g.npz")
+    assert main(["explore", grid, "--json", "--max-states", "5000", "--save", target]) == 130
+    out, err = capsys.readouterr()
+    j = _interrupted_json(out, err, "save")
+    assert j["complete"] is False and 5000 < j["n_states"] < full["n_states"]
+    assert j["n_expanded"] < j["n_states"] and "limit" not in j
+    assert not _check_target(target, full["n_states"]) and "not written" in err
