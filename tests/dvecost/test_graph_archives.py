@@ -24,13 +24,9 @@ from dvecost.cli import main
 CSR = {"indptr": np.array([0, 1, 2]), "indices": np.array([1, 0]), "cost": np.array([3, 5]),
        "time": np.array([1, 1])}
 
-LOOP = """
-byte x;
-process P { state a; init a;
-  trans a -> a { guard x < 3; effect x = x + 1; cost 2; },
-        a -> a { cost x; }; }
-system async;
-"""
+#: 4 states (x = 0..3), 7 transitions.
+LOOP = ("byte x; process P { state a; init a; trans a -> a { guard x < 3; effect x = x + 1; "
+        "cost 2; }, a -> a { cost x; }; } system async;")
 
 
 def _pack(members: dict[str, bytes], method: int = zipfile.ZIP_STORED) -> bytes:
