@@ -52,7 +52,10 @@ def scatter_min(xp, out, idx, vals) -> None:
     """``out[idx[k]] = min(out[idx[k]], vals[k])`` for every ``k`` (repeated indices too)."""
     if xp is np:
         np.minimum.at(out, idx, vals)
-    else:
+        return
+    try:
+        xp.minimum.at(out, idx, vals)
+    except (AttributeError, TypeError, NotImplementedError):   # CuPy before ufunc.at
         import cupyx
         cupyx.scatter_min(out, idx, vals)
 
@@ -62,7 +65,10 @@ def scatter_add(xp, out, idx, vals) -> None:
     unsigned integers)."""
     if xp is np:
         np.add.at(out, idx, vals)
-    else:
+        return
+    try:
+        xp.add.at(out, idx, vals)
+    except (AttributeError, TypeError, NotImplementedError):   # CuPy before ufunc.at
         import cupyx
         cupyx.scatter_add(out, idx, vals)
 
@@ -83,6 +89,8 @@ def add_slot_change(xp, out, new, old, shift: int) -> None:
             d = d << np.uint64(shift)
         out += d
         return
+    if isinstance(new, (int, np.integer)):
+        new = np.int64(new)
     _slot_change_kernel(xp)(new, old, np.uint64(shift), out)
 
 
@@ -92,9 +100,11 @@ _KERNELS: dict = {}
 def _slot_change_kernel(xp):
     k = _KERNELS.get((xp.__name__, "slot_change"))
     if k is None:
+        # V and O: any integer types (CuPy requires typed parameters to match exactly).
         k = _KERNELS[xp.__name__, "slot_change"] = xp.ElementwiseKernel(
-            "int64 v, int64 o, uint64 s", "uint64 k",
-            "k += ((unsigned long long)(v - o)) << s", "dvecost_slot_change")
+            "V v, O o, uint64 s", "uint64 k",
+            "k += ((unsigned long long)((long long)v - (long long)o)) << s",
+            "dvecost_slot_change")
     return k
 
 

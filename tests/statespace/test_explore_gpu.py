@@ -33,7 +33,7 @@ BEEM_SAMPLE = ("adding.1", "anderson.1.prop2", "bakery.1", "brp.1", "collision.1
                "krebs.1", "lamport.1", "leader_election.1", "mcs.1", "msmie.1", "peterson.1",
                "plc.1", "protocols.1", "public_subscribe.1", "szymanski.1")
 
-TEMPLATE_SIZES = (("paper-no-server", 3), ("paper-server", 4), ("editor", 4))
+TEMPLATE_SIZES = (("paper-no-server", 3), ("paper-server", 3), ("editor", 4))
 
 
 def same_graph(a, b) -> None:
@@ -176,6 +176,8 @@ def test_gpu_beem_sample(name, host_below, cupy, monkeypatch):
     # host_below 0: all on the device from the first chunk; 1 << 14 (the default): on the
     # host until a chunk holds that many states, small chunks on the host afterwards.
     monkeypatch.setattr(Explorer, "device_min_rows", host_below)
+    if host_below and name == "plc.1":
+        pytest.skip("plc.1's frontier never reaches 2**14 states: all on the host")
     path = BEEM / "models" / f"{name}.dve"
     if not path.exists():
         pytest.skip(f"{path} not found (set DVECOST_SHARED)")
@@ -215,3 +217,13 @@ def test_gpu_analyze_cli_matches_cpu(cupy, tmp_path):
                 "cycle"):
         assert dev[key] == cpu[key], key
     assert (cpu["value"], cpu["n_states"], cpu["n_transitions"]) == (2.6, 135, 360)
+    run = subprocess.run([sys.executable, "-m", "dvecost", "explore", str(path), "--json",
+                          "--backend", "gpu"], capture_output=True, text=True, cwd=str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    info = json.loads(run.stdout)
+    assert (info["n_states"], info["n_transitions"], info["depth"]) == (135, 360,
+                                                                        cpu_depth(path))
+
+
+def cpu_depth(path) -> int:
+    return build_state_graph(compile_model(dve.load_model(str(path)))).depth

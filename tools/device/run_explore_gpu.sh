@@ -6,7 +6,8 @@
 # `../shared/models/gen_client_server.py N`, and shared/ with models/ and a BEEM sample under
 # beem/models, for DVECOST_SHARED). Writes env.txt, pytest.log, bench.json/md, analyze.txt and
 # explore.log under $OUT.
-# MODELS (default "10 11 12"): the cs_N sizes benchmarked; REPEAT (default 2).
+# MODELS (default "10 11 12"): the cs_N sizes benchmarked; ANALYZE (default MODELS): those
+# analysed; REPEAT (default 2); TEST_TIMEOUT (default 300 s).
 set -uo pipefail
 OUT=${OUT:-/tmp/explore-gpu-out}
 mkdir -p "$OUT"
@@ -25,7 +26,7 @@ for s in "${steps[@]}"; do
   case "$s" in
     tests)
       t0=$(date +%s)
-      timeout 300 python3 -m pytest -q -m gpu tests/statespace/test_explore_gpu.py \
+      timeout ${TEST_TIMEOUT:-300} python3 -m pytest -q -m gpu tests/statespace/test_explore_gpu.py --durations=12 \
         -p no:cacheprovider > "$OUT/pytest.log" 2>&1; trc=$?
       tail -30 "$OUT/pytest.log"; echo "tests: rc=$trc in $(( $(date +%s) - t0 )) s"
       [ $trc -ne 0 ] && rc=$trc ;;
@@ -47,7 +48,7 @@ EOF
     analyze)
       # Wall time of whole processes (interpreter start included): the GPU twice (the first
       # with CuPy's kernel cache empty, the second with it filled), then the CPU.
-      for n in ${MODELS:-10 11 12}; do
+      for n in ${ANALYZE:-${MODELS:-10 11 12}}; do
         for b in gpu gpu cpu; do
           t0=$(date +%s.%N)
           timeout 200 python3 -m dvecost analyze ".bench/cs_$n.dve" --backend "$b" --json \
