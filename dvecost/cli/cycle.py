@@ -33,7 +33,8 @@ import numpy as np
 
 from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped
 
-from . import add_backend, add_limits, command, emit_json, peak_memory_bytes, stop_info
+from . import (add_backend, add_limits, command, emit_json, peak_memory_bytes, result_is_final,
+               stop_info)
 
 __all__ = ["register", "run", "load_cycle_graph", "CycleInput"]
 
@@ -150,6 +151,7 @@ def _run(args: argparse.Namespace, t0: float, phase: list) -> int:
     try:
         _check_memory(args, n, m)
     except MemoryLimitExceeded as exc:
+        result_is_final()
         info = stop_info(exc, args)
         msg = (f"dvecost: limit --max-memory {args.max_memory} reached: the process holds "
                f"{exc.held / 2**20:,.0f} MiB with the graph loaded, and the cycle engine would "
@@ -167,6 +169,7 @@ def _run(args: argparse.Namespace, t0: float, phase: list) -> int:
         r = ocm.optimal_cycle(g.indptr, g.indices, g.cost, g.time if args.ratio else None,
                               kind=kind, mode=mode, backend=args.backend)
     except AnalysisError as exc:
+        result_is_final()
         if g.complete:
             if args.json:   # the same shape as analyze's: status, error code, message
                 from ocm.errors import NoCycleError, ZeroTimeCycleError
@@ -181,6 +184,7 @@ def _run(args: argparse.Namespace, t0: float, phase: list) -> int:
         print(f"dvecost: {incomplete}; among the cycles found so far: {exc}", file=sys.stderr)
         return 3
     seconds = time.perf_counter() - t1
+    result_is_final()   # a signal from here on would only cut the answer's printing short
     status = ("incomplete" if not g.complete else "ok" if r.certified else "not_certified")
     code = (0 if r.certified else 1) if g.complete else 3
     if args.json:

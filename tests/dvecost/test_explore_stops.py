@@ -251,3 +251,22 @@ def test_a_signal_while_saving_the_partial_graph_of_a_limit(grid, full, tmp_path
     assert j["complete"] is False and 5000 < j["n_states"] < full["n_states"]
     assert j["n_expanded"] < j["n_states"] and "limit" not in j
     assert not _check_target(target, full["n_states"]) and "not written" in err
+
+
+def test_cycle_a_signal_once_the_answer_is_final_changes_nothing(tmp_path, monkeypatch, capsys):
+    # The same rule in `cycle`: one JSON object, the answer's status and exit code.
+    import dvecost.cli.cycle as cli_cycle
+    edges = tmp_path / "g.txt"
+    edges.write_text("2 2\n0 1 3 1\n1 0 5 1\n")
+    real = cli_cycle.emit_json
+
+    def emit_then_signal(*a, **k):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*a, **k)
+
+    monkeypatch.setattr(cli_cycle, "emit_json", emit_then_signal)
+    assert main(["cycle", str(edges), "--json"]) == 0
+    out, err = capsys.readouterr()
+    (line,) = out.splitlines()
+    assert json.loads(line)["status"] == "ok" and json.loads(line)["exact"] == "4"
+    assert err == ""
