@@ -33,7 +33,7 @@ negative time. Effects run in order, each seeing the earlier assignments of the 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -96,11 +96,58 @@ def _runtime_helpers(xp) -> dict[str, Any]:
     return {"xp": xp, "I": I, "I64": xp.int64, **arith.array_helpers(xp), "_full": _full,
             "_i": _i, "_w": arith.wrap32, "_cast": arith.cast, "_sidx": _sidx, "_sdiv": _s("/"), "_smod": _s("%"),
             "_sadd": _s("+"), "_ssub": _s("-"), "_smul": _s("*"), "_sshl": _s("<<"),
-            "_sshr": _s(">>"), "Fault": Fault}
+            "_sshr": _s(">>"), "Fault": Fault, "_Writes": Writes}
 
 
 class Fault(Exception):
     """A runtime fault in scalar evaluation (the step goes to the error state)."""
+
+
+class Writes(Sequence):
+    """The slots one step writes, as ``(slot, values)`` pairs, when it writes whole arrays.
+
+    ``scalars`` are pairs of one slot each; ``blocks`` are arrays written through a computed
+    index, ``(first slot, values)`` with one row of ``values`` per cell. Iterating or indexing
+    gives every cell as a pair of its own, in that order, so a caller may ignore ``blocks``;
+    the explorer applies a block in one array operation (cell by cell, ``byte buf[65536]``
+    written 511 times took 20 s). Effects without such writes return a plain list.
+
+    >>> w = Writes([(0, "x")], [(5, np.array([[1, 2], [3, 4]]))])
+    >>> len(w), w[0], w[2][0], [(j, v.tolist()) for j, v in w if j]
+    (3, (0, 'x'), 6, [(5, [1, 2]), (6, [3, 4])])
+    """
+
+    __slots__ = ("scalars", "blocks", "_n")
+
+    def __init__(self, scalars: list, blocks: list) -> None:
+        self.scalars = scalars
+        self.blocks = blocks
+        self._n = len(scalars) + sum(v.shape[0] for _, v in blocks)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        if i < len(self.scalars):
+            return self.scalars[i]
+        i -= len(self.scalars)
+        for base, vals in self.blocks:
+            if i < vals.shape[0]:
+                return base + i, vals[i]
+            i -= vals.shape[0]
+        raise IndexError(i)  # pragma: no cover - the count above says otherwise
+
+    def __iter__(self):
+        yield from self.scalars
+        for base, vals in self.blocks:
+            for i in range(vals.shape[0]):
+                yield base + i, vals[i]
 
 
 @contextmanager
@@ -543,11 +590,14 @@ class _Gen(_Emitter):
         return _Val(self.let(code), "int", None, v.err, lo, hi)
 
     def writes(self) -> str:
-        out = [f"({j}, {self.as_int(v)})" for j, v in sorted(self.overlay.items())]
-        for var, blk in self.blocks.items():
-            vi = self.cm.variables[var]
-            out += [f"({vi.base + i}, {blk}[{i}])" for i in range(vi.size)]
-        return "[" + ", ".join(out) + "]"
+        out = "[" + ", ".join(f"({j}, {self.as_int(v)})"
+                              for j, v in sorted(self.overlay.items())) + "]"
+        if not self.blocks:
+            return out
+        # Whole arrays: one (first slot, block) each, not a pair per cell (see Writes).
+        blocks = ", ".join(f"({self.cm.variables[var].base}, {blk})"
+                           for var, blk in self.blocks.items())
+        return f"_Writes({out}, [{blocks}])"
 
     def err_code(self) -> str:
         errs = [e for e in self.errs if e is not None]

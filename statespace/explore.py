@@ -584,6 +584,12 @@ class Explorer:
         each moving process's control-state change."""
         lay, xp = self.layout, self.xp
         nk = keys[R]   # a copy: R is an index array
+        for base, vals in getattr(writes, "blocks", ()):
+            # A whole array (written through a computed index): one pass per block of cells.
+            w, d = lay.block_change(base, vals, X[base:base + vals.shape[0]][:, R], xp)
+            nk[:, w:w + d.shape[1]] += d
+        if getattr(writes, "blocks", None):
+            writes = writes.scalars
         if len(writes) > 32:
             # Many slots written (an array cell at a computed index writes every cell): all
             # changes in one NumPy pass; a pass per slot made b[16000] take 32 s for 201 states.
@@ -879,7 +885,9 @@ class Explorer:
         for p, tid, sub in chosen:
             t = cm.transitions[tid]
             writes, eerr = self.ev.effect((tid,))(Y, sub)
-            for j, vals in writes:
+            for base, vals in getattr(writes, "blocks", ()):
+                Y[base:base + vals.shape[0], sub] = vals
+            for j, vals in getattr(writes, "scalars", writes):
                 Y[j][sub] = vals
             Y[p.slot][sub] = t.dst
             if eerr is not None:

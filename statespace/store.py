@@ -78,12 +78,58 @@ class KeyLayout:
         """Keys ``(rows, n_words)`` uint64 of the states in the column-major matrix ``X``."""
         n = X.shape[1]
         out = xp.zeros((n, self.n_words), dtype=_U)
-        for j in range(X.shape[0]):
-            v = (X[j].astype(np.int64) - self.lo[j]).astype(_U)
-            if self.shift[j]:
-                v <<= _U(self.shift[j])
-            out[:, self.word[j]] |= v
+        _, shift, _, lo = self.arrays(xp)
+        # Slots a block at a time (one pass per block, not per slot: states of 65,536 slots);
+        # the fields of a word are disjoint, so their sum is their bitwise or.
+        step = max(1, (1 << 22) // max(n, 1))
+        for a in range(0, X.shape[0], step):
+            b = min(a + step, X.shape[0])
+            v = (X[a:b].astype(np.int64) - lo[a:b, None]).astype(_U) << shift[a:b, None]
+            w, sums = self._word_sums(a, b, v, xp)
+            out[:, w:w + sums.shape[0]] += sums.T
         return out
+
+    def block_change(self, base: int, new, old, xp):
+        """The change of the words of slots ``base .. base + len(new) - 1`` when they go from
+        ``old`` to ``new`` (both ``(slots, rows)``): ``(first word, changes (rows, words))``,
+        uint64 (wrapping arithmetic makes ``key + change`` exact). One pass per block of slots:
+        an array written through a computed index changes all its cells at once.
+
+        >>> lay = KeyLayout.from_bounds([0] * 40, [255] * 40)   # 8 slots a word, 5 words
+        >>> old = np.zeros((40, 1), np.int32); new = old.copy(); new[9] = 3; new[39] = 1
+        >>> w, d = lay.block_change(0, new, old, np)
+        >>> keys = lay.pack(old, np); keys[:, w:w + d.shape[1]] += d
+        >>> lay.unpack(keys, np).tolist() == new.tolist()
+        True
+        """
+        n, rows = new.shape
+        _, shift, _, _ = self.arrays(xp)
+        out = xp.zeros((rows, self.word[base + n - 1] - self.word[base] + 1), dtype=_U)
+        step = max(1, (1 << 22) // max(rows, 1))
+        for a in range(0, n, step):
+            b = min(a + step, n)
+            d = ((new[a:b].astype(np.int64) - old[a:b].astype(np.int64)).astype(_U)
+                 << shift[base + a:base + b, None])
+            w, sums = self._word_sums(base + a, base + b, d, xp)
+            w -= self.word[base]
+            out[:, w:w + sums.shape[0]] += sums.T
+        return self.word[base], out
+
+    def _word_sums(self, a: int, b: int, v, xp):
+        """``(first word, sums (words, rows))``: the rows of ``v`` (slots ``a .. b - 1`` x
+        rows) added up per word, modulo 2**64, from differences of running sums (the slots of
+        one word are consecutive; no scatter, so the same code runs on a device)."""
+        words = self.__dict__.get("_word_np")
+        if words is None:
+            words = np.asarray(self.word, dtype=np.intp)
+            object.__setattr__(self, "_word_np", words)  # a cache: the layout stays immutable
+        w = words[a:b]
+        cut = np.flatnonzero(w[1:] != w[:-1]) + 1
+        ends = xp.asarray(np.append(cut, b - a))
+        starts = xp.asarray(np.insert(cut, 0, 0))
+        run = xp.zeros((b - a + 1, v.shape[1]), dtype=_U)
+        xp.cumsum(v, axis=0, dtype=_U, out=run[1:])
+        return int(w[0]), run[ends] - run[starts]
 
     def arrays(self, xp):
         """``word``, ``shift``, ``mask`` (all uint64 but ``word``) and ``lo`` (int64) as arrays
