@@ -587,5 +587,7 @@ def stress_cases():
         ("max-states-0", SIMPLE, ["explore", "--max-states", "0"]),
         ("multi-file-5000-digits", "byte x = " + "9" * 5000 + ";\n" + SIMPLE, ["check"]),
         ("multi-file-binary", "\x00\x01\x02\xff" * 100, ["check"]),
+        ("channel-2e9", "channel {byte, int} c[2000000000];\n" + SIMPLE, ["analyze"]),
+        ("const-array-2e9", "const byte k[2000000000] = {1};\n" + SIMPLE, ["explore"]),
     ]
     return out

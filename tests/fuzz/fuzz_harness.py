@@ -466,7 +466,8 @@ STRESS_MUST_ANSWER = {"flat-sum-1000", "short-circuit", "byte-array-16000", "cha
 #: Stress cases that are invalid input: exit 2 is the only right answer.
 STRESS_MUST_REFUSE = {"multi-file-5000-digits", "multi-file-binary", "blanks-then-bad-char",
                       "long-comment-unclosed", "5000-digit-literal", "5000-digit-cost",
-                      "effect-2p32", "cr-only", "max-states-0"}
+                      "effect-2p32", "cr-only", "max-states-0", "byte-array-2e9",
+                      "byte-array-2e9-analyze", "channel-2e9", "const-array-2e9"}
 
 
 def _stress_case(rng, seed):
