@@ -28,8 +28,8 @@ QUICK_SKIP = {"stress", "signal"}
 QUICK_STRESS = ("blanks-then-bad-char", "long-comment-unclosed", "5000-digit-literal",
                 "5000-digit-cost", "deep-parens", "deep-not", "flat-sum-1000", "cost-1e15",
                 "cost-cube", "effect-2p32", "short-circuit", "cr-only", "max-states-0",
-                "byte-array-2e9", "byte-array-2e9-analyze", "multi-file-5000-digits",
-                "multi-file-binary")
+                "byte-array-2e9", "byte-array-2e9-analyze", "channel-2e9", "const-array-2e9",
+                "multi-file-5000-digits", "multi-file-binary")
 
 
 def _klass_key(f):
