@@ -23,7 +23,7 @@ Stopping: the workers ignore SIGINT (a Ctrl-C at the terminal reaches the whole 
 the parent decides); when the parent stops (a signal, ``--timeout``, an error) it ends its
 workers, and :attr:`PointWalk.points` keeps every point the walk received, in order, and
 :attr:`PointWalk.spare` those evaluated ahead. A worker that dies (killed for memory) stops
-the walk with a :class:`~dve.errors.StateSpaceError` naming the point.
+the walk with a :class:`~dve.errors.StateSpaceError` naming the point it was waiting for.
 
 Examples
 --------
@@ -266,8 +266,9 @@ class PointWalk:
                 self._receive(need, _unpack(need, running.pop(need).result()))
                 self._collect(running, need)
         except BrokenProcessPool:
-            raise StateSpaceError(f"a worker process died while evaluating {self.current} "
-                                  "(killed for memory?)") from None
+            # Which point killed it is unknown (a point evaluated ahead may have): the walk
+            # stops at the point it was waiting for (self.current), which the caller names.
+            raise StateSpaceError("a worker process died (killed for memory?)") from None
         finally:
             # A stop (signal, --timeout, an error) must not wait for the points still being
             # evaluated: end the workers, then drop the pool. (ProcessPoolExecutor has no

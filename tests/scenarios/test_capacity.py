@@ -243,3 +243,25 @@ def test_an_interrupted_workers_search_keeps_the_values_tried():
     assert all(p.exact == load({"x": 12, "w": p.workers}) for p in part.tried)
     assert "stopped (workers=2: interrupted)" in str(part)
     assert multiprocessing.active_children() == []
+
+
+def test_a_worker_process_that_dies_stops_the_walk_as_a_limit():
+    """A worker killed (as for memory) while analysing a point the walk needs: the walk stops
+    with the points so far, status 'limit', naming the point."""
+    import os
+    import signal
+
+    load = MONOTONE_LOADS[0]
+
+    def evaluate(model, *, resource, witness):
+        c = counts(model)
+        if (c["x"], c["y"]) == (1, 3):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return Evaluation(Fraction(load(c)), n_states=1)
+
+    r = frontier(SPEC, "x", "y", evaluate=evaluate, max_clients=(4, 4), jobs=2)
+    # (1, 4) saturates, so the walk needs (1, 3); it may have been started ahead of its turn.
+    assert r.status == "limit" and "a worker process died (killed for memory?)" in r.stopped
+    assert r.stopped.startswith(("(1, 3): ", "(1, 4): "))
+    assert r.stair == ((0, 4),) and (1, 3) not in {(p.n_a, p.n_b) for p in r.points}
+    assert multiprocessing.active_children() == []
