@@ -235,9 +235,12 @@ class WorkersResult:
         return f"{who}: saturates every server up to {self.max_workers} workers"
 
     def __str__(self) -> str:
+        loose = [str(p.workers) for p in self.tried if not p.certified]
         return "\n".join([self.summary(), _text_table(self._HEAD, self._rows())]
-                         + ([f"not monotone: the load drops between workers {a} and {b}"
-                             for a, b in self.violations]))
+                         + [f"not monotone: the load drops between workers {a} and {b}"
+                            for a, b in self.violations]
+                         + ([f"not certified (the exact check failed; values as computed): "
+                             f"workers {', '.join(loose)}"] if loose else []))
 
     def _repr_markdown_(self) -> str:
         return f"**{self.summary()}**\n\n" + _md_table(self._HEAD, self._rows())
@@ -452,6 +455,10 @@ class FrontierResult:
     def _notes(self) -> list[str]:
         notes = [f"not monotone: load({p.n_a},{p.n_b}) = {p.exact} > load({q.n_a},{q.n_b}) = "
                  f"{q.exact}" for p, q in self.violations]
+        loose = [f"({p.n_a},{p.n_b})" for p in self.points if p.n_states and not p.certified]
+        if loose:
+            notes.append("not certified (the exact check failed; values as computed): "
+                         + ", ".join(loose))
         if self.stopped:
             notes.append(f"stopped: {self.stopped}")
         return notes

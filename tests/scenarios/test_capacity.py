@@ -102,6 +102,16 @@ def test_frontier_table_json_csv():
     assert "| x |" in r._repr_markdown_()
 
 
+def test_frontier_says_which_points_are_not_certified():
+    def evaluate(model, *, resource, witness):
+        c = counts(model)
+        return Evaluation(Fraction(c["y"], 3), n_states=1, certified=c["y"] != 2)
+    r = frontier(SPEC, "x", "y", evaluate=evaluate, max_clients=(0, 4))
+    assert str(r).splitlines()[-1] == ("not certified (the exact check failed; values as "
+                                       "computed): (0,2)")
+    assert [p.certified for p in r.points] == [p.n_b != 2 for p in r.points]
+
+
 def test_frontier_stops_at_a_limit():
     def evaluate(model, *, resource, witness):
         if counts(model)["y"] >= 3:
@@ -145,6 +155,16 @@ def test_workers_none_within_limit_and_violation():
     assert not r2.monotone and r2.violations == ((1, 2),)
     assert "drops between workers 1 and 2" in str(r2)
     assert "saturates every server up to 3 workers" in str(r)
+
+
+def test_workers_say_which_values_are_not_certified():
+    def evaluate(model, *, resource, witness):
+        w = counts(model)["w"]
+        return Evaluation(min(Fraction(w), Fraction(5, 2)), n_states=1, certified=w != 2)
+    r = workers_needed(SPEC, {"x": 3}, evaluate=evaluate, max_workers=4)
+    assert r.workers == 3
+    assert str(r).splitlines()[-1] == ("not certified (the exact check failed; values as "
+                                       "computed): workers 2")
 
 
 def test_workers_needed_errors():
