@@ -756,6 +756,11 @@ def _layout(cm: CompiledModel, chk: _Checker, t: str, ms) -> SymmetryGroup:
                 if 0 in keys:
                     raise _Refuse(f"the buffered channel '{c.name}' carries keys and 0 is a key")
                 key_slots.extend(c.items + i * c.arity + f for i in range(c.size))
+    for j in sorted(set(key_slots)):
+        # A renaming may put any key where one was: the slot must hold every key.
+        if min(keys) < cm.slots[j].lo or max(keys) > cm.slots[j].hi:
+            raise _Refuse(f"the slot '{cm.slots[j].name}' holds keys of {t} but not every "
+                          f"key fits its type ({cm.slots[j].lo}..{cm.slots[j].hi})")
     rows = []
     for k, pidx, name in ms:
         row = [cm.processes[pidx].slot]

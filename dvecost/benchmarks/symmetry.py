@@ -32,7 +32,10 @@ from collections.abc import Callable
 
 from . import Report, shared_roots
 
-__all__ = ["add_arguments", "run", "template_path"]
+__all__ = ["add_arguments", "run", "template_path", "FAMILIES"]
+
+#: The families timed, by the name their rows carry (``cs_N`` for the expanded one).
+FAMILIES = ("cs-template", "paper-server", "cs_N")
 
 
 def template_path() -> pathlib.Path:
@@ -58,6 +61,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a number of clients (repeatable; default 10, 50, 100)")
     p.add_argument("--full-max", type=int, default=8, metavar="N",
                    help="explore the expanded cs_N (full product) up to this N (default 8)")
+    p.add_argument("--family", action="append", choices=FAMILIES, metavar="NAME",
+                   help="time only this family (repeatable: " + ", ".join(FAMILIES)
+                   + "; default all)")
     p.add_argument("--quick", action="store_true", help="N = 3 and 6 only (a smoke test)")
     p.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
 
@@ -78,28 +84,40 @@ def _measure(model, defines, memory: bool, cost: str | None = None):
     return a, secs, peak
 
 
+def _row(name, n, a, secs, peak):
+    sym = a.symmetry or {}
+    return (name, n, sym.get("full_states", a.n_states), a.n_states, a.n_transitions,
+            round(secs, 3), round(a.seconds.get("explore", 0.0), 3),
+            None if peak is None else round(peak / 2**20, 1), a.exact)
+
+
+def _template_row(n, memory, progress):
+    progress(f"cs-template N={n}")
+    a, secs, peak = _measure(template_path(), {"N": n}, memory)
+    return _row("cs-template", n, a, secs, peak)
+
+
+def _paper_row(n, memory, progress):
+    progress(f"paper-server N={n}")
+    from scenarios.templates import TEMPLATES
+    model = TEMPLATES["paper-server"].family(n).to_model()
+    a, secs, peak = _measure(model, None, memory, cost="server")
+    return _row("paper-server", n, a, secs, peak)
+
+
 def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: None) -> Report:
     """Time the families for each N; returns the report (never prints)."""
     ns = [3, 6] if getattr(args, "quick", False) else (args.n or [10, 50, 100])
     memory = not getattr(args, "no_memory", False)
     full_max = 6 if getattr(args, "quick", False) else args.full_max
     rows = []
-    gen = _generator()
+    fams = set(getattr(args, "family", None) or FAMILIES)
+    gen = _generator() if "cs_N" in fams else None
     for n in ns:
-        progress(f"cs-template N={n}")
-        a, secs, peak = _measure(template_path(), {"N": n}, memory)
-        sym = a.symmetry or {}
-        rows.append(("cs-template", n, sym.get("full_states", a.n_states), a.n_states,
-                     a.n_transitions, round(secs, 3), round(a.seconds.get("explore", 0.0), 3),
-                     None if peak is None else round(peak / 2**20, 1), a.exact))
-        progress(f"paper-server N={n}")
-        from scenarios.templates import TEMPLATES
-        model = TEMPLATES["paper-server"].family(n).to_model()
-        a, secs, peak = _measure(model, None, memory, cost="server")
-        sym = a.symmetry or {}
-        rows.append(("paper-server", n, sym.get("full_states", a.n_states), a.n_states,
-                     a.n_transitions, round(secs, 3), round(a.seconds.get("explore", 0.0), 3),
-                     None if peak is None else round(peak / 2**20, 1), a.exact))
+        if "cs-template" in fams:
+            rows.append(_template_row(n, memory, progress))
+        if "paper-server" in fams:
+            rows.append(_paper_row(n, memory, progress))
         if gen is not None and n <= full_max:
             progress(f"cs_{n} (expanded, full product)")
             a, secs, peak = _measure(gen.model(n), None, memory)

@@ -1,0 +1,775 @@
+"""The quotient explored by counting: a class as counts of local states, not a sorted vector.
+
+:class:`CountedExplorer` explores the same graph as the quotient explorer of
+:mod:`statespace.quotient` (same classes, same representatives, same edges and labels), but a
+class costs it the number of *distinct* local vectors of its members, not their number. In a
+canonical state (:func:`statespace.symmetry.canonicalize`) the members of a group that no
+key-holding slot refers to come first, sorted by local vector, then the referred ones. So the
+canonical state is fixed by
+
+- the slots outside the groups (key values as the canonical state holds them);
+- per group, the *window*: the local vectors of the referred members, in canonical order (at
+  most one per key-holding slot);
+- per group, how many unreferred members hold each local vector (the *counts*).
+
+That is the compact key kept in the visited set. To expand a class, a narrow state matrix is
+built for each *mover*: the first member of each run of equal unreferred local vectors and each
+referred member, swapped to position 0 as the swap mode of the quotient explorer does. Only the
+slots outside the groups, position 0 and the window are filled in: nothing else can be read. A
+process outside the groups has no name for an instance and no key literal (no family of
+transitions), so it reaches members only through key values it holds, i.e. referred members; a
+member reads its own slots and what others hold. A successor's class is then the counts
+minus the mover plus what position 0 and the window hold after the step: ``O(distinct local
+vectors + window)`` per successor where the sorted vector costs ``O(n log n)``.
+
+Where these conditions do not hold (``system sync``, a property process, committed states, a
+rendezvous between two members, families of transitions, local vectors wider than 62 bits),
+:func:`counted_plan` returns ``None`` and the quotient explorer does the work. When a class has
+more distinct local vectors than the layout counts, :class:`CountingOverflow` is raised and the
+caller starts over with a wider layout.
+
+Examples
+--------
+>>> from dve import load_model
+>>> from statespace.quotient import build_quotient_graph
+>>> from statespace.symmetry import detect_symmetry
+>>> src = '''
+... channel req;
+... process Server { byte who; state idle, busy; init idle;
+...     trans idle -> busy { sync req?who; cost 1; }, busy -> idle { effect who = 0; }; }
+... process Client(key id) { state a, b; init a;
+...     trans a -> b { sync req!id; }, b -> a { guard Server->who != id; cost 2; }; }
+... for (k : 1 .. 40) { process Client(k); }
+... system async;'''
+>>> q = build_quotient_graph(load_model(src))
+>>> q.graph.n_states, q.counted, q.full_size() == 21 * 2**40
+(81, True, True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .evaluate import add_costs
+from .model import CompiledModel
+from .quotient import _QuotientExplorer
+from .store import KeyLayout, VisitedSet
+from .symmetry import Symmetry, canonicalize
+
+__all__ = ["CountedExplorer", "CountingOverflow", "Counts", "counted_plan", "counted_orbit_total",
+           "explore_counted"]
+
+#: Distinct local vectors per group that the first layout counts (doubled on overflow).
+FIRST_WIDTH = 8
+#: The widest layout tried before giving up on counting.
+MAX_WIDTH = 256
+#: Classes' representatives are kept in full in the graph up to this many bytes.
+FULL_STATES_BYTES = 1 << 28
+
+
+class CountingOverflow(Exception):
+    """A class has more distinct local vectors in a group than the layout counts."""
+
+
+class _Untracked(Exception):
+    """A step touched a member outside position 0 and the window (cannot happen when the
+    conditions of :func:`counted_plan` hold; checked, not assumed)."""
+
+
+def counted_plan(ex: _QuotientExplorer) -> dict | None:
+    """Whether the quotient of ``ex`` can be explored by counting, and the layout facts it
+    needs; ``None`` when it cannot (see the module docstring)."""
+    cm, sym = ex.cm, ex.sym
+    if (cm.system != "async" or not ex.swap_ok or ex.has_commit or sym.families
+            or not sym.groups or ex.error_successors):
+        return None
+    groups = []
+    for g in sym.groups:
+        M = np.asarray(g.member_slots)
+        lo = np.array([cm.slots[s].lo for s in M[0]], np.int64)
+        hi = np.array([cm.slots[s].hi for s in M[0]], np.int64)
+        for row in M[1:]:
+            if (np.array([cm.slots[s].lo for s in row]) != lo).any() or \
+                    (np.array([cm.slots[s].hi for s in row]) != hi).any():
+                return None
+        bits = np.array([max(1, int(h - l).bit_length()) for l, h in zip(lo, hi)], np.int64)
+        if bits.sum() + len(g.key_slots) > 62:
+            return None
+        # Slot 0 of the local vector most significant: codes sort as canonicalize sorts.
+        off = np.concatenate([np.cumsum(bits[::-1])[::-1][1:], [0]]).astype(np.int64)
+        groups.append({"M": M, "lo": lo, "bits": bits, "off": off,
+                       "cbits": int(bits.sum()), "R": len(g.key_slots),
+                       "keys": np.asarray(g.keys, np.int64)})
+    member = set()
+    for g in sym.groups:
+        member.update(int(s) for row in g.member_slots for s in row)
+    nm = [j for j in range(cm.n_slots) if j not in member]
+    return {"groups": groups, "nm": nm}
+
+
+class CountedExplorer(_QuotientExplorer):
+    """The quotient explorer with classes kept as counts (see the module docstring)."""
+
+    def __init__(self, cm: CompiledModel, sym: Symmetry, plan: dict, width: int, *args) -> None:
+        super().__init__(cm, sym, *args)
+        self.plan = plan
+        self.width = width
+        self.err_pc = -1          # the error state is recognised by its key (_successors_async)
+        gs = plan["groups"]
+        self.nm = np.asarray(plan["nm"], np.int64)
+        lo = [cm.slots[j].lo for j in plan["nm"]]
+        hi = [cm.slots[j].hi for j in plan["nm"]]
+        self.win_at, self.cnt_at = [], []
+        for g, G in zip(sym.groups, gs):
+            self.win_at.append(len(lo))
+            lo += [0] * G["R"]
+            hi += [(1 << G["cbits"])] * G["R"]            # code + 1; 0: no member there
+            self.cnt_at.append(len(lo))
+            lo += [0] * width
+            hi += [g.size] * width
+        self.full_layout = self.layout
+        self.layout = KeyLayout.from_bounds(lo, hi)
+        self.W = self.layout.n_words
+        self.visited = VisitedSet(self.W, key_bits=sum(self.layout.bits))
+        # Interned local vectors: per group, the codes by id, and id by code.
+        self.codes: list[list[int]] = [[] for _ in gs]
+        self.ids: list[dict[int, int]] = [{} for _ in gs]
+        self.nm_index = {int(j): i for i, j in enumerate(plan["nm"])}
+        self.owner = {}          # member slot -> (group, position, column)
+        for gi, G in enumerate(gs):
+            for pos, row in enumerate(G["M"]):
+                for col, s in enumerate(row):
+                    self.owner[int(s)] = (gi, pos, col)
+        # The processes whose transitions are tried: those outside the groups and each
+        # group's member 0 (the others move through the movers' rows).
+        self.lead_of = {g.processes[0]: gi for gi, g in enumerate(sym.groups)}
+        members = {p for g in sym.groups for p in g.processes}
+        self.acting = [p for p in cm.system_processes
+                       if p.index not in members or p.index in self.lead_of]
+        X0 = np.array(cm.initial, np.int64).reshape(-1, 1)
+        self.init_key = self.layout.pack(self._compact_of_full(X0), np)
+        self.err_key = self.layout.pack(
+            self._compact_of_full(np.array(cm.error_state, np.int64).reshape(-1, 1)), np)
+
+    # ------------------------------------------------------------------ codes
+    def _intern(self, gi: int, codes: np.ndarray) -> np.ndarray:
+        """Ids of local-vector codes of group ``gi`` (new codes get the next ids)."""
+        if codes.shape[0] == 0:
+            return np.zeros(0, np.int64)
+        uniq, inv = np.unique(codes, return_inverse=True)
+        table = self.ids[gi]
+        out = np.empty(uniq.shape[0], np.int64)
+        for k, c in enumerate(uniq.tolist()):
+            i = table.get(c)
+            if i is None:
+                i = table[c] = len(self.codes[gi])
+                self.codes[gi].append(c)
+                if i >= self.width:
+                    raise CountingOverflow(self.width)
+            out[k] = i
+        return out[inv.reshape(-1)]
+
+    def _code(self, gi: int, V: np.ndarray) -> np.ndarray:
+        """Codes of local vectors ``V`` (columns x rows)."""
+        G = self.plan["groups"][gi]
+        c = np.zeros(V.shape[1], np.int64)
+        for col in range(V.shape[0]):
+            c |= (V[col].astype(np.int64) - G["lo"][col]) << G["off"][col]
+        return c
+
+    def _vector(self, gi: int, codes: np.ndarray) -> np.ndarray:
+        """Local vectors (columns x rows) of ``codes``."""
+        G = self.plan["groups"][gi]
+        out = np.empty((len(G["lo"]), codes.shape[0]), np.int64)
+        for col in range(len(G["lo"])):
+            out[col] = ((codes >> G["off"][col]) & ((1 << int(G["bits"][col])) - 1)) \
+                + G["lo"][col]
+        return out
+
+    # ------------------------------------------------------------------ full <-> compact
+    def _compact_of_full(self, X: np.ndarray) -> np.ndarray:
+        """Compact columns of full states ``X`` (slots x rows; canonicalised here)."""
+        Y = canonicalize(self.sym, X)
+        k = Y.shape[1]
+        C = np.zeros((len(self.layout.bits), k), np.int64)
+        C[:len(self.nm)] = Y[self.nm]
+        for gi, (g, G) in enumerate(zip(self.sym.groups, self.plan["groups"])):
+            M, n = G["M"], g.size
+            held = np.zeros((n, k), bool)
+            for j in g.key_slots:
+                held |= Y[j][None, :] == G["keys"][:, None]
+            for r in range(k):
+                codes = self._code(gi, Y[M.T, r])
+                nref = int(held[:, r].sum())
+                assert not held[: n - nref, r].any()
+                win = codes[n - nref:]
+                C[self.win_at[gi]: self.win_at[gi] + nref, r] = win + 1
+                ids = self._intern(gi, codes[: n - nref])
+                C[self.cnt_at[gi]: self.cnt_at[gi] + self.width, r] = \
+                    np.bincount(ids, minlength=self.width)[: self.width]
+        return C
+
+    # ------------------------------------------------------------------ the driver's hooks
+    def _record_new(self, keys, parent, parent_action, level) -> None:
+        C = self.layout.unpack(keys, np, dtype=np.int64)
+        self.pending.append((keys, C))
+        self.states.append(np.ascontiguousarray(C.T))
+        self.parent.append(parent)
+        self.parent_action.append(parent_action)
+        self.level.append(level)
+        self.bytes_out += self.states[-1].nbytes + parent.nbytes + parent_action.nbytes + \
+            level.nbytes
+        self.n_recorded += keys.shape[0]
+
+    def _finish(self, complete: bool):
+        n = self.n_recorded if complete else self.mark[0]
+        compact = np.concatenate(self.states) if self.states else \
+            np.zeros((0, len(self.layout.bits)), np.int64)
+        compact = compact[:n]
+        groups = []
+        for gi, (g, G) in enumerate(zip(self.sym.groups, self.plan["groups"])):
+            groups.append({**G, "codes": np.asarray(self.codes[gi], np.int64), "n": g.size,
+                           "win_at": self.win_at[gi], "cnt_at": self.cnt_at[gi]})
+        small = n * self.cm.n_slots * np.dtype(self.sdtype).itemsize <= FULL_STATES_BYTES
+        self.counts = Counts(compact, tuple(groups), self.nm, self.width, self.cm.n_slots,
+                             np.dtype(self.sdtype), self.error_id if self.error_id < n else -1)
+        # The graph's states: the representatives in full when they fit FULL_STATES_BYTES;
+        # beyond, rows of no slot (Quotient.representatives materialises the ones asked for).
+        # A zero-filled matrix stands in while the driver assembles the graph (its pages are
+        # never touched).
+        self.states = [self.counts.states() if small else
+                       np.zeros((n, self.cm.n_slots), self.sdtype)]
+        g = super()._finish(complete)
+        if not small:
+            g = dataclasses.replace(g, states=np.zeros((n, 0), self.sdtype))
+        return g
+
+    # ------------------------------------------------------------------ successors
+    def _successors_async(self, C, keys):
+        cm = self.cm
+        F = C.shape[1]
+        gs = self.plan["groups"]
+        live = ~(keys == self.err_key[0]).all(axis=1)      # the error state: no successors
+        states = np.flatnonzero(live)
+        # Per group: counts (F x V) in code order, window codes (F x R, -1 absent), r.
+        info = []
+        for gi, (g, G) in enumerate(zip(self.sym.groups, gs)):
+            codes = np.asarray(self.codes[gi], np.int64)
+            order = np.argsort(codes, kind="stable")
+            V = len(codes)
+            cnt = C[self.cnt_at[gi]: self.cnt_at[gi] + V].T                    # by id
+            win = C[self.win_at[gi]: self.win_at[gi] + G["R"]].T - 1
+            r = (win >= 0).sum(axis=1)
+            free = g.size - r
+            # Position of the first member of each run (by id), and of position 0's member.
+            cum = np.zeros((F, V), np.int64)
+            if V:
+                cum[:, order] = np.cumsum(cnt[:, order], axis=1) - cnt[:, order]
+            first_id = np.full(F, -1, np.int64)
+            if V:
+                pres = cnt[:, order] > 0
+                has = pres.any(axis=1)
+                first_id[has] = order[np.argmax(pres[has], axis=1)]
+            info.append({"cnt": cnt, "win": win, "r": r, "free": free, "cum": cum,
+                         "first": first_id, "codes": codes})
+        # Rows: (state, group moved or -1 for the base row, mover position, mover code id or
+        # -1 for a referred mover, window index of a referred mover).
+        row_state = [states]
+        row_group = [np.full(states.shape[0], -1, np.int64)]
+        row_pos = [np.zeros(states.shape[0], np.int64)]
+        for gi, I in enumerate(info):
+            cnt, first = I["cnt"], I["first"]
+            s_, u_ = np.nonzero(cnt[states] > 0)
+            s_ = states[s_]
+            keep = u_ != first[s_]
+            s_, u_ = s_[keep], u_[keep]
+            row_state.append(s_)
+            row_group.append(np.full(s_.shape[0], gi, np.int64))
+            row_pos.append(I["cum"][s_, u_])
+            s2, i2 = np.nonzero(I["win"][states] >= 0)
+            s2 = states[s2]
+            pos = I["free"][s2] + i2
+            keep = pos != 0
+            row_state.append(s2[keep])
+            row_group.append(np.full(int(keep.sum()), gi, np.int64))
+            row_pos.append(pos[keep])
+        rs = np.concatenate(row_state)
+        rg = np.concatenate(row_group)
+        rp = np.concatenate(row_pos)
+        m = rs.shape[0]
+        X, T, base_cnt, tpos = self._rows(C, info, rs, rg, rp)
+        out = self._steps(X, T, base_cnt, tpos, info, rs, rg, rp, m)
+        return out
+
+    def _tracked(self, info, rs, rg, rp):
+        """Per group: the positions tracked in each row (position 0, then the window's
+        positions ``free + i``), as an (rows x (1 + R)) matrix with -1 where none."""
+        out = []
+        for gi, (I, G) in enumerate(zip(info, self.plan["groups"])):
+            R = G["R"]
+            t = np.full((rs.shape[0], 1 + R), -1, np.int64)
+            t[:, 0] = 0
+            if R:
+                i = np.arange(R)[None, :]
+                pos = I["free"][rs][:, None] + i
+                t[:, 1:] = np.where(i < I["r"][rs][:, None], pos, -1)
+                # position 0 may itself be a window position (every member referred)
+                t[:, 1:][t[:, 1:] == 0] = -1
+            out.append(t)
+        return out
+
+    def _rows(self, C, info, rs, rg, rp):
+        """The narrow state matrix of each row (slots outside the groups, position 0 and the
+        window filled in), the tracked values ``T`` (the same, as virtual slots: outside
+        slots, then per group position 0's and each window entry's columns), the counts of
+        the untracked members, and the tracked positions."""
+        cm = self.cm
+        m = rs.shape[0]
+        gs = self.plan["groups"]
+        X = np.zeros((cm.n_slots, m), np.int32)
+        nmv = C[: len(self.nm)][:, rs]
+        tpos = self._tracked(info, rs, rg, rp)
+        base_cnt = []
+        vparts = []
+        for gi, (g, G, I) in enumerate(zip(self.sym.groups, gs, info)):
+            M, R = G["M"], G["R"]
+            mine = rg == gi
+            # Who stands at each tracked position (code), before the swap.
+            n = g.size
+            win = I["win"][rs]                                   # (m, R) codes or -1
+            first = I["first"][rs]
+            codes_by_id = I["codes"]
+            pos0_code = np.where(first >= 0, codes_by_id[np.maximum(first, 0)]
+                                 if codes_by_id.shape[0] else 0, win[:, 0] if R else -1)
+            pos0_free = first >= 0
+            # The mover (group gi rows): the member at rp, swapped with position 0.
+            mover_code = pos0_code.copy()
+            mover_free = pos0_free.copy()
+            cnt = I["cnt"][rs].copy()
+            if mine.any():
+                free_n = I["free"][rs]
+                is_win = mine & (rp >= free_n)
+                is_run = mine & ~is_win
+                # an unreferred run: its code is the one whose run starts at rp
+                if is_run.any():
+                    k = np.flatnonzero(is_run)
+                    cum = I["cum"][rs[k]]
+                    hit = (cum == rp[k][:, None]) & (I["cnt"][rs[k]] > 0)
+                    mover_code[k] = codes_by_id[np.argmax(hit, axis=1)]
+                    mover_free[k] = True
+                if is_win.any():
+                    k = np.flatnonzero(is_win)
+                    mover_code[k] = win[k, rp[k] - free_n[k]]
+                    mover_free[k] = False
+            # Untracked counts: the unreferred members minus those at tracked positions.
+            if codes_by_id.shape[0]:
+                ids_of = {c: i for i, c in enumerate(codes_by_id.tolist())}
+                lut_codes = np.asarray(sorted(ids_of), np.int64)
+                lut_ids = np.asarray([ids_of[c] for c in lut_codes.tolist()], np.int64)
+
+                def idx(c):
+                    return lut_ids[np.searchsorted(lut_codes, c)]
+                k = np.flatnonzero(mover_free)
+                np.subtract.at(cnt, (k, idx(mover_code[k])), 1)
+                # a referred mover's swap puts position 0's unreferred member in the window
+                k = np.flatnonzero(mine & ~mover_free & pos0_free)
+                np.subtract.at(cnt, (k, idx(pos0_code[k])), 1)
+            base_cnt.append(cnt)
+            # Fill in position 0 and the window.
+            V0 = self._vector(gi, np.maximum(mover_code, 0))
+            for col in range(M.shape[1]):
+                X[M[0, col]] = V0[col]
+            wv = np.full((m, R), -1, np.int64)
+            if R:
+                wv[:] = win
+                k = np.flatnonzero(mine & ~mover_free)
+                if k.shape[0]:
+                    wv[k, rp[k] - I["free"][rs[k]]] = pos0_code[k]
+                for i in range(R):
+                    ok = (tpos[gi][:, 1 + i] >= 0)
+                    if ok.any():
+                        Vi = self._vector(gi, np.maximum(wv[ok, i], 0))
+                        rows = np.flatnonzero(ok)
+                        for col in range(M.shape[1]):
+                            X[M[tpos[gi][ok, 1 + i], col], rows] = Vi[col]
+            # Key slots: the swap renames key k0 <-> k_rp in the mover's group.
+            if mine.any() and g.key_slots:
+                k0 = G["keys"][0]
+                kp = G["keys"][rp]
+                for j in g.key_slots:
+                    jj = self.nm_index[j]
+                    v = nmv[jj]
+                    nmv[jj] = np.where(mine & (v == k0), kp,
+                                       np.where(mine & (v == kp) & (rp != 0), k0, v))
+            vparts.append((V0, wv))
+        X[self.nm] = nmv
+        # Tracked values: outside slots, then per group [position 0 cols, window i cols...].
+        T = [nmv.astype(np.int64)]
+        for gi, (G, (V0, wv)) in enumerate(zip(gs, vparts)):
+            T.append(V0)
+            for i in range(G["R"]):
+                T.append(self._vector(gi, np.maximum(wv[:, i], 0)))
+        return X, np.concatenate(T, axis=0), base_cnt, tpos
+
+    def _vslot(self, gi: int, entry: int, col: int) -> int:
+        """Row of ``T`` holding column ``col`` of tracked entry ``entry`` (0: position 0,
+        1 + i: window entry i) of group ``gi``."""
+        at = len(self.nm)
+        for h, G in enumerate(self.plan["groups"]):
+            w = len(G["lo"])
+            if h == gi:
+                return at + entry * w + col
+            at += (1 + G["R"]) * w
+        raise IndexError(gi)
+
+    def _steps(self, X, T, base_cnt, tpos, info, rs, rg, rp, m):
+        """Every step of every row, with its successor's compact key."""
+        cm = self.cm
+        rows_cache: dict = {}
+        lead_of = self.lead_of
+        G_: dict = {}
+        live: list[int] = []
+        for p in self.acting:
+            for s_ in np.unique(X[p.slot]).tolist():
+                for tid in self.by_src.get((p.index, s_), ()):
+                    G_[tid] = g = self._enabled_rows(X, m, rows_cache, tid, rg, lead_of)
+                    if g[0].shape[0]:
+                        live.append(tid)
+        live.sort()
+        masks: dict = {}
+
+        def full(tid):
+            if tid not in masks:
+                R, ge = G_[tid]
+                en = np.zeros(m, bool)
+                en[R] = True
+                er = None
+                if ge is not None:
+                    er = np.zeros(m, bool)
+                    er[R] = ge
+                masks[tid] = (en, er)
+            return masks[tid]
+
+        out_src, out_act, out_err, out_time, out_T, out_row = [], [], [], [], [], []
+        out_cost = [[] for _ in self.res]
+        for tid in live:
+            for ai, a in self.actions_of[tid]:
+                gi = self.lead_group[ai]
+                if a.kind == "local":
+                    R, gerr = G_[tid]
+                else:
+                    s, q = a.transitions
+                    Rs, ers = G_[s]
+                    if q not in G_ or G_[q][0].shape[0] == 0:
+                        continue
+                    enq, erq = full(q)
+                    sel = enq[Rs]
+                    R = Rs[sel]
+                    gerr = None if ers is None else ers[sel]
+                    if erq is not None:
+                        gerr = erq[R] if gerr is None else gerr | erq[R]
+                # A mover's row keeps only the steps of its group's lead (the others are the
+                # base row's).
+                own = (rg[R] == -1) | (rg[R] == gi)
+                if not own.all():
+                    R = R[own]
+                    gerr = None if gerr is None else gerr[own]
+                if R.shape[0] == 0:
+                    continue
+                if a.kind == "local":
+                    writes, eerr = self.ev.effect((tid,))(X, R)
+                    costs, tm, cerr = self._charge(tid, X, R)
+                    t = cm.transitions[tid]
+                    moves = [(cm.processes[t.process].slot, t.dst)]
+                else:
+                    writes, eerr = self.ev.effect((s, q))(X, R)
+                    cs, ts, ce1 = self._charge(s, X, R)
+                    cq, tq, ce2 = self._charge(q, X, R)
+                    costs, ovf = add_costs(cs, cq)
+                    tm = np.maximum(ts, tq)
+                    cerr = _or(_or(ce1, ce2), ovf)
+                    ts_, tq_ = cm.transitions[s], cm.transitions[q]
+                    moves = [(cm.processes[tq_.process].slot, tq_.dst),
+                             (cm.processes[ts_.process].slot, ts_.dst)]
+                err = _or(_or(gerr, eerr), cerr)
+                if a.error:
+                    err = np.ones(R.shape[0], bool)
+                if err is None:
+                    err = np.zeros(R.shape[0], bool)
+                Tn = T[:, R].copy()
+                for j, vals in writes:
+                    self._write(Tn, X, R, j, vals, info, rs)
+                for slot, dst in moves:
+                    self._write(Tn, X, R, slot, np.full(R.shape[0], dst, np.int64), info, rs)
+                out_T.append(Tn)
+                out_row.append(R)
+                act = np.full(R.shape[0], ai, np.int64)
+                if gi >= 0:
+                    # Rows of another mover than position 0's: the action of that member.
+                    moved = rg[R] == gi
+                    if moved.any():
+                        act[moved] = self.relabel[gi][rp[R[moved]], ai]
+                out_src.append(rs[R])
+                out_act.append(act.astype(np.int32))
+                out_err.append(err)
+                for lst, c in zip(out_cost, costs):
+                    lst.append(c)
+                out_time.append(tm)
+        if not out_src:
+            return self._collect([], [], [], [], out_cost, [])
+        # The successors' compact keys, all of the chunk's steps at once.
+        R = np.concatenate(out_row)
+        Tn = np.concatenate(out_T, axis=1)
+        err = np.concatenate(out_err)
+        ok = np.flatnonzero(~err)
+        nk = np.zeros((R.shape[0], self.W), np.uint64)
+        if ok.shape[0]:
+            Rk = R[ok]
+            nk[ok] = self._compact_keys(Tn[:, ok], [c[Rk] for c in base_cnt], info, rs[Rk])
+        return self._collect(out_src, out_act, [nk], out_err, out_cost, out_time)
+
+    def _enabled_rows(self, X, m, rows_cache, tid, rg, lead_of):
+        """Rows where ``tid`` is enabled: a lead member's transitions only in the base rows
+        and in the rows of its own group's movers (:meth:`_steps` keeps only those steps
+        there); the other processes' in every row."""
+        from .explore import Explorer
+        R, gerr = Explorer._enabled(self, X, m, rows_cache, None, tid)
+        if R.shape[0] == 0:
+            return R, gerr
+        proc = self.cm.transitions[tid].process
+        gi = lead_of.get(proc)
+        if gi is None:
+            return R, gerr          # outside the groups: every row (a partner, maybe)
+        keep = (rg[R] == -1) | (rg[R] == gi)
+        if not keep.all():
+            R = R[keep]
+            gerr = gerr[keep] if gerr is not None else None
+        return R, gerr
+
+    def _write(self, Tn, X, R, j, vals, info, rs):
+        """Apply a write of slot ``j`` (rows ``R``) to the tracked values ``Tn``."""
+        jj = self.nm_index.get(j)
+        if jj is not None:
+            Tn[jj] = vals
+            return
+        gi, pos, col = self.owner[j]
+        if pos == 0:
+            Tn[self._vslot(gi, 0, col)] = vals
+            return
+        free = info[gi]["free"][rs[R]]
+        i = pos - free
+        R_g = self.plan["groups"][gi]["R"]
+        inwin = (i >= 0) & (i < info[gi]["r"][rs[R]])
+        vals = np.broadcast_to(np.asarray(vals, np.int64), (R.shape[0],))
+        for e in range(R_g):
+            sel = inwin & (i == e)
+            if sel.any():
+                Tn[self._vslot(gi, 1 + e, col), sel] = vals[sel]
+        if (~inwin).any() and (vals[~inwin] != X[j, R[~inwin]]).any():
+            raise _Untracked(f"a step writes slot {j} of an untracked member")
+
+    def _compact_keys(self, Tn, base_cnt, info, src_states):
+        """Compact keys of the successors whose tracked values are ``Tn``."""
+        k = Tn.shape[1]
+        C = np.zeros((len(self.layout.bits), k), np.int64)
+        nmv = Tn[: len(self.nm)].copy()
+        for gi, (g, G) in enumerate(zip(self.sym.groups, self.plan["groups"])):
+            R, w, n = G["R"], len(G["lo"]), g.size
+            free = info[gi]["free"][src_states]
+            # Tracked entries: position 0 and the window (their positions and keys).
+            E = 1 + R
+            pos = np.full((k, E), -1, np.int64)
+            pos[:, 0] = 0
+            if R:
+                i = np.arange(R)[None, :]
+                p = free[:, None] + i
+                pos[:, 1:] = np.where((i < info[gi]["r"][src_states][:, None]) & (p != 0),
+                                      p, -1)
+            present = pos >= 0
+            codes = np.zeros((k, E), np.int64)
+            for e in range(E):
+                base = self._vslot(gi, e, 0)
+                codes[:, e] = self._code(gi, Tn[base: base + w])
+            key_of = np.where(present, G["keys"][np.maximum(pos, 0)], -1)
+            # Held pattern of each entry: bit per key slot, key_slots[0] most significant.
+            pat = np.zeros((k, E), np.int64)
+            ks = list(g.key_slots)
+            for b, j in enumerate(ks):
+                v = nmv[self.nm_index[j]]
+                hit = (v[:, None] == key_of) & present
+                is_key = np.isin(v, G["keys"])
+                if (is_key & ~hit.any(axis=1)).any():
+                    raise _Untracked("a key slot holds the key of an untracked member")
+                pat |= hit.astype(np.int64) << (len(ks) - 1 - b)
+            # Unreferred tracked members go back to the counts.
+            back = present & (pat == 0)
+            cnt = base_cnt[gi]
+            wide = np.zeros((k, self.width), np.int64)
+            wide[:, : cnt.shape[1]] = cnt
+            rr, ee = np.nonzero(back)
+            if rr.shape[0]:
+                np.add.at(wide, (rr, self._intern(gi, codes[rr, ee])), 1)
+            C[self.cnt_at[gi]: self.cnt_at[gi] + self.width] = wide.T
+            # Referred ones, sorted by (pattern, code): the window, at positions n - r'...
+            refd = present & (pat > 0)
+            r2 = refd.sum(axis=1)
+            sk = np.where(refd, pat * (np.int64(1) << np.int64(G["cbits"])) + codes,
+                          np.iinfo(np.int64).max)
+            order = np.argsort(sk, axis=1, kind="stable")
+            rank = np.empty_like(order)
+            np.put_along_axis(rank, order, np.arange(E)[None, :].repeat(k, 0), axis=1)
+            for e in range(min(R, E)):
+                col = np.take_along_axis(codes, order[:, e:e + 1], axis=1)[:, 0]
+                C[self.win_at[gi] + e] = np.where(e < r2, col + 1, 0)
+            # Key values: the member at entry e becomes position n - r' + rank.
+            newkey = G["keys"][np.clip(n - r2[:, None] + rank, 0, n - 1)]
+            for j in ks:
+                jj = self.nm_index[j]
+                v = nmv[jj]
+                hit = (v[:, None] == key_of) & refd
+                has = hit.any(axis=1)
+                e = np.argmax(hit, axis=1)
+                nmv[jj] = np.where(has, newkey[np.arange(k), e], v)
+        C[: len(self.nm)] = nmv
+        return self.layout.pack(C, np)
+
+
+def _or(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a | b
+
+
+@dataclass(frozen=True, eq=False)
+class Counts:
+    """The classes of a counted exploration, compactly: per class, the slots outside the
+    groups, each group's window (code + 1 of each referred member, 0 for none) and counts
+    (how many unreferred members hold each interned local vector). :meth:`states` gives the
+    canonical representatives in full."""
+
+    compact: np.ndarray          # classes x compact slots (int64)
+    groups: tuple                # per group: M, lo, bits, off, R, codes, n, win_at, cnt_at
+    nm: np.ndarray               # the slots outside the groups
+    width: int                   # interned local vectors counted per group
+    n_slots: int
+    dtype: np.dtype
+    error: int = -1
+
+    def counts(self, gi: int) -> np.ndarray:
+        """Classes x local vectors (by interned id): group ``gi``'s unreferred members."""
+        G = self.groups[gi]
+        return self.compact[:, G["cnt_at"]: G["cnt_at"] + self.width]
+
+    def states(self, ids=None) -> np.ndarray:
+        """The canonical full states (rows x slots) of classes ``ids`` (all by default)."""
+        C = self.compact if ids is None else self.compact[np.asarray(ids, np.int64)]
+        k = C.shape[0]
+        out = np.zeros((k, self.n_slots), self.dtype)
+        out[:, self.nm] = C[:, : len(self.nm)].astype(self.dtype)
+        for G in self.groups:
+            M, n, codes = G["M"], G["n"], G["codes"]
+            order = np.argsort(codes, kind="stable")
+            cnt = C[:, G["cnt_at"]: G["cnt_at"] + len(codes)][:, order]       # (k, V)
+            win = C[:, G["win_at"]: G["win_at"] + G["R"]]                       # (k, R)
+            vals = np.concatenate([np.broadcast_to(codes[order], cnt.shape), win - 1], axis=1)
+            reps = np.concatenate([cnt, (win > 0).astype(np.int64)], axis=1)
+            # The narrowest integer type for the codes (np.repeat moves fewer bytes).
+            ct = np.min_scalar_type(max(int(codes.max(initial=0)), 1))
+            vals = np.maximum(vals, 0).astype(ct)
+            cols = []
+            for col in range(M.shape[1]):
+                c = M[:, col]
+                # A column of consecutive slots is written as a slice, not a gather.
+                cols.append(slice(int(c[0]), int(c[-1]) + 1) if n > 1 and
+                            (np.diff(c) == 1).all() else c)
+            step = max(1, (1 << 23) // max(n, 1))
+            for a in range(0, k, step):
+                b = min(k, a + step)
+                # Each class's codes in canonical order: the runs, then the window.
+                seq = np.repeat(vals[a:b].ravel(), reps[a:b].ravel()).reshape(b - a, n)
+                for col, where in enumerate(cols):
+                    if M.shape[1] == 1 and G["lo"][0] == 0:
+                        out[a:b, where] = seq          # the code is the value
+                        continue
+                    v = ((seq.astype(np.int64) >> G["off"][col])
+                         & ((1 << int(G["bits"][col])) - 1)) + G["lo"][col]
+                    out[a:b, where] = v.astype(self.dtype)
+        return out
+
+
+def explore_counted(cm: CompiledModel, sym: Symmetry, args: tuple):
+    """The quotient graph explored by counting and its :class:`Counts`, or ``None`` when the
+    model is not one :func:`counted_plan` accepts (or a step reaches a member the window does
+    not hold: checked while exploring). ``args`` are the explorer's ``(xp, chunk_size,
+    max_states, max_memory, progress, error_successors)``."""
+    width = FIRST_WIDTH
+    while True:
+        probe = _QuotientExplorer(cm, sym, *args)
+        plan = counted_plan(probe)
+        del probe
+        if plan is None:
+            return None
+        try:
+            ex = CountedExplorer(cm, sym, plan, width, *args)
+            g = ex.run()
+        except CountingOverflow:
+            if width >= MAX_WIDTH:
+                return None
+            width *= 4
+            continue
+        except _Untracked:
+            return None
+        return g, ex.counts
+
+
+def counted_orbit_total(sym: Symmetry, counts: Counts) -> int:
+    """The number of states of the full product: for each class, the product over groups of
+    ``n! / prod(count!)`` (each referred member is alone in its run). The size depends only on
+    the multiset of each group's counts, so it is computed once per distinct multiset."""
+    k = counts.compact.shape[0]
+    if k == 0:
+        return 0
+    keep = np.ones(k, bool)
+    total = 0
+    if 0 <= counts.error < k:
+        keep[counts.error] = False
+        total += 1
+    parts = []
+    for gi, g in enumerate(sym.groups):
+        c = -np.sort(-counts.counts(gi)[keep], axis=1)        # each row descending
+        c = c[:, c.any(axis=0)] if c.shape[0] else c
+        parts.append(c)
+    sig = np.concatenate(parts, axis=1) if parts else np.zeros((int(keep.sum()), 0), np.int64)
+    base = max(g.size for g in sym.groups) + 1
+    if sig.shape[1] == 0:
+        uniq, mult = np.zeros((1, 0), np.int64), np.array([sig.shape[0]])
+    elif sig.shape[1] * math.log2(base) < 62:
+        # One int64 per row (mixed radix) sorts far faster than rows.
+        code = np.zeros(sig.shape[0], np.int64)
+        for j in range(sig.shape[1]):
+            code = code * base + sig[:, j]
+        _, first, mult = np.unique(code, return_index=True, return_counts=True)
+        uniq = sig[first]
+    else:
+        uniq, mult = np.unique(sig, axis=0, return_counts=True)
+    fact = [1]
+    for i in range(1, base):
+        fact.append(fact[-1] * i)
+    widths = [p.shape[1] for p in parts]
+    starts = np.concatenate([[0], np.cumsum(widths)]).astype(int).tolist()
+    for row, m in zip(uniq.tolist(), mult.tolist()):
+        size = 1
+        for gi, g in enumerate(sym.groups):
+            den = 1
+            for c in row[starts[gi]:starts[gi + 1]]:
+                if c > 1:
+                    den *= fact[c]
+            size *= fact[g.size] // den
+        total += m * size
+    return total
