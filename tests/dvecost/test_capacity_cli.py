@@ -104,7 +104,7 @@ def test_frontier_jobs_change_nothing_the_user_reads(capsys):
     for jobs in ("1", "2"):
         for fmt in ([], ["--json"]):
             assert main(["saturate", "editor", "--frontier", "reader,exporter",
-                         "--frontier-max", "4,4", "--backend", "cpu", "--jobs", jobs,
+                         "--frontier-max", "3,3", "--backend", "cpu", "--jobs", jobs,
                          *fmt]) == 0
             out, err = capsys.readouterr()
             if fmt:
@@ -124,10 +124,10 @@ def test_frontier_jobs_change_nothing_the_user_reads(capsys):
 def test_workers_jobs_change_nothing(capsys):
     outs = []
     for jobs in ("1", "2"):
-        assert main(["workers", "editor", "--clients", "reader=3,exporter=2", "--backend",
+        assert main(["workers", "editor", "--clients", "reader=2,exporter=2", "--backend",
                      "cpu", "--jobs", jobs, "-q"]) == 0
         outs.append(capsys.readouterr().out)
-    assert outs[0] == outs[1] and "2 workers needed" in outs[0]
+    assert outs[0] == outs[1] and "1 worker needed" in outs[0]
     assert main(["workers", "editor", "--clients", "reader=3", "--jobs", "0"]) == 2
     assert "jobs must be an integer >= 1" in capsys.readouterr().err
 
