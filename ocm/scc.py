@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_array
-from scipy.sparse.csgraph import connected_components
 
 from . import primitives as P
 from .ops import ops
@@ -60,6 +58,11 @@ def strong_components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.
     """
     n = indptr.shape[0] - 1
     m = indices.shape[0]
+    # SciPy is imported here, not at the top: it takes about 0.3 s, which every command
+    # (check, --help) would otherwise pay at start-up.
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+
     g = csr_array((np.ones(m, dtype=np.int8), indices, indptr), shape=(n, n))
     n_comp, label = connected_components(g, directed=True, connection="strong")
     return int(n_comp), label.astype(np.int64, copy=False)
