@@ -114,13 +114,15 @@ def _builder(cls: type) -> type:
     runs inline), then becomes a ``cls`` by ``__class__`` assignment, which CPython allows
     between classes of identical slots and bases: the result is an ordinary, frozen ``cls``
     object, equal to the one the dataclass constructor builds, at about half the cost of the
-    slot descriptors' ``__set__`` calls.
+    slot descriptors' ``__set__`` calls. The twin is created empty: ``object.__init__``
+    replaces the inherited dataclass ``__init__`` (the base :class:`~dve.syntax.Node` has one,
+    which would store ``pos`` for nothing, in Python, on every node).
     """
     if hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__} checks its fields: build it through its constructor")
     return type("_Mutable" + cls.__name__, cls.__bases__,
-                {"__slots__": cls.__slots__, "__setattr__": object.__setattr__,
-                 "__delattr__": object.__delattr__})
+                {"__slots__": cls.__slots__, "__init__": object.__init__,
+                 "__setattr__": object.__setattr__, "__delattr__": object.__delattr__})
 
 
 _MutPos = _builder(SourcePos)
