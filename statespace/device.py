@@ -83,28 +83,35 @@ def add_slot_change(xp, out, new, old, shift: int) -> None:
     >>> k.tolist()   # 5 - (1 << 4) wraps, 5 + 0
     [18446744073709551605, 5]
     """
-    if xp is np:
-        d = (np.asarray(new).astype(np.int64) - old.astype(np.int64)).astype(np.uint64)
-        if shift:
-            d = d << np.uint64(shift)
-        out += d
-        return
-    if isinstance(new, (int, np.integer)):
-        new = np.int64(new)
-    _slot_change_kernel(xp)(new, old, np.uint64(shift), out)
+    if xp is not np:
+        try:
+            if isinstance(new, (int, np.integer)):
+                # A scalar gives its placeholder no type in CuPy: the constant's own kernel.
+                _slot_change_kernel(xp, True)(np.int64(new), old, np.uint64(shift), out)
+            else:
+                _slot_change_kernel(xp, False)(new, old, np.uint64(shift), out)
+            return
+        except (TypeError, KeyError, ValueError):   # types the kernel does not take
+            pass
+    d = (xp.asarray(new).astype(np.int64) - old.astype(np.int64)).astype(np.uint64)
+    if shift:
+        d = d << np.uint64(shift)
+    out += d
 
 
 _KERNELS: dict = {}
 
 
-def _slot_change_kernel(xp):
-    k = _KERNELS.get((xp.__name__, "slot_change"))
+def _slot_change_kernel(xp, const: bool):
+    key = (xp.__name__, "slot_change", const)
+    k = _KERNELS.get(key)
     if k is None:
-        # V and O: any integer types (CuPy requires typed parameters to match exactly).
-        k = _KERNELS[xp.__name__, "slot_change"] = xp.ElementwiseKernel(
-            "V v, O o, uint64 s", "uint64 k",
+        # O (and V): any integer array type; CuPy requires typed parameters to match exactly
+        # and infers placeholders from arrays only.
+        k = _KERNELS[key] = xp.ElementwiseKernel(
+            ("int64 v" if const else "V v") + ", O o, uint64 s", "uint64 k",
             "k += ((unsigned long long)((long long)v - (long long)o)) << s",
-            "dvecost_slot_change")
+            "dvecost_slot_change" + ("_const" if const else ""))
     return k
 
 
