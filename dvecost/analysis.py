@@ -28,6 +28,7 @@ import statespace
 from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped
 from dve.summary import summarize
 from dve.syntax import DEFAULT_COST_RESOURCE, Model
+from ocm.backend import array_module_for
 from ocm.errors import NoCycleError, ZeroTimeCycleError
 from statespace.quotient import build_quotient_graph
 from statespace.symmetry import NO_SYMMETRY
@@ -68,8 +69,9 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     backend : {'auto', 'cpu', 'gpu'}
         Where exploration and the cycle engine run. ``'gpu'``: both on the GPU (exploration
         of a model whose symmetry reduces it stays on the CPU). ``'auto'``: exploration on the
-        GPU when there is one (:func:`explore_array_module`), the cycle engine there for large
-        graphs, falling back to the CPU if the device runs out of memory (:mod:`ocm.backend`).
+        GPU when there is one (:func:`ocm.backend.array_module_for`), the cycle engine there
+        for large graphs, falling back to the CPU if the device runs out of memory
+        (:mod:`ocm.backend`).
     defines : mapping of str to int, optional
         Values for the model's ``input`` constants (``-D name=value``); not with a loaded model.
     max_states, max_memory : int, optional
@@ -163,7 +165,7 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         max_states=max_states, max_memory=max_memory,
         progress=None if progress is None else
         lambda *counts: report("explore", None, None, explore_message(*counts)),
-        xp=explore_array_module(backend))
+        xp=array_module_for(backend))
     graph = quotient.graph
     seconds["explore"] = _time.perf_counter() - t0
 
@@ -177,20 +179,6 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         # A signal or --timeout in the engine or the report: the state graph is complete, so
         # the stop says what it holds.
         raise with_counts(exc, graph)
-
-
-def explore_array_module(backend: str):
-    """The array module exploration runs on for ``backend``: NumPy for ``'cpu'``, CuPy for
-    ``'gpu'`` (:class:`~ocm.errors.BackendUnavailableError` where there is none), and for
-    ``'auto'`` CuPy when it imports and a CUDA device answers, else NumPy.
-
-    >>> explore_array_module("cpu").__name__
-    'numpy'
-    """
-    from ocm.backend import array_module, gpu_available, resolve_backend
-    if backend == "auto":
-        return array_module("gpu" if gpu_available() else "cpu")
-    return array_module(resolve_backend(backend, 0))
 
 
 def _check_engine_memory(max_memory: int, graph) -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "gpu_unavailable_reason",
     "resolve_backend",
     "array_module",
+    "array_module_for",
     "is_out_of_memory",
     "warn_fallback",
     "call_with_cpu_fallback",
@@ -158,6 +159,20 @@ def array_module(backend: str):
         return cupy
     import numpy
     return numpy
+
+
+def array_module_for(backend: str):
+    """The array module for ``backend`` whatever the size of the work (state-space
+    exploration: its size is known only at the end): NumPy for ``'cpu'``, CuPy for ``'gpu'``
+    (:class:`~ocm.errors.BackendUnavailableError` where there is none), and for ``'auto'``
+    CuPy when it imports and a CUDA device answers, else NumPy.
+
+    >>> array_module_for("cpu").__name__
+    'numpy'
+    """
+    if backend == "auto":
+        return array_module("gpu" if gpu_available() else "cpu")
+    return array_module(resolve_backend(backend, 0))
 
 
 #: Bytes per edge and per vertex the CPU cycle engine allocates at its peak (CSR copies, SCC
