@@ -610,36 +610,66 @@ def decode_state(graph: StateGraph, i: int) -> dict[str, Any]:
     i = int(i)
     if i == graph.error_state:
         return {"error": True}
-    names, kinds, pstates = _names(graph)
-    row = [int(v) for v in graph.states[i]]
+    row = graph.states[i]
     out: dict[str, Any] = {}
-    arrays: dict[str, list] = {}
-    chans: dict[str, dict] = {}
-    for name, kind, v in zip(names, kinds, row):
+    for op in _decoding_plan(graph):
+        kind, name, a = op[0], op[1], op[2]
         if kind == "pc":
+            v, states = int(row[a]), op[3]
             # One past the last state marks process 0 of the (legacy, expanded) error state.
-            out[name] = pstates[name][v] if v < len(pstates[name]) else "<error>"
+            out[name] = states[v] if v < len(states) else "<error>"
         elif kind == "var":
-            if name.endswith("]"):
-                base = name[:name.rindex("[")]
-                if base not in arrays:
-                    arrays[base] = []
-                    out[base] = arrays[base]
-                arrays[base].append(v)
-            else:
-                out[name] = v
+            out[name] = int(row[a])
+        elif kind == "array":
+            out[name] = row[a:op[3]].tolist()
+        else:  # a buffered channel: its count, then its items field by field
+            count, arity = int(row[a]), op[3]
+            cells = row[a + 1:a + 1 + count * arity].tolist()
+            out[name] = [cells[k] if arity == 1 else tuple(cells[k:k + arity])
+                         for k in range(0, len(cells), arity)]
+    return out
+
+
+def _decoding_plan(graph: StateGraph) -> tuple[tuple, ...]:
+    """How :func:`decode_state` reads a state vector, worked out once per graph from the slot
+    names: ``('pc', name, slot, states)``, ``('var', name, slot)``, ``('array', name, first,
+    end)`` and ``('chan', name, count slot, arity)``, in slot order (a state of 65,536 cells
+    is then a slice, not 65,536 string operations)."""
+    plan = graph.__dict__.get("_decoding_plan")
+    if plan is not None:
+        return plan
+    names, kinds, pstates = _names(graph)
+    out: list[tuple] = []
+    j, n = 0, len(names)
+    while j < n:
+        name, kind = names[j], kinds[j]
+        if kind == "pc":
+            out.append(("pc", name, j, pstates[name]))
+            j += 1
+        elif kind == "var" and name.endswith("]"):
+            base = name[:name.rindex("[")]
+            k = j + 1
+            while k < n and kinds[k] == "var" and names[k].startswith(base + "[") \
+                    and names[k][len(base) + 1:-1].isdigit():
+                k += 1
+            out.append(("array", base, j, k))
+            j = k
+        elif kind == "var":
+            out.append(("var", name, j))
+            j += 1
         elif kind == "count":
             ch = name[:-len(".count")]
-            chans[ch] = {"count": v, "items": {}}
-            out[ch] = None
-        else:  # item: NAME[i].f
-            ch, rest = name.rsplit("[", 1)
-            k = rest.split("].")[0]   # items are in (index, field) order
-            chans[ch]["items"].setdefault(int(k), []).append(v)
-    for ch, c in chans.items():
-        items = [c["items"][k] for k in sorted(c["items"])][:c["count"]]
-        out[ch] = [it[0] if len(it) == 1 else tuple(it) for it in items]
-    return out
+            k = j + 1
+            while k < n and kinds[k] == "item":
+                k += 1
+            fields = {names[x].rsplit("].", 1)[1] for x in range(j + 1, k)}
+            out.append(("chan", ch, j, max(len(fields), 1)))
+            j = k
+        else:  # pragma: no cover - an item slot always follows its channel's count
+            j += 1
+    plan = tuple(out)
+    object.__setattr__(graph, "_decoding_plan", plan)  # a cache: the graph stays immutable
+    return plan
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,73 @@ def test_pack_and_block_change_against_python_integers():
     new[:, w:w + d.shape[1]] += d
     assert np.array_equal(new, lay.pack(Y, np))
     assert np.array_equal(lay.unpack(new, np, dtype=np.int64), Y)
+
+
+CHANNELS = """
+byte a[5];
+channel {byte, int} q[3];
+channel {byte} r[2];
+process P { byte k; int loc[3]; state s, t; init s;
+  trans s -> s { guard k < 4; sync q!{k, -k}; effect a[k] = k + 1, k = k + 1, loc[k % 3] = -k; },
+        s -> t { sync r!k; },
+        t -> s { guard a[k] > 0; effect a[k] = 0; }; }
+process Q { byte x; int y; state u; init u;
+  trans u -> u { sync q?{x, y}; },
+        u -> u { guard x == 3; sync r?x; effect x = 300 / (x - 3); }; }
+system async;
+"""
+
+
+def _decode_by_hand(names, kinds, pstates, row):
+    """Slot by slot, from the names alone (the decoding decode_state must agree with)."""
+    out, chans = {}, {}
+    for name, kind, v in zip(names, kinds, row):
+        if kind == "pc":
+            out[name] = pstates[name][v] if v < len(pstates[name]) else "<error>"
+        elif kind == "var" and name.endswith("]"):
+            out.setdefault(name[:name.rindex("[")], []).append(v)
+        elif kind == "var":
+            out[name] = v
+        elif kind == "count":
+            chans[name[:-6]] = (v, [])
+            out[name[:-6]] = None
+        else:
+            ch, rest = name.rsplit("[", 1)
+            idx, field = (int(x) for x in rest.split("]."))
+            items = chans[ch][1]
+            if field == 0:
+                items.append([])
+            items[idx].append(v)
+    for ch, (count, items) in chans.items():
+        out[ch] = [it[0] if len(it) == 1 else tuple(it) for it in items[:count]]
+    return out
+
+
+def test_decode_state_against_decoding_by_hand(tmp_path):
+    from statespace import decode_state, load_graph, save_graph
+    cm = compiled(CHANNELS)
+    g = build_state_graph(cm)
+    assert g.n_states > 20 and g.error_state >= 0
+    names = [s.name for s in cm.slots]
+    kinds = [s.kind for s in cm.slots]
+    pstates = {p.name: p.states for p in cm.processes}
+    save_graph(g, tmp_path / "g.npz")
+    h = load_graph(tmp_path / "g.npz")   # no model: decoded from the saved names
+    seen_items = 0
+    for i in range(g.n_states):
+        want = ({"error": True} if i == g.error_state
+                else _decode_by_hand(names, kinds, pstates, g.states[i].tolist()))
+        got = decode_state(g, i)
+        assert got == want and list(got) == list(want)
+        assert decode_state(h, i) == want
+        seen_items += len(got.get("q", ())) > 1
+    assert seen_items   # some state holds two or more items of the two-field channel
+
+
+def test_jsonable_keeps_plain_lists_and_converts_the_rest():
+    from statespace.witness import jsonable
+    big = list(range(70000))
+    out = jsonable({"a": big, "q": [(1, -2), (3, 4)], "n": np.int64(5), "m": [np.int32(1), 2],
+                    "b": [True, 2]})
+    assert out == {"a": big, "q": [[1, -2], [3, 4]], "n": 5, "m": [1, 2], "b": [True, 2]}
+    assert out["a"] is not big and type(out["m"][0]) is int
