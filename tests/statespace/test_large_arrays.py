@@ -181,3 +181,22 @@ def test_jsonable_keeps_plain_lists_and_converts_the_rest():
                     "b": [True, 2]})
     assert out == {"a": big, "q": [[1, -2], [3, 4]], "n": 5, "m": [1, 2], "b": [True, 2]}
     assert out["a"] is not big and type(out["m"][0]) is int
+
+
+def test_block_change_off_the_host_path_agrees():
+    """The running-sum form (used on a device: no scatter, no data-dependent sizes) against
+    the host's sparse form, on a module that is not NumPy but computes with it."""
+    import types
+    fake = types.ModuleType("not_numpy")
+    for k in dir(np):
+        if not k.startswith("__"):
+            setattr(fake, k, getattr(np, k))
+    rng = np.random.default_rng(3)
+    lay = KeyLayout.from_bounds([0] * 3000 + [-32768] * 500, [255] * 3000 + [32767] * 500)
+    old = rng.integers(0, 256, size=(3500, 4)).astype(np.int32)
+    new = old.copy()
+    new[rng.integers(0, 3500, size=40), rng.integers(0, 4, size=40)] = 7
+    for base, m in ((0, 3500), (2990, 20), (17, 1)):
+        a = lay.block_change(base, new[base:base + m], old[base:base + m], np)
+        b = lay.block_change(base, new[base:base + m], old[base:base + m], fake)
+        assert a[0] == b[0] and np.array_equal(a[1], b[1])
