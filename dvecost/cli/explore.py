@@ -168,10 +168,12 @@ class _Run:
     def work(self, defines: dict[str, int]) -> None:
         """Load, explore, save and summarise; ends by declaring the result final."""
         from dve.loader import load_model
+        from ocm.backend import array_module_for
         from statespace import build_state_graph, save_graph
         from statespace.compiler import compile_model
 
         args = self.args
+        xp = array_module_for(args.backend)   # refused (exit 2) before any work
         model = load_model(args.model, defines=defines)
         cm = compile_model(model, property=not args.no_property)
         self._lap("load", "explore")
@@ -181,7 +183,7 @@ class _Run:
             self.graph = build_state_graph(cm, max_states=args.max_states,
                                            max_memory=args.max_memory,
                                            progress=self.prog.states if self.prog else None,
-                                           error_successors=args.legacy_error_state)
+                                           error_successors=args.legacy_error_state, xp=xp)
         except (StateLimitExceeded, MemoryLimitExceeded) as exc:
             self.stop, self.stopped_in = exc, "explore"
             if exc.partial is None:   # not even the partial graph fitted in memory

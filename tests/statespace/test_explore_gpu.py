@@ -227,3 +227,37 @@ def test_gpu_analyze_cli_matches_cpu(cupy, tmp_path):
 
 def cpu_depth(path) -> int:
     return build_state_graph(compile_model(dve.load_model(str(path)))).depth
+
+
+# ----------------------------------------------------------------- without a device
+
+@pytest.mark.parametrize("argv", [["explore", "--backend", "gpu"],
+                                  ["analyze", "--backend", "gpu"]])
+def test_backend_gpu_without_a_device_is_refused(argv, tmp_path):
+    # What the user reads on a machine without CuPy or a device: exit 2, the reason and the
+    # way out, no traceback; nothing explored.
+    import subprocess
+    from ocm.backend import gpu_available
+    if gpu_available():
+        pytest.skip("a GPU is present here")
+    path = ROOT / "dvecost" / "examples" / "client_server.dve"
+    run = subprocess.run([sys.executable, "-m", "dvecost", argv[0], str(path), *argv[1:]],
+                         capture_output=True, text=True, cwd=str(tmp_path))
+    assert run.returncode == 2
+    assert "the GPU backend is unavailable" in run.stderr
+    assert "--backend cpu" in run.stderr
+    assert "Traceback" not in run.stderr and run.stdout == ""
+
+
+def test_explore_backend_cpu_is_the_default_build(tmp_path):
+    import json
+    import subprocess
+    path = ROOT / "dvecost" / "examples" / "client_server.dve"
+    out = []
+    for extra in ([], ["--backend", "cpu"]):
+        run = subprocess.run([sys.executable, "-m", "dvecost", "explore", str(path), "--json",
+                              *extra], capture_output=True, text=True, cwd=str(tmp_path))
+        assert run.returncode == 0, run.stderr
+        info = json.loads(run.stdout)
+        out.append((info["n_states"], info["n_transitions"], info["depth"]))
+    assert out[0] == out[1] == (135, 360, cpu_depth(path))
