@@ -239,10 +239,9 @@ class CountedExplorer(_QuotientExplorer):
                              np.dtype(self.sdtype), self.error_id if self.error_id < n else -1)
         # The graph's states: the representatives in full when they fit FULL_STATES_BYTES;
         # beyond, rows of no slot (Quotient.representatives materialises the ones asked for).
-        # A zero-filled matrix stands in while the driver assembles the graph (its pages are
-        # never touched).
+        # A broadcast zero (no memory) stands in while the driver assembles the graph.
         self.states = [self.counts.states() if small else
-                       np.zeros((n, self.cm.n_slots), self.sdtype)]
+                       np.broadcast_to(np.zeros((1, 1), self.sdtype), (n, self.cm.n_slots))]
         g = super()._finish(complete)
         if not small:
             g = dataclasses.replace(g, states=np.zeros((n, 0), self.sdtype))

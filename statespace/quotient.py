@@ -521,7 +521,8 @@ def _apply_perm(sym: Symmetry, X: np.ndarray, perms) -> np.ndarray:
             Y[M[p]] = X[M[order[p]]]
         ren = {g.keys[order[p]]: g.keys[p] for p in range(g.size)}
         for j in g.key_slots:
-            Y[j] = [ren.get(int(v), int(v)) for v in X[j]]
+            # Y, not X: a slot may hold keys of several groups (disjoint), each renamed once.
+            Y[j] = [ren.get(int(v), int(v)) for v in Y[j]]
     return Y
 
 
@@ -559,7 +560,10 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
     ``canon(t) = o·t`` is taken by the run as ``π(a)``, reaching ``π·t = (o⁻¹[π])·canon(t)``.
     Invariance of the model under the group makes each such step a step of the full model with
     the edge's (cost, time). A cycle is walked ``r`` times where ``r`` is the order of the
-    permutation it closes with, so the lifted cycle has the same mean and ratio.
+    permutation it closes with, so the lifted cycle has the same mean and ratio. When the first
+    round does not close, a run that closes in one round is looked for first
+    (:func:`_one_round`: interchangeable members of a representative may trade places, which
+    leaves the state as it is and changes which member takes the later steps).
     """
     g = q.graph
     cm = q.model
@@ -570,6 +574,7 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
         perm = [np.arange(gr.size) for gr in sym.groups]
     if not edges:
         return [], [], [], perm
+    perm0 = [np.asarray(p) for p in perm]
     ex = (_QuotientExplorer(cm, sym, np, 1, None, None, None, False) if cm.system == "sync"
           else Explorer(cm, np, 1, None, None, None, False))
     where = {}   # transition id -> (group, member position, index within the process)
@@ -585,51 +590,122 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
     reps = q.representatives(sorted(set(srcs))).astype(np.int64)
     rep_of = {s: reps[i] for i, s in enumerate(sorted(set(srcs)))}
     start = _apply_perm(sym, rep_of[srcs[0]].reshape(-1, 1), perm)[:, 0]
+
+    def step(e, s, perm):
+        """The run's step along quotient edge ``e`` from class ``s`` when it stands at
+        ``perm·rep``: (concrete action, successor's concrete state or None for the error
+        state, the permutation after)."""
+        a = int(g.action[e])
+        rep = rep_of[s]
+        inv = [np.argsort(p) for p in perm]
+
+        # Member q of the representative is member inv[q] of the run: key k_q -> k_inv[q].
+        ren = {gr.template: {gr.keys[q]: gr.keys[int(inv[gi][q])] for q in range(gr.size)}
+               for gi, gr in enumerate(sym.groups)}
+
+        def mapped(tid):
+            w = where.get(tid)
+            if w is None:
+                return transition_image(cm, sym, tid, ren)
+            gi, pos, j = w
+            return table[gi][int(inv[gi][pos])][j]
+
+        if cm.system == "sync":
+            choice = cm.sync_choice(g.model_action(a))
+            # Member q's transition is taken by member inv[q]: it goes to that column.
+            conc = [0] * len(choice)
+            for tid in choice:
+                m = mapped(tid)
+                conc[column[cm.transitions[m].process]] = m
+            act = sync_code(cm, conc)
+            Y, errs, _, _ = ex._step_sync(rep.reshape(-1, 1), np.zeros(1, np.int64),
+                                          np.asarray([choice], np.int64), np.zeros(1, bool))
+            t, err = Y[:, 0].astype(np.int64), int(g.indices[e]) == g.error_state
+        else:
+            t, err = _successor(ex, rep, a, cm)
+            act = action_of[tuple(mapped(tid) for tid in cm.action_transitions(a))]
+        if err:
+            return act, None, perm
+        _, orders = canonicalize(sym, t.reshape(-1, 1), return_perm=True)
+        cur = _apply_perm(sym, t.reshape(-1, 1), perm)[:, 0]
+        return act, cur, [np.argsort(o[:, 0])[p] for p, o in zip(perm, orders)]
+
     cur = start.copy()
     states, acts, used = [cur.copy()], [], []
-    for _ in range(_MAX_ROUNDS):
+    for rounds in range(_MAX_ROUNDS):
         for e, s in zip(edges, srcs):
-            a = int(g.action[e])
-            rep = rep_of[s]
-            inv = [np.argsort(p) for p in perm]
-
-            # Member q of the representative is member inv[q] of the run: key k_q -> k_inv[q].
-            ren = {gr.template: {gr.keys[q]: gr.keys[int(inv[gi][q])] for q in range(gr.size)}
-                   for gi, gr in enumerate(sym.groups)}
-
-            def mapped(tid):
-                w = where.get(tid)
-                if w is None:
-                    return transition_image(cm, sym, tid, ren)
-                gi, pos, j = w
-                return table[gi][int(inv[gi][pos])][j]
-
-            if cm.system == "sync":
-                choice = cm.sync_choice(g.model_action(a))
-                # Member q's transition is taken by member inv[q]: it goes to that column.
-                conc = [0] * len(choice)
-                for tid in choice:
-                    m = mapped(tid)
-                    conc[column[cm.transitions[m].process]] = m
-                acts.append(sync_code(cm, conc))
-                Y, errs, _, _ = ex._step_sync(rep.reshape(-1, 1), np.zeros(1, np.int64),
-                                              np.asarray([choice], np.int64),
-                                              np.zeros(1, bool))
-                t, err = Y[:, 0].astype(np.int64), int(g.indices[e]) == g.error_state
-            else:
-                t, err = _successor(ex, rep, a, cm)
-                acts.append(action_of[tuple(mapped(tid) for tid in cm.action_transitions(a))])
+            act, nxt, perm = step(e, s, perm)
+            acts.append(act)
             used.append(e)
-            if err:
+            if nxt is None:
                 states.append(np.asarray(cm.error_state, np.int64))
                 return states, acts, used, perm
-            cur = _apply_perm(sym, t.reshape(-1, 1), perm)[:, 0]
-            _, orders = canonicalize(sym, t.reshape(-1, 1), return_perm=True)
-            perm = [np.argsort(o[:, 0])[p] for p, o in zip(perm, orders)]
+            cur = nxt
             states.append(cur.copy())
         if not close or np.array_equal(cur, start):
             return states, acts, used, perm
+        if rounds == 0:
+            # The first round ended elsewhere in the class: look for a run that closes in one
+            # round by letting interchangeable members trade places on the way.
+            one = _one_round(edges, srcs, states[0], perm0, rep_of, sym, step)
+            if one is not None:
+                return one
     raise AssertionError("the lifted walk did not close")
+
+
+#: Steps tried at most while looking for a lifted cycle that closes in one round.
+_TWIST_STEPS = 4000
+
+
+def _one_round(edges, srcs, start, perm, rep_of, sym, step):
+    """A run along ``edges`` from ``start`` (at ``perm·rep``) back to ``start`` in one round,
+    or ``None``. Where the representative has interchangeable members, the run may stand at
+    ``perm∘h·rep`` for a transposition ``h`` of two of them (the same state: ``h`` fixes the
+    representative), which changes which concrete member takes each later step; a depth-first
+    search over those choices (adjacent transpositions, which generate every permutation of a
+    run), bounded by ``_TWIST_STEPS`` steps."""
+    budget = [_TWIST_STEPS]
+    if len(edges) > _TWIST_STEPS // 4:
+        return None           # (and the search's depth stays far below Python's limit)
+
+    def twists(s):
+        rep = rep_of[s].reshape(-1, 1)
+        red = interchangeable(sym, rep)
+        out = []
+        for gi, g in enumerate(sym.groups):
+            for i in range(1, g.size):
+                if red[g.processes[i]][0]:
+                    out.append((gi, i - 1, i))
+        return out
+
+    def go(i, perm, states, acts):
+        if i == len(edges):
+            return (states, acts) if np.array_equal(states[-1], start) else None
+        options = [None] + twists(srcs[i])
+        for tw in options:
+            if budget[0] <= 0:
+                return None
+            p = perm
+            if tw is not None:
+                gi, x, y = tw
+                h = np.arange(sym.groups[gi].size)
+                h[x], h[y] = y, x
+                p = [h[q] if k == gi else q for k, q in enumerate(perm)]
+            budget[0] -= 1
+            act, nxt, p2 = step(edges[i], srcs[i], p)
+            if nxt is None:
+                continue
+            got = go(i + 1, p2, states + [nxt], acts + [act])
+            if got is not None:
+                return got
+        return None
+
+    found = go(0, perm, [start.copy()], [])
+    if found is None:
+        return None
+    states, acts = found
+    perm_end = perm  # back at the start state: the run ends where it began
+    return states, acts, list(edges), perm_end
 
 
 def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[int], list[int]]:

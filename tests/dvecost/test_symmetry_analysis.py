@@ -127,6 +127,20 @@ def test_scenario_server_witness_is_a_run_of_the_full_model(name, n):
         assert replay_analysis(model, a.as_dict()) > 0
 
 
+def test_editor_saturating_witness_renames_keys_of_both_groups_and_closes_in_one_round():
+    # 'done' and the server's 'cur' hold keys of readers and of writers: lifting a step renames
+    # each group's keys in them (renaming the writers' must not undo the readers'). The
+    # critical cycle visits 28 classes; three readers trade places along it, so following the
+    # representatives' own members closes only after three rounds (84 steps), but letting
+    # interchangeable readers trade places on the way closes it in one.
+    from scenarios.templates import TEMPLATES
+    model = TEMPLATES["editor"].family(6).to_model()
+    a = analyze(model, cost="server", backend="cpu")
+    d = a.as_dict()
+    assert str(a.value) == "1" and len(d["cycle"]) == 28
+    assert replay_analysis(model, d) > 28
+
+
 def test_steps_name_states_and_edges_of_the_graph_returned():
     # With symmetry reduction the steps are those of the lifted runs: a.graph is their graph,
     # so an edge id of a step gives back its cost and time, and --dot draws the real run.
