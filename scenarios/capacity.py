@@ -24,6 +24,10 @@ server's cost: its worst sustainable work per tick). Both take the same injected
 
 A point with no client at all (``(0, 0)`` with nothing fixed) has load 0 and is not analysed.
 
+Both are written as walks for :class:`~scenarios.parallel.PointWalk`: with ``jobs > 1`` spare
+worker processes analyse the points the walk is likely to ask for next, and the result is the
+same as with ``jobs=1``.
+
 Examples
 --------
 A stand-in evaluator whose load is ``min(workers, clients / 3)`` (each client keeps a worker
