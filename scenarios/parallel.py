@@ -106,6 +106,11 @@ def _start_worker(work: Callable[[Any], Any]) -> None:
     _WORK = work
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:  # on Linux, die with the parent, whatever ends it (kill -9, a second Ctrl-C)
+        import ctypes
+        ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _run_point(key: Any) -> tuple[str, Any]:

@@ -9,6 +9,7 @@ import pathlib
 import signal
 import subprocess
 import sys
+import time
 from fractions import Fraction
 
 import pytest
@@ -279,3 +280,29 @@ def test_four_worker_frontier_agrees_with_dvecost_analyze_of_the_rendered_models
         assert single["certified"]
         assert Fraction(single["exact"]) == Fraction(points[na, nb]["exact"])
         assert (Fraction(single["exact"]) >= 4) == points[na, nb]["saturated"]
+
+
+def test_the_worker_processes_die_with_a_killed_parent():
+    """kill -9 gives the parent no chance to end its workers: they die with it (Linux)."""
+    proc = subprocess.Popen([sys.executable, "-m", "dvecost", *BIG], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        if line.startswith("reader 0, exporter 1:"):
+            workers = [int(c) for t in pathlib.Path(f"/proc/{proc.pid}/task").iterdir()
+                       for c in (t / "children").read_text().split()]
+            proc.kill()
+            break
+    proc.communicate(timeout=60)
+    assert len(workers) == 2
+
+    def alive(pid):
+        try:
+            state = pathlib.Path(f"/proc/{pid}/status").read_text().split("State:")[1]
+        except FileNotFoundError:
+            return False
+        return not state.strip().startswith("Z")   # a zombie is dead, waiting to be reaped
+
+    deadline = time.monotonic() + 10
+    while any(alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(w) for w in workers)
