@@ -259,7 +259,9 @@ class _Gen(_Emitter):
         self.n = 0
         self.orig: dict[int, str] = {}      # slot -> name of its source values X[j][r]
         self.overlay: dict[int, _Val] = {}  # slot -> current value after writes
-        self.blocks: dict[str, str] = {}    # array variable -> (n, K) block name
+        # Slot ranges written as a whole (an array variable, by name; a buffered channel's
+        # items, by '#' and its name) -> (block name, first slot, slots): an (n, K) block.
+        self.blocks: dict[str, tuple[str, int, int]] = {}
         self.errs: list[str] = []
         self.need_T = False
         self.need_ar = False
@@ -338,10 +340,9 @@ class _Gen(_Emitter):
         sl = self.cm.slots[j]
         if j in self.overlay:
             return self.overlay[j]
-        for var, blk in self.blocks.items():
-            vi = self.cm.variables[var]
-            if vi.base <= j < vi.base + vi.size:
-                return _Val(self.let(self.leaf(f"{blk}[{j - vi.base}].copy()")), "int",
+        for blk, base, size in self.blocks.values():
+            if base <= j < base + size:
+                return _Val(self.let(self.leaf(f"{blk}[{j - base}].copy()")), "int",
                             lo=sl.lo, hi=sl.hi)
         if j not in self.orig:
             name = f"s{j}"
@@ -349,14 +350,19 @@ class _Gen(_Emitter):
         return _Val(self.orig[j], "int", lo=sl.lo, hi=sl.hi)
 
     def materialise(self, vi) -> str:
-        if vi.name in self.blocks:
-            return self.blocks[vi.name]
-        blk = self.let(f"X[{vi.base}:{vi.base + vi.size}][:, r]")
-        for i in range(vi.size):
-            v = self.overlay.pop(vi.base + i, None)
+        return self.materialise_span(vi.name, vi.base, vi.size)
+
+    def materialise_span(self, key: str, base: int, size: int) -> str:
+        """The block of slots ``base .. base + size - 1`` (the current values, writes so far
+        included), written from now on as a whole."""
+        if key in self.blocks:
+            return self.blocks[key][0]
+        blk = self.let(f"X[{base}:{base + size}][:, r]")
+        for i in range(size):
+            v = self.overlay.pop(base + i, None)
             if v is not None:
                 self.emit(f"{blk}[{i}] = {self.as_int(v)}")
-        self.blocks[vi.name] = blk
+        self.blocks[key] = (blk, base, size)
         return blk
 
     def index(self, e: S.Expr, size: int, proc):
@@ -568,10 +574,9 @@ class _Gen(_Emitter):
         self.emit(f"{blk}[{ic}, _ar] = {self.as_int(v)}")
 
     def write_slot(self, j: int, v: _Val) -> None:
-        for var, blk in self.blocks.items():
-            vi = self.cm.variables[var]
-            if vi.base <= j < vi.base + vi.size:
-                self.emit(f"{blk}[{j - vi.base}] = {self.as_int(v)}")
+        for blk, base, size in self.blocks.values():
+            if base <= j < base + size:
+                self.emit(f"{blk}[{j - base}] = {self.as_int(v)}")
                 return
         self.overlay[j] = self.store_value(v)
 
@@ -594,9 +599,8 @@ class _Gen(_Emitter):
                               for j, v in sorted(self.overlay.items())) + "]"
         if not self.blocks:
             return out
-        # Whole arrays: one (first slot, block) each, not a pair per cell (see Writes).
-        blocks = ", ".join(f"({self.cm.variables[var].base}, {blk})"
-                           for var, blk in self.blocks.items())
+        # Whole arrays and queues: one (first slot, block) each, not a pair per cell (Writes).
+        blocks = ", ".join(f"({base}, {blk})" for blk, base, _ in self.blocks.values())
         return f"_Writes({out}, [{blocks}])"
 
     def err_code(self) -> str:
@@ -885,6 +889,8 @@ class Evaluator:
 
     def _push(self, g: _Gen, t) -> None:
         # Legacy order: the effects have run; the sent values are evaluated now and appended.
+        # The queue is one block: its item at the count gets the values (one indexed write
+        # per field, however long the queue; the guard keeps the count below the size).
         ch = self.cm.channels[t.channel]
         cnt = g.read_slot(ch.count_slot)
         cnt_code = g.as_int(cnt)
@@ -893,13 +899,11 @@ class Evaluator:
         for v in vals:
             if v.err:
                 g.errs.append(v.err)
-        for i in range(ch.size):
-            at = g.let(f"{cnt_code} == {i}")
-            for f, v in enumerate(vals):
-                j = ch.items + i * ch.arity + f
-                old = g.read_slot(j)
-                new = g.let(f"xp.where({at}, {g.as_int(v)}, {g.as_int(old)})")
-                g.overlay[j] = _Val(new, "int", None, None, *TYPE_RANGE[ch.types[f]])
+        blk = g.materialise_span("#" + ch.name, ch.items, ch.size * ch.arity)
+        g.need_ar = True
+        at = g.let(f"xp.clip({cnt_code}, 0, {ch.size - 1}) * {ch.arity}")
+        for f, v in enumerate(vals):
+            g.emit(f"{blk}[{at} + {f}, _ar] = {g.as_int(v)}")
         g.overlay[ch.count_slot] = _Val(g.let(f"{cnt_code} + 1"), "int", None, None, 1, ch.size)
 
     def _pop(self, g: _Gen, t) -> None:
@@ -908,14 +912,12 @@ class Evaluator:
         targets = t.node.sync.values
         for f, target in enumerate(targets[:ch.arity]):
             g.assign(target, heads[f], t.process)
-        for i in range(ch.size):
-            for f in range(ch.arity):
-                j = ch.items + i * ch.arity + f
-                if i + 1 < ch.size:
-                    nxt = g.read_slot(ch.items + (i + 1) * ch.arity + f)
-                    g.overlay[j] = _Val(nxt.code, "int", nxt.const, None, nxt.lo, nxt.hi)
-                else:
-                    g.overlay[j] = _const(0)
+        # The queue moves up by one item as a block (a copy: source and target overlap).
+        n, a = ch.size * ch.arity, ch.arity
+        blk = g.materialise_span("#" + ch.name, ch.items, n)
+        if n > a:
+            g.emit(f"{blk}[:{n - a}] = {blk}[{a}:].copy()")
+        g.emit(f"{blk}[{n - a}:] = 0")
         cnt = g.read_slot(ch.count_slot)
         g.overlay[ch.count_slot] = _Val(g.let(f"{g.as_int(cnt)} - 1"), "int", None, None,
                                         0, ch.size - 1)

@@ -200,3 +200,45 @@ def test_block_change_off_the_host_path_agrees():
         a = lay.block_change(base, new[base:base + m], old[base:base + m], np)
         b = lay.block_change(base, new[base:base + m], old[base:base + m], fake)
         assert a[0] == b[0] and np.array_equal(a[1], b[1])
+
+
+QUEUES = """
+channel {byte, int} q[40];
+channel {byte} r[3];
+byte n;
+process A { state s; init s;
+  trans s -> s { guard n < 6; sync q!{n * 40, 1000 - n}; effect n = n + 1; cost 1; },
+        s -> s { guard n == 6; sync r!n; effect n = 7; }; }
+process B { byte x; int y; state s, t; init s;
+  trans s -> t { sync q?{x, y}; cost 2; time 3; },
+        t -> s { guard y > 996; },
+        t -> s { guard y <= 996; effect x = 250 / (x - 160); },
+        s -> s { sync r?x; }; }
+system async;
+"""
+
+
+@pytest.mark.parametrize("chunk_size", [1, 1 << 17])
+def test_long_queues_match_the_interpreter(chunk_size):
+    cm = compiled(QUEUES)
+    g = build_state_graph(cm, chunk_size=chunk_size)
+    validate_graph(g)
+    states, edges = ss_oracle.explore(cm)
+    assert g.n_states > 12 and g.error_state >= 0   # x = 160 divides by zero
+    assert max(s[cm.channels["q"].count_slot] for s in states) == 6
+    assert g.states.astype(np.int64).tolist() == [list(s) for s in states]
+    src = np.repeat(np.arange(g.n_states), np.diff(g.indptr)).tolist()
+    assert list(zip(src, g.indices.tolist(), g.action.tolist())) == [e[:3] for e in edges]
+
+
+def test_queue_operations_are_blocks():
+    from statespace.evaluate import Evaluator
+    cm = compiled(QUEUES)
+    ev = Evaluator(cm, np).prepare()
+    ch = cm.channels["q"]
+    for tid in (0, 2):   # A's send, B's receive
+        src = ev.sources[("effect", tid)]
+        assert src.count("\n") < 30, src   # not a line per item
+    X = np.array([cm.initial], np.int32).T.copy()
+    writes, _ = ev.effect((0,))(X, np.arange(1))
+    assert [(b, v.shape[0]) for b, v in writes.blocks] == [(ch.items, 80)]
