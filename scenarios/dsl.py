@@ -505,9 +505,9 @@ class System:
         dve.syntax.Model
             Constants for the request kinds and the server's ``done`` variable (with a
             server; with several workers the constants ``WORKERS``, ``BUSY``, ``SERVED`` and
-            the variable ``adm`` instead), the server process, one process per client (with a server, each keeps its
-            pending request in its own ``req``, which the server reads as ``C->req``), and
-            ``system sync`` or ``system async``.
+            the variable ``adm`` instead), the server process, one process per client (with a
+            server, each keeps its pending request in its own ``req``, which the server reads
+            as ``C->req``), and ``system sync`` or ``system async``.
 
         Examples
         --------

@@ -249,7 +249,6 @@ class CountedExplorer(_QuotientExplorer):
 
     # ------------------------------------------------------------------ successors
     def _successors_async(self, C, keys):
-        cm = self.cm
         F = C.shape[1]
         gs = self.plan["groups"]
         live = ~(keys == self.err_key[0]).all(axis=1)      # the error state: no successors
@@ -275,8 +274,8 @@ class CountedExplorer(_QuotientExplorer):
                 first_id[has] = order[np.argmax(pres[has], axis=1)]
             info.append({"cnt": cnt, "win": win, "r": r, "free": free, "cum": cum,
                          "first": first_id, "codes": codes})
-        # Rows: (state, group moved or -1 for the base row, mover position, mover code id or
-        # -1 for a referred mover, window index of a referred mover).
+        # Rows: the state, the group whose mover is swapped to position 0 (-1: the base row,
+        # position 0's own member in every group), and the mover's position.
         row_state = [states]
         row_group = [np.full(states.shape[0], -1, np.int64)]
         row_pos = [np.zeros(states.shape[0], np.int64)]
@@ -300,11 +299,10 @@ class CountedExplorer(_QuotientExplorer):
         rg = np.concatenate(row_group)
         rp = np.concatenate(row_pos)
         m = rs.shape[0]
-        X, T, base_cnt, tpos = self._rows(C, info, rs, rg, rp)
-        out = self._steps(X, T, base_cnt, tpos, info, rs, rg, rp, m)
-        return out
+        X, T, base_cnt = self._rows(C, info, rs, rg, rp)
+        return self._steps(X, T, base_cnt, info, rs, rg, rp, m)
 
-    def _tracked(self, info, rs, rg, rp):
+    def _tracked(self, info, rs):
         """Per group: the positions tracked in each row (position 0, then the window's
         positions ``free + i``), as an (rows x (1 + R)) matrix with -1 where none."""
         out = []
@@ -324,21 +322,19 @@ class CountedExplorer(_QuotientExplorer):
     def _rows(self, C, info, rs, rg, rp):
         """The narrow state matrix of each row (slots outside the groups, position 0 and the
         window filled in), the tracked values ``T`` (the same, as virtual slots: outside
-        slots, then per group position 0's and each window entry's columns), the counts of
-        the untracked members, and the tracked positions."""
+        slots, then per group position 0's and each window entry's columns) and the counts
+        of the untracked members."""
         cm = self.cm
         m = rs.shape[0]
         gs = self.plan["groups"]
         X = np.zeros((cm.n_slots, m), np.int32)
         nmv = C[: len(self.nm)][:, rs]
-        tpos = self._tracked(info, rs, rg, rp)
+        tpos = self._tracked(info, rs)
         base_cnt = []
         vparts = []
         for gi, (g, G, I) in enumerate(zip(self.sym.groups, gs, info)):
             M, R = G["M"], G["R"]
             mine = rg == gi
-            # Who stands at each tracked position (code), before the swap.
-            n = g.size
             win = I["win"][rs]                                   # (m, R) codes or -1
             first = I["first"][rs]
             codes_by_id = I["codes"]
@@ -412,7 +408,7 @@ class CountedExplorer(_QuotientExplorer):
             T.append(V0)
             for i in range(G["R"]):
                 T.append(self._vector(gi, np.maximum(wv[:, i], 0)))
-        return X, np.concatenate(T, axis=0), base_cnt, tpos
+        return X, np.concatenate(T, axis=0), base_cnt
 
     def _vslot(self, gi: int, entry: int, col: int) -> int:
         """Row of ``T`` holding column ``col`` of tracked entry ``entry`` (0: position 0,
@@ -425,7 +421,7 @@ class CountedExplorer(_QuotientExplorer):
             at += (1 + G["R"]) * w
         raise IndexError(gi)
 
-    def _steps(self, X, T, base_cnt, tpos, info, rs, rg, rp, m):
+    def _steps(self, X, T, base_cnt, info, rs, rg, rp, m):
         """Every step of every row, with its successor's compact key."""
         cm = self.cm
         rows_cache: dict = {}
