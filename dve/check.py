@@ -457,8 +457,9 @@ class _Checker:
                 sym.size = size
         if kind == "variable":
             n = sym.size if sym.size and sym.size > 0 else 1
-            self.occupy(n, f"array '{d.name}' of {n:,} cells" if sym.is_array
-                        else f"variable '{d.name}'", pos if sym.is_array else sym.pos)
+            qual = d.name if owner is None else f"{owner}.{d.name}"
+            self.occupy(n, f"array '{qual}' of {n:,} cells" if sym.is_array
+                        else f"variable '{qual}'", pos if sym.is_array else sym.pos)
         elif sym.size is not None and sym.size > MAX_STATE_SLOTS:
             # Not in the state, but a table of values the compiler and the guards hold.
             self.p.error(pos, "declaration-too-large",
@@ -552,8 +553,9 @@ class _Checker:
                                  f"declare the item types: 'channel {{byte}} {d.name}[{size}]'")
                 else:
                     sym.buffered = True
+                    qual = d.name if owner is None else f"{owner}.{d.name}"
                     self.occupy(1 + size * len(d.types),
-                                f"buffered channel '{d.name}' of {size:,} items", pos)
+                                f"buffered channel '{qual}' of {size:,} items", pos)
         self.chan_syms[id(sym)] = sym
         self.chan_uses[id(sym)] = []
         return sym
