@@ -75,6 +75,10 @@ class CountingOverflow(Exception):
     """A class has more distinct local vectors in a group than the layout counts."""
 
 
+class _NotCountable(Exception):
+    """The model is not one :func:`counted_plan` accepts."""
+
+
 class _Untracked(Exception):
     """A step touched a member outside position 0 and the window (cannot happen when the
     conditions of :func:`counted_plan` hold; checked, not assumed)."""
@@ -114,8 +118,11 @@ def counted_plan(ex: _QuotientExplorer) -> dict | None:
 class CountedExplorer(_QuotientExplorer):
     """The quotient explorer with classes kept as counts (see the module docstring)."""
 
-    def __init__(self, cm: CompiledModel, sym: Symmetry, plan: dict, width: int, *args) -> None:
+    def __init__(self, cm: CompiledModel, sym: Symmetry, width: int, *args) -> None:
         super().__init__(cm, sym, *args)
+        plan = counted_plan(self)
+        if plan is None:
+            raise _NotCountable()
         self.plan = plan
         self.width = width
         self.err_pc = -1          # the error state is recognised by its key (_successors_async)
@@ -703,16 +710,15 @@ def explore_counted(cm: CompiledModel, sym: Symmetry, args: tuple):
     model is not one :func:`counted_plan` accepts (or a step reaches a member the window does
     not hold: checked while exploring). ``args`` are the explorer's ``(xp, chunk_size,
     max_states, max_memory, progress, error_successors)``."""
+    if cm.system != "async" or cm.property_process is not None or sym.families:
+        return None           # (checked again by counted_plan; this spares building one)
     width = FIRST_WIDTH
     while True:
-        probe = _QuotientExplorer(cm, sym, *args)
-        plan = counted_plan(probe)
-        del probe
-        if plan is None:
-            return None
         try:
-            ex = CountedExplorer(cm, sym, plan, width, *args)
+            ex = CountedExplorer(cm, sym, width, *args)
             g = ex.run()
+        except _NotCountable:
+            return None
         except CountingOverflow:
             if width >= MAX_WIDTH:
                 return None
