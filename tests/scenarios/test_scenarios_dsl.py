@@ -181,3 +181,21 @@ def test_load_bound():
     assert System({U: 3, heavy: 1}).load_bound() == 3 * 1 + 5
     assert System({U: 3, heavy: 1}, composition="async").load_bound() == 5
     assert isinstance(System({U: 1}).load_bound(), Fraction)
+
+
+def test_pool_names_step_aside_for_request_kinds():
+    # Requests named like the pool's constants and variable keep their names; the pool's move.
+    from dvecost import analyze
+    a = Scenario("a", [Request("busy", 3, cost=0), Think(1), Request("adm", 1, cost=2),
+                       Request("served", 4)])
+    b = Scenario("b", [Loop([Think(1), Request("workers", 2)], times=(1, 2))])
+    model = System({a: 2, b: 1}, server=Server(workers=2)).to_model()
+    assert dve.check_model(model) == ()
+    consts = {d.name: d.init.value for d in model.globals if d.const}
+    assert consts["BUSY"] == 1 and consts["WORKERS"] == 4      # the request kinds
+    assert (consts["WORKERS_"], consts["BUSY_"], consts["SERVED_"]) == (2, 5, 6)   # the pool
+    states = [st.name for st in model.processes[1].states]
+    assert "adm_s" in states and "adm" not in states    # the global variable 'adm' is taken
+    on = analyze(model, cost="server", backend="cpu", witness=False)
+    off = analyze(model, cost="server", backend="cpu", witness=False, symmetry="off")
+    assert on.symmetry["reduced"] and on.value == off.value
