@@ -32,7 +32,6 @@ Examples
 --------
 >>> from dve import load_model
 >>> from statespace.quotient import build_quotient_graph
->>> from statespace.symmetry import detect_symmetry
 >>> src = '''
 ... channel req;
 ... process Server { byte who; state idle, busy; init idle;
@@ -56,7 +55,7 @@ import numpy as np
 
 from .evaluate import add_costs
 from .model import CompiledModel
-from .quotient import _QuotientExplorer
+from .quotient_explorer import QuotientExplorer
 from .store import KeyLayout, VisitedSet
 from .symmetry import Symmetry, canonicalize
 
@@ -84,7 +83,7 @@ class _Untracked(Exception):
     conditions of :func:`counted_plan` hold; checked, not assumed)."""
 
 
-def counted_plan(ex: _QuotientExplorer) -> dict | None:
+def counted_plan(ex: QuotientExplorer) -> dict | None:
     """Whether the quotient of ``ex`` can be explored by counting, and the layout facts it
     needs; ``None`` when it cannot (see the module docstring)."""
     cm, sym = ex.cm, ex.sym
@@ -115,7 +114,7 @@ def counted_plan(ex: _QuotientExplorer) -> dict | None:
     return {"groups": groups, "nm": nm}
 
 
-class CountedExplorer(_QuotientExplorer):
+class CountedExplorer(QuotientExplorer):
     """The quotient explorer with classes kept as counts (see the module docstring)."""
 
     def __init__(self, cm: CompiledModel, sym: Symmetry, width: int, *args) -> None:
