@@ -914,8 +914,11 @@ class Explorer:
 
     def _intern_sync(self, code: np.ndarray) -> np.ndarray:
         """Action ids of ``system sync`` steps given as code words ``(rows, n_words)``: the
-        step codes numbered densely in the order first met (new codes of a chunk in increasing
-        order), so ids fit int32 however many processes there are.
+        step codes numbered densely in the order first met, so ids fit int32 however many
+        processes there are. The caller gives the steps in (source row, code) order, so a new
+        code's id depends only on the first (source state, code) that takes it: the same ids
+        whatever the chunk size, as breadth-first numbering needs (new states are numbered
+        by (source, action)).
 
         The words are compared as rows (lexicographic order of the words, the first most
         significant, is the order of the codes); only the distinct codes of the chunk are
@@ -929,10 +932,10 @@ class Explorer:
             (the ids of the edges are int32); the message has the counts found so far.
         """
         if code.shape[1] == 1:
-            uniq, inv = np.unique(code[:, 0], return_inverse=True)
+            uniq, first, inv = np.unique(code[:, 0], return_index=True, return_inverse=True)
             values = uniq.tolist()
         else:
-            uniq, inv = np.unique(code, axis=0, return_inverse=True)
+            uniq, first, inv = np.unique(code, axis=0, return_index=True, return_inverse=True)
             values = []
             for row in uniq.tolist():
                 c = 0
@@ -940,7 +943,8 @@ class Explorer:
                     c = c * r + w
                 values.append(c)
         ids = np.empty(len(values), np.int64)
-        new = [c for c in values if c not in self.sync_ids]
+        new = [values[k] for k in np.argsort(first, kind="stable").tolist()
+               if values[k] not in self.sync_ids]
         if len(self.sync_codes) + len(new) > MAX_SYNC_STEPS:
             n, m, _ = self.mark
             raise StateSpaceError(
