@@ -48,29 +48,29 @@ def to_host(a) -> np.ndarray:
     return get() if get is not None else np.asarray(a)
 
 
-def scatter_min(xp, out, idx, vals) -> None:
-    """``out[idx[k]] = min(out[idx[k]], vals[k])`` for every ``k`` (repeated indices too)."""
+def _scatter(xp, op: str, out, idx, vals) -> None:
+    """``out[idx[k]] = op(out[idx[k]], vals[k])`` for every ``k``, repeated indices included:
+    ``ufunc.at`` where the module has it, else CuPy's older ``cupyx.scatter_<op>``."""
+    ufunc = getattr(xp, {"min": "minimum", "add": "add"}[op])
     if xp is np:
-        np.minimum.at(out, idx, vals)
+        ufunc.at(out, idx, vals)
         return
     try:
-        xp.minimum.at(out, idx, vals)
+        ufunc.at(out, idx, vals)
     except (AttributeError, TypeError, NotImplementedError):   # CuPy before ufunc.at
         import cupyx
-        cupyx.scatter_min(out, idx, vals)
+        getattr(cupyx, f"scatter_{op}")(out, idx, vals)
+
+
+def scatter_min(xp, out, idx, vals) -> None:
+    """``out[idx[k]] = min(out[idx[k]], vals[k])`` for every ``k`` (repeated indices too)."""
+    _scatter(xp, "min", out, idx, vals)
 
 
 def scatter_add(xp, out, idx, vals) -> None:
     """``out[idx[k]] += vals[k]`` for every ``k`` (repeated indices add up; modular for
     unsigned integers)."""
-    if xp is np:
-        np.add.at(out, idx, vals)
-        return
-    try:
-        xp.add.at(out, idx, vals)
-    except (AttributeError, TypeError, NotImplementedError):   # CuPy before ufunc.at
-        import cupyx
-        cupyx.scatter_add(out, idx, vals)
+    _scatter(xp, "add", out, idx, vals)
 
 
 def add_slot_change(xp, out, new, old, shift: int) -> None:
