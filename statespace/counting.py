@@ -54,13 +54,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .evaluate import add_costs
+from .explore import Explorer
 from .model import CompiledModel
 from .quotient_explorer import QuotientExplorer
 from .store import KeyLayout, VisitedSet
-from .symmetry import Symmetry, canonicalize
+from .symmetry import Symmetry, canonicalize, interchangeable
 
-__all__ = ["CountedExplorer", "CountingOverflow", "Counts", "counted_plan", "counted_orbit_total",
-           "explore_counted"]
+__all__ = ["CountedExplorer", "CountingOverflow", "Counts", "SyncChoiceExplorer", "counted_plan",
+           "counted_orbit_total", "explore_counted"]
 
 #: Distinct local vectors per group that the first layout counts (doubled on overflow).
 FIRST_WIDTH = 8
@@ -537,7 +538,6 @@ class CountedExplorer(QuotientExplorer):
         """Rows where ``tid`` is enabled: a lead member's transitions only in the base rows
         and in the rows of its own group's movers (:meth:`_steps` keeps only those steps
         there); the other processes' in every row."""
-        from .explore import Explorer
         R, gerr = Explorer._enabled(self, X, m, rows_cache, None, tid)
         if R.shape[0] == 0:
             return R, gerr
@@ -639,6 +639,57 @@ class CountedExplorer(QuotientExplorer):
         return self.layout.pack(C, np)
 
 
+class SyncChoiceExplorer(QuotientExplorer):
+    """The ``system sync`` quotient explorer with the joint choices made per class, for all
+    the states of a chunk at once.
+
+    A run of interchangeable members (equal local vectors, no key-holding slot referring to
+    them: :func:`statespace.symmetry.interchangeable`) chooses its transitions as a
+    multiset: when ``k`` members have ``b`` enabled transitions, ``C(k + b - 1, k)`` steps
+    (how many of the ``k`` take each branch), not ``b^k``. The steps are those of
+    :meth:`Explorer._successors_sync <statespace.explore.Explorer._successors_sync>`, the
+    product built one process at a time over the whole chunk, where a member standing in the
+    run of the member before it keeps only the choices numbered no lower than that member's
+    (:meth:`_sync_keep`): the non-decreasing assignments, one per multiset. Costs add up and
+    the time is the maximum over the moving processes as there (``_step_sync``), and every
+    distinct step stays an edge of its own, so parallel edges keep their (cost, time).
+
+    The steps, their order and so the graph are those of the sorting explorer's per-state
+    loop (:meth:`QuotientExplorer._successors_sync`: the multisets of
+    ``itertools.combinations_with_replacement`` in product order, which is the order of the
+    step codes), without its Python work per state: editor with four workers and 8 users,
+    9.6 s -> 1.1 s. Successors are canonicalised as there.
+    """
+
+    def __init__(self, cm: CompiledModel, sym: Symmetry, *args) -> None:
+        super().__init__(cm, sym, *args)
+        column = {p.index: i for i, p in enumerate(cm.system_processes)}
+        #: process index -> the column of the member before it in its group.
+        self.prev_column = {g.processes[k]: column[g.processes[k - 1]]
+                            for g in sym.groups for k in range(1, g.size)}
+        self.digit = np.zeros(max(len(cm.transitions), 1), np.int64)
+        for p in cm.system_processes:
+            self.digit[np.asarray(p.transitions, np.int64)] = np.arange(len(p.transitions))
+        self.red: dict[int, np.ndarray] = {}
+
+    def _successors_sync(self, X, keys):
+        self.red = interchangeable(self.sym, X)
+        try:
+            src, act, nk, err, costs, tim = Explorer._successors_sync(self, X, keys)
+        finally:
+            self.red = {}
+        if src.shape[0]:
+            nk = self._canon_keys(nk)
+        return src, act, nk, err, costs, tim
+
+    def _sync_keep(self, p, rows, choice):
+        c = self.prev_column.get(p.index)
+        red = self.red.get(p.index)
+        if c is None or red is None:
+            return None
+        return ~red[rows] | (self.digit[choice[-1]] >= self.digit[choice[c]])
+
+
 def _or(a, b):
     if a is None:
         return b
@@ -707,9 +758,12 @@ class Counts:
 def explore_counted(cm: CompiledModel, sym: Symmetry, args: tuple):
     """The quotient graph explored by counting and its :class:`Counts`, or ``None`` when the
     model is not one :func:`counted_plan` accepts (or a step reaches a member the window does
-    not hold: checked while exploring). ``args`` are the explorer's ``(xp, chunk_size,
+    not hold: checked while exploring). A ``system sync`` model gets the graph of
+    :class:`SyncChoiceExplorer` and no counts. ``args`` are the explorer's ``(xp, chunk_size,
     max_states, max_memory, progress, error_successors)``."""
-    if cm.system != "async" or cm.property_process is not None or sym.families:
+    if cm.system == "sync":
+        return SyncChoiceExplorer(cm, sym, *args).run(), None
+    if cm.property_process is not None or sym.families:
         return None           # (checked again by counted_plan; this spares building one)
     width = FIRST_WIDTH
     while True:

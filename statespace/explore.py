@@ -839,6 +839,10 @@ class Explorer:
             err = xp.concatenate([q[2] for q in parts])
             choice = [c[sel] for c in choice]
             choice.append(xp.concatenate([xp.full(q[0].shape[0], q[3], np.int64) for q in parts]))
+            keep = self._sync_keep(p, rows, choice)
+            if keep is not None:
+                rows, code, err = rows[keep], code[keep], err[keep]
+                choice = [c[keep] for c in choice]
         # By row, then by step code (the words, the first most significant).
         order = lexsort(xp, (*code.T[::-1], rows))
         rows, code, err = rows[order], code[order], err[order]
@@ -850,6 +854,13 @@ class Explorer:
         nk = self.layout.pack(Y, xp)
         # Step codes are interned on the host (a dict; few distinct codes per chunk).
         return rows, xp.asarray(self._intern_sync(to_host(code))), nk, err, costs, tm
+
+    def _sync_keep(self, p, rows, choice):
+        """Which of the partial ``system sync`` steps to keep once process ``p`` has chosen
+        (``choice``: a column of transition ids per process so far, ``rows``: their source
+        rows); ``None`` keeps all. A hook for explorers that generate fewer steps
+        (:mod:`statespace.counting`: one per multiset of interchangeable members' choices)."""
+        return None
 
     def _step_sync(self, X, rows, C, err):
         """The successors of rows ``rows`` of ``X`` when process ``i`` takes transition
