@@ -24,7 +24,9 @@ vectors + window)`` per successor where the sorted vector costs ``O(n log n)``.
 
 Where these conditions do not hold (``system sync``, a property process, committed states, a
 rendezvous between two members, families of transitions, local vectors wider than 62 bits),
-:func:`counted_plan` returns ``None`` and the quotient explorer does the work. When a class has
+:func:`counted_plan` returns ``None`` and the quotient explorer does the work. A ``system
+sync`` model goes to :class:`SyncChoiceExplorer`, which makes the joint choices of
+interchangeable members per class (how many take each branch) for a whole chunk at once. When a class has
 more distinct local vectors than the layout counts, :class:`CountingOverflow` is raised and the
 caller starts over with a wider layout.
 
@@ -53,7 +55,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .evaluate import add_costs
 from .explore import Explorer
 from .model import CompiledModel
 from .quotient_explorer import QuotientExplorer
@@ -432,48 +433,14 @@ class CountedExplorer(QuotientExplorer):
         """Every step of every row, with its successor's compact key."""
         cm = self.cm
         rows_cache: dict = {}
-        lead_of = self.lead_of
-        G_: dict = {}
-        live: list[int] = []
-        for p in self.acting:
-            for s_ in np.unique(X[p.slot]).tolist():
-                for tid in self.by_src.get((p.index, s_), ()):
-                    G_[tid] = g = self._enabled_rows(X, m, rows_cache, tid, rg, lead_of)
-                    if g[0].shape[0]:
-                        live.append(tid)
-        live.sort()
-        masks: dict = {}
-
-        def full(tid):
-            if tid not in masks:
-                R, ge = G_[tid]
-                en = np.zeros(m, bool)
-                en[R] = True
-                er = None
-                if ge is not None:
-                    er = np.zeros(m, bool)
-                    er[R] = ge
-                masks[tid] = (en, er)
-            return masks[tid]
-
+        G_, live, full = self._live_transitions(
+            X, self.acting, lambda tid: self._enabled_rows(X, m, rows_cache, tid, rg))
         out_src, out_act, out_err, out_time, out_T, out_row = [], [], [], [], [], []
         out_cost = [[] for _ in self.res]
         for tid in live:
             for ai, a in self.actions_of[tid]:
                 gi = self.lead_group[ai]
-                if a.kind == "local":
-                    R, gerr = G_[tid]
-                else:
-                    s, q = a.transitions
-                    Rs, ers = G_[s]
-                    if q not in G_ or G_[q][0].shape[0] == 0:
-                        continue
-                    enq, erq = full(q)
-                    sel = enq[Rs]
-                    R = Rs[sel]
-                    gerr = None if ers is None else ers[sel]
-                    if erq is not None:
-                        gerr = erq[R] if gerr is None else gerr | erq[R]
+                R, gerr = self._action_rows(G_, full, a)
                 # A mover's row keeps only the steps of its group's lead (the others are the
                 # base row's).
                 own = (rg[R] == -1) | (rg[R] == gi)
@@ -482,26 +449,11 @@ class CountedExplorer(QuotientExplorer):
                     gerr = None if gerr is None else gerr[own]
                 if R.shape[0] == 0:
                     continue
-                if a.kind == "local":
-                    writes, eerr = self.ev.effect((tid,))(X, R)
-                    costs, tm, cerr = self._charge(tid, X, R)
-                    t = cm.transitions[tid]
-                    moves = [(cm.processes[t.process].slot, t.dst)]
-                else:
-                    writes, eerr = self.ev.effect((s, q))(X, R)
-                    cs, ts, ce1 = self._charge(s, X, R)
-                    cq, tq, ce2 = self._charge(q, X, R)
-                    costs, ovf = add_costs(cs, cq)
-                    tm = np.maximum(ts, tq)
-                    cerr = _or(_or(ce1, ce2), ovf)
-                    ts_, tq_ = cm.transitions[s], cm.transitions[q]
-                    moves = [(cm.processes[tq_.process].slot, tq_.dst),
-                             (cm.processes[ts_.process].slot, ts_.dst)]
-                err = _or(_or(gerr, eerr), cerr)
-                if a.error:
-                    err = np.ones(R.shape[0], bool)
-                if err is None:
-                    err = np.zeros(R.shape[0], bool)
+                writes, eerr = self.ev.effect(a.transitions)(X, R)
+                costs, tm, cerr = self._charge_action(a, X, R)
+                moves = [(cm.processes[t.process].slot, t.dst)
+                         for t in (cm.transitions[tid] for tid in a.transitions[::-1])]
+                err = self._step_faults(a, R, gerr, eerr, cerr)
                 Tn = T[:, R].copy()
                 for j, vals in writes:
                     self._write(Tn, X, R, j, vals, info, rs)
@@ -534,7 +486,7 @@ class CountedExplorer(QuotientExplorer):
             nk[ok] = self._compact_keys(Tn[:, ok], [c[Rk] for c in base_cnt], info, rs[Rk])
         return self._collect(out_src, out_act, [nk], out_err, out_cost, out_time)
 
-    def _enabled_rows(self, X, m, rows_cache, tid, rg, lead_of):
+    def _enabled_rows(self, X, m, rows_cache, tid, rg):
         """Rows where ``tid`` is enabled: a lead member's transitions only in the base rows
         and in the rows of its own group's movers (:meth:`_steps` keeps only those steps
         there); the other processes' in every row."""
@@ -542,7 +494,7 @@ class CountedExplorer(QuotientExplorer):
         if R.shape[0] == 0:
             return R, gerr
         proc = self.cm.transitions[tid].process
-        gi = lead_of.get(proc)
+        gi = self.lead_of.get(proc)
         if gi is None:
             return R, gerr          # outside the groups: every row (a partner, maybe)
         keep = (rg[R] == -1) | (rg[R] == gi)
@@ -688,14 +640,6 @@ class SyncChoiceExplorer(QuotientExplorer):
         if c is None or red is None:
             return None
         return ~red[rows] | (self.digit[choice[-1]] >= self.digit[choice[c]])
-
-
-def _or(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a | b
 
 
 @dataclass(frozen=True, eq=False)

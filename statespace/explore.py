@@ -623,27 +623,20 @@ class Explorer:
                  for c in costs],
                 xp.full(k, tm, np.int64) if isinstance(tm, int) else tm.astype(np.int64), err)
 
-    def _successors_async(self, X, keys):
-        cm, xp = self.cm, self.xp
+    def _live_transitions(self, X, procs, enabled):
+        """Where the transitions of ``procs`` are enabled in the states ``X``: ``(G, live,
+        full)`` with ``G[tid] = enabled(tid)`` (rows, guard faults or None) for each
+        transition leaving a control state some row is in (small frontiers touch few of
+        them), ``live`` those enabled in some row, ascending, and ``full(tid)`` the same as
+        masks over all rows (made on demand, once per transition)."""
+        xp = self.xp
         F = X.shape[1]
-        allowed = None
-        if self.has_commit:
-            com = {p.index: xp.isin(X[p.slot], xp.asarray(sorted(p.commit)))
-                   for p in cm.system_processes}
-            anyc = xp.zeros(F, bool)
-            for v in com.values():
-                anyc |= v
-            if anyc.any():
-                allowed = {i: (~anyc) | v for i, v in com.items()}
-        rows_cache: dict = {}
         G: dict[int, tuple] = {}
-        live: list[int] = []   # transitions with at least one enabled row, ascending
-        for p in cm.system_processes:
-            # Only the transitions leaving a control state some row is in (small frontiers
-            # touch few of them).
+        live: list[int] = []
+        for p in procs:
             for s_ in xp.unique(X[p.slot]).tolist():
                 for tid in self.by_src.get((p.index, s_), ()):
-                    G[tid] = g = self._enabled(X, F, rows_cache, allowed, tid)
+                    G[tid] = g = enabled(tid)
                     if g[0].shape[0]:
                         live.append(tid)
         live.sort()
@@ -660,6 +653,65 @@ class Explorer:
                     er[R] = ge
                 masks[tid] = (en, er)
             return masks[tid]
+
+        return G, live, full
+
+    def _action_rows(self, G, full, a):
+        """The rows where action ``a`` (local or rendezvous) is enabled and their guard
+        faults (or None), from :meth:`_live_transitions`'s ``G`` and ``full``."""
+        if a.kind == "local":
+            return G[a.transitions[0]]
+        s, q = a.transitions
+        Rs, ers = G[s]
+        if q not in G or G[q][0].shape[0] == 0:
+            return Rs[:0], None
+        # Rows where both partners are enabled: the sender's rows, filtered through the
+        # receiver's full-length mask (O(|Rs|) per pair, not O(chunk)).
+        enq, erq = full(q)
+        sel = enq[Rs]
+        R = Rs[sel]
+        gerr = None if ers is None else ers[sel]
+        if erq is not None:
+            gerr = erq[R] if gerr is None else gerr | erq[R]
+        return R, gerr
+
+    def _charge_action(self, a, X, R):
+        """Costs, time and faults of action ``a`` in rows ``R``: a rendezvous's costs add
+        up (an overflow is a fault) and its time is the larger of the partners'."""
+        if a.kind == "local":
+            return self._charge(a.transitions[0], X, R)
+        s, q = a.transitions
+        cs, ts, ce1 = self._charge(s, X, R)
+        cq, tq, ce2 = self._charge(q, X, R)
+        costs, ovf = add_costs(cs, cq)
+        return costs, self.xp.maximum(ts, tq), _or(_or(ce1, ce2), ovf)
+
+    def _step_faults(self, a, R, *faults):
+        """Which of the steps of action ``a`` in rows ``R`` fault: any of ``faults`` (masks
+        or None), or all of them for an action into the error state."""
+        if a.error:
+            return self.xp.ones(R.shape[0], bool)
+        err = None
+        for f in faults:
+            err = _or(err, f)
+        return self.xp.zeros(R.shape[0], bool) if err is None else err
+
+    def _successors_async(self, X, keys):
+        cm, xp = self.cm, self.xp
+        F = X.shape[1]
+        allowed = None
+        if self.has_commit:
+            com = {p.index: xp.isin(X[p.slot], xp.asarray(sorted(p.commit)))
+                   for p in cm.system_processes}
+            anyc = xp.zeros(F, bool)
+            for v in com.values():
+                anyc |= v
+            if anyc.any():
+                allowed = {i: (~anyc) | v for i, v in com.items()}
+        rows_cache: dict = {}
+        G, live, full = self._live_transitions(
+            X, cm.system_processes,
+            lambda tid: self._enabled(X, F, rows_cache, allowed, tid))
 
         prop = cm.property_process
         if prop is not None:
@@ -695,49 +747,16 @@ class Explorer:
         # by their first transition), so emission order is action order.
         sys_list = [x for tid in live for x in self.actions_of[tid]]
         for ai, a in sys_list:
-            if a.kind == "local":
-                tid = a.transitions[0]
-                R, gerr = G[tid]
-                if R.shape[0] == 0:
-                    continue
-                writes, eerr = self.ev.effect((tid,))(X, R)
-                # With a charge table, _collect reads every edge's charge from its action.
-                costs, tm, cerr = (self._charge(tid, X, R) if self.charge_table is None
-                                   else ((), None, None))
-                t = cm.transitions[tid]
-                moves = [(cm.processes[t.process].slot, t.src, t.dst)]
-            else:
-                s, q = a.transitions
-                Rs, ers = G[s]
-                if q not in G or G[q][0].shape[0] == 0:
-                    continue
-                # Rows where both partners are enabled: the sender's rows, filtered through
-                # the receiver's full-length mask (O(|Rs|) per pair, not O(chunk)).
-                enq, erq = full(q)
-                sel = enq[Rs]
-                R = Rs[sel]
-                if R.shape[0] == 0:
-                    continue
-                gerr = None if ers is None else ers[sel]
-                if erq is not None:
-                    gerr = erq[R] if gerr is None else gerr | erq[R]
-                writes, eerr = self.ev.effect((s, q))(X, R)
-                if self.charge_table is None:
-                    cs, ts, ce1 = self._charge(s, X, R)
-                    cq, tq, ce2 = self._charge(q, X, R)
-                    costs, ovf = add_costs(cs, cq)
-                    tm = xp.maximum(ts, tq)
-                    cerr = _or(_or(ce1, ce2), ovf)
-                else:
-                    costs, tm, cerr = (), None, None
-                ts_, tq_ = cm.transitions[s], cm.transitions[q]
-                moves = [(cm.processes[tq_.process].slot, tq_.src, tq_.dst),
-                         (cm.processes[ts_.process].slot, ts_.src, ts_.dst)]
-            err = _or(_or(gerr, eerr), cerr)
-            if a.error:
-                err = xp.ones(R.shape[0], bool)
-            if err is None:
-                err = xp.zeros(R.shape[0], bool)
+            R, gerr = self._action_rows(G, full, a)
+            if R.shape[0] == 0:
+                continue
+            writes, eerr = self.ev.effect(a.transitions)(X, R)
+            # With a charge table, _collect reads every edge's charge from its action.
+            costs, tm, cerr = (self._charge_action(a, X, R) if self.charge_table is None
+                               else ((), None, None))
+            moves = [(cm.processes[t.process].slot, t.src, t.dst)
+                     for t in (cm.transitions[tid] for tid in a.transitions[::-1])]
+            err = self._step_faults(a, R, gerr, eerr, cerr)
             nk = self._apply(keys, X, R, writes, moves)
             if prop is None:
                 emit(R, ai, nk, err, costs, tm)

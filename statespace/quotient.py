@@ -21,18 +21,23 @@ and ratio are those of the full graph (docs/algorithms.md, "Symmetry reduction")
 
 Examples
 --------
+Ten clients in lockstep, each either staying or moving on: 1,024 states, 11 classes (how
+many clients stand in ``b``); from the initial class, 11 steps (how many of the ten move), not
+1,024.
+
 >>> src = '''
-... channel req;
-... process Server { byte who; state idle, busy; init idle;
-...     trans idle -> busy { sync req?who; cost 1; }, busy -> idle { effect who = 0; }; }
 ... process Client(key id) { state a, b; init a;
-...     trans a -> b { sync req!id; }, b -> a { guard Server->who != id; cost 2; }; }
-... for (k : 1 .. 4) { process Client(k); }
-... system async;'''
+...     trans a -> a { cost 1; }, a -> b { cost 2; }, b -> a { time 2; }; }
+... for (k : 1 .. 10) { process Client(k); }
+... system sync;'''
 >>> from dve import load_model
 >>> q = build_quotient_graph(load_model(src))
->>> q.graph.n_states, q.full_size(), q.symmetry.describe()
-(9, 48, 'Client: 4 instances (keys 1..4)')
+>>> q.graph.n_states, q.full_size(), int(q.graph.indptr[1] - q.graph.indptr[0])
+(11, 1024, 11)
+>>> q.symmetry.describe()
+'Client: 10 instances (keys 1..10)'
+
+(:mod:`statespace.counting` shows an ``async`` server that keeps its client's key.)
 """
 
 from __future__ import annotations
