@@ -55,6 +55,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -620,14 +621,39 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
     fams = [(tpl, ids, dict(names)) for p, tpl, ids, names in sym.families if p == t.process]
     if not fams:
         return tid
+    memo = _by_norm(cm, "images")
+    key = (tid,) + tuple(tuple(sorted(ren[tpl].items())) for tpl, _, _ in fams)
+    if key in memo:
+        return memo[key]
     node = t.node
     for tpl, ids, names in fams:
         node = _rewrite(node, ids, ren[tpl], names)
-    want = _norm(node)
-    for other in cm.processes[t.process].transitions:
-        if _norm(cm.transitions[other].node) == want:
-            return other
-    raise KeyError(f"no image of transition {tid}")
+    other = _by_norm(cm, t.process).get(_norm(node))
+    if other is None:
+        raise KeyError(f"no image of transition {tid}")
+    memo[key] = other
+    return other
+
+
+#: id of a live CompiledModel -> process index -> {normal form of a transition: its first id}
+#: (by id: a compiled model is not hashable; the entry goes when the model does).
+_NORMS: dict[int, dict] = {}
+
+
+def _by_norm(cm: CompiledModel, process) -> dict:
+    """The transitions of ``process`` by normal form (:func:`_norm`), the first of equal ones;
+    computed once per model and process (lifting a run looks up several per step).
+    ``process="images"``: :func:`transition_image`'s answers so far."""
+    per = _NORMS.get(id(cm))
+    if per is None:
+        per = _NORMS[id(cm)] = {"images": {}}
+        weakref.finalize(cm, _NORMS.pop, id(cm), None)
+    if process not in per:
+        table: dict = {}
+        for tid in cm.processes[process].transitions:
+            table.setdefault(_norm(cm.transitions[tid].node), tid)
+        per[process] = table
+    return per[process]
 
 
 def _candidates(cm: CompiledModel) -> dict[str, list[tuple[int, int, str]]]:
