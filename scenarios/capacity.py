@@ -151,10 +151,15 @@ class WorkerPoint:
     """
 
     workers: int
+    #: The worst load, exact.
     exact: Fraction
+    #: ``workers x`` the largest cost per tick.
     capacity: Fraction
+    #: States of the model's full state space (explored one orbit at a time).
     n_states: int
+    #: Wall time to build and analyse the model.
     seconds: float
+    #: Whether the exact certificate proved ``exact``.
     certified: bool = True
 
     @property
