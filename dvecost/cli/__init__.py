@@ -429,6 +429,17 @@ def add_defines(p: argparse.ArgumentParser) -> None:
                                               "(repeatable)")
 
 
+def add_model_run(p: argparse.ArgumentParser, model_help: str) -> None:
+    """What every command that explores a DVE model takes: the model, ``-D``, the backend,
+    the limits and ``--json``."""
+    p.add_argument("model", metavar="MODEL", help=model_help)
+    add_defines(p)
+    add_backend(p)
+    add_limits(p)
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object on one line instead of text")
+
+
 def parse_defines(items: Sequence[str] | None) -> dict[str, int]:
     """``['N=3', 'x=-1']`` -> ``{'N': 3, 'x': -1}``; malformed items raise ConfigurationError.
 

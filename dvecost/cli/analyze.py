@@ -23,7 +23,7 @@ from typing import TextIO
 from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped, StateLimitExceeded
 from ocm.errors import AnalysisError, NoCycleError, ZeroTimeCycleError
 
-from . import (add_backend, add_common, add_defines, add_limits, emit_json, parse_defines,
+from . import (add_common, add_model_run, emit_json, parse_defines,
                peak_memory_bytes, print_error, stop_info)
 from .subcommand import add_command
 from .terminal import ProgressLine, is_terminal
@@ -34,17 +34,12 @@ __all__ = ["register", "run", "ProgressLine"]
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``analyze`` subcommand to ``sub``."""
     p = add_command(sub, "analyze", __doc__, run)
-    p.add_argument("model", metavar="MODEL", help="a DVE file (with cost/time annotations)")
+    add_model_run(p, "a DVE file (with cost/time annotations)")
     p.add_argument("--ratio", action="store_true",
                    help="cycle ratio (cost per unit of time) instead of cycle mean (per step)")
     p.add_argument("--min", action="store_true", help="minimise instead of maximise")
     p.add_argument("--cost", metavar="NAME",
                    help="the cost resource to analyse (needed when the model names several)")
-    add_backend(p)
-    add_defines(p)
-    add_limits(p)
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object on one line instead of text")
     p.add_argument("--trace", action="store_true",
                    help="also show the run from the initial state to the critical cycle")
     p.add_argument("--no-witness", action="store_true",

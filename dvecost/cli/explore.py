@@ -35,7 +35,7 @@ import time
 from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, RunStopped,
                         StateLimitExceeded, TimeLimitExceeded)
 
-from . import (add_backend, add_defines, add_limits, command, emit_json, parse_defines,
+from . import (add_model_run, command, emit_json, parse_defines,
                parse_size, peak_memory_bytes, result_is_final, stop_info)
 from .terminal import ProgressLine, is_terminal
 
@@ -271,14 +271,10 @@ class _Run:
 
 
 def _options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", metavar="MODEL", help="a DVE model file")
+    add_model_run(p, "a DVE model file")
     p.add_argument("--save", metavar="GRAPH.npz",
                    help="write the state graph to this file (exactly this name; checked "
                         "before exploring, written atomically)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_limits(p)
-    add_defines(p)
-    add_backend(p)
     p.add_argument("--no-property", action="store_true",
                    help="leave out the property process of 'system async property P'")
     p.add_argument("--legacy-error-state", action="store_true",
