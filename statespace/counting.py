@@ -610,7 +610,7 @@ class SyncChoiceExplorer(QuotientExplorer):
     loop (:meth:`QuotientExplorer._successors_sync`: the multisets of
     ``itertools.combinations_with_replacement`` in product order, which is the order of the
     step codes), without its Python work per state: editor with four workers and 8 users,
-    9.6 s -> 1.1 s. Successors are canonicalised as there, before they are packed.
+    4.4 s -> 1.1 s of exploration. Successors are canonicalised as there, before they are packed.
     """
 
     def __init__(self, cm: CompiledModel, sym: Symmetry, *args) -> None:
