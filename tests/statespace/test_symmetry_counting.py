@@ -47,7 +47,8 @@ def test_counting_builds_the_sorting_explorers_graph(i):
     assert count.full_size() == sort.full_size()
 
 
-def test_sync_models_are_sorted():
+def test_sync_models_keep_no_counts():
+    # Their choices are made per class (test_symmetry_sync_choices.py); classes stay states.
     q = build_quotient_graph(compiled(MODELS["sync"][0], N=3))
     assert q.reduced and not q.counted
 
