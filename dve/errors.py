@@ -35,6 +35,7 @@ __all__ = [
     "StateSpaceError",
     "StateLimitExceeded",
     "MemoryLimitExceeded",
+    "StepLimitExceeded",
     "OutOfMemory",
     "RunStopped",
     "Interrupted",
@@ -276,6 +277,19 @@ class MemoryLimitExceeded(StateSpaceError):
         super().__init__(f"memory limit reached: {n_explored} states found, "
                          f"limit {limit_bytes} bytes")
         self.limit_bytes = limit_bytes
+        self.n_explored = n_explored
+        self.partial = partial
+
+
+class StepLimitExceeded(StateSpaceError):
+    """Raised when a ``system sync`` model has more distinct steps than the explorer's 32-bit
+    action ids can number (``limit``). ``partial`` holds what was found (the graph up to the
+    last chunk boundary), as for the other limits."""
+
+    def __init__(self, limit: int, n_explored: int, partial: object = None) -> None:
+        super().__init__(f"more than {limit:,} distinct system sync steps (the explorer "
+                         f"numbers them with 32-bit ids)")
+        self.limit = limit
         self.n_explored = n_explored
         self.partial = partial
 

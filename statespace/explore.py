@@ -24,7 +24,7 @@ import numpy as np
 
 from dve import arith, syntax
 from dve.errors import (MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimitExceeded,
-                        StateSpaceError)
+                        StepLimitExceeded)
 
 from .compiler import compile_model
 from .evaluate import INT, Evaluator, Fault, add_costs
@@ -302,6 +302,9 @@ class Explorer:
             if exc.partial is None:
                 exc.partial = self._partial()
                 exc.counts = _counts(exc.partial, self.mark)
+            raise
+        except StepLimitExceeded as exc:
+            exc.partial = self._partial()
             raise
         except MemoryError:
             part = self._partial()
@@ -957,9 +960,9 @@ class Explorer:
 
         Raises
         ------
-        dve.errors.StateSpaceError
+        dve.errors.StepLimitExceeded
             When the chunk brings the number of distinct steps past :data:`MAX_SYNC_STEPS`
-            (the ids of the edges are int32); the message has the counts found so far.
+            (the ids of the edges are int32); :meth:`run` attaches the graph found so far.
         """
         if code.shape[1] == 1:
             uniq, first, inv = np.unique(code[:, 0], return_index=True, return_inverse=True)
@@ -976,10 +979,7 @@ class Explorer:
         new = [values[k] for k in np.argsort(first, kind="stable").tolist()
                if values[k] not in self.sync_ids]
         if len(self.sync_codes) + len(new) > MAX_SYNC_STEPS:
-            n, m, _ = self.mark
-            raise StateSpaceError(
-                f"more than {MAX_SYNC_STEPS:,} distinct system sync steps (the explorer numbers "
-                f"them with 32-bit ids); {n:,} states, {m:,} transitions found so far")
+            raise StepLimitExceeded(MAX_SYNC_STEPS, self.mark[0])
         for c in new:
             self.sync_ids[c] = len(self.sync_codes)
             self.sync_codes.append(c)

@@ -42,7 +42,7 @@ A command using all of it::
         try:
             graph = build_state_graph(cm, max_states=args.max_states,
                                       max_memory=args.max_memory)
-        except (StateLimitExceeded, MemoryLimitExceeded, RunStopped) as exc:
+        except (StateLimitExceeded, MemoryLimitExceeded, StepLimitExceeded, RunStopped) as exc:
             info = stop_info(exc, args)
             print(info["message"], file=sys.stderr)
             if args.json:
@@ -69,7 +69,7 @@ from typing import Any, Callable, Sequence
 
 from dve.errors import (ConfigurationError, DvecostError, Interrupted, MemoryLimitExceeded,
                         ModelError, ModelErrors, OutOfMemory, RunStopped, StateLimitExceeded,
-                        StateSpaceError, TimeLimitExceeded)
+                        StateSpaceError, StepLimitExceeded, TimeLimitExceeded)
 from ocm.errors import AnalysisError, BackendUnavailableError, InputError, OcmError
 
 from .terminal import use_color
@@ -283,6 +283,9 @@ def stop_info(exc: BaseException, args: argparse.Namespace | None = None) -> dic
             name, value = "--max-memory", getattr(args, "max_memory", None) or exc.limit_bytes
         info.update(status="limit", exit_code=3, message=f"limit {name} {value} reached",
                     limit={"name": name, "value": str(value)})
+    elif isinstance(exc, StepLimitExceeded):
+        info.update(status="limit", exit_code=3, message=str(exc),
+                    limit={"name": "system sync steps", "value": str(exc.limit)})
     else:
         info.update(status="error", exit_code=1, message=str(exc))
     if counts:
@@ -520,7 +523,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (AnalysisError, StateSpaceError) as exc:
         if debug:
             raise
-        if isinstance(exc, (StateLimitExceeded, MemoryLimitExceeded)):
+        if isinstance(exc, (StateLimitExceeded, MemoryLimitExceeded, StepLimitExceeded)):
             info = stop_info(exc, args)
             print(info["message"], file=sys.stderr)
             return info["exit_code"]

@@ -33,7 +33,7 @@ import sys
 import time
 
 from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, RunStopped,
-                        StateLimitExceeded, TimeLimitExceeded)
+                        StateLimitExceeded, StepLimitExceeded, TimeLimitExceeded)
 
 from . import (add_model_run, command, emit_json, parse_defines,
                parse_size, peak_memory_bytes, result_is_final, stop_info)
@@ -184,7 +184,7 @@ class _Run:
                                            max_memory=args.max_memory,
                                            progress=self.prog.states if self.prog else None,
                                            error_successors=args.legacy_error_state, xp=xp)
-        except (StateLimitExceeded, MemoryLimitExceeded) as exc:
+        except (StateLimitExceeded, MemoryLimitExceeded, StepLimitExceeded) as exc:
             self.stop, self.stopped_in = exc, "explore"
             if exc.partial is None:   # not even the partial graph fitted in memory
                 self._close_progress()

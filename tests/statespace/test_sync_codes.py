@@ -4,6 +4,8 @@ on distinct steps is a clean error (exit 3 with the counts), not a traceback."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import ss_oracle
@@ -144,8 +146,24 @@ def test_too_many_distinct_steps_is_a_clean_error(monkeypatch, tmp_path, capsys)
     err = capsys.readouterr().err
     assert "Traceback" not in err
     # The initial state's four steps are the first chunk: nothing was expanded before it.
-    assert ("dvecost: error: more than 3 distinct system sync steps (the explorer numbers them "
-            "with 32-bit ids); 1 states, 0 transitions found so far") in err
+    assert ("dvecost: more than 3 distinct system sync steps (the explorer numbers them "
+            "with 32-bit ids); 1 states, 0 transitions (0 expanded) found so far") in err
+
+
+@pytest.mark.parametrize("command", ["explore", "analyze"])
+def test_too_many_distinct_steps_is_a_limit_in_json(command, monkeypatch, tmp_path, capsys):
+    # Like --max-states: exit 3 and one JSON object with status 'limit', the limit and counts.
+    path = tmp_path / "wide.dve"
+    path.write_text(WIDE)
+    monkeypatch.setattr(explore, "MAX_SYNC_STEPS", 3)
+    assert main([command, str(path), "--json"]) == 3
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1
+    d = json.loads(out[0])
+    assert d["status"] == "limit"
+    assert d["limit"] == {"name": "system sync steps", "value": "3"}
+    states = d["counts"]["states"] if command == "analyze" else d["n_states"]
+    assert states == 1
 
 
 def test_wide_codes_through_the_command_line(tmp_path, capsys):
