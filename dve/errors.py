@@ -37,6 +37,7 @@ __all__ = [
     "MemoryLimitExceeded",
     "StepLimitExceeded",
     "OutOfMemory",
+    "DeviceFallbackWarning",
     "RunStopped",
     "Interrupted",
     "TimeLimitExceeded",
@@ -297,13 +298,23 @@ class StepLimitExceeded(StateSpaceError):
 class OutOfMemory(MemoryLimitExceeded):
     """Raised when an allocation failed during exploration (no ``--max-memory`` reached, the
     machine ran out); ``limit_bytes`` is the limit in force or None. ``partial`` as above (None
-    when even the partial graph could not be assembled)."""
+    when even the partial graph could not be assembled). ``device`` is true when the GPU's
+    memory was what ran out (``--backend gpu``), ``why`` then says how it was found."""
+
+    device = False
+    why = ""
 
     def __init__(self, limit_bytes: int | None, n_explored: int, partial: object = None) -> None:
         StateSpaceError.__init__(self, f"out of memory after {n_explored} states")
         self.limit_bytes = limit_bytes
         self.n_explored = n_explored
         self.partial = partial
+
+
+class DeviceFallbackWarning(UserWarning):
+    """Issued when an exploration started for the GPU continues on the host: the device's free
+    memory is less than the next step needs, or an allocation on it failed (``--backend
+    auto``; ``gpu`` raises :class:`OutOfMemory` instead)."""
 
 
 class RunStopped(BaseException):

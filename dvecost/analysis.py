@@ -165,7 +165,9 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         max_states=max_states, max_memory=max_memory,
         progress=None if progress is None else
         lambda *counts: report("explore", None, None, explore_message(*counts)),
-        xp=array_module_for(backend))
+        xp=array_module_for(backend),
+        # gpu: a full device stops the run (exit 3); auto: exploration goes on on the CPU.
+        on_device_full="stop" if backend == "gpu" else "host")
     graph = quotient.graph
     seconds["explore"] = _time.perf_counter() - t0
 

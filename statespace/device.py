@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from dve.errors import DeviceFallbackWarning
+
 __all__ = ["on_device", "module_of", "to_host", "scatter_min", "scatter_add", "stable_argsort",
-           "lexsort"]
+           "lexsort", "device_free_bytes", "is_device_oom", "release_pool",
+           "DeviceFallbackWarning"]
 
 
 def on_device(xp) -> bool:
@@ -129,3 +132,46 @@ def lexsort(xp, keys):
     if xp is np:
         return np.lexsort(keys)
     return xp.lexsort(xp.stack(list(keys)))
+
+
+def device_free_bytes(xp) -> int | None:
+    """The bytes the device of ``xp`` can still allocate: its free memory
+    (``cuda.runtime.memGetInfo``) plus the free blocks CuPy's memory pool holds; None for
+    NumPy or a module without a CUDA runtime (nothing to check).
+
+    >>> device_free_bytes(np) is None
+    True
+    """
+    if xp is np:
+        return None
+    try:
+        free = int(xp.cuda.runtime.memGetInfo()[0])
+    except AttributeError:
+        return None
+    try:
+        free += int(xp.get_default_memory_pool().free_bytes())
+    except AttributeError:
+        pass
+    return free
+
+
+def release_pool(xp) -> None:
+    """Hand the free blocks of CuPy's memory pool back to the device (best effort)."""
+    try:
+        xp.get_default_memory_pool().free_all_blocks()
+    except AttributeError:
+        pass
+
+
+def is_device_oom(exc: BaseException) -> bool:
+    """True when ``exc`` is a failed device allocation (CuPy's
+    ``cuda.memory.OutOfMemoryError``, or CUDA's out-of-memory error), recognised without
+    importing CuPy.
+
+    >>> is_device_oom(MemoryError()), is_device_oom(ValueError("cudaErrorMemoryAllocation"))
+    (False, True)
+    """
+    if type(exc).__name__ == "OutOfMemoryError":
+        return True
+    text = str(exc)
+    return "cudaErrorMemoryAllocation" in text or "CUDA_ERROR_OUT_OF_MEMORY" in text

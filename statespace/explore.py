@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import time as _time
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -30,7 +31,8 @@ from .compiler import compile_model
 from .evaluate import INT, Evaluator, Fault, add_costs
 from .graph import StateGraph
 from .model import CompiledModel
-from .device import (add_slot_change, lexsort, module_of, on_device, scatter_add, stable_argsort,
+from .device import (DeviceFallbackWarning, add_slot_change, device_free_bytes, is_device_oom,
+                     lexsort, module_of, on_device, release_pool, scatter_add, stable_argsort,
                      to_host)
 from .store import KeyLayout, VisitedSet
 
@@ -77,7 +79,7 @@ def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = T
                       max_states: int | None = None, max_memory: int | None = None,
                       progress: Callable[[int, int, float], None] | None = None,
                       chunk_size: int | None = None, error_successors: bool = False,
-                      xp=np) -> StateGraph:
+                      xp=np, on_device_full: str = "host") -> StateGraph:
     """Explore the reachable state space of a model into a :class:`StateGraph`.
 
     Parameters
@@ -110,6 +112,12 @@ def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = T
         the edges stay on the device, guards and effects run there for chunks of that many
         states (smaller ones on the host), and the finished graph is copied to the host once.
         Both give identical graphs.
+    on_device_full : {'host', 'stop'}
+        With a device module: what happens when the device's free memory is less than the
+        next step needs (checked before the hand-over and before each chunk on the device),
+        or an allocation on it fails: ``'host'`` (default) continues on the host from the last
+        chunk boundary (the same graph) with a :class:`~statespace.device.DeviceFallbackWarning`;
+        ``'stop'`` raises :class:`dve.errors.OutOfMemory` with the graph found so far.
 
     Returns
     -------
@@ -119,6 +127,8 @@ def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = T
     ------
     dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded
         When a limit is reached; ``partial`` holds the graph found so far (``complete`` false).
+        :class:`~dve.errors.OutOfMemory` (a MemoryLimitExceeded) with ``device`` true: the
+        device was full and ``on_device_full`` is ``'stop'``.
     dve.errors.EvaluationError
         When the model does not compile (an initial value out of its type's range, ...).
     TypeError
@@ -140,7 +150,7 @@ def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = T
     """
     cm = as_compiled(model, property=property)
     return Explorer(cm, xp, chunk_size, max_states, max_memory, progress,
-                    error_successors).run()
+                    error_successors, on_device_full=on_device_full).run()
 
 
 
@@ -167,8 +177,11 @@ class Explorer:
     :func:`build_state_graph` runs one, :mod:`statespace.quotient` extends it."""
 
     def __init__(self, cm, xp, chunk_size, max_states, max_memory, progress,
-                 error_successors=False) -> None:
+                 error_successors=False, *, on_device_full: str = "host") -> None:
+        if on_device_full not in ("host", "stop"):
+            raise ValueError(f"on_device_full must be 'host' or 'stop', not {on_device_full!r}")
         self.error_successors = error_successors
+        self.on_device_full = on_device_full
         # With a device module, exploration starts on the host and moves to the device
         # (:meth:`_to_device`) at the first chunk of ``device_min_rows`` states or more: a
         # model whose frontier stays small never pays the device's fixed cost per chunk.
@@ -276,15 +289,25 @@ class Explorer:
                                               partial=self._partial())
                 k = min(self.chunk_size, self.visited.n - self.n_expanded)
                 if (self.device_xp is not None and self.xp is np
-                        and k >= self.device_min_rows):
+                        and k >= self.device_min_rows and self._device_fits(True)):
                     self._to_device()
-                keys, X = self._take_pending(k)
-                rss0 = current_rss() if self.max_memory is not None else 0
-                self._expand(keys, X, self.n_expanded)
-                if self.max_memory is not None:
-                    # The chunk's temporaries: the growth of the peak over the RSS it
-                    # started from (the peak only tells when it was exceeded).
-                    self.chunk_peak = max(self.chunk_peak, _peak_rss() - rss0)
+                elif on_device(self.xp):
+                    self._device_fits(False)
+                if on_device(self.xp):
+                    # A failed device allocation leaves the chunk half done: back to the
+                    # boundary, and the chunk again on the host (or a clean stop).
+                    snap = self._snapshot()
+                    try:
+                        self._chunk(k)
+                    except Exception as exc:   # noqa: BLE001 - only the device's OOM
+                        if not is_device_oom(exc):
+                            raise
+                        self._restore(snap)
+                        del snap
+                        self._device_full("an allocation on the GPU failed")
+                        self._chunk(k)
+                else:
+                    self._chunk(k)
                 self.n_expanded += k
                 now = _time.perf_counter()
                 if self.progress is not None and now - last_progress > 0.2:
@@ -312,6 +335,16 @@ class Explorer:
             exc.counts = _counts(part, self.mark)
             raise exc from None
 
+    def _chunk(self, k: int) -> None:
+        """Expand the next ``k`` pending states (the run loop's step)."""
+        keys, X = self._take_pending(k)
+        rss0 = current_rss() if self.max_memory is not None else 0
+        self._expand(keys, X, self.n_expanded)
+        if self.max_memory is not None:
+            # The chunk's temporaries: the growth of the peak over the RSS it
+            # started from (the peak only tells when it was exceeded).
+            self.chunk_peak = max(self.chunk_peak, _peak_rss() - rss0)
+
     def _partial(self) -> StateGraph | None:
         """The graph up to the last chunk boundary (``complete`` false), or None when even
         that cannot be allocated. The frontier and the visited set are dropped first: a
@@ -332,6 +365,20 @@ class Explorer:
         temporaries seen so far, at least a per-successor estimate), the visited set's next
         merge, and what :meth:`_finish` allocates on top of the output lists."""
         n, m = self.visited.n, self.n_edges
+        est_chunk, grow, merge = self._step_bytes()
+        # _finish: indptr, degrees and deadlocks (24 bytes per state), and each output list
+        # concatenated into one array, one at a time: the largest array twice at the peak.
+        # (Only because _finish hands the freed pieces back with malloc_trim: glibc keeps them
+        # otherwise, and assembling 1.7 M states and 5.7 M edges of BEEM bakery.7 took the RSS
+        # from 350 to 514 MB instead of down to about 210.)
+        largest = max(n * self.cm.n_slots * _itemsize(self.sdtype), 8 * m, 1)
+        fin = 24 * n + largest
+        return current_rss() + max(self.chunk_peak, est_chunk) + grow + max(merge, fin)
+
+    def _step_bytes(self) -> tuple[int, int, int]:
+        """Estimated bytes of the next chunk: its temporaries (a per-successor estimate), what
+        it adds to the outputs and the frontier, and the visited set's next merge."""
+        n, m = self.visited.n, self.n_edges
         per_state_edges = m / max(self.n_expanded, 1)
         k = min(self.chunk_size, max(n - self.n_expanded, 1))
         succ = int(k * max(per_state_edges, 1.0)) + 1
@@ -346,14 +393,7 @@ class Explorer:
         merge = 25 * (n + new_states)
         if self.visited._keys is not None and n + new_states > self.visited._keys.shape[0]:
             merge += 2 * self.visited._keys.nbytes
-        # _finish: indptr, degrees and deadlocks (24 bytes per state), and each output list
-        # concatenated into one array, one at a time: the largest array twice at the peak.
-        # (Only because _finish hands the freed pieces back with malloc_trim: glibc keeps them
-        # otherwise, and assembling 1.7 M states and 5.7 M edges of BEEM bakery.7 took the RSS
-        # from 350 to 514 MB instead of down to about 210.)
-        largest = max(n * self.cm.n_slots * _itemsize(self.sdtype), 8 * m, 1)
-        fin = 24 * n + largest
-        return current_rss() + max(self.chunk_peak, est_chunk) + grow + max(merge, fin)
+        return est_chunk, grow, merge
 
     def _take_pending(self, k: int):
         """The next ``k`` discovered states to expand: their keys and state matrix."""
@@ -484,6 +524,85 @@ class Explorer:
         if self.charge_table is not None:
             self.charge_table = (xp.asarray(self.charge_table[0]),
                                  xp.asarray(self.charge_table[1]))
+
+    #: The lists of arrays that grow chunk by chunk (besides ``out_cost`` and ``pending``).
+    _GROWING = ("out_idx", "out_act", "out_time", "out_deg", "states", "parent",
+                "parent_action", "level")
+
+    def _device_fits(self, moving: bool) -> bool:
+        """Whether the next step fits in the device's free memory (:meth:`_step_bytes`, plus
+        with ``moving`` the visited set, frontier and levels copied over at the hand-over).
+        When it does not, :meth:`_device_full` decides (host or stop) and this returns False.
+        A module that cannot tell its free memory always fits."""
+        free = device_free_bytes(self.device_xp)
+        if free is None:
+            return True
+        need = sum(self._step_bytes())
+        if moving:
+            need += self.visited.nbytes + sum(k.nbytes + X.nbytes for k, X in self.pending)
+            need += sum(a.nbytes for a in self.level)
+        if need <= free:
+            return True
+        self._device_full(f"the GPU has {_mib(free)} free, the next step needs about "
+                          f"{_mib(need)}")
+        return False
+
+    def _device_full(self, why: str) -> None:
+        """The device is full at a chunk boundary: continue on the host (``on_device_full``
+        'host', with a warning) or raise :class:`OutOfMemory` with the graph so far."""
+        if on_device(self.xp):
+            self._to_host()
+        self.device_xp = None   # never back to the device
+        if self.on_device_full == "host":
+            warnings.warn(f"{why} at {self.mark[0]:,} states; exploration continues on the "
+                          "CPU (--backend gpu stops instead)", DeviceFallbackWarning,
+                          stacklevel=2)
+            return
+        exc = OutOfMemory(None, self.mark[0], partial=self._partial())
+        exc.device, exc.why = True, why
+        exc.counts = _counts(exc.partial, self.mark)
+        raise exc
+
+    def _to_host(self) -> None:
+        """:meth:`_to_device` undone: everything the exploration holds copied to the host, the
+        host evaluator and tables back; the device's pool emptied."""
+        dev = self.xp
+        vs = self.visited
+        vs.xp = np
+        vs.runs = [(to_host(h), to_host(i)) for h, i in vs.runs]
+        if vs._keys is not None:
+            vs._keys = to_host(vs._keys)
+        self.pending = [(to_host(k), to_host(X)) for k, X in self.pending]
+        for name in self._GROWING:
+            setattr(self, name, [to_host(a) for a in getattr(self, name)])
+        self.out_cost = {r: [to_host(a) for a in c] for r, c in self.out_cost.items()}
+        self.init_key, self.err_key = to_host(self.init_key), to_host(self.err_key)
+        self.charge_table = self.charge_host
+        self.ev = self._host_ev
+        self.xp = np
+        release_pool(dev)
+
+    def _snapshot(self):
+        """What a chunk changes, as it is at the boundary (lists copied, arrays shared: a
+        chunk appends new arrays and replaces the visited set's runs, never writes into
+        what is there below ``visited.n``)."""
+        vs = self.visited
+        return ({name: list(getattr(self, name)) for name in self._GROWING},
+                {r: list(c) for r, c in self.out_cost.items()}, list(self.pending),
+                (list(vs.runs), vs.n, vs._keys), self.n_edges, self.n_recorded,
+                self.error_id, self.bytes_out, len(self.sync_codes))
+
+    def _restore(self, snap) -> None:
+        """Back to the chunk boundary of :meth:`_snapshot` (after a failed allocation)."""
+        (lists, costs, self.pending, (runs, n, keys), self.n_edges, self.n_recorded,
+         self.error_id, self.bytes_out, n_codes) = snap
+        for name, lst in lists.items():
+            setattr(self, name, lst)
+        self.out_cost = costs
+        self.visited.runs, self.visited.n, self.visited._keys = runs, n, keys
+        for c in self.sync_codes[n_codes:]:
+            del self.sync_ids[c]
+        del self.sync_codes[n_codes:]
 
     def _successors_on_host(self, X, keys):
         """:meth:`_successors_async` / :meth:`_successors_sync` of a small chunk computed with
@@ -1097,6 +1216,10 @@ def _trim() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.1f} MiB"
 
 
 def _itemsize(dtype) -> int:

@@ -204,7 +204,7 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
                          max_states: int | None = None, max_memory: int | None = None,
                          progress: Callable[[int, int, float], None] | None = None,
                          chunk_size: int | None = None, xp=np,
-                         counting: bool = True) -> Quotient:
+                         counting: bool = True, on_device_full: str = "host") -> Quotient:
     """Explore one representative per orbit (see the module docstring).
 
     Parameters
@@ -214,7 +214,7 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
     symmetry : Symmetry, optional
         The groups to reduce; :func:`~statespace.symmetry.detect_symmetry` by default.
         :data:`~statespace.symmetry.NO_SYMMETRY` explores the full graph.
-    property, max_states, max_memory, progress, chunk_size, xp
+    property, max_states, max_memory, progress, chunk_size, xp, on_device_full
         As for :func:`statespace.build_state_graph`; the quotient itself (a symmetry that
         reduces) is explored with NumPy whatever ``xp`` is.
     counting : bool
@@ -236,7 +236,8 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
         if why is not None:
             sym = Symmetry((), sym.refused + tuple((g.template, why) for g in sym.groups), why)
     if not sym.reduces:
-        ex = Explorer(cm, xp, chunk_size, max_states, max_memory, progress, False)
+        ex = Explorer(cm, xp, chunk_size, max_states, max_memory, progress, False,
+                      on_device_full=on_device_full)
         return Quotient(ex.run(), sym, cm)
     args = (np, chunk_size, max_states, max_memory, progress, False)
     if counting:

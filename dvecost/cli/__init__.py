@@ -55,6 +55,7 @@ A command using all of it::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import math
@@ -67,9 +68,10 @@ import traceback
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from dve.errors import (ConfigurationError, DvecostError, Interrupted, MemoryLimitExceeded,
-                        ModelError, ModelErrors, OutOfMemory, RunStopped, StateLimitExceeded,
-                        StateSpaceError, StepLimitExceeded, TimeLimitExceeded)
+from dve.errors import (ConfigurationError, DeviceFallbackWarning, DvecostError, Interrupted,
+                        MemoryLimitExceeded, ModelError, ModelErrors, OutOfMemory, RunStopped,
+                        StateLimitExceeded, StateSpaceError, StepLimitExceeded,
+                        TimeLimitExceeded)
 from ocm.errors import AnalysisError, BackendUnavailableError, InputError, OcmError
 
 from .terminal import use_color
@@ -276,6 +278,9 @@ def stop_info(exc: BaseException, args: argparse.Namespace | None = None) -> dic
             info["limit"] = {"name": "--timeout", "value": str(exc.seconds)}
     elif isinstance(exc, OutOfMemory):
         info.update(status="out_of_memory", exit_code=3, message="out of memory")
+        if exc.device:   # --backend gpu; auto would have continued on the CPU
+            info["message"] = (f"out of GPU memory ({exc.why}; --backend auto continues on "
+                               "the CPU)")
     elif isinstance(exc, (StateLimitExceeded, MemoryLimitExceeded)):
         if isinstance(exc, StateLimitExceeded):
             name, value = "--max-states", getattr(args, "max_states", None) or exc.limit
@@ -512,7 +517,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Run as the program itself (no argv given), SIGINT and SIGTERM are ignored once the
         # command has returned: a signal while the process exits changes nothing. Called
         # in-process with argv, the handlers that were there are restored.
-        with _Stops(getattr(args, "timeout", None), keep=argv is None):
+        with _Stops(getattr(args, "timeout", None), keep=argv is None), _device_warnings():
             return int(args.func(args))
     except (ModelErrors, ModelError, ConfigurationError, InputError,
             BackendUnavailableError) as exc:
@@ -554,6 +559,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("dvecost: internal error; please report it with the model and the command",
               file=sys.stderr)
         return 1
+
+
+@contextlib.contextmanager
+def _device_warnings():
+    """Show the explorer's :class:`~dve.errors.DeviceFallbackWarning` (the GPU was
+    full, exploration went on on the CPU) as one ``dvecost: warning: ...`` line on stderr,
+    once per message; other warnings as Python shows them."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("once", DeviceFallbackWarning)
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, DeviceFallbackWarning):
+                print(f"dvecost: warning: {message}", file=sys.stderr)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

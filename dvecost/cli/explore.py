@@ -32,8 +32,8 @@ import os
 import sys
 import time
 
-from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, RunStopped,
-                        StateLimitExceeded, StepLimitExceeded, TimeLimitExceeded)
+from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, OutOfMemory,
+                        RunStopped, StateLimitExceeded, StepLimitExceeded, TimeLimitExceeded)
 
 from . import (add_model_run, command, emit_json, parse_defines,
                parse_size, peak_memory_bytes, result_is_final, stop_info)
@@ -183,7 +183,9 @@ class _Run:
             self.graph = build_state_graph(cm, max_states=args.max_states,
                                            max_memory=args.max_memory,
                                            progress=self.prog.states if self.prog else None,
-                                           error_successors=args.legacy_error_state, xp=xp)
+                                           error_successors=args.legacy_error_state, xp=xp,
+                                           on_device_full=("stop" if args.backend == "gpu"
+                                                           else "host"))
         except (StateLimitExceeded, MemoryLimitExceeded, StepLimitExceeded) as exc:
             self.stop, self.stopped_in = exc, "explore"
             if exc.partial is None:   # not even the partial graph fitted in memory
@@ -249,7 +251,8 @@ class _Run:
                 print(f"partial graph saved to {args.save}")
         if stop is not None:
             print(sinfo["message"], file=sys.stderr)
-            if isinstance(stop, MemoryLimitExceeded) and graph.n_expanded <= 0:
+            if (isinstance(stop, MemoryLimitExceeded) and not isinstance(stop, OutOfMemory)
+                    and graph.n_expanded <= 0):
                 print(f"hint: the program holds {_mib(peak)} before exploring; give "
                       "--max-memory more than that", file=sys.stderr)
             if args.save and not self.saved:

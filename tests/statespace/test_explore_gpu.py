@@ -261,3 +261,204 @@ def test_explore_backend_cpu_is_the_default_build(tmp_path):
         info = json.loads(run.stdout)
         out.append((info["n_states"], info["n_transitions"], info["depth"]))
     assert out[0] == out[1] == (135, 360, cpu_depth(path))
+
+
+# ----------------------------------------------------------------- a full device (stand-in)
+
+class OutOfMemoryError(MemoryError):
+    """Named as CuPy's ``cupy.cuda.memory.OutOfMemoryError`` (a MemoryError), which is how
+    the explorer recognises a failed device allocation."""
+
+
+def _small_device(monkeypatch, free_bytes, fail_at=None):
+    """The stand-in module with a device memory: ``free_bytes(k)`` answers the ``k``-th
+    ``memGetInfo`` (from 0); with ``fail_at``, the ``fail_at``-th degree count on the device
+    (one per chunk, after the chunk has numbered its states and stored its edges) raises
+    OutOfMemoryError, once. ``fake.calls`` counts both."""
+    fake = _stand_in(monkeypatch)
+    fake.calls = {"memGetInfo": 0, "bincount": 0, "free_all_blocks": 0}
+
+    def mem_get_info():
+        k = fake.calls["memGetInfo"]
+        fake.calls["memGetInfo"] += 1
+        return free_bytes(k), 1 << 34
+
+    def bincount(*a, **kw):
+        fake.calls["bincount"] += 1
+        if fake.calls["bincount"] == fail_at:
+            raise OutOfMemoryError("out of memory allocating 1,024 bytes")
+        return np.bincount(*a, **kw)
+
+    def free_all_blocks():
+        fake.calls["free_all_blocks"] += 1
+
+    fake.bincount = bincount
+    fake.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(memGetInfo=mem_get_info))
+    pool = types.SimpleNamespace(free_bytes=lambda: 0, free_all_blocks=free_all_blocks)
+    fake.get_default_memory_pool = lambda: pool
+    return fake
+
+
+def _client_server():
+    return compile_model(dve.load_model(str(ROOT / "dvecost" / "examples" / "client_server.dve")))
+
+
+def _found(ref, e: int) -> int:
+    """States breadth-first search has found once it has expanded the first ``e`` states of
+    ``ref`` (the largest successor id among them, plus one)."""
+    return int(ref.indices[:ref.indptr[e]].max()) + 1 if e else 1
+
+
+def _boundaries(ref, chunk: int) -> list[int]:
+    """The expanded counts at the explorer's chunk boundaries: each chunk takes at most
+    ``chunk`` of the states found and not expanded yet."""
+    out = [0]
+    while out[-1] < ref.n_states:
+        out.append(out[-1] + min(chunk, _found(ref, out[-1]) - out[-1]))
+    return out
+
+
+def _is_prefix(part, ref) -> None:
+    """``part`` is the breadth-first prefix of ``ref`` after ``part.n_expanded`` states."""
+    e = part.n_expanded
+    assert not part.complete and 0 < e < ref.n_states
+    assert part.n_edges == ref.indptr[e]
+    assert np.array_equal(part.indptr[:e + 1], ref.indptr[:e + 1])
+    assert np.array_equal(part.indices, ref.indices[:part.n_edges])
+    assert part.n_states == _found(ref, e)
+    assert np.array_equal(part.states, ref.states[:part.n_states])
+
+
+@pytest.mark.parametrize("first_fits", [0, 4])
+def test_device_too_small_continues_on_the_host(first_fits, monkeypatch):
+    # 0: the hand-over is refused, all on the host; 4: the first checks pass (the
+    # exploration moves to the "device"), then the device is full: back to the host.
+    from statespace.device import DeviceFallbackWarning
+    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    cm = _client_server()
+    ref = build_state_graph(cm)
+    fake = _small_device(monkeypatch, lambda k: 1 << 40 if k < first_fits else 0)
+    with pytest.warns(DeviceFallbackWarning, match=r"the GPU has 0\.0 MiB free, the next "
+                      r"step needs about .* at [\d,]+ states; exploration continues on the CPU"):
+        got = build_state_graph(cm, xp=fake, chunk_size=7)
+    same_graph(ref, got)
+    # Chunks on the device until the check failed, none after (never back to the device).
+    assert fake.calls["memGetInfo"] == first_fits + 1
+    assert fake.calls["bincount"] == first_fits
+    assert fake.calls["free_all_blocks"] == (first_fits > 0)
+
+
+def test_device_too_small_stops_with_the_graph_so_far(monkeypatch):
+    from dve.errors import OutOfMemory
+    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    cm = _client_server()
+    ref = build_state_graph(cm)
+    fake = _small_device(monkeypatch, lambda k: 1 << 40 if k < 4 else 0)
+    with pytest.raises(OutOfMemory) as info:
+        build_state_graph(cm, xp=fake, chunk_size=7, on_device_full="stop")
+    exc = info.value
+    assert exc.device and "the GPU has 0.0 MiB free" in exc.why
+    _is_prefix(exc.partial, ref)
+    # The hand-over's chunk and three more on the device, the next one refused.
+    e = _boundaries(ref, 7)[4]
+    assert exc.partial.n_expanded == e
+    assert exc.counts == {"states": _found(ref, e), "transitions": ref.indptr[e], "expanded": e}
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_device_allocation_failure_redoes_the_chunk_on_the_host(path, monkeypatch):
+    # The third chunk fails after numbering its states and storing its edges: back to the
+    # chunk boundary (visited set, frontier, outputs, sync step ids), the rest on the host.
+    from statespace.device import DeviceFallbackWarning
+    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    cm = compile_model(dve.load_model(str(path)))
+    ref = build_state_graph(cm)
+    fake = _small_device(monkeypatch, lambda k: 1 << 40, fail_at=3)
+    bounds = _boundaries(ref, 5)
+    if len(bounds) <= 3:   # fewer than three chunks: nothing fails
+        return
+    with pytest.warns(DeviceFallbackWarning,
+                      match=f"an allocation on the GPU failed at {_found(ref, bounds[2]):,} "
+                            f"states; exploration continues on the CPU"):
+        got = build_state_graph(cm, xp=fake, chunk_size=5)
+    validate_graph(got)
+    same_graph(ref, got)
+    assert fake.calls["bincount"] == 3
+
+
+def test_device_allocation_failure_stops_with_the_graph_so_far(monkeypatch):
+    from dve.errors import OutOfMemory
+    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    cm = _client_server()
+    ref = build_state_graph(cm)
+    fake = _small_device(monkeypatch, lambda k: 1 << 40, fail_at=3)
+    with pytest.raises(OutOfMemory) as info:
+        build_state_graph(cm, xp=fake, chunk_size=5, on_device_full="stop")
+    assert info.value.device and info.value.why == "an allocation on the GPU failed"
+    _is_prefix(info.value.partial, ref)
+    # The two chunks before the failure.
+    assert info.value.partial.n_expanded == _boundaries(ref, 5)[2]
+
+
+def _cli_on_small_device(monkeypatch, free_bytes, fail_at=None):
+    """``dvecost`` in this process with the stand-in as the GPU's module."""
+    import dvecost.analysis
+    import ocm.backend
+    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    fake = _small_device(monkeypatch, free_bytes, fail_at)
+    monkeypatch.setattr(ocm.backend, "array_module_for", lambda backend: fake)
+    monkeypatch.setattr(dvecost.analysis, "array_module_for", lambda backend: fake)
+    return fake
+
+
+EXAMPLE = str(ROOT / "dvecost" / "examples" / "client_server.dve")
+
+
+@pytest.mark.parametrize("fail_at", [None, 2])
+def test_cli_auto_full_device_warns_once_and_answers(fail_at, monkeypatch, capsys):
+    # What the user reads: the CPU's answer, and one warning line (no traceback).
+    import json
+    from dvecost.cli import main
+    _cli_on_small_device(monkeypatch, lambda k: 1 << 40 if k < 2 else 1000, fail_at)
+    assert main(["explore", EXAMPLE, "--json", "--backend", "auto"]) == 0
+    out, err = capsys.readouterr()
+    info = json.loads(out)
+    assert (info["status"], info["n_states"], info["n_transitions"]) == ("ok", 135, 360)
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dvecost: warning: ")
+    assert lines[0].endswith("exploration continues on the CPU (--backend gpu stops instead)")
+    _cli_on_small_device(monkeypatch, lambda k: 1 << 40 if k < 2 else 1000, fail_at)
+    assert main(["analyze", EXAMPLE, "--json", "--backend", "auto", "--symmetry", "off"]) == 0
+    out, err = capsys.readouterr()
+    res = json.loads(out)
+    assert (res["status"], res["value"], res["n_states"]) == ("ok", 2.6, 135)
+    assert err.count("dvecost: warning: ") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("fail_at", [None, 2])
+def test_cli_gpu_full_device_stops_with_exit_3_and_counts(fail_at, monkeypatch, capsys):
+    import json
+    from dvecost.cli import main
+    ref = build_state_graph(_client_server())
+    free = (lambda k: 1 << 40 if k < 2 else 0) if fail_at is None else (lambda k: 1 << 40)
+    _cli_on_small_device(monkeypatch, free, fail_at)
+    assert main(["explore", EXAMPLE, "--json", "--backend", "gpu"]) == 3
+    out, err = capsys.readouterr()
+    info = json.loads(out)
+    assert info["status"] == "out_of_memory" and info["complete"] is False
+    e = info["n_expanded"]
+    assert 0 < e < 135 and info["n_transitions"] == ref.indptr[e]
+    assert info["n_states"] == int(ref.indices[:ref.indptr[e]].max()) + 1
+    assert err.startswith("dvecost: out of GPU memory (")
+    assert "--backend auto continues on the CPU)" in err
+    assert (f"; {info['n_states']:,} states, {info['n_transitions']:,} transitions "
+            f"({e:,} expanded) found so far") in err
+    assert "hint" not in err and "Traceback" not in err
+    _cli_on_small_device(monkeypatch, free, fail_at)
+    assert main(["analyze", EXAMPLE, "--json", "--backend", "gpu", "--symmetry", "off"]) == 3
+    out, err = capsys.readouterr()
+    res = json.loads(out)
+    assert res["status"] == "out_of_memory"
+    assert res["counts"] == {"states": info["n_states"], "transitions": info["n_transitions"],
+                             "expanded": e}
+    assert err.startswith("dvecost: out of GPU memory (") and "Traceback" not in err
