@@ -290,18 +290,22 @@ class Explorer:
                 k = min(self.chunk_size, self.visited.n - self.n_expanded)
                 if (self.device_xp is not None and self.xp is np
                         and k >= self.device_min_rows and self._device_fits(True)):
-                    self._to_device()
+                    self._move_to_device()
                 elif on_device(self.xp):
                     self._device_fits(False)
                 if on_device(self.xp):
                     # A failed device allocation leaves the chunk half done: back to the
                     # boundary, and the chunk again on the host (or a clean stop).
-                    snap = self._snapshot()
+                    snap, failed = self._snapshot(), False
                     try:
                         self._chunk(k)
                     except Exception as exc:   # noqa: BLE001 - only the device's OOM
                         if not is_device_oom(exc):
                             raise
+                        failed = True
+                    # Outside the handler: the failed chunk's device arrays, held by the
+                    # exception's frames, are freed by now.
+                    if failed:
                         self._restore(snap)
                         del snap
                         self._device_full("an allocation on the GPU failed")
@@ -529,6 +533,19 @@ class Explorer:
     _GROWING = ("out_idx", "out_act", "out_time", "out_deg", "states", "parent",
                 "parent_action", "level")
 
+    def _move_to_device(self) -> None:
+        """:meth:`_to_device`; when an allocation there fails, :meth:`_device_full` (what was
+        moved comes back to the host, or the run stops)."""
+        failed = False
+        try:
+            self._to_device()
+        except Exception as exc:   # noqa: BLE001 - only the device's OOM
+            if not is_device_oom(exc):
+                raise
+            failed = True
+        if failed:
+            self._device_full("an allocation on the GPU failed")
+
     def _device_fits(self, moving: bool) -> bool:
         """Whether the next step fits in the device's free memory (:meth:`_step_bytes`, plus
         with ``moving`` the visited set, frontier and levels copied over at the hand-over).
@@ -550,7 +567,7 @@ class Explorer:
     def _device_full(self, why: str) -> None:
         """The device is full at a chunk boundary: continue on the host (``on_device_full``
         'host', with a warning) or raise :class:`OutOfMemory` with the graph so far."""
-        if on_device(self.xp):
+        if on_device(self.xp) or on_device(self.visited.xp):   # (also half moved)
             self._to_host()
         self.device_xp = None   # never back to the device
         if self.on_device_full == "host":
@@ -578,7 +595,7 @@ class Explorer:
         self.out_cost = {r: [to_host(a) for a in c] for r, c in self.out_cost.items()}
         self.init_key, self.err_key = to_host(self.init_key), to_host(self.err_key)
         self.charge_table = self.charge_host
-        self.ev = self._host_ev
+        self.ev = getattr(self, "_host_ev", self.ev)   # none when the move failed at once
         self.xp = np
         release_pool(dev)
 

@@ -386,6 +386,30 @@ def test_device_allocation_failure_redoes_the_chunk_on_the_host(path, monkeypatc
     assert fake.calls["bincount"] == 3
 
 
+@pytest.mark.parametrize("fail_at", [1, 3])
+def test_device_allocation_failure_during_the_hand_over(fail_at, monkeypatch):
+    # The copy to the device fails (at its first array, or with the visited set moved): what
+    # moved comes back, and the whole exploration runs on the host.
+    from statespace.device import DeviceFallbackWarning
+    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    cm = _client_server()
+    ref = build_state_graph(cm)
+    fake = _small_device(monkeypatch, lambda k: 1 << 40)
+    calls = [0]
+
+    def asarray(*a, **kw):
+        calls[0] += 1
+        if calls[0] == fail_at:
+            raise OutOfMemoryError("out of memory allocating 512 bytes")
+        return np.asarray(*a, **kw)
+
+    fake.asarray = asarray
+    with pytest.warns(DeviceFallbackWarning, match="an allocation on the GPU failed at 1 "):
+        got = build_state_graph(cm, xp=fake, chunk_size=7)
+    same_graph(ref, got)
+    assert calls[0] == fail_at and fake.calls["bincount"] == 0
+
+
 def test_device_allocation_failure_stops_with_the_graph_so_far(monkeypatch):
     from dve.errors import OutOfMemory
     monkeypatch.setattr(Explorer, "device_min_rows", 0)
