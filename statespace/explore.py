@@ -116,7 +116,7 @@ def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = T
         With a device module: what happens when the device's free memory is less than the
         next step needs (checked before the hand-over and before each chunk on the device),
         or an allocation on it fails: ``'host'`` (default) continues on the host from the last
-        chunk boundary (the same graph) with a :class:`~statespace.device.DeviceFallbackWarning`;
+        chunk boundary (the same graph) with a :class:`~dve.errors.DeviceFallbackWarning`;
         ``'stop'`` raises :class:`dve.errors.OutOfMemory` with the graph found so far.
 
     Returns
@@ -583,7 +583,7 @@ class Explorer:
     def _to_host(self) -> None:
         """:meth:`_to_device` undone: everything the exploration holds copied to the host, the
         host evaluator and tables back; the device's pool emptied."""
-        dev = self.xp
+        dev = self.device_xp
         vs = self.visited
         vs.xp = np
         vs.runs = [(to_host(h), to_host(i)) for h, i in vs.runs]
