@@ -33,6 +33,7 @@ __all__ = [
     "EvaluationError",
     "ModelErrors",
     "StateSpaceError",
+    "ExplorationLimit",
     "StateLimitExceeded",
     "MemoryLimitExceeded",
     "StepLimitExceeded",
@@ -261,54 +262,57 @@ class StateSpaceError(DvecostError):
     """Base of problems met while building the state graph."""
 
 
-class StateLimitExceeded(StateSpaceError):
-    """Raised when exploration reaches ``--max-states``. ``partial`` holds what was found."""
+class ExplorationLimit(StateSpaceError):
+    """Base of the limits that stop an exploration with what it found: ``n_explored`` states,
+    and ``partial``, the graph up to the last chunk boundary (None when even that could not
+    be assembled). A command reports them with the counts and exit code 3."""
 
-    def __init__(self, limit: int, n_explored: int, partial: object = None) -> None:
-        super().__init__(f"state limit reached: {n_explored} states found, limit {limit}")
-        self.limit = limit
+    def __init__(self, message: str, n_explored: int, partial: object = None) -> None:
+        super().__init__(message)
         self.n_explored = n_explored
         self.partial = partial
 
 
-class MemoryLimitExceeded(StateSpaceError):
-    """Raised when exploration reaches ``--max-memory``. ``partial`` holds what was found."""
+class StateLimitExceeded(ExplorationLimit):
+    """Raised when exploration reaches ``--max-states`` (``limit``)."""
+
+    def __init__(self, limit: int, n_explored: int, partial: object = None) -> None:
+        super().__init__(f"state limit reached: {n_explored} states found, limit {limit}",
+                         n_explored, partial)
+        self.limit = limit
+
+
+class MemoryLimitExceeded(ExplorationLimit):
+    """Raised when exploration reaches ``--max-memory`` (``limit_bytes``)."""
 
     def __init__(self, limit_bytes: int, n_explored: int, partial: object = None) -> None:
         super().__init__(f"memory limit reached: {n_explored} states found, "
-                         f"limit {limit_bytes} bytes")
+                         f"limit {limit_bytes} bytes", n_explored, partial)
         self.limit_bytes = limit_bytes
-        self.n_explored = n_explored
-        self.partial = partial
 
 
-class StepLimitExceeded(StateSpaceError):
+class StepLimitExceeded(ExplorationLimit):
     """Raised when a ``system sync`` model has more distinct steps than the explorer's 32-bit
-    action ids can number (``limit``). ``partial`` holds what was found (the graph up to the
-    last chunk boundary), as for the other limits."""
+    action ids can number (``limit``)."""
 
     def __init__(self, limit: int, n_explored: int, partial: object = None) -> None:
         super().__init__(f"more than {limit:,} distinct system sync steps (the explorer "
-                         f"numbers them with 32-bit ids)")
+                         f"numbers them with 32-bit ids)", n_explored, partial)
         self.limit = limit
-        self.n_explored = n_explored
-        self.partial = partial
 
 
 class OutOfMemory(MemoryLimitExceeded):
     """Raised when an allocation failed during exploration (no ``--max-memory`` reached, the
-    machine ran out); ``limit_bytes`` is the limit in force or None. ``partial`` as above (None
-    when even the partial graph could not be assembled). ``device`` is true when the GPU's
-    memory was what ran out (``--backend gpu``), ``why`` then says how it was found."""
+    machine ran out); ``limit_bytes`` is the limit in force or None. ``device`` is true when
+    the GPU's memory was what ran out (``--backend gpu``), ``why`` then says how it was found."""
 
     device = False
     why = ""
 
     def __init__(self, limit_bytes: int | None, n_explored: int, partial: object = None) -> None:
-        StateSpaceError.__init__(self, f"out of memory after {n_explored} states")
+        ExplorationLimit.__init__(self, f"out of memory after {n_explored} states", n_explored,
+                                  partial)
         self.limit_bytes = limit_bytes
-        self.n_explored = n_explored
-        self.partial = partial
 
 
 class DeviceFallbackWarning(UserWarning):

@@ -25,10 +25,10 @@ Stops
     :class:`dve.errors.TimeLimitExceeded` (both :class:`dve.errors.RunStopped`, a
     ``BaseException``) wherever the program is. The explorer attaches the graph found so far as
     ``exc.partial`` (a :class:`statespace.StateGraph` with ``complete`` false), like the
-    state/memory limits (:class:`dve.errors.StateLimitExceeded`,
-    :class:`dve.errors.MemoryLimitExceeded`). A command that has something to show catches
-    them, prints it and returns :func:`stop_info(exc, args)["exit_code"] <stop_info>`; if it
-    does not, :func:`main` prints the :func:`stop_info` message and returns the exit code.
+    limits (:class:`dve.errors.ExplorationLimit`: states, memory, system sync steps). A
+    command that has something to show catches them, prints it and returns
+    :func:`stop_info(exc, args)["exit_code"] <stop_info>`; if it does not, :func:`main` prints
+    the :func:`stop_info` message and returns the exit code.
 JSON
     :func:`emit_json`: one line, one object, ``status`` first (``ok``, ``limit``,
     ``timeout``, ``interrupted``, ``no_cycle``, ...), phase times under ``timings`` (seconds),
@@ -42,7 +42,7 @@ A command using all of it::
         try:
             graph = build_state_graph(cm, max_states=args.max_states,
                                       max_memory=args.max_memory)
-        except (StateLimitExceeded, MemoryLimitExceeded, StepLimitExceeded, RunStopped) as exc:
+        except (ExplorationLimit, RunStopped) as exc:
             info = stop_info(exc, args)
             print(info["message"], file=sys.stderr)
             if args.json:
@@ -68,10 +68,10 @@ import traceback
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from dve.errors import (ConfigurationError, DeviceFallbackWarning, DvecostError, Interrupted,
-                        MemoryLimitExceeded, ModelError, ModelErrors, OutOfMemory, RunStopped,
-                        StateLimitExceeded, StateSpaceError, StepLimitExceeded,
-                        TimeLimitExceeded)
+from dve.errors import (ConfigurationError, DeviceFallbackWarning, DvecostError,
+                        ExplorationLimit, Interrupted, MemoryLimitExceeded, ModelError,
+                        ModelErrors, OutOfMemory, RunStopped, StateLimitExceeded, StateSpaceError,
+                        StepLimitExceeded, TimeLimitExceeded)
 from ocm.errors import AnalysisError, BackendUnavailableError, InputError, OcmError
 
 from .terminal import use_color
@@ -528,7 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (AnalysisError, StateSpaceError) as exc:
         if debug:
             raise
-        if isinstance(exc, (StateLimitExceeded, MemoryLimitExceeded, StepLimitExceeded)):
+        if isinstance(exc, ExplorationLimit):
             info = stop_info(exc, args)
             print(info["message"], file=sys.stderr)
             return info["exit_code"]

@@ -20,8 +20,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from dve.errors import (ConfigurationError, MemoryLimitExceeded, RunStopped, StateLimitExceeded,
-                        StepLimitExceeded)
+from dve.errors import ConfigurationError, ExplorationLimit, RunStopped
 from ocm.errors import AnalysisError, NoCycleError, ZeroTimeCycleError
 
 from . import (add_common, add_model_run, emit_json, parse_defines,
@@ -69,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                          max_states=args.max_states, max_memory=args.max_memory,
                          progress=progress, witness=not args.no_witness,
                          symmetry=args.symmetry)
-    except (StateLimitExceeded, MemoryLimitExceeded, StepLimitExceeded, RunStopped) as exc:
+    except (ExplorationLimit, RunStopped) as exc:
         if progress:
             progress.close()
         if args.debug:

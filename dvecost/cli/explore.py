@@ -32,8 +32,8 @@ import os
 import sys
 import time
 
-from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, OutOfMemory,
-                        RunStopped, StateLimitExceeded, StepLimitExceeded, TimeLimitExceeded)
+from dve.errors import (ConfigurationError, ExplorationLimit, Interrupted, MemoryLimitExceeded,
+                        OutOfMemory, RunStopped, TimeLimitExceeded)
 
 from . import (add_model_run, command, emit_json, parse_defines,
                parse_size, peak_memory_bytes, result_is_final, stop_info)
@@ -186,7 +186,7 @@ class _Run:
                                            error_successors=args.legacy_error_state, xp=xp,
                                            on_device_full=("stop" if args.backend == "gpu"
                                                            else "host"))
-        except (StateLimitExceeded, MemoryLimitExceeded, StepLimitExceeded) as exc:
+        except ExplorationLimit as exc:
             self.stop, self.stopped_in = exc, "explore"
             if exc.partial is None:   # not even the partial graph fitted in memory
                 self._close_progress()
