@@ -41,10 +41,10 @@ from dve.errors import ConfigurationError, RunStopped
 from . import add_backend, add_common, add_limits, frontier, peak_memory_bytes
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
 from .subcommand import add_command
+from .terminal import is_terminal
 
 __all__ = ["register", "run", "render_table", "render_answer", "render_capacity",
-           "render_csv", "progress_printer", "build_figure", "write_plot", "write_atomic",
-           "check_output_files"]
+           "render_csv", "progress_printer", "build_figure", "write_plot"]
 
 
 def _max_clients(text: str) -> int:
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigurationError(f"{option} applies to --frontier only")
     check_output_files(args.csv, args.plot)
     exit_code = 0
-    show = progress_printer(sys.stderr, quiet=args.quiet, live=_is_terminal(sys.stderr))
+    show = progress_printer(sys.stderr, quiet=args.quiet, live=is_terminal(sys.stderr))
     try:
         result = saturate(args.spec, args.capacity, max_clients=args.max_clients,
                           scenario=args.scenario, backend=args.backend,
@@ -354,11 +354,6 @@ def render_csv(result) -> str:
                     str(p.exact), repr(p.value), round(p.seconds, 4),
                     "true" if p.certified else "false"])
     return buf.getvalue()
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
 
 
 # ---------------------------------------------------------------------------- plot
