@@ -233,7 +233,7 @@ def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *,
         error_trace=runs.error if runs else None, backend=result.backend,
         iterations=result.iterations, seconds=dict(seconds), witness=witness,
         # The graph the steps' ids refer to: with symmetry reduction, that of the lifted runs.
-        graph=runs.graph if runs else graph, decode=decode,
+        graph=runs.witness.graph if runs else graph, decode=decode,
         symmetry=symmetry_summary(quotient, symmetry))
 
 

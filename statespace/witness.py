@@ -292,9 +292,6 @@ class Runs:
 
     Attributes
     ----------
-    graph : StateGraph
-        The graph the steps' state and edge ids refer to: the explored graph, or for a
-        symmetry quotient the graph of the runs lifted to the full model.
     cycle : tuple of Step
         The cycle, from its state reached first.
     prefix : tuple of Step
@@ -302,10 +299,11 @@ class Runs:
     deadlock, error : tuple of Step or None
         A shortest run to the first deadlock / to the error state; None where there is none.
     witness : Witness
-        The decoder of ``graph`` (states on demand).
+        The decoder of the graph the steps' state and edge ids refer to (``witness.graph``):
+        the explored graph, or for a symmetry quotient the graph of the runs lifted to the
+        full model.
     """
 
-    graph: StateGraph
     cycle: tuple[Step, ...]
     prefix: tuple[Step, ...]
     deadlock: tuple[Step, ...] | None
@@ -333,6 +331,6 @@ def decode_runs(quotient: Quotient, cycle_edges: Sequence[int], resource: str) -
         shown, edges = lifted_runs(quotient, cycle_edges)
     w = Witness(shown, resource)
     cycle = w.cycle(edges)
-    return Runs(shown, cycle, w.trace_to(cycle[0].source) if cycle else (),
+    return Runs(cycle, w.trace_to(cycle[0].source) if cycle else (),
                 w.trace_to(shown.deadlocks[0]) if shown.n_deadlocks else None,
                 w.trace_to(shown.error_state) if shown.error_state >= 0 else None, w)
