@@ -530,18 +530,12 @@ class CountedExplorer(QuotientExplorer):
         k = Tn.shape[1]
         C = np.zeros((len(self.layout.bits), k), np.int64)
         nmv = Tn[: len(self.nm)].copy()
+        tpos = self._tracked(info, src_states)
         for gi, (g, G) in enumerate(zip(self.sym.groups, self.plan["groups"])):
             R, w, n = G["R"], len(G["lo"]), g.size
-            free = info[gi]["free"][src_states]
             # Tracked entries: position 0 and the window (their positions and keys).
             E = 1 + R
-            pos = np.full((k, E), -1, np.int64)
-            pos[:, 0] = 0
-            if R:
-                i = np.arange(R)[None, :]
-                p = free[:, None] + i
-                pos[:, 1:] = np.where((i < info[gi]["r"][src_states][:, None]) & (p != 0),
-                                      p, -1)
+            pos = tpos[gi]
             present = pos >= 0
             codes = np.zeros((k, E), np.int64)
             for e in range(E):
