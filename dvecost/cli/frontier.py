@@ -91,13 +91,12 @@ def run(args: argparse.Namespace) -> int:
         if not isinstance(result, FrontierResult):
             raise  # stopped before the walk began: nothing to show
         exit_code = getattr(exc, "exit_code", 130)
-        print(f"dvecost: {result.stopped}; the frontier found so far follows", file=sys.stderr,
-              flush=True)
     if args.timeout:
         # The walk is over: the --timeout clock must not cut the report of what it found.
         signal.setitimer(signal.ITIMER_REAL, 0)
     if result.status == "limit":
         exit_code = 3
+    if result.stopped:  # a limit, a signal or --timeout: what follows is partial
         print(f"dvecost: {result.stopped}; the frontier found so far follows", file=sys.stderr,
               flush=True)
     files: dict[str, str] = {}
