@@ -392,13 +392,16 @@ class CountedExplorer(QuotientExplorer):
                 k = np.flatnonzero(mine & ~mover_free)
                 if k.shape[0]:
                     wv[k, rp[k] - I["free"][rs[k]]] = pos0_code[k]
-                for i in range(R):
-                    ok = (tpos[gi][:, 1 + i] >= 0)
-                    if ok.any():
-                        Vi = self._vector(gi, np.maximum(wv[ok, i], 0))
-                        rows = np.flatnonzero(ok)
-                        for col in range(M.shape[1]):
-                            X[M[tpos[gi][ok, 1 + i], col], rows] = Vi[col]
+            vparts.append(V0)
+            for i in range(R):
+                # Every row's window entry i goes to T; only the tracked ones into X.
+                Vi = self._vector(gi, np.maximum(wv[:, i], 0))
+                vparts.append(Vi)
+                ok = (tpos[gi][:, 1 + i] >= 0)
+                if ok.any():
+                    rows = np.flatnonzero(ok)
+                    for col in range(M.shape[1]):
+                        X[M[tpos[gi][ok, 1 + i], col], rows] = Vi[col, ok]
             # Key slots: the swap renames key k0 <-> k_rp in the mover's group.
             if mine.any() and g.key_slots:
                 k0 = G["keys"][0]
@@ -408,14 +411,9 @@ class CountedExplorer(QuotientExplorer):
                     v = nmv[jj]
                     nmv[jj] = np.where(mine & (v == k0), kp,
                                        np.where(mine & (v == kp) & (rp != 0), k0, v))
-            vparts.append((V0, wv))
         X[self.nm] = nmv
         # Tracked values: outside slots, then per group [position 0 cols, window i cols...].
-        T = [nmv.astype(np.int64)]
-        for gi, (G, (V0, wv)) in enumerate(zip(gs, vparts)):
-            T.append(V0)
-            for i in range(G["R"]):
-                T.append(self._vector(gi, np.maximum(wv[:, i], 0)))
+        T = [nmv.astype(np.int64)] + vparts
         return X, np.concatenate(T, axis=0), base_cnt
 
     def _vslot(self, gi: int, entry: int, col: int) -> int:
