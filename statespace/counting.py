@@ -64,7 +64,8 @@ from .symmetry import Symmetry, canonicalize, interchangeable
 __all__ = ["CountedExplorer", "CountingOverflow", "Counts", "SyncChoiceExplorer", "counted_plan",
            "counted_orbit_total", "explore_counted"]
 
-#: Distinct local vectors per group that the first layout counts (doubled on overflow).
+#: Distinct local vectors per group that the first layout counts (four times more on
+#: each overflow).
 FIRST_WIDTH = 8
 #: The widest layout tried before giving up on counting.
 MAX_WIDTH = 256
