@@ -541,29 +541,28 @@ def _boolean(e) -> bool:
                                                       "or", "imply")))
 
 
+def _chain(x) -> list:
+    """The operands of a chain of ``x.op`` (``a op b op c`` however it is bracketed)."""
+    ops, stack = [], [x]
+    while stack:
+        y = stack.pop()
+        if isinstance(y, S.Binary) and y.op == x.op:
+            stack += [y.left, y.right]
+        else:
+            ops.append(y)
+    return ops
+
+
 def _norm(x):
     """A hashable form of a syntax tree in which ``and``/``or`` chains and the operands of
     ``==``/``!=`` are sorted (they commute), so that a family of transitions written for keys in
     one order equals its image under a renaming of the keys."""
     if isinstance(x, S.Binary) and x.op in ("and", "or"):
-        ops, stack = [], [x]
-        while stack:
-            y = stack.pop()
-            if isinstance(y, S.Binary) and y.op == x.op:
-                stack += [y.left, y.right]
-            else:
-                ops.append(_norm(y))
-        return (x.op, tuple(sorted(ops, key=repr)))
+        return (x.op, tuple(sorted(map(_norm, _chain(x)), key=repr)))
     if isinstance(x, S.Binary) and x.op == "+":
         # A sum of conditions (a count, as the scenario DSL's pool of workers writes it):
         # each term is 0 or 1, so no order of the terms overflows and the order is free.
-        ops, stack = [], [x]
-        while stack:
-            y = stack.pop()
-            if isinstance(y, S.Binary) and y.op == "+":
-                stack += [y.left, y.right]
-            else:
-                ops.append(y)
+        ops = _chain(x)
         if all(_boolean(y) for y in ops):
             return ("+", tuple(sorted(map(_norm, ops), key=repr)))
     if isinstance(x, S.Binary) and x.op in ("==", "!="):
