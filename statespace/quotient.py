@@ -325,8 +325,8 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
     action_of = {a.transitions + ((a.property,) if a.property is not None else ()): i
                  for i, a in enumerate(cm.actions)}
     column = {p.index: i for i, p in enumerate(cm.system_processes)}
-    reps = q.representatives(sorted(set(srcs))).astype(np.int64)
-    rep_of = {s: reps[i] for i, s in enumerate(sorted(set(srcs)))}
+    ids = sorted(set(srcs))
+    rep_of = dict(zip(ids, q.representatives(ids).astype(np.int64)))
     start = _apply_perm(sym, rep_of[srcs[0]].reshape(-1, 1), perm)[:, 0]
 
     def step(e, s, perm):
