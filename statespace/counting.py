@@ -110,9 +110,7 @@ def counted_plan(ex: QuotientExplorer) -> dict | None:
         groups.append({"M": M, "lo": lo, "bits": bits, "off": off,
                        "cbits": int(bits.sum()), "R": len(g.key_slots),
                        "keys": np.asarray(g.keys, np.int64)})
-    member = set()
-    for g in sym.groups:
-        member.update(int(s) for row in g.member_slots for s in row)
+    member = {int(s) for G in groups for s in G["M"].ravel()}
     nm = [j for j in range(cm.n_slots) if j not in member]
     return {"groups": groups, "nm": nm}
 
