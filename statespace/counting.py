@@ -280,7 +280,7 @@ class CountedExplorer(QuotientExplorer):
                 has = pres.any(axis=1)
                 first_id[has] = order[np.argmax(pres[has], axis=1)]
             info.append({"cnt": cnt, "win": win, "r": r, "free": free, "cum": cum,
-                         "first": first_id, "codes": codes})
+                         "first": first_id, "codes": codes, "order": order})
         # Rows: the state, the group whose mover is swapped to position 0 (-1: the base row,
         # position 0's own member in every group), and the mover's position.
         row_state = [states]
@@ -369,9 +369,9 @@ class CountedExplorer(QuotientExplorer):
                     mover_free[k] = False
             # Untracked counts: the unreferred members minus those at tracked positions.
             if codes_by_id.shape[0]:
-                ids_of = {c: i for i, c in enumerate(codes_by_id.tolist())}
-                lut_codes = np.asarray(sorted(ids_of), np.int64)
-                lut_ids = np.asarray([ids_of[c] for c in lut_codes.tolist()], np.int64)
+                # The interned codes are distinct: their sort order maps a code to its id.
+                lut_ids = I["order"]
+                lut_codes = codes_by_id[lut_ids]
 
                 def idx(c):
                     return lut_ids[np.searchsorted(lut_codes, c)]
