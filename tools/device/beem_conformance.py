@@ -60,7 +60,7 @@ KNOWN = {
 STATUSES = ("match", "known", "mismatch", "failed", "timeout", "skipped", "running", "interrupted",
             "not_run")
 
-COLUMNS = ("id", "set", "model", "defines", "property", "status", "backend", "device_mib",
+COLUMNS = ("id", "set", "model", "defines", "property", "status", "backend", "device_bytes",
            "expected_states", "states", "expected_transitions", "transitions",
            "expected_deadlocks", "deadlocks", "expected_accepting", "accepting", "cpu_compare",
            "load_s", "explore_s", "cpu_explore_s", "seconds", "note")
@@ -210,7 +210,7 @@ def check_one(spec: dict, use_gpu: bool, compare: bool,
                   if issubclass(w.category, DeviceFallbackWarning)]
         # What CuPy's pool held at the end (freed blocks stay cached in it): zero when the
         # frontier never reached Explorer.device_min_rows and the run stayed on the host.
-        row["device_mib"] = round(pool.total_bytes() / 2**20, 1)
+        row["device_bytes"] = int(pool.total_bytes())
         pool.free_all_blocks()
     else:
         g, row["explore_s"] = build(np)
@@ -447,7 +447,7 @@ class Runner:
             "states_explored": sum(r.get("states") or 0 for r in done),
             "transitions_explored": sum(r.get("transitions") or 0 for r in done),
             "cpu_compared": sum(r.get("cpu_compare") == "identical" for r in rows),
-            "on_device": sum((r.get("device_mib") or 0) > 0 for r in rows),
+            "on_device": sum((r.get("device_bytes") or 0) > 0 for r in rows),
             "problems": {r["id"]: f"{r['status']}: {r.get('note', '')}" for r in rows
                          if r["status"] in ("mismatch", "failed", "timeout")},
             "seconds": {r["id"]: round(r["seconds"], 3) for r in rows if "seconds" in r},
@@ -466,7 +466,8 @@ class Runner:
 
     def _line(self, r: dict) -> None:
         extra = f" {r['cpu_compare']}" if r.get("cpu_compare") else ""
-        dev = f" device {r['device_mib']:g} MiB" if r.get("device_mib") else ""
+        dev = (f" device {r['device_bytes'] / 2**20:.1f} MiB" if r.get("device_bytes")
+               else "")
         self._say(f"[{self.done:>3}/{len(self.specs)}] {r['status']:<8} {r['id']:<36} "
                   f"{_n(r.get('states')):>10} st {_n(r.get('transitions')):>11} tr "
                   f"{r['seconds']:7.1f} s {r.get('backend', '')}{dev}{extra}"
