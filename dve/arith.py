@@ -37,7 +37,7 @@ from typing import Any
 __all__ = [
     "INT32", "INT64", "TYPE_RANGE", "DivisionByZero", "Overflow", "binop", "c_div", "c_mod",
     "cast",
-    "check64", "literal_fits", "unop", "wrap32", "ARRAY_HELPERS", "array_helpers",
+    "check64", "literal_fits", "unop", "wrap32", "ARRAY_HELPERS", "array_helpers", "C_HELPERS",
 ]
 
 #: Inclusive range of the 32-bit evaluation width.
@@ -294,3 +294,79 @@ def array_helpers(xp: Any) -> dict[str, Any]:
 ARRAY_HELPERS: tuple[str, ...] = ("_div", "_mod", "_divz", "_modz", "_divc", "_modc", "_add64",
                                   "_sub64", "_divc64", "_modc64",
                                   "_mul64", "_neg64", "_div64", "_mod64", "_shl64")
+
+
+# ---------------------------------------------------------------------------- C
+
+#: The C twins of :func:`binop` and :func:`cast`, for code generated over one state per GPU
+#: thread (:mod:`statespace.kernel`); CUDA C++ that a host C++ compiler also takes. Every
+#: helper that can fault sets ``f`` (a fault of the step) and returns a harmless value (the
+#: step goes to the error state, so the value is never used); none has undefined behaviour:
+#: 32-bit ``+ - * <<`` wrap through unsigned arithmetic, as the legacy ``int32_t`` does.
+C_HELPERS = r"""
+typedef long long i64;
+typedef unsigned long long u64;
+#define DVE_I64_MIN (-9223372036854775807LL - 1)
+#define DVE_I64_MAX 9223372036854775807LL
+__device__ __forceinline__ int dve_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
+__device__ __forceinline__ int dve_sub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }
+__device__ __forceinline__ int dve_mul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
+__device__ __forceinline__ int dve_neg(int a) { return (int)(0u - (unsigned)a); }
+__device__ __forceinline__ int dve_shl(int a, int b) { return (int)((unsigned)a << (b & 31)); }
+__device__ __forceinline__ int dve_shr(int a, int b) { return a >> (b & 31); }
+__device__ __forceinline__ int dve_div(int a, int b, int& f) {
+    if (b == 0) { f = 1; return 0; }
+    if (b == -1) return dve_neg(a);            /* INT32_MIN / -1 wraps onto itself */
+    return a / b;
+}
+__device__ __forceinline__ int dve_mod(int a, int b, int& f) {
+    if (b == 0) { f = 1; return 0; }
+    if (b == -1) return 0;
+    return a % b;
+}
+__device__ __forceinline__ i64 dve_add64(i64 a, i64 b, int& f) {
+    i64 r = (i64)((u64)a + (u64)b);
+    if (((a ^ r) & (b ^ r)) < 0) f = 1;
+    return r;
+}
+__device__ __forceinline__ i64 dve_sub64(i64 a, i64 b, int& f) {
+    i64 r = (i64)((u64)a - (u64)b);
+    if (((a ^ b) & (a ^ r)) < 0) f = 1;
+    return r;
+}
+__device__ __forceinline__ i64 dve_mul64(i64 a, i64 b, int& f) {
+    i64 r = (i64)((u64)a * (u64)b);
+    if (a == -1 ? b == DVE_I64_MIN : (a != 0 && r / a != b)) f = 1;   /* no MIN / -1 trap */
+    return r;
+}
+__device__ __forceinline__ i64 dve_neg64(i64 a, int& f) {
+    if (a == DVE_I64_MIN) { f = 1; return a; }
+    return -a;
+}
+__device__ __forceinline__ i64 dve_div64(i64 a, i64 b, int& f) {
+    if (b == 0 || (a == DVE_I64_MIN && b == -1)) { f = 1; return 0; }
+    return a / b;
+}
+__device__ __forceinline__ i64 dve_mod64(i64 a, i64 b, int& f) {
+    if (b == 0) { f = 1; return 0; }
+    if (b == -1) return 0;
+    return a % b;
+}
+__device__ __forceinline__ i64 dve_shl64(i64 a, i64 b, int& f) {
+    int k = (int)(b & 63);
+    i64 r = (i64)((u64)a << k);
+    if ((r >> k) != a) f = 1;
+    return r;
+}
+__device__ __forceinline__ i64 dve_shr64(i64 a, i64 b) { return a >> (b & 63); }
+/* An index into an array of n cells: out of range faults and reads cell 0 instead. */
+__device__ __forceinline__ int dve_idx(int i, int n, int& f) {
+    if (i < 0 || i >= n) { f = 1; return 0; }
+    return i;
+}
+/* cast(): the value reduced into [lo, lo + m - 1] modulo m (floor modulo, no fault). */
+__device__ __forceinline__ int dve_cast(int v, int lo, int m) {
+    i64 d = ((i64)v - lo) % m;
+    return (int)((d < 0 ? d + m : d) + lo);
+}
+"""

@@ -682,6 +682,146 @@ class _ScalarGen(_Emitter):
         return _Val(f"(({ai}) {op} ({bi}))", "int")  # & | ^ of 32-bit values stay 32-bit
 
 
+class _CGen(_Emitter):
+    """Generates C statements over one state, for the successor kernel of
+    :mod:`statespace.kernel` (one GPU thread per state). Slots are read from the ``int`` array
+    named ``arr`` (``s``, the source state, for guards and charges; ``n``, the successor being
+    built, for effects, so each assignment sees the earlier ones); every operator is one
+    temporary of the evaluation width (``int``, or ``i64`` for costs and times) computed by the
+    C twins of :mod:`dve.arith` (:data:`dve.arith.C_HELPERS`), which or a fault into the
+    ``int f``; ``and``, ``or`` and ``imply`` short-circuit through ``if`` blocks, so a fault of
+    an operand that is not evaluated does not count, as in the array form."""
+
+    def __init__(self, ev: Evaluator, prefix: str, arr: str = "s", wide: bool = False) -> None:
+        super().__init__(ev, wide)
+        self.prefix, self.arr = prefix, arr
+        self.T = "i64" if wide else "int"
+        self.lines: list[str] = []
+        self.n = 0
+        #: Slots the statements may assign (of the ``n`` array).
+        self.written: set[int] = set()
+        #: Constant arrays read at a computed index: C name -> values.
+        self.tables: dict[str, tuple[int, ...]] = {}
+
+    def let(self, code: str, ty: str | None = None) -> str:
+        self.n += 1
+        name = f"{self.prefix}{self.n}"
+        self.lines.append(f"{ty or self.T} {name} = {code};")
+        return name
+
+    def lit(self, v: int) -> str:
+        if self.wide:
+            return f"({v + 1}LL - 1)" if v == _I64[0] else f"{v}LL"
+        return f"({v + 1} - 1)" if v == _I32[0] else str(v)
+
+    def const(self, v: int) -> _Val:
+        return _Val(self.lit(v), "int", v, None, v, v)
+
+    def leaf(self, code: str) -> str:
+        return f"(i64){code}" if self.wide else code
+
+    def read_slot(self, j: int) -> _Val:
+        return _Val(self.leaf(f"{self.arr}[{j}]"), "int")
+
+    def index(self, e: S.Expr, size: int, proc) -> tuple[int | None, str]:
+        iv = self.expr(e, proc)
+        if iv.const is not None:
+            return iv.const, ""
+        return None, self.let(f"dve_idx({iv.code}, {size}, f)", "int")
+
+    def read_index(self, vi, idx_expr: S.Expr, proc: int | None) -> _Val:
+        size = vi.size
+        if size is None:
+            raise TypeError(f"'{vi.name}' is not an array")
+        c, ic = self.index(idx_expr, size, proc)
+        if c is not None and not 0 <= c < size:
+            self.lines.append("f = 1;")
+            return self.const(0)
+        if vi.is_const:
+            if c is not None:
+                return self.const(vi.const_value[c])
+            # A constant array: one table in the device's memory for the whole kernel.
+            arr = "dve_table_" + "".join(ch if ch.isalnum() else "_" for ch in vi.name)
+            self.tables[arr] = tuple(int(x) for x in vi.const_value)
+            return _Val(self.let(self.leaf(f"{arr}[{ic}]")), "int")
+        at = vi.base + c if c is not None else f"{vi.base} + {ic}"
+        return _Val(self.let(self.leaf(f"{self.arr}[{at}]")), "int")
+
+    def state_test(self, slot: int, state: int) -> _Val:
+        return _Val(self.let(f"({self.arr}[{slot}] == {state})", "int"), "int")
+
+    def unary(self, op: str, v: _Val) -> _Val:
+        if op == "not":
+            return _Val(self.let(f"!({v.code})", "int"), "int")
+        if op == "~":
+            return _Val(self.let(f"~({v.code})"), "int")
+        return _Val(self.let(f"dve_neg64({v.code}, f)" if self.wide else f"dve_neg({v.code})"),
+                    "int")
+
+    def binary(self, e: S.Binary, proc: int | None) -> _Val:
+        op = e.op
+        a = self.expr(e.left, proc)
+        if op in ("and", "or", "imply"):
+            # The right operand's statements run only where C would evaluate it.
+            r = self.let("1" if op != "and" else "0", "int")
+            self.lines.append(f"if ({'!' if op == 'or' else ''}({a.code})) {{")
+            b = self.expr(e.right, proc)
+            self.lines.append(f"{r} = ({b.code}) != 0; }}")
+            return _Val(r, "int")
+        b = self.expr(e.right, proc)
+        x, y = a.code, b.code
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            return _Val(self.let(f"({x}) {op} ({y})", "int"), "int")
+        if op in ("&", "|", "^"):
+            return _Val(self.let(f"({x}) {op} ({y})"), "int")
+        if self.wide:
+            fn = {"+": "dve_add64", "-": "dve_sub64", "*": "dve_mul64", "/": "dve_div64",
+                  "%": "dve_mod64", "<<": "dve_shl64"}.get(op)
+            code = f"{fn}({x}, {y}, f)" if fn else f"dve_shr64({x}, {y})"
+        elif op in ("/", "%"):
+            code = f"{'dve_div' if op == '/' else 'dve_mod'}({x}, {y}, f)"
+        else:
+            fn = {"+": "dve_add", "-": "dve_sub", "*": "dve_mul", "<<": "dve_shl",
+                  ">>": "dve_shr"}.get(op)
+            if fn is None:
+                raise ValueError(f"unknown operator {op!r}")
+            code = f"{fn}({x}, {y})"
+        return _Val(self.let(code), "int")
+
+    # ------------------------------------------------------------------ effects
+    def assign(self, target: S.Expr, v: _Val, proc: int | None) -> None:
+        vi = self.resolve(proc, target.name)
+        if v.const is None:
+            self.lines.append(f"if ({v.code} < {vi.lo} || {v.code} > {vi.hi}) f = 1;")
+        elif not vi.lo <= v.const <= vi.hi:
+            self.lines.append("f = 1;")
+        if isinstance(target, S.Name):
+            self.write(vi.base, v.code)
+            return
+        c, ic = self.index(target.index, vi.size, proc)
+        if c is not None:
+            if not 0 <= c < vi.size:
+                self.lines.append("f = 1;")
+                return
+            self.write(vi.base + c, v.code)
+            return
+        self.written.update(range(vi.base, vi.base + vi.size))
+        self.lines.append(f"n[{vi.base} + {ic}] = {v.code};")
+
+    def write(self, j: int, code: str) -> None:
+        self.written.add(j)
+        self.lines.append(f"n[{j}] = {code};")
+
+    def cast(self, v: _Val, ty: str | None) -> _Val:
+        """The legacy typed-channel cast (see :meth:`_Gen.cast`)."""
+        if ty is None:
+            return v
+        lo, hi = TYPE_RANGE[ty]
+        if v.const is not None:
+            return self.const(arith.cast(ty, v.const))
+        return _Val(self.let(f"dve_cast({v.code}, {lo}, {hi - lo + 1})"), "int")
+
+
 class Evaluator:
     """The generated guard, effect and charge functions of a compiled model, for one ``xp``.
 
@@ -957,6 +1097,96 @@ class Evaluator:
             err = g.err_code()
             self._cache[key] = self._build(key, g, f"({', '.join(out)},), {tcode}, {err}")
         return self._cache[key]
+    # ------------------------------------------------------------------ C, one state a thread
+    def c_guard(self, tid: int, prefix: str) -> tuple[_CGen, str]:
+        """The guard of transition ``tid`` as C statements over the source state ``s``
+        (:class:`_CGen`): after them the ``int`` named by the second item is the conjunction
+        of the clauses (short-circuit: a clause is evaluated only where the earlier ones
+        hold) and ``f`` has the faults; the step is enabled where either is set, as with
+        :meth:`guard`."""
+        t = self.cm.transitions[tid]
+        g = _CGen(self, prefix)
+        en = g.let("1", "int")
+        with _deep_recursion():
+            for ge in t.node.guard:
+                g.lines.append(f"if ({en}) {{")
+                v = g.expr(ge, t.process)
+                g.lines.append(f"{en} = ({v.code}) != 0; }}")
+        if t.sync_kind in ("bsend", "brecv"):
+            ch = self.cm.channels[t.channel]
+            cond = f"s[{ch.count_slot}] " + (f"< {ch.size}" if t.sync_kind == "bsend" else "> 0")
+            g.lines.append(f"{en} = {en} && ({cond});")
+        return g, en
+
+    def c_effect(self, tids: tuple[int, ...], prefix: str) -> _CGen:
+        """The effects of one step as C statements that assign the successor ``n`` (a copy
+        of the source state when they start), in the order of :meth:`effect`, faults or'ed
+        into ``f``; :attr:`_CGen.written` is every slot they may change."""
+        cm = self.cm
+        g = _CGen(self, prefix, arr="n")
+        with _deep_recursion():
+            if len(tids) == 2:
+                s, q = (cm.transitions[i] for i in tids)
+                types = cm.channels[s.channel].types
+                for k, (ve, target) in enumerate(zip(s.node.sync.values, q.node.sync.values)):
+                    v = g.cast(g.expr(ve, s.process),
+                               types[k] if types is not None and k < len(types) else None)
+                    g.assign(target, v, q.process)
+                self._c_effects(g, q)
+                self._c_effects(g, s)
+                return g
+            t = cm.transitions[tids[0]]
+            self._c_effects(g, t)
+            if t.sync_kind not in ("bsend", "brecv"):
+                return g
+            ch = cm.channels[t.channel]
+            size, a = ch.size, ch.arity
+            block = range(ch.items, ch.items + size * a)
+            g.written.update(block)
+            g.written.add(ch.count_slot)
+            cnt = f"n[{ch.count_slot}]"
+            if t.sync_kind == "bsend":
+                # As _push: the values, evaluated after the effects, fill the item at the
+                # count (the guard keeps the count below the size).
+                vals = [g.cast(g.expr(e, t.process), ch.types[k])
+                        for k, e in enumerate(t.node.sync.values[:a])]
+                at = g.let(f"{ch.items} + ({cnt} < 0 ? 0 : {cnt} > {size - 1} ? {size - 1} "
+                           f": {cnt}) * {a}", "int")
+                for k, v in enumerate(vals):
+                    g.lines.append(f"n[{at} + {k}] = {v.code};")
+                g.lines.append(f"{cnt} = {cnt} + 1;")
+            else:
+                # As _pop: the head's fields go to the targets, the queue moves up an item.
+                heads = [g.let(f"n[{ch.items + k}]", "int") for k in range(a)]
+                for k, target in enumerate(t.node.sync.values[:a]):
+                    g.assign(target, _Val(heads[k], "int"), t.process)
+                g.lines.append(f"for (int q = {ch.items}; q < {ch.items + (size - 1) * a}; ++q)"
+                               f" n[q] = n[q + {a}];")
+                g.lines.append(f"for (int q = {ch.items + (size - 1) * a}; "
+                               f"q < {ch.items + size * a}; ++q) n[q] = 0;")
+                g.lines.append(f"{cnt} = {cnt} - 1;")
+        return g
+
+    def _c_effects(self, g: _CGen, t) -> None:
+        for a in t.node.effects:
+            g.assign(a.target, g.expr(a.value, t.process), t.process)
+
+    def c_charge(self, tid: int, prefix: str) -> tuple[_CGen, list[str], str]:
+        """The costs (one per resource) and the time of transition ``tid`` as C statements
+        over the source state ``s`` in checked 64-bit arithmetic (see :meth:`charge`): the
+        generator, the cost expressions and the time expression; a negative time faults."""
+        t = self.cm.transitions[tid]
+        g = _CGen(self, prefix, wide=True)
+        costs = t.costs
+        with _deep_recursion():
+            out = [g.expr(costs[r], t.process).code if r in costs else "0LL"
+                   for r in self.cm.resources]
+            tm = "1LL"
+            if t.time is not None:
+                tm = g.expr(t.time, t.process).code
+                g.lines.append(f"if ({tm} < 0) f = 1;")
+        return g, out, tm
+
 
 def _unprepared(*args):  # pragma: no cover - replaced at the end of prepare()
     raise RuntimeError("function used before Evaluator.prepare() finished")

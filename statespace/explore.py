@@ -30,6 +30,7 @@ from dve.errors import (MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimit
 from .compiler import compile_model
 from .evaluate import INT, Evaluator, Fault, add_costs
 from .graph import StateGraph
+from .kernel import SuccessorKernel
 from .model import CompiledModel
 from .device import (DeviceFallbackWarning, add_slot_change, device_free_bytes, is_device_oom,
                      lexsort, module_of, on_device, release_pool, scatter_add, stable_argsort,
@@ -244,6 +245,8 @@ class Explorer:
         self.sync_ids: dict[int, int] = {}
         self.sync_codes: list[int] = []
         self.sync_word, self.sync_word_radix = _sync_words(cm.system_processes)
+        #: The model's generated successor kernel, once on a device (when in its scope).
+        self.kernel: SuccessorKernel | None = None
 
     def _charge_table(self):
         """Per-action costs and time when every transition charges constants (async models
@@ -444,6 +447,8 @@ class Explorer:
             out = self._successors_on_host(X, keys)
         elif cm.system == "sync":
             out = self._successors_sync(X, keys)
+        elif self.kernel is not None and on_device(xp):
+            out = self._successors_kernel(X, keys)
         else:
             out = self._successors_async(X, keys)
         src, act, nkeys, err, costs, tim = out
@@ -503,6 +508,11 @@ class Explorer:
         self.out_deg.append(deg)
         self.n_edges += m
 
+    #: On a device, the successors of ``system async`` models come from one generated kernel
+    #: (:mod:`statespace.kernel`) where the model is in its scope; False: the array form.
+    #: (The environment variable ``DVECOST_KERNEL=off`` does the same, for measurements.)
+    use_kernel = True
+
     #: With a device module: exploration moves to the device at the first chunk of this many
     #: states, and later chunks of fewer states get their successors computed on the host
     #: (the same code over NumPy; the visited set and the outputs stay on the device). A
@@ -528,6 +538,20 @@ class Explorer:
         if self.charge_table is not None:
             self.charge_table = (xp.asarray(self.charge_table[0]),
                                  xp.asarray(self.charge_table[1]))
+        if (self.use_kernel and hasattr(xp, "RawModule")
+                and os.environ.get("DVECOST_KERNEL", "on") != "off"):
+            self.kernel = SuccessorKernel.for_model(self.cm, charges=self.charge_table is None)
+        if self.kernel is not None:
+            try:
+                self.kernel.function(xp)   # compiled now, once
+            except Exception as exc:   # noqa: BLE001 - the array form computes the same
+                if is_device_oom(exc):
+                    raise
+                self.kernel = None
+                warnings.warn(f"{self.cm.name}: the generated successor kernel did not "
+                              f"compile ({type(exc).__name__}: {str(exc)[:200]}); exploring "
+                              "with array operations instead", DeviceFallbackWarning,
+                              stacklevel=2)
 
     #: The lists of arrays that grow chunk by chunk (besides ``out_cost`` and ``pending``).
     _GROWING = ("out_idx", "out_act", "out_time", "out_deg", "states", "parent",
@@ -930,6 +954,16 @@ class Explorer:
                 cst, tmq, pe_ = self._charge(qid, X, Rq)
                 emit(Rq, n_sys * nq + qi, nkq, perr[qi][Rq] | _z(pe_, Rq.shape[0], xp), cst, tmq)
         return self._collect(out_src, out_act, out_key, out_err, out_cost, out_time)
+
+    def _successors_kernel(self, X, keys):
+        """:meth:`_successors_async` by the model's kernel: the same successors, in (source,
+        action) order rather than by action (:meth:`_expand` sorts them either way)."""
+        src, act, nk, err, costs, tim = self.kernel.successors(self.xp, X, keys)
+        if costs is None:
+            # Constant charges (see _charge_table): every edge's from its action, one gather.
+            costs = {r: self.charge_table[0][k][act] for k, r in enumerate(self.res)}
+            tim = self.charge_table[1][act]
+        return src, act, nk, err, costs, tim
 
     def _shift_pc(self, nk, slot, src, dst):
         # ``nk`` is always a fresh array here (a fancy-indexed copy).

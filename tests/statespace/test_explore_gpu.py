@@ -18,6 +18,8 @@ import types
 
 import numpy as np
 import pytest
+from device_stand_in import same_graph
+from device_stand_in import stand_in as _stand_in
 from ss_helpers import BEEM, ROOT, SHARED
 
 import dve
@@ -36,59 +38,7 @@ BEEM_SAMPLE = ("adding.1", "anderson.1.prop2", "bakery.1", "brp.1", "collision.1
 TEMPLATE_SIZES = (("paper-no-server", 3), ("paper-server", 3), ("editor", 4))
 
 
-def same_graph(a, b) -> None:
-    """Every array and count of two state graphs equal, dtype included."""
-    for name in ("indptr", "indices", "time", "action", "states", "parent", "parent_action",
-                 "deadlocks"):
-        x, y = getattr(a, name), getattr(b, name)
-        assert isinstance(y, np.ndarray), name
-        assert x.dtype == y.dtype and x.shape == y.shape, name
-        assert np.array_equal(x, y), name
-    assert a.costs.keys() == b.costs.keys()
-    for r in a.costs:
-        assert a.costs[r].dtype == b.costs[r].dtype and np.array_equal(a.costs[r], b.costs[r])
-    assert (a.action_codes is None) == (b.action_codes is None)
-    if a.action_codes is not None:
-        assert np.array_equal(a.action_codes, b.action_codes)
-    for name in ("error_state", "depth", "complete", "n_expanded", "n_states", "n_edges"):
-        assert getattr(a, name) == getattr(b, name), name
-
-
 # ----------------------------------------------------------------- everywhere: a stand-in xp
-
-def _stand_in(monkeypatch):
-    """A module that is not NumPy but computes with it, with CuPy's spellings where they
-    differ (argsort always stable, lexsort of one 2-D array), and a ``cupyx`` with the
-    scatter functions the explorer takes from it."""
-    fake = types.ModuleType("fake_xp")
-    for k in dir(np):
-        if not k.startswith("__"):
-            setattr(fake, k, getattr(np, k))
-    fake.argsort = lambda a: np.argsort(a, kind="stable")
-
-    def lexsort(keys):
-        assert isinstance(keys, np.ndarray) and keys.ndim == 2   # CuPy takes one 2-D array
-        return np.lexsort(keys)
-
-    fake.lexsort = lexsort
-
-    def kernel(in_params, out_params, operation, name):
-        # The one fused kernel the explorer defines (statespace.device.add_slot_change),
-        # computed here from its specification: k += uint64(v - o) << s, wrapping.
-        assert name.startswith("dvecost_slot_change")
-
-        def run(v, o, s, k):
-            d = (np.asarray(v, np.int64) - np.asarray(o).astype(np.int64)).astype(np.uint64)
-            np.add(k, d << np.uint64(s), out=k)
-        return run
-
-    fake.ElementwiseKernel = kernel
-    cupyx = types.ModuleType("cupyx")
-    cupyx.scatter_min = np.minimum.at
-    cupyx.scatter_add = np.add.at
-    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
-    return fake
-
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 @pytest.mark.parametrize("host_below", [0, 5])

@@ -1,0 +1,67 @@
+"""Shared by the device tests: a stand-in for CuPy that computes with NumPy, and the
+comparison of two state graphs array for array."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import kernel_emulator
+import numpy as np
+
+
+def same_graph(a, b) -> None:
+    """Every array and count of two state graphs equal, dtype included."""
+    for name in ("indptr", "indices", "time", "action", "states", "parent", "parent_action",
+                 "deadlocks"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert isinstance(y, np.ndarray), name
+        assert x.dtype == y.dtype and x.shape == y.shape, name
+        assert np.array_equal(x, y), name
+    assert a.costs.keys() == b.costs.keys()
+    for r in a.costs:
+        assert a.costs[r].dtype == b.costs[r].dtype and np.array_equal(a.costs[r], b.costs[r])
+    assert (a.action_codes is None) == (b.action_codes is None)
+    if a.action_codes is not None:
+        assert np.array_equal(a.action_codes, b.action_codes)
+    for name in ("error_state", "depth", "complete", "n_expanded", "n_states", "n_edges"):
+        assert getattr(a, name) == getattr(b, name), name
+
+
+def stand_in(monkeypatch, kernels: bool = False):
+    """A module that is not NumPy but computes with it, with CuPy's spellings where they
+    differ (argsort always stable, lexsort of one 2-D array), and a ``cupyx`` with the
+    scatter functions the explorer takes from it. With ``kernels``, also a ``RawModule`` that
+    compiles CUDA sources with the host's C++ compiler (:mod:`kernel_emulator`), so the
+    explorer uses its generated successor kernel; without, it has none and uses the array
+    form."""
+    fake = types.ModuleType("fake_xp")
+    for k in dir(np):
+        if not k.startswith("__"):
+            setattr(fake, k, getattr(np, k))
+    fake.argsort = lambda a: np.argsort(a, kind="stable")
+
+    def lexsort(keys):
+        assert isinstance(keys, np.ndarray) and keys.ndim == 2   # CuPy takes one 2-D array
+        return np.lexsort(keys)
+
+    fake.lexsort = lexsort
+
+    def kernel(in_params, out_params, operation, name):
+        # The one fused kernel the explorer defines (statespace.device.add_slot_change),
+        # computed here from its specification: k += uint64(v - o) << s, wrapping.
+        assert name.startswith("dvecost_slot_change")
+
+        def run(v, o, s, k):
+            d = (np.asarray(v, np.int64) - np.asarray(o).astype(np.int64)).astype(np.uint64)
+            np.add(k, d << np.uint64(s), out=k)
+        return run
+
+    fake.ElementwiseKernel = kernel
+    if kernels:
+        fake.RawModule = kernel_emulator.RawModule
+    cupyx = types.ModuleType("cupyx")
+    cupyx.scatter_min = np.minimum.at
+    cupyx.scatter_add = np.add.at
+    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
+    return fake
