@@ -7,7 +7,9 @@
 # beem/models, for DVECOST_SHARED). Writes env.txt, pytest.log, bench.json/md, analyze.txt and
 # explore.log under $OUT.
 # MODELS (default "10 11 12"): the cs_N sizes benchmarked; ANALYZE (default MODELS): those
-# analysed; REPEAT (default 2); TEST_TIMEOUT (default 300 s).
+# analysed; BACKENDS (default "gpu gpu cpu") the runs of each; REPEAT (default 2);
+# TEST_TIMEOUT (default 300 s); DVECOST_KERNEL=off explores with array operations instead of
+# the generated successor kernel.
 set -uo pipefail
 OUT=${OUT:-/tmp/explore-gpu-out}
 mkdir -p "$OUT"
@@ -49,7 +51,7 @@ EOF
       # Wall time of whole processes (interpreter start included): the GPU twice (the first
       # with CuPy's kernel cache empty, the second with it filled), then the CPU.
       for n in ${ANALYZE:-${MODELS:-10 11 12}}; do
-        for b in gpu gpu cpu; do
+        for b in ${BACKENDS:-gpu gpu cpu}; do
           t0=$(date +%s.%N)
           timeout 200 python3 -m dvecost analyze ".bench/cs_$n.dve" --backend "$b" --json \
             > "$OUT/analyze_${n}_$b.json" 2>/dev/null; arc=$?
