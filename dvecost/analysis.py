@@ -18,17 +18,19 @@ cycle: they are warnings, each with a shortest run to it, and do not stop the an
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time as _time
-from typing import Callable, Mapping
+import warnings
+from typing import Callable, Iterator, Mapping
 
 import dve
 import ocm
 import statespace
-from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped
+from dve.errors import ConfigurationError, DeviceFallbackWarning, MemoryLimitExceeded, RunStopped
 from dve.summary import summarize
 from dve.syntax import DEFAULT_COST_RESOURCE, Model
-from ocm.backend import array_module_for
+from ocm.backend import DeferredDevice, array_module_for
 from ocm.errors import NoCycleError, ZeroTimeCycleError
 from statespace.quotient import build_quotient_graph
 from statespace.symmetry import NO_SYMMETRY
@@ -39,7 +41,7 @@ from .result import (PHASES, Analysis, Move, NoCycleRun, Step, ZeroTimeCycleRun,
                      phase_timings, symmetry_summary, with_counts)
 
 __all__ = ["analyze", "Analysis", "Step", "Move", "PHASES", "NoCycleRun", "ZeroTimeCycleRun",
-           "with_counts"]
+           "with_counts", "quiet_absent_device"]
 
 #: ``progress(phase, done, total, message)``: ``done``/``total`` are counts or ``None``.
 ProgressFn = Callable[[str, "float | None", "float | None", str], None]
@@ -69,9 +71,10 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     backend : {'auto', 'cpu', 'gpu'}
         Where exploration and the cycle engine run. ``'gpu'``: both on the GPU (exploration
         of a model whose symmetry reduces it stays on the CPU). ``'auto'``: exploration on the
-        GPU when there is one (:func:`ocm.backend.array_module_for`), the cycle engine there
-        for large graphs, falling back to the CPU if the device runs out of memory
-        (:mod:`ocm.backend`).
+        GPU when there is one and a chunk of the breadth-first search is large enough for it
+        (:func:`ocm.backend.array_module_for`: CuPy is not even imported before), the cycle
+        engine there for large graphs, falling back to the CPU if the device runs out of
+        memory (:mod:`ocm.backend`).
     defines : mapping of str to int, optional
         Values for the model's ``input`` constants (``-D name=value``); not with a loaded model.
     max_states, max_memory : int, optional
@@ -160,14 +163,16 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
 
     t0 = _time.perf_counter()
     report("explore", None, None, "building the state graph")
-    quotient = build_quotient_graph(
-        compiled, symmetry=None if symmetry == "auto" else NO_SYMMETRY,
-        max_states=max_states, max_memory=max_memory,
-        progress=None if progress is None else
-        lambda *counts: report("explore", None, None, explore_message(*counts)),
-        xp=array_module_for(backend),
-        # gpu: a full device stops the run (exit 3); auto: exploration goes on on the CPU.
-        on_device_full="stop" if backend == "gpu" else "host")
+    xp = array_module_for(backend)
+    with quiet_absent_device(xp):
+        quotient = build_quotient_graph(
+            compiled, symmetry=None if symmetry == "auto" else NO_SYMMETRY,
+            max_states=max_states, max_memory=max_memory,
+            progress=None if progress is None else
+            lambda *counts: report("explore", None, None, explore_message(*counts)),
+            xp=xp,
+            # gpu: a full device stops the run (exit 3); auto: exploration goes on on the CPU.
+            on_device_full="stop" if backend == "gpu" else "host")
     graph = quotient.graph
     seconds["explore"] = _time.perf_counter() - t0
 
@@ -181,6 +186,42 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         # A signal or --timeout in the engine or the report: the state graph is complete, so
         # the stop says what it holds.
         raise with_counts(exc, graph)
+
+
+@contextlib.contextmanager
+def quiet_absent_device(xp) -> Iterator[None]:
+    """Around an exploration with ``xp``: drop the explorer's
+    :class:`~dve.errors.DeviceFallbackWarning` when ``xp`` is ``auto``'s
+    :class:`~ocm.backend.DeferredDevice` and it found no device (CuPy installed, no GPU): the
+    exploration stayed on the host as planned, nothing fell back. Every other warning is
+    shown as it would have been (after the exploration, an exception included).
+
+    >>> xp = DeferredDevice()
+    >>> xp.resolved, xp.unavailable = True, "no CUDA device found"   # as found on first use
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     with quiet_absent_device(xp):
+    ...         warnings.warn("the GPU has 0 MiB free", DeviceFallbackWarning)
+    ...         warnings.warn("something else")
+    >>> [str(w.message) for w in seen]
+    ['something else']
+    """
+    if not isinstance(xp, DeferredDevice):
+        yield
+        return
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            # Every fallback recorded (not only the first of its text): decided below.
+            warnings.simplefilter("always", DeviceFallbackWarning)
+            yield
+    finally:
+        for w in caught:
+            if not issubclass(w.category, DeviceFallbackWarning):
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file,
+                                     w.line)   # the filters passed it already
+            elif xp.unavailable is None:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _check_engine_memory(max_memory: int, graph) -> None:

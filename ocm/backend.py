@@ -13,7 +13,9 @@ only answers three questions, in one place, so that the API and the CLI agree:
 ``auto`` picks the GPU only for graphs of at least :data:`AUTO_MIN_EDGES` edges, and asks
 for a device (importing CuPy) only then: below that size a process's first GPU call (CUDA
 start-up, module loading) costs more than the CPU engine's whole run (measured on an H100, see
-``docs/benchmarks.md``, "Cycle engine, GPU (issue 5)").
+``docs/benchmarks.md``, "Cycle engine, GPU (issue 5)"). Exploration, whose size is known only
+at its end, gets a :class:`DeferredDevice` for ``auto`` (:func:`array_module_for`): CuPy is
+imported, and the device asked for, only when the explorer first hands work to it.
 
 Examples
 --------
@@ -26,6 +28,8 @@ Examples
 from __future__ import annotations
 
 import functools
+import importlib.util
+import types
 import warnings
 
 from .errors import BackendUnavailableError, InputError
@@ -39,6 +43,8 @@ __all__ = [
     "resolve_backend",
     "array_module",
     "array_module_for",
+    "DeferredDevice",
+    "cupy_installed",
     "is_out_of_memory",
     "warn_fallback",
     "call_with_cpu_fallback",
@@ -165,14 +171,87 @@ def array_module_for(backend: str):
     """The array module for ``backend`` whatever the size of the work (state-space
     exploration: its size is known only at the end): NumPy for ``'cpu'``, CuPy for ``'gpu'``
     (:class:`~ocm.errors.BackendUnavailableError` where there is none), and for ``'auto'``
-    CuPy when it imports and a CUDA device answers, else NumPy.
+    NumPy where CuPy is not installed, else a :class:`DeferredDevice`: nothing is imported
+    until the work is large enough to use the device.
 
     >>> array_module_for("cpu").__name__
     'numpy'
     """
     if backend == "auto":
-        return array_module("gpu" if gpu_available() else "cpu")
+        return DeferredDevice() if cupy_installed() else array_module("cpu")
     return array_module(resolve_backend(backend, 0))
+
+
+@functools.lru_cache(maxsize=1)
+def cupy_installed() -> bool:
+    """True when an importable ``cupy`` is on the path, found without importing it (a
+    :func:`importlib.util.find_spec` look-up: milliseconds, where ``import cupy`` and the
+    device query take a good part of a second). Cached per process.
+
+    >>> isinstance(cupy_installed(), bool)
+    True
+    """
+    try:
+        return importlib.util.find_spec("cupy") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class DeferredDevice(types.ModuleType):
+    """CuPy, imported on first use: the array module ``auto`` gives the explorer.
+
+    The explorer keeps a device module aside and computes on the host until a chunk of
+    ``Explorer.device_min_rows`` states; only then does it read anything off the module (the
+    device's free memory first). So a small model never imports CuPy or starts CUDA, the
+    fixed cost that ``auto`` avoids. The first attribute read resolves the module: CuPy when
+    it imports and a device answers (:func:`gpu_available`; every later read is CuPy's own
+    attribute), else a device with no free memory, so that the explorer stays on the host;
+    :attr:`unavailable` then holds the reason (a caller may drop the explorer's fallback
+    warning, which is about a device that never was).
+
+    Examples
+    --------
+    >>> xp = DeferredDevice()
+    >>> xp.resolved, xp.unavailable
+    (False, None)
+    """
+
+    def __init__(self) -> None:
+        super().__init__("cupy", "CuPy, imported when first used (ocm.backend.DeferredDevice)")
+        self.resolved = False
+        self.unavailable: str | None = None
+
+    def __getattr__(self, name: str):
+        # Called only for names the instance does not hold: before resolution every name,
+        # after it those CuPy loads lazily (its submodules), read off CuPy itself.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        target = self.__dict__.get("_target")
+        if target is None:
+            target = self._resolve()
+        return getattr(target, name)
+
+    def _resolve(self):
+        self.resolved = True
+        self.unavailable = gpu_unavailable_reason()
+        if self.unavailable is not None:
+            self._target = _NO_DEVICE
+            return self._target
+        import cupy
+        # CuPy's names on the instance: later reads cost what they cost on CuPy.
+        self.__dict__.update((k, v) for k, v in vars(cupy).items()
+                             if not k.startswith("__") and k not in _OWN)
+        self._target = cupy
+        return cupy
+
+
+_OWN = frozenset({"resolved", "unavailable", "_target", "_resolve"})
+#: What a :class:`DeferredDevice` without a device answers: no free memory, an empty pool.
+_NO_POOL = types.SimpleNamespace(free_bytes=lambda: 0, used_bytes=lambda: 0,
+                                 total_bytes=lambda: 0, free_all_blocks=lambda: None)
+_NO_DEVICE = types.SimpleNamespace(
+    cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(memGetInfo=lambda: (0, 0))),
+    get_default_memory_pool=lambda: _NO_POOL)
 
 
 #: Bytes per edge and per vertex the CPU cycle engine allocates at its peak (CSR copies, SCC

@@ -168,6 +168,7 @@ class _Run:
     def work(self, defines: dict[str, int]) -> None:
         """Load, explore, save and summarise; ends by declaring the result final."""
         from dve.loader import load_model
+        from dvecost.analysis import quiet_absent_device
         from ocm.backend import array_module_for
         from statespace import build_state_graph, save_graph
         from statespace.compiler import compile_model
@@ -180,12 +181,12 @@ class _Run:
         if is_terminal(sys.stderr) and not args.quiet:
             self.prog = ProgressLine(sys.stderr)
         try:
-            self.graph = build_state_graph(cm, max_states=args.max_states,
-                                           max_memory=args.max_memory,
-                                           progress=self.prog.states if self.prog else None,
-                                           error_successors=args.legacy_error_state, xp=xp,
-                                           on_device_full=("stop" if args.backend == "gpu"
-                                                           else "host"))
+            with quiet_absent_device(xp):
+                self.graph = build_state_graph(
+                    cm, max_states=args.max_states, max_memory=args.max_memory,
+                    progress=self.prog.states if self.prog else None,
+                    error_successors=args.legacy_error_state, xp=xp,
+                    on_device_full="stop" if args.backend == "gpu" else "host")
         except ExplorationLimit as exc:
             self.stop, self.stopped_in = exc, "explore"
             if exc.partial is None:   # not even the partial graph fitted in memory
