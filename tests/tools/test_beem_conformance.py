@@ -278,3 +278,33 @@ def test_usage_errors_exit_2(beem, tmp_path):
     p = _run(tmp_path, "--beem", str(tmp_path))
     assert p.returncode == 2 and "expected.tsv not found" in p.stderr
     assert not (tmp_path / "summary.json").exists()
+
+
+def test_row_of_a_gpu_build_and_its_cpu_reference():
+    # How the two builds of --compare-cpu make one row: different digests are a mismatch
+    # naming the fields, a reference that timed out makes the row a timeout.
+    import argparse
+    tool = _tool()
+    spec = dict(id="m.dve", set="beem", model="m.dve", defines={}, property=True,
+                states=3, transitions=4, deadlocks=None, accepting=None, known=None)
+    args = argparse.Namespace(backend="gpu", compare_cpu=True, gpu_min_states=0,
+                              max_memory=None)
+    run = tool.Runner(args, [spec])
+    assert run.need["m.dve"] == ("gpu", "ref") and [k for _, k in run.pending] == ["gpu", "ref"]
+    digest = {n: "x" for n in tool.GRAPH_ARRAYS}
+    gpu = dict(status="match", states=3, transitions=4, explore_s=0.5, device_bytes=64,
+               note="", wall=1.0, digest=digest)
+    ref = dict(status="match", states=3, transitions=4, explore_s=0.25, note="", wall=2.0,
+               digest=dict(digest, indices="y", states="z"))
+    row = run._merge(spec, {"gpu": gpu, "ref": ref})
+    assert (row["status"], row["cpu_compare"], row["backend"]) == \
+        ("mismatch", "differs:indices,states", "gpu")
+    assert row["note"] == "the GPU graph differs from the CPU graph"
+    assert (row["seconds"], row["cpu_explore_s"], row["device_bytes"]) == (3.0, 0.25, 64)
+    assert "digest" not in row and "wall" not in row
+    row = run._merge(spec, {"gpu": gpu, "ref": dict(ref, digest=digest)})
+    assert (row["status"], row["cpu_compare"], row["note"]) == ("match", "identical", "")
+    late = {"status": "timeout", "note": "stopped after 9 s", "wall": 9.0}
+    row = run._merge(spec, {"gpu": gpu, "ref": late})
+    assert row["status"] == "timeout" and row["note"] == "CPU build: timeout: stopped after 9 s"
+    assert "cpu_compare" not in row

@@ -8,22 +8,26 @@ deadlocks and accepting states with the published numbers, counted as
 ``tests/statespace/test_explore_beem.py`` counts them: expected.tsv with the property product and
 the error state expanded like any state (BEEM's generator), the DiVinE deadlock rows without
 the property process. With ``--backend gpu`` the graph is built with CuPy;
-``--compare-cpu`` builds it with NumPy too and requires every array of the two graphs to be
-equal, dtype included (numbering, CSR, costs, times, actions, states, parents, deadlocks).
+``--compare-cpu`` builds it with NumPy too, in another worker at the same time, and requires
+every array of the two graphs to be equal, dtype and shape included (numbering, CSR, costs,
+times, actions, states, parents, deadlocks), compared through a SHA-256 of each
+(:func:`graph_digest`).
 
 Run on the device from the repository root (see ``run_explore_gpu.sh`` for the carried lark
 wheel and ``DVECOST_SHARED``)::
 
     python3 tools/device/beem_conformance.py --backend gpu --compare-cpu --out $OUT/conformance
 
-Models run in worker processes (``--jobs``, default one per core), largest first so that the
-long ones start early; at most ``--gpu-jobs`` of them use CuPy at once, and models with fewer
-than ``--gpu-min-states`` published states run on NumPy only (the explorer keeps frontiers of
-fewer than ``Explorer.device_min_rows`` states on the host anyway). A model running longer than
-``--timeout`` seconds is stopped (its worker killed and replaced). One line per finished model
-goes to stderr; ``conformance.tsv`` (one row per instance) and ``summary.json`` (counts by
-status, wall time, per-model seconds, the environment) are rewritten atomically in ``--out``
-after every model, so a stop leaves what was found.
+Builds run in worker processes (``--jobs``, default one per core), the costliest first
+(:func:`cost`) so that the long ones start early; at most ``--gpu-jobs`` of them use CuPy at
+once, and models with fewer than ``--gpu-min-states`` published states run on NumPy only (the
+explorer keeps frontiers of fewer than ``Explorer.device_min_rows`` states on the host anyway).
+A build running longer than ``--timeout`` seconds is stopped (its worker killed and replaced).
+One line per finished instance goes to stderr; ``conformance.tsv`` (one row per instance:
+``seconds`` is the worker time of its builds, ``explore_s`` / ``cpu_explore_s`` the explorer's
+time, ``device_bytes`` what CuPy's pool held, 0 when the run never reached the device) and
+``summary.json`` (counts by status, wall time, per-instance seconds, the environment) are
+rewritten atomically in ``--out`` after every instance, so a stop leaves what was found.
 
 Exit status: 0 every count as published (the rows known to come from other semantics, see
 :data:`KNOWN`, differing as known); 1 a mismatch, a CPU/GPU difference or a failure; 2 bad
@@ -135,9 +139,34 @@ GRAPH_ARRAYS = ("indptr", "indices", "time", "action", "states", "parent", "pare
 GRAPH_SCALARS = ("error_state", "depth", "complete", "n_expanded", "n_states", "n_edges")
 
 
+def graph_digest(g) -> dict[str, str]:
+    """One SHA-256 per field of a state graph (dtype, shape and bytes of every array, the
+    costs of every resource, the action codes, the scalar counts), so that two builds in
+    different processes compare field by field without sending the arrays across."""
+    import hashlib
+
+    import numpy as np
+
+    def h(a):
+        if a is None:
+            return "none"
+        a = np.ascontiguousarray(a)
+        d = hashlib.sha256(f"{type(a).__name__} {a.dtype.str} {a.shape}".encode())
+        d.update(memoryview(a).cast("B"))
+        return d.hexdigest()
+    out = {n: h(getattr(g, n)) for n in GRAPH_ARRAYS}
+    costs = hashlib.sha256()
+    for r in sorted(g.costs):
+        costs.update(f"{r}={h(g.costs[r])};".encode())
+    out["costs"] = costs.hexdigest()
+    out["action_codes"] = h(g.action_codes)
+    out.update((n, repr(getattr(g, n))) for n in GRAPH_SCALARS)
+    return out
+
+
 def graph_differences(a, b) -> list[str]:
-    """The fields in which two state graphs differ: every array (dtype, shape, values), the
-    costs of every resource, the action codes and the scalar counts; empty when identical.
+    """The fields in which two state graphs (or their :func:`graph_digest`) differ, in the
+    digest's order; empty when identical.
 
     >>> import numpy as np
     >>> from types import SimpleNamespace as G
@@ -147,26 +176,21 @@ def graph_differences(a, b) -> list[str]:
     >>> graph_differences(G(**base), G(**base)), graph_differences(G(**base), G(**other))
     ([], ['time', 'depth'])
     """
-    import numpy as np
-
-    def same(x, y):
-        return (type(x) is type(y) and x.dtype == y.dtype and x.shape == y.shape
-                and bool(np.array_equal(x, y)))
-    diff = [n for n in GRAPH_ARRAYS if not same(getattr(a, n), getattr(b, n))]
-    if a.costs.keys() != b.costs.keys() or not all(same(a.costs[r], b.costs[r])
-                                                     for r in a.costs):
-        diff.append("costs")
-    ca, cb = a.action_codes, b.action_codes
-    if (ca is None) != (cb is None) or (ca is not None and not same(ca, cb)):
-        diff.append("action_codes")
-    diff += [n for n in GRAPH_SCALARS if getattr(a, n) != getattr(b, n)]
-    return diff
+    da = a if isinstance(a, dict) else graph_digest(a)
+    db = b if isinstance(b, dict) else graph_digest(b)
+    return [k for k in da if da[k] != db.get(k)]
 
 
-def check_one(spec: dict, use_gpu: bool, compare: bool,
+#: What a worker builds: the graph with NumPy (``cpu``), with CuPy (``gpu``), or with NumPy
+#: as the reference a ``gpu`` build of the same instance is compared with (``ref``).
+KINDS = ("cpu", "gpu", "ref")
+
+
+def check_one(spec: dict, kind: str, digest: bool = False,
               max_memory: int | None = None) -> dict:
-    """Explore one instance and compare it with its published counts (and with ``compare``
-    the GPU graph with the CPU graph): the row of the TSV, less ``seconds``."""
+    """Build one instance's graph (``kind`` of :data:`KINDS`) and compare its counts with the
+    published ones: the part of the TSV row this build gives, with ``digest`` the graph's
+    :func:`graph_digest` too."""
     import warnings
 
     import numpy as np
@@ -175,7 +199,7 @@ def check_one(spec: dict, use_gpu: bool, compare: bool,
     import statespace
     from dve.errors import DeviceFallbackWarning, ExplorationLimit
 
-    row = {"backend": "gpu" if use_gpu else "cpu"}
+    row: dict = {}
     notes = []
     t0 = time.perf_counter()
     cm = statespace.compile_model(dve.load_model(spec["path"], defines=spec["defines"]),
@@ -200,7 +224,7 @@ def check_one(spec: dict, use_gpu: bool, compare: bool,
             notes.append(f"stopped: {exc}")
         return g, time.perf_counter() - t
 
-    if use_gpu:
+    if kind == "gpu":
         import cupy
         pool = cupy.get_default_memory_pool()
         with warnings.catch_warnings(record=True) as caught:
@@ -218,10 +242,8 @@ def check_one(spec: dict, use_gpu: bool, compare: bool,
     if spec["ltl"]:
         prop = cm.processes[cm.property_process]
         row["accepting"] = int(sum((g.states[:, prop.slot] == a).sum() for a in prop.accept))
-    if compare and use_gpu:
-        ref, row["cpu_explore_s"] = build(np)
-        diff = graph_differences(ref, g)
-        row["cpu_compare"] = "identical" if not diff else "differs:" + ",".join(diff)
+    if digest:
+        row["digest"] = graph_digest(g)
     wrong = [k for k in ("states", "transitions", "deadlocks", "accepting")
              if spec[k] is not None and row.get(k) != spec[k]]
     if not g.complete:
@@ -234,16 +256,13 @@ def check_one(spec: dict, use_gpu: bool, compare: bool,
         row["status"] = "match"
         if spec["known"]:
             notes.insert(0, "matches although listed as known to differ: " + spec["known"])
-    if row.get("cpu_compare", "identical") != "identical":
-        row["status"] = "mismatch"
-        notes.append("the GPU graph differs from the CPU graph")
     row["note"] = "; ".join(notes)
     return row
 
 
-def _worker(conn, compare: bool, max_memory: int | None) -> None:
-    """A worker process: runs the specs it receives until it receives None. SIGINT is the
-    parent's to handle (it kills the workers)."""
+def _worker(conn, max_memory: int | None) -> None:
+    """A worker process: runs the ``(spec, kind, digest)`` it receives until it receives
+    None. SIGINT is the parent's to handle (it kills the workers)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
@@ -252,31 +271,55 @@ def _worker(conn, compare: bool, max_memory: int | None) -> None:
             return
         if msg is None:
             return
-        spec, use_gpu = msg
+        spec, kind, digest = msg
         try:
-            row = check_one(spec, use_gpu, compare, max_memory)
+            row = check_one(spec, kind, digest, max_memory)
         except Exception as exc:   # noqa: BLE001 - reported as the model's failure
             text = str(exc).strip().splitlines()
-            row = {"backend": "gpu" if use_gpu else "cpu", "status": "failed",
+            row = {"status": "failed",
                    "note": f"{type(exc).__name__}: {text[0] if text else ''}"[:300]}
         conn.send(row)
 
 
 # ------------------------------------------------------------------------------- the runner
 
+#: Families far slower per state than the rest, with the factor: plc's guards have thousands
+#: of operators (plc.3, 1,268,968 states: 110 s on one core against ~5 s for models of that
+#: size). The largest cost (published states times the factor) starts first.
+SLOW_FAMILIES = {"plc.": 20}
+
+
+def cost(spec: dict) -> int:
+    """The order of the work: published states, times the family's slowness."""
+    return spec["states"] * next((f for p, f in SLOW_FAMILIES.items()
+                                  if spec["model"].startswith(p)), 1)
+
+
 class _Stop(Exception):
     pass
 
 
 class Runner:
-    """Schedules the instances on worker processes and keeps the rows and the output files."""
+    """Schedules the builds on worker processes and keeps the rows and the output files.
+
+    Each instance is one build (``cpu`` or ``gpu``), or with ``--compare-cpu`` two that run
+    side by side in different workers (``gpu`` and its ``ref``), compared through their
+    :func:`graph_digest`; the row is complete when all its builds are."""
 
     def __init__(self, args, specs: list[dict]) -> None:
         self.args = args
         self.specs = specs
         self.rows: dict[str, dict] = {s["id"]: self._blank(s) for s in specs}
+        self.parts: dict[str, dict[str, dict]] = {s["id"]: {} for s in specs}
+        self.need: dict[str, tuple[str, ...]] = {}
+        tasks = []
+        for spec in specs:
+            gpu = args.backend == "gpu" and spec["states"] >= args.gpu_min_states
+            self.need[spec["id"]] = kinds = (("gpu", "ref") if gpu and args.compare_cpu else
+                                             ("gpu",) if gpu else ("cpu",))
+            tasks += [(spec, k) for k in kinds]
         # Largest first: the long explorations start at once, the small ones fill in.
-        self.pending = sorted(specs, key=lambda s: -s["states"])
+        self.pending = sorted(tasks, key=lambda t: (-cost(t[0]), KINDS.index(t[1])))
         self.workers: list[dict] = []
         self.ctx = get_context("spawn")
         self.t0 = time.time()
@@ -293,18 +336,14 @@ class Runner:
                 "expected_deadlocks": spec["deadlocks"],
                 "expected_accepting": spec["accepting"]}
 
-    def uses_gpu(self, spec: dict) -> bool:
-        return self.args.backend == "gpu" and spec["states"] >= self.args.gpu_min_states
-
     # -- workers
     def _start_worker(self) -> dict:
         parent, child = self.ctx.Pipe()
         mem = int(self.args.max_memory * 2**30) if self.args.max_memory else None
-        p = self.ctx.Process(target=_worker, args=(child, self.args.compare_cpu, mem),
-                             daemon=True)
+        p = self.ctx.Process(target=_worker, args=(child, mem), daemon=True)
         p.start()
         child.close()
-        w = {"proc": p, "conn": parent, "spec": None, "gpu": False, "start": 0.0}
+        w = {"proc": p, "conn": parent, "task": None, "start": 0.0}
         self.workers.append(w)
         return w
 
@@ -317,38 +356,68 @@ class Runner:
         if w in self.workers:
             self.workers.remove(w)
 
+    def _busy(self) -> list[dict]:
+        return [w for w in self.workers if w["task"] is not None]
+
     def _assign(self) -> None:
-        gpu_busy = sum(w["gpu"] for w in self.workers)
-        for w in [w for w in self.workers if w["spec"] is None] + [None] * (
-                self.args.jobs - len(self.workers)):
-            pick = next((s for s in self.pending
-                         if not (self.uses_gpu(s) and gpu_busy >= self.args.gpu_jobs)), None)
+        gpu_busy = sum(w["task"][1] == "gpu" for w in self._busy())
+        idle = [w for w in self.workers if w["task"] is None]
+        for w in idle + [None] * (self.args.jobs - len(self.workers)):
+            pick = next((t for t in self.pending
+                         if not (t[1] == "gpu" and gpu_busy >= self.args.gpu_jobs)), None)
             if pick is None:
                 return
             self.pending.remove(pick)
             if w is None:
                 w = self._start_worker()
-            w.update(spec=pick, gpu=self.uses_gpu(pick), start=time.monotonic())
-            gpu_busy += w["gpu"]
-            self.rows[pick["id"]]["status"] = "running"
-            w["conn"].send((pick, w["gpu"]))
+            w.update(task=pick, start=time.monotonic())
+            gpu_busy += pick[1] == "gpu"
+            spec, kind = pick
+            self.rows[spec["id"]]["status"] = "running"
+            w["conn"].send((spec, kind, self.args.compare_cpu and kind != "cpu"))
 
-    def _finish(self, w: dict, row: dict) -> None:
-        spec = w["spec"]
-        row = dict(self.rows[spec["id"]], **row)
-        row["seconds"] = time.monotonic() - w["start"]
-        self.rows[spec["id"]] = row
-        w.update(spec=None, gpu=False)
-        self.done += 1
-        self._line(row)
-        self.write()
+    def _part(self, w: dict, part: dict) -> None:
+        """A build is over (``part``: its result): the row is complete once all are."""
+        spec, kind = w["task"]
+        w["task"] = None
+        part["wall"] = time.monotonic() - w["start"]
+        parts = self.parts[spec["id"]]
+        parts[kind] = part
+        if len(parts) == len(self.need[spec["id"]]):
+            row = self._merge(spec, parts)
+            self.rows[spec["id"]] = row
+            self.done += 1
+            self._line(row)
+            self.write()
+
+    def _merge(self, spec: dict, parts: dict[str, dict]) -> dict:
+        kind = "gpu" if "gpu" in parts else "cpu"
+        main, ref = parts[kind], parts.get("ref")
+        row = dict(self.rows[spec["id"]], backend=kind,
+                   seconds=sum(p["wall"] for p in parts.values()))
+        row.update((k, v) for k, v in main.items() if k not in ("digest", "wall"))
+        notes = [main["note"]] if main.get("note") else []
+        if ref is not None:
+            row["cpu_explore_s"] = ref.get("explore_s")
+            if ref["status"] in ("failed", "timeout"):
+                notes.append(f"CPU build: {ref['status']}: {ref.get('note', '')}")
+                if row["status"] in ("match", "known"):
+                    row["status"] = ref["status"]
+            elif "digest" in main and "digest" in ref:
+                diff = graph_differences(main["digest"], ref["digest"])
+                row["cpu_compare"] = "identical" if not diff else "differs:" + ",".join(diff)
+                if diff:
+                    row["status"] = "mismatch"
+                    notes.append("the GPU graph differs from the CPU graph")
+        row["note"] = "; ".join(notes)
+        return row
 
     # -- the loop
     def run(self) -> int:
         old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             self.write()
-            while self.pending or any(w["spec"] for w in self.workers):
+            while self.pending or self._busy():
                 if self.signal is not None:
                     raise _Stop
                 self._assign()
@@ -366,7 +435,7 @@ class Runner:
         self.signal = signum
 
     def _poll(self) -> None:
-        busy = [w for w in self.workers if w["spec"] is not None]
+        busy = self._busy()
         now = time.monotonic()
         wait_s = min([0.5] + [max(0.0, w["start"] + self.args.timeout - now) for w in busy])
         ready = connection.wait([w["conn"] for w in busy] + [w["proc"].sentinel for w in busy],
@@ -374,36 +443,31 @@ class Runner:
         for w in busy:
             if w["conn"] in ready:
                 try:
-                    row = w["conn"].recv()
+                    part = w["conn"].recv()
                 except (EOFError, OSError):
-                    row = None
-                if row is not None:
-                    self._finish(w, row)
+                    part = None
+                if part is not None:
+                    self._part(w, part)
                     continue
             if w["proc"].sentinel in ready or not w["proc"].is_alive():
                 code = w["proc"].exitcode
                 why = (f"killed by signal {-code}" + (" (out of memory?)" if code == -9 else "")
                        if code is not None and code < 0 else f"exit code {code}")
                 self._kill(w)
-                self._finish(w, {"status": "failed", "backend": "gpu" if w["gpu"] else "cpu",
-                                 "note": f"the worker died: {why}"})
+                self._part(w, {"status": "failed", "note": f"the worker died: {why}"})
             elif time.monotonic() - w["start"] > self.args.timeout:
                 self._kill(w)
-                self._finish(w, {"status": "timeout", "backend": "gpu" if w["gpu"] else "cpu",
-                                 "note": f"stopped after {self.args.timeout:g} s"})
+                self._part(w, {"status": "timeout",
+                               "note": f"stopped after {self.args.timeout:g} s"})
         if time.monotonic() - self.last_note > 60:
             self.last_note = time.monotonic()
-            running = ", ".join(f"{w['spec']['id']} ({time.monotonic() - w['start']:.0f} s)"
-                                for w in self.workers if w["spec"] is not None)
+            running = ", ".join(f"{w['task'][0]['id']} {w['task'][1]} "
+                                f"({time.monotonic() - w['start']:.0f} s)" for w in self._busy())
             self._say(f"{self.done}/{len(self.specs)} done; running: {running}")
 
     def _shutdown(self) -> None:
         for w in list(self.workers):
-            if w["spec"] is not None:   # a stop: the model was not finished
-                row = self.rows[w["spec"]["id"]]
-                row.update(status="interrupted",
-                           seconds=time.monotonic() - w["start"],
-                           backend="gpu" if w["gpu"] else "cpu")
+            if w["task"] is not None:   # a stop: the build was not finished
                 self._kill(w)
                 continue
             try:
@@ -412,6 +476,9 @@ class Runner:
                 pass
             w["proc"].join(5)
             self._kill(w)
+        for r in self.rows.values():
+            if r["status"] == "running":   # started, not complete
+                r["status"] = "interrupted"
 
     # -- output
     def counts(self) -> dict[str, int]:
