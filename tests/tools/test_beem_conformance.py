@@ -308,3 +308,18 @@ def test_row_of_a_gpu_build_and_its_cpu_reference():
     row = run._merge(spec, {"gpu": gpu, "ref": late})
     assert row["status"] == "timeout" and row["note"] == "CPU build: timeout: stopped after 9 s"
     assert "cpu_compare" not in row
+
+
+def test_copy_to_makes_a_set_the_tool_runs_on(beem, tmp_path):
+    p = subprocess.run([sys.executable, str(TOOL), "--copy-to", str(tmp_path), "--only",
+                        "phils.1.dve", "--only", "divine:input.dve:*"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.startswith("2 models of 3 instances")
+    copy = tmp_path / "beem"
+    assert sorted(f.name for f in (copy / "models").iterdir()) == ["input.dve", "phils.1.dve"]
+    assert (copy / "expected.tsv").read_bytes() == (beem / "expected.tsv").read_bytes()
+    p = _run(tmp_path / "out", "--beem", str(copy), "--only", "phils.1.dve")
+    assert p.returncode == 0 and _rows(tmp_path / "out")["phils.1.dve"]["status"] == "match"
+    p = _run(tmp_path / "out2", "--beem", str(copy), "--only", "fischer.1.dve")
+    assert p.returncode == 2 and "model files missing" in p.stderr

@@ -587,6 +587,24 @@ def environment(backend: str) -> dict:
     return _ENV
 
 
+def copy_set(beem: Path, specs: list[dict], dest: Path) -> int:
+    """Copy ``expected.tsv``, ``divine_tests_expected.tsv`` and the models of ``specs`` from
+    ``beem`` to ``dest`` (a BEEM directory the tool reads with ``--beem``); says how much."""
+    import shutil
+    (dest / "models").mkdir(parents=True, exist_ok=True)
+    files = [beem / n for n in ("expected.tsv", "divine_tests_expected.tsv")
+             if (beem / n).exists()]
+    for f in files:
+        shutil.copyfile(f, dest / f.name)
+    models = sorted({Path(s["path"]) for s in specs})
+    for f in models:
+        shutil.copyfile(f, dest / "models" / f.name)
+    size = sum(f.stat().st_size for f in files + models)
+    print(f"{len(models)} models of {len(specs)} instances, {size / 2**20:.1f} MiB -> {dest}",
+          file=sys.stderr)
+    return 0
+
+
 # ------------------------------------------------------------------------------- main
 
 def main(argv=None) -> int:
@@ -616,8 +634,13 @@ def main(argv=None) -> int:
                     help="per instance: stop an exploration past this many GiB")
     ap.add_argument("--beem", type=Path, default=default_beem(),
                     help="the BEEM directory (default $DVECOST_SHARED/beem or ../shared/beem)")
-    ap.add_argument("--out", type=Path, required=True, help="directory for the TSV and JSON")
+    ap.add_argument("--out", type=Path, help="directory for the TSV and JSON")
+    ap.add_argument("--copy-to", type=Path, metavar="DIR",
+                    help="instead of running: copy the two TSVs and the selected instances' "
+                         "models to DIR/beem (what a device run needs under DVECOST_SHARED)")
     args = ap.parse_args(argv)
+    if (args.out is None) == (args.copy_to is None):
+        ap.error("give --out DIR (run) or --copy-to DIR (copy the set)")
     if args.compare_cpu and args.backend != "gpu":
         ap.error("--compare-cpu compares the GPU build with the CPU build: needs --backend gpu")
     if args.jobs < 1 or args.gpu_jobs < 1 or args.timeout <= 0:
@@ -636,6 +659,8 @@ def main(argv=None) -> int:
     missing = [s["model"] for s in specs if not Path(s["path"]).exists()]
     if missing:
         ap.error(f"model files missing in {args.beem / 'models'}: {', '.join(missing[:5])}")
+    if args.copy_to is not None:
+        return copy_set(args.beem, specs, args.copy_to / "beem")
     runner = Runner(args, specs)
     print(f"{len(specs)} instances, {sum(s['states'] for s in specs):,} published states, "
           f"backend {args.backend}, {args.jobs} jobs -> {args.out}", file=sys.stderr, flush=True)
