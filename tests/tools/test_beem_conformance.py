@@ -196,7 +196,7 @@ def test_gpu_path_on_a_stand_in_device(beem, tmp_path):
     assert (cpu["status"], cpu["backend"], cpu["cpu_compare"], cpu["device_bytes"]) == \
         ("match", "cpu", "-", "-")
     s = _summary(out)
-    assert s["cpu_compared"] == 1 and s["on_device"] == 1
+    assert s["cpu_compared"] == 1 and s["on_device"] == 1 and s["device_fallbacks"] == 0
     assert s["environment"]["cupy"] == "0+stand-in"
 
 

@@ -515,6 +515,8 @@ class Runner:
             "transitions_explored": sum(r.get("transitions") or 0 for r in done),
             "cpu_compared": sum(r.get("cpu_compare") == "identical" for r in rows),
             "on_device": sum((r.get("device_bytes") or 0) > 0 for r in rows),
+            # Explorations that left the device for the host (full, or a kernel that failed).
+            "device_fallbacks": sum("fallback: " in (r.get("note") or "") for r in rows),
             "problems": {r["id"]: f"{r['status']}: {r.get('note', '')}" for r in rows
                          if r["status"] in ("mismatch", "failed", "timeout")},
             "seconds": {r["id"]: round(r["seconds"], 3) for r in rows if "seconds" in r},
@@ -538,7 +540,7 @@ class Runner:
         self._say(f"[{self.done:>3}/{len(self.specs)}] {r['status']:<8} {r['id']:<36} "
                   f"{_n(r.get('states')):>10} st {_n(r.get('transitions')):>11} tr "
                   f"{r['seconds']:7.1f} s {r.get('backend', '')}{dev}{extra}"
-                  + (f"  ({r['note']})" if r.get("note") and r["status"] != "match" else ""))
+                  + (f"  ({r['note']})" if r.get("note") else ""))
 
     @staticmethod
     def _say(text: str) -> None:
