@@ -28,8 +28,8 @@ TOOL = ROOT / "tools" / "device" / "beem_conformance.py"
 BEEM = Path(os.environ.get("DVECOST_SHARED", ROOT.parent / "shared")) / "beem"
 
 #: A CuPy stand-in: NumPy under CuPy's spellings (stable argsort, lexsort of one 2-D array, the
-#: explorer's one ElementwiseKernel), a device with 16 GiB free, and a memory pool that counts
-#: the bytes moved with ``asarray`` (what the tool reports as ``device_bytes``).
+#: explorer's one ElementwiseKernel), a device with 16 GiB free (``FAKE_FREE`` bytes where set),
+#: and a memory pool that counts the bytes moved with ``asarray`` (the tool's ``device_bytes``).
 FAKE_CUPY = '''
 import os
 import numpy as _np
@@ -71,7 +71,7 @@ get_default_memory_pool = get_default_pinned_memory_pool = lambda: _pool
 class cuda:
     class runtime:
         getDeviceCount = staticmethod(lambda: 1)
-        memGetInfo = staticmethod(lambda: (1 << 34, 1 << 34))
+        memGetInfo = staticmethod(lambda: (int(os.environ.get("FAKE_FREE", 1 << 34)), 1 << 34))
 
 from statespace.explore import Explorer
 Explorer.device_min_rows = int(os.environ.get("FAKE_DEVICE_MIN_ROWS", Explorer.device_min_rows))
@@ -198,6 +198,14 @@ def test_gpu_path_on_a_stand_in_device(beem, tmp_path):
     s = _summary(out)
     assert s["cpu_compared"] == 1 and s["on_device"] == 1 and s["device_fallbacks"] == 0
     assert s["environment"]["cupy"] == "0+stand-in"
+    # A full device: the build continues on the host, matches, and the row says so.
+    p = _run(out, "--backend", "gpu", "--gpu-min-states", "600", "--only", "fischer.1.dve",
+             env=dict(env, FAKE_FREE="0"))
+    assert p.returncode == 0, p.stderr
+    row = _rows(out)["fischer.1.dve"]
+    assert (row["status"], row["device_bytes"]) == ("match", "0")
+    assert row["note"].startswith("fallback: the GPU has 0")
+    assert _summary(out)["device_fallbacks"] == 1 and "(fallback: the GPU has 0" in p.stderr
 
 
 def _tool():
