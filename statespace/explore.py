@@ -1176,9 +1176,12 @@ class Explorer:
         def cat(lst, dtype, k):
             if not lst:
                 return np.zeros(0, dtype)
-            a = _join(lst)
+            a = _join(lst, up=on_device(self.xp))
             lst[:] = [a]
-            _trim()
+            if isinstance(a, np.ndarray):
+                _trim()
+                return a[:k].astype(dtype, copy=False)
+            # One copy from the device of the finished array, converted there.
             return to_host(a[:k].astype(dtype, copy=False))
 
         idx_dtype = np.int32 if n < 2**31 else np.int64
@@ -1247,9 +1250,11 @@ def _code_array(codes: list[int]) -> np.ndarray:
     return np.array(codes, dtype=object)
 
 
-def _join(pieces: list):
+def _join(pieces: list, up: bool = False):
     """The pieces as one array: of their module when they share one (NumPy, or CuPy on the
-    device), on the host when some are host and some device arrays."""
+    device); when some are host and some device arrays, on the host, or with ``up`` on the
+    device (the host pieces of the first chunks, before the hand-over, are the small ones:
+    they go up, and the whole array comes down in one copy, not one per device piece)."""
     if len(pieces) == 1:
         return pieces[0]
     on_host = [isinstance(a, np.ndarray) for a in pieces]
@@ -1257,6 +1262,13 @@ def _join(pieces: list):
         return np.concatenate(pieces)
     if not any(on_host):
         return module_of(pieces[0]).concatenate(pieces)
+    if up:
+        xp = module_of(pieces[on_host.index(False)])
+        try:
+            return xp.concatenate([xp.asarray(a) for a in pieces])
+        except Exception as exc:   # noqa: BLE001 - only the device's OOM: join on the host
+            if not is_device_oom(exc):
+                raise
     return np.concatenate([to_host(a) for a in pieces])
 
 
