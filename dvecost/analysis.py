@@ -244,9 +244,14 @@ def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *,
     report("howard", None, None, f"optimal cycle {kind}: SCCs, policy iteration, certificate")
     t0 = _time.perf_counter()
     try:
-        result = ocm.optimal_cycle(graph.indptr, graph.indices, graph.cost(resource),
-                                   graph.time if ratio else None, kind=kind, mode=mode,
-                                   backend=backend)
+        arrays = (graph.indptr, graph.indices, graph.cost(resource), graph.time)
+        if graph.on_device is not None and backend != "cpu":
+            # Explored on the GPU: the engine reads the edges still there (no copy back).
+            dev = graph.on_device
+            name = next(r for r, a in graph.costs.items() if a is arrays[2])
+            arrays = (dev[0], dev[1], dev[2][name], dev[3])
+        result = ocm.optimal_cycle(*arrays[:3], arrays[3] if ratio else None, kind=kind,
+                                   mode=mode, backend=backend)
     except (NoCycleError, ZeroTimeCycleError) as exc:
         raise no_answer(exc, quotient, resource) from exc
     seconds.update(phase_timings(result.timings, _time.perf_counter() - t0))

@@ -1173,7 +1173,9 @@ class Explorer:
         np.cumsum(full_deg, out=indptr[1:])
         del full_deg
 
-        def cat(lst, dtype, k):
+        kept: dict = {}   # the edge arrays still on the device, by name
+
+        def cat(lst, dtype, k, keep=None):
             if not lst:
                 return np.zeros(0, dtype)
             a = _join(lst, up=on_device(self.xp))
@@ -1182,13 +1184,21 @@ class Explorer:
                 _trim()
                 return a[:k].astype(dtype, copy=False)
             # One copy from the device of the finished array, converted there.
-            return to_host(a[:k].astype(dtype, copy=False))
+            a = a[:k].astype(dtype, copy=False)
+            if keep is not None:
+                kept[keep] = a
+            return to_host(a)
 
         idx_dtype = np.int32 if n < 2**31 else np.int64
-        indices = cat(self.out_idx, idx_dtype, m)
+        indices = cat(self.out_idx, idx_dtype, m, "indices")
         action = cat(self.out_act, np.int32, m)
-        costs = {r: cat(self.out_cost[r], np.int64, m) for r in self.res}
-        tim = cat(self.out_time, np.int64, m)
+        costs = {r: cat(self.out_cost[r], np.int64, m, ("cost", r)) for r in self.res}
+        tim = cat(self.out_time, np.int64, m, "time")
+        on_dev = None
+        if complete and len(kept) == len(self.res) + 2:
+            xp = module_of(kept["indices"])
+            on_dev = (xp.asarray(indptr), kept["indices"],
+                      {r: kept["cost", r] for r in self.res}, kept["time"])
         states = cat(self.states, self.sdtype, n).reshape(n, self.cm.n_slots)
         parent = cat(self.parent, np.int64, n)
         pact = cat(self.parent_action, np.int32, n)
@@ -1207,7 +1217,7 @@ class Explorer:
                           action_codes=(_code_array(self.sync_codes)
                                         if self.cm.system == "sync" else None),
                           n_expanded=expanded, model=self.cm, name=self.cm.name,
-                          seconds=_time.perf_counter() - self.t0)
+                          seconds=_time.perf_counter() - self.t0, on_device=on_dev)
 
 
 #: The most distinct ``system sync`` steps one exploration numbers (edge labels are int32).

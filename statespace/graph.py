@@ -89,6 +89,11 @@ class StateGraph:
     model : CompiledModel or None
         The model, for decoding (``None`` after :func:`load_graph`, which keeps ``slot_names``,
         ``process_states`` and ``action_names`` instead).
+    on_device : tuple or None
+        When the explorer finished on a GPU: the edges as it still holds them there,
+        ``(indptr, indices, costs, time)`` as CuPy arrays equal to the host arrays, so that a
+        cycle engine on the same device reads them instead of copying the host arrays back
+        (``dvecost analyze`` does). None otherwise.
     """
 
     indptr: np.ndarray
@@ -114,6 +119,7 @@ class StateGraph:
     action_names: tuple[str, ...] = ()
     name: str = ""
     seconds: float = 0.0
+    on_device: tuple | None = field(default=None, repr=False)
 
     @property
     def n_states(self) -> int:

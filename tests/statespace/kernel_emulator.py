@@ -10,6 +10,7 @@ calling convention (``kernel(grid, block, args)``).
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import os
@@ -30,6 +31,7 @@ static EmuDim blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};
 """
 
 _DIR = tempfile.mkdtemp(prefix="dvecost-kernel-emu-")
+atexit.register(shutil.rmtree, _DIR, True)
 
 
 def compiler() -> str | None:
