@@ -1175,7 +1175,7 @@ class Explorer:
 
         kept: dict = {}   # the edge arrays still on the device, by name
 
-        def cat(lst, dtype, k, keep=None):
+        def cat(lst, dtype, k, keep=None, host=True):
             if not lst:
                 return np.zeros(0, dtype)
             a = _join(lst, up=on_device(self.xp))
@@ -1187,13 +1187,25 @@ class Explorer:
             a = a[:k].astype(dtype, copy=False)
             if keep is not None:
                 kept[keep] = a
-            return to_host(a)
+            return to_host(a) if host else None
 
         idx_dtype = np.int32 if n < 2**31 else np.int64
         indices = cat(self.out_idx, idx_dtype, m, "indices")
         action = cat(self.out_act, np.int32, m)
-        costs = {r: cat(self.out_cost[r], np.int64, m, ("cost", r)) for r in self.res}
-        tim = cat(self.out_time, np.int64, m, "time")
+        # Constant charges (see _charge_table) are the host's gather by action, as _expand
+        # computed them, rather than two more int64 arrays copied from the device.
+        gather = self.charge_host is not None and on_device(self.xp)
+        costs = {r: cat(self.out_cost[r], np.int64, m, ("cost", r), host=not gather)
+                 for r in self.res}
+        tim = cat(self.out_time, np.int64, m, "time", host=not gather)
+        if gather:
+            costs = {r: self.charge_host[0][k][action] for k, r in enumerate(self.res)}
+            tim = self.charge_host[1][action]
+            if 0 <= self.error_id < n:
+                into_err = indices == self.error_id   # a faulting step charges nothing
+                for r in self.res:
+                    costs[r][into_err] = 0
+                tim[into_err] = 0
         on_dev = None
         if complete and len(kept) == len(self.res) + 2:
             xp = module_of(kept["indices"])
