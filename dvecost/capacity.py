@@ -50,8 +50,9 @@ def frontier(spec: Spec, a: str, b: str, *, backend: str = "auto",
              progress: Callable[[object], None] | None = None) -> FrontierResult:
     """:func:`scenarios.capacity.frontier` with :func:`dvecost.saturation.evaluator`
     (``backend``, ``max_states``, ``max_memory``) as the evaluator, in ``jobs`` processes
-    (``None``: one per core)."""
+    (``None``: one per core), and with the scenarios' cutoffs (:mod:`scenarios.cutoff`: no
+    count above one is analysed, its load being the cutoff's)."""
     return _frontier(spec, a, b, max_clients=max_clients, others=others, capacity=capacity,
-                     workers=workers, progress=progress, jobs=check_jobs(jobs),
+                     workers=workers, progress=progress, jobs=check_jobs(jobs), cutoffs=True,
                      evaluate=evaluator(backend=backend, max_states=max_states,
                                         max_memory=max_memory))

@@ -400,6 +400,11 @@ class FrontierResult:
     violations: tuple[tuple[FrontierPoint, FrontierPoint], ...]
     status: str = "ok"
     stopped: str | None = None
+    #: From how many clients of ``a`` (of ``b``) on one more changes no load
+    #: (:func:`scenarios.cutoff.cutoff`; ``None``: not used or not shown): the walk evaluates
+    #: no count above it and reads such a point off the cutoff's.
+    cutoff_a: int | None = None
+    cutoff_b: int | None = None
 
     @property
     def analyses(self) -> int:
@@ -412,8 +417,10 @@ class FrontierResult:
         return sum(p.seconds for p in self.points)
 
     def point(self, n_a: int, n_b: int) -> FrontierPoint | None:
-        """The evaluated point at ``(n_a, n_b)``, or ``None``."""
-        return next((p for p in self.points if (p.n_a, p.n_b) == (n_a, n_b)), None)
+        """The evaluated point at ``(n_a, n_b)`` (above a cutoff, the cutoff's, which has the
+        same load), or ``None``."""
+        key = _clamp((n_a, n_b), self.cutoff_a, self.cutoff_b)
+        return next((p for p in self.points if (p.n_a, p.n_b) == key), None)
 
     def as_dict(self) -> dict:
         """The JSON form (``dvecost saturate --frontier --json``)."""
@@ -426,6 +433,7 @@ class FrontierResult:
                 "monotone": self.monotone,
                 "violations": [[[p.n_a, p.n_b], [q.n_a, q.n_b]] for p, q in self.violations],
                 "stopped": self.stopped, "seconds": round(self.seconds, 4),
+                "cutoffs": {self.a: self.cutoff_a, self.b: self.cutoff_b},
                 "points": [p.as_dict() for p in self.points]}
 
     def csv(self) -> str:
@@ -468,6 +476,11 @@ class FrontierResult:
         if loose:
             notes.append("not certified (the exact check failed; values as computed): "
                          + ", ".join(loose))
+        for name, c, top in ((self.a, self.cutoff_a, self.max_a),
+                             (self.b, self.cutoff_b, self.max_b)):
+            if c is not None and c < top:
+                notes.append(f"{name} from {c} on: the load of {c} {name} (one more always "
+                             "waits and changes nothing; not analysed again)")
         if self.stopped:
             notes.append(f"stopped: {self.stopped}")
         return notes
@@ -486,7 +499,8 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
              others: Mapping[str, int] | None = None,
              capacity: int | float | str | Fraction | None = None,
              workers: int | None = None, jobs: int = 1,
-             progress: Callable[[object], None] | None = None) -> FrontierResult:
+             progress: Callable[[object], None] | None = None,
+             cutoffs: bool = False) -> FrontierResult:
     """For each count of ``a``, the largest count of ``b`` that does not saturate the server.
 
     Parameters
@@ -512,6 +526,11 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
         result (points, their order, the staircase) is that of ``jobs=1``.
     progress : callable, optional
         Hears each :class:`FrontierPoint` the walk uses, in the walk's order.
+    cutoffs : bool
+        Evaluate no count of ``a`` (of ``b``) above its :func:`scenarios.cutoff.cutoff`,
+        from which one more client changes no load of the rendered models: such a point is
+        the cutoff's. For evaluators that analyse the models (``dvecost``'s); a stand-in
+        load need not respect it.
 
     Returns
     -------
@@ -556,6 +575,11 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
     else:
         cap = parse_capacity(capacity)
 
+    cut_a = cut_b = None
+    if cutoffs:
+        from .cutoff import cutoff
+        cut_a, cut_b = cutoff(probe, a), cutoff(probe, b)
+
     def work(key: tuple[int, int]) -> FrontierPoint:
         na, nb = key
         counts = {a: na, b: nb, **others}
@@ -567,8 +591,10 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
         return FrontierPoint(na, nb, Fraction(ev.exact), Fraction(ev.exact) >= cap,
                              int(ev.n_states), _time.perf_counter() - t0, bool(ev.certified))
 
-    run = PointWalk(_staircase(max_a, max_b), work, jobs=jobs, guess=_linear_guess(cap),
-                    progress=progress)
+    walk = _staircase(max_a, max_b)
+    run = PointWalk(lambda saturated, out: walk(
+                        lambda key: saturated(_clamp(key, cut_a, cut_b)), out),
+                    work, jobs=jobs, guess=_linear_guess(cap), progress=progress)
 
     def result(status: str = "ok", stopped: str | None = None, more: tuple = ()) \
             -> FrontierResult:
@@ -576,9 +602,20 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
         viol = tuple((p, q) for p in pts for q in pts
                      if p is not q and p.n_a <= q.n_a and p.n_b <= q.n_b and p.exact > q.exact)
         return FrontierResult(name, a, b, tuple(others.items()), cap, max_a, max_b,
-                              tuple(run.so_far()), pts, not viol, viol, status, stopped)
+                              tuple(run.so_far()), pts, not viol, viol, status, stopped,
+                              cut_a, cut_b)
 
     return _finish(run, result, lambda key: f"({key[0]}, {key[1]})")
+
+
+def _clamp(key: tuple[int, int], cut_a: int | None, cut_b: int | None) -> tuple[int, int]:
+    """The point evaluated for ``key``: counts above a cutoff brought down to it (same load).
+
+    >>> _clamp((30, 5), 12, None), _clamp((3, 5), 12, 4)
+    ((12, 5), (3, 4))
+    """
+    na, nb = key
+    return (na if cut_a is None else min(na, cut_a), nb if cut_b is None else min(nb, cut_b))
 
 
 def _finish(run: PointWalk, result: Callable[..., Any], at: Callable[[Any], str]) -> Any:

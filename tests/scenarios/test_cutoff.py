@@ -1,0 +1,91 @@
+"""Cutoffs (scenarios/cutoff.py): from P clients of a scenario on, the load is that of P.
+
+The oracle is the full product (``symmetry='off'``), analysed for every count: it shares no
+code with the cutoff, which only reads the period of one client alone."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from dvecost.analysis import analyze
+from dvecost.saturation import evaluator
+from scenarios import Choice, Loop, Request, Scenario, Server, System, Think
+from scenarios.capacity import frontier
+from scenarios.cutoff import cutoff
+from scenarios.templates import EDITOR_SCENARIOS
+
+X = Scenario("x", [Think(2), Request("r", 1)])
+PICK = Scenario("o", [Think(1), Choice(Request("a", 1), Request("b", 3))])
+
+
+def loads(system: System) -> tuple[Fraction, Fraction]:
+    """The maximal and minimal load of the full product."""
+    model = system.to_model()
+    return tuple(Fraction(analyze(model, cost="server", backend="cpu", witness=False,
+                                  symmetry="off", mode=m).value) for m in ("max", "min"))
+
+
+@pytest.mark.parametrize("x, workers, other", [
+    (X, 3, PICK),
+    (Scenario("x", [Request("r", 1), Think(2)]), 2, PICK),
+    (Scenario("x", [Think(1), Request("r", 2), Think(1)]), 1, None),
+    (Scenario("x", [Loop([Think(1)], times=2), Request("r", 2)]), 2, None),
+])
+def test_the_load_is_constant_from_the_cutoff_on(x, workers, other):
+    system = System({x: 1, **({other: 1} if other else {})}, server=Server(workers))
+    p = cutoff(system, "x")
+    assert p is not None and p <= 8
+    at = [loads(system.with_counts({x: n, **({other: 1} if other else {})}))
+          for n in (p, p + 1, p + 2)]
+    assert at[0] == at[1] == at[2]
+
+
+def test_the_cutoff_is_tight_here():
+    """One client fewer than the cutoff still changes the load (the test above can fail)."""
+    system = System({X: 1, PICK: 1}, server=Server(3))
+    assert cutoff(system, "x") == 5
+    assert loads(system.with_counts({X: 4, PICK: 1}))[0] == Fraction(7, 6)
+    assert loads(system.with_counts({X: 5, PICK: 1}))[0] == Fraction(4, 3)
+
+
+def test_the_period_by_hand():
+    # reader: 1 tick to send, admitted (1 tick of service), served its 2nd tick, 1 to read
+    # the reply, 8 thinking: 12. analyst: 12 thinking, send, 8 of service, reply: 22.
+    reader = EDITOR_SCENARIOS[0]
+    analyst = Scenario("analyst", [Think(12), Request("report", service=8)])
+    assert cutoff(System({reader: 1}, server=Server(4)), "reader") == 12
+    assert cutoff(System({analyst: 1}, server=Server(8)), "analyst") == 22
+
+
+@pytest.mark.parametrize("steps", [
+    [Think(1), Choice(Request("a", 1), Request("b", 2))],            # a choice
+    [Request("a", 1), Think(1), Request("b", 2)],                     # two requests
+    [Loop([Think(1), Request("a", 1)], times=2)],                     # two, in a loop
+    [Loop(Think(1), times=(1, 2)), Request("a", 1)],                  # a variable loop
+])
+def test_no_cutoff_where_the_argument_does_not_apply(steps):
+    sc = Scenario("s", steps)
+    assert cutoff(System({sc: 1}, server=Server(2)), "s") is None
+
+
+def test_no_cutoff_without_a_server_or_for_an_unknown_scenario():
+    assert cutoff(System({X: 1}), "x") is None
+    assert cutoff(System({X: 1}, server=Server()), "nope") is None
+
+
+def test_the_frontier_with_cutoffs_is_the_frontier_without():
+    spec = System({X: 1, PICK: 1}, server=Server(3))
+    ev = evaluator(backend="cpu")
+    plain = frontier(spec, "x", "o", evaluate=ev, max_clients=(8, 2))
+    cut = frontier(spec, "x", "o", evaluate=ev, max_clients=(8, 2), cutoffs=True)
+    assert cut.stair == plain.stair and (cut.cutoff_a, cut.cutoff_b) == (5, None)
+    assert max(p.n_a for p in cut.points) == 5 < max(p.n_a for p in plain.points)
+    assert cut.analyses < plain.analyses
+    # Every row's load is the one analysed without the cutoff.
+    for a, b in plain.stair:
+        if b is not None:
+            assert cut.point(a, b).exact == plain.point(a, b).exact
+    assert "x from 5 on: the load of 5 x" in str(cut)
+    assert cut.as_dict()["cutoffs"] == {"x": 5, "o": None}
