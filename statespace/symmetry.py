@@ -514,9 +514,13 @@ class _Checker:
                                       tuple(sorted(names.items()))))
 
 
-def _rewrite(node, ids, ren: dict, names: dict | None = None):
+def _rewrite(node, ids, ren: dict, names: dict | None = None, memo: dict | None = None):
     """``node`` with the literals whose ``id`` is in ``ids`` renamed by ``ren`` (old key ->
-    new key) and, with ``names`` (key -> instance name), references to instances too."""
+    new key) and, with ``names`` (key -> instance name), references to instances too.
+
+    ``memo`` (for one ``ids, ren, names``) keeps each rewritten node by the ``id`` of the
+    original, so a subtree that several transitions share (the scenario DSL's count of busy
+    workers, in every guard of its server) is rewritten once and stays shared."""
     if isinstance(node, S.IntLit):
         return S.IntLit(ren[node.value]) if id(node) in ids else node
     if isinstance(node, S.ProcRef) and names:
@@ -525,12 +529,19 @@ def _rewrite(node, ids, ren: dict, names: dict | None = None):
                 return dataclasses.replace(node, name=names[ren[k]])
         return node
     if isinstance(node, tuple):
-        return tuple(_rewrite(x, ids, ren, names) for x in node)
+        return tuple(_rewrite(x, ids, ren, names, memo) for x in node)
     if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        return dataclasses.replace(node, **{f.name: _rewrite(getattr(node, f.name), ids, ren,
-                                                             names)
-                                            for f in dataclasses.fields(node)
-                                            if f.name != "pos" and f.init})
+        if memo is not None:
+            hit = memo.get(id(node))
+            if hit is not None and hit[0] is node:
+                return hit[1]
+        out = dataclasses.replace(node, **{f.name: _rewrite(getattr(node, f.name), ids, ren,
+                                                            names, memo)
+                                           for f in dataclasses.fields(node)
+                                           if f.name != "pos" and f.init})
+        if memo is not None:
+            memo[id(node)] = (node, out)      # the original kept alive: its id stays its own
+        return out
     return node
 
 
@@ -553,27 +564,58 @@ def _chain(x) -> list:
     return ops
 
 
-def _norm(x):
+def _norm(x, memo: dict | None = None):
     """A hashable form of a syntax tree in which ``and``/``or`` chains and the operands of
     ``==``/``!=`` are sorted (they commute), so that a family of transitions written for keys in
-    one order equals its image under a renaming of the keys."""
+    one order equals its image under a renaming of the keys.
+
+    ``memo`` keeps the form of each node by its ``id`` and the sort key (``repr``) of each
+    form, so that a subtree shared by many transitions is normalised and printed once (without
+    it, a server with a guard over all ``n`` clients in each of its ``n`` transitions costs
+    ``n^2`` and more)."""
+    if memo is not None and not isinstance(x, (int, str, type(None))):
+        hit = memo.get(id(x))
+        if hit is not None and hit[0] is x:
+            return hit[1]
+    out = _norm1(x, memo)
+    if memo is not None and dataclasses.is_dataclass(x):
+        memo[id(x)] = (x, out)
+    return out
+
+
+def _sort_key(y, memo: dict | None) -> str:
+    if memo is None:
+        return repr(y)
+    hit = memo.get(("repr", id(y)))
+    if hit is not None and hit[0] is y:
+        return hit[1]
+    r = repr(y)
+    memo[("repr", id(y))] = (y, r)
+    return r
+
+
+def _norm1(x, memo: dict | None):
+    def norms(ys):
+        return sorted((_norm(y, memo) for y in ys), key=lambda y: _sort_key(y, memo))
+
     if isinstance(x, S.Binary) and x.op in ("and", "or"):
-        return (x.op, tuple(sorted(map(_norm, _chain(x)), key=repr)))
+        return (x.op, tuple(norms(_chain(x))))
     if isinstance(x, S.Binary) and x.op == "+":
         # A sum of conditions (a count, as the scenario DSL's pool of workers writes it):
         # each term is 0 or 1, so no order of the terms overflows and the order is free.
         ops = _chain(x)
         if all(_boolean(y) for y in ops):
-            return ("+", tuple(sorted(map(_norm, ops), key=repr)))
+            return ("+", tuple(norms(ops)))
     if isinstance(x, S.Binary) and x.op in ("==", "!="):
-        return (x.op, tuple(sorted((_norm(x.left), _norm(x.right)), key=repr)))
+        return (x.op, tuple(norms((x.left, x.right))))
     if isinstance(x, S.Transition):
-        return ("trans", _norm(x.src), _norm(x.dst), tuple(sorted(map(_norm, x.guard), key=repr)),
-                _norm(x.sync), _norm(x.effects), _norm(x.costs), _norm(x.time))
+        return ("trans", _norm(x.src, memo), _norm(x.dst, memo), tuple(norms(x.guard)),
+                _norm(x.sync, memo), _norm(x.effects, memo), _norm(x.costs, memo),
+                _norm(x.time, memo))
     if isinstance(x, tuple):
-        return tuple(_norm(y) for y in x)
+        return tuple(_norm(y, memo) for y in x)
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return (type(x).__name__,) + tuple(_norm(getattr(x, f.name))
+        return (type(x).__name__,) + tuple(_norm(getattr(x, f.name), memo)
                                            for f in dataclasses.fields(x) if f.name != "pos")
     return x
 
@@ -601,12 +643,15 @@ def _invariant(proc: S.Process, ids: set, keys: list, names: dict | None = None)
         return "starts with a key value in a variable"
     if any(t.src is None for t in proc.transitions):
         return "uses the shorthand ', -> dst' with key values"
-    base = Counter(_norm(t) for t in proc.transitions)
+    memo: dict = {}        # one for the normal forms: a rewritten tree is a tree like any
+    base = Counter(_norm(t, memo) for t in proc.transitions)
     gens = [dict(zip(keys, keys[1:] + keys[:1]))]
     if len(keys) > 2:
         gens.append({**{k: k for k in keys}, keys[0]: keys[1], keys[1]: keys[0]})
     for ren in gens:
-        if Counter(_norm(_rewrite(t, ids, ren, names)) for t in proc.transitions) != base:
+        again: dict = {}   # one per renaming
+        if Counter(_norm(_rewrite(t, ids, ren, names, again), memo)
+                   for t in proc.transitions) != base:
             return ("writes key values or names instances in transitions that a renaming of "
                     "the keys does not map onto one another")
     return None
