@@ -89,3 +89,13 @@ def test_the_frontier_with_cutoffs_is_the_frontier_without():
             assert cut.point(a, b).exact == plain.point(a, b).exact
     assert "x from 5 on: the load of 5 x" in str(cut)
     assert cut.as_dict()["cutoffs"] == {"x": 5, "o": None}
+
+
+def test_dvecost_frontier_uses_the_cutoffs():
+    """What ``dvecost saturate --frontier`` runs: no count of x above its cutoff analysed."""
+    from dvecost.capacity import frontier as dv_frontier
+
+    spec = System({X: 1, PICK: 1}, server=Server(3))
+    r = dv_frontier(spec, "x", "o", max_clients=(7, 1), backend="cpu", jobs=1)
+    assert r.cutoff_a == 5 and max(p.n_a for p in r.points) <= 5
+    assert len(r.stair) == 8 and r.stair[7][1] == r.stair[5][1]
