@@ -46,3 +46,14 @@ process P2 { state a, b; init a; trans a -> b { guard true; }, b -> b { guard tr
 process Pltl { state qa, qb, qc; init qa; accept qb; trans %s; }
 system async property Pltl;
 """
+
+
+# Three words per key (tags mixed and confirmed), a division by zero on the way (the error state).
+WIDE_KEYS = """
+int a[6];
+process P { state s, t; init s;
+  trans s -> t { guard a[0] < 3; effect a[0] = a[0] + 1, a[5] = 1000 * a[0]; },
+        t -> s { effect a[1] = a[1] + a[0], a[2] = 7 / (a[0] - 2); }; }
+process Q { state u; init u; trans u -> u { guard a[3] < 2; effect a[3] = a[3] + 1; }; }
+system async;
+"""

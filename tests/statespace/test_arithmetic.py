@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import ss_oracle
+from ss_exprs import LEAVES32, LEAVES64, exprs
 from ss_helpers import compiled, graph
 
 from dve.arith import array_helpers, binop
@@ -230,30 +231,12 @@ def test_every_faulting_step_is_explained_with_its_line(name):
 
 # ------------------------------------------------------------------ random expressions
 
-_LEAVES32 = ["x", "y", "0", "1", "2", "7", "255", "32767", "65536", "2147483647",
-             "-2147483648", "-1"]
-_LEAVES64 = _LEAVES32 + ["4611686018427387904", "9223372036854775807", "3037000499"]
-_BINARY = ["+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "==", "!=", "<", "<=", ">",
-           ">=", "and", "or", "imply"]
-
-
-def _expr(leaves):
-    return st.recursive(
-        st.sampled_from(leaves),
-        lambda inner: st.one_of(
-            st.tuples(inner, st.sampled_from(_BINARY), inner).map(
-                lambda t: f"({t[0]} {t[1]} {t[2]})"),
-            st.tuples(st.sampled_from(["-", "~", "not "]), inner).map(
-                lambda t: f"({t[0]}{t[1]})")),
-        max_leaves=6)
-
-
 # DVECOST_ARITH_EXAMPLES=1500 searches harder (about 2 minutes); CI runs 60.
 @settings(max_examples=int(os.environ.get("DVECOST_ARITH_EXAMPLES", 60)), deadline=None,
           derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
-@given(guard=_expr(_LEAVES32), value=_expr(_LEAVES32), cost=_expr(_LEAVES64),
-       time=_expr(_LEAVES64), x0=st.sampled_from([-32768, -1, 0, 1, 3, 32767]),
+@given(guard=exprs(LEAVES32), value=exprs(LEAVES32), cost=exprs(LEAVES64),
+       time=exprs(LEAVES64), x0=st.sampled_from([-32768, -1, 0, 1, 3, 32767]),
        y0=st.sampled_from([0, 1, 2, 255]))
 def test_random_expressions_agree_with_the_oracle(guard, value, cost, time, x0, y0):
     # Two steps from the initial state: one guarded, assigning x (range faults), charging the
@@ -269,7 +252,7 @@ def test_random_expressions_agree_with_the_oracle(guard, value, cost, time, x0, 
 
 @settings(max_examples=int(os.environ.get("DVECOST_ARITH_EXAMPLES", 60)), deadline=None,
           derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(guard=_expr(["0", "1", "-1", "2", "7", "2147483647", "-2147483648", "65536"]))
+@given(guard=exprs(["0", "1", "-1", "2", "7", "2147483647", "-2147483648", "65536"]))
 def test_static_check_and_explorer_agree_on_constant_guards(guard):
     from dve.check import check_model
     from dve.errors import ModelErrors

@@ -21,6 +21,7 @@ import pytest
 from device_stand_in import same_graph
 from device_stand_in import stand_in as _stand_in
 from ss_helpers import BEEM, ROOT, SHARED
+from ss_models import WIDE_KEYS
 
 import dve
 from statespace import build_state_graph, compile_model, validate_graph
@@ -56,13 +57,7 @@ def test_stand_in_module_builds_the_same_graph(path, host_below, monkeypatch):
 
 def test_stand_in_module_wide_keys_and_legacy_error_state(monkeypatch):
     # Three words per key (tags mixed and confirmed), an error state expanded like any state.
-    text = """
-    int a[6];
-    process P { state s, t; init s;
-      trans s -> t { guard a[0] < 3; effect a[0] = a[0] + 1, a[5] = 1000 * a[0]; },
-            t -> s { effect a[1] = a[1] + a[0], a[2] = 7 / (a[0] - 2); }; }
-    process Q { state u; init u; trans u -> u { guard a[3] < 2; effect a[3] = a[3] + 1; }; }
-    system async;"""
+    text = WIDE_KEYS
     cm = compile_model(dve.load_model(text))
     monkeypatch.setattr(Explorer, "device_min_rows", 0)
     from statespace.store import KeyLayout

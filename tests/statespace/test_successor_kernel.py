@@ -24,7 +24,9 @@ import ss_oracle
 from device_stand_in import same_graph, stand_in
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from ss_exprs import LEAVES32, LEAVES64, exprs
 from ss_helpers import BEEM, ROOT
+from ss_models import WIDE_KEYS
 
 import dve
 from dve.errors import DvecostError
@@ -113,13 +115,7 @@ def test_examples_whole_graph_through_the_kernel(path, monkeypatch):
 @pytest.mark.parametrize("legacy", [False, True])
 def test_error_state_and_wide_keys_through_the_kernel(legacy, monkeypatch):
     # Three words per key, a division by zero (the error state), expanded in the legacy mode.
-    text = """
-    int a[6];
-    process P { state s, t; init s;
-      trans s -> t { guard a[0] < 3; effect a[0] = a[0] + 1, a[5] = 1000 * a[0]; },
-            t -> s { effect a[1] = a[1] + a[0], a[2] = 7 / (a[0] - 2); }; }
-    process Q { state u; init u; trans u -> u { guard a[3] < 2; effect a[3] = a[3] + 1; }; }
-    system async;"""
+    text = WIDE_KEYS
     cm = compile_model(dve.load_model(text))
     assert KeyLayout.for_model(cm).n_words >= 2
     monkeypatch.setattr(Explorer, "device_min_rows", 0)
@@ -155,22 +151,9 @@ def test_a_kernel_that_does_not_compile_falls_back_with_a_warning(monkeypatch):
 
 # ------------------------------------------------------------------ random expressions
 
-_LEAVES32 = ["x", "y", "a[y % 3]", "0", "1", "2", "7", "255", "32767", "65536", "2147483647",
-             "-2147483648", "-1"]
-_LEAVES64 = _LEAVES32 + ["4611686018427387904", "9223372036854775807", "3037000499"]
-_BINARY = ["+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "==", "!=", "<", "<=", ">",
-           ">=", "and", "or", "imply"]
-
-
-def _expr(leaves):
-    return st.recursive(
-        st.sampled_from(leaves),
-        lambda inner: st.one_of(
-            st.tuples(inner, st.sampled_from(_BINARY), inner).map(
-                lambda t: f"({t[0]} {t[1]} {t[2]})"),
-            st.tuples(st.sampled_from(["-", "~", "not "]), inner).map(
-                lambda t: f"({t[0]}{t[1]})")),
-        max_leaves=6)
+#: The array cell at a computed index adds index faults to the shared leaves.
+_LEAVES32 = LEAVES32 + ["a[y % 3]"]
+_LEAVES64 = LEAVES64 + ["a[y % 3]"]
 
 
 def _against_oracle(cm, g) -> None:
@@ -192,8 +175,8 @@ def _against_oracle(cm, g) -> None:
 @settings(max_examples=int(os.environ.get("DVECOST_ARITH_EXAMPLES", 60)), deadline=None,
           derandomize=True, suppress_health_check=[HealthCheck.too_slow,
                                                    HealthCheck.function_scoped_fixture])
-@given(guard=_expr(_LEAVES32), value=_expr(_LEAVES32), index=_expr(_LEAVES32),
-       cost=_expr(_LEAVES64), time=_expr(_LEAVES64),
+@given(guard=exprs(_LEAVES32), value=exprs(_LEAVES32), index=exprs(_LEAVES32),
+       cost=exprs(_LEAVES64), time=exprs(_LEAVES64),
        x0=st.sampled_from([-32768, -1, 0, 1, 3, 32767]), y0=st.sampled_from([0, 1, 2, 255]))
 def test_random_expressions_through_the_kernel_agree_with_the_oracle(
         guard, value, index, cost, time, x0, y0, monkeypatch):
