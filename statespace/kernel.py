@@ -86,7 +86,11 @@ def kernel_source(cm: CompiledModel, *, charges: bool) -> str | None:
             return ""
         return f" && (!anyc{f' || com{p.index}' if p.commit else ''})"
 
+    size = 0   # characters so far: a model past MAX_SOURCE is given up on early
     for ai, a in enumerate(cm.actions):
+        if size > MAX_SOURCE:
+            return None
+        mark = len(body)
         ts = [cm.transitions[t] for t in a.transitions]
         test = " && ".join(f"s[{cm.processes[t.process].slot}] == {t.src}"
                            + allowed(cm.processes[t.process]) for t in ts)
@@ -149,6 +153,7 @@ def kernel_source(cm: CompiledModel, *, charges: bool) -> str | None:
         body.append("++c;")
         body.append("}")   # ok
         body.append("}")   # control states
+        size += sum(len(line) + 9 for line in body[mark:])
     decls = "".join(f"__device__ const int {name}[{len(v)}] = {{{', '.join(map(str, v))}}};\n"
                     for name, v in sorted(tables.items()))
     src = (arith.C_HELPERS + f"#define NS {NS}\n#define W {W}\n" + decls + _KERNEL_HEAD
