@@ -12,6 +12,10 @@ first occurrence), and their edges are sorted by (target, action) within each so
 Because expanding states in id order while numbering new states by first (source, action)
 occurrence *is* breadth-first search with a FIFO queue, the numbering does not depend on the
 chunk size: two builds of one model give identical arrays.
+
+On a GPU, the successors of a ``system async`` chunk come from one kernel generated for the
+model (:mod:`statespace.kernel`) where the model is in its scope: the same successors in
+(source, action) order, numbered and sorted by the same code afterwards.
 """
 
 from __future__ import annotations
