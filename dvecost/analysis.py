@@ -19,6 +19,7 @@ cycle: they are warnings, each with a shortest run to it, and do not stop the an
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time as _time
 import warnings
@@ -254,6 +255,12 @@ def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *,
                                    mode=mode, backend=backend)
     except (NoCycleError, ZeroTimeCycleError) as exc:
         raise no_answer(exc, quotient, resource) from exc
+    finally:
+        if graph.on_device is not None:
+            # The device's copies served the engine; the rest reads the host arrays, and what
+            # the result keeps (its graph) must not hold the GPU's memory.
+            graph = dataclasses.replace(graph, on_device=None)
+            quotient = dataclasses.replace(quotient, graph=graph)
     seconds.update(phase_timings(result.timings, _time.perf_counter() - t0))
 
     t0 = _time.perf_counter()

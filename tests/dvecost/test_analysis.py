@@ -331,3 +331,41 @@ def test_decoding_is_announced_only_when_a_run_is_decoded(witness):
     decoding = [p for p in phases if p == ("report", "decoding the critical cycle")]
     assert len(decoding) == (1 if witness else 0)
     assert bool(a.cycle) == witness
+
+
+# ------------------------------------------------------------------ edges left on the device
+
+@pytest.mark.parametrize("backend", ["auto", "cpu"])
+def test_edges_left_on_the_device_feed_the_engine_and_are_let_go(backend, monkeypatch):
+    # A graph explored on a GPU keeps its edges there (StateGraph.on_device): the engine reads
+    # those (unless told to compute on the CPU), and the result keeps no reference to them.
+    # Here the "device" copies are NumPy copies attached to the host explorer's graph.
+    import dataclasses
+
+    import ocm
+    from statespace.explore import Explorer
+    finish, engine = Explorer._finish, ocm.optimal_cycle
+    attached, seen = [], []
+
+    def finish_on_device(self, complete):
+        g = finish(self, complete)
+        dev = (g.indptr.copy(), g.indices.copy(), {r: c.copy() for r, c in g.costs.items()},
+               g.time.copy())
+        attached.append(dev)
+        return dataclasses.replace(g, on_device=dev)
+
+    def spy(indptr, indices, cost, time=None, **kw):
+        seen.append((indptr, indices, cost, time))
+        return engine(indptr, indices, cost, time, **kw)
+
+    monkeypatch.setattr(Explorer, "_finish", finish_on_device)
+    monkeypatch.setattr(ocm, "optimal_cycle", spy)
+    path = str(example_path("client_server.dve"))
+    got = analyze(path, ratio=True, backend=backend, symmetry="off")
+    monkeypatch.undo()
+    ref = analyze(path, ratio=True, backend="cpu", symmetry="off")
+    assert (got.value, got.certified, got.cycle) == (ref.value, ref.certified, ref.cycle)
+    (dev,), (args,) = attached, seen
+    used_device = [a is b for a, b in zip(args, (dev[0], dev[1], dev[2]["cost"], dev[3]))]
+    assert used_device == ([True] * 4 if backend == "auto" else [False] * 4)
+    assert got.graph.on_device is None
