@@ -103,9 +103,11 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
              progress: Callable[[object], None] | None = None,
              phases: Callable[[str, str], None] | None = None) -> SaturationResult:
     """:func:`scenarios.saturate` with :func:`evaluator` (``backend``, ``max_states``,
-    ``max_memory``, ``phases``) as the evaluator; the other parameters are that function's."""
+    ``max_memory``, ``phases``) as the evaluator and the scenarios' cutoffs
+    (``cutoffs=True``: no ``N`` past the one from which the load cannot change); the other
+    parameters are that function's."""
     return _search(spec, capacity,
                    evaluate=evaluator(backend=backend, max_states=max_states,
                                       max_memory=max_memory, phases=phases),
                    max_clients=max_clients, scenario=scenario, search=search, witness=witness,
-                   progress=progress)
+                   progress=progress, cutoffs=True)

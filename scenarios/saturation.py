@@ -448,7 +448,8 @@ def _no_server_warning(system: System) -> str:
 def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *,
              evaluate: Evaluator, max_clients: int = DEFAULT_MAX_CLIENTS,
              scenario: str | None = None, search: str = "bisect", witness: bool = True,
-             progress: Callable[[object], None] | None = None) -> SaturationResult:
+             progress: Callable[[object], None] | None = None,
+             cutoffs: bool = False) -> SaturationResult:
     """Find the smallest number of clients whose load reaches ``capacity``.
 
     Parameters
@@ -476,6 +477,12 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     progress : callable, optional
         Called with a :class:`Plan` first, then with a :class:`PointStarted` when a point's
         evaluation starts and its :class:`SaturationPoint` when it ends.
+    cutoffs : bool
+        Search no further than the first ``N`` from which on every system of the family has
+        each scenario's count at or above its :func:`scenarios.cutoff.cutoff` (same scenarios,
+        same server): the load is the same for all of them, so if that ``N`` does not
+        saturate, none does (:attr:`SaturationResult.note` says so). For evaluators that
+        analyse the models (``dvecost``'s); a stand-in load need not respect it.
 
     Returns
     -------
@@ -581,6 +588,8 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                 else "interleaved: one client's largest cost per step")
         return result(bound=top.load_bound(), note=(
             f"the load can never reach {cap}: it is at most {top.load_bound()} ({what})"))
+    plateau = _plateau(family, max_clients) if cutoffs else None
+    limit = max_clients if plateau is None else plateau[0]
     answer: int | None = None
     try:
         if top.server is None and top.composition == "async":
@@ -597,7 +606,14 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                     "interleaved clients with no server: the load of N clients is that of the "
                     "worst client alone, the same for every N, so no N reaches the capacity"))
         else:
-            answer = (_linear if search == "linear" else _bisect)(load, cap, max_clients)
+            answer = (_linear if search == "linear" else _bisect)(load, cap, limit)
+            if answer is None and limit < max_clients:
+                n0, cuts = plateau
+                return result(note=(
+                    f"from N={n0} on every scenario has at least its cutoff ({cuts}): one "
+                    f"more client always waits and changes nothing, so the load stays "
+                    f"{points[n0].exact} for every N up to {max_clients} and none reaches "
+                    f"{cap}"))
         run, t0 = None, _time.perf_counter()
         if answer is not None and witness:
             system = family(answer)
@@ -618,6 +634,46 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                              status=status if status in STATUSES else "interrupted",
                              stopped=f"{where}: {reason}{after}")
         raise
+
+
+#: :func:`_plateau` checks the systems up to this many clients (building each is cheap,
+#: apportioning ``N`` clients is not free: 10,000 systems of up to 10,000 would take minutes).
+PLATEAU_CHECK_MAX = 2000
+
+
+def _plateau(family: Callable[[int], System], max_clients: int) -> tuple[int, str] | None:
+    """``(N0, 'reader 12, ...')``: the smallest ``N0`` such that every ``family(n)``,
+    ``N0 <= n <= max_clients``, has the scenarios, server and composition of ``family(N0)``
+    and each scenario's count at or above its cutoff (:mod:`scenarios.cutoff`), so that all
+    of them have the load of ``family(N0)``; ``None`` when there is none below
+    ``max_clients`` (or ``max_clients`` exceeds :data:`PLATEAU_CHECK_MAX`)."""
+    from .cutoff import cutoff
+
+    if max_clients > PLATEAU_CHECK_MAX:
+        return None
+    cuts: dict[str, int | None] = {}
+
+    def shape(n: int):
+        system = family(n)
+        for sc, k in system.counts:
+            if sc.name not in cuts:
+                cuts[sc.name] = cutoff(system, sc.name)
+            c = cuts[sc.name]
+            if c is None or k < c:
+                return None
+        return (system.scenarios, system.server, system.composition)
+
+    n0 = None
+    ref = shape(max_clients)
+    if ref is None:
+        return None
+    for n in range(max_clients, 0, -1):
+        if shape(n) != ref:
+            break
+        n0 = n
+    if n0 is None or n0 >= max_clients:
+        return None
+    return n0, ", ".join(f"{sc.name} {cuts[sc.name]}" for sc in ref[0])
 
 
 def _bisect(load: Callable[[int], SaturationPoint], cap: Fraction, max_clients: int) -> int | None:

@@ -99,3 +99,38 @@ def test_dvecost_frontier_uses_the_cutoffs():
     r = dv_frontier(spec, "x", "o", max_clients=(7, 1), backend="cpu", jobs=1)
     assert r.cutoff_a == 5 and max(p.n_a for p in r.points) <= 5
     assert len(r.stair) == 8 and r.stair[7][1] == r.stair[5][1]
+
+
+def test_saturate_stops_where_the_load_can_no_longer_change():
+    """x on three workers: one admission per tick of 1 tick of service, so at most one worker
+    is ever busy with x; from its cutoff 5 on the load stays 1, and the search says so rather
+    than analysing 64 clients."""
+    from dvecost.saturation import saturate
+
+    r = saturate(lambda n: System({X: n}, server=Server(3)), backend="cpu", witness=False)
+    assert r.saturating_clients is None and r.status == "ok"
+    assert [p.clients for p in r.curve] == [1, 2, 4, 5] and r.point(5).exact == 1
+    assert "from N=5 on every scenario has at least its cutoff (x 5)" in r.note
+    assert "stays 1 for every N up to 64" in r.note
+    # The oracle, past the cutoff: the full product of 9 clients.
+    assert loads(System({X: 9}, server=Server(3)))[0] == 1
+
+
+def test_saturate_with_cutoffs_finds_the_same_answer():
+    """analysts.py's family (cutoff 22): the answer 22 without analysing 32 analysts."""
+    from dvecost.saturation import saturate
+
+    analyst = Scenario("analyst", [Think(12), Request("report", service=8)])
+    r = saturate(lambda n: System({analyst: n}, server=Server(8)), backend="cpu",
+                 witness=False)
+    assert r.saturating_clients == 22 and max(p.clients for p in r.curve) == 22
+    assert r.point(21).exact == Fraction(84, 11) and r.note is None
+
+
+def test_no_plateau_when_a_scenario_has_no_cutoff():
+    from scenarios.saturation import _plateau
+
+    both = lambda n: System({X: n, PICK: 1}, server=Server(3))      # noqa: E731
+    assert _plateau(both, 20) is None
+    assert _plateau(lambda n: System({X: n}, server=Server(3)), 20) == (5, "x 5")
+    assert _plateau(lambda n: System({X: n}, server=Server(3)), 5) is None  # nothing above
