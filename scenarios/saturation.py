@@ -636,9 +636,10 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         raise
 
 
-#: :func:`_plateau` checks the systems up to this many clients (building each is cheap,
-#: apportioning ``N`` clients is not free: 10,000 systems of up to 10,000 would take minutes).
-PLATEAU_CHECK_MAX = 2000
+#: :func:`_plateau` checks the systems up to this many clients: it builds every one from
+#: ``max_clients`` down to the plateau, and apportioning ``N`` clients takes ``N`` steps
+#: (500: a quarter of a second at most; 10,000 would take minutes).
+PLATEAU_CHECK_MAX = 500
 
 
 def _plateau(family: Callable[[int], System], max_clients: int) -> tuple[int, str] | None:
