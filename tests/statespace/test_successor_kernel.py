@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ss_exprs import LEAVES32, LEAVES64, exprs
 from ss_helpers import BEEM, ROOT
-from ss_models import WIDE_KEYS
+from ss_models import BUF, COMMIT2, RDV, WIDE_KEYS
 
 import dve
 from dve.errors import DvecostError
@@ -110,6 +110,26 @@ def test_examples_whole_graph_through_the_kernel(path, monkeypatch):
         warnings.simplefilter("error")   # the kernel compiles: no fallback warning
         got = build_state_graph(cm, xp=_module(monkeypatch), chunk_size=7)
     same_graph(ref, got)
+
+
+#: Both rendezvous partners assign one global: the legacy rule sends the step to the error state.
+SAME_GLOBAL = """
+byte g; channel c;
+process P { state a, b; init a; trans a -> b { sync c!1; effect g = 1; }, b -> a { effect g = 0; }; }
+process Q { state a; init a; trans a -> a { sync c?g; effect g = 2; }; }
+system async;
+"""
+
+
+@pytest.mark.parametrize("text", [RDV, BUF, COMMIT2, SAME_GLOBAL],
+                         ids=["rendezvous", "buffered", "commit", "same-global"])
+def test_small_models_whole_graph_through_the_kernel(text, monkeypatch):
+    cm = compile_model(dve.load_model(text))
+    assert kernel_source(cm, charges=True) is not None
+    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    ref = build_state_graph(cm)
+    same_graph(ref, build_state_graph(cm, xp=_module(monkeypatch), chunk_size=2))
+    assert (ref.error_state >= 0) == (text is SAME_GLOBAL)
 
 
 @pytest.mark.parametrize("legacy", [False, True])
