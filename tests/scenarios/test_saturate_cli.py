@@ -185,6 +185,26 @@ def test_capacity_above_the_bound(capsys):
     assert code == 0 and "no saturation" in out and "at most 1" in out
 
 
+def test_a_system_past_its_cutoffs_says_why_it_never_saturates(capsys, tmp_path):
+    """Readers alone on four workers: one admission per tick of 2 ticks of service keeps two
+    busy at most; from the readers' cutoff (12) on the load cannot change, so the search ends
+    there, in the text and in the JSON."""
+    spec = tmp_path / "readers.py"
+    spec.write_text("from scenarios import Server\n"
+                    "from scenarios.templates import EDITOR_SCENARIOS\n"
+                    "server = Server(workers=4)\n"
+                    "def system(n):\n    return {EDITOR_SCENARIOS[0]: n}\n")
+    code, out, _ = run(capsys, "saturate", spec, "--backend", "cpu", "-q")
+    assert code == 0 and "no saturation: up to 12 clients" in out
+    assert ("why: from N=12 on every scenario has at least its cutoff (reader 12): one more "
+            "client always waits and changes nothing, so the load stays 2 for every N up to "
+            "64 and none reaches 4") in out
+    code, out, _ = run(capsys, "saturate", spec, "--backend", "cpu", "--json")
+    d = json.loads(out)
+    assert d["saturating_clients"] is None and d["curve"][-1]["clients"] == 12
+    assert d["curve"][-1]["exact"] == "2" and "cutoff (reader 12)" in d["note"]
+
+
 def test_one_scenario(capsys):
     code, out, _ = run(capsys, "saturate", "editor", "--scenario", "exporter", "--json")
     d = json.loads(out)
