@@ -385,6 +385,8 @@ class FrontierResult:
         Pairs ``(p, q)`` with ``p`` at or below ``q`` in both counts and a larger load.
     status, stopped : str, str or None
         As for :class:`WorkersResult`; a stopped walk has a stair only up to where it got.
+    cutoff_a, cutoff_b : int or None
+        The scenarios' cutoffs used by the walk (see ``cutoffs`` of :func:`frontier`).
     """
 
     spec: str
@@ -400,9 +402,9 @@ class FrontierResult:
     violations: tuple[tuple[FrontierPoint, FrontierPoint], ...]
     status: str = "ok"
     stopped: str | None = None
-    #: From how many clients of ``a`` (of ``b``) on one more changes no load
-    #: (:func:`scenarios.cutoff.cutoff`; ``None``: not used or not shown): the walk evaluates
-    #: no count above it and reads such a point off the cutoff's.
+    # From how many clients of ``a`` (of ``b``) on one more changes no load
+    # (scenarios.cutoff.cutoff; None: not used or not shown): the walk evaluates no count
+    # above it and reads such a point off the cutoff's.
     cutoff_a: int | None = None
     cutoff_b: int | None = None
 
