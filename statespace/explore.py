@@ -1004,48 +1004,51 @@ class Explorer:
         rows_cache: dict = {}
         rows = xp.arange(F, dtype=np.int64)
         rows = rows[X[0] >= 0] if procs else rows
-        # The step code of each successor so far, as words of int64 (see _sync_words).
-        code = xp.zeros((rows.shape[0], len(self.sync_word_radix)), np.int64)
         err = xp.zeros(rows.shape[0], bool)
-        choice: list[np.ndarray] = []
-        for p, word in zip(procs, self.sync_word):
-            radix = max(1, len(p.transitions))
+        # The partial steps form a tree, one level per process that chose: ``[sel, tid]``,
+        # the partial each extends (an index into the level before) and the transition it
+        # chose. The finished steps' choices are read back through it once, at the end:
+        # re-indexing every earlier column (and the step codes) at every process made the
+        # product quadratic in the processes.
+        levels: list[list] = []
+        for p in procs:
             parts = []
-            for digit, tid in enumerate(p.transitions):
+            for tid in p.transitions:
                 R, ge = self._enabled(X, F, rows_cache, None, tid)
                 en = xp.zeros(F, bool)
                 en[R] = True
                 sel = xp.flatnonzero(en[rows])
-                e2 = err[sel].copy()
+                e2 = err[sel]   # a copy (fancy indexing)
                 if ge is not None:
                     er = xp.zeros(F, bool)
                     er[R] = ge
                     e2 |= er[rows[sel]]
-                c2 = code[sel]
-                c2[:, word] = c2[:, word] * radix + digit
-                parts.append((sel, c2, e2, tid))
+                parts.append((sel, e2, tid))
             if not parts:
-                rows = rows[:0]
-                code, err = code[:0], err[:0]
-                choice = [c[:0] for c in choice]
+                rows, err = rows[:0], err[:0]
                 continue
             sel = xp.concatenate([q[0] for q in parts])
             rows = rows[sel]
-            code = xp.concatenate([q[1] for q in parts])
-            err = xp.concatenate([q[2] for q in parts])
-            choice = [c[sel] for c in choice]
-            choice.append(xp.concatenate([xp.full(q[0].shape[0], q[3], np.int64) for q in parts]))
-            keep = self._sync_keep(p, rows, choice)
+            err = xp.concatenate([q[1] for q in parts])
+            levels.append([sel, xp.concatenate([xp.full(q[0].shape[0], q[2], np.int64)
+                                                for q in parts])])
+            keep = self._sync_keep(p, rows, _Choices(levels))
             if keep is not None:
-                rows, code, err = rows[keep], code[keep], err[keep]
-                choice = [c[keep] for c in choice]
+                rows, err = rows[keep], err[keep]
+                levels[-1] = [levels[-1][0][keep], levels[-1][1][keep]]
+        # A process with no enabled transition empties ``rows`` and adds no level.
+        n = rows.shape[0]
+        C = xp.zeros((n, len(procs)), np.int64)
+        if levels and len(levels) == len(procs):
+            idx = None
+            for k in range(len(levels) - 1, -1, -1):
+                sel, tid = levels[k]
+                C[:, k] = tid if idx is None else tid[idx]
+                idx = sel if idx is None else sel[idx]
+        code = self._sync_code_words(C)
         # By row, then by step code (the words, the first most significant).
         order = lexsort(xp, (*code.T[::-1], rows))
-        rows, code, err = rows[order], code[order], err[order]
-        choice = [c[order] for c in choice]
-        # A process with no enabled transition empties ``rows`` and adds no column.
-        C = (xp.stack(choice, axis=1) if len(choice) == len(procs) and choice
-             else xp.zeros((rows.shape[0], len(procs)), np.int64))
+        rows, code, err, C = rows[order], code[order], err[order], C[order]
         Y, err, costs, tm = self._step_sync(X, rows, C, err)
         nk = self.layout.pack(Y, xp)
         # Step codes are interned on the host (a dict; few distinct codes per chunk).
@@ -1070,10 +1073,23 @@ class Explorer:
         costs = [xp.zeros(M, np.int64) for _ in self.res]
         tm = xp.zeros(M, np.int64)
         writers: dict[str, np.ndarray] = {}
-        # (process, transition, the rows that chose it), each pair once, in process order.
-        chosen = [(p, tid, sub) for i, p in enumerate(procs)
-                  for tid in p.transitions
-                  for sub in (xp.flatnonzero(C[:, i] == tid),) if sub.shape[0]]
+        # (process, transition, the rows that chose it, ascending), each pair once, in process
+        # order: a process's rows grouped in one stable sort of its digits, not one pass over
+        # all rows per transition.
+        chosen = []
+        digit = self._digits(xp)
+        for i, p in enumerate(procs):
+            ts = p.transitions
+            if len(ts) == 1 or M == 0:
+                if M:
+                    chosen.append((p, ts[0], xp.arange(M)))
+                continue
+            d = digit[C[:, i]]
+            order = stable_argsort(xp, d.astype(np.int16 if len(ts) < 2**15 else np.int32))
+            bounds = xp.searchsorted(d[order], xp.arange(len(ts) + 1)).tolist()
+            for k, tid in enumerate(ts):
+                if bounds[k + 1] > bounds[k]:
+                    chosen.append((p, tid, order[bounds[k]:bounds[k + 1]]))
         for p, tid, sub in chosen:
             t = cm.transitions[tid]
             for w in t.writes:
@@ -1105,19 +1121,25 @@ class Explorer:
 
     def _sync_code_words(self, C) -> np.ndarray:
         """The step codes of choice rows ``C`` (one transition id per system process) as the
-        words :meth:`_intern_sync` takes."""
-        digit = self.__dict__.get("_digit_of")
-        if digit is None:
-            digit = np.zeros(len(self.cm.transitions), np.int64)
-            for p in self.cm.system_processes:
-                for d, tid in enumerate(p.transitions):
-                    digit[tid] = d
-            self._digit_of = digit
-        D = digit[np.asarray(C, np.int64)]
-        code = np.zeros((D.shape[0], len(self.sync_word_radix)), np.int64)
+        words :meth:`_intern_sync` takes (arrays of ``C``'s module)."""
+        xp = module_of(C)
+        digit = self._digits(xp)
+        C = xp.asarray(C, np.int64)
+        code = xp.zeros((C.shape[0], len(self.sync_word_radix)), np.int64)
         for i, (p, word) in enumerate(zip(self.cm.system_processes, self.sync_word)):
-            code[:, word] = code[:, word] * max(1, len(p.transitions)) + D[:, i]
+            code[:, word] = code[:, word] * max(1, len(p.transitions)) + digit[C[:, i]]
         return code
+
+    def _digits(self, xp):
+        """Each transition's place among its process's transitions (its digit in step
+        codes), as an array of ``xp``; made once per module."""
+        cache = self.__dict__.setdefault("_digit_of", {})
+        if xp not in cache:
+            digit = np.zeros(max(len(self.cm.transitions), 1), np.int64)
+            for p in self.cm.system_processes:
+                digit[np.asarray(p.transitions, np.int64)] = np.arange(len(p.transitions))
+            cache[xp] = xp.asarray(digit)
+        return cache[xp]
 
     def _intern_sync(self, code: np.ndarray) -> np.ndarray:
         """Action ids of ``system sync`` steps given as code words ``(rows, n_words)``: the
@@ -1241,6 +1263,28 @@ MAX_SYNC_STEPS = 2**31 - 1
 #: A word of a ``system sync`` step code holds digits while their radices' product is below
 #: this (the word, an int64, then takes ``word * radix + digit`` for any digit without wrapping).
 SYNC_WORD_LIMIT = 2**62
+
+
+class _Choices:
+    """The transition each process chose, for the partial ``system sync`` steps so far,
+    column by column (``choices[j]``, ``choices[-1]``) read through
+    :meth:`Explorer._successors_sync`'s tree of partial steps."""
+
+    def __init__(self, levels: list) -> None:
+        self.levels = levels
+
+    def __len__(self) -> int:
+        return len(self.levels)
+
+    def __getitem__(self, j: int):
+        levels = self.levels
+        j = range(len(levels))[j]
+        idx = None
+        for k in range(len(levels) - 1, j, -1):
+            sel = levels[k][0]
+            idx = sel if idx is None else sel[idx]
+        tid = levels[j][1]
+        return tid if idx is None else tid[idx]
 
 
 def _sync_words(procs) -> tuple[tuple[int, ...], tuple[int, ...]]:
