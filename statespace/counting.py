@@ -451,7 +451,7 @@ class CountedExplorer(QuotientExplorer):
                 moves = [(cm.processes[t.process].slot, t.dst)
                          for t in (cm.transitions[tid] for tid in a.transitions[::-1])]
                 err = self._step_faults(a, R, gerr, eerr, cerr)
-                Tn = T[:, R].copy()
+                Tn = np.take(T, R, axis=1)   # C order, one copy (see Explorer._step_sync)
                 for j, vals in writes:
                     self._write(Tn, X, R, j, vals, info, rs)
                 for slot, dst in moves:

@@ -1069,7 +1069,8 @@ class Explorer:
         cm, xp = self.cm, self.xp
         procs = cm.system_processes
         M = rows.shape[0]
-        Y = X[:, rows].copy()   # C order (fancy indexing on the last axis leaves it transposed)
+        # take(): in C order (X[:, rows] leaves it transposed, and copying that is 10x slower)
+        Y = xp.take(X, rows, axis=1)
         costs = [xp.zeros(M, np.int64) for _ in self.res]
         tm = xp.zeros(M, np.int64)
         writers: dict[str, np.ndarray] = {}

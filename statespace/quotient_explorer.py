@@ -117,7 +117,7 @@ class QuotientExplorer(Explorer):
             ps, rows = np.nonzero(want)
             if rows.shape[0] == 0:
                 continue
-            Xe = X[:, rows].copy()
+            Xe = np.take(X, rows, axis=1)   # C order, one copy (see Explorer._step_sync)
             cols = np.arange(rows.shape[0])
             for j in range(M.shape[1]):
                 Xe[M[0, j], cols] = X[M[ps, j], rows]
