@@ -108,7 +108,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
         notes.append(f"{name}: slowest " + ", ".join(
             f"{pathlib.Path(s.name).name} {t:.2f} s" for t, s in slowest))
         target = ("met" if total < TARGET_S else "NOT met") if name == "BEEM" else ""
-        rows.append((name, len(sources), round(mb, 2), round(total, 3), None, None, target))
+        rows.append((name, len(sources), round(mb, 2), _sig(total), None, None, target))
         if args.no_lark:
             continue
         keep = [i for i, s in enumerate(sources)
@@ -120,11 +120,10 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
         fast_sub = sum(fast[i] for i in keep)
         mb_sub = sum(len(s.text) for s in subset) / 1e6
         if len(subset) < len(sources):
-            rows.append((label, len(subset), round(mb_sub, 2), round(fast_sub, 3),
-                         round(lark, 3), round(lark / max(fast_sub, 1e-9), 1), ""))
+            rows.append((label, len(subset), round(mb_sub, 2), _sig(fast_sub),
+                         _sig(lark), _sig(lark / max(fast_sub, 1e-9)), ""))
         else:
-            rows[-1] = rows[-1][:4] + (round(lark, 3), round(lark / max(total, 1e-9), 1),
-                                       rows[-1][6])
+            rows[-1] = rows[-1][:4] + (_sig(lark), _sig(lark / max(total, 1e-9)), rows[-1][6])
     notes.append(f"fast_s: CPU seconds of parse_source over the files, one after the other "
                  f"(fast parser, Lark for what it does not take); lark_s: the Lark parser alone "
                  f"on the same files, in the same run; target: BEEM in under {TARGET_S:g} s")
@@ -133,3 +132,9 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
     return Report(title="Parsing all models in one process",
                   columns=("files", "n", "MB", "fast_s", "lark_s", "speedup", "target"),
                   rows=tuple(rows), notes=tuple(notes), meta=meta)
+
+
+def _sig(x: float) -> float:
+    """``x`` to three significant digits (a fixed number of decimals made the times of a few
+    small files 0.0)."""
+    return float(f"{x:.3g}")
