@@ -17,6 +17,8 @@ import sys
 import pytest
 from ss_helpers import BEEM, SHARED
 
+from dvecost.cli import parse_defines
+
 FAST_LIMIT = 200_000
 #: Few states but slow all the same: plc's guards have thousands of operators (14-16 s each for
 #: plc.1 and plc.2 measured with ``--durations``), so they run with ``--runslow`` only.
@@ -87,11 +89,8 @@ def _divine_params():
     for row in _rows("divine_tests_expected.tsv"):
         if row["property"] != "deadlock":
             continue
-        defines = {}
-        if row["defines"] not in ("-", ""):
-            for item in row["defines"].split(","):
-                k, v = item.split("=")
-                defines[k.strip()] = int(v)
+        defines = ({} if row["defines"] in ("-", "")
+                   else parse_defines(row["defines"].split(",")))
         marks = []
         if row["model_file"] in MISMATCHED_ROWS:
             marks = [pytest.mark.xfail(strict=True, reason=MISMATCHED_ROWS[row["model_file"]])]

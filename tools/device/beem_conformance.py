@@ -91,6 +91,7 @@ def _int(text: str) -> int | None:
 def instances(beem: Path, max_states: int, divine: bool = True) -> list[dict]:
     """The instances to check, each a dict (``id``, ``set``, ``model``, ``path``, ``defines``,
     ``property``, ``error_successors``, the published counts, ``known``), in file order."""
+    from dvecost.cli import parse_defines   # the CLI's reading of -D N=3 lists
     out = []
     for row in _read(beem / "expected.tsv"):
         n = int(row["states"])
@@ -104,11 +105,8 @@ def instances(beem: Path, max_states: int, divine: bool = True) -> list[dict]:
         kind = row["property"]
         if kind not in ("deadlock", "LTL") or int(row["states"]) > max_states:
             continue
-        defines = {}
-        if row["defines"] not in ("-", ""):
-            for item in row["defines"].split(","):
-                k, v = item.split("=")
-                defines[k.strip()] = int(v)
+        defines = ({} if row["defines"] in ("-", "")
+                   else parse_defines(row["defines"].split(",")))
         tag = ",".join(f"{k}={v}" for k, v in defines.items())
         out.append(dict(id=f"divine:{row['model_file']}:{kind}" + (f":{tag}" if tag else ""),
                         set="divine", model=row["model_file"], defines=defines,
