@@ -360,7 +360,7 @@ __device__ __forceinline__ i64 dve_shl64(i64 a, i64 b, int& f) {
 }
 __device__ __forceinline__ i64 dve_shr64(i64 a, i64 b) { return a >> (b & 63); }
 /* An index into an array of n cells: out of range faults and reads cell 0 instead. */
-__device__ __forceinline__ int dve_idx(int i, int n, int& f) {
+__device__ __forceinline__ int dve_idx(i64 i, int n, int& f) {   /* i64: a cost's index */
     if (i < 0 || i >= n) { f = 1; return 0; }
     return i;
 }

@@ -115,21 +115,31 @@ def test_examples_whole_graph_through_the_kernel(path, monkeypatch):
 #: Both rendezvous partners assign one global: the legacy rule sends the step to the error state.
 SAME_GLOBAL = """
 byte g; channel c;
-process P { state a, b; init a; trans a -> b { sync c!1; effect g = 1; }, b -> a { effect g = 0; }; }
+process P { state a, b; init a;
+  trans a -> b { sync c!1; effect g = 1; }, b -> a { effect g = 0; }; }
 process Q { state a; init a; trans a -> a { sync c?g; effect g = 2; }; }
 system async;
 """
 
 
-@pytest.mark.parametrize("text", [RDV, BUF, COMMIT2, SAME_GLOBAL],
-                         ids=["rendezvous", "buffered", "commit", "same-global"])
+#: An index computed in 64 bits (in a cost) past 2**32: out of range, not wrapped to a[0].
+WIDE_INDEX = """
+int x = 1; int a[3];
+process P { state s, t; init s;
+  trans s -> t { cost a[x * 4294967296] + 1; }, t -> s { effect x = 0; }; }
+system async;
+"""
+
+
+@pytest.mark.parametrize("text", [RDV, BUF, COMMIT2, SAME_GLOBAL, WIDE_INDEX],
+                         ids=["rendezvous", "buffered", "commit", "same-global", "wide-index"])
 def test_small_models_whole_graph_through_the_kernel(text, monkeypatch):
     cm = compile_model(dve.load_model(text))
     assert kernel_source(cm, charges=True) is not None
     monkeypatch.setattr(Explorer, "device_min_rows", 0)
     ref = build_state_graph(cm)
     same_graph(ref, build_state_graph(cm, xp=_module(monkeypatch), chunk_size=2))
-    assert (ref.error_state >= 0) == (text is SAME_GLOBAL)
+    assert (ref.error_state >= 0) == (text in (SAME_GLOBAL, WIDE_INDEX))
 
 
 @pytest.mark.parametrize("legacy", [False, True])

@@ -38,7 +38,8 @@ def _timed(cls, name, label):
 
 
 for cls, name in ((explore.Explorer, "_expand"), (explore.Explorer, "_successors_kernel"),
-                  (explore.Explorer, "_successors_async"), (explore.Explorer, "_successors_on_host"),
+                  (explore.Explorer, "_successors_async"),
+                  (explore.Explorer, "_successors_on_host"),
                   (explore.Explorer, "_record_new"), (explore.Explorer, "_take_pending"),
                   (explore.Explorer, "_finish"), (explore.Explorer, "_to_device"),
                   (explore.Explorer, "_device_fits"), (store.VisitedSet, "add"),
