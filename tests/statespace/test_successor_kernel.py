@@ -181,9 +181,10 @@ def test_a_kernel_that_does_not_compile_falls_back_with_a_warning(monkeypatch):
 
 # ------------------------------------------------------------------ random expressions
 
-#: The array cell at a computed index adds index faults to the shared leaves.
+#: The array cell at a computed index adds index faults to the shared leaves (in costs and
+#: times also an index computed in 64 bits, beyond 2**32).
 _LEAVES32 = LEAVES32 + ["a[y % 3]"]
-_LEAVES64 = LEAVES64 + ["a[y % 3]"]
+_LEAVES64 = LEAVES64 + ["a[y % 3]", "a[x * 4294967296]"]
 
 
 def _against_oracle(cm, g) -> None:
