@@ -245,9 +245,10 @@ class Explorer:
         self.bytes_out = 0
         self.charge_table = self._charge_table()
         self.charge_host = self.charge_table   # the charge table on the host, always
-        # system sync: mixed-radix step code (a Python int) -> dense action id, and back.
-        self.sync_ids: dict[int, int] = {}
+        # system sync: the step codes numbered so far (Python ints, by id), and their index:
+        # the codes as sorted keys (see _code_keys) with their ids.
         self.sync_codes: list[int] = []
+        self.sync_index: tuple[np.ndarray, np.ndarray] | None = None
         self.sync_word, self.sync_word_radix = _sync_words(cm.system_processes)
         #: The model's generated successor kernel, once on a device (when in its scope).
         self.kernel: SuccessorKernel | None = None
@@ -645,8 +646,10 @@ class Explorer:
             setattr(self, name, lst)
         self.out_cost = costs
         self.visited.runs, self.visited.n, self.visited._keys = runs, n, keys
-        for c in self.sync_codes[n_codes:]:
-            del self.sync_ids[c]
+        if self.sync_index is not None:
+            keys, ids = self.sync_index
+            keep = ids < n_codes
+            self.sync_index = (keys[keep], ids[keep])
         del self.sync_codes[n_codes:]
 
     def _successors_on_host(self, X, keys):
@@ -1051,7 +1054,7 @@ class Explorer:
         rows, code, err, C = rows[order], code[order], err[order], C[order]
         Y, err, costs, tm = self._step_sync(X, rows, C, err)
         nk = self.layout.pack(Y, xp)
-        # Step codes are interned on the host (a dict; few distinct codes per chunk).
+        # Step codes are interned on the host (a sorted index of the codes met so far).
         return rows, xp.asarray(self._intern_sync(to_host(code))), nk, err, costs, tm
 
     def _sync_keep(self, p, rows, choice):
@@ -1151,9 +1154,9 @@ class Explorer:
         by (source, action)).
 
         The words are compared as rows (lexicographic order of the words, the first most
-        significant, is the order of the codes); only the distinct codes of the chunk are
-        turned into Python integers, the form ``action_codes`` and
-        :meth:`CompiledModel.sync_choice` use.
+        significant, is the order of the codes) and looked up in :attr:`sync_index`, the codes
+        met so far as sorted keys (:func:`_code_keys`); only new codes are turned into Python
+        integers, the form ``action_codes`` and :meth:`CompiledModel.sync_choice` use.
 
         Raises
         ------
@@ -1163,25 +1166,29 @@ class Explorer:
         """
         if code.shape[1] == 1:
             uniq, first, inv = np.unique(code[:, 0], return_index=True, return_inverse=True)
-            values = uniq.tolist()
+            uniq = uniq[:, None]
         else:
             uniq, first, inv = _unique_rows(code)
-            values = []
-            for row in uniq.tolist():
-                c = 0
-                for w, r in zip(row, self.sync_word_radix):
-                    c = c * r + w
-                values.append(c)
-        ids = np.empty(len(values), np.int64)
-        new = [values[k] for k in np.argsort(first, kind="stable").tolist()
-               if values[k] not in self.sync_ids]
-        if len(self.sync_codes) + len(new) > MAX_SYNC_STEPS:
+        keys = _code_keys(uniq)   # sorted, as uniq is
+        ids = np.empty(keys.shape[0], np.int64)
+        found = np.zeros(keys.shape[0], bool)
+        known, known_ids = self.sync_index if self.sync_index is not None else (keys[:0], ids[:0])
+        if known.shape[0]:
+            pos = np.minimum(np.searchsorted(known, keys), known.shape[0] - 1)
+            found = known[pos] == keys
+            ids[found] = known_ids[pos[found]]
+        # New codes take the next ids in the order of their first step in the chunk.
+        new = np.flatnonzero(~found)
+        new = new[np.argsort(first[new], kind="stable")]
+        if len(self.sync_codes) + new.shape[0] > MAX_SYNC_STEPS:
             raise StepLimitExceeded(MAX_SYNC_STEPS, self.mark[0])
-        for c in new:
-            self.sync_ids[c] = len(self.sync_codes)
-            self.sync_codes.append(c)
-        for k, c in enumerate(values):
-            ids[k] = self.sync_ids[c]
+        ids[new] = len(self.sync_codes) + np.arange(new.shape[0])
+        self.sync_codes.extend(_code_values(uniq[new], self.sync_word_radix))
+        # Into the index, each where it sorts (new[] by key order: ascending positions).
+        by_key = np.sort(np.flatnonzero(~found))
+        at = np.searchsorted(known, keys[by_key])
+        self.sync_index = (np.insert(known, at, keys[by_key]),
+                           np.insert(known_ids, at, ids[by_key]))
         return ids[inv.reshape(-1)].astype(np.int32)
 
     # ------------------------------------------------------------------ the graph
@@ -1264,6 +1271,34 @@ MAX_SYNC_STEPS = 2**31 - 1
 #: A word of a ``system sync`` step code holds digits while their radices' product is below
 #: this (the word, an int64, then takes ``word * radix + digit`` for any digit without wrapping).
 SYNC_WORD_LIMIT = 2**62
+
+
+def _code_keys(words: np.ndarray) -> np.ndarray:
+    """Step codes given as rows of int64 words (non-negative, the first most significant) as
+    one key each that NumPy sorts and searches in the codes' order: the word itself for one
+    word, else the words' big-endian bytes (their byte order is their numeric order).
+
+    >>> w = np.array([[1, 256], [1, 2], [0, 7]])
+    >>> np.argsort(_code_keys(w), kind="stable").tolist()
+    [2, 1, 0]
+    """
+    if words.shape[1] == 1:
+        return np.ascontiguousarray(words[:, 0])
+    return np.ascontiguousarray(words.astype(">i8")).view(f"S{8 * words.shape[1]}").ravel()
+
+
+def _code_values(words: np.ndarray, radix) -> list[int]:
+    """The step codes (Python ints) of rows of words in the radices of :func:`_sync_words`.
+
+    >>> _code_values(np.array([[2, 3], [0, 1]]), (10**18, 5))
+    [13, 1]
+    """
+    if words.shape[1] == 1:
+        return words[:, 0].tolist()
+    v = words[:, 0].astype(object)
+    for w in range(1, words.shape[1]):
+        v = v * radix[w] + words[:, w].astype(object)
+    return v.tolist()
 
 
 def _unique_rows(a: np.ndarray):
