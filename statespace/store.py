@@ -124,14 +124,21 @@ class KeyLayout:
 
     def _word_sums(self, a: int, b: int, v, xp):
         """``(first word, sums (words, rows))``: the rows of ``v`` (slots ``a .. b - 1`` x
-        rows) added up per word, modulo 2**64, from differences of running sums (the slots of
-        one word are consecutive; no scatter, so the same code runs on a device)."""
+        rows) added up per word, modulo 2**64: a sum per word when they are few, else
+        differences of running sums (the slots of one word are consecutive; no scatter, so
+        the same code runs on a device)."""
         words = self.__dict__.get("_word_np")
         if words is None:
             words = np.asarray(self.word, dtype=np.intp)
             object.__setattr__(self, "_word_np", words)  # a cache: the layout stays immutable
         w = words[a:b]
         cut = np.flatnonzero(w[1:] != w[:-1]) + 1
+        if cut.shape[0] < 16:
+            # Few words: each one's slots added up on their own (reads only; the running
+            # sums below write the whole block once more, three times slower).
+            bounds = [0, *cut.tolist(), b - a]
+            return int(w[0]), xp.stack([v[lo:hi].sum(axis=0, dtype=_U)
+                                        for lo, hi in zip(bounds[:-1], bounds[1:])])
         ends = xp.asarray(np.append(cut, b - a))
         starts = xp.asarray(np.insert(cut, 0, 0))
         run = xp.zeros((b - a + 1, v.shape[1]), dtype=_U)
