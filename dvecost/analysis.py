@@ -249,8 +249,7 @@ def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *,
         if graph.on_device is not None and backend != "cpu":
             # Explored on the GPU: the engine reads the edges still there (no copy back).
             dev = graph.on_device
-            name = next(r for r, a in graph.costs.items() if a is arrays[2])
-            arrays = (dev[0], dev[1], dev[2][name], dev[3])
+            arrays = (dev[0], dev[1], dev[2][resource], dev[3])
         result = ocm.optimal_cycle(*arrays[:3], arrays[3] if ratio else None, kind=kind,
                                    mode=mode, backend=backend)
     except (NoCycleError, ZeroTimeCycleError) as exc:

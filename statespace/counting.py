@@ -610,9 +610,7 @@ class SyncChoiceExplorer(QuotientExplorer):
         #: process index -> the column of the member before it in its group.
         self.prev_column = {g.processes[k]: column[g.processes[k - 1]]
                             for g in sym.groups for k in range(1, g.size)}
-        self.digit = np.zeros(max(len(cm.transitions), 1), np.int64)
-        for p in cm.system_processes:
-            self.digit[np.asarray(p.transitions, np.int64)] = np.arange(len(p.transitions))
+        self.digit = self._digits(np)   # each transition's place in its process
         self.red: dict[int, np.ndarray] = {}
 
     def _successors_sync(self, X, keys):

@@ -448,18 +448,21 @@ class Explorer:
                 # The error state has no successors: hide it from every transition.
                 for p in cm.processes:
                     X[p.slot][bad] = -1
+        by_kernel = (self.kernel is not None and on_device(xp) and cm.system == "async"
+                     and F >= self.device_min_rows)
         if on_device(xp) and F < self.device_min_rows:
             out = self._successors_on_host(X, keys)
         elif cm.system == "sync":
             out = self._successors_sync(X, keys)
-        elif self.kernel is not None and on_device(xp):
+        elif by_kernel:
             out = self._successors_kernel(X, keys)
         else:
             out = self._successors_async(X, keys)
         src, act, nkeys, err, costs, tim = out
         m = src.shape[0]
         if m:
-            nkeys[err] = self.err_key[0]
+            if not by_kernel:   # the kernel writes the error key itself
+                nkeys[err] = self.err_key[0]
             A = max(self.cm.n_actions if self.cm.system == "async" else len(self.sync_codes), 1)
             # rank = (source, action) in mixed radix: unique per successor, and its order is
             # the discovery order of breadth-first search.
