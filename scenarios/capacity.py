@@ -15,9 +15,14 @@ server's cost: its worst sustainable work per tick). Both take the same injected
     For two scenarios ``A`` and ``B`` (the others fixed), for each count ``n_a`` the largest
     ``n_b`` that does not saturate: the frontier, a staircase. If the load never decreases when
     a client is added, that largest ``n_b`` never grows with ``n_a``. The walk finds column
-    0's answer by exponential then binary search from ``n_b = 0`` up (small models first), then
-    steps right while a point is below capacity and down while it saturates: about ``max_a +
-    max_b + 2 log2(max_b)`` analyses instead of the ``(max_a + 1)(max_b + 1)`` of the grid.
+    0's answer by exponential then binary search from ``n_b = 0`` up (small models first),
+    then, level by level, gallops right along the stair to the last column still below
+    capacity and steps down where it saturates: a flat stretch of ``k`` columns costs about
+    ``2 log2(k)`` analyses, and a stair that steps down at every column about one analysis
+    per column and per level (about ``max_a + max_b + 2 log2(max_b)`` in all, as a walk
+    column by column), not the ``(max_a + 1)(max_b + 1)`` of the grid. The columns it skips are below
+    capacity because a point to their right on the same level is; their loads are known only
+    between bounds (:meth:`FrontierResult.load_range`).
     Every evaluated point is kept, and any pair of them with ``p <= q`` (in both counts) and
     ``load(p) > load(q)`` is listed as a violation, since the staircase rests on that
     assumption there.
@@ -424,6 +429,30 @@ class FrontierResult:
         key = _clamp((n_a, n_b), self.cutoff_a, self.cutoff_b)
         return next((p for p in self.points if (p.n_a, p.n_b) == key), None)
 
+    def load_range(self, n_a: int, n_b: int) -> tuple[Fraction | None, Fraction | None]:
+        """``(low, high)``: the load at ``(n_a, n_b)`` if it was evaluated (``low == high``),
+        else the bounds that the evaluated points give it with a monotone load: the largest
+        load of a point at or below it in both counts, the smallest of one at or above it
+        (``None``: no such point).
+
+        The walk leaves a flat stretch of the stair unanalysed between the points that bound
+        it; this is what its table shows there.
+        """
+        ka, kb = _clamp((n_a, n_b), self.cutoff_a, self.cutoff_b)
+        below = [p.exact for p in self.points if p.n_a <= ka and p.n_b <= kb]
+        above = [p.exact for p in self.points if p.n_a >= ka and p.n_b >= kb]
+        return max(below, default=None), min(above, default=None)
+
+    def _stair_dicts(self) -> list[dict]:
+        out = []
+        for a, b in self.stair:
+            low, high = (None, None) if b is None else self.load_range(a, b)
+            out.append({"n_a": a, "max_n_b": b,
+                        "analysed": b is not None and self.point(a, b) is not None,
+                        "load_low": None if low is None else str(low),
+                        "load_high": None if high is None else str(high)})
+        return out
+
     def as_dict(self) -> dict:
         """The JSON form (``dvecost saturate --frontier --json``)."""
         return {"status": self.status, "spec": self.spec, "a": self.a, "b": self.b,
@@ -431,7 +460,7 @@ class FrontierResult:
                 "capacity_exact": str(self.capacity), "max_a": self.max_a,
                 "max_b": self.max_b, "analyses": self.analyses,
                 "grid": (self.max_a + 1) * (self.max_b + 1),
-                "stair": [{"n_a": a, "max_n_b": b} for a, b in self.stair],
+                "stair": self._stair_dicts(),
                 "monotone": self.monotone,
                 "violations": [[[p.n_a, p.n_b], [q.n_a, q.n_b]] for p, q in self.violations],
                 "stopped": self.stopped, "seconds": round(self.seconds, 4),
@@ -459,7 +488,8 @@ class FrontierResult:
                         key=lambda p: p.n_a, default=None)
             rows.append([str(a),
                          "none" if b is None else (f"≥ {b}" if b == self.max_b else str(b)),
-                         "" if here is None else str(here.exact),
+                         "" if b is None else str(here.exact) if here is not None
+                         else _range_cell(*self.load_range(a, b)),
                          "" if above is None else str(above.exact) if above.n_a == a
                          else f"{above.exact} at ({above.n_a},{above.n_b})"])
         return rows
@@ -478,6 +508,10 @@ class FrontierResult:
         if loose:
             notes.append("not certified (the exact check failed; values as computed): "
                          + ", ".join(loose))
+        if any(b is not None and self.point(a, b) is None for a, b in self.stair):
+            notes.append("* not analysed: below capacity since a point to its right on the "
+                         "same level is (the load grows with each count); its load lies "
+                         "between the loads of analysed points around it")
         for name, c, top in ((self.a, self.cutoff_a, self.max_a),
                              (self.b, self.cutoff_b, self.max_b)):
             if c is not None and c < top:
@@ -610,6 +644,19 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
     return _finish(run, result, lambda key: f"({key[0]}, {key[1]})")
 
 
+def _range_cell(low: Fraction | None, high: Fraction | None) -> str:
+    """A table cell for a load known only by bounds, marked ``*``.
+
+    >>> _range_cell(Fraction(1, 2), Fraction(1, 2)), _range_cell(None, Fraction(3, 4))
+    ('1/2*', '≤ 3/4*')
+    >>> _range_cell(Fraction(1, 2), Fraction(3, 4))
+    '1/2..3/4*'
+    """
+    if low == high:
+        return f"{high}*"
+    return f"≤ {high}*" if low is None else f"{low}..{high}*"
+
+
 def _clamp(key: tuple[int, int], cut_a: int | None, cut_b: int | None) -> tuple[int, int]:
     """The point evaluated for ``key``: counts above a cutoff brought down to it (same load).
 
@@ -644,10 +691,28 @@ def _staircase(max_a: int, max_b: int) -> Callable[[Callable[[tuple[int, int]], 
     """The frontier's walk over ``0..max_a x 0..max_b`` (for :class:`PointWalk`): appends
     ``(n_a, largest n_b below capacity or None)`` for each ``n_a``.
 
-    >>> out = []
-    >>> _staircase(3, 4)(lambda k: 2 * k[0] + k[1] >= 4, out)
+    Column 0 is found by exponential then binary search from ``n_b = 0`` up. Then, at each
+    level ``n_b`` of the stair, the last column still below capacity is found by galloping
+    right (``n_a + 1, n_a + 3, n_a + 7, ...``) and binary search: with a monotone load, a
+    point below capacity puts every point left of it below too, so a flat stretch of the
+    stair costs a logarithm of its length, not its length. In the next column the level steps
+    down one at a time until a point is below capacity.
+
+    >>> out, asked = [], []
+    >>> def saturated(k):
+    ...     asked.append(k)
+    ...     return 2 * k[0] + k[1] >= 4
+    >>> _staircase(3, 4)(saturated, out)
     >>> out
     [(0, 3), (1, 1), (2, None), (3, None)]
+
+    A flat stair (the load does not depend on ``n_a``): 10 analyses for 31 columns, 5 of
+    them in column 0.
+
+    >>> out, asked = [], []
+    >>> _staircase(30, 4)(lambda k: asked.append(k) or k[1] >= 3, out)
+    >>> out == [(n, 2) for n in range(31)], asked
+    (True, [(0, 0), (0, 1), (0, 2), (0, 4), (0, 3), (1, 2), (3, 2), (7, 2), (15, 2), (30, 2)])
     """
     def walk(saturated: Callable[[tuple[int, int]], bool], out: list) -> None:
         # Column 0 by exponential then binary search from n_b = 0 up (small models first, as
@@ -664,12 +729,31 @@ def _staircase(max_a: int, max_b: int) -> Callable[[Callable[[tuple[int, int]], 
         while hi is not None and hi - lo > 1:
             mid = (lo + hi) // 2
             lo, hi = (lo, mid) if saturated((0, mid)) else (mid, hi)
-        # Invariant: before column na, (na - 1, nb) was evaluated below capacity (nb = -1:
-        # even n_b = 0 saturates); with a monotone load column na's answer is at most nb.
-        # After the first column where even n_b = 0 saturates, the rest are None without
-        # analysis.
-        nb = lo if hi is not None else max_b
-        for na in range(max_a + 1):
+        if hi is not None and lo < 0:
+            out.extend((k, None) for k in range(max_a + 1))
+            return
+        # Invariant: (na, nb) is below capacity (evaluated, or left of an evaluated point
+        # below), and every column after na has its answer at most nb ((na, nb + 1), or a
+        # point left of it, saturates; none does when nb = max_b).
+        na, nb = 0, (lo if hi is not None else max_b)
+        out.append((0, nb))
+        while na < max_a:
+            # Gallop along level nb: left is below, right (if any) the first known to saturate.
+            left, right, step = na, None, 1
+            while left < max_a:
+                probe = min(left + step, max_a)
+                if saturated((probe, nb)):
+                    right = probe
+                    break
+                left, step = probe, 2 * step
+            while right is not None and right - left > 1:
+                mid = (left + right) // 2
+                left, right = (left, mid) if saturated((mid, nb)) else (mid, right)
+            out.extend((k, nb) for k in range(na + 1, left + 1))
+            if right is None:
+                return
+            # Column `right` saturates at nb: step the level down until a point is below.
+            na, nb = right, nb - 1
             while nb >= 0 and saturated((na, nb)):
                 nb -= 1
             if nb < 0:

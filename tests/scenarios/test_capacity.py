@@ -7,6 +7,8 @@ import multiprocessing
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dve.errors import ConfigurationError, StateSpaceError
 from scenarios import Request, Scenario, Server, System, Think
@@ -71,6 +73,51 @@ def test_frontier_is_the_brute_force_staircase(load, z):
     assert all(c["z"] == z for c in calls)
 
 
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=24), st.integers(0, 9))
+@settings(max_examples=150, deadline=None)
+def test_frontier_of_random_staircases(drops, top):
+    """A random non-increasing stair (answer of column 0 ``top``, then drops of 0 to 3 per
+    column; (0, 0) has no client, load 0), as a monotone load: the walk finds it exactly, analyses each point at most once,
+    and needs at most about two probes per level of the stair plus logarithms."""
+    max_a, max_b = len(drops) - 1, 9
+    stair = [top]
+    for d in drops[1:]:
+        stair.append(max(-1, stair[-1] - d))
+    # Monotone: saturated (>= 1) above the stair, and a small load growing in both counts.
+    load = lambda c: (int(c["y"] > stair[c["x"]])
+                      + Fraction(c["x"] + c["y"], 1000))
+    r = frontier(SPEC, "x", "y", evaluate=evaluator(load, []), max_clients=(max_a, max_b))
+    assert r.stair == tuple((a, None if s < 0 else s) for a, s in enumerate(stair))
+    assert r.monotone
+    assert len({(p.n_a, p.n_b) for p in r.points}) == len(r.points)
+    levels = len(set(stair))
+    assert r.analyses <= 2 * 4 + levels * (2 * 5 + 1) + (top - stair[-1]) + 1
+    for a, b in r.stair:  # a stair point is below capacity; its range holds its load
+        if b is not None:
+            low, high = r.load_range(a, b)
+            assert high < 1 and (low is None or low <= load({"x": a, "y": b}) <= high)
+
+
+def test_a_flat_frontier_is_not_walked_column_by_column():
+    """The load depends on y alone, within 1/1000 per x: one level, 40 columns. The walk
+    gallops (1, 3, 7, 15, 31, 40): far fewer analyses than columns; the table marks the
+    columns it did not analyse and bounds their load; the JSON says which were."""
+    load = lambda c: Fraction(c["y"], 10) + Fraction(c["x"], 1000)
+    r = frontier(SPEC, "x", "y", evaluate=evaluator(load, []), max_clients=(40, 12))
+    assert r.stair == tuple((a, 9) for a in range(41))
+    assert r.analyses <= 6 + 6 + 1 and r.analyses < 41
+    d = r.as_dict()
+    analysed = [e["n_a"] for e in d["stair"] if e["analysed"]]
+    assert analysed == [p.n_a for p in r.points if p.n_b == 9]
+    assert 0 in analysed and 40 in analysed and len(analysed) < 10
+    e2 = d["stair"][2]  # between the points at 1 and 3, on level 9
+    assert not e2["analysed"] and (e2["load_low"], e2["load_high"]) == ("901/1000", "903/1000")
+    rows = {row.split()[0]: row.split() for row in str(r).splitlines()[3:44]}
+    assert rows["2"][1:] == ["9", "901/1000..903/1000*", "1", "at", "(0,10)"]
+    assert rows["1"][2] == "901/1000"  # analysed: the exact load, no mark
+    assert "* not analysed" in str(r)
+
+
 def test_frontier_reports_a_non_monotone_load():
     # An x past 1 takes the x load away: (2, 0) is below (1, 0), which the walk evaluates.
     load = lambda c: Fraction(c["y"] + (c["x"] if c["x"] <= 1 else 0), 2)
@@ -94,7 +141,10 @@ def test_frontier_table_json_csv():
     # x=2: 6 + 2y < 10 -> y <= 1; the load there 8/10 = 4/5, at y=2 it is 1.
     assert rows[2][1:] == ["1", "4/5", "1"]
     d = r.as_dict()
-    assert d["stair"] == [{"n_a": a, "max_n_b": b} for a, b in r.stair]
+    assert [(e["n_a"], e["max_n_b"]) for e in d["stair"]] == list(r.stair)
+    for e in d["stair"]:  # every stair point of this walk was analysed: its load, exactly
+        assert e["analysed"] and e["load_low"] == e["load_high"] == str(
+            load({"x": e["n_a"], "y": e["max_n_b"], "z": 0}))
     assert d["grid"] == 12 and d["analyses"] == r.analyses
     lines = r.csv().splitlines()
     assert lines[0] == "x,y,exact,value,saturated,n_states"
