@@ -1,9 +1,10 @@
 """Capacity planning with dvecost's own pipeline as the evaluator.
 
-:func:`scenarios.capacity.workers_needed` and :func:`scenarios.capacity.frontier` take an
-injected evaluator; here it is :func:`dvecost.saturation.evaluator` (:func:`dvecost.analyze`,
-symmetry reduction on), which is what ``dvecost workers`` and ``dvecost saturate --frontier``
-run. Both analyse their points in ``jobs`` worker processes (default: one per core; see
+:func:`scenarios.capacity.workers_needed`, :func:`scenarios.capacity.headroom` and
+:func:`scenarios.capacity.frontier` take an injected evaluator; here it is
+:func:`dvecost.saturation.evaluator` (:func:`dvecost.analyze`, symmetry reduction on), which is
+what ``dvecost workers``, ``dvecost headroom`` and ``dvecost saturate --frontier`` run. The two
+searches analyse their points in ``jobs`` worker processes (default: one per core; see
 :mod:`scenarios.parallel`), with the same answer as one at a time.
 
 >>> r = workers_needed("paper-server", {"client": 4}, backend="cpu")
@@ -17,15 +18,16 @@ from fractions import Fraction
 from typing import Callable, Mapping
 
 from scenarios.capacity import (DEFAULT_FRONTIER_MAX, DEFAULT_MAX_WORKERS, FrontierResult,
-                                WorkersResult)
+                                HeadroomResult, WorkersResult)
 from scenarios.capacity import frontier as _frontier
+from scenarios.capacity import headroom as _headroom
 from scenarios.capacity import workers_needed as _workers_needed
 from scenarios.parallel import check_jobs
 from scenarios.saturation import Spec
 
 from .saturation import evaluator
 
-__all__ = ["workers_needed", "frontier"]
+__all__ = ["workers_needed", "headroom", "frontier"]
 
 
 def workers_needed(spec: Spec, clients: Mapping[str, int], *, backend: str = "auto",
@@ -39,6 +41,23 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, backend: str = "au
                            jobs=check_jobs(jobs),
                            evaluate=evaluator(backend=backend, max_states=max_states,
                                               max_memory=max_memory))
+
+
+def headroom(spec: Spec, clients: Mapping[str, int], *, backend: str = "auto",
+             max_states: int | None = None, max_memory: int | None = None,
+             workers: int | None = None,
+             capacity: int | float | str | Fraction | None = None) -> HeadroomResult:
+    """:func:`scenarios.capacity.headroom` with :func:`dvecost.saturation.evaluator`
+    (``backend``, ``max_states``, ``max_memory``) as the evaluator; the result's ``witness``
+    is the :class:`~dvecost.Analysis` of the model, its critical cycle decoded.
+
+    >>> r = headroom("paper-server", {"client": 2}, backend="cpu")
+    >>> str(r.exact), str(r.used), str(r.headroom), len(r.witness.cycle) > 0
+    ('2/3', '2/3', '1/3', True)
+    """
+    return _headroom(spec, clients, workers=workers, capacity=capacity,
+                     evaluate=evaluator(backend=backend, max_states=max_states,
+                                        max_memory=max_memory))
 
 
 def frontier(spec: Spec, a: str, b: str, *, backend: str = "auto",

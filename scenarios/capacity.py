@@ -1,7 +1,8 @@
-"""Capacity planning: how many workers a population needs, and which mixes saturate a server.
+"""Capacity planning: how many workers a population needs, how much headroom it leaves,
+and which mixes saturate a server.
 
-Two questions on top of the load of :mod:`scenarios.saturation` (the maximal cycle mean of the
-server's cost: its worst sustainable work per tick). Both take the same injected
+Three questions on top of the load of :mod:`scenarios.saturation` (the maximal cycle mean of the
+server's cost: its worst sustainable work per tick). All take the same injected
 ``evaluate(model, *, resource, witness)`` as :func:`~scenarios.saturation.saturate`;
 :mod:`dvecost.capacity` binds dvecost's own analysis.
 
@@ -10,6 +11,11 @@ server's cost: its worst sustainable work per tick). Both take the same injected
     load stays *below* the capacity ``w x`` (largest cost per tick). Every ``w`` from 1 up is
     tried until one is below, so the answer is exact whatever the load curve does; the loads
     tried are kept, and a load that drops when a worker is added is listed as a violation.
+
+:func:`headroom`
+    For a fixed population on a fixed server, the worst load as a fraction of the capacity
+    and what is left (``capacity - load``), with the run that produces it (one analysis, its
+    critical cycle decoded).
 
 :func:`frontier`
     For two scenarios ``A`` and ``B`` (the others fixed), for each count ``n_a`` the largest
@@ -20,9 +26,9 @@ server's cost: its worst sustainable work per tick). Both take the same injected
     capacity and steps down where it saturates: a flat stretch of ``k`` columns costs about
     ``2 log2(k)`` analyses, and a stair that steps down at every column about one analysis
     per column and per level (about ``max_a + max_b + 2 log2(max_b)`` in all, as a walk
-    column by column), not the ``(max_a + 1)(max_b + 1)`` of the grid. The columns it skips are below
-    capacity because a point to their right on the same level is; their loads are known only
-    between bounds (:meth:`FrontierResult.load_range`).
+    column by column), not the ``(max_a + 1)(max_b + 1)`` of the grid. The columns it skips
+    are below capacity because a point to their right on the same level is; their loads are
+    known only between bounds (:meth:`FrontierResult.load_range`).
     Every evaluated point is kept, and any pair of them with ``p <= q`` (in both counts) and
     ``load(p) > load(q)`` is listed as a violation, since the staircase rests on that
     assumption there.
@@ -69,8 +75,9 @@ from .dsl import Scenario, Server, System
 from .parallel import PointWalk
 from .saturation import Evaluator, Spec, parse_capacity, resolve_spec
 
-__all__ = ["workers_needed", "WorkersResult", "WorkerPoint", "frontier", "FrontierResult",
-           "FrontierPoint", "system_for", "DEFAULT_MAX_WORKERS", "DEFAULT_FRONTIER_MAX"]
+__all__ = ["workers_needed", "WorkersResult", "WorkerPoint", "headroom", "HeadroomResult",
+           "frontier", "FrontierResult", "FrontierPoint", "system_for", "DEFAULT_MAX_WORKERS",
+           "DEFAULT_FRONTIER_MAX"]
 
 #: The default limit of :func:`workers_needed` (a :class:`~scenarios.dsl.Server` has at most
 #: 16 workers).
@@ -340,6 +347,147 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluato
                              max_workers, status, stopped)
 
     return _finish(run, result, lambda w: f"workers={w}")
+
+
+# ---------------------------------------------------------------------------- headroom
+
+@dataclass(frozen=True)
+class HeadroomResult:
+    """The answer of :func:`headroom`: one population on one server, its worst load against
+    the capacity, and the run that produces it.
+
+    Attributes
+    ----------
+    spec, clients : str, tuple of (str, int)
+        The spec's name; the population, by scenario.
+    workers : int
+        The server's workers.
+    capacity : Fraction
+        The load that counts as saturated (``workers x`` the largest cost per tick unless
+        given).
+    exact : Fraction
+        The worst load (maximal cycle mean of the server's cost), exact.
+    n_states : int
+        States of the model's full state space (explored one orbit at a time).
+    seconds : float
+        Wall time to build and analyse the model, the run decoded.
+    certified : bool
+        Whether the exact certificate proved ``exact``.
+    witness : object
+        What the evaluator returned to show the run (``dvecost``'s: a
+        :class:`dvecost.Analysis` with the critical cycle); opaque here.
+    """
+
+    spec: str
+    clients: tuple[tuple[str, int], ...]
+    workers: int
+    capacity: Fraction
+    exact: Fraction
+    n_states: int
+    seconds: float
+    certified: bool = True
+    witness: Any = None
+
+    @property
+    def used(self) -> Fraction:
+        """The load as a fraction of the capacity."""
+        return self.exact / self.capacity
+
+    @property
+    def headroom(self) -> Fraction:
+        """How much more load the server could sustain: ``capacity - exact`` (0 or less:
+        saturated)."""
+        return self.capacity - self.exact
+
+    @property
+    def saturated(self) -> bool:
+        """Whether the load reaches the capacity."""
+        return self.exact >= self.capacity
+
+    def as_dict(self) -> dict:
+        """The JSON form (``dvecost headroom --json``, which adds the run)."""
+        return {"status": "ok", "spec": self.spec, "clients": dict(self.clients),
+                "workers": self.workers, "capacity": _num(self.capacity),
+                "capacity_exact": str(self.capacity), "exact": str(self.exact),
+                "value": float(self.exact), "used": float(self.used),
+                "headroom_exact": str(self.headroom), "headroom": float(self.headroom),
+                "saturated": self.saturated, "certified": self.certified,
+                "n_states": self.n_states, "seconds": round(self.seconds, 4)}
+
+    def summary(self) -> str:
+        """Two lines: the population and server, then the load against the capacity."""
+        who = ", ".join(f"{n} {k}" for k, n in self.clients)
+        state = ("saturated: no headroom" if self.saturated
+                 else f"headroom {self.headroom} ({float(self.headroom):.4f})")
+        return (f"{self.spec}: {who} on a server with {self.workers} worker"
+                f"{'s' * (self.workers != 1)}, capacity {self.capacity}\n"
+                f"worst load {self.exact} ({float(self.exact):.4f}): {float(self.used):.1%} of "
+                f"capacity, {state}"
+                + ("" if self.certified else " (not certified: the exact check failed)"))
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_markdown_(self) -> str:
+        return "**" + self.summary().replace("\n", "**\n\n")
+
+
+def headroom(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
+             workers: int | None = None,
+             capacity: int | float | str | Fraction | None = None) -> HeadroomResult:
+    """The worst load of one population on one server as a fraction of its capacity, with
+    the run that produces it.
+
+    Parameters
+    ----------
+    spec : str, pathlib.Path, callable or System
+        Where the scenarios and the server come from; it must have a server.
+    clients : mapping of str to int
+        The population: ``{scenario name: count}``.
+    evaluate : callable
+        ``evaluate(model, *, resource, witness) -> Evaluation``, called once with
+        ``witness=True``.
+    workers : int, optional
+        A server with this many workers instead of the spec's.
+    capacity : number, optional
+        The load that counts as saturated; default ``workers x`` the largest cost per tick.
+
+    Returns
+    -------
+    HeadroomResult
+
+    Examples
+    --------
+    A stand-in whose load is a third of a worker per client: 4 clients on 2 workers use 2/3
+    of the capacity.
+
+    >>> from scenarios import Scenario, Server, System, Request
+    >>> from scenarios.saturation import Evaluation
+    >>> u = Scenario("u", Request("r", 1))
+    >>> def fake(model, *, resource, witness):
+    ...     n = len(model.processes) - 1
+    ...     return Evaluation(Fraction(n, 3), n_states=n, witness="run" if witness else None)
+    >>> r = headroom(System({u: 1}, server=Server()), {"u": 4}, evaluate=fake, workers=2)
+    >>> r.exact, r.capacity, r.used, r.headroom, r.witness
+    (Fraction(4, 3), Fraction(2, 1), Fraction(2, 3), Fraction(2, 3), 'run')
+    >>> print(r)
+    system: 4 u on a server with 2 workers, capacity 2
+    worst load 4/3 (1.3333): 66.7% of capacity, headroom 2/3 (0.6667)
+    """
+    if not clients or sum(clients.values()) < 1:
+        raise ConfigurationError("headroom needs at least one client")
+    name, build = system_for(spec, clients, workers=workers)
+    t0 = _time.perf_counter()
+    system = build(clients)
+    if system.server is None:
+        raise ConfigurationError(f"{name} has no server: its load has no capacity to compare "
+                                 "with (dvecost analyze gives the load itself)")
+    cap = (Fraction(system.server.workers * _capacity_per_worker(system)) if capacity is None
+           else parse_capacity(capacity))
+    ev = evaluate(system.to_model(), resource=system.resource, witness=True)
+    return HeadroomResult(name, tuple(clients.items()), system.server.workers, cap,
+                          Fraction(ev.exact), int(ev.n_states), _time.perf_counter() - t0,
+                          bool(ev.certified), ev.witness)
 
 
 # ---------------------------------------------------------------------------- the frontier

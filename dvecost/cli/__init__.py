@@ -83,7 +83,8 @@ __all__ = ["main", "command", "add_common", "add_backend", "add_defines", "add_l
            "peak_memory_bytes", "stop_info", "print_error", "result_is_final"]
 
 #: Subcommand modules, in the order ``dvecost --help`` lists them.
-COMMANDS = ("check", "explore", "cycle", "analyze", "saturate", "scenarios", "bench", "workers")
+COMMANDS = ("check", "explore", "cycle", "analyze", "saturate", "scenarios", "bench", "workers",
+            "headroom")
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20,
           "MIB": 2**20, "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40,

@@ -1,5 +1,5 @@
-"""``dvecost workers`` and ``dvecost saturate --frontier`` against single analyses of the
-rendered models (DVE text, symmetry reduction off: a path that shares no search code)."""
+"""``dvecost workers``, ``dvecost headroom`` and ``dvecost saturate --frontier`` against single
+analyses of the rendered models (DVE text, symmetry reduction off: a path that shares no search code)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 
 import dve
 from dvecost import analyze
+from replay import replay_analysis
 from dvecost.cli import main
 from scenarios import Server, System
 from scenarios.templates import EDITOR_SCENARIOS
@@ -306,3 +307,47 @@ def test_the_worker_processes_die_with_a_killed_parent():
     while any(alive(w) for w in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(alive(w) for w in workers)
+
+
+def test_headroom_cli_agrees_with_a_single_analysis_and_its_run_replays(tmp_path, capsys):
+    """The load against the capacity, what is left, and the critical cycle: the value is that
+    of the rendered model analysed without symmetry, and the printed run (lifted to named
+    clients) replays step by step on that model."""
+    counts = {"reader": 2, "exporter": 2}
+    code = main(["headroom", "editor", "--clients", "reader=2,exporter=2", "--workers", "2",
+                 "--backend", "cpu", "--json", "-q"])
+    d = json.loads(capsys.readouterr().out)
+    assert code == 0 and d["status"] == "ok" and d["certified"]
+    exact = Fraction(d["exact"])
+    assert exact == single_load(tmp_path, counts, 2)
+    assert (d["workers"], d["capacity"], d["clients"]) == (2, 2, counts)
+    assert Fraction(d["headroom_exact"]) == 2 - exact and d["saturated"] == (exact >= 2)
+    assert d["used"] == pytest.approx(float(exact / 2))
+    assert Fraction(d["analysis"]["exact"]) == exact
+    model = System({SC[n]: k for n, k in counts.items()}, server=Server(workers=2),
+                   name="editor").to_model()
+    assert replay_analysis(model, d["analysis"]) > 0
+
+    assert main(["headroom", "editor", "--clients", "reader=2,exporter=2", "--workers", "2",
+                 "--backend", "cpu", "-q"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0] == "editor: 2 reader, 2 exporter on a server with 2 workers, capacity 2"
+    assert text[1] == (f"worst load {exact} ({float(exact):.4f}): {float(exact / 2):.1%} of "
+                       f"capacity, headroom {2 - exact} ({float(2 - exact):.4f})")
+    assert any(line.startswith("critical cycle: ") for line in text)
+
+
+def test_headroom_cli_errors(capsys):
+    assert main(["headroom", "editor", "--clients", "reader=x"]) == 2
+    assert "NAME=COUNT" in capsys.readouterr().err
+    assert main(["headroom", "paper-no-server", "--clients", "client=2"]) == 2
+    assert "has no server" in capsys.readouterr().err
+    assert main(["headroom", "editor", "--clients", "reader=0"]) == 2
+    assert "at least one client" in capsys.readouterr().err
+    # A limit stops it as it stops analyze: exit 3, the counts, one JSON object.
+    assert main(["headroom", "editor", "--clients", "reader=6,exporter=3", "--workers", "4",
+                 "--max-states", "100", "--backend", "cpu", "--json"]) == 3
+    out, err = capsys.readouterr()
+    d = json.loads(out)
+    assert d["status"] == "limit" and d["limit"]["name"] == "--max-states"
+    assert d["counts"]["states"] > 100 and "limit --max-states 100 reached" in err

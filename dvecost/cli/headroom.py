@@ -1,0 +1,69 @@
+"""``dvecost headroom SPEC --clients NAME=COUNT,...``: how much of the server a population uses.
+
+The worst load (maximal cycle mean of the server's cost) of the given clients as a fraction of
+the capacity (workers x the largest cost per tick, or --capacity), what is left, and the
+critical cycle that produces the load, as a run of the rendered model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dve.errors import ExplorationLimit, RunStopped
+
+from . import add_backend, add_common, add_limits, emit_json, stop_info
+from .subcommand import add_command
+from .workers import parse_clients
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``headroom`` subcommand to ``sub``."""
+    p = add_command(sub, "headroom", __doc__, run)
+    p.add_argument("spec", metavar="SPEC", help="a template name or a Python scenario file")
+    p.add_argument("--clients", required=True, metavar="NAME=COUNT,...",
+                   help="the population: clients per scenario, e.g. reader=3,exporter=1")
+    p.add_argument("--workers", type=int, metavar="W",
+                   help="a server with W workers instead of the spec's (the capacity grows "
+                        "with it)")
+    p.add_argument("--capacity", default=None, metavar="C",
+                   help="the load that counts as saturated (e.g. 2, 1.5, 3/2); default: "
+                        "workers x largest cost per tick")
+    p.add_argument("--trace", action="store_true",
+                   help="also show the run from the initial state to the critical cycle")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_backend(p)
+    add_limits(p)
+    add_common(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``dvecost headroom``; returns the exit code (a state or memory limit, a signal or
+    ``--timeout`` ends it as it ends ``dvecost analyze``: exit 3, 130 or 143, the counts)."""
+    from ..capacity import headroom
+    from ..report import render_text
+
+    try:
+        result = headroom(args.spec, parse_clients(args.clients), backend=args.backend,
+                          max_states=args.max_states, max_memory=args.max_memory,
+                          workers=args.workers, capacity=args.capacity)
+    except (ExplorationLimit, RunStopped) as exc:
+        if args.debug:
+            raise
+        # As `dvecost analyze` stops: the counts on stderr, and one JSON object with --json.
+        info = stop_info(exc, args)
+        print(info["message"], file=sys.stderr)
+        if args.json:
+            emit_json(info["status"], limit=info.get("limit"), counts=info["counts"] or None,
+                      message=info["message"])
+        return info["exit_code"]
+    if args.json:
+        d = result.as_dict()
+        seconds = d.pop("seconds")
+        status = d.pop("status")
+        emit_json(status, **d, analysis=result.witness.as_dict(), timings={"total": seconds})
+    else:
+        print(result)
+        print()
+        print(render_text(result.witness, trace=args.trace))
+    return 0
