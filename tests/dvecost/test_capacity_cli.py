@@ -351,3 +351,21 @@ def test_headroom_cli_errors(capsys):
     d = json.loads(out)
     assert d["status"] == "limit" and d["limit"]["name"] == "--max-states"
     assert d["counts"]["states"] > 100 and "limit --max-states 100 reached" in err
+
+
+def _console(command: str) -> list[str]:
+    """The output lines shown after ``$ command`` in docs/scenarios.md."""
+    text = (ROOT / "docs" / "scenarios.md").read_text()
+    assert f"$ {command}\n" in text, f"no console block for {command!r}"
+    return text.split(f"$ {command}\n", 1)[1].split("```", 1)[0].splitlines()
+
+
+def test_the_docs_frontier_and_headroom_examples_are_what_the_commands_print(capsys):
+    command = "dvecost saturate editor --frontier reader,exporter --frontier-max 6,6"
+    assert main(command.split()[1:] + ["-q", "--backend", "cpu"]) == 0
+    assert capsys.readouterr().out.splitlines() == _console(command)
+    command = "dvecost headroom editor --clients reader=6,exporter=3 --workers 4"
+    assert main(command.split()[1:] + ["-q", "--backend", "cpu"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    shown = _console(command)
+    assert out[:3] == shown[:3] and out[5] == shown[5] and out[7] == shown[7]
