@@ -59,9 +59,11 @@ serve themselves) carry cost, under the resource ``server``; a step costs the su
 graph is the work done in one period of a periodic run, and its length is the period in ticks, so
 the cycle mean is the work per tick of that run; the maximal cycle mean is the worst over every
 run the clients and the server can produce forever (DESIGN.md, "Saturation"). A worker serves
-one request per tick at most, so no step costs more than ``workers * max(cost)``; every cycle
-mean, and so the load, is at most that (:meth:`System.load_bound`), whatever the number of
-clients.
+one request per tick at most, so no step costs more than ``workers * max(cost)``; and the
+server admits one request per tick at most, each worth ``service * cost`` in all, so no
+periodic run does more work per tick than the largest of those. Every cycle mean, and so the
+load, is at most the smaller bound (:meth:`System.load_bound`), whatever the number of clients:
+eight workers are all busy only with requests of eight ticks or more.
 
 Without a server, requests are work the client does itself: ``service`` ticks of its own, each
 charged ``cost`` under the resource ``work``, with no send or reply tick. Composed with
@@ -469,19 +471,48 @@ class System:
     def load_bound(self) -> Fraction:
         """An upper bound on the load, from the system's shape alone.
 
-        With a server: ``workers * max(cost)`` (a worker serves one request per tick). Without
-        one, under ``'sync'``: the sum over clients of their largest cost per tick; under
-        ``'async'``: the largest cost per tick (one client moves per step). No step of the model
-        costs more, so no cycle mean can.
+        With a server, the smaller of two: ``workers * max(cost)`` (a worker serves one request
+        per tick, so no step costs more), and ``max(service * cost)`` over the request kinds
+        (the server admits at most one request per tick, and a request brings ``service *
+        cost`` of work in all: in a periodic run of ``L`` ticks at most ``L`` requests are
+        admitted per period, so the work per tick is at most the largest of those). Without a
+        server, under ``'sync'``: the sum over clients of their largest cost per tick; under
+        ``'async'``: the largest cost per tick (one client moves per step). No cycle mean, and
+        so no load, can exceed it, whatever the number of clients.
+
+        >>> quick = Scenario("q", [Think(1), Request("r", service=2)])
+        >>> System({quick: 9}, server=Server(4)).load_bound()  # 2 ticks per admission
+        Fraction(2, 1)
         """
         def top(sc: Scenario) -> int:
             return max((r.cost for r in sc.requests()), default=0)
 
         if self.server is not None:
-            return Fraction(self.server.workers * max(r.cost for r in self.kinds()))
+            kinds = self.kinds()
+            return Fraction(min(self.server.workers * max(r.cost for r in kinds),
+                                max(r.service * r.cost for r in kinds)))
         if self.composition == "sync":
             return Fraction(sum(k * top(sc) for sc, k in self.counts))
         return Fraction(max(top(sc) for sc in self.scenarios))
+
+    def load_bound_why(self) -> str:
+        """What :meth:`load_bound` rests on, in words.
+
+        >>> quick = Scenario("q", [Think(1), Request("r", service=2)])
+        >>> System({quick: 9}, server=Server(4)).load_bound_why()
+        'one request admitted per tick, none worth more than 2: r, 2 ticks x 1'
+        >>> System({quick: 9}, server=Server(1)).load_bound_why()
+        'workers x largest cost per tick'
+        """
+        if self.server is None:
+            return ("the clients' largest costs per tick added up" if self.composition == "sync"
+                    else "interleaved: one client's largest cost per step")
+        kinds = self.kinds()
+        big = max(kinds, key=lambda r: r.service * r.cost)
+        if big.service * big.cost < self.server.workers * max(r.cost for r in kinds):
+            return (f"one request admitted per tick, none worth more than "
+                    f"{big.service * big.cost}: {big.name}, {big.service} ticks x {big.cost}")
+        return "workers x largest cost per tick"
 
     def describe(self) -> str:
         """One line: the clients per scenario and the server.

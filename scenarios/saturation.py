@@ -242,7 +242,8 @@ class SaturationResult:
         The cost resource analysed (``'server'`` or ``'work'``).
     load_bound : Fraction or None
         An upper bound on the load of the largest system evaluated
-        (:meth:`~scenarios.dsl.System.load_bound`): with a server, ``workers * max(cost)``.
+        (:meth:`~scenarios.dsl.System.load_bound`): with a server, the smaller of ``workers *
+        max(cost)`` and ``max(service * cost)`` (one admission per tick).
     search : str
         ``'bisect'`` or ``'linear'``.
     stopped : str or None
@@ -282,6 +283,8 @@ class SaturationResult:
     warnings: tuple[str, ...] = ()
     witness: Any = None
     witness_seconds: float = 0.0
+    #: What :attr:`load_bound` rests on, in words (:meth:`~scenarios.dsl.System.load_bound_why`).
+    load_bound_why: str | None = None
 
     @property
     def seconds(self) -> float:
@@ -329,6 +332,7 @@ class SaturationResult:
             "violations": [[a.clients, b.clients] for a, b in self.violations],
             "load_bound": num(self.load_bound),
             "load_bound_exact": None if self.load_bound is None else str(self.load_bound),
+            "load_bound_why": self.load_bound_why,
             "stopped": self.stopped, "note": self.note, "warnings": list(self.warnings),
             "seconds": round(self.seconds, 4),
             "curve": [p.as_dict() for p in self.curve],
@@ -550,14 +554,14 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     tell(Plan(name, cap, why, first.resource, warnings))
 
     points: dict[int, SaturationPoint] = {}
-    state: dict[str, Any] = {"bound": None, "current": None}
+    state: dict[str, Any] = {"bound": None, "why": None, "current": None}
 
     def load(n: int) -> SaturationPoint:
         if n not in points:
             state["current"] = n
             t0 = _time.perf_counter()
             system = family(n)
-            state["bound"] = system.load_bound()
+            state["bound"], state["why"] = system.load_bound(), system.load_bound_why()
             mix = mix_of(system)
             tell(PointStarted(n, mix))
             ev = evaluate(system.to_model(), resource=system.resource, witness=False)
@@ -576,18 +580,19 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             spec=name, capacity=cap, saturating_clients=answer, curve=curve,
             monotone=not violations, violations=violations, max_clients=max_clients,
             scenario=scenario, resource=first.resource,
-            load_bound=bound if bound is not None else state["bound"], search=search,
+            load_bound=bound if bound is not None else state["bound"],
+            load_bound_why=top.load_bound_why() if bound is not None else state["why"],
+            search=search,
             stopped=stopped, note=note, capacity_why=why, status=status, warnings=warnings,
             witness=run, witness_seconds=run_seconds)
 
     top = family(max_clients)
     if (top.server is not None or top.composition == "async") and top.load_bound() < cap:
-        # The bound does not grow with N here (workers * max cost, or one client's max cost):
-        # no analysis can reach the capacity, so none is run.
-        what = ("workers x largest cost per tick" if top.server is not None
-                else "interleaved: one client's largest cost per step")
+        # The bound does not grow with N here (a server's workers or admissions, or one
+        # client's max cost): no analysis can reach the capacity, so none is run.
         return result(bound=top.load_bound(), note=(
-            f"the load can never reach {cap}: it is at most {top.load_bound()} ({what})"))
+            f"the load can never reach {cap}: it is at most {top.load_bound()} "
+            f"({top.load_bound_why()})"))
     plateau = _plateau(family, max_clients) if cutoffs else None
     limit = max_clients if plateau is None else plateau[0]
     answer: int | None = None

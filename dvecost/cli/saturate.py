@@ -253,7 +253,7 @@ def render_answer(result) -> str:
                      "is what was found so far")
     if result.load_bound is not None and result.resource == "server" and not result.note:
         lines.append(f"bound: the load never exceeds {str(result.load_bound)} "
-                     "(workers x largest cost per tick)")
+                     f"({result.load_bound_why or 'workers x largest cost per tick'})")
     if not result.monotone:
         pairs = ", ".join(f"N={a.clients}: {str(a.exact)} > N={b.clients}: {str(b.exact)}"
                           for a, b in result.violations[:5])

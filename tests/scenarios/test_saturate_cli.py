@@ -186,23 +186,52 @@ def test_capacity_above_the_bound(capsys):
 
 
 def test_a_system_past_its_cutoffs_says_why_it_never_saturates(capsys, tmp_path):
-    """Readers alone on four workers: one admission per tick of 2 ticks of service keeps two
-    busy at most; from the readers' cutoff (12) on the load cannot change, so the search ends
-    there, in the text and in the JSON."""
+    """Quick requests (1 tick at cost 5) and long ones (4 ticks at cost 2) on three workers,
+    asked for 8 (the admissions' bound: no request is worth more than 8). From N=7 both
+    scenarios are at their cutoffs (quick 4, long 7): one more client always waits and
+    changes nothing, so the search ends there, in the text and in the JSON."""
+    spec = tmp_path / "mixed.py"
+    spec.write_text("from scenarios import Request, Scenario, Server, Think\n"
+                    "quick = Scenario('quick', [Think(1), Request('q', 1, cost=5)])\n"
+                    "long = Scenario('long', [Think(1), Request('r', 4, cost=2)])\n"
+                    "server = Server(workers=3)\n"
+                    "def system(n):\n    return {quick: n, long: n}\n")
+    code, out, _ = run(capsys, "saturate", spec, "--capacity", "8", "--backend", "cpu", "-q")
+    assert code == 0 and "no saturation: up to 7 clients" in out
+    assert ("why: from N=7 on every scenario has at least its cutoff (quick 4, long 7): one "
+            "more client always waits and changes nothing, so the load stays 7 for every N up "
+            "to 64 and none reaches 8") in out
+    code, out, _ = run(capsys, "saturate", spec, "--capacity", "8", "--backend", "cpu",
+                       "--json")
+    d = json.loads(out)
+    assert d["saturating_clients"] is None and d["curve"][-1]["clients"] == 7
+    assert d["curve"][-1]["exact"] == "7" and "cutoff (quick 4, long 7)" in d["note"]
+
+
+def test_a_pool_that_admissions_cannot_fill_is_answered_without_analysis(capsys, tmp_path):
+    """Readers alone on four workers: the server admits one request per tick and a reader's
+    is worth 2 ticks, so the load never passes 2 < 4, for any number of readers."""
     spec = tmp_path / "readers.py"
     spec.write_text("from scenarios import Server\n"
                     "from scenarios.templates import EDITOR_SCENARIOS\n"
                     "server = Server(workers=4)\n"
                     "def system(n):\n    return {EDITOR_SCENARIOS[0]: n}\n")
-    code, out, _ = run(capsys, "saturate", spec, "--backend", "cpu", "-q")
-    assert code == 0 and "no saturation: up to 12 clients" in out
-    assert ("why: from N=12 on every scenario has at least its cutoff (reader 12): one more "
-            "client always waits and changes nothing, so the load stays 2 for every N up to "
-            "64 and none reaches 4") in out
     code, out, _ = run(capsys, "saturate", spec, "--backend", "cpu", "--json")
     d = json.loads(out)
-    assert d["saturating_clients"] is None and d["curve"][-1]["clients"] == 12
-    assert d["curve"][-1]["exact"] == "2" and "cutoff (reader 12)" in d["note"]
+    assert code == 0 and d["saturating_clients"] is None and d["curve"] == []
+    assert d["load_bound_exact"] == "2"
+    assert d["load_bound_why"] == ("one request admitted per tick, none worth more than 2: "
+                                   "open, 2 ticks x 1")
+    assert d["note"].startswith("the load can never reach 4: it is at most 2")
+    # The editor's three scenarios on eight workers (docs/scenarios.md): at most an export's 6.
+    spec.write_text("from scenarios import Server, apportion\n"
+                    "from scenarios.templates import EDITOR_SCENARIOS, EDITOR_WEIGHTS\n"
+                    "server = Server(workers=8)\n"
+                    "def system(n):\n"
+                    "    return apportion(dict(zip(EDITOR_SCENARIOS, EDITOR_WEIGHTS)), n)\n")
+    code, out, _ = run(capsys, "saturate", spec, "--backend", "cpu", "-q")
+    assert code == 0 and ("why: the load can never reach 8: it is at most 6 (one request "
+                          "admitted per tick, none worth more than 6: export, 6 ticks x 1)") in out
 
 
 def test_one_scenario(capsys):

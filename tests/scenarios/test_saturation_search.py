@@ -242,7 +242,8 @@ def test_no_server_is_warned_except_for_a_template_meant_that_way():
 
 
 def test_mix_of_each_point():
-    a, b = Scenario("browser", Request("x", 1)), Scenario("buyer", Request("y", 1))
+    # Requests of 2 ticks: two workers can both be kept busy (one admission per tick).
+    a, b = Scenario("browser", Request("x", 2)), Scenario("buyer", Request("y", 2))
     from scenarios import apportion
 
     r = saturate(lambda n: System(apportion({a: 2, b: 1}, n), server=Server(workers=2)),

@@ -181,6 +181,12 @@ def test_load_bound():
     assert System({U: 3, heavy: 1}).load_bound() == 3 * 1 + 5
     assert System({U: 3, heavy: 1}, composition="async").load_bound() == 5
     assert isinstance(System({U: 1}).load_bound(), Fraction)
+    # One admission per tick: 4 workers, but no request brings more than 2 x 5 of work.
+    assert System({U: 3, heavy: 1}, server=Server(4)).load_bound() == 10
+    assert "one request admitted per tick, none worth more than 10: big, 2 ticks x 5" == \
+        System({U: 3, heavy: 1}, server=Server(4)).load_bound_why()
+    assert System({U: 3, heavy: 1}, server=Server(2)).load_bound_why() == \
+        "workers x largest cost per tick"
 
 
 def test_pool_names_step_aside_for_request_kinds():

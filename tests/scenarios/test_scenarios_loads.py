@@ -62,6 +62,23 @@ def test_two_workers(n):
     assert load(System({u: n}, server=Server(2))) == min(F(2), F(2 * n, 5))
 
 
+@pytest.mark.parametrize("service, n", [(1, 3), (1, 4), (2, 4), (2, 5), (3, 6), (3, 8)])
+def test_one_admission_per_tick_bounds_a_pool(service, n):
+    """Four workers, requests of 1 to 3 ticks: the server admits one request per tick, so the
+    load never passes ``service`` (the bound), and with clients enough to keep a request
+    always waiting it reaches it. The load comes from the analysis of the rendered model, the
+    bound from the system's shape alone."""
+    u = Scenario("u", [Think(1), Request("r", service)])
+    system = System({u: n}, server=Server(4))
+    assert system.load_bound() == service < 4
+    got = load(system)
+    assert got <= service
+    # A client's round alone: send, `service` ticks, reply, think: service + 3 ticks. From
+    # that many clients on a request is always waiting and the bound is reached; below, each
+    # client brings its own share (nobody waits for a worker).
+    assert got == (service if n >= service + 3 else F(n * service, service + 3))
+
+
 def test_cost_per_tick_scales_the_load_and_the_bound():
     u = Scenario("u", [Think(2), Request("r", service=2, cost=3)])
     assert load(System({u: 1}, server=Server())) == F(6, 6)
