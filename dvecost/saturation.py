@@ -101,13 +101,16 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
              max_memory: int | None = None, max_clients: int = DEFAULT_MAX_CLIENTS,
              scenario: str | None = None, search: str = "bisect", witness: bool = True,
              progress: Callable[[object], None] | None = None,
-             phases: Callable[[str, str], None] | None = None) -> SaturationResult:
+             phases: Callable[[str, str], None] | None = None,
+             jobs: int = 1) -> SaturationResult:
     """:func:`scenarios.saturate` with :func:`evaluator` (``backend``, ``max_states``,
     ``max_memory``, ``phases``) as the evaluator and the scenarios' cutoffs
     (``cutoffs=True``: no ``N`` past the one from which the load cannot change); the other
-    parameters are that function's."""
+    parameters are that function's. With ``jobs > 1`` the points are analysed in worker
+    processes, and ``phases`` is not called (a worker would write over the parent's lines)."""
     return _search(spec, capacity,
                    evaluate=evaluator(backend=backend, max_states=max_states,
-                                      max_memory=max_memory, phases=phases),
+                                      max_memory=max_memory,
+                                      phases=phases if jobs == 1 else None),
                    max_clients=max_clients, scenario=scenario, search=search, witness=witness,
-                   progress=progress, cutoffs=True)
+                   progress=progress, cutoffs=True, jobs=jobs)

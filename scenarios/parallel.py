@@ -159,6 +159,12 @@ class PointWalk:
         evaluated so far (default 0.5); only what is evaluated ahead depends on it.
     progress : callable, optional
         Hears each point the walk receives, in the walk's order.
+    waiting : callable, optional
+        Hears the key of each point the walk has to wait for (one not evaluated ahead), just
+        before it waits: when its evaluation starts, with ``jobs=1``.
+    outcome : callable, optional
+        ``outcome(point) -> bool``, whether a point saturates (default: the point itself if
+        it is a bool, else its ``saturated``).
 
     Attributes
     ----------
@@ -173,10 +179,14 @@ class PointWalk:
     def __init__(self, walk: Callable[[Callable[[Any], bool], list], None],
                  work: Callable[[Any], Any], *, jobs: int = 1,
                  guess: Callable[[Any, dict], float] | None = None,
-                 progress: Callable[[Any], None] | None = None) -> None:
+                 progress: Callable[[Any], None] | None = None,
+                 waiting: Callable[[Any], None] | None = None,
+                 outcome: Callable[[Any], bool] | None = None) -> None:
         self.walk, self.work, self.jobs = walk, work, check_jobs(jobs)
         self.guess = guess or (lambda key, points: 0.5)
         self.tell = progress or (lambda point: None)
+        self.waiting = waiting or (lambda key: None)
+        self.outcome = outcome
         self.points: dict[Any, Any] = {}
         self.spare: dict[Any, Any] = {}
         self.current: Any = None
@@ -184,8 +194,9 @@ class PointWalk:
 
     # -- replays
 
-    @staticmethod
-    def _outcome(point: Any) -> bool:
+    def _outcome(self, point: Any) -> bool:
+        if self.outcome is not None:
+            return bool(self.outcome(point))
         return bool(point) if isinstance(point, bool) else bool(point.saturated)
 
     def _replay(self, assumed: dict[Any, bool] | None = None) -> tuple[Any, list]:
@@ -244,6 +255,7 @@ class PointWalk:
                 if need is None:
                     return out
                 self.current = need
+                self.waiting(need)
                 self._receive(need, self.work(need))
         pool = ProcessPoolExecutor(max_workers=self.jobs,
                                    mp_context=multiprocessing.get_context("fork"),
@@ -260,6 +272,8 @@ class PointWalk:
                     continue
                 if need in self._errors:
                     _unpack(need, self._errors.pop(need))
+                if need not in running or not running[need].done():
+                    self.waiting(need)
                 if need not in running:
                     running[need] = pool.submit(_run_point, need)
                 free = self.jobs - sum(1 for f in running.values() if not f.done())

@@ -74,6 +74,7 @@ from typing import Any, Callable, Union
 from dve.errors import ConfigurationError, RunStopped, StateSpaceError
 
 from .dsl import System
+from .parallel import PointWalk
 
 __all__ = ["saturate", "SaturationResult", "SaturationPoint", "Evaluation", "Evaluator",
            "Plan", "PointStarted", "Mix", "mix_of", "mix_text", "resolve_spec",
@@ -453,7 +454,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
              evaluate: Evaluator, max_clients: int = DEFAULT_MAX_CLIENTS,
              scenario: str | None = None, search: str = "bisect", witness: bool = True,
              progress: Callable[[object], None] | None = None,
-             cutoffs: bool = False) -> SaturationResult:
+             cutoffs: bool = False, jobs: int = 1) -> SaturationResult:
     """Find the smallest number of clients whose load reaches ``capacity``.
 
     Parameters
@@ -481,6 +482,11 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     progress : callable, optional
         Called with a :class:`Plan` first, then with a :class:`PointStarted` when a point's
         evaluation starts and its :class:`SaturationPoint` when it ends.
+    jobs : int
+        Processes analysing points (:class:`~scenarios.parallel.PointWalk`): with more than
+        one, worker processes analyse ahead the numbers the search will likely ask for next
+        while it waits for one; the points it uses, their order and the answer are those of
+        ``jobs=1``. A :class:`PointStarted` is then heard only for the points it waits for.
     cutoffs : bool
         Search no further than the first ``N`` from which on every system of the family has
         each scenario's count at or above its :func:`scenarios.cutoff.cutoff` (same scenarios,
@@ -556,24 +562,29 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     points: dict[int, SaturationPoint] = {}
     state: dict[str, Any] = {"bound": None, "why": None, "current": None}
 
-    def load(n: int) -> SaturationPoint:
-        if n not in points:
-            state["current"] = n
-            t0 = _time.perf_counter()
-            system = family(n)
-            state["bound"], state["why"] = system.load_bound(), system.load_bound_why()
-            mix = mix_of(system)
-            tell(PointStarted(n, mix))
-            ev = evaluate(system.to_model(), resource=system.resource, witness=False)
-            points[n] = SaturationPoint(n, Fraction(ev.exact), int(ev.n_states),
-                                        _time.perf_counter() - t0, bool(ev.certified), mix)
-            tell(points[n])
-        return points[n]
+    def work(n: int) -> SaturationPoint:
+        """One point, in this process or (``jobs > 1``) in a worker process."""
+        t0 = _time.perf_counter()
+        system = family(n)
+        ev = evaluate(system.to_model(), resource=system.resource, witness=False)
+        return SaturationPoint(n, Fraction(ev.exact), int(ev.n_states),
+                               _time.perf_counter() - t0, bool(ev.certified), mix_of(system))
+
+    def waiting(n: int) -> None:
+        state["current"] = n
+        tell(PointStarted(n, mix_of(family(n))))
+
+    def received(point: SaturationPoint) -> None:
+        points[point.clients] = point
+        system = family(point.clients)
+        state["bound"], state["why"] = system.load_bound(), system.load_bound_why()
+        tell(point)
 
     def result(answer: int | None = None, *, status: str = "ok", stopped: str | None = None,
                note: str | None = None, bound: Fraction | None = None,
-               run: Any = None, run_seconds: float = 0.0) -> SaturationResult:
-        curve = tuple(points[n] for n in sorted(points))
+               run: Any = None, run_seconds: float = 0.0,
+               more: tuple[SaturationPoint, ...] = ()) -> SaturationResult:
+        curve = tuple(sorted((*points.values(), *more), key=lambda p: p.clients))
         violations = tuple((a, b) for i, a in enumerate(curve) for b in curve[i + 1:]
                            if b.exact < a.exact)
         return SaturationResult(
@@ -595,30 +606,34 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             f"({top.load_bound_why()})"))
     plateau = _plateau(family, max_clients) if cutoffs else None
     limit = max_clients if plateau is None else plateau[0]
+    # Interleaved clients that share nothing: a cycle of the product is made of cycles of
+    # single clients, and its mean is a weighted average of theirs, so the worst cycle is the
+    # worst client cycling alone (the others idle, which interleaving allows). The load is the
+    # same for every N >= 1; N = 1 and 2 show it.
+    interleaved = top.server is None and top.composition == "async"
+
+    def walk(saturated: Callable[[int], bool], out: list) -> None:
+        if interleaved:
+            out.append(next((n for n in (1, 2)[:max_clients] if saturated(n)), None))
+        else:
+            out.append((_linear if search == "linear" else _bisect)(saturated, limit))
+
+    walker = PointWalk(walk, work, jobs=jobs, guess=_growth_guess(cap), progress=received,
+                       waiting=waiting, outcome=lambda p: p.exact >= cap)
     answer: int | None = None
     try:
-        if top.server is None and top.composition == "async":
-            # Interleaved clients that share nothing: a cycle of the product is made of cycles
-            # of single clients, and its mean is a weighted average of theirs, so the worst
-            # cycle is the worst client cycling alone (the others idle, which interleaving
-            # allows). The load is the same for every N >= 1; N = 1 and 2 show it.
-            for n in (1, 2)[:max_clients]:
-                if load(n).exact >= cap:
-                    answer = n
-                    break
-            else:
-                return result(bound=top.load_bound(), note=(
-                    "interleaved clients with no server: the load of N clients is that of the "
-                    "worst client alone, the same for every N, so no N reaches the capacity"))
-        else:
-            answer = (_linear if search == "linear" else _bisect)(load, cap, limit)
-            if answer is None and limit < max_clients:
-                n0, cuts = plateau
-                return result(note=(
-                    f"from N={n0} on every scenario has at least its cutoff ({cuts}): one "
-                    f"more client always waits and changes nothing, so the load stays "
-                    f"{points[n0].exact} for every N up to {max_clients} and none reaches "
-                    f"{cap}"))
+        answer = walker.run()[0]
+        if answer is None and interleaved:
+            return result(bound=top.load_bound(), note=(
+                "interleaved clients with no server: the load of N clients is that of the "
+                "worst client alone, the same for every N, so no N reaches the capacity"))
+        if answer is None and limit < max_clients:
+            n0, cuts = plateau
+            return result(note=(
+                f"from N={n0} on every scenario has at least its cutoff ({cuts}): one "
+                f"more client always waits and changes nothing, so the load stays "
+                f"{points[n0].exact} for every N up to {max_clients} and none reaches "
+                f"{cap}"))
         run, t0 = None, _time.perf_counter()
         if answer is not None and witness:
             system = family(answer)
@@ -637,8 +652,34 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         after = f" after {found:,} states" if isinstance(found, int) else ""
         exc.partial = result(answer if answer is not None and answer in points else None,
                              status=status if status in STATUSES else "interrupted",
-                             stopped=f"{where}: {reason}{after}")
+                             stopped=f"{where}: {reason}{after}",
+                             more=tuple(walker.spare[n] for n in sorted(walker.spare)))
         raise
+
+
+def _growth_guess(cap: Fraction) -> Callable[[int, dict], float]:
+    """``guess(n, known)`` for :class:`~scenarios.parallel.PointWalk`: the chance that ``n``
+    clients saturate, from the points known (a load never falls when a client is added, and
+    grows about linearly until clients wait for each other). It only steers which points
+    are analysed ahead, never an answer.
+
+    >>> g = _growth_guess(Fraction(1))
+    >>> p = lambda n, x: SaturationPoint(n, Fraction(x), 1, 0.0)
+    >>> g(8, {4: p(4, "1/2")}), g(8, {4: p(4, "1/4")}), g(3, {4: p(4, "1/4")}), g(9, {})
+    (0.8, 0.2, 0.0, 0.5)
+    """
+    def guess(n: int, known: dict) -> float:
+        if any(m <= n and p.exact >= cap for m, p in known.items()):
+            return 1.0
+        below = [p for p in known.values() if p.exact < cap]
+        if any(p.clients >= n for p in below):
+            return 0.0
+        if not below:
+            return 0.5
+        best = max(below, key=lambda p: p.clients)
+        return 0.8 if best.exact * n / best.clients >= cap else 0.2
+
+    return guess
 
 
 #: :func:`_plateau` checks the systems up to this many clients: it builds every one from
@@ -682,15 +723,19 @@ def _plateau(family: Callable[[int], System], max_clients: int) -> tuple[int, st
     return n0, ", ".join(f"{sc.name} {cuts[sc.name]}" for sc in ref[0])
 
 
-def _bisect(load: Callable[[int], SaturationPoint], cap: Fraction, max_clients: int) -> int | None:
-    """Exponential then binary search for the smallest ``n`` with ``load(n) >= cap``.
+def _bisect(saturated: Callable[[int], bool], max_clients: int) -> int | None:
+    """Exponential then binary search for the smallest ``n`` with ``saturated(n)``.
 
-    Invariant of the binary phase: ``lo`` was evaluated below ``cap`` (or is 0) and ``hi``
-    at or above it; ``hi`` is always the smallest evaluated ``n`` reaching ``cap``.
+    Invariant of the binary phase: ``lo`` was evaluated below capacity (or is 0) and ``hi``
+    saturated; ``hi`` is always the smallest evaluated ``n`` that saturates.
+
+    >>> asked = []
+    >>> _bisect(lambda n: asked.append(n) or n * n >= 50, 64), asked
+    (8, [1, 2, 4, 8, 6, 7])
     """
     lo, hi, n = 0, None, 1
     while True:
-        if load(n).exact >= cap:
+        if saturated(n):
             hi = n
             break
         lo = n
@@ -699,15 +744,12 @@ def _bisect(load: Callable[[int], SaturationPoint], cap: Fraction, max_clients: 
         n = min(2 * n, max_clients)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if load(mid).exact >= cap:
+        if saturated(mid):
             hi = mid
         else:
             lo = mid
     return hi
 
 
-def _linear(load: Callable[[int], SaturationPoint], cap: Fraction, max_clients: int) -> int | None:
-    for n in range(1, max_clients + 1):
-        if load(n).exact >= cap:
-            return n
-    return None
+def _linear(saturated: Callable[[int], bool], max_clients: int) -> int | None:
+    return next((n for n in range(1, max_clients + 1) if saturated(n)), None)

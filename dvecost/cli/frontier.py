@@ -47,7 +47,7 @@ def parse_limits(text: str) -> tuple[int, int]:
 
 def add_options(p: argparse.ArgumentParser) -> None:
     """``--frontier A,B``, ``--frontier-max NA[,NB]``, ``--fixed NAME=COUNT,...``,
-    ``--workers W`` and ``--jobs N``."""
+    ``--workers W``, and ``--jobs N`` (for the search too)."""
     from scenarios.capacity import DEFAULT_FRONTIER_MAX
 
     p.add_argument("--frontier", metavar="A,B",
@@ -62,7 +62,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, metavar="W",
                    help="with --frontier: a server with W workers instead of the spec's (the "
                         "capacity grows with it)")
-    add_jobs(p, "with --frontier: ")
+    add_jobs(p, "1 for the search, one per CPU core with --frontier")
 
 
 def run(args: argparse.Namespace) -> int:

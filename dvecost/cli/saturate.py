@@ -100,6 +100,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``dvecost saturate``; returns the exit code."""
     from scenarios import TEMPLATES
+    from scenarios.parallel import check_jobs
     from scenarios.saturation import SaturationResult
 
     from ..saturation import saturate
@@ -114,9 +115,9 @@ def run(args: argparse.Namespace) -> int:
                                  "--list) or a scenario file")
     if args.frontier:
         return frontier.run(args)
-    for option, given in (("--workers", args.workers), ("--jobs", args.jobs)):
-        if given is not None:
-            raise ConfigurationError(f"{option} applies to --frontier only")
+    if args.workers is not None:
+        raise ConfigurationError("--workers applies to --frontier only")
+    jobs = check_jobs(1 if args.jobs is None else args.jobs)
     check_output_files(args.csv, args.plot)
     exit_code = 0
     show = progress_printer(sys.stderr, quiet=args.quiet, live=is_terminal(sys.stderr))
@@ -125,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
                           scenario=args.scenario, backend=args.backend,
                           max_states=args.max_states, max_memory=args.max_memory,
                           search="linear" if args.linear else "bisect",
-                          witness=not args.no_witness, progress=show, phases=show.phase)
+                          witness=not args.no_witness, progress=show, phases=show.phase,
+                          jobs=jobs)
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)
         show.clear()

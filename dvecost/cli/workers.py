@@ -38,11 +38,11 @@ def parse_clients(text: str) -> dict[str, int]:
     return out
 
 
-def add_jobs(p: argparse.ArgumentParser, scope: str = "") -> None:
+def add_jobs(p: argparse.ArgumentParser, default: str = "one per CPU core") -> None:
     """``--jobs N``: worker processes analysing points side by side (default: the cores)."""
     p.add_argument("--jobs", type=int, metavar="N",
-                   help=f"{scope}analyse up to N points at once in worker processes (default: "
-                        "one per CPU core; the answer and the output are those of --jobs 1)")
+                   help=f"analyse up to N points at once in worker processes (default: "
+                        f"{default}; the answer and the output are those of --jobs 1)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -131,6 +132,27 @@ def test_workers_jobs_change_nothing(capsys):
         outs.append(capsys.readouterr().out)
     assert outs[0] == outs[1] and "1 worker needed" in outs[0]
     assert main(["workers", "editor", "--clients", "reader=3", "--jobs", "0"]) == 2
+    assert "jobs must be an integer >= 1" in capsys.readouterr().err
+
+
+def test_saturate_jobs_change_nothing_the_user_reads(capsys):
+    """The search itself with --jobs 2: the same report and JSON curve as --jobs 1 (seconds
+    and the time line aside); the points it uses are heard in the same order."""
+    runs = {}
+    for jobs in ("1", "2"):
+        assert main(["saturate", "editor", "--backend", "cpu", "--jobs", jobs]) == 0
+        out, err = capsys.readouterr()
+        text = [re.sub(r"\s+\d+\.\d\d$", "", line) for line in out.splitlines()
+                if not line.startswith("time: ")]
+        done = [line.rsplit(",", 1)[0] for line in err.splitlines() if ": load " in line]
+        assert main(["saturate", "editor", "--backend", "cpu", "--jobs", jobs, "--json",
+                     "-q"]) == 0
+        d = json.loads(capsys.readouterr().out)
+        curve = [(p["clients"], p["exact"], p["n_states"]) for p in d["curve"]]
+        runs[jobs] = text, done, curve, d["saturating_clients"]
+    assert runs["1"] == runs["2"] and runs["1"][3] == 6
+    assert [c for c, _, _ in runs["1"][2]] == [1, 2, 4, 5, 6, 8]
+    assert main(["saturate", "editor", "--jobs", "0"]) == 2
     assert "jobs must be an integer >= 1" in capsys.readouterr().err
 
 

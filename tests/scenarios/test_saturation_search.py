@@ -207,6 +207,47 @@ def test_a_stop_carries_the_curve_so_far(stop, status):
     assert r.as_dict()["status"] == status and r.as_dict()["partial"] is True
 
 
+CURVES = [lambda n: F(n, 7), lambda n: min(F(1), F(n * n, 90)), lambda n: F(n, 100),
+          lambda n: F(1) if n >= 3 else F(n, 5)]
+
+
+@pytest.mark.parametrize("curve", CURVES)
+@pytest.mark.parametrize("search", ["bisect", "linear"])
+def test_two_processes_make_the_same_search(curve, search):
+    """Points analysed ahead in a second process change nothing the user sees: the same
+    answer, the same curve (only the points the search asked for) and the same progress
+    events in the same order (a point evaluated ahead is heard as it is used, with no
+    'started' event, since nothing waits for it)."""
+    heard = {1: [], 2: []}
+    results = {}
+    for jobs in (1, 2):
+        results[jobs] = saturate(family, evaluate=fake(curve), search=search, max_clients=40,
+                                 jobs=jobs, progress=heard[jobs].append)
+    one, two = results[1], results[2]
+    assert two.saturating_clients == one.saturating_clients and two.witness == one.witness
+    assert [(p.clients, p.exact) for p in two.curve] == [(p.clients, p.exact) for p in one.curve]
+    points = lambda events: [e.clients for e in events if isinstance(e, SaturationPoint)]
+    assert points(heard[2]) == points(heard[1])
+    started = [e.clients for e in heard[2] if type(e).__name__ == "PointStarted"]
+    assert set(started) <= set(points(heard[1])) | {one.saturating_clients}
+
+
+def test_a_stop_with_two_processes_keeps_what_was_analysed():
+    def evaluate(model, *, resource, witness):
+        n = sum(counts(model).values())
+        if n == 8:
+            raise KeyboardInterrupt
+        return Evaluation(F(n, 16), 7 * n)
+
+    with pytest.raises(KeyboardInterrupt) as info:
+        saturate(family, evaluate=evaluate, jobs=2)
+    r = info.value.partial
+    assert r.status == "interrupted" and r.stopped.startswith("N=8: ")
+    # 1, 2 and 4 at least (asked for), maybe also points analysed ahead (kept, as analysed).
+    assert {1, 2, 4} <= {p.clients for p in r.curve}
+    assert all(p.exact == F(p.clients, 16) for p in r.curve)
+
+
 def test_a_stop_in_the_binary_phase_keeps_the_bracket():
     def evaluate(model, *, resource, witness):
         n = sum(counts(model).values())
