@@ -52,7 +52,7 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
             cost: str | None = None, backend: str = "auto",
             defines: Mapping[str, int] | None = None, max_states: int | None = None,
             max_memory: int | None = None, progress: ProgressFn | None = None,
-            witness: bool = True, symmetry: str = "auto") -> Analysis:
+            witness: bool = True, symmetry: str = "auto", lazy_graph: bool = False) -> Analysis:
     """Analyse a DVE model: its optimal cycle mean (or ratio) and the run that attains it.
 
     Parameters
@@ -93,6 +93,13 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         template instances that :func:`statespace.symmetry.detect_symmetry` proves symmetric
         (the optimum is the same; the runs shown are lifted to the full model). ``'off'``:
         explore the full product.
+    lazy_graph : bool
+        For a graph explored on a GPU: ``False`` (default), the result's graph holds every
+        array on the host and nothing on the device; ``True``, the arrays that the analysis
+        did not read (all but a few elements, for the runs) stay on the device and are copied
+        to the host when first read (:func:`statespace.graph.lazy_graph`): what a process that
+        shows the answer and exits wants (``dvecost analyze``), not a caller that keeps many
+        results.
 
     Returns
     -------
@@ -182,7 +189,7 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     try:
         return _after_exploration(syntax, compiled, quotient, resource, seconds, report,
                                   kind=kind, mode=mode, ratio=ratio, backend=backend,
-                                  witness=witness, symmetry=symmetry)
+                                  witness=witness, symmetry=symmetry, lazy_graph=lazy_graph)
     except RunStopped as exc:
         # A signal or --timeout in the engine or the report: the state graph is complete, so
         # the stop says what it holds.
@@ -239,26 +246,30 @@ def _check_engine_memory(max_memory: int, graph) -> None:
 
 
 def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *, kind, mode,
-                       ratio, backend, witness, symmetry) -> Analysis:
+                       ratio, backend, witness, symmetry, lazy_graph) -> Analysis:
     """The cycle engine and the report of :func:`analyze`, on the explored ``quotient``."""
     graph = quotient.graph
     report("howard", None, None, f"optimal cycle {kind}: SCCs, policy iteration, certificate")
     t0 = _time.perf_counter()
     try:
-        arrays = (graph.indptr, graph.indices, graph.cost(resource), graph.time)
         if graph.on_device is not None and backend != "cpu":
             # Explored on the GPU: the engine reads the edges still there (no copy back).
             dev = graph.on_device
             arrays = (dev[0], dev[1], dev[2][resource], dev[3])
+        else:
+            arrays = (graph.indptr, graph.indices, graph.cost(resource), graph.time)
         result = ocm.optimal_cycle(*arrays[:3], arrays[3] if ratio else None, kind=kind,
                                    mode=mode, backend=backend)
+        del arrays
     except (NoCycleError, ZeroTimeCycleError) as exc:
         raise no_answer(exc, quotient, resource) from exc
     finally:
-        if graph.on_device is not None:
+        released = graph.released(lazy=lazy_graph)
+        if released is not graph:
             # The device's copies served the engine; the rest reads the host arrays, and what
-            # the result keeps (its graph) must not hold the GPU's memory.
-            graph = dataclasses.replace(graph, on_device=None)
+            # the result keeps (its graph) holds no GPU memory, unless lazy_graph asked to
+            # leave the arrays not read yet there (copied when first read).
+            graph = released
             quotient = dataclasses.replace(quotient, graph=graph)
     seconds.update(phase_timings(result.timings, _time.perf_counter() - t0))
 

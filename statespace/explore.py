@@ -33,7 +33,7 @@ from dve.errors import (MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimit
 
 from .compiler import compile_model
 from .evaluate import INT, Evaluator, Fault, add_costs
-from .graph import StateGraph
+from .graph import StateGraph, lazy_graph
 from .kernel import SuccessorKernel
 from .model import CompiledModel
 from .device import (DeviceFallbackWarning, add_slot_change, device_free_bytes, is_device_oom,
@@ -1212,30 +1212,60 @@ class Explorer:
 
         kept: dict = {}   # the edge arrays still on the device, by name
 
-        def cat(lst, dtype, k, keep=None, host=True):
+        def cat(lst, dtype, k, keep=None):
+            """The pieces of ``lst`` as one array of ``k`` entries of ``dtype``: on the
+            device when they are there (kept under ``keep`` for the cycle engine)."""
             if not lst:
                 return np.zeros(0, dtype)
             a = _join(lst, up=on_device(self.xp))
             lst[:] = [a]
             if isinstance(a, np.ndarray):
                 _trim()
-                return a[:k].astype(dtype, copy=False)
-            # One copy from the device of the finished array, converted there.
-            a = a[:k].astype(dtype, copy=False)
-            if keep is not None:
-                kept[keep] = a
-            return to_host(a) if host else None
+            else:
+                a = a[:k].astype(dtype, copy=False)   # converted there: one copy at most
+                if keep is not None:
+                    kept[keep] = a
+                return a
+            return a[:k].astype(dtype, copy=False)
 
         idx_dtype = np.int32 if n < 2**31 else np.int64
-        indices = cat(self.out_idx, idx_dtype, m, "indices")
-        action = cat(self.out_act, np.int32, m)
-        # Constant charges (see _charge_table) are the host's gather by action, as _expand
-        # computed them, rather than two more int64 arrays copied from the device.
-        gather = self.charge_host is not None and on_device(self.xp)
-        costs = {r: cat(self.out_cost[r], np.int64, m, ("cost", r), host=not gather)
-                 for r in self.res}
-        tim = cat(self.out_time, np.int64, m, "time", host=not gather)
-        if gather:
+        big = {"indices": cat(self.out_idx, idx_dtype, m, "indices"),
+               "action": cat(self.out_act, np.int32, m),
+               "costs": {r: cat(self.out_cost[r], np.int64, m, ("cost", r)) for r in self.res},
+               "time": cat(self.out_time, np.int64, m, "time"),
+               "states": cat(self.states, self.sdtype, n).reshape(n, self.cm.n_slots),
+               "parent": cat(self.parent, np.int64, n),
+               "parent_action": cat(self.parent_action, np.int32, n)}
+        level = cat(self.level, np.int32, n)
+        depth = int(level.max()) if n else 0
+        del level
+        on_dev = None
+        if complete and len(kept) == len(self.res) + 2:
+            xp = module_of(kept["indices"])
+            on_dev = (xp.asarray(indptr), kept["indices"],
+                      {r: kept["cost", r] for r in self.res}, kept["time"])
+        # Deadlocks are expanded states without successors; in a partial graph the states
+        # not expanded yet are unknown, not deadlocks.
+        dead = np.flatnonzero(deg == 0)
+        error_id = self.error_id if self.error_id < n else -1
+        if error_id >= 0:
+            dead = dead[dead != error_id]
+        fields = dict(indptr=indptr, deadlocks=dead.astype(np.int64), error_state=error_id,
+                      depth=depth, complete=complete, error_successors=self.error_successors,
+                      action_codes=(_code_array(self.sync_codes)
+                                    if self.cm.system == "sync" else None),
+                      n_expanded=expanded, model=self.cm, name=self.cm.name,
+                      seconds=_time.perf_counter() - self.t0, on_device=on_dev)
+        if complete and on_device(self.xp):
+            # Finished on the device: the arrays stay there and each comes to the host when
+            # first read (statespace.graph.lazy_graph), so that a caller reading the answer
+            # and a few runs (dvecost analyze) copies none of them.
+            return lazy_graph(big, **fields)
+        # Otherwise on the host, one copy from the device per array. Constant charges (see
+        # _charge_table) are the host's gather by action, as _expand computed them, rather
+        # than two more int64 arrays copied from the device.
+        indices, action = to_host(big["indices"]), to_host(big["action"])
+        if self.charge_host is not None and not isinstance(big["time"], np.ndarray):
             costs = {r: self.charge_host[0][k][action] for k, r in enumerate(self.res)}
             tim = self.charge_host[1][action]
             if 0 <= self.error_id < n:
@@ -1243,30 +1273,12 @@ class Explorer:
                 for r in self.res:
                     costs[r][into_err] = 0
                 tim[into_err] = 0
-        on_dev = None
-        if complete and len(kept) == len(self.res) + 2:
-            xp = module_of(kept["indices"])
-            on_dev = (xp.asarray(indptr), kept["indices"],
-                      {r: kept["cost", r] for r in self.res}, kept["time"])
-        states = cat(self.states, self.sdtype, n).reshape(n, self.cm.n_slots)
-        parent = cat(self.parent, np.int64, n)
-        pact = cat(self.parent_action, np.int32, n)
-        level = cat(self.level, np.int32, n)
-        # Deadlocks are expanded states without successors; in a partial graph the states
-        # not expanded yet are unknown, not deadlocks.
-        dead = np.flatnonzero(deg == 0)
-        error_id = self.error_id if self.error_id < n else -1
-        if error_id >= 0:
-            dead = dead[dead != error_id]
-        return StateGraph(indptr=indptr, indices=indices, costs=costs, time=tim, action=action,
-                          states=states, parent=parent, parent_action=pact,
-                          deadlocks=dead.astype(np.int64), error_state=error_id,
-                          depth=int(level.max()) if n else 0, complete=complete,
-                          error_successors=self.error_successors,
-                          action_codes=(_code_array(self.sync_codes)
-                                        if self.cm.system == "sync" else None),
-                          n_expanded=expanded, model=self.cm, name=self.cm.name,
-                          seconds=_time.perf_counter() - self.t0, on_device=on_dev)
+        else:
+            costs = {r: to_host(c) for r, c in big["costs"].items()}
+            tim = to_host(big["time"])
+        return StateGraph(indices=indices, action=action, costs=costs, time=tim,
+                          states=to_host(big["states"]), parent=to_host(big["parent"]),
+                          parent_action=to_host(big["parent_action"]), **fields)
 
 
 #: The most distinct ``system sync`` steps one exploration numbers (edge labels are int32).

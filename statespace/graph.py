@@ -44,6 +44,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,7 @@ import numpy as np
 
 from dve.errors import ConfigurationError, StateSpaceError
 
+from .device import to_host
 from .model import CompiledModel
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "check_int_range",
     "decode_state",
     "graph_from_arrays",
+    "lazy_graph",
     "load_graph",
     "read_npz",
     "save_graph",
@@ -94,6 +97,12 @@ class StateGraph:
         ``(indptr, indices, costs, time)`` as CuPy arrays equal to the host arrays, so that a
         cycle engine on the same device reads them instead of copying the host arrays back
         (``dvecost analyze`` does). None otherwise.
+
+    A graph explored on a GPU (:func:`lazy_graph`) leaves its large arrays (``indices``,
+    ``action``, ``costs``, ``time``, ``states``, ``parent``, ``parent_action``) on the device
+    until they are read: each is copied to the host on its first read, whole, and is an
+    ordinary NumPy array from then on. :meth:`peek` reads a few elements without that copy,
+    and :meth:`released` drops what the graph holds on the device.
     """
 
     indptr: np.ndarray
@@ -165,6 +174,35 @@ class StateGraph:
     def successors(self, i: int) -> np.ndarray:
         return self.indices[self.indptr[i]:self.indptr[i + 1]]
 
+    def peek(self, name: str, index, key: str | None = None):
+        """``getattr(graph, name)[index]``, or ``graph.costs[key][index]`` for ``name='costs'``,
+        as NumPy values: what a trace or a decoded state reads, a few elements, without
+        copying the whole of an array still on a device (see :func:`lazy_graph`).
+
+        >>> import dve, statespace
+        >>> g = statespace.build_state_graph(dve.load_model(
+        ...     "process P { state a, b; init a; trans a -> b { cost 4; }; } system async;"))
+        >>> int(g.peek("indices", 0)), int(g.peek("costs", 0, "cost")), g.peek("states", 1).tolist()
+        (1, 4, [1])
+        """
+        a = getattr(self, name)
+        return (a if key is None else a[key])[index]
+
+    def released(self, *, lazy: bool = False) -> StateGraph:
+        """This graph without the copies of its edges kept for the cycle engine
+        (``on_device`` None) and, unless ``lazy``, with every array that is still on a device
+        brought to the host, so that it holds no device memory. With ``lazy``, arrays not
+        read yet stay on the device until they are (a process that reads only the answer and
+        a few runs never copies them).
+
+        >>> import dve, statespace
+        >>> g = statespace.build_state_graph(dve.load_model(
+        ...     "process P { state a; init a; trans a -> a {}; } system async;"))
+        >>> g.released() is g
+        True
+        """
+        return self if self.on_device is None else dataclasses.replace(self, on_device=None)
+
     def model_action(self, a: int) -> int:
         """The model's action number of edge label ``a`` (the step code for system sync)."""
         if self.action_codes is not None:
@@ -189,6 +227,112 @@ class StateGraph:
         arrays = [self.indptr, self.indices, self.time, self.action, self.states, self.parent,
                   self.parent_action, self.deadlocks, *self.costs.values()]
         return int(sum(a.nbytes for a in arrays))
+
+
+#: The fields of a :class:`StateGraph` that :func:`lazy_graph` may leave on a device.
+DEVICE_FIELDS = ("indices", "action", "costs", "time", "states", "parent", "parent_action")
+
+
+class _PartlyOnDevice(StateGraph):
+    """A :class:`StateGraph` some of whose :data:`DEVICE_FIELDS` are still on a device: the
+    device arrays wait in ``_pending`` (by field; ``costs`` a dict by resource), and the first
+    read of a field copies it to the host and sets it, so that every read sees a NumPy array.
+    Built by :func:`lazy_graph`; ``dataclasses.replace`` of one reads every field (copying
+    what is still pending), so its result holds nothing on the device."""
+
+    def __getattr__(self, name: str):
+        # Called only for attributes not set: the pending fields (and genuine misses).
+        pending = self.__dict__.get("_pending")
+        if not pending or name not in pending:
+            raise AttributeError(f"'StateGraph' object has no attribute '{name}'")
+        value = _fetch(pending[name])
+        object.__setattr__(self, name, value)
+        del pending[name]   # the device's copy is let go (unless on_device holds it too)
+        return value
+
+    @property
+    def n_edges(self) -> int:
+        pending = self.__dict__.get("_pending") or {}
+        a = pending.get("indices")
+        return int((self.indices if a is None else a).shape[0])
+
+    @property
+    def resources(self) -> tuple[str, ...]:
+        costs = (self.__dict__.get("_pending") or {}).get("costs")
+        return tuple(self.costs if costs is None else costs)
+
+    def peek(self, name: str, index, key: str | None = None):
+        a = (self.__dict__.get("_pending") or {}).get(name)
+        if a is None:
+            return super().peek(name, index, key)
+        return to_host((a if key is None else a[key])[index])
+
+    def released(self, *, lazy: bool = False) -> StateGraph:
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(StateGraph)
+                  if f.name not in (self.__dict__.get("_pending") or {}) or not lazy}
+        values["on_device"] = None
+        if not lazy:
+            return StateGraph(**values)
+        return lazy_graph(dict(self.__dict__.get("_pending") or {}), **values)
+
+
+def _fetch(a):
+    """A pending field on the host: an array copied, or a dict of arrays each copied."""
+    if isinstance(a, dict):
+        return {k: to_host(v) for k, v in a.items()}
+    return to_host(a)
+
+
+def lazy_graph(arrays: dict[str, Any], **fields) -> StateGraph:
+    """A :class:`StateGraph` from ``fields`` and ``arrays``, the :data:`DEVICE_FIELDS` given as
+    device arrays (``costs``: a dict of them), each of which stays on the device until it is
+    first read (then it is copied to the host, once). Those given as NumPy arrays are set as
+    they are; with none on a device this is an ordinary StateGraph.
+
+    The explorer builds its graph so when it finished on a GPU: ``dvecost analyze`` reads the
+    answer, the counts and the states and edges of a few runs (:meth:`StateGraph.peek`), and
+    copies none of the graph's arrays to the host.
+
+    Examples
+    --------
+    NumPy arrays stand in for device arrays here (copying one to the host is itself):
+
+    >>> g = lazy_graph({"indices": np.array([1, 0], np.int32)}, indptr=np.array([0, 1, 2]),
+    ...                costs={"cost": np.array([3, 4])}, time=np.ones(2, np.int64),
+    ...                action=np.zeros(2, np.int32), states=np.zeros((2, 1), np.int8),
+    ...                parent=np.array([-1, 0]), parent_action=np.array([-1, 0], np.int32),
+    ...                deadlocks=np.zeros(0, np.int64))
+    >>> type(g).__name__, g.n_edges, g.indices.tolist()
+    ('StateGraph', 2, [1, 0])
+    """
+    pending = {}
+    for name, a in arrays.items():
+        if name not in DEVICE_FIELDS:
+            raise ValueError(f"{name!r} is not a field that can stay on a device")
+        vals = a.values() if isinstance(a, dict) else (a,)
+        if all(isinstance(v, np.ndarray) for v in vals):
+            fields[name] = a
+        else:
+            pending[name] = a
+    if not pending:
+        return StateGraph(**fields)
+    g = object.__new__(_PartlyOnDevice)
+    for f in dataclasses.fields(StateGraph):
+        if f.name in pending:
+            continue
+        if f.name in fields:
+            value = fields.pop(f.name)
+        elif f.default is not dataclasses.MISSING:
+            value = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            value = f.default_factory()
+        else:
+            raise TypeError(f"lazy_graph() needs the field '{f.name}'")
+        object.__setattr__(g, f.name, value)
+    if fields:
+        raise TypeError(f"lazy_graph() got unexpected fields: {', '.join(fields)}")
+    object.__setattr__(g, "_pending", pending)
+    return g
 
 
 def _meta(graph: StateGraph) -> dict[str, Any]:
@@ -616,7 +760,7 @@ def decode_state(graph: StateGraph, i: int) -> dict[str, Any]:
     i = int(i)
     if i == graph.error_state:
         return {"error": True}
-    row = graph.states[i]
+    row = graph.peek("states", i)
     out: dict[str, Any] = {}
     for op in _decoding_plan(graph):
         kind, name, a = op[0], op[1], op[2]
@@ -708,17 +852,18 @@ def shortest_trace(graph: StateGraph, i: int) -> list[TraceStep]:
     i = int(i)
     if not 0 <= i < graph.n_states:
         raise ConfigurationError(f"no state {i}: the graph has {graph.n_states} states")
+    # Element by element (StateGraph.peek): a graph still on a device copies a few values.
     chain = []
     while i > 0:
         chain.append(i)
-        i = int(graph.parent[i])
+        i = int(graph.peek("parent", i))
     steps = []
     for t in reversed(chain):
-        s, a = int(graph.parent[t]), int(graph.parent_action[t])
-        lo, hi = graph.indptr[s], graph.indptr[s + 1]
-        row_t, row_a = graph.indices[lo:hi], graph.action[lo:hi]
+        s, a = int(graph.peek("parent", t)), int(graph.peek("parent_action", t))
+        lo, hi = int(graph.indptr[s]), int(graph.indptr[s + 1])
+        row_t, row_a = graph.peek("indices", slice(lo, hi)), graph.peek("action", slice(lo, hi))
         e = lo + int(np.flatnonzero((row_t == t) & (row_a == a))[0])
         steps.append(TraceStep(s, t, a, graph.describe_action(a),
-                               {k: int(v[e]) for k, v in graph.costs.items()},
-                               int(graph.time[e]), e))
+                               {k: int(graph.peek("costs", e, k)) for k in graph.resources},
+                               int(graph.peek("time", e)), e))
     return steps

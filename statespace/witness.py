@@ -184,11 +184,10 @@ class Witness:
 
     def __init__(self, graph: StateGraph, resource: str) -> None:
         self.graph = graph
+        self.resource = resource
         self._indptr = np.asarray(graph.indptr)
-        self._indices = np.asarray(graph.indices)
-        self._cost = np.asarray(graph.cost(resource))
-        self._time = np.asarray(graph.time)
-        self._action = np.asarray(graph.action)
+        if resource not in graph.resources:
+            graph.cost(resource)   # raises the error that names the resources
         self._states: dict[int, dict[str, Any]] = {}
         self._moves: dict[int, tuple[Move, ...]] = {}
         model = graph.model
@@ -255,16 +254,17 @@ class Witness:
     def step(self, edge: int) -> Step:
         """Edge ``edge`` as a step."""
         edge = int(edge)
-        u, v = self.source_of(edge), int(self._indices[edge])
-        error = v == self.graph.error_state
+        g = self.graph   # read element by element: a graph still on a device copies a few
+        u, v = self.source_of(edge), int(g.peek("indices", edge))
+        label = int(g.peek("action", edge))
+        error = v == g.error_state
         after = self.state(v)
         changed = () if error else self._changes(self.state(u), after)
         fault = None
-        if error and self.graph.model is not None and u != self.graph.error_state:
-            fault = explain_fault(self.graph.model, self.graph.states[u].tolist(),
-                                  self.graph.model_action(int(self._action[edge])))
-        return Step(u, v, edge, self.moves(self._action[edge]), int(self._cost[edge]),
-                    int(self._time[edge]), changed, after, error, fault)
+        if error and g.model is not None and u != g.error_state:
+            fault = explain_fault(g.model, g.peek("states", u).tolist(), g.model_action(label))
+        return Step(u, v, edge, self.moves(label), int(g.peek("costs", edge, self.resource)),
+                    int(g.peek("time", edge)), changed, after, error, fault)
 
     def run(self, edges: Sequence[int]) -> tuple[Step, ...]:
         """Consecutive edges as steps."""

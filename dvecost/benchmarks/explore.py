@@ -143,8 +143,9 @@ def _run_gpu(args: argparse.Namespace, models, progress: Callable[[str], None]) 
             g = None
             pool.free_all_blocks()
             t0 = time.perf_counter()
-            # Returns host arrays (so the time is synchronous); a full device stops the run.
-            g = statespace.build_state_graph(cm, xp=cupy, on_device_full="stop")
+            # The graph on the host inside the clock (the explorer leaves its arrays on the
+            # device until read); a full device stops the run.
+            g = statespace.build_state_graph(cm, xp=cupy, on_device_full="stop").released()
             dt = time.perf_counter() - t0
             held = max(held, pool.total_bytes())
             if first is None:

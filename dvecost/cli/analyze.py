@@ -67,7 +67,10 @@ def run(args: argparse.Namespace) -> int:
                          cost=args.cost, backend=args.backend, defines=defines,
                          max_states=args.max_states, max_memory=args.max_memory,
                          progress=progress, witness=not args.no_witness,
-                         symmetry=args.symmetry)
+                         symmetry=args.symmetry,
+                         # What is printed reads a few states and edges: the graph's arrays
+                         # stay on the GPU (if there) and come to the host only when read.
+                         lazy_graph=True)
     except (ExplorationLimit, RunStopped) as exc:
         if progress:
             progress.close()

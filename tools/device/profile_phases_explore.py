@@ -52,7 +52,7 @@ for path in sys.argv[1:]:
     for k in (T, N):
         k.clear()
     t0 = time.perf_counter()
-    g = statespace.build_state_graph(cm, xp=cupy)
+    g = statespace.build_state_graph(cm, xp=cupy).released()   # on the host, as before
     wall = time.perf_counter() - t0
     print(f"{path}: {g.n_states} states, {g.n_edges} edges, wall {wall:.3f} s, "
           f"{g.n_edges / wall / 1e6:.1f} M edges/s")
