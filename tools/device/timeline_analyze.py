@@ -14,7 +14,9 @@ the cycle engine, decoding, the JSON line), each as seconds since ``T0``, plus C
 loaded (count and seconds in ``compile_with_cache``). With ``--sync`` every device stage ends
 with a device synchronisation, so its time is its own (slightly more wall time in all);
 without, the times are those of the unperturbed process (device work may be charged to a
-later stage). ``--prewarm-context`` (an experiment) starts a thread at once that imports CuPy
+later stage). ``--as-program`` runs ``main()`` as the program does (no ``argv``: the device
+warm-up thread, and the process ended by ``os._exit``, the timeline printed just before).
+``--prewarm-context`` (an experiment) starts a thread at once that imports CuPy
 and creates the CUDA context while the main thread goes on.
 """
 
@@ -28,6 +30,10 @@ T0 = float(os.environ.get("T0") or time.time())
 MARKS: list[tuple[float, str]] = [(time.time(), "interpreter reached the script")]
 _OPTS = sys.argv[1:sys.argv.index("--")] if "--" in sys.argv else []
 SYNC = "--sync" in _OPTS
+
+
+CHUNKS = {"host": [0, 0.0], "device": [0, 0.0]}
+LOADS = [0, 0.0]
 
 
 def mark(what: str) -> None:
@@ -92,7 +98,7 @@ def main() -> int:
     import dvecost.cli.analyze  # noqa: F401
     mark("analysis modules imported")
 
-    chunks = {"host": [0, 0.0], "device": [0, 0.0]}
+    chunks = CHUNKS
     orig_chunk = ex.Explorer._chunk
 
     def chunk(self, k):
@@ -121,7 +127,7 @@ def main() -> int:
     import dvecost.cli.analyze as ca
     wrap(ca, "emit_json", "emit_json")
 
-    loads = [0, 0.0]
+    loads = LOADS
 
     def hook_cupy():
         try:
@@ -151,19 +157,38 @@ def main() -> int:
         return r
     ocm.backend.gpu_unavailable_reason = reason
 
-    rc = dvecost.cli.main(argv)
+    if "--as-program" in _OPTS:
+        # As `python3 -m dvecost ARGS` runs: main() without argv (the device warm-up thread,
+        # the process ended by os._exit); the timeline is printed just before that exit.
+        end = dvecost.cli._end_process
+
+        def end_process(code):
+            mark("command done")
+            report()
+            end(code)
+            mark("no os._exit (no CuPy imported)")
+        dvecost.cli._end_process = end_process
+        sys.argv = ["dvecost", *argv]
+        rc = dvecost.cli.main()
+    else:
+        rc = dvecost.cli.main(argv)
     sys.stdout.flush()
     mark("main returned")
+    report()
+    return rc
+
+
+def report() -> None:
     prev = T0
     print(f"{'t (s)':>7} {'delta':>7}  event", file=sys.stderr)
     for t, what in MARKS:
         print(f"{t - T0:7.3f} {t - prev:7.3f}  {what}", file=sys.stderr)
         prev = t
-    for where, (n, s) in chunks.items():
+    for where, (n, s) in CHUNKS.items():
         print(f"  {where} chunks: {n}, {s:.3f} s", file=sys.stderr)
-    print(f"  CuPy kernels through compile_with_cache: {loads[0]}, {loads[1]:.3f} s",
+    print(f"  CuPy kernels through compile_with_cache: {LOADS[0]}, {LOADS[1]:.3f} s",
           file=sys.stderr)
-    return rc
+    sys.stderr.flush()
 
 
 if __name__ == "__main__":
