@@ -624,7 +624,7 @@ class SyncChoiceExplorer(QuotientExplorer):
         # The successors canonicalised before they are packed (not packed, unpacked, sorted
         # and packed again).
         Y, err, costs, tm = super()._step_sync(X, rows, C, err)
-        return canonicalize(self.sym, Y), err, costs, tm
+        return canonicalize(self.sym, Y, copy=False), err, costs, tm
 
     def _sync_keep(self, p, rows, choice):
         c = self.prev_column.get(p.index)

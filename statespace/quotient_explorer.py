@@ -87,7 +87,7 @@ class QuotientExplorer(Explorer):
 
     def _canon_keys(self, keys: np.ndarray) -> np.ndarray:
         X = self.layout.unpack(keys, np, dtype=np.int64)
-        return self.layout.pack(canonicalize(self.sym, X), np)
+        return self.layout.pack(canonicalize(self.sym, X, copy=False), np)
 
     def _enabled(self, X, F, rows_cache, allowed, tid):
         proc = self.cm.transitions[tid].process

@@ -888,16 +888,126 @@ def _packed_sort_code(cols) -> np.ndarray | None:
     return code
 
 
-def canonicalize(sym: Symmetry, X: np.ndarray, return_perm: bool = False):
+def _slot_rows(slots) -> slice | np.ndarray:
+    """Slots ``slots`` as a slice when they are evenly spaced (a view of the state matrix, no
+    gather), else as an index array."""
+    a = np.asarray(slots, np.int64)
+    if a.shape[0] > 1:
+        step = int(a[1] - a[0])
+        if step > 0 and (np.diff(a) == step).all():
+            return slice(int(a[0]), int(a[-1]) + 1, step)
+    return a
+
+
+def _sort_values(group: SymmetryGroup, Y: np.ndarray) -> bool:
+    """Canonicalise group ``group`` of states ``Y`` (slots x rows) in place by sorting values.
+
+    Each member's sort code (:func:`member_order`'s columns packed into one integer: which
+    key-holding slots refer to it in the high bits, ``key_slots[0]`` highest, then its local
+    vector, its first slot most significant) is sorted within its row, and the local vectors
+    are decoded from the sorted codes, not gathered through an argsort's order. Members with
+    equal codes are equal, so their order is immaterial. A slot whose values are the same in
+    every member of every row takes no bits and is not rewritten; the code is an int16 or an
+    int32 when it fits one (fewer bytes to sort and to decode).
+
+    The referred members sort last, by their pattern of referring slots (two members never
+    share a nonzero pattern: a slot refers to one member at most), so a key-holding slot's new
+    key is that of position ``n - 1 - (referred members with a higher pattern)``, computed from
+    the key-holding slots alone. Returns False, ``Y`` untouched, when the code needs more than
+    62 bits.
+    """
+    n, w = len(group.member_slots), len(group.member_slots[0])
+    k = Y.shape[1]
+    if k == 0:
+        return True
+    where = [_slot_rows([row[j] for row in group.member_slots]) for j in range(w)]
+    fields, bits = [], 0
+    for j in range(w - 1, -1, -1):     # the last slot least significant
+        c = Y[where[j]]
+        lo, hi = int(c.min()), int(c.max())
+        if hi > lo:
+            width = (hi - lo).bit_length()
+            fields.append((j, lo, bits, width))
+            bits += width
+    ks = group.key_slots
+    K = len(ks)
+    if bits + K > 62:
+        return False
+    dt = np.int16 if bits + K <= 15 else np.int32 if bits + K <= 31 else np.int64
+    keys = np.asarray(group.keys, np.int64)
+    # Which member (index in the group) each key-holding slot refers to, or -1.
+    ref = []
+    for j in ks:
+        v = Y[j].astype(np.int64)
+        i = np.minimum(np.searchsorted(keys, v), n - 1)
+        ref.append(np.where(keys[i] == v, i, -1))
+    code = np.zeros((n, k), dt)
+    tmp = np.empty((n, k), dt)
+    for j, lo, shift, _ in fields:
+        np.subtract(Y[where[j]], lo, out=tmp, casting="unsafe")
+        if shift:
+            np.left_shift(tmp, shift, out=tmp)
+        code |= tmp
+    cols = np.arange(k)
+    for b, i in enumerate(ref):
+        hit = i >= 0
+        code[i[hit], cols[hit]] |= dt(1 << (bits + K - 1 - b))
+    code.sort(axis=0)
+    for j, lo, shift, width in fields:
+        np.right_shift(code, shift, out=tmp)
+        tmp &= (1 << width) - 1
+        if lo:
+            tmp += lo
+        Y[where[j]] = tmp
+    if K:
+        # Each referring slot's pattern: the slots that refer to the same member.
+        pat = []
+        for b, i in enumerate(ref):
+            p = np.zeros(k, np.int64)
+            for c, i2 in enumerate(ref):
+                p |= ((i2 == i) & (i >= 0)).astype(np.int64) << (K - 1 - c)
+            pat.append(p)
+        new = []
+        for b, i in enumerate(ref):
+            above = np.zeros(k, np.int64)
+            for c, i2 in enumerate(ref):
+                # Count each referred member once: at the first slot referring to it.
+                first = i2 >= 0
+                for c0 in range(c):
+                    first &= ref[c0] != i2
+                above += first & (pat[c] > pat[b])
+            new.append(np.where(i >= 0, keys[n - 1 - above], Y[ks[b]]))
+        for j, v in zip(ks, new):
+            Y[j] = v
+    return True
+
+
+def canonicalize(sym: Symmetry, X: np.ndarray, return_perm: bool = False, *,
+                 copy: bool = True):
     """The canonical representatives of states ``X`` (slots x rows, any integer dtype).
 
-    Returns a new matrix; with ``return_perm`` also, per group, ``order`` of shape
-    ``(n, rows)``: ``order[p, r]`` is the member (index in the group) whose local vector lands
-    at position ``p`` of row ``r``.
+    Returns a new matrix (``X`` itself, rewritten, with ``copy=False``); with ``return_perm``
+    also, per group, ``order`` of shape ``(n, rows)``: ``order[p, r]`` is the member (index in
+    the group) whose local vector lands at position ``p`` of row ``r``.
+
+    Without ``return_perm`` the members are sorted by value (:func:`_sort_values`) where their
+    sort codes fit 62 bits; else by an argsort of the codes (or lexsort of their columns) and a
+    gather. Both give the same states.
     """
+    if not return_perm:
+        Y = np.array(X, copy=True) if copy else X
+        for g in sym.groups:
+            if not _sort_values(g, Y):
+                Y[...] = _canonical_by_order(sym, Y, [g], False)
+        return Y
+    return _canonical_by_order(sym, X, sym.groups, True)
+
+
+def _canonical_by_order(sym: Symmetry, X: np.ndarray, groups, return_perm: bool):
+    """:func:`canonicalize` of groups ``groups`` by the members' order (a new matrix)."""
     Y = np.array(X, copy=True)
     perms = []
-    for g in sym.groups:
+    for g in groups:
         n = g.size
         M = np.asarray(g.member_slots)
         cols, _ = member_order(g, X)

@@ -1,7 +1,8 @@
 """The canonical form (statespace/symmetry.py ``canonicalize``) against a per-state sort written
 here: members ordered by (which key-holding slots refer to them, local vector), stably, their
-local vectors moved and the keys held renamed to the new positions; the sort code packed into
-one integer per member and lexsort's columns give the same states."""
+local vectors moved and the keys held renamed to the new positions. The three ways of
+computing it give the same states: sorting the packed codes' values and decoding them (the
+default), an argsort of the packed codes and a gather, and lexsort's columns."""
 
 from __future__ import annotations
 
@@ -45,18 +46,77 @@ def _random_states(cm, g, k, rng):
     return X
 
 
-@pytest.mark.parametrize("text,n", [(CS, 5), (QUEUE, 4)])
-@pytest.mark.parametrize("packed", [True, False])
-def test_canonical_form_is_the_sort_by_reference_and_local_vector(text, n, packed, monkeypatch):
-    if not packed:
+def _force(path, monkeypatch):
+    """Make :func:`canonicalize` take ``path``: 'values' (its default), 'argsort' or
+    'lexsort'."""
+    if path != "values":
+        monkeypatch.setattr(symmetry, "_sort_values", lambda g, Y: False)
+    if path == "lexsort":
         monkeypatch.setattr(symmetry, "_packed_sort_code", lambda cols: None)
+
+
+PATHS = ["values", "argsort", "lexsort"]
+
+
+@pytest.mark.parametrize("text,n", [(CS, 5), (QUEUE, 4)])
+@pytest.mark.parametrize("path", PATHS)
+def test_canonical_form_is_the_sort_by_reference_and_local_vector(text, n, path, monkeypatch):
+    _force(path, monkeypatch)
     cm = statespace.compile_model(dve.load_model(text, defines={"N": n}))
     sym = detect_symmetry(cm)
     (g,) = sym.groups
     X = _random_states(cm, g, 400, np.random.default_rng(n))
-    Y = canonicalize(sym, X.astype(np.int32))
+    X32 = X.astype(np.int32)
+    Y = canonicalize(sym, X32)
+    assert np.array_equal(X32, X)          # a new matrix: the argument is left alone
     for r in range(X.shape[1]):
         assert Y[:, r].tolist() == _canon_row(g, X[:, r].tolist()), r
+    # In place: the same states, written into the argument.
+    Z = canonicalize(sym, X32, copy=False)
+    assert Z is X32 and np.array_equal(Z, Y)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_two_groups_sharing_a_key_slot(path, monkeypatch):
+    """The editor's readers and exporters (a server of four workers): the server's ``adm``
+    holds keys of both groups; each group is sorted by itself, its keys renamed."""
+    from scenarios import Server, System
+    from scenarios.templates import EDITOR_SCENARIOS
+    _force(path, monkeypatch)
+    reader, _, exporter = EDITOR_SCENARIOS
+    cm = statespace.compile_model(
+        System({reader: 4, exporter: 3}, server=Server(workers=4)).to_model())
+    sym = detect_symmetry(cm)
+    assert [g.template for g in sym.groups] == ["reader", "exporter"]
+    assert all(g.key_slots == sym.groups[0].key_slots for g in sym.groups)
+    rng = np.random.default_rng(7)
+    X = np.empty((cm.n_slots, 300), np.int64)
+    for j, s in enumerate(cm.slots):
+        X[j] = rng.integers(s.lo, min(s.hi, s.lo + 3) + 1, X.shape[1])
+    keys = [k for g in sym.groups for k in g.keys]
+    for j in sym.groups[0].key_slots:
+        X[j] = rng.choice(keys + [0], X.shape[1])
+    Y = canonicalize(sym, X.astype(np.int16))
+    assert Y.dtype == np.int16
+    for r in range(X.shape[1]):
+        want = X[:, r].tolist()
+        for g in sym.groups:
+            want = _canon_row(g, want)
+        assert Y[:, r].tolist() == want, r
+
+
+def test_a_slot_equal_in_every_member_and_no_rows(monkeypatch):
+    """Constant columns take no bits (and stay as they are); an empty matrix stays empty."""
+    cm = statespace.compile_model(dve.load_model(QUEUE, defines={"N": 4}))
+    sym = detect_symmetry(cm)
+    (g,) = sym.groups
+    X = _random_states(cm, g, 50, np.random.default_rng(3))
+    for row in g.member_slots:
+        X[row[0]] = 1                  # every member in its second control state
+    Y = canonicalize(sym, X)
+    for r in range(X.shape[1]):
+        assert Y[:, r].tolist() == _canon_row(g, X[:, r].tolist()), r
+    assert canonicalize(sym, X[:, :0]).shape == (cm.n_slots, 0)
 
 
 def test_sort_codes_wider_than_62_bits_fall_back_to_lexsort():
