@@ -560,6 +560,9 @@ class FrontierResult:
     # above it and reads such a point off the cutoff's.
     cutoff_a: int | None = None
     cutoff_b: int | None = None
+    #: Why no point needed analysing, when the system's shape decides the whole grid (its
+    #: load bound, :meth:`~scenarios.dsl.System.load_bound`, below the capacity).
+    note: str | None = None
 
     @property
     def analyses(self) -> int:
@@ -612,7 +615,7 @@ class FrontierResult:
                 "monotone": self.monotone,
                 "violations": [[[p.n_a, p.n_b], [q.n_a, q.n_b]] for p, q in self.violations],
                 "stopped": self.stopped, "seconds": round(self.seconds, 4),
-                "cutoffs": {self.a: self.cutoff_a, self.b: self.cutoff_b},
+                "cutoffs": {self.a: self.cutoff_a, self.b: self.cutoff_b}, "note": self.note,
                 "points": [p.as_dict() for p in self.points]}
 
     def csv(self) -> str:
@@ -656,7 +659,7 @@ class FrontierResult:
         if loose:
             notes.append("not certified (the exact check failed; values as computed): "
                          + ", ".join(loose))
-        if any(b is not None and self.point(a, b) is None for a, b in self.stair):
+        if any(row[2].endswith("*") for row in self._rows()):
             notes.append("* not analysed: below capacity since a point to its right on the "
                          "same level is (the load grows with each count); its load lies "
                          "between the loads of analysed points around it")
@@ -665,6 +668,8 @@ class FrontierResult:
             if c is not None and c < top:
                 notes.append(f"{name} from {c} on: the load of {c} {name} (one more always "
                              "waits and changes nothing; not analysed again)")
+        if self.note:
+            notes.append(f"why: {self.note}")
         if self.stopped:
             notes.append(f"stopped: {self.stopped}")
         return notes
@@ -759,6 +764,14 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
     else:
         cap = parse_capacity(capacity)
 
+    bound = probe.load_bound()
+    if probe.server is not None and bound < cap:
+        # Nothing to analyse: no mix of these scenarios on this server can reach the capacity
+        # (the bound rests on the request kinds and the workers, not on the counts).
+        return FrontierResult(name, a, b, tuple(others.items()), cap, max_a, max_b,
+                              tuple((n, max_b) for n in range(max_a + 1)), (), True, (),
+                              note=f"the load can never reach {cap}: it is at most {bound} "
+                                   f"({probe.load_bound_why()})")
     cut_a = cut_b = None
     if cutoffs:
         from .cutoff import cutoff
@@ -797,9 +810,11 @@ def _range_cell(low: Fraction | None, high: Fraction | None) -> str:
 
     >>> _range_cell(Fraction(1, 2), Fraction(1, 2)), _range_cell(None, Fraction(3, 4))
     ('1/2*', '≤ 3/4*')
-    >>> _range_cell(Fraction(1, 2), Fraction(3, 4))
-    '1/2..3/4*'
+    >>> _range_cell(Fraction(1, 2), Fraction(3, 4)), _range_cell(None, None)
+    ('1/2..3/4*', '')
     """
+    if high is None:  # no analysed point bounds it (nothing was analysed)
+        return ""
     if low == high:
         return f"{high}*"
     return f"≤ {high}*" if low is None else f"{low}..{high}*"

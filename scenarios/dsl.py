@@ -511,7 +511,8 @@ class System:
         big = max(kinds, key=lambda r: r.service * r.cost)
         if big.service * big.cost < self.server.workers * max(r.cost for r in kinds):
             return (f"one request admitted per tick, none worth more than "
-                    f"{big.service * big.cost}: {big.name}, {big.service} ticks x {big.cost}")
+                    f"{big.service * big.cost}: {big.name}, {big.service} "
+                    f"tick{'s' * (big.service != 1)} x {big.cost}")
         return "workers x largest cost per tick"
 
     def describe(self) -> str:

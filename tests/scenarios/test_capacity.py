@@ -335,3 +335,19 @@ def test_a_worker_process_that_dies_stops_the_walk_as_a_limit():
     assert r.stopped.startswith(("(1, 3): ", "(1, 4): "))
     assert r.stair == ((0, 4),) and (1, 3) not in {(p.n_a, p.n_b) for p in r.points}
     assert multiprocessing.active_children() == []
+
+
+def test_a_frontier_the_admissions_decide_analyses_nothing():
+    """Requests of one tick on four workers: one admission per tick keeps at most one worker
+    busy, so no mix reaches the capacity 4 and no point is analysed; the table says why."""
+    def evaluate(model, *, resource, witness):
+        raise AssertionError("nothing should be analysed")
+
+    spec = System({X: 1, Y: 1, Z: 1}, server=Server(4))
+    r = frontier(spec, "x", "y", evaluate=evaluate, max_clients=(3, 5))
+    assert r.stair == tuple((a, 5) for a in range(4)) and r.points == () and r.analyses == 0
+    why = ("the load can never reach 4: it is at most 1 (one request admitted per tick, none "
+           "worth more than 1: r, 1 tick x 1)")
+    assert r.note == why and r.as_dict()["note"] == why
+    text = str(r)
+    assert f"why: {why}" in text and "*" not in text and "None" not in text
