@@ -303,6 +303,27 @@ def stop_info(exc: BaseException, args: argparse.Namespace | None = None) -> dic
     return info
 
 
+def report_stop(exc: BaseException, args: argparse.Namespace) -> int:
+    """Report a run stopped by a limit or a signal before it had anything to show: its
+    :func:`stop_info` message on stderr, and with ``args.json`` one JSON object (``status``,
+    ``limit``, ``counts``, ``message``) on stdout; returns the exit code.
+
+    >>> import argparse, contextlib, io
+    >>> from dve.errors import TimeLimitExceeded
+    >>> out, err = io.StringIO(), io.StringIO()
+    >>> with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    ...     code = report_stop(TimeLimitExceeded(0.3), argparse.Namespace(json=True))
+    >>> code, err.getvalue().strip(), json.loads(out.getvalue())["status"]
+    (3, 'dvecost: time limit of 0.3 s reached', 'timeout')
+    """
+    info = stop_info(exc, args)
+    print(info["message"], file=sys.stderr, flush=True)
+    if getattr(args, "json", False):
+        emit_json(info["status"], limit=info.get("limit"), counts=info["counts"] or None,
+                  message=info["message"])
+    return info["exit_code"]
+
+
 _STOP_SIGNALS = ("SIGINT", "SIGTERM")
 
 

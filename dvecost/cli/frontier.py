@@ -14,6 +14,7 @@ from typing import Callable, TextIO
 
 from dve.errors import ConfigurationError, RunStopped
 
+from . import report_stop
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
 from .workers import add_jobs, parse_clients
 
@@ -89,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)
         if not isinstance(result, FrontierResult):
-            raise  # stopped before the walk began: nothing to show
+            if isinstance(exc, RunStopped) and not args.debug:
+                return report_stop(exc, args)  # before the walk began: nothing to show
+            raise
         exit_code = getattr(exc, "exit_code", 130)
     if args.timeout:
         # The walk is over: the --timeout clock must not cut the report of what it found.

@@ -8,11 +8,10 @@ critical cycle that produces the load, as a run of the rendered model.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from dve.errors import ExplorationLimit, RunStopped
 
-from . import add_backend, add_common, add_limits, emit_json, stop_info
+from . import add_backend, add_common, add_limits, emit_json, report_stop
 from .subcommand import add_command
 from .workers import parse_clients
 
@@ -50,13 +49,7 @@ def run(args: argparse.Namespace) -> int:
     except (ExplorationLimit, RunStopped) as exc:
         if args.debug:
             raise
-        # As `dvecost analyze` stops: the counts on stderr, and one JSON object with --json.
-        info = stop_info(exc, args)
-        print(info["message"], file=sys.stderr)
-        if args.json:
-            emit_json(info["status"], limit=info.get("limit"), counts=info["counts"] or None,
-                      message=info["message"])
-        return info["exit_code"]
+        return report_stop(exc, args)  # as `dvecost analyze` stops
     if args.json:
         d = result.as_dict()
         seconds = d.pop("seconds")

@@ -38,7 +38,8 @@ from typing import Any, Callable, TextIO
 
 from dve.errors import ConfigurationError, RunStopped
 
-from . import add_backend, add_common, add_limits, frontier, peak_memory_bytes
+from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes,
+               report_stop)
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
 from .subcommand import add_command
 from .terminal import is_terminal
@@ -132,7 +133,9 @@ def run(args: argparse.Namespace) -> int:
         result = getattr(exc, "partial", None)
         show.clear()
         if not isinstance(result, SaturationResult):
-            raise  # stopped before the search began: nothing to show
+            if isinstance(exc, RunStopped) and not args.debug:
+                return report_stop(exc, args)  # before the search began: no curve to show
+            raise
         exit_code = getattr(exc, "exit_code", 130)
         print(f"dvecost: {result.stopped}; the curve found so far follows", file=sys.stderr,
               flush=True)

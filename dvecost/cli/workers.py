@@ -15,7 +15,7 @@ import sys
 
 from dve.errors import ConfigurationError, RunStopped
 
-from . import add_backend, add_common, add_limits
+from . import add_backend, add_common, add_limits, report_stop
 from .subcommand import add_command
 
 
@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)
         if not isinstance(result, WorkersResult):
+            if isinstance(exc, RunStopped) and not args.debug:
+                return report_stop(exc, args)  # before the search began: nothing to show
             raise
         exit_code = getattr(exc, "exit_code", 130)
     if args.timeout:

@@ -490,3 +490,24 @@ def test_lockstep_clients_are_counted_per_class_past_62_bits(capsys, tmp_path):
     assert [(c["clients"], c["exact"]) for c in d["curve"]] == [
         (1, "1/2"), (2, "1"), (4, "2"), (8, "4"), (16, "8"), (32, "16"), (36, "18"),
         (38, "19"), (39, "39/2"), (40, "20"), (48, "24"), (64, "32")]
+
+
+@pytest.mark.parametrize("extra", [[], ["--frontier", "u,v", "--frontier-max", "1,1"]])
+def test_a_stop_before_the_search_begins_still_answers_in_json(capsys, tmp_path, extra):
+    """--timeout while the scenario file is still building its systems (here: sleeping):
+    there is no curve yet, but --json still prints one object saying so, exit 3."""
+    spec = tmp_path / "slow.py"
+    spec.write_text("import time\n"
+                    "from scenarios import Request, Scenario, Server\n"
+                    "u = Scenario('u', Request('r', 1))\n"
+                    "v = Scenario('v', Request('s', 1))\n"
+                    "server = Server()\n"
+                    "def system(n):\n"
+                    "    time.sleep(0.3)\n"
+                    "    return {u: n, v: n}\n")
+    code, out, err = run(capsys, "saturate", spec, "--backend", "cpu", "--timeout", "0.2",
+                         "--json", *extra)
+    d = json.loads(out)
+    assert code == 3 and d["status"] == "timeout" and "Traceback" not in err
+    assert "time limit of 0.2 s reached" in err
+    assert d["limit"] == {"name": "--timeout", "value": "0.2"}
