@@ -597,31 +597,32 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             stopped=stopped, note=note, capacity_why=why, status=status, warnings=warnings,
             witness=run, witness_seconds=run_seconds)
 
-    top = family(max_clients)
-    if (top.server is not None or top.composition == "async") and top.load_bound() < cap:
-        # The bound does not grow with N here (a server's workers or admissions, or one
-        # client's max cost): no analysis can reach the capacity, so none is run.
-        return result(bound=top.load_bound(), note=(
-            f"the load can never reach {cap}: it is at most {top.load_bound()} "
-            f"({top.load_bound_why()})"))
-    plateau = _plateau(family, max_clients) if cutoffs else None
-    limit = max_clients if plateau is None else plateau[0]
-    # Interleaved clients that share nothing: a cycle of the product is made of cycles of
-    # single clients, and its mean is a weighted average of theirs, so the worst cycle is the
-    # worst client cycling alone (the others idle, which interleaving allows). The load is the
-    # same for every N >= 1; N = 1 and 2 show it.
-    interleaved = top.server is None and top.composition == "async"
-
-    def walk(saturated: Callable[[int], bool], out: list) -> None:
-        if interleaved:
-            out.append(next((n for n in (1, 2)[:max_clients] if saturated(n)), None))
-        else:
-            out.append((_linear if search == "linear" else _bisect)(saturated, limit))
-
-    walker = PointWalk(walk, work, jobs=jobs, guess=_growth_guess(cap), progress=received,
-                       waiting=waiting, outcome=lambda p: p.exact >= cap)
     answer: int | None = None
+    walker: PointWalk | None = None
     try:
+        top = family(max_clients)
+        if (top.server is not None or top.composition == "async") and top.load_bound() < cap:
+            # The bound does not grow with N here (a server's workers or admissions, or one
+            # client's max cost): no analysis can reach the capacity, so none is run.
+            return result(bound=top.load_bound(), note=(
+                f"the load can never reach {cap}: it is at most {top.load_bound()} "
+                f"({top.load_bound_why()})"))
+        plateau = _plateau(family, max_clients) if cutoffs else None
+        limit = max_clients if plateau is None else plateau[0]
+        # Interleaved clients that share nothing: a cycle of the product is made of cycles of
+        # single clients, and its mean is a weighted average of theirs, so the worst cycle is the
+        # worst client cycling alone (the others idle, which interleaving allows). The load is the
+        # same for every N >= 1; N = 1 and 2 show it.
+        interleaved = top.server is None and top.composition == "async"
+
+        def walk(saturated: Callable[[int], bool], out: list) -> None:
+            if interleaved:
+                out.append(next((n for n in (1, 2)[:max_clients] if saturated(n)), None))
+            else:
+                out.append((_linear if search == "linear" else _bisect)(saturated, limit))
+
+        walker = PointWalk(walk, work, jobs=jobs, guess=_growth_guess(cap), progress=received,
+                           waiting=waiting, outcome=lambda p: p.exact >= cap)
         answer = walker.run()[0]
         if answer is None and interleaved:
             return result(bound=top.load_bound(), note=(
@@ -653,7 +654,8 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         exc.partial = result(answer if answer is not None and answer in points else None,
                              status=status if status in STATUSES else "interrupted",
                              stopped=f"{where}: {reason}{after}",
-                             more=tuple(walker.spare[n] for n in sorted(walker.spare)))
+                             more=() if walker is None else
+                             tuple(walker.spare[n] for n in sorted(walker.spare)))
         raise
 
 
