@@ -593,7 +593,7 @@ class SyncChoiceExplorer(QuotientExplorer):
     :meth:`Explorer._successors_sync <statespace.explore.Explorer._successors_sync>`, the
     product built one process at a time over the whole chunk, where a member standing in the
     run of the member before it keeps only the choices numbered no lower than that member's
-    (:meth:`_sync_keep`): the non-decreasing assignments, one per multiset. Costs add up and
+    (:meth:`_sync_floor`): the non-decreasing assignments, one per multiset. Costs add up and
     the time is the maximum over the moving processes as there (``_step_sync``), and every
     distinct step stays an edge of its own, so parallel edges keep their (cost, time).
 
@@ -626,12 +626,12 @@ class SyncChoiceExplorer(QuotientExplorer):
         Y, err, costs, tm = super()._step_sync(X, rows, C, err)
         return canonicalize(self.sym, Y, copy=False), err, costs, tm
 
-    def _sync_keep(self, p, rows, choice):
+    def _sync_floor(self, p, rows, choice):
         c = self.prev_column.get(p.index)
         red = self.red.get(p.index)
         if c is None or red is None:
             return None
-        return ~red[rows] | (self.digit[choice[-1]] >= self.digit[choice[c]])
+        return np.where(red[rows], self.digit[choice[c]], 0)
 
 
 @dataclass(frozen=True, eq=False)

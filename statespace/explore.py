@@ -1011,60 +1011,82 @@ class Explorer:
         rows = xp.arange(F, dtype=np.int64)
         rows = rows[X[0] >= 0] if procs else rows
         err = xp.zeros(rows.shape[0], bool)
-        # The partial steps form a tree, one level per process that chose: ``[sel, tid]``,
-        # the partial each extends (an index into the level before) and the transition it
-        # chose. The finished steps' choices are read back through it once, at the end:
-        # re-indexing every earlier column (and the step codes) at every process made the
-        # product quadratic in the processes.
+        # The partial steps form a tree, one level per process: ``[parent, tid]``, the partial
+        # each extends (an index into the level before) and the transition it chose. Each
+        # partial's children are made in the order of their transitions (a process's enabled
+        # (row, transition) pairs sorted by row, then transition), and the rows start
+        # ascending, so the steps come out in (source row, step code) order, the order
+        # _intern_sync needs, without a sort. The choices are read back through the tree
+        # once, at the end (re-indexing every earlier column at every process made the
+        # product quadratic in the processes).
         levels: list[list] = []
         for p in procs:
-            parts = []
-            for tid in p.transitions:
-                R, ge = self._enabled(X, F, rows_cache, None, tid)
-                en = xp.zeros(F, bool)
-                en[R] = True
-                sel = xp.flatnonzero(en[rows])
-                e2 = err[sel]   # a copy (fancy indexing)
-                if ge is not None:
-                    er = xp.zeros(F, bool)
-                    er[R] = ge
-                    e2 |= er[rows[sel]]
-                parts.append((sel, e2, tid))
-            if not parts:
-                rows, err = rows[:0], err[:0]
-                continue
-            sel = xp.concatenate([q[0] for q in parts])
-            rows = rows[sel]
-            err = xp.concatenate([q[1] for q in parts])
-            levels.append([sel, xp.concatenate([xp.full(q[0].shape[0], q[2], np.int64)
-                                                for q in parts])])
-            keep = self._sync_keep(p, rows, _Choices(levels))
-            if keep is not None:
-                rows, err = rows[keep], err[keep]
-                levels[-1] = [levels[-1][0][keep], levels[-1][1][keep]]
-        # A process with no enabled transition empties ``rows`` and adds no level.
+            ts = p.transitions
+            pr, pd, pe = self._sync_pairs(X, F, rows_cache, ts)
+            floor = self._sync_floor(p, rows, _Choices(levels)) if rows.shape[0] else None
+            # The chunk's rows as a CSR over the pairs: row r's pairs are start[r]:start[r+1].
+            start = xp.searchsorted(pr, xp.arange(F + 1))
+            lo, hi = start[rows], start[rows + 1]
+            if floor is not None:
+                # Only transitions numbered ``floor`` or higher: the row's first such pair.
+                T = max(1, len(ts))
+                lo = xp.searchsorted(pr * T + pd, rows * T + floor)
+            parent, off = _fan_out(xp, hi - lo)
+            pidx = lo[parent] + off
+            rows, err = rows[parent], err[parent]
+            if pe is not None:
+                err |= pe[pidx]
+            levels.append([parent, xp.asarray(np.asarray(ts, np.int64))[pd[pidx]]
+                           if ts else pd[pidx]])
+        # Every process chose (a process with no enabled transition left no steps).
         n = rows.shape[0]
-        C = xp.zeros((n, len(procs)), np.int64)
-        if levels and len(levels) == len(procs):
-            idx = None
-            for k in range(len(levels) - 1, -1, -1):
-                sel, tid = levels[k]
-                C[:, k] = tid if idx is None else tid[idx]
-                idx = sel if idx is None else sel[idx]
+        L = len(procs)
+        # The choices by process, each column contiguous (_step_sync reads them column by
+        # column): the transpose of a (processes x steps) array.
+        C = xp.zeros((L, n), np.int64).T
+        idx = None
+        for k in range(len(levels) - 1, -1, -1):
+            parent, tid = levels[k]
+            C[:, k] = tid if idx is None else tid[idx]
+            idx = parent if idx is None else parent[idx]
         code = self._sync_code_words(C)
-        # By row, then by step code (the words, the first most significant).
-        order = lexsort(xp, (*code.T[::-1], rows))
-        rows, code, err, C = rows[order], code[order], err[order], C[order]
         Y, err, costs, tm = self._step_sync(X, rows, C, err)
         nk = self.layout.pack(Y, xp)
         # Step codes are interned on the host (a sorted index of the codes met so far).
         return rows, xp.asarray(self._intern_sync(to_host(code))), nk, err, costs, tm
 
-    def _sync_keep(self, p, rows, choice):
-        """Which of the partial ``system sync`` steps to keep once process ``p`` has chosen
-        (``choice``: a column of transition ids per process so far, ``rows``: their source
-        rows); ``None`` keeps all. A hook for explorers that generate fewer steps
-        (:mod:`statespace.counting`: one per multiset of interchangeable members' choices)."""
+    def _sync_pairs(self, X, F, rows_cache, ts):
+        """The (row, transition) pairs of the chunk where the transitions ``ts`` of one
+        process are enabled, sorted by row, then by the transition's place in ``ts``: rows,
+        places, guard faults (or None when there are none)."""
+        xp = self.xp
+        Rs, Ds, Gs = [], [], []
+        for d, tid in enumerate(ts):
+            R, ge = self._enabled(X, F, rows_cache, None, tid)
+            if R.shape[0]:
+                Rs.append(R)
+                Ds.append(xp.full(R.shape[0], d, np.int64))
+                Gs.append(ge)
+        if not Rs:
+            e = xp.zeros(0, np.int64)
+            return e, e, None
+        pr, pd = xp.concatenate(Rs), xp.concatenate(Ds)
+        pe = None
+        if any(g is not None for g in Gs):
+            pe = xp.concatenate([g if g is not None else xp.zeros(R.shape[0], bool)
+                                 for g, R in zip(Gs, Rs)])
+        if len(Rs) > 1:
+            order = stable_argsort(xp, pr)
+            pr, pd = pr[order], pd[order]
+            pe = pe[order] if pe is not None else None
+        return pr, pd, pe
+
+    def _sync_floor(self, p, rows, choice):
+        """The lowest place among its transitions that process ``p`` may choose in each of the
+        partial ``system sync`` steps so far (``choice``: a column of transition ids per
+        process so far, ``rows``: their source rows), or ``None`` for no bound. A hook for
+        explorers that generate fewer steps (:mod:`statespace.counting`: one per multiset of
+        interchangeable members' choices, a member choosing no lower than the one before)."""
         return None
 
     def _step_sync(self, X, rows, C, err):
@@ -1133,8 +1155,14 @@ class Explorer:
         digit = self._digits(xp)
         C = xp.asarray(C, np.int64)
         code = xp.zeros((C.shape[0], len(self.sync_word_radix)), np.int64)
+        words: dict[int, object] = {}
         for i, (p, word) in enumerate(zip(self.cm.system_processes, self.sync_word)):
-            code[:, word] = code[:, word] * max(1, len(p.transitions)) + digit[C[:, i]]
+            # Each word built as one contiguous column, then written once.
+            d = digit[C[:, i]]
+            w = words.get(word)
+            words[word] = d if w is None else w * max(1, len(p.transitions)) + d
+        for word, w in words.items():
+            code[:, word] = w
         return code
 
     def _digits(self, xp):
@@ -1338,6 +1366,24 @@ def _unique_rows(a: np.ndarray):
     inv = np.empty(n, np.int64)
     inv[order] = np.cumsum(flag) - 1
     return s[starts], order[starts], inv
+
+
+def _fan_out(xp, counts):
+    """For ``counts[i]`` children of each parent ``i``: each child's parent and its place
+    among its parent's children, parents in order (``numpy.repeat`` of the parents' indices;
+    CuPy's takes no array of counts, so there by a search of the running totals).
+
+    >>> [a.tolist() for a in _fan_out(np, np.array([2, 0, 3]))]
+    [[0, 0, 2, 2, 2], [0, 1, 0, 1, 2]]
+    """
+    counts = counts.astype(np.int64, copy=False)
+    ends = xp.cumsum(counts)
+    total = int(ends[-1]) if counts.shape[0] else 0
+    if xp is np:
+        parent = np.repeat(np.arange(counts.shape[0]), counts)
+    else:
+        parent = xp.searchsorted(ends, xp.arange(total), side="right")
+    return parent, xp.arange(total) - (ends - counts)[parent]
 
 
 class _Choices:
