@@ -176,9 +176,15 @@ def warm_up():
         except Exception:  # noqa: BLE001 - the command reports what fails, when it gets there
             pass
 
+    global _WARMING
     thread = threading.Thread(target=work, name="dvecost-device-warm-up", daemon=True)
     thread.start()
+    _WARMING = thread
     return thread
+
+
+#: The thread :func:`warm_up` started last (None before).
+_WARMING = None
 
 
 def array_module(backend: str):
@@ -199,13 +205,22 @@ def array_module_for(backend: str):
     exploration: its size is known only at the end): NumPy for ``'cpu'``, CuPy for ``'gpu'``
     (:class:`~ocm.errors.BackendUnavailableError` where there is none), and for ``'auto'``
     NumPy where CuPy is not installed, else a :class:`DeferredDevice`: nothing is imported
-    until the work is large enough to use the device.
+    until the work is large enough to use the device. For ``'gpu'`` while :func:`warm_up`'s
+    thread is still at work, a :class:`DeferredDevice` that requires the device (the
+    caller's first use of it waits for CuPy, and raises BackendUnavailableError if there is
+    no device after all).
 
     >>> array_module_for("cpu").__name__
     'numpy'
     """
     if backend == "auto":
         return DeferredDevice() if cupy_installed() else array_module("cpu")
+    if (backend == "gpu" and _WARMING is not None and _WARMING.is_alive()
+            and cupy_installed()):
+        # warm_up is importing CuPy and starting CUDA: the explorer computes its first,
+        # small chunks on the host meanwhile, and asks for the device when it needs it (a
+        # device that is missing after all is reported then: BackendUnavailableError).
+        return DeferredDevice(required=True)
     return array_module(resolve_backend(backend, 0))
 
 
@@ -234,7 +249,9 @@ class DeferredDevice(types.ModuleType):
     it imports and a device answers (:func:`gpu_available`; every later read is CuPy's own
     attribute), else a device with no free memory, so that the explorer stays on the host;
     :attr:`unavailable` then holds the reason (a caller may drop the explorer's fallback
-    warning, which is about a device that never was).
+    warning, which is about a device that never was). With ``required`` (``--backend gpu``,
+    see :func:`array_module_for`) no device raises :class:`~ocm.errors.BackendUnavailableError`
+    instead.
 
     Examples
     --------
@@ -243,10 +260,11 @@ class DeferredDevice(types.ModuleType):
     (False, None)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, required: bool = False) -> None:
         super().__init__("cupy", "CuPy, imported when first used (ocm.backend.DeferredDevice)")
         self.resolved = False
         self.unavailable: str | None = None
+        self.required = required
 
     def __getattr__(self, name: str):
         # Called only for names the instance does not hold: before resolution every name,
@@ -261,6 +279,9 @@ class DeferredDevice(types.ModuleType):
     def _resolve(self):
         self.resolved = True
         self.unavailable = gpu_unavailable_reason()
+        if self.unavailable is not None and self.required:
+            raise BackendUnavailableError(f"the GPU backend is unavailable: "
+                                          f"{self.unavailable}; {_INSTALL_HINT}")
         if self.unavailable is not None:
             self._target = _NO_DEVICE
             return self._target
@@ -272,7 +293,7 @@ class DeferredDevice(types.ModuleType):
         return cupy
 
 
-_OWN = frozenset({"resolved", "unavailable", "_target", "_resolve"})
+_OWN = frozenset({"resolved", "unavailable", "required", "_target", "_resolve"})
 #: What a :class:`DeferredDevice` without a device answers: no free memory, an empty pool.
 _NO_POOL = types.SimpleNamespace(free_bytes=lambda: 0, used_bytes=lambda: 0,
                                  total_bytes=lambda: 0, free_all_blocks=lambda: None)

@@ -79,3 +79,44 @@ def test_under_a_profiler_the_process_ends_as_usual(tmp_path):
                           "--json"], capture_output=True, text=True, cwd=str(tmp_path))
     assert run.returncode == 0, run.stderr
     assert "after main" in run.stderr and prof.stat().st_size > 0
+
+
+class _Alive:
+    def is_alive(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def warming_without_device(monkeypatch):
+    """As while warm_up's thread is at work on a machine with CuPy but no device."""
+    import ocm.backend as ob
+    monkeypatch.setattr(ob, "_WARMING", _Alive())
+    monkeypatch.setattr(ob, "cupy_installed", lambda: True)
+    monkeypatch.setattr(ob, "gpu_unavailable_reason", lambda: "no CUDA device found")
+    return ob
+
+
+def test_gpu_while_warming_up_defers_the_device(warming_without_device, monkeypatch):
+    from ocm.errors import BackendUnavailableError
+    ob = warming_without_device
+    xp = ob.array_module_for("gpu")
+    assert isinstance(xp, ob.DeferredDevice) and xp.required and not xp.resolved
+    with pytest.raises(BackendUnavailableError, match="no CUDA device found; install"):
+        xp.cuda
+    # Once the warm-up is over (or without one) the device is asked for at once.
+    monkeypatch.setattr(ob, "_WARMING", None)
+    with pytest.raises(BackendUnavailableError, match="no CUDA device found"):
+        ob.array_module_for("gpu")
+
+
+@pytest.mark.parametrize("host_below", [0, 1 << 14])
+def test_gpu_without_device_found_late_is_still_exit_2(host_below, warming_without_device,
+                                                       monkeypatch, capsys):
+    # host_below 0: the explorer asks for the device at its first chunk; the default: the
+    # small example stays on the host and the cycle engine asks for it.
+    from statespace.explore import Explorer
+    monkeypatch.setattr(Explorer, "device_min_rows", host_below)
+    code = cli.main(["analyze", str(example_path("client_server.dve")), "--backend", "gpu"])
+    err = capsys.readouterr().err
+    assert code == 2 and "the GPU backend is unavailable: no CUDA device found" in err
+    assert "Traceback" not in err
