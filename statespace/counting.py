@@ -620,10 +620,10 @@ class SyncChoiceExplorer(QuotientExplorer):
         finally:
             self.red = {}
 
-    def _step_sync(self, X, rows, C, err):
+    def _step_sync(self, X, rows, C, err, pairs=None):
         # The successors canonicalised before they are packed (not packed, unpacked, sorted
         # and packed again).
-        Y, err, costs, tm = super()._step_sync(X, rows, C, err)
+        Y, err, costs, tm = super()._step_sync(X, rows, C, err, pairs)
         return canonicalize(self.sym, Y, copy=False), err, costs, tm
 
     def _sync_floor(self, p, rows, choice):

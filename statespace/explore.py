@@ -24,6 +24,7 @@ import os
 import time as _time
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -1020,66 +1021,82 @@ class Explorer:
         # once, at the end (re-indexing every earlier column at every process made the
         # product quadratic in the processes).
         levels: list[list] = []
+        tables: list[_SyncPairs] = []
         for p in procs:
-            ts = p.transitions
-            pr, pd, pe = self._sync_pairs(X, F, rows_cache, ts)
-            floor = self._sync_floor(p, rows, _Choices(levels)) if rows.shape[0] else None
-            # The chunk's rows as a CSR over the pairs: row r's pairs are start[r]:start[r+1].
-            start = xp.searchsorted(pr, xp.arange(F + 1))
-            lo, hi = start[rows], start[rows + 1]
+            pairs = self._sync_pairs(X, F, rows_cache, p.transitions)
+            floor = (self._sync_floor(p, rows, _Choices(levels, tables)) if rows.shape[0]
+                     else None)
+            # Row r's pairs are pairs.start[r]:pairs.start[r + 1].
+            lo, hi = pairs.start[rows], pairs.start[rows + 1]
             if floor is not None:
                 # Only transitions numbered ``floor`` or higher: the row's first such pair.
-                T = max(1, len(ts))
-                lo = xp.searchsorted(pr * T + pd, rows * T + floor)
+                up = xp.flatnonzero(floor > 0)
+                lo[up] = pairs.first_at(rows[up], floor[up])
             parent, off = _fan_out(xp, hi - lo)
             pidx = lo[parent] + off
             rows, err = rows[parent], err[parent]
-            if pe is not None:
-                err |= pe[pidx]
-            levels.append([parent, xp.asarray(np.asarray(ts, np.int64))[pd[pidx]]
-                           if ts else pd[pidx]])
+            if pairs.fault is not None:
+                err |= pairs.fault[pidx]
+            levels.append([parent, pidx])
+            tables.append(pairs)
         # Every process chose (a process with no enabled transition left no steps).
         n = rows.shape[0]
         L = len(procs)
-        # The choices by process, each column contiguous (_step_sync reads them column by
-        # column): the transpose of a (processes x steps) array.
+        # The pair each process took in each step, and the choices by process, each column
+        # contiguous (_step_sync reads them column by column): the transpose of a
+        # (processes x steps) array.
         C = xp.zeros((L, n), np.int64).T
+        taken: list = [None] * L
         idx = None
         for k in range(len(levels) - 1, -1, -1):
-            parent, tid = levels[k]
-            C[:, k] = tid if idx is None else tid[idx]
+            parent, pidx = levels[k]
+            taken[k] = pidx if idx is None else pidx[idx]
+            C[:, k] = tables[k].tid[taken[k]]
             idx = parent if idx is None else parent[idx]
         code = self._sync_code_words(C)
-        Y, err, costs, tm = self._step_sync(X, rows, C, err)
+        Y, err, costs, tm = self._step_sync(X, rows, C, err, (tables, taken))
         nk = self.layout.pack(Y, xp)
         # Step codes are interned on the host (a sorted index of the codes met so far).
         return rows, xp.asarray(self._intern_sync(to_host(code))), nk, err, costs, tm
 
-    def _sync_pairs(self, X, F, rows_cache, ts):
+    def _sync_pairs(self, X, F, rows_cache, ts) -> _SyncPairs:
         """The (row, transition) pairs of the chunk where the transitions ``ts`` of one
-        process are enabled, sorted by row, then by the transition's place in ``ts``: rows,
-        places, guard faults (or None when there are none)."""
+        process are enabled, sorted by row, then by the transition's place in ``ts``
+        (:class:`_SyncPairs`)."""
         xp = self.xp
-        Rs, Ds, Gs = [], [], []
+        T = len(ts)
+        found = []
         for d, tid in enumerate(ts):
             R, ge = self._enabled(X, F, rows_cache, None, tid)
             if R.shape[0]:
-                Rs.append(R)
-                Ds.append(xp.full(R.shape[0], d, np.int64))
-                Gs.append(ge)
-        if not Rs:
-            e = xp.zeros(0, np.int64)
-            return e, e, None
-        pr, pd = xp.concatenate(Rs), xp.concatenate(Ds)
-        pe = None
-        if any(g is not None for g in Gs):
-            pe = xp.concatenate([g if g is not None else xp.zeros(R.shape[0], bool)
-                                 for g, R in zip(Gs, Rs)])
-        if len(Rs) > 1:
-            order = stable_argsort(xp, pr)
-            pr, pd = pr[order], pd[order]
-            pe = pe[order] if pe is not None else None
-        return pr, pd, pe
+                found.append((d, R, ge))
+        faulty = any(ge is not None for _, _, ge in found)
+        if found and F * T <= _PAIR_MATRIX:
+            # A (rows x transitions) mask read in row-major order: the pairs sorted.
+            en = xp.zeros((F, T), bool)
+            fe = xp.zeros((F, T), bool) if faulty else None
+            for d, R, ge in found:
+                en[R, d] = True
+                if ge is not None:
+                    fe[R, d] = ge
+            flat = xp.flatnonzero(en)
+            prow = flat // T
+            place = flat - prow * T
+            fault = fe.ravel()[flat] if faulty else None
+        elif found:
+            prow = xp.concatenate([R for _, R, _ in found])
+            place = xp.concatenate([xp.full(R.shape[0], d, np.int64) for d, R, _ in found])
+            fault = (xp.concatenate([ge if ge is not None else xp.zeros(R.shape[0], bool)
+                                     for _, R, ge in found]) if faulty else None)
+            order = stable_argsort(xp, prow)
+            prow, place = prow[order], place[order]
+            fault = fault[order] if faulty else None
+        else:
+            prow = place = xp.zeros(0, np.int64)
+            fault = None
+        start = xp.searchsorted(prow, xp.arange(F + 1))
+        tid = xp.asarray(np.asarray(ts, np.int64))[place] if T else place
+        return _SyncPairs(prow, place, tid, fault, start, max(T, 1))
 
     def _sync_floor(self, p, rows, choice):
         """The lowest place among its transitions that process ``p`` may choose in each of the
@@ -1089,11 +1106,18 @@ class Explorer:
         interchangeable members' choices, a member choosing no lower than the one before)."""
         return None
 
-    def _step_sync(self, X, rows, C, err):
+    def _step_sync(self, X, rows, C, err, pairs=None):
         """The successors of rows ``rows`` of ``X`` when process ``i`` takes transition
         ``C[:, i]``: the states (slots x steps), faults, costs by resource and times (the
         explorer's rules: costs add up, the time is the maximum, effects run process by
-        process, two transitions assigning one global variable go to the error state)."""
+        process, two transitions assigning one global variable go to the error state).
+
+        With ``pairs`` (``(tables, taken)``: each process's :class:`_SyncPairs` and the pair
+        each step took), a process whose effects read and write only its own variables
+        (:meth:`_sync_local`) gets its writes, charges and faults computed once per enabled
+        (row, transition) pair and gathered into the steps: what it writes cannot depend on
+        what the processes before it wrote in the same step. Others take the grouping
+        below."""
         cm, xp = self.cm, self.xp
         procs = cm.system_processes
         M = rows.shape[0]
@@ -1102,51 +1126,124 @@ class Explorer:
         costs = [xp.zeros(M, np.int64) for _ in self.res]
         tm = xp.zeros(M, np.int64)
         writers: dict[str, np.ndarray] = {}
-        # (process, transition, the rows that chose it, ascending), each pair once, in process
-        # order: a process's rows grouped in one stable sort of its digits, not one pass over
-        # all rows per transition.
-        chosen = []
+        # Per process, in process order: either ``("pairs", i, table)`` or the (transition,
+        # the rows that chose it, ascending) of each transition chosen, a process's rows
+        # grouped in one stable sort of its digits, not one pass over all rows per transition.
+        plan = []
         digit = self._digits(xp)
+        local = self._sync_local()
         for i, p in enumerate(procs):
             ts = p.transitions
-            if len(ts) == 1 or M == 0:
-                if M:
-                    chosen.append((p, ts[0], xp.arange(M)))
+            if M == 0:
+                continue
+            if pairs is not None and local[i]:
+                plan.append((p, "pairs", self._pair_effects(X, pairs[0][i], ts),
+                             pairs[1][i]))
+                continue
+            if len(ts) == 1:
+                plan.append((p, "rows", [(ts[0], xp.arange(M))], None))
                 continue
             d = digit[C[:, i]]
             order = stable_argsort(xp, d.astype(np.int16 if len(ts) < 2**15 else np.int32))
             bounds = xp.searchsorted(d[order], xp.arange(len(ts) + 1)).tolist()
-            for k, tid in enumerate(ts):
-                if bounds[k + 1] > bounds[k]:
-                    chosen.append((p, tid, order[bounds[k]:bounds[k + 1]]))
-        for p, tid, sub in chosen:
-            t = cm.transitions[tid]
-            for w in t.writes:
-                if "." not in w:
-                    cnt = writers.setdefault(w, xp.zeros(M, np.int32))
-                    cnt[sub] += 1
-            c, ti, ce = self._charge(tid, X, rows[sub])
-            summed, ovf = add_costs([acc[sub] for acc in costs], c)
-            for acc, v in zip(costs, summed):
-                acc[sub] = v
-            if ovf is not None:
-                ce = ovf if ce is None else ce | ovf
-            tm[sub] = xp.maximum(tm[sub], ti)
-            if ce is not None:
-                err[sub] |= ce
-        for p, tid, sub in chosen:
-            t = cm.transitions[tid]
-            writes, eerr = self.ev.effect((tid,))(Y, sub)
-            for base, vals in getattr(writes, "blocks", ()):
-                Y[base:base + vals.shape[0], sub] = vals
-            for j, vals in getattr(writes, "scalars", writes):
-                Y[j][sub] = vals
-            Y[p.slot][sub] = t.dst
-            if eerr is not None:
-                err[sub] |= eerr
+            plan.append((p, "rows", [(tid, order[bounds[k]:bounds[k + 1]])
+                                     for k, tid in enumerate(ts) if bounds[k + 1] > bounds[k]],
+                         None))
+        for p, how, what, taken in plan:
+            if how == "pairs":
+                pc, pt, pf, _, _ = what
+                summed, ovf = add_costs(costs, [c[taken] for c in pc])
+                costs = list(summed)
+                tm = xp.maximum(tm, pt[taken])
+                if ovf is not None:
+                    err |= ovf
+                if pf is not None:
+                    err |= pf[taken]
+                continue
+            for tid, sub in what:
+                t = cm.transitions[tid]
+                for w in t.writes:
+                    if "." not in w:
+                        cnt = writers.setdefault(w, xp.zeros(M, np.int32))
+                        cnt[sub] += 1
+                c, ti, ce = self._charge(tid, X, rows[sub])
+                summed, ovf = add_costs([acc[sub] for acc in costs], c)
+                for acc, v in zip(costs, summed):
+                    acc[sub] = v
+                if ovf is not None:
+                    ce = ovf if ce is None else ce | ovf
+                tm[sub] = xp.maximum(tm[sub], ti)
+                if ce is not None:
+                    err[sub] |= ce
+        for p, how, what, taken in plan:
+            if how == "pairs":
+                _, _, _, vals, dst = what
+                for j, v in vals.items():
+                    Y[j] = v[taken]
+                Y[p.slot] = dst[taken]
+                continue
+            for tid, sub in what:
+                t = cm.transitions[tid]
+                writes, eerr = self.ev.effect((tid,))(Y, sub)
+                for base, v in getattr(writes, "blocks", ()):
+                    Y[base:base + v.shape[0], sub] = v
+                for j, v in getattr(writes, "scalars", writes):
+                    Y[j][sub] = v
+                Y[p.slot][sub] = t.dst
+                if eerr is not None:
+                    err[sub] |= eerr
         for cnt in writers.values():
             err |= cnt >= 2
         return Y, err, {r: c for r, c in zip(self.res, costs)}, tm
+
+    def _pair_effects(self, X, table: _SyncPairs, ts):
+        """Per enabled pair of a :meth:`_sync_local` process: costs by resource, time,
+        faults (guard, charge and effect; or None), the values of the slots its transitions
+        write (slot -> values; the old value where a pair's transition leaves it) and the
+        control state it goes to."""
+        xp = self.xp
+        P = table.row.shape[0]
+        pc = [xp.zeros(P, np.int64) for _ in self.res]
+        pt = xp.zeros(P, np.int64)
+        pf = table.fault.copy() if table.fault is not None else None
+        vals: dict[int, object] = {}
+        dst = xp.zeros(P, X.dtype)
+        for d, tid in enumerate(ts):
+            sel = xp.flatnonzero(table.place == d)
+            if sel.shape[0] == 0:
+                continue
+            R = table.row[sel]
+            t = self.cm.transitions[tid]
+            c, ti, ce = self._charge(tid, X, R)
+            for acc, v in zip(pc, c):
+                acc[sel] = v
+            pt[sel] = ti
+            writes, eerr = self.ev.effect((tid,))(X, R)
+            out = []
+            for base, v in getattr(writes, "blocks", ()):
+                out.extend((base + i, v[i]) for i in range(v.shape[0]))
+            out.extend(getattr(writes, "scalars", writes))
+            for j, v in out:
+                if j not in vals:
+                    vals[j] = X[j][table.row]   # a copy: left alone where not written
+                vals[j][sel] = v
+            dst[sel] = t.dst
+            for f in (ce, eerr):
+                if f is not None:
+                    if pf is None:
+                        pf = xp.zeros(P, bool)
+                    pf[sel] |= f
+        return pc, pt, pf, vals, dst
+
+    def _sync_local(self) -> list[bool]:
+        """Per system process: whether its effects read only its own variables and
+        constants and write only its own variables (then a ``system sync`` step's other
+        processes cannot change what they read or write; made once)."""
+        got = self.__dict__.get("_sync_local_flags")
+        if got is None:
+            got = [_reads_own_only(self.cm, p) for p in self.cm.system_processes]
+            self._sync_local_flags = got
+        return got
 
     def _sync_code_words(self, C) -> np.ndarray:
         """The step codes of choice rows ``C`` (one transition id per system process) as the
@@ -1368,6 +1465,40 @@ def _unique_rows(a: np.ndarray):
     return s[starts], order[starts], inv
 
 
+def _reads_own_only(cm: CompiledModel, p) -> bool:
+    """Whether the effects of process ``p`` assign only its own variables and read only its
+    own variables, constants and literals (no other process's variable or control state, no
+    global variable)."""
+    own = f"{p.name}."
+
+    def var(name):
+        v = cm.variables.get(own + name)
+        return v if v is not None else cm.variables.get(name)
+
+    def ok(e) -> bool:
+        if isinstance(e, (syntax.IntLit, syntax.BoolLit)):
+            return True
+        if isinstance(e, (syntax.Name, syntax.Index)):
+            v = var(e.name)
+            if v is None or not (v.is_const or v.owner == p.name):
+                return False
+            return not isinstance(e, syntax.Index) or ok(e.index)
+        if isinstance(e, syntax.Unary):
+            return ok(e.operand)
+        if isinstance(e, syntax.Binary):
+            return ok(e.left) and ok(e.right)
+        return False          # another process's variable or state, a macro, ...
+
+    for tid in p.transitions:
+        for a in cm.transitions[tid].node.effects:
+            v = var(a.target.name)
+            if v is None or v.is_const or v.owner != p.name or not ok(a.value):
+                return False
+            if isinstance(a.target, syntax.Index) and not ok(a.target.index):
+                return False
+    return True
+
+
 def _fan_out(xp, counts):
     """For ``counts[i]`` children of each parent ``i``: each child's parent and its place
     among its parent's children, parents in order (``numpy.repeat`` of the parents' indices;
@@ -1389,10 +1520,11 @@ def _fan_out(xp, counts):
 class _Choices:
     """The transition each process chose, for the partial ``system sync`` steps so far,
     column by column (``choices[j]``, ``choices[-1]``) read through
-    :meth:`Explorer._successors_sync`'s tree of partial steps."""
+    :meth:`Explorer._successors_sync`'s tree of partial steps (``levels``: ``[parent, pair
+    index]`` per process; ``tables``: each process's :class:`_SyncPairs`)."""
 
-    def __init__(self, levels: list) -> None:
-        self.levels = levels
+    def __init__(self, levels: list, tables: list) -> None:
+        self.levels, self.tables = levels, tables
 
     def __len__(self) -> int:
         return len(self.levels)
@@ -1404,8 +1536,33 @@ class _Choices:
         for k in range(len(levels) - 1, j, -1):
             sel = levels[k][0]
             idx = sel if idx is None else sel[idx]
-        tid = levels[j][1]
-        return tid if idx is None else tid[idx]
+        pidx = levels[j][1]
+        return self.tables[j].tid[pidx if idx is None else pidx[idx]]
+
+
+#: The largest (rows x transitions) mask :meth:`Explorer._sync_pairs` sorts pairs with; past
+#: it, a stable sort of the pairs' rows.
+_PAIR_MATRIX = 1 << 25
+
+
+@dataclass(frozen=True, eq=False)
+class _SyncPairs:
+    """One process's enabled (row, transition) pairs in a chunk, sorted by row, then place:
+    ``row``, ``place`` (the transition's place in the process), ``tid``, ``fault`` (guard
+    faults, or None), and ``start`` (``F + 1`` entries: row ``r``'s pairs are
+    ``start[r]:start[r + 1]``); ``T`` the process's transitions (at least 1)."""
+
+    row: object
+    place: object
+    tid: object
+    fault: object
+    start: object
+    T: int
+
+    def first_at(self, rows, floor):
+        """The first pair of each of ``rows`` whose place is ``floor`` or more."""
+        xp = module_of(rows)
+        return xp.searchsorted(self.row * self.T + self.place, rows * self.T + floor)
 
 
 def _sync_words(procs) -> tuple[tuple[int, ...], tuple[int, ...]]:

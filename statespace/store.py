@@ -84,7 +84,10 @@ class KeyLayout:
         step = max(1, (1 << 22) // max(n, 1))
         for a in range(0, X.shape[0], step):
             b = min(a + step, X.shape[0])
-            v = (X[a:b].astype(np.int64) - lo[a:b, None]).astype(_U) << shift[a:b, None]
+            # Two passes: the difference made as int64 and shifted in place as uint64 (the
+            # same bits; casts and shifts as new arrays took twice the passes).
+            v = xp.subtract(X[a:b], lo[a:b, None], dtype=np.int64).view(_U)
+            xp.left_shift(v, shift[a:b, None], out=v)
             w, sums = self._word_sums(a, b, v, xp)
             out[:, w:w + sums.shape[0]] += sums.T
         return out
