@@ -1083,6 +1083,8 @@ class Explorer:
             prow = flat // T
             place = flat - prow * T
             fault = fe.ravel()[flat] if faulty else None
+            start = xp.zeros(F + 1, np.int64)
+            xp.cumsum(xp.count_nonzero(en, axis=1), out=start[1:])
         elif found:
             prow = xp.concatenate([R for _, R, _ in found])
             place = xp.concatenate([xp.full(R.shape[0], d, np.int64) for d, R, _ in found])
@@ -1094,7 +1096,8 @@ class Explorer:
         else:
             prow = place = xp.zeros(0, np.int64)
             fault = None
-        start = xp.searchsorted(prow, xp.arange(F + 1))
+        if not (found and F * T <= _PAIR_MATRIX):
+            start = xp.searchsorted(prow, xp.arange(F + 1))
         tid = xp.asarray(np.asarray(ts, np.int64))[place] if T else place
         return _SyncPairs(prow, place, tid, fault, start, max(T, 1))
 

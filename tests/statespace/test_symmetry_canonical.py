@@ -126,3 +126,23 @@ def test_sort_codes_wider_than_62_bits_fall_back_to_lexsort():
     narrow = [c % 5 for c in cols] + [rng.random((4, 50)) < 0.5]
     code = symmetry._packed_sort_code(narrow)
     assert np.array_equal(np.argsort(code, axis=0, kind="stable"), np.lexsort(narrow, axis=0))
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 7, 8, 9, 13, 16])
+def test_sorting_network_sorts_every_zero_one_input(n):
+    """By the 0-1 principle a comparator network sorts every input when it sorts every
+    sequence of zeros and ones: all 2**n of them, as the columns of one matrix."""
+    cols = (np.arange(2 ** n)[None, :] >> np.arange(n)[:, None]) & 1
+    code = cols.astype(np.int16)
+    symmetry._sort_columns(code, np.empty(code.shape[1], np.int16))
+    assert np.array_equal(code, np.sort(cols, axis=0))
+    assert all(a < b < n for a, b in symmetry.sorting_network(n))
+
+
+def test_groups_past_the_network_are_sorted_too(monkeypatch):
+    rng = np.random.default_rng(5)
+    code = rng.integers(-50, 50, (6, 1000))
+    want = np.sort(code, axis=0)
+    monkeypatch.setattr(symmetry, "NETWORK_MAX", 4)
+    symmetry._sort_columns(code, np.empty(1000, code.dtype))
+    assert np.array_equal(code, want)
