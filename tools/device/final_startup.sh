@@ -12,9 +12,12 @@ exec > >(tee -a "$OUT/log.txt") 2>&1
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/dev/null 2>&1
 python3 -m compileall -q dve statespace ocm scenarios dvecost tools /tmp/site > /dev/null
 export PYTHONPATH=/tmp/site:$PWD DVECOST_SHARED=$PWD/.bench/shared PYTHONUNBUFFERED=1
-if [ -d .cupy_cache ]; then mkdir -p ~/.cupy; cp -r .cupy_cache ~/.cupy/kernel_cache; fi
+if [ -d .cupy_cache ]; then mkdir -p ~/.cupy; cp -rL .cupy_cache ~/.cupy/kernel_cache; fi
 date -u; echo "kernel cache before: $(ls ~/.cupy/kernel_cache 2>/dev/null | wc -l) files"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+if [ "${BYTECODE:-0}" = 1 ]; then   # bytecode for the image's NumPy and cuda-bindings too
+  python3 tools/device/compile_missing_bytecode.py
+fi
 if [ "${TESTS:-1}" = 1 ]; then
   t0=$(date +%s)
   timeout ${TEST_TIMEOUT:-300} python3 -m pytest -q -m gpu tests -p no:cacheprovider -n 4 \
