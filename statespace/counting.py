@@ -59,7 +59,7 @@ from .explore import Explorer
 from .model import CompiledModel
 from .quotient_explorer import QuotientExplorer
 from .store import KeyLayout, VisitedSet
-from .symmetry import Symmetry, canonicalize, interchangeable
+from .symmetry import Symmetry, canonicalize, code_dtype, interchangeable, sort_codes_into
 
 __all__ = ["CountedExplorer", "CountingOverflow", "Counts", "SyncChoiceExplorer", "counted_plan",
            "counted_orbit_total", "explore_counted"]
@@ -582,6 +582,11 @@ class CountedExplorer(QuotientExplorer):
         return self.layout.pack(C, np)
 
 
+#: The widest sort code :meth:`SyncChoiceExplorer._canon_from_pairs` packs (an int64's bits
+#: less a sign bit and a spare).
+_CODE_BITS = 62
+
+
 class SyncChoiceExplorer(QuotientExplorer):
     """The ``system sync`` quotient explorer with the joint choices made per class, for all
     the states of a chunk at once.
@@ -622,9 +627,85 @@ class SyncChoiceExplorer(QuotientExplorer):
 
     def _step_sync(self, X, rows, C, err, pairs=None):
         # The successors canonicalised before they are packed (not packed, unpacked, sorted
-        # and packed again).
-        Y, err, costs, tm = super()._step_sync(X, rows, C, err, pairs)
-        return canonicalize(self.sym, Y, copy=False), err, costs, tm
+        # and packed again). A group whose members' effects are their own (the explorer's
+        # per-pair path) gets its members' sort codes from their pairs' local vectors, one
+        # gather per member (:meth:`_canon_from_pairs`), not written into the steps and read
+        # back column by column.
+        fused = [gi for gi, ok in enumerate(self._fusable()) if ok] \
+            if pairs is not None and rows.shape[0] else []
+        skip = frozenset(p for gi in fused for p in self.sym.groups[gi].processes)
+        Y, err, costs, tm = super()._step_sync(X, rows, C, err, pairs, skip)
+        rest = [g for gi, g in enumerate(self.sym.groups) if gi not in fused]
+        for gi in fused:
+            self._canon_from_pairs(self.sym.groups[gi], X, Y, pairs)
+        if rest:
+            canonicalize(dataclasses.replace(self.sym, groups=tuple(rest)), Y, copy=False)
+        return Y, err, costs, tm
+
+    def _fusable(self) -> list[bool]:
+        """Per group: its members' effects read and write only their own variables, and a
+        member's slots are its control state and its variables (no channel, no cell of an
+        array indexed by keys); made once."""
+        got = self.__dict__.get("_fusable_flags")
+        if got is None:
+            cm = self.cm
+            local = self._sync_local()
+            column = {p.index: i for i, p in enumerate(cm.system_processes)}
+            got = []
+            for g in self.sym.groups:
+                ok = all(local[column[p]] for p in g.processes)
+                for p, row in zip(g.processes, g.member_slots):
+                    proc = cm.processes[p]
+                    own = [proc.slot]
+                    for v in sorted((v for v in cm.variables.values()
+                                     if v.owner == proc.name and not v.is_const),
+                                    key=lambda v: v.base):
+                        own.extend(range(v.base, v.base + (v.size or 1)))
+                    ok = ok and list(row) == own
+                got.append(ok)
+            self._fusable_flags = got
+        return got
+
+    def _canon_from_pairs(self, g, X, Y, pairs) -> None:
+        """Canonicalise group ``g`` of the steps ``Y`` (whose member slots were not written)
+        from each member's enabled pairs: the local vector each pair leads to, packed into a
+        sort code at the pairs (few), gathered by the pair each step took, sorted and decoded
+        into ``Y`` (:func:`statespace.symmetry.sort_codes_into`)."""
+        cm = self.cm
+        tables, taken = pairs
+        column = {p.index: i for i, p in enumerate(cm.system_processes)}
+        n, w = len(g.processes), len(g.member_slots[0])
+        vecs = []          # per member: per column, the value each pair leads to
+        for p, row in zip(g.processes, g.member_slots):
+            c = column[p]
+            t = tables[c]
+            _, _, _, vals, dst = self._pair_effects(X, t, cm.processes[p].transitions)
+            vecs.append([dst] + [vals[s] if s in vals else X[s][t.row] for s in row[1:]])
+        fields, constant, bits = [], [], 0
+        for j in range(w - 1, -1, -1):       # the last slot least significant
+            lo = min(int(v[j].min()) for v in vecs if v[j].shape[0])
+            hi = max(int(v[j].max()) for v in vecs if v[j].shape[0])
+            if hi > lo:
+                width = (hi - lo).bit_length()
+                fields.append((j, lo, bits, width))
+                bits += width
+            else:
+                constant.append((j, lo))
+        if bits + len(g.key_slots) > _CODE_BITS:
+            # Too wide for one code: the members' slots written, then sorted as any group.
+            for i, (p, row) in enumerate(zip(g.processes, g.member_slots)):
+                for j, s in enumerate(row):
+                    Y[s] = vecs[i][j][taken[column[p]]]
+            canonicalize(dataclasses.replace(self.sym, groups=(g,)), Y, copy=False)
+            return
+        dt = code_dtype(bits + len(g.key_slots))
+        code = np.empty((n, Y.shape[1]), dt)
+        for i, p in enumerate(g.processes):
+            at = np.zeros(vecs[i][0].shape[0], np.int64)
+            for j, lo, shift, _ in fields:
+                at |= (vecs[i][j].astype(np.int64) - lo) << shift
+            np.take(at.astype(dt), taken[column[p]], out=code[i])
+        sort_codes_into(g, Y, code, fields, bits, constant)
 
     def _sync_floor(self, p, rows, choice):
         c = self.prev_column.get(p.index)

@@ -24,7 +24,7 @@ import os
 import time as _time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -1075,8 +1075,10 @@ class Explorer:
             # A (rows x transitions) mask read in row-major order: the pairs sorted.
             en = xp.zeros((F, T), bool)
             fe = xp.zeros((F, T), bool) if faulty else None
+            count = xp.zeros(F, np.int64)
             for d, R, ge in found:
                 en[R, d] = True
+                count[R] += 1      # (R: distinct rows)
                 if ge is not None:
                     fe[R, d] = ge
             flat = xp.flatnonzero(en)
@@ -1084,7 +1086,7 @@ class Explorer:
             place = flat - prow * T
             fault = fe.ravel()[flat] if faulty else None
             start = xp.zeros(F + 1, np.int64)
-            xp.cumsum(xp.count_nonzero(en, axis=1), out=start[1:])
+            xp.cumsum(count, out=start[1:])
         elif found:
             prow = xp.concatenate([R for _, R, _ in found])
             place = xp.concatenate([xp.full(R.shape[0], d, np.int64) for d, R, _ in found])
@@ -1109,7 +1111,7 @@ class Explorer:
         interchangeable members' choices, a member choosing no lower than the one before)."""
         return None
 
-    def _step_sync(self, X, rows, C, err, pairs=None):
+    def _step_sync(self, X, rows, C, err, pairs=None, unwritten=frozenset()):
         """The successors of rows ``rows`` of ``X`` when process ``i`` takes transition
         ``C[:, i]``: the states (slots x steps), faults, costs by resource and times (the
         explorer's rules: costs add up, the time is the maximum, effects run process by
@@ -1119,8 +1121,9 @@ class Explorer:
         each step took), a process whose effects read and write only its own variables
         (:meth:`_sync_local`) gets its writes, charges and faults computed once per enabled
         (row, transition) pair and gathered into the steps: what it writes cannot depend on
-        what the processes before it wrote in the same step. Others take the grouping
-        below."""
+        what the processes before it wrote in the same step; for those in ``unwritten``
+        (process indices) only the charges and faults: the caller writes their slots from
+        :meth:`_pair_effects`. Others take the grouping below."""
         cm, xp = self.cm, self.xp
         procs = cm.system_processes
         M = rows.shape[0]
@@ -1180,6 +1183,8 @@ class Explorer:
                     err[sub] |= ce
         for p, how, what, taken in plan:
             if how == "pairs":
+                if p.index in unwritten:
+                    continue
                 _, _, _, vals, dst = what
                 for j, v in vals.items():
                     Y[j] = v[taken]
@@ -1204,6 +1209,13 @@ class Explorer:
         faults (guard, charge and effect; or None), the values of the slots its transitions
         write (slot -> values; the old value where a pair's transition leaves it) and the
         control state it goes to."""
+        got = table.memo.get("effects")
+        if got is not None:
+            return got
+        got = table.memo["effects"] = self._pair_effects_of(X, table, ts)
+        return got
+
+    def _pair_effects_of(self, X, table: _SyncPairs, ts):
         xp = self.xp
         P = table.row.shape[0]
         pc = [xp.zeros(P, np.int64) for _ in self.res]
@@ -1561,6 +1573,8 @@ class _SyncPairs:
     fault: object
     start: object
     T: int
+    #: What :meth:`Explorer._pair_effects` computed for these pairs (made once).
+    memo: dict = field(default_factory=dict)
 
     def first_at(self, rows, floor):
         """The first pair of each of ``rows`` whose place is ``floor`` or more."""

@@ -975,18 +975,10 @@ def _sort_values(group: SymmetryGroup, Y: np.ndarray) -> bool:
             width = (hi - lo).bit_length()
             fields.append((j, lo, bits, width))
             bits += width
-    ks = group.key_slots
-    K = len(ks)
+    K = len(group.key_slots)
     if bits + K > 62:
         return False
-    dt = np.int16 if bits + K <= 15 else np.int32 if bits + K <= 31 else np.int64
-    keys = np.asarray(group.keys, np.int64)
-    # Which member (index in the group) each key-holding slot refers to, or -1.
-    ref = []
-    for j in ks:
-        v = Y[j].astype(np.int64)
-        i = np.minimum(np.searchsorted(keys, v), n - 1)
-        ref.append(np.where(keys[i] == v, i, -1))
+    dt = code_dtype(bits + K)
     code = np.zeros((n, k), dt)
     tmp = np.empty((n, k), dt)
     for j, lo, shift, _ in fields:
@@ -994,17 +986,53 @@ def _sort_values(group: SymmetryGroup, Y: np.ndarray) -> bool:
         if shift:
             np.left_shift(tmp, shift, out=tmp)
         code |= tmp
+    sort_codes_into(group, Y, code, fields, bits)
+    return True
+
+
+def code_dtype(bits: int):
+    """The narrowest of int16, int32 and int64 that holds non-negative codes of ``bits`` bits
+    (at most 62)."""
+    return np.int16 if bits <= 15 else np.int32 if bits <= 31 else np.int64
+
+
+def sort_codes_into(group: SymmetryGroup, Y: np.ndarray, code: np.ndarray, fields,
+                    bits: int, constant=()) -> None:
+    """Canonicalise group ``group`` of states ``Y`` in place from its members' codes ``code``
+    (members x rows, the member's local vector in the low ``bits`` bits as ``fields``:
+    ``(column, lo, shift, width)``; :func:`_sort_values`): the bits of the key-holding slots
+    that refer to each member are added above them (from ``Y``'s key-holding slots), each row's
+    codes sorted, the local vectors written back (``constant``: ``(column, value)`` of columns
+    equal in every member, written too) and the keys held renamed. ``code`` is overwritten."""
+    n, k = code.shape
+    dt = code.dtype.type
+    where = [_slot_rows([row[j] for row in group.member_slots])
+             for j in range(len(group.member_slots[0]))]
+    ks = group.key_slots
+    K = len(ks)
+    keys = np.asarray(group.keys, np.int64)
+    # Which member (index in the group) each key-holding slot refers to, or -1.
+    ref = []
+    for j in ks:
+        v = Y[j].astype(np.int64)
+        i = np.minimum(np.searchsorted(keys, v), n - 1)
+        ref.append(np.where(keys[i] == v, i, -1))
     cols = np.arange(k)
     for b, i in enumerate(ref):
         hit = i >= 0
         code[i[hit], cols[hit]] |= dt(1 << (bits + K - 1 - b))
+    tmp = np.empty((n, k), dt)
     _sort_columns(code, tmp[0])
+    # (Arithmetic on the narrow codes: a table of every code's value, gathered, was three
+    # times slower.)
     for j, lo, shift, width in fields:
         np.right_shift(code, shift, out=tmp)
         tmp &= (1 << width) - 1
         if lo:
             tmp += lo
         Y[where[j]] = tmp
+    for j, v in constant:
+        Y[where[j]] = v
     if K:
         # Each referring slot's pattern: the slots that refer to the same member.
         pat = []
@@ -1025,7 +1053,6 @@ def _sort_values(group: SymmetryGroup, Y: np.ndarray) -> bool:
             new.append(np.where(i >= 0, keys[n - 1 - above], Y[ks[b]]))
         for j, v in zip(ks, new):
             Y[j] = v
-    return True
 
 
 def canonicalize(sym: Symmetry, X: np.ndarray, return_perm: bool = False, *,

@@ -6,6 +6,8 @@ combination of a representative's choices."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -116,3 +118,21 @@ def test_each_class_steps_once_per_multiset_of_its_runs_choices(text, n):
             multisets.add((others, tuple(sorted((v, tuple(sorted(d))) for v, d in runs.items()))))
         assert set(got) == want
         assert len(got) == len(multisets)
+
+
+@pytest.mark.parametrize("i", [3, 4, 5])
+@pytest.mark.parametrize("how", ["from-steps", "too-wide"])
+def test_codes_from_pairs_and_from_the_steps_agree(i, how, monkeypatch):
+    """A group whose members' effects are their own gets its sort codes from the members'
+    (row, transition) pairs; the same graph when they are read from the written steps, and
+    when the codes are too wide to pack (the members' slots written, then sorted)."""
+    cm = CASES[i][1]()
+    ref = build_quotient_graph(cm, chunk_size=16)
+    if how == "from-steps":
+        monkeypatch.setattr(SyncChoiceExplorer, "_fusable",
+                            lambda self: [False] * len(self.sym.groups))
+    else:
+        monkeypatch.setattr(sys.modules["statespace.counting"], "_CODE_BITS", 0)
+    got = build_quotient_graph(cm, chunk_size=16)
+    same_graph(ref.graph, got.graph)
+    assert np.array_equal(ref.graph.states, got.graph.states)
