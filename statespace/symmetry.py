@@ -982,7 +982,9 @@ def _sort_values(group: SymmetryGroup, Y: np.ndarray) -> bool:
     code = np.zeros((n, k), dt)
     tmp = np.empty((n, k), dt)
     for j, lo, shift, _ in fields:
-        np.subtract(Y[where[j]], lo, out=tmp, casting="unsafe")
+        # In the code's type, wrapping: the difference itself fits it (lo and the values
+        # may not).
+        np.subtract(Y[where[j]], np.int64(lo), out=tmp, dtype=dt, casting="unsafe")
         if shift:
             np.left_shift(tmp, shift, out=tmp)
         code |= tmp
@@ -1028,9 +1030,8 @@ def sort_codes_into(group: SymmetryGroup, Y: np.ndarray, code: np.ndarray, field
     for j, lo, shift, width in fields:
         np.right_shift(code, shift, out=tmp)
         tmp &= (1 << width) - 1
-        if lo:
-            tmp += lo
-        Y[where[j]] = tmp
+        # Added in the states' type (lo may not fit the code's; the sum fits the states').
+        Y[where[j]] = np.add(tmp, np.int64(lo), dtype=Y.dtype, casting="unsafe") if lo else tmp
     for j, v in constant:
         Y[where[j]] = v
     if K:

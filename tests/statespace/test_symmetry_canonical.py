@@ -146,3 +146,27 @@ def test_groups_past_the_network_are_sorted_too(monkeypatch):
     monkeypatch.setattr(symmetry, "NETWORK_MAX", 4)
     symmetry._sort_columns(code, np.empty(1000, code.dtype))
     assert np.array_equal(code, want)
+
+
+@pytest.mark.parametrize("dtype,base,span", [(np.int16, -30000, 5), (np.int32, 100000, 5),
+                                             (np.int32, -2**31, 2**31 + 70000),
+                                             (np.int64, 2**33, 5), (np.int64, 2**33, 2**31 + 7)])
+def test_members_values_far_from_zero(dtype, base, span):
+    """Local values whose range is narrow but whose bounds do not fit the code's type (int16
+    codes of values near 100,000 or 2**33), or whose range does not fit the states' type:
+    the codes are differences, the values come back exactly."""
+    text = QUEUE.replace("process Client(key id) { state a, b;",
+                         "process Client(key id) { int v; state a, b;")
+    cm = statespace.compile_model(dve.load_model(text, defines={"N": 5}))
+    sym = detect_symmetry(cm)
+    (g,) = sym.groups
+    rng = np.random.default_rng(11)
+    X = _random_states(cm, g, 300, rng)
+    for row in g.member_slots:
+        X[row[1]] = base + rng.integers(0, span, X.shape[1]) * rng.integers(0, 2, X.shape[1])
+    X = X.astype(dtype)       # (wrapping for the int32 range past 2**31: states as they are)
+    Y = canonicalize(sym, X)
+    assert Y.dtype == dtype
+    for r in range(X.shape[1]):
+        assert Y[:, r].tolist() == _canon_row(g, X[:, r].tolist()), r
+    assert len({int(v) for v in X[g.member_slots[0][1]]}) > 1
