@@ -77,6 +77,17 @@ class KeyLayout:
     def pack(self, X, xp):
         """Keys ``(rows, n_words)`` uint64 of the states in the column-major matrix ``X``."""
         n = X.shape[1]
+        if X.shape[0] <= SLOT_AT_A_TIME:
+            # Slot by slot into the words as rows (contiguous passes), transposed once.
+            words = xp.zeros((self.n_words, n), dtype=_U)
+            tmp = xp.empty(n, np.int64)
+            tu = tmp.view(_U)
+            for j, (w, s, lo) in enumerate(zip(self.word, self.shift, self.lo)):
+                xp.subtract(X[j], np.int64(lo), out=tmp, dtype=np.int64)
+                if s:
+                    xp.left_shift(tu, _U(s), out=tu)
+                words[w] |= tu
+            return xp.ascontiguousarray(words.T)
         out = xp.zeros((n, self.n_words), dtype=_U)
         _, shift, _, lo = self.arrays(xp)
         # Slots a block at a time (one pass per block, not per slot: states of 65,536 slots);
@@ -170,6 +181,16 @@ class KeyLayout:
         n = keys.shape[0]
         n_slots = len(self.word)
         X = xp.empty((n_slots, n), dtype=dtype)
+        if n_slots <= SLOT_AT_A_TIME:
+            # The words as rows (one transpose), then a slot at a time in contiguous passes
+            # (the block form below writes X through a transpose: ten times slower here).
+            words = xp.ascontiguousarray(keys.T)
+            tmp = xp.empty(n, _U)
+            for j, (w, s, b, lo) in enumerate(zip(self.word, self.shift, self.bits, self.lo)):
+                xp.right_shift(words[w], _U(s), out=tmp)
+                tmp &= _U((1 << b) - 1)
+                X[j] = tmp.view(np.int64) + lo if lo else tmp
+            return X
         word, shift, mask, lo = self.arrays(xp)
         # Slots in blocks of a few million values, one NumPy pass per block: a pass per slot
         # made a state of 16,000 slots cost 16,000 passes at every level of the search.
@@ -187,6 +208,11 @@ class KeyLayout:
         if self.shift[j]:
             d = d << _U(self.shift[j])
         return d
+
+
+#: States of at most this many slots are packed and unpacked a slot at a time (a NumPy
+#: pass per slot, each over contiguous rows); larger ones a block of slots at a time.
+SLOT_AT_A_TIME = 512
 
 
 def _mix(keys) -> np.ndarray:
