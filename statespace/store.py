@@ -77,7 +77,7 @@ class KeyLayout:
     def pack(self, X, xp):
         """Keys ``(rows, n_words)`` uint64 of the states in the column-major matrix ``X``."""
         n = X.shape[1]
-        if X.shape[0] <= SLOT_AT_A_TIME:
+        if X.shape[0] <= SLOT_AT_A_TIME and xp is np:
             # Slot by slot into the words as rows (contiguous passes), transposed once.
             words = xp.zeros((self.n_words, n), dtype=_U)
             tmp = xp.empty(n, np.int64)
@@ -181,7 +181,7 @@ class KeyLayout:
         n = keys.shape[0]
         n_slots = len(self.word)
         X = xp.empty((n_slots, n), dtype=dtype)
-        if n_slots <= SLOT_AT_A_TIME:
+        if n_slots <= SLOT_AT_A_TIME and xp is np:
             # The words as rows (one transpose), then a slot at a time in contiguous passes
             # (the block form below writes X through a transpose: ten times slower here).
             words = xp.ascontiguousarray(keys.T)
@@ -210,8 +210,9 @@ class KeyLayout:
         return d
 
 
-#: States of at most this many slots are packed and unpacked a slot at a time (a NumPy
-#: pass per slot, each over contiguous rows); larger ones a block of slots at a time.
+#: States of at most this many slots are packed and unpacked a slot at a time on the host (a
+#: NumPy pass per slot, each over contiguous rows); larger ones, and all on a device (where
+#: the block form was measured), a block of slots at a time.
 SLOT_AT_A_TIME = 512
 
 
