@@ -37,9 +37,9 @@ from .evaluate import INT, Evaluator, Fault, add_costs
 from .graph import StateGraph, lazy_graph
 from .kernel import SuccessorKernel
 from .model import CompiledModel
-from .device import (DeviceFallbackWarning, add_slot_change, device_free_bytes, is_device_oom,
-                     lexsort, module_of, on_device, release_pool, scatter_add, stable_argsort,
-                     to_host)
+from .device import (DeviceFallbackWarning, add_slot_change, any_true, count_values,
+                     device_free_bytes, is_device_oom, lexsort, module_of, on_device,
+                     release_pool, scatter_add, stable_argsort, to_host)
 from .store import KeyLayout, VisitedSet
 
 __all__ = ["build_state_graph", "current_rss", "as_compiled", "Explorer"]
@@ -445,7 +445,7 @@ class Explorer:
         F = keys.shape[0]
         if self.err_pc >= 0:
             bad = X[0] == self.err_pc
-            if bad.any():
+            if any_true(xp, bad):
                 # The error state has no successors: hide it from every transition.
                 for p in cm.processes:
                     X[p.slot][bad] = -1
@@ -469,7 +469,7 @@ class Explorer:
             # the discovery order of breadth-first search.
             rank = src * A + act
             ids, new_rank, new_keys = self.visited.add(nkeys, rank)
-            if err.any() and self.error_id < 0:
+            if self.error_id < 0 and any_true(xp, err):
                 self.error_id = int(ids[xp.flatnonzero(err)[0]])
             if new_rank.shape[0]:
                 par = new_rank // A + base
@@ -499,7 +499,7 @@ class Explorer:
                 # A faulting step's charge is no value (it may be the fault itself, an
                 # overflow): every edge into the error state costs 0 and takes time 0.
                 into_err = idx == self.error_id
-                if into_err.any():
+                if any_true(xp, into_err):
                     for r in self.res:
                         costs_s[r][into_err] = 0
                     tim_s[into_err] = 0
@@ -511,7 +511,7 @@ class Explorer:
                 self.out_cost[r].append(costs_s[r])
             self.out_time.append(tim_s)
             self.bytes_out += idx.nbytes + 4 * m + 8 * m * (len(self.res) + 1)
-            deg = xp.bincount(src, minlength=F).astype(np.int64)
+            deg = count_values(xp, src, F)
         else:
             deg = xp.zeros(F, np.int64)
         self.out_deg.append(deg)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .device import module_of, scatter_min, to_host
+from .device import any_true, module_of, scatter_min, to_host
 from .model import CompiledModel
 
 __all__ = ["KeyLayout", "VisitedSet"]
@@ -385,7 +385,7 @@ class VisitedSet:
             pos = xp.searchsorted(rh, uh)
             xp.minimum(pos, rh.shape[0] - 1, out=pos)
             hit = (rh[pos] == uh) & (gid < 0)
-            if not bool(hit.any()):
+            if not any_true(xp, hit):
                 continue
             cand = rid[pos[hit]]
             if self.n_words > 1:

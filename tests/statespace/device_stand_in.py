@@ -48,8 +48,18 @@ def stand_in(monkeypatch, kernels: bool = False):
     fake.lexsort = lexsort
 
     def kernel(in_params, out_params, operation, name):
-        # The one fused kernel the explorer defines (statespace.device.add_slot_change),
-        # computed here from its specification: k += uint64(v - o) << s, wrapping.
+        # The fused kernels of statespace.device, computed here from their specifications:
+        # the flag of any_true, the counts of count_values, the atomic minima of scatter_min,
+        # and add_slot_change's k += uint64(v - o) << s, wrapping.
+        if name == "dvecost_any":
+            assert operation == "if (x) flag[0] = true"
+            return lambda a, flag: flag.__setitem__(0, flag[0] or np.asarray(a).any())
+        if name == "dvecost_count":
+            assert operation == "atomicAdd(&c[v], 1ULL)"
+            return lambda v, c: np.add.at(c, v, np.uint64(1))
+        if name == "dvecost_scatter_min":
+            assert operation == "atomicMin(&out[i], v)"
+            return lambda i, v, out: np.minimum.at(out, i, v)
         assert name.startswith("dvecost_slot_change")
 
         def run(v, o, s, k):
