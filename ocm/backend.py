@@ -160,19 +160,26 @@ def warm_up():
     and return the thread: what ``dvecost COMMAND --backend gpu`` does first, so that the
     ~0.5 s they take on an H100 machine (import 0.1-0.3 s, ``cuInit`` and the context 0.2 s)
     overlap the model's parsing and the first breadth-first chunks, which run on the host.
-    The caller's own ``import cupy`` waits for the thread's (Python's import lock) and
-    :func:`gpu_unavailable_reason` reports any failure as it would have; the thread's
-    errors are dropped.
+    A second thread starts the driver meanwhile (:func:`_start_driver`), and once the
+    context is made the first thread makes the first calls whose cost is per process
+    (:func:`_first_uses`). The caller's own ``import cupy`` waits for the thread's
+    (Python's import lock) and :func:`gpu_unavailable_reason` reports any failure as it
+    would have; the threads' errors are dropped.
 
     >>> warm_up().join(60)   # where there is no CuPy or no device, it just ends
     """
     import threading
+
+    # The driver's start beside CuPy's import, not after it: both take a good part of the
+    # warm-up, and the driver's leaves the interpreter's lock free.
+    threading.Thread(target=_start_driver, name="dvecost-driver-start", daemon=True).start()
 
     def work() -> None:
         try:
             if gpu_unavailable_reason() is None:
                 import cupy
                 cupy.empty(1)   # the context, and the memory pool's first block
+                _first_uses(cupy)
         except Exception:  # noqa: BLE001 - the command reports what fails, when it gets there
             pass
 
@@ -181,6 +188,48 @@ def warm_up():
     thread.start()
     _WARMING = thread
     return thread
+
+
+def _start_driver() -> None:
+    """``cuInit`` and the device's primary context (the one CuPy's runtime calls use) through
+    the driver library itself, found with :mod:`ctypes`: 0.25-0.3 s on the H100 machine,
+    spent without the interpreter's lock, while :func:`warm_up`'s other thread imports CuPy
+    (which would otherwise start them only after its import). The primary context is
+    retained for the life of the process; CuPy's own ``cuInit`` then finds the driver
+    started. Best effort: no driver, no device, any failure, and CuPy reports it itself."""
+    try:
+        import ctypes
+        cuda = ctypes.CDLL("libcuda.so.1")
+        dev, ctx = ctypes.c_int(0), ctypes.c_void_p()
+        if cuda.cuInit(0) == 0 and cuda.cuDeviceGet(ctypes.byref(dev), 0) == 0:
+            cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
+    except Exception:  # noqa: BLE001 - Windows, no driver: CuPy's own start reports it
+        pass
+
+
+def _first_uses(cupy) -> None:
+    """Call once, on small arrays, an elementwise operation and the sorts, scans and
+    searches that every exploration and cycle engine run makes on the device: their first
+    call costs per process, not per size. CuPy's first elementwise call loads ``cupyx``
+    (through CuPy's lazy placeholder), which imports SciPy's sparse matrices: 0.24-0.3 s;
+    NVRTC's start and the sort's and scan's kernels another 0.1-0.2 s (measured on the H100
+    machine with ``tools/device/kernel_census.py`` and ``first_use.py``). In
+    :func:`warm_up`'s thread they overlap the host's first chunks instead of delaying the
+    first chunk on the device (``dvecost analyze --backend gpu`` of cs_10: 1.63 -> 1.28 s,
+    median of 5 processes each, together with :func:`_start_driver`). The results are
+    dropped."""
+    import numpy
+    n = 1 << 15   # a chunk's size: the sorts pick their kernels by size
+    a = cupy.arange(n, dtype=numpy.uint64)[::-1].copy()
+    i = a.view(numpy.int64)
+    low = i < 5                                 # the first elementwise call (see above)
+    a.sort()                                    # the visited set's sort of tags
+    i.copy().sort()                             # the edges' sort
+    cupy.argsort(i)                             # new ids in discovery order
+    cupy.flatnonzero(low)                       # scans (run starts, boolean masks)
+    cupy.cumsum(i)
+    cupy.searchsorted(a, a)                     # look-ups in the visited set's runs
+    cupy.cuda.Device().synchronize()
 
 
 #: The thread :func:`warm_up` started last (None before).

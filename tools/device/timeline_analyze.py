@@ -151,9 +151,13 @@ def main() -> int:
 
     orig_reason = ocm.backend.gpu_unavailable_reason
 
+    hooked = []
+
     def reason(*a, **kw):
         r = orig_reason(*a, **kw)
-        hook_cupy()
+        if not hooked:   # once: each call wrapped the wrappers again, counting loads twice
+            hooked.append(True)
+            hook_cupy()
         return r
     ocm.backend.gpu_unavailable_reason = reason
 
