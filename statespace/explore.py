@@ -42,7 +42,7 @@ from .device import (DeviceFallbackWarning, add_slot_change, any_true, count_val
                      release_pool, scatter_add, stable_argsort, to_host)
 from .store import KeyLayout, VisitedSet
 
-__all__ = ["build_state_graph", "current_rss", "as_compiled", "Explorer"]
+__all__ = ["build_state_graph", "current_rss", "peak_rss", "as_compiled", "Explorer"]
 
 _U = np.uint64
 _EMPTY = np.zeros(0, np.int64)
@@ -356,7 +356,7 @@ class Explorer:
         if self.max_memory is not None:
             # The chunk's temporaries: the growth of the peak over the RSS it
             # started from (the peak only tells when it was exceeded).
-            self.chunk_peak = max(self.chunk_peak, _peak_rss() - rss0)
+            self.chunk_peak = max(self.chunk_peak, peak_rss() - rss0)
 
     def _partial(self) -> StateGraph | None:
         """The graph up to the last chunk boundary (``complete`` false), or None when even
@@ -1670,8 +1670,24 @@ def current_rss() -> int:
         return 0
 
 
-def _peak_rss() -> int:
-    """The peak resident memory of this process so far, in bytes."""
+def peak_rss() -> int:
+    """The peak resident memory of this process so far, in bytes.
+
+    On Linux the high-water mark of this process's own memory (``VmHWM``), not
+    ``getrusage``'s ``ru_maxrss``, which a process started by fork and exec inherits from its
+    parent: run from a Python holding 2 GB, a fresh process reads 2 GB there, and a
+    ``--max-memory`` check built on it stopped exploring at once.
+
+    >>> 0 < peak_rss() < 2**40
+    True
+    """
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     import resource
     import sys
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -61,7 +61,6 @@ import json
 import math
 import os
 import re
-import resource
 import signal
 import sys
 import traceback
@@ -199,13 +198,14 @@ def add_limits(p: argparse.ArgumentParser, *, states: bool = True) -> None:
 
 
 def peak_memory_bytes() -> int:
-    """The peak resident memory (RSS) of this process so far, in bytes.
+    """The peak resident memory (RSS) of this process so far, in bytes
+    (:func:`statespace.explore.peak_rss`: this process's own, not what it inherited).
 
     >>> peak_memory_bytes() > 0
     True
     """
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(rss if sys.platform == "darwin" else rss * 1024)
+    from statespace.explore import peak_rss
+    return peak_rss()
 
 
 def _json_default(x: Any):

@@ -368,3 +368,20 @@ def test_analyze_max_memory_checks_the_engine_before_it_starts(monkeypatch, caps
     obj = json.loads(out)
     assert obj["status"] == "limit" and obj["limit"] == {"name": "--max-memory", "value": "64G"}
     assert obj["counts"] == {"states": ref.n_states, "transitions": ref.n_transitions}
+
+
+def test_a_process_started_from_a_large_one_measures_its_own_memory(beem_dir):
+    """getrusage's ru_maxrss survives fork and exec: a dvecost started by a parent holding
+    600 MB read 600 MB as its peak, and --max-memory 300M stopped bakery.5 after a few
+    thousand states (in CI, under pytest's own large process). The peak is its own now."""
+    import numpy as np
+
+    ballast = np.ones(600 * 2**20 // 8)   # pages touched: the parent's RSS grows by 600 MB
+    p = dvecost("explore", str(beem_dir / "models" / "bakery.5.dve"), "--max-memory", "300M",
+                "--json", "-q")
+    out, err = p.communicate(timeout=300)
+    del ballast
+    j = json.loads(out)
+    assert p.returncode == 3 and j["status"] == "limit", err
+    assert j["n_states"] > 100_000
+    assert j["peak_memory_bytes"] <= 1.25 * 300 * 2**20
