@@ -71,9 +71,7 @@ def scatter_min(xp, out, idx, vals) -> None:
     """``out[idx[k]] = min(out[idx[k]], vals[k])`` for every ``k`` (repeated indices too).
 
     On a device one kernel of atomic minima where ``out`` and ``vals`` have one 32- or 64-bit
-    integer type: CuPy's ``ufunc.at`` imports ``cupyx``, whose import pulls in SciPy's sparse
-    matrices (0.3 s of the first device chunk of ``dvecost analyze``, measured on the H100
-    machine)."""
+    integer type (CuPy's ``ufunc.at`` goes through ``cupyx.scatter_min``)."""
     if (xp is not np and out.dtype == vals.dtype and out.dtype in _ATOMIC_TYPES
             and hasattr(xp, "ElementwiseKernel")):
         try:

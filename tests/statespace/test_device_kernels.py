@@ -1,8 +1,9 @@
 """The small fused kernels of ``statespace.device`` (``any_true``, ``count_values``,
 ``scatter_min``) against
 plain Python loops: on NumPy, on the stand-in device module (their specifications), and on a
-real device (marked ``gpu``), where they must also leave ``cupyx`` unimported (its import
-pulls in SciPy's sparse matrices: 0.3 s of a ``dvecost analyze --backend gpu`` process)."""
+real device (marked ``gpu``), where they must also leave ``cupyx`` unloaded (its import pulls
+in SciPy's sparse matrices, 0.24-0.3 s; CuPy's first elementwise call loads it anyway, see
+``ocm.backend._first_uses``, but these kernels add no other way in)."""
 
 from __future__ import annotations
 
