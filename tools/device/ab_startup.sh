@@ -12,9 +12,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/ab-out}; mkdir -p "$OUT" /tmp/fj
 exec > >(tee -a "$OUT/log.txt") 2>&1
 ROOT=$PWD
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/dev/null 2>&1
-export DVECOST_SHARED=$ROOT/.bench/shared PYTHONUNBUFFERED=1
-if [ -d .cupy_cache ]; then mkdir -p ~/.cupy; cp -rL .cupy_cache ~/.cupy/kernel_cache; fi
+source tools/device/common.sh; device_setup
 versions=(tree); for d in .ab/*/; do [ -d "$d" ] && versions+=("$(basename "$d")"); done
 dir() { if [ "$1" = tree ]; then echo "$ROOT"; else echo "$ROOT/.ab/$1"; fi; }
 for v in "${versions[@]}"; do
@@ -23,26 +21,10 @@ done
 python3 -m compileall -q tools /tmp/site > /dev/null
 date -u; echo "versions: ${versions[*]}; kernel cache: $(ls ~/.cupy/kernel_cache | wc -l) files"
 PYTHONPATH=/tmp/site:$ROOT python3 tools/device/compile_missing_bytecode.py | tail -1
-wall() {   # wall VERSION NAME ARGS...: one whole process of that version
-  local v=$1 name=$2; shift 2
-  local t0=$(date +%s.%N)
-  (cd "$(dir "$v")" && PYTHONPATH=/tmp/site:$(dir "$v") python3 -m dvecost "$@" --json \
-    > "/tmp/fj/$name.json" 2> "/tmp/fj/$name.stderr"); local rc=$?
-  local t1=$(date +%s.%N)
-  python3 - "/tmp/fj/$name.json" "$name" "$rc" "$t0" "$t1" <<'PY'
-import json, sys
-p, name, rc, t0, t1 = sys.argv[1:]
-try:
-    d = json.load(open(p))
-except Exception as e:
-    d = {"error": repr(e)}
-print(f"{name:18s} rc={rc} wall {float(t1) - float(t0):6.3f} s  {d.get('value')} "
-      f"{d.get('exact')} {d.get('certified')} {d.get('n_states')} {d.get('n_transitions')}")
-PY
-}
-for v in "${versions[@]}"; do wall "$v" warm_$v analyze "$ROOT/.bench/cs_10.dve" --backend gpu; done
+for v in "${versions[@]}"; do
+  WALL_DIR=$(dir "$v") wall warm_$v analyze "$ROOT/.bench/cs_10.dve" --backend gpu; done
 for n in ${MODELS:-10 12}; do for i in $(seq 1 ${RUNS:-5}); do for v in "${versions[@]}"; do
-  wall "$v" "cs${n}_${v}_$i" analyze "$ROOT/.bench/cs_$n.dve" --backend gpu
+  WALL_DIR=$(dir "$v") wall "cs${n}_${v}_$i" analyze "$ROOT/.bench/cs_$n.dve" --backend gpu
 done; done; done
 sleep 1; python3 - "$OUT/log.txt" "${versions[@]}" <<'PY'
 import re, statistics, sys

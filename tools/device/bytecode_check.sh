@@ -8,10 +8,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/bc-out}; mkdir -p "$OUT" /tmp/fj
 exec > >(tee -a "$OUT/log.txt") 2>&1
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/dev/null 2>&1
-python3 -m compileall -q dve statespace ocm scenarios dvecost tools /tmp/site > /dev/null
-export PYTHONPATH=/tmp/site:$PWD DVECOST_SHARED=$PWD/.bench/shared PYTHONUNBUFFERED=1
-mkdir -p ~/.cupy; cp -rL .cupy_cache ~/.cupy/kernel_cache
+source tools/device/common.sh; device_setup
 python3 - <<'PY'
 import collections, importlib.util, os, sys
 import dvecost.cli, dvecost.analysis, cupy
@@ -42,29 +39,13 @@ for name, m in list(sys.modules.items()):
             print("not compiled:", f, e)
 print("compiled", n, "modules")
 PY
-wall() {
-  local name=$1; shift
-  local t0=$(date +%s.%N)
-  python3 -m dvecost "$@" --json > "/tmp/fj/$name.json" 2>/dev/null; local rc=$?
-  local t1=$(date +%s.%N)
-  python3 -c "
-import json, sys; d = json.load(open('/tmp/fj/$name.json'))
-print(f'$name rc=$rc wall {$t1 - $t0:6.3f} s', d.get('exact'), d.get('certified'), d.get('n_states'), d.get('n_transitions'), {k: round(v, 3) for k, v in d['timings'].items()})"
-}
 for n in 10 12; do for i in $(seq 1 ${RUNS:-5}); do
   wall cs${n}_gpu$i analyze .bench/cs_$n.dve --backend gpu; done; done
 echo "== floors with the bytecode compiled (best of 3 processes)"
 for c in "pass" "import numpy" "import numpy, dvecost.cli" "import cupy" \
          "import cupy; cupy.cuda.runtime.getDeviceCount()" "import cupy; cupy.empty(1)" \
          "import dvecost.cli, cupy; cupy.empty(1)"; do
-  best=99; for i in 1 2 3; do t0=$(date +%s.%N); python3 -c "$c" >/dev/null 2>&1
-    t1=$(date +%s.%N); best=$(python3 -c "print(min($best, $t1 - $t0))"); done
-  printf '%6.3f s  %s\n' "$best" "$c"
+  floor "$c"
 done
-for n in 10 12; do
-  T0=$(date +%s.%N) python3 tools/device/timeline_analyze.py --as-program -- analyze \
-    .bench/cs_$n.dve --backend gpu --json > /dev/null
-done
-python3 -m cProfile -o /tmp/p10.prof -m dvecost analyze .bench/cs_10.dve --backend gpu --json > /dev/null
-python3 -c "
-import pstats; s = pstats.Stats('/tmp/p10.prof'); s.sort_stats('tottime').print_stats(14)" 2>&1 | grep -v '^$' | cut -c1-150 | tail -17
+timelines
+profile_cs10 14 | tail -17

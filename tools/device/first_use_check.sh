@@ -10,28 +10,9 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/first-use-out}; mkdir -p "$OUT" /tmp/fj
 exec > >(tee -a "$OUT/log.txt") 2>&1
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/dev/null 2>&1
-export PYTHONPATH=/tmp/site:$PWD DVECOST_SHARED=$PWD/.bench/shared PYTHONUNBUFFERED=1
-python3 -m compileall -q dve statespace ocm scenarios dvecost tools /tmp/site > /dev/null
-if [ -d .cupy_cache ]; then mkdir -p ~/.cupy; cp -rL .cupy_cache ~/.cupy/kernel_cache; fi
+source tools/device/common.sh; device_setup
 date -u; echo "kernel cache: $(ls ~/.cupy/kernel_cache 2>/dev/null | wc -l) files"
 python3 tools/device/compile_missing_bytecode.py | tail -1
-wall() {   # wall NAME ARGS...: one whole process's wall time and the JSON's gist
-  local name=$1; shift
-  local t0=$(date +%s.%N)
-  python3 -m dvecost "$@" --json > "/tmp/fj/$name.json" 2> "/tmp/fj/$name.stderr"; local rc=$?
-  local t1=$(date +%s.%N)
-  python3 - "/tmp/fj/$name.json" "$name" "$rc" "$t0" "$t1" <<'PY'
-import json, sys
-p, name, rc, t0, t1 = sys.argv[1:]
-try:
-    d = json.load(open(p))
-except Exception as e:
-    d = {"error": repr(e)}
-print(f"{name:16s} rc={rc} wall {float(t1) - float(t0):6.3f} s  {d.get('value')} "
-      f"{d.get('exact')} {d.get('certified')} {d.get('n_states')} {d.get('n_transitions')}")
-PY
-}
 series() {   # series TAG: RUNS processes of each model, then a timeline of each
   for n in 10 12; do for i in $(seq 1 ${RUNS:-5}); do
     wall cs${n}_$1$i analyze .bench/cs_$n.dve --backend gpu; done; done

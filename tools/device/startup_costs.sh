@@ -5,17 +5,9 @@
 # fresh) and filled, with and without --sync, cs_12, and one cProfile of each. Writes under $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/startup-out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl >/dev/null 2>&1
-python3 -m compileall -q dve statespace ocm scenarios dvecost tools /tmp/site > /dev/null
-export PYTHONPATH=/tmp/site:$PWD DVECOST_SHARED=$PWD/.bench/shared PYTHONUNBUFFERED=1
+source tools/device/common.sh; device_setup
 echo "kernel cache before: $(ls ~/.cupy/kernel_cache 2>/dev/null | wc -l) files"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc
-floor() {   # the best of 3 wall times of python3 -c "$1"
-  best=99; for i in 1 2 3; do
-    t0=$(date +%s.%N); python3 -c "$1" >/dev/null 2>&1; t1=$(date +%s.%N)
-    best=$(python3 -c "print(min($best, $t1 - $t0))"); done
-  printf '%6.3f s  %s\n' "$best" "$1"
-}
 run_tl() {
   local name=$1; shift
   local t0=$(date +%s.%N)
