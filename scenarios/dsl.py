@@ -488,9 +488,8 @@ class System:
             return max((r.cost for r in sc.requests()), default=0)
 
         if self.server is not None:
-            kinds = self.kinds()
-            return Fraction(min(self.server.workers * max(r.cost for r in kinds),
-                                max(r.service * r.cost for r in kinds)))
+            workers, big = self._server_bounds()
+            return Fraction(min(workers, big.service * big.cost))
         if self.composition == "sync":
             return Fraction(sum(k * top(sc) for sc, k in self.counts))
         return Fraction(max(top(sc) for sc in self.scenarios))
@@ -507,13 +506,19 @@ class System:
         if self.server is None:
             return ("the clients' largest costs per tick added up" if self.composition == "sync"
                     else "interleaved: one client's largest cost per step")
-        kinds = self.kinds()
-        big = max(kinds, key=lambda r: r.service * r.cost)
-        if big.service * big.cost < self.server.workers * max(r.cost for r in kinds):
+        workers, big = self._server_bounds()
+        if big.service * big.cost < workers:
             return (f"one request admitted per tick, none worth more than "
                     f"{big.service * big.cost}: {big.name}, {big.service} "
                     f"tick{'s' * (big.service != 1)} x {big.cost}")
         return "workers x largest cost per tick"
+
+    def _server_bounds(self) -> tuple[int, Request]:
+        """``(workers x largest cost per tick, the request kind worth the most work)``: the
+        two bounds of :meth:`load_bound` with a server."""
+        kinds = self.kinds()
+        return (self.server.workers * max(r.cost for r in kinds),
+                max(kinds, key=lambda r: r.service * r.cost))
 
     def describe(self) -> str:
         """One line: the clients per scenario and the server.
