@@ -201,6 +201,13 @@ def test_a_system_past_its_cutoffs_says_why_it_never_saturates(capsys, tmp_path)
     assert ("why: from N=7 on every scenario has at least its cutoff (quick 4, long 7): one "
             "more client always waits and changes nothing, so the load stays 7 for every N up "
             "to 64 and none reaches 8") in out
+    # Asked for 7 instead, the search saturates at 5; the report's bound line gives the
+    # admissions' bound and what it rests on.
+    code, out, _ = run(capsys, "saturate", spec, "--capacity", "7", "--backend", "cpu", "-q",
+                       "--no-witness")
+    assert code == 0 and "saturation: 5 clients" in out
+    assert ("bound: the load never exceeds 8 (one request admitted per tick, none worth more "
+            "than 8: r, 4 ticks x 2)") in out.splitlines()
     code, out, _ = run(capsys, "saturate", spec, "--capacity", "8", "--backend", "cpu",
                        "--json")
     d = json.loads(out)
