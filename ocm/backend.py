@@ -178,6 +178,7 @@ def warm_up():
         try:
             if gpu_unavailable_reason() is None:
                 import cupy
+                _import_cupyx_without_scipy()
                 cupy.empty(1)   # the context, and the memory pool's first block
                 _first_uses(cupy)
         except Exception:  # noqa: BLE001 - the command reports what fails, when it gets there
@@ -205,6 +206,46 @@ def _start_driver() -> None:
             cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev)
     except Exception:  # noqa: BLE001 - Windows, no driver: CuPy's own start reports it
         pass
+
+
+class _NoSciPyInThread:
+    """An import finder that makes ``scipy`` unimportable in one thread and nowhere else.
+
+    ``cupyx``'s package body (which CuPy's first elementwise call loads, see
+    :func:`_first_uses`) imports SciPy's sparse matrices, its array-API layer and
+    ``numpy.f2py`` where SciPy is installed, only to convert SciPy's matrices; every such
+    import sits in ``try ... except ImportError`` and leaves the conversion unavailable. The
+    device path of a ``dvecost`` process converts no SciPy matrix, so its warm-up thread
+    imports ``cupyx`` with SciPy kept out, 0.1-0.2 s less holding the interpreter's lock
+    (measured on the H100 machine with ``tools/device/cupyx_probe.py``). Other threads import
+    SciPy as usual (the CPU engine's components), during the warm-up or after it."""
+
+    def __init__(self, thread_id: int) -> None:
+        self.thread_id = thread_id
+
+    def find_spec(self, name, path=None, target=None):
+        import threading
+        if (name == "scipy" or name.startswith("scipy.")) and \
+                threading.get_ident() == self.thread_id:
+            raise ModuleNotFoundError(f"No module named {name!r} (kept out of dvecost's "
+                                      f"device warm-up)", name=name)
+        return None
+
+
+def _import_cupyx_without_scipy() -> None:
+    """Import ``cupyx`` in the calling thread with SciPy kept out of it
+    (:class:`_NoSciPyInThread`); where SciPy is already loaded, ``cupyx`` as it comes."""
+    import sys
+    import threading
+    if "scipy" in sys.modules:
+        return
+    finder = _NoSciPyInThread(threading.get_ident())
+    sys.meta_path.insert(0, finder)
+    try:
+        import cupyx  # noqa: F401 - loaded for its side effect, once per process
+        cupyx.scatter_add  # CuPy's lazy placeholder runs the package body on first use
+    finally:
+        sys.meta_path.remove(finder)
 
 
 def _first_uses(cupy) -> None:
