@@ -62,8 +62,9 @@ def _requests_on_fixed_path(steps) -> int | None:
 def cutoff(system: System, scenario: str) -> int | None:
     """``P`` such that ``n >= P`` clients of ``scenario`` give the load of ``P`` (the other
     scenarios' counts and the server as in ``system``), or ``None`` when the module's argument
-    does not apply: no server, a scenario whose round is not one fixed path with exactly one
-    request, or a period that the solo run does not show.
+    does not apply: no server, a server admitting several requests per tick, a scenario whose
+    round is not one fixed path with exactly one request, or a period that the solo run does
+    not show.
 
     ``P`` is the period of the solo client (one of ``scenario``, alone with the server), read
     off its state graph, which must be a single path into a cycle.
@@ -71,8 +72,9 @@ def cutoff(system: System, scenario: str) -> int | None:
     from statespace import build_state_graph
 
     sc = system.scenario(scenario)
-    if system.server is None or sc is None or _requests_on_fixed_path(sc.steps) != 1:
-        return None
+    if (system.server is None or system.server.admissions != 1 or sc is None
+            or _requests_on_fixed_path(sc.steps) != 1):
+        return None     # (several admissions per tick: the argument counts one per tick)
     solo = System({sc: 1}, server=system.server, name=system.name)
     g = build_state_graph(solo.to_model())
     deg = g.indptr[1:] - g.indptr[:-1]

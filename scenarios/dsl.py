@@ -11,7 +11,8 @@ A **scenario** is the cyclic behaviour of one kind of client, written as steps:
   (``times=(lo, hi)``, ``hi=None`` for any number).
 
 When the last step ends the scenario starts again. A :class:`Server` has ``workers`` (default 1)
-that serve requests one at a time each. A :class:`System` puts ``{scenario: count}`` clients
+that serve requests one at a time each, and admits up to ``admissions`` requests per tick
+(default 1). A :class:`System` puts ``{scenario: count}`` clients
 together, with a server or without one, and :meth:`System.to_model` builds the DVE model as a
 :class:`dve.syntax.Model` with synthetic positions (``<scenario NAME>``), so a generated model
 goes through the same checks as a hand-written one and can be written out with
@@ -32,7 +33,9 @@ error state; docs/dve-reference.md section 7):
 - ``done`` (written by the server only, one worker): the number of the client whose request
   finished on the previous tick, else 0;
 - ``adm`` (written by the server only, several workers): the number of the client admitted on
-  the previous tick, else 0.
+  the previous tick, else 0;
+- ``admK``, ``moreK`` (written by desk ``K`` only, several admissions per tick) and ``held``
+  (written by the server only): see "Several admissions per tick" below.
 
 A request takes the client one tick to send (``req_C = KIND``), then the client waits (one
 self-loop per tick) until it sees its number in ``done``, and takes one tick to receive the
@@ -40,7 +43,8 @@ reply (``req_C = 0``). The server admits a pending request on the tick after it 
 serves its first tick in that same step, so a worker whose request ends on tick ``t`` can serve
 the next one from tick ``t + 1``: with enough clients it is never idle. The server is work
 conserving (it never idles while a worker is free and a request waits) and chooses freely which
-waiting client to serve next; with several workers it admits at most one request per tick.
+waiting client to serve next; it admits at most one request per tick unless ``admissions``
+says more.
 
 Several workers are a *pool*: no worker has a name or a variable. The server admits a request
 while fewer than ``WORKERS`` are in service and serves its first tick; the client, seeing its
@@ -51,18 +55,39 @@ one taking each request: which worker serves a request never changes a cost, and
 the only processes a renaming permutes are the clients of each scenario, so the symmetry
 reduction of docs/algorithms.md covers servers with many workers too.
 
+Several admissions per tick
+---------------------------
+``Server(workers=W, admissions=A)`` with ``A > 1`` admits up to ``A`` requests on one tick.
+One process cannot take several admissions in one ``system sync`` step without a transition
+per set of clients, and several processes cannot share a counter, so the rendering has ``A``
+*desks*, processes ``desk1``, ..., ``deskA``. Desk ``K`` admits one waiting client per tick,
+writing its number into ``admK`` (and into ``moreK`` whether the request holds its worker on
+the next tick too), while ``held + dl + K <= WORKERS``: ``held`` (written by the server, which
+only counts) is the number of ``BUSY`` requests, ``dl`` the distinct clients the desks admitted
+on the tick before whose request goes on. So never more than ``W`` requests are in service, at
+most ``A`` are admitted per tick, and at least one whenever a worker is free and a request
+waits. Two desks may take the same client on one tick (each reads the state before the tick);
+it is admitted once, and that tick admits fewer than it could have: the worst case ranges over
+these runs too. Desks hold client numbers as ``adm`` does and have one transition per client,
+a family that renaming permutes, so the symmetry reduction still applies. The desks charge
+nothing: a client charges the tick of service spent on its admission tick on its own first
+step after it (``2 * cost`` there, or ``cost`` on the reply of a one-tick request), so every
+charge of a request is on its client's transitions, and a cycle's cost is the work done on it.
+
 Why the mean is the load, and its bound
 ---------------------------------------
 Only the server's transitions (and, with a pool of workers, the ticks of service that clients
 serve themselves) carry cost, under the resource ``server``; a step costs the sum of
-``cost`` over the requests its workers serve during that tick. The cost of a cycle of the state
+``cost`` over the requests its workers serve during that tick (with several admissions per
+tick, a request's admission tick is charged on the tick after it instead). The cost of a cycle of the state
 graph is the work done in one period of a periodic run, and its length is the period in ticks, so
 the cycle mean is the work per tick of that run; the maximal cycle mean is the worst over every
 run the clients and the server can produce forever (DESIGN.md, "Saturation"). A worker serves
-one request per tick at most, so no step costs more than ``workers * max(cost)``; and the
-server admits one request per tick at most, each worth ``service * cost`` in all, so no
-periodic run does more work per tick than the largest of those. Every cycle mean, and so the
-load, is at most the smaller bound (:meth:`System.load_bound`), whatever the number of clients:
+one request per tick at most, so no tick does more than ``workers * max(cost)`` of work; and
+the server admits ``admissions`` requests per tick at most, each worth ``service * cost`` in
+all, so no periodic run does more work per tick than ``admissions`` times the largest of
+those. Every cycle mean, and so the load, is at most the smaller bound
+(:meth:`System.load_bound`), whatever the number of clients: with one admission per tick,
 eight workers are all busy only with requests of eight ticks or more.
 
 Without a server, requests are work the client does itself: ``service`` ticks of its own, each
@@ -304,16 +329,27 @@ class Scenario:
 
 @dataclass(frozen=True)
 class Server:
-    """A server with ``workers`` workers, each serving one request at a time.
+    """A server with ``workers`` workers, each serving one request at a time, that admits up
+    to ``admissions`` waiting requests per tick (``1..workers``, default 1).
 
-    >>> Server().workers, Server(workers=2).workers
-    (1, 2)
+    With one admission per tick a server's load never passes the work of one request per
+    tick, however many workers it has (:meth:`System.load_bound`); ``admissions=A`` lets it
+    take up to ``A`` requests on one tick, as many as workers are free.
+
+    >>> Server().workers, Server(workers=2).workers, Server(8, admissions=8).admissions
+    (1, 2, 8)
+    >>> Server(workers=2, admissions=3)
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: Server(admissions) must be 1..2, not 3
     """
 
     workers: int = 1
+    admissions: int = 1
 
     def __post_init__(self) -> None:
         _check_int("Server(workers)", self.workers, 1, 16)
+        _check_int("Server(admissions)", self.admissions, 1, self.workers)
 
 
 def apportion(weights: Mapping[Scenario, int | float | Fraction], n: int) -> dict[Scenario, int]:
@@ -472,10 +508,12 @@ class System:
         """An upper bound on the load, from the system's shape alone.
 
         With a server, the smaller of two: ``workers * max(cost)`` (a worker serves one request
-        per tick, so no step costs more), and ``max(service * cost)`` over the request kinds
-        (the server admits at most one request per tick, and a request brings ``service *
-        cost`` of work in all: in a periodic run of ``L`` ticks at most ``L`` requests are
-        admitted per period, so the work per tick is at most the largest of those). Without a
+        per tick, so no tick does more work), and ``admissions * max(service * cost)`` over
+        the request kinds (the server admits at most ``admissions`` requests per tick, and a
+        request brings ``service * cost`` of work in all: in a periodic run of ``L`` ticks at
+        most ``admissions * L`` requests are admitted per period, and the work of one period
+        is the work of the requests admitted in it, so the work per tick is at most the sum
+        of the ``admissions`` largest request works, each at most the largest). Without a
         server, under ``'sync'``: the sum over clients of their largest cost per tick; under
         ``'async'``: the largest cost per tick (one client moves per step). No cycle mean, and
         so no load, can exceed it, whatever the number of clients.
@@ -483,13 +521,15 @@ class System:
         >>> quick = Scenario("q", [Think(1), Request("r", service=2)])
         >>> System({quick: 9}, server=Server(4)).load_bound()  # 2 ticks per admission
         Fraction(2, 1)
+        >>> System({quick: 9}, server=Server(4, admissions=3)).load_bound()  # min(4, 3 x 2)
+        Fraction(4, 1)
         """
         def top(sc: Scenario) -> int:
             return max((r.cost for r in sc.requests()), default=0)
 
         if self.server is not None:
             workers, big = self._server_bounds()
-            return Fraction(min(workers, big.service * big.cost))
+            return Fraction(min(workers, self.server.admissions * big.service * big.cost))
         if self.composition == "sync":
             return Fraction(sum(k * top(sc) for sc, k in self.counts))
         return Fraction(max(top(sc) for sc in self.scenarios))
@@ -502,20 +542,25 @@ class System:
         'one request admitted per tick, none worth more than 2: r, 2 ticks x 1'
         >>> System({quick: 9}, server=Server(1)).load_bound_why()
         'workers x largest cost per tick'
+        >>> System({quick: 9}, server=Server(8, admissions=3)).load_bound_why()
+        '3 requests admitted per tick, none worth more than 2: r, 2 ticks x 1'
         """
         if self.server is None:
             return ("the clients' largest costs per tick added up" if self.composition == "sync"
                     else "interleaved: one client's largest cost per step")
         workers, big = self._server_bounds()
-        if big.service * big.cost < workers:
-            return (f"one request admitted per tick, none worth more than "
+        a = self.server.admissions
+        if a * big.service * big.cost < workers:
+            many = "one request" if a == 1 else f"{a} requests"
+            return (f"{many} admitted per tick, none worth more than "
                     f"{big.service * big.cost}: {big.name}, {big.service} "
                     f"tick{'s' * (big.service != 1)} x {big.cost}")
         return "workers x largest cost per tick"
 
     def _server_bounds(self) -> tuple[int, Request]:
         """``(workers x largest cost per tick, the request kind worth the most work)``: the
-        two bounds of :meth:`load_bound` with a server."""
+        two bounds of :meth:`load_bound` with a server (the second is also multiplied by
+        the server's admissions per tick there)."""
         kinds = self.kinds()
         return (self.server.workers * max(r.cost for r in kinds),
                 max(kinds, key=lambda r: r.service * r.cost))
@@ -526,11 +571,15 @@ class System:
         >>> u = Scenario("u", Request("r", 1))
         >>> System({u: 3}, server=Server(2)).describe()
         '3 clients (u: 3), server with 2 workers, system sync'
+        >>> System({u: 3}, server=Server(4, admissions=2)).describe()
+        '3 clients (u: 3), server with 4 workers admitting 2 requests per tick, system sync'
         """
         parts = ", ".join(f"{sc.name}: {k}" for sc, k in self.counts)
         n = self.n_clients
         srv = ("no server" if self.server is None else
                f"server with {self.server.workers} worker{'s' * (self.server.workers != 1)}")
+        if self.server is not None and self.server.admissions > 1:
+            srv += f" admitting {self.server.admissions} requests per tick"
         return f"{n} client{'s' * (n != 1)} ({parts}), {srv}, system {self.composition}"
 
     # -- the model --------------------------------------------------------------------------
@@ -542,7 +591,9 @@ class System:
         dve.syntax.Model
             Constants for the request kinds and the server's ``done`` variable (with a
             server; with several workers the constants ``WORKERS``, ``BUSY``, ``SERVED`` and
-            the variable ``adm`` instead), the server process, one process per client (with a
+            the variable ``adm`` instead; with several admissions per tick, ``admK`` and
+            ``moreK`` per desk ``K`` and ``held`` instead of ``adm``), the server process (and
+            then the desks ``desk1``, ..., ``deskA``), one process per client (with a
             server, each keeps its pending request in its own ``req``, which the server reads
             as ``C->req``), and ``system sync`` or ``system async``.
 
@@ -758,6 +809,16 @@ class _Builder:
 
         self.n_workers, self.busy, self.served, self.adm = (
             clear("WORKERS"), clear("BUSY"), clear("SERVED"), clear("adm"))
+        # Several admissions per tick (server_desks): desk k (1..A) is a process of its own
+        # that writes only its globals ``admK`` (the client it admitted on the tick before,
+        # 0: none) and ``moreK`` (1 when that request holds its worker on the next tick too);
+        # the server writes only ``held``. Desk processes are named ``deskK`` (no ``_``, so
+        # never taken for instances of a template, nor equal to a client's ``NAME_i``).
+        self.admissions = system.server.admissions if system.server else 0
+        self.desks = tuple(range(1, self.admissions + 1)) if self.admissions > 1 else ()
+        self.adm_k = {k: clear(f"adm{k}") for k in self.desks}
+        self.more_k = {k: clear(f"more{k}") for k in self.desks}
+        self.held = clear("held")
         # clients: (number from 1, process name, scenario)
         self.clients: list[tuple[int, str, Scenario]] = []
         for sc, k in system.counts:
@@ -825,8 +886,15 @@ class _Builder:
                                              f"several workers, not {nk}")
                 items += [self.byte(self.n_workers, self.workers, const=True),
                           self.byte(self.busy, nk + 1, const=True),
-                          self.byte(self.served, nk + 2, const=True), self.byte(self.adm)]
+                          self.byte(self.served, nk + 2, const=True)]
+                if self.desks:
+                    for k in self.desks:
+                        items += [self.byte(self.adm_k[k]), self.byte(self.more_k[k])]
+                    items.append(self.byte(self.held))
+                else:
+                    items.append(self.byte(self.adm))
             items.append(self.server_process())
+            items += [self.desk_process(k) for k in self.desks]
         global_names = {d.name for d in items if isinstance(d, s.VarDecl)}
         autos: dict[str, _Automaton] = {}
         for _, _, sc in self.clients:
@@ -889,24 +957,39 @@ class _Builder:
         :meth:`server_pool`): the client learns from ``adm`` that it was admitted on the tick
         before, and its request's other ticks of service are its own, charged to the server's
         resource (``req`` is ``BUSY`` while more are to come, ``SERVED`` on the tick of the
-        reply). True when the client's ``timer`` counts them."""
+        reply). True when the client's ``timer`` counts them.
+
+        With several admissions per tick (:meth:`server_desks`) the client learns it from the
+        desks' ``admK`` (any of them may hold its number, several at once), and the tick of
+        service spent on the admission tick is charged here too, on the client's first
+        transition after it (the one that reads ``admK == j``): ``2 * cost`` when it serves
+        a second tick in that step, ``cost`` on the reply of a one-tick request. So every
+        charge of a client's request is on that client's own transitions, once."""
         v, n = self.var, self.lit
         r = t.request
         assert r is not None
-        admitted = self.bin("==", v(self.adm), n(j))
+        if self.desks:
+            admitted = self.any_of([self.bin("==", v(self.adm_k[k]), n(j)) for k in self.desks])
+            not_admitted = self.all_of([self.bin("!=", v(self.adm_k[k]), n(j))
+                                        for k in self.desks])
+            first = self.cost(n(2 * r.cost))      # the admission tick's and this one's
+        else:
+            admitted = self.bin("==", v(self.adm), n(j))
+            not_admitted = self.bin("!=", v(self.adm), n(j))
+            first = self.cost(n(r.cost))          # the admission tick: the server's charge
         costs = self.cost(n(r.cost))
         if t.kind == "wait":
-            trans.append(self.trans(src, src, guard=[self.bin("!=", v(self.adm), n(j))]))
+            trans.append(self.trans(src, src, guard=[not_admitted]))
             if r.service == 1:
                 return False
             fin = self.fresh(f"{src}_served", names, extra)
             if r.service == 2:
-                trans.append(self.trans(src, fin, guard=[admitted], costs=costs,
+                trans.append(self.trans(src, fin, guard=[admitted], costs=first,
                                         effects=[self.assign(_REQ, v(self.served))]))
                 return False
             svc = self.fresh(f"{src}_served_more", names, extra)
             trans += [
-                self.trans(src, svc, guard=[admitted], costs=costs,
+                self.trans(src, svc, guard=[admitted], costs=first,
                            effects=[self.assign(_REQ, v(self.busy)),
                                     self.assign(_TIMER, n(r.service - 2))]),
                 self.trans(svc, svc, guard=[self.bin(">", v(_TIMER), n(1))], costs=costs,
@@ -918,7 +1001,8 @@ class _Builder:
         # the reply: straight from waiting when one tick of service was all, else after it
         if r.service == 1:
             trans.append(self.trans(src, dst, guard=[admitted],
-                                    effects=[self.assign(_REQ, n(0))]))
+                                    effects=[self.assign(_REQ, n(0))],
+                                    costs=costs if self.desks else ()))
         else:
             trans.append(self.trans(self.fresh(f"{src}_served", names, extra), dst,
                                     effects=[self.assign(_REQ, n(0))]))
@@ -939,6 +1023,8 @@ class _Builder:
         if self.workers == 1:
             decls = (self.byte("cur"), self.byte("left"), self.byte("cpt"))
             trans = self.server_single()
+        elif self.desks:
+            decls, trans = (), self.server_desks()
         else:
             decls, trans = (), self.server_pool()
         return s.Process("server", decls, (s.StateDecl("serve", pos=self.pos),),
@@ -1031,3 +1117,104 @@ class _Builder:
                                       effects=[self.assign(self.adm, n(j))],
                                       costs=self.cost(n(r.cost))))
         return out
+
+    # -- several admissions per tick: the desks -----------------------------------------------
+    #
+    # Invariants (every reachable state; t is the tick about to be taken):
+    # (1) ``held`` is the number of clients whose ``req`` is ``BUSY``: the requests admitted
+    #     two or more ticks before t that still have a tick of service at t. The server alone
+    #     writes it, on every tick, from the state before (server_desks).
+    # (2) ``admK`` is the client desk K admitted on tick t - 1 (0: none), ``moreK`` 1 when
+    #     that request has a second tick of service, i.e. holds a worker during t. Several
+    #     desks may hold the same client; that client was admitted once.
+    # (3) The requests holding a worker during t, besides those admitted on t, number
+    #     ``held + dl`` (dl: desk_load, the desks' distinct clients with ``moreK == 1``).
+    #     Desk K admits only while ``held + dl + K <= WORKERS``, so the distinct clients
+    #     admitted on t are at most ``WORKERS - held - dl``: never more than ``WORKERS``
+    #     requests in service on any tick.
+    # (4) A client admitted on t sees its number in some ``admK`` on t + 1 and leaves its
+    #     waiting state then, so no desk admits it twice (a desk's guard wants every
+    #     ``admI != j``). Charges: the client's transitions only (pooled): the admission
+    #     tick's cost on its first step after it, every later tick of service on that tick.
+    #     A tick's cost is therefore the work of that tick, except that a request admitted on
+    #     t - 1 brings the cost of its admission tick to t: the cost of every cycle is the
+    #     work done in it (each admission on the cycle is followed, on the cycle, by the
+    #     client's step that charges it), and the cycle means are the loads.
+
+    def desk_load(self) -> s.Expr:
+        """The number of distinct clients the desks admitted on the tick before whose request
+        holds a worker on this tick too: ``moreK`` counted once per client (a desk whose
+        client a lower desk also holds adds nothing)."""
+        v = self.var
+        terms = [v(self.more_k[1])]
+        for k in self.desks[1:]:
+            terms.append(self.all_of(
+                [self.bin("==", v(self.more_k[k]), self.lit(1))]
+                + [self.bin("!=", v(self.adm_k[k]), v(self.adm_k[i])) for i in range(1, k)]))
+        out = terms[0]
+        for x in terms[1:]:
+            out = self.bin("+", out, x)
+        return out
+
+    def busy_next(self, j: int, proc: str, sc: Scenario) -> s.Expr | None:
+        """Client ``j``'s ``req`` will be ``BUSY`` on the next tick: it is ``BUSY`` now with
+        more than one tick left (its ``timer``), or a desk admitted it on the tick before
+        for a request of three ticks or more. ``None`` when the scenario has no such
+        request (its clients are never ``BUSY``)."""
+        v, n = self.var, self.lit
+        long3 = [r for r in self.requests_of(sc) if r.service > 2]
+        if not long3:
+            return None
+        stay = self.all_of([self.bin("==", self.req(proc), v(self.busy)),
+                            self.bin(">", s.Remote(s.ProcRef(proc, pos=self.pos), _TIMER,
+                                                   pos=self.pos), n(1))])
+        admitted = self.any_of([self.bin("==", v(self.adm_k[k]), n(j)) for k in self.desks])
+        kinds = self.any_of([self.bin("==", self.req(proc), v(self.kind_const[r.name]))
+                             for r in long3])
+        return self.bin("or", stay, self.all_of([admitted, kinds]))
+
+    def server_desks(self) -> list[s.Transition]:
+        """With several admissions per tick the server only counts: one transition, every
+        tick, that sets ``held`` to the number of requests ``BUSY`` on the next tick. One
+        process writes it and every desk reads it, so the desks' guards stay small (the sum
+        over the clients is written once, not once per desk and client)."""
+        terms = [x for j, p, sc in self.clients if (x := self.busy_next(j, p, sc)) is not None]
+        total: s.Expr = self.lit(0)
+        if terms:
+            total = terms[0]
+            for x in terms[1:]:
+                total = self.bin("+", total, x)
+        return [self.trans("serve", "serve", effects=[self.assign(self.held, total)])]
+
+    def desk_process(self, k: int) -> s.Process:
+        """Desk ``k`` of ``A``: on each tick it admits one waiting client that no desk
+        admitted on the tick before, while ``held + dl + k <= WORKERS`` (invariant (3)),
+        and idles only when it may not or nobody waits. It charges nothing (the client
+        does). Two desks may take the same client on one tick; the client is admitted once,
+        and fewer requests than desks were free are admitted then: the server admits at
+        least one request on every tick a worker is free and a request waits, and at most
+        ``min(A, free workers, waiting requests)``."""
+        v, n = self.var, self.lit
+        free = self.bin("<=", self.bin("+", self.bin("+", v(self.held), self.desk_load()),
+                                       n(k)), v(self.n_workers))
+
+        def unclaimed(j: int) -> list[s.Expr]:
+            return [self.bin("!=", v(self.adm_k[i]), n(j)) for i in self.desks]
+
+        def waiting(j: int, proc: str) -> s.Expr:
+            return self.all_of([self.bin("!=", self.req(proc), n(0)),
+                                self.bin("<", self.req(proc), v(self.busy))] + unclaimed(j))
+
+        adm, more = self.adm_k[k], self.more_k[k]
+        idle = s.Unary("not", self.all_of([free, self.any_of(
+            [waiting(j, p) for j, p, _ in self.clients])]), pos=self.pos)
+        trans = [self.trans("admit", "admit", guard=[idle],
+                            effects=[self.assign(adm, n(0)), self.assign(more, n(0))])]
+        for j, proc, sc in self.clients:
+            for r in self.requests_of(sc):
+                guard = self.all_of([free, self.bin("==", self.req(proc),
+                                                    v(self.kind_const[r.name]))] + unclaimed(j))
+                trans.append(self.trans("admit", "admit", guard=[guard], effects=[
+                    self.assign(adm, n(j)), self.assign(more, n(int(r.service > 1)))]))
+        return s.Process(f"desk{k}", (), (s.StateDecl("admit", pos=self.pos),),
+                         self.ref("admit"), transitions=tuple(trans), pos=self.pos)
