@@ -39,7 +39,7 @@ import numpy as np
 
 from . import syntax as s
 from .errors import Source, SourcePos
-from .transform import CANONICAL_OP, MAX_LITERAL_DIGITS, PRECEDENCE, ProcessParts
+from ._parts import CANONICAL_OP, MAX_LITERAL_DIGITS, PRECEDENCE, ProcessParts
 
 __all__ = ["Fallback", "fast_parse"]
 

@@ -37,19 +37,24 @@ import re
 import threading
 from importlib import resources
 
-import lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING
 
 from . import syntax
 from ._fastparse import Fallback, fast_parse
 from .errors import DvecostError, DveSyntaxError, Source, SourcePos
-from .transform import DveTransformer
+
+if TYPE_CHECKING:
+    import lark
+    from lark.exceptions import UnexpectedInput
+
+# Lark (and the callbacks of dve.transform, which import it) are imported by get_parser, when
+# the first model the fast path does not take is read: a model it takes never loads Lark.
 
 __all__ = ["decode_source", "get_parser", "parse_model"]
 
 _lock = threading.Lock()
 _parser: lark.Lark | None = None
-_transformer = DveTransformer()
+_transformer = None   # the DveTransformer the parser calls back, made with it
 
 
 def get_parser() -> lark.Lark:
@@ -66,11 +71,15 @@ def get_parser() -> lark.Lark:
     >>> "IDENT" in {t.name for t in get_parser().terminals}
     True
     """
-    global _parser
+    global _parser, _transformer
     if _parser is None:
         with _lock:
             if _parser is None:
+                import lark
+
+                from .transform import DveTransformer
                 grammar = resources.files("dve").joinpath("dve.lark").read_text(encoding="utf-8")
+                _transformer = DveTransformer()
                 _parser = lark.Lark(grammar, parser="lalr", lexer="contextual",
                                     transformer=_transformer, maybe_placeholders=True)
     return _parser
@@ -235,6 +244,8 @@ def lark_parse(source: Source) -> syntax.Model:
     >>> lark_parse(Source("m", text)) == parse_source(Source("m", text))
     True
     """
+    from lark.exceptions import UnexpectedInput
+
     text = source.text
     parser = get_parser()
     try:
@@ -352,6 +363,8 @@ def _found(tok: lark.Token) -> str:
 
 
 def _translate(e: UnexpectedInput, source: Source) -> DveSyntaxError:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
     text = source.text
     parser = get_parser()
     terminals = {t.name: t.pattern.value for t in parser.terminals
