@@ -170,6 +170,9 @@ def warm_up():
     """
     import threading
 
+    global _WARMING
+    if _WARMING is not None:   # started already (the program's entry point starts it first)
+        return _WARMING
     # The driver's start beside CuPy's import, not after it: both take a good part of the
     # warm-up, and the driver's leaves the interpreter's lock free.
     threading.Thread(target=_start_driver, name="dvecost-driver-start", daemon=True).start()
@@ -184,7 +187,6 @@ def warm_up():
         except Exception:  # noqa: BLE001 - the command reports what fails, when it gets there
             pass
 
-    global _WARMING
     thread = threading.Thread(target=work, name="dvecost-device-warm-up", daemon=True)
     thread.start()
     _WARMING = thread
