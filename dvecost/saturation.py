@@ -15,6 +15,8 @@ with it, which is what ``dvecost saturate`` runs.
 
 from __future__ import annotations
 
+import dataclasses
+import time as _time
 from fractions import Fraction
 from typing import Callable
 
@@ -23,7 +25,7 @@ from scenarios.saturation import (DEFAULT_MAX_CLIENTS, Evaluation, Evaluator,
                                   SaturationResult, Spec)
 from scenarios.saturation import saturate as _search
 
-__all__ = ["evaluator", "system_load", "saturate"]
+__all__ = ["evaluator", "system_load", "saturate", "run_analysis"]
 
 
 def evaluator(*, backend: str = "auto", max_states: int | None = None,
@@ -102,15 +104,57 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
              scenario: str | None = None, search: str = "bisect", witness: bool = True,
              progress: Callable[[object], None] | None = None,
              phases: Callable[[str, str], None] | None = None,
-             jobs: int = 1) -> SaturationResult:
+             jobs: int = 1, method: str = "exact") -> SaturationResult:
     """:func:`scenarios.saturate` with :func:`evaluator` (``backend``, ``max_states``,
     ``max_memory``, ``phases``) as the evaluator and the scenarios' cutoffs
     (``cutoffs=True``: no ``N`` past the one from which the load cannot change); the other
-    parameters are that function's. With ``jobs > 1`` the points are analysed in worker
-    processes, and ``phases`` is not called (a worker would write over the parent's lines)."""
-    return _search(spec, capacity,
-                   evaluate=evaluator(backend=backend, max_states=max_states,
-                                      max_memory=max_memory,
-                                      phases=phases if jobs == 1 else None),
-                   max_clients=max_clients, scenario=scenario, search=search, witness=witness,
-                   progress=progress, cutoffs=True, jobs=jobs)
+    parameters are that function's, ``method`` included (``'exact'`` by default, as
+    there; ``dvecost saturate`` passes ``'auto'``: bounds first, exact analysis where they
+    do not decide). With ``jobs > 1`` the points are analysed
+    in worker processes, and ``phases`` is not called (a worker would write over the
+    parent's lines). The answer's run is an :class:`~dvecost.Analysis` whichever way its
+    point was decided (a simulated run: :func:`run_analysis`)."""
+    from scenarios.bounds import WitnessRun
+
+    result = _search(spec, capacity,
+                     evaluate=evaluator(backend=backend, max_states=max_states,
+                                        max_memory=max_memory,
+                                        phases=phases if jobs == 1 else None),
+                     max_clients=max_clients, scenario=scenario, search=search,
+                     witness=witness, progress=progress, cutoffs=True, jobs=jobs,
+                     method=method)
+    if isinstance(result.witness, WitnessRun):
+        t0 = _time.perf_counter()
+        a = run_analysis(result.witness)
+        result = dataclasses.replace(result, witness=a, witness_seconds=(
+            result.witness_seconds + _time.perf_counter() - t0))
+    return result
+
+
+def run_analysis(run) -> "Analysis":
+    """A simulated run (:class:`scenarios.bounds.WitnessRun`) as an :class:`~dvecost.Analysis`:
+    its cycle and the prefix reaching it told as steps of the model, exactly as
+    :func:`dvecost.analyze` tells a critical cycle, so the same report and replay check
+    apply. ``value`` is the cycle's mean; ``n_states`` and ``n_transitions`` count the run's
+    states and steps (no state graph was built); ``certified`` is true, the caller having
+    shown that no cycle does better (the mean meets an upper bound)."""
+    from dve.summary import summarize
+    from statespace.witness import Witness
+
+    from .result import Analysis
+
+    g = run.graph
+    cm = g.model
+    w = Witness(g, run.resource)
+    cycle = w.cycle(run.cycle_edges)
+    prefix = w.trace_to(cycle[0].source) if cycle else ()
+    summary = summarize(cm.syntax)
+    return Analysis(
+        model=cm.name or "<scenario>", system=cm.system,
+        processes=tuple(p.name for p in cm.processes), n_variables=summary.n_variables,
+        n_channels=summary.n_channels, kind="mean", mode="max", cost=run.resource,
+        resources=tuple(cm.resources), value=run.mean, certified=True,
+        n_states=g.n_states, n_transitions=g.n_edges, n_deadlocks=0,
+        error_state_reached=False, initial=w.state(0), cycle=cycle, prefix=prefix,
+        backend="cpu", iterations=0, seconds={"simulate": run.seconds}, witness=True,
+        graph=g, decode=w.state, symmetry=None)

@@ -73,10 +73,12 @@ from typing import Any, Callable, Union
 
 from dve.errors import ConfigurationError, RunStopped, StateSpaceError
 
-from .dsl import System
+from .bounds import bound_gap
+from .dsl import Scenario, System
 from .parallel import PointWalk
 
 __all__ = ["saturate", "SaturationResult", "SaturationPoint", "Evaluation", "Evaluator",
+           "METHODS", "HOWS",
            "Plan", "PointStarted", "Mix", "mix_of", "mix_text", "resolve_spec",
            "one_scenario", "parse_capacity", "server_capacity", "Spec", "DEFAULT_MAX_CLIENTS"]
 
@@ -171,6 +173,10 @@ class PointStarted:
     witness: bool = False
 
 
+#: How a point of the curve was decided (:attr:`SaturationPoint.how`).
+HOWS = ("exact", "bound", "witness", "open")
+
+
 @dataclass(frozen=True)
 class SaturationPoint:
     """One evaluated point of the curve.
@@ -179,36 +185,72 @@ class SaturationPoint:
     ----------
     clients : int
         The number of clients ``N``.
-    exact : Fraction
-        The load (maximal cycle mean of the cost resource), exact.
-    n_states : int
-        States of the model's reachable state graph.
+    exact : Fraction or None
+        The load (maximal cycle mean of the cost resource), exact; ``None`` when the point
+        was decided by bounds that do not meet (then ``low`` and ``high`` bracket it).
+    n_states : int or None
+        States of the model's reachable state graph (``None``: not explored).
     seconds : float
         Wall time to build and analyse the model.
     certified : bool
-        Whether the engine's exact certificate proved the value.
+        Whether what the point says is proved: the engine's exact certificate, or the bound
+        and the run (always true for ``bound`` and ``witness``).
     mix : tuple of (str, int)
         Which clients make up ``N``, by scenario (:func:`mix_text` writes it out).
+    how : str
+        How it was decided (:data:`HOWS`): ``'exact'`` (analysis of the state graph),
+        ``'bound'`` (the upper bound ``U`` is below the capacity), ``'witness'`` (a run of the
+        model whose cycle reaches the capacity), ``'open'`` (``method='bounds'``: neither).
+    low, high : Fraction or None
+        The lower bound (the best cycle found by simulation, :func:`scenarios.bounds.find_witness`)
+        and the upper bound (:func:`scenarios.bounds.upper_bound`) where they were computed.
     """
 
     clients: int
-    exact: Fraction
-    n_states: int
+    exact: Fraction | None
+    n_states: int | None
     seconds: float
     certified: bool = True
     mix: Mix = ()
+    how: str = "exact"
+    low: Fraction | None = None
+    high: Fraction | None = None
 
     @property
-    def value(self) -> float:
-        """The load as a float."""
-        return float(self.exact)
+    def value(self) -> float | None:
+        """The load as a float (``None`` when not known exactly)."""
+        return None if self.exact is None else float(self.exact)
+
+    @property
+    def lower(self) -> Fraction | None:
+        """What the load is known to be at least: ``exact``, else ``low``."""
+        return self.exact if self.exact is not None else self.low
+
+    @property
+    def upper(self) -> Fraction | None:
+        """What the load is known to be at most: ``exact``, else ``high``."""
+        return self.exact if self.exact is not None else self.high
+
+    def reaches(self, capacity: Fraction) -> bool | None:
+        """True when the load is known to reach ``capacity``, False when known to stay below
+        it, ``None`` when the point leaves it open."""
+        if self.lower is not None and self.lower >= capacity:
+            return True
+        if self.upper is not None and self.upper < capacity:
+            return False
+        return None
 
     def as_dict(self) -> dict:
-        """The JSON form: ``clients``, ``mix`` (``{scenario: count}``), ``exact`` (``"p/q"``
-        or ``"p"``), ``value``, ``n_states``, ``seconds``, ``certified``."""
-        return {"clients": self.clients, "mix": dict(self.mix), "exact": str(self.exact),
+        """The JSON form: ``clients``, ``mix`` (``{scenario: count}``), ``exact`` (``"p/q"``,
+        ``"p"`` or null), ``value``, ``n_states``, ``seconds``, ``certified``, ``decided``
+        (:attr:`how`), ``low`` and ``high`` (the bounds as ``"p/q"``, or null)."""
+        def text(x: Fraction | None) -> str | None:
+            return None if x is None else str(x)
+
+        return {"clients": self.clients, "mix": dict(self.mix), "exact": text(self.exact),
                 "value": self.value, "n_states": self.n_states,
-                "seconds": round(self.seconds, 4), "certified": self.certified}
+                "seconds": round(self.seconds, 4), "certified": self.certified,
+                "decided": self.how, "low": text(self.lower), "high": text(self.upper)}
 
 
 #: ``SaturationResult.status`` values: a finished search, a state or memory limit met, a
@@ -286,6 +328,10 @@ class SaturationResult:
     witness_seconds: float = 0.0
     #: What :attr:`load_bound` rests on, in words (:meth:`~scenarios.dsl.System.load_bound_why`).
     load_bound_why: str | None = None
+    #: How points were decided: ``'exact'``, ``'auto'`` or ``'bounds'`` (see :func:`saturate`).
+    method: str = "exact"
+    #: ``(scenario, rho_s)``: each scenario's alone rate, where the bounds used them.
+    alone: tuple[tuple[str, Fraction], ...] = ()
 
     @property
     def seconds(self) -> float:
@@ -302,15 +348,44 @@ class SaturationResult:
         return next((p for p in self.curve if p.clients == clients), None)
 
     def bracket(self) -> tuple[int | None, int | None]:
-        """``(lo, hi)``: the smallest evaluated ``N`` reaching the capacity (``hi``) and the
-        largest evaluated ``N`` below it that does not (``lo``); either may be ``None``. On a
-        monotone curve the answer lies in ``lo + 1 .. hi``, which is what a partial result can
-        still say.
+        """``(lo, hi)``: the smallest evaluated ``N`` known to reach the capacity (``hi``) and
+        the largest evaluated ``N`` below it known not to (``lo``); either may be ``None``. On
+        a monotone curve the answer lies in ``lo + 1 .. hi``, which is what a partial result,
+        or one with points left open by the bounds, can still say.
         """
-        hi = next((p.clients for p in self.curve if p.exact >= self.capacity), None)
+        hi = next((p.clients for p in self.curve if p.reaches(self.capacity)), None)
         lo = max((p.clients for p in self.curve
-                  if p.exact < self.capacity and (hi is None or p.clients < hi)), default=None)
+                  if p.reaches(self.capacity) is False and (hi is None or p.clients < hi)),
+                 default=None)
         return lo, hi
+
+    @property
+    def open_points(self) -> tuple[SaturationPoint, ...]:
+        """The points the bounds left open (``method='bounds'``)."""
+        return tuple(p for p in self.curve if p.reaches(self.capacity) is None)
+
+    @property
+    def answer_range(self) -> tuple[int, int] | None:
+        """``(first, last)``: where the answer lies when open points leave it uncertain
+        (``first`` the smallest ``N`` not known to stay below, if the load is monotone;
+        ``last`` the smallest known to saturate); ``None`` when the answer is certified or
+        there is none."""
+        if self.saturating_clients is None or self.certified:
+            return None
+        lo, hi = self.bracket()
+        return (1 if lo is None else lo + 1), hi
+
+    @property
+    def certified(self) -> bool:
+        """Whether the answer rests on decided points only: the answer's point reaches the
+        capacity, and ``N - 1`` was evaluated and stays below it (or ``N`` is 1); without an
+        answer, every point evaluated was decided."""
+        n = self.saturating_clients
+        if n is None:
+            return not self.open_points
+        below = self.point(n - 1)
+        return bool(self.point(n).reaches(self.capacity)) and (
+            n == 1 or (below is not None and below.reaches(self.capacity) is False))
 
     def as_dict(self) -> dict:
         """The JSON form (``dvecost saturate --json``), ``status`` first; ``partial`` says
@@ -329,7 +404,11 @@ class SaturationResult:
             "saturating_mix": (None if self.saturating_clients is None else
                                dict(self.point(self.saturating_clients).mix)),
             "max_clients": self.max_clients,
-            "search": self.search, "monotone": self.monotone,
+            "search": self.search, "method": self.method,
+            "answer_certified": self.certified,
+            "answer_range": None if self.answer_range is None else list(self.answer_range),
+            "alone_rates": {name: str(rho) for name, rho in self.alone},
+            "monotone": self.monotone,
             "violations": [[a.clients, b.clients] for a, b in self.violations],
             "load_bound": num(self.load_bound),
             "load_bound_exact": None if self.load_bound is None else str(self.load_bound),
@@ -454,7 +533,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
              evaluate: Evaluator, max_clients: int = DEFAULT_MAX_CLIENTS,
              scenario: str | None = None, search: str = "bisect", witness: bool = True,
              progress: Callable[[object], None] | None = None,
-             cutoffs: bool = False, jobs: int = 1) -> SaturationResult:
+             cutoffs: bool = False, jobs: int = 1, method: str = "exact") -> SaturationResult:
     """Find the smallest number of clients whose load reaches ``capacity``.
 
     Parameters
@@ -493,6 +572,17 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         same server): the load is the same for all of them, so if that ``N`` does not
         saturate, none does (:attr:`SaturationResult.note` says so). For evaluators that
         analyse the models (``dvecost``'s); a stand-in load need not respect it.
+    method : {'exact', 'auto', 'bounds'}
+        How each point is decided. ``'exact'`` (default here): ``evaluate`` computes its load.
+        ``'auto'``: first the bounds of :mod:`scenarios.bounds` (an upper bound ``U`` below
+        the capacity decides "below"; a run of the model simulated from its initial state
+        whose cycle reaches the capacity decides "saturated"), ``evaluate`` only where they
+        do not meet; ``evaluate`` still gives the alone rates (one client per scenario).
+        ``'bounds'``: the bounds only; a point they leave open is recorded so
+        (``how='open'``) and counts as below for the search, so the answer is then the
+        smallest ``N`` known to saturate, with :attr:`SaturationResult.certified` false when
+        an open point lies below it. Only for evaluators that analyse the models (the bounds
+        simulate the real model). ``system async`` points are always analysed exactly.
 
     Returns
     -------
@@ -540,6 +630,9 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                                  f"{max_clients:,}: no model that large could be explored")
     if search not in ("bisect", "linear"):
         raise ConfigurationError(f"unknown search '{search}': expected 'bisect' or 'linear'")
+    if method not in METHODS:
+        raise ConfigurationError(f"unknown method '{method}': expected one of "
+                                 + ", ".join(METHODS))
     if not callable(evaluate):
         raise ConfigurationError("saturate needs an evaluator: evaluate(model, *, resource, "
                                  "witness) -> Evaluation (dvecost.saturation.evaluator() "
@@ -562,10 +655,27 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     points: dict[int, SaturationPoint] = {}
     state: dict[str, Any] = {"bound": None, "why": None, "current": None}
 
+    alone_memo: dict[Scenario, Fraction] = {}
+
+    def alone(one: System) -> Fraction:
+        """The exact load of a system of one client (its scenario's alone rate), once."""
+        sc = one.scenarios[0]
+        if sc not in alone_memo:
+            ev = evaluate(one.to_model(), resource=one.resource, witness=False)
+            if not ev.certified:
+                raise ConfigurationError(f"the alone rate of scenario '{sc.name}' was not "
+                                         "certified; use method='exact'")
+            alone_memo[sc] = Fraction(ev.exact)
+        return alone_memo[sc]
+
     def work(n: int) -> SaturationPoint:
         """One point, in this process or (``jobs > 1``) in a worker process."""
         t0 = _time.perf_counter()
         system = family(n)
+        if method != "exact" and system.composition == "sync":
+            point = _by_bounds(system, n, cap, alone, method, t0)
+            if point is not None:
+                return point
         ev = evaluate(system.to_model(), resource=system.resource, witness=False)
         return SaturationPoint(n, Fraction(ev.exact), int(ev.n_states),
                                _time.perf_counter() - t0, bool(ev.certified), mix_of(system))
@@ -585,8 +695,10 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                run: Any = None, run_seconds: float = 0.0,
                more: tuple[SaturationPoint, ...] = ()) -> SaturationResult:
         curve = tuple(sorted((*points.values(), *more), key=lambda p: p.clients))
+        # A violation is certain where one point's lower bound exceeds a later one's upper.
         violations = tuple((a, b) for i, a in enumerate(curve) for b in curve[i + 1:]
-                           if b.exact < a.exact)
+                           if a.lower is not None and b.upper is not None
+                           and b.upper < a.lower)
         return SaturationResult(
             spec=name, capacity=cap, saturating_clients=answer, curve=curve,
             monotone=not violations, violations=violations, max_clients=max_clients,
@@ -595,7 +707,8 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             load_bound_why=top.load_bound_why() if bound is not None else state["why"],
             search=search,
             stopped=stopped, note=note, capacity_why=why, status=status, warnings=warnings,
-            witness=run, witness_seconds=run_seconds)
+            witness=run, witness_seconds=run_seconds, method=method,
+            alone=tuple((sc.name, rho) for sc, rho in alone_memo.items()))
 
     answer: int | None = None
     walker: PointWalk | None = None
@@ -607,6 +720,12 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             return result(bound=top.load_bound(), note=(
                 f"the load can never reach {cap}: it is at most {top.load_bound()} "
                 f"({top.load_bound_why()})"))
+        if method != "exact" and top.composition == "sync" and all(
+                bound_gap(s) is None for s in (first, top)):
+            # The alone rates first, in this process: worker processes (jobs > 1) inherit
+            # them, and the result lists them whichever process used them.
+            for sc in top.scenarios:
+                alone(top.with_counts({sc: 1}))
         plateau = _plateau(family, max_clients) if cutoffs else None
         limit = max_clients if plateau is None else plateau[0]
         # Interleaved clients that share nothing: a cycle of the product is made of cycles of
@@ -622,7 +741,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                 out.append((_linear if search == "linear" else _bisect)(saturated, limit))
 
         walker = PointWalk(walk, work, jobs=jobs, guess=_growth_guess(cap), progress=received,
-                           waiting=waiting, outcome=lambda p: p.exact >= cap)
+                           waiting=waiting, outcome=lambda p: bool(p.reaches(cap)))
         answer = walker.run()[0]
         if answer is None and interleaved:
             return result(bound=top.load_bound(), note=(
@@ -633,14 +752,20 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             return result(note=(
                 f"from N={n0} on every scenario has at least its cutoff ({cuts}): one "
                 f"more client always waits and changes nothing, so the load stays "
-                f"{points[n0].exact} for every N up to {max_clients} and none reaches "
-                f"{cap}"))
+                f"{_load_text(points[n0])} for every N up to {max_clients} and none "
+                f"reaches {cap}"))
         run, t0 = None, _time.perf_counter()
         if answer is not None and witness:
             system = family(answer)
             state["current"] = answer
             tell(PointStarted(answer, mix_of(system), witness=True))
-            run = evaluate(system.to_model(), resource=system.resource, witness=True).witness
+            if points[answer].how == "witness":
+                # The run the bounds found, simulated again (the simulation is
+                # deterministic): a WitnessRun, which dvecost tells as steps of the model.
+                run = _witness_run(system, cap, points[answer].high)
+            else:
+                run = evaluate(system.to_model(), resource=system.resource,
+                               witness=True).witness
         return result(answer, run=run, run_seconds=_time.perf_counter() - t0 if run else 0.0)
     except StateSpaceError as exc:  # a state or memory limit: the curve so far is the answer
         return result(answer, status="limit", stopped=f"N={state['current']}: {exc}")
@@ -659,6 +784,58 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         raise
 
 
+#: :func:`saturate`'s ``method`` values.
+METHODS = ("exact", "auto", "bounds")
+#: The simulation's budget per point (:func:`scenarios.bounds.find_witness`): rows side by
+#: side and ticks per row, when looking for a run that reaches the capacity, and when only
+#: trying to meet an upper bound already below it (the point is decided either way).
+WITNESS_ROWS, WITNESS_TICKS, WITNESS_PATIENCE = 20, 3000, 1500
+BELOW_ROWS, BELOW_TICKS = 10, 300
+
+
+def _by_bounds(system: System, n: int, cap: Fraction, alone: Callable[[System], Fraction],
+               method: str, t0: float) -> SaturationPoint | None:
+    """A point decided by :mod:`scenarios.bounds`, or ``None`` (``method='auto'``: analyse it
+    exactly)."""
+    from .bounds import find_witness, upper_bound
+
+    ub = upper_bound(system, alone)
+    mix = mix_of(system)
+    if ub.value < cap:
+        # Below for certain; a short simulation may meet the bound and so give the load.
+        run = find_witness(system, upper=ub.value, rows=BELOW_ROWS, max_ticks=BELOW_TICKS)
+        low = None if run is None else run.mean
+        return SaturationPoint(n, ub.value if low == ub.value else None, None,
+                               _time.perf_counter() - t0, True, mix, "bound", low, ub.value)
+    run = _witness_run(system, cap, ub.value)
+    low = None if run is None else run.mean
+    if low is not None and low >= cap:
+        return SaturationPoint(n, low if low == ub.value else None, None,
+                               _time.perf_counter() - t0, True, mix, "witness", low, ub.value)
+    if method == "bounds":
+        return SaturationPoint(n, None, None, _time.perf_counter() - t0, True, mix, "open",
+                               low, ub.value)
+    return None
+
+
+def _witness_run(system: System, cap: Fraction, upper: Fraction | None):
+    """The simulation of a point that may reach ``cap`` (deterministic: the answer's run is
+    this one again)."""
+    from .bounds import find_witness
+
+    return find_witness(system, target=cap, upper=upper, rows=WITNESS_ROWS,
+                        max_ticks=WITNESS_TICKS, patience=WITNESS_PATIENCE)
+
+
+def _load_text(p: SaturationPoint) -> str:
+    """``'84/11'``, or the bracket ``'at most 8'`` / ``'7..8'`` of a point decided by bounds."""
+    if p.exact is not None:
+        return str(p.exact)
+    if p.lower is None:
+        return f"at most {p.upper}"
+    return f"{p.lower}..{p.upper}"
+
+
 def _growth_guess(cap: Fraction) -> Callable[[int, dict], float]:
     """``guess(n, known)`` for :class:`~scenarios.parallel.PointWalk`: the chance that ``n``
     clients saturate, from the points known (a load never falls when a client is added, and
@@ -671,15 +848,15 @@ def _growth_guess(cap: Fraction) -> Callable[[int, dict], float]:
     (0.8, 0.2, 0.0, 0.5)
     """
     def guess(n: int, known: dict) -> float:
-        if any(m <= n and p.exact >= cap for m, p in known.items()):
+        if any(m <= n and p.reaches(cap) for m, p in known.items()):
             return 1.0
-        below = [p for p in known.values() if p.exact < cap]
+        below = [p for p in known.values() if not p.reaches(cap) and p.upper is not None]
         if any(p.clients >= n for p in below):
             return 0.0
         if not below:
             return 0.5
         best = max(below, key=lambda p: p.clients)
-        return 0.8 if best.exact * n / best.clients >= cap else 0.2
+        return 0.8 if best.upper * n / best.clients >= cap else 0.2
 
     return guess
 

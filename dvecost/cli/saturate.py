@@ -45,6 +45,7 @@ from .subcommand import add_command
 from .terminal import is_terminal
 
 __all__ = ["register", "run", "render_table", "render_answer", "render_capacity",
+           "render_decisions",
            "render_csv", "progress_printer", "build_figure", "write_plot"]
 
 
@@ -82,6 +83,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--linear", action="store_true",
                    help="evaluate every N from 1 up instead of searching (exact even when the "
                         "curve is not monotone)")
+    p.add_argument("--method", choices=("auto", "exact", "bounds"), default="auto",
+                   help="how each N is decided: auto (default) by certified bounds where they "
+                        "meet the capacity (an upper bound from the clients' alone rates "
+                        "below it; a simulated run of the model reaching it), by exact "
+                        "analysis where they do not; exact: always by exact analysis; "
+                        "bounds: by the bounds only, leaving undecided what they do not "
+                        "settle")
     add_limits(p)
     add_backend(p)
     p.add_argument("--no-witness", action="store_true",
@@ -128,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
                           max_states=args.max_states, max_memory=args.max_memory,
                           search="linear" if args.linear else "bisect",
                           witness=not args.no_witness, progress=show, phases=show.phase,
-                          jobs=jobs)
+                          jobs=jobs, method=args.method)
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)
         show.clear()
@@ -189,8 +197,22 @@ def render_capacity(result) -> str:
     return f"capacity {cap} = {why}"
 
 
+def _load_cells(p) -> tuple[str, str]:
+    """The table's two load cells: exact and decimal, or the bounds of a point decided by
+    them (``84/11..8``, ``<= 7.6364``)."""
+    if p.exact is not None:
+        return str(p.exact), f"{p.value:.4f}"
+    lo, hi = p.lower, p.upper
+    if lo is None:
+        return f"<= {hi}", f"<= {float(hi):.4f}"
+    return f"{lo}..{hi}", f"{float(lo):.4f}..{float(hi):.4f}"
+
+
 def render_table(result) -> str:
-    """The curve as a table: clients, their mix, states, load exact and decimal, seconds.
+    """The curve as a table: clients, their mix, states, load exact and decimal, seconds;
+    and how each point was decided when not every one was analysed exactly (``decided``:
+    ``exact``, ``bound``, ``witness``, ``open``; the states of a point not explored are
+    ``-``, and a load known only by its bounds is shown as them).
 
     >>> from scenarios.saturation import SaturationPoint, SaturationResult
     >>> r = SaturationResult("demo", Fraction(1), 2, (
@@ -201,14 +223,71 @@ def render_table(result) -> str:
     clients  mix        states  load (exact)    load  seconds
           1  1 a             8           1/2  0.5000     0.01
           2  1 a + 1 b      40             1  1.0000     0.02
+    >>> r = SaturationResult("demo", Fraction(1), 3, (
+    ...     SaturationPoint(2, None, None, 0.01, mix=(("a", 2),), how="bound",
+    ...                     low=Fraction(1, 2), high=Fraction(3, 4)),
+    ...     SaturationPoint(3, Fraction(1), None, 0.02, mix=(("a", 3),), how="witness",
+    ...                     low=Fraction(1), high=Fraction(1))), True, (), 64, None, "server")
+    >>> print(render_table(r))
+    clients  mix  states  load (exact)            load  decided  seconds
+          2  2 a       -      1/2..3/4  0.5000..0.7500  bound       0.01
+          3  3 a       -             1          1.0000  witness     0.02
     """
-    rows = [(str(p.clients), _mix(p), str(p.n_states), str(p.exact), f"{p.value:.4f}",
-             f"{p.seconds:.2f}") for p in result.curve]
-    head = ("clients", "mix", "states", "load (exact)", "load", "seconds")
+    decided = any(p.how != "exact" for p in result.curve)
+    rows = [(str(p.clients), _mix(p), "-" if p.n_states is None else str(p.n_states),
+             *_load_cells(p), *((p.how,) if decided else ()), f"{p.seconds:.2f}")
+            for p in result.curve]
+    head = ("clients", "mix", "states", "load (exact)", "load",
+            *(("decided",) if decided else ()), "seconds")
+    left = {1, 5} if decided else {1}
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
-    return "\n".join("  ".join(c.ljust(w) if i == 1 else c.rjust(w)
+    return "\n".join("  ".join(c.ljust(w) if i in left else c.rjust(w)
                                for i, (c, w) in enumerate(zip(r, widths))).rstrip()
                      for r in [head, *rows])
+
+
+def render_decisions(result) -> list[str]:
+    """How the points were decided, when bounds decided any, and what the answer rests on.
+
+    >>> from scenarios.saturation import SaturationPoint, SaturationResult
+    >>> pts = (SaturationPoint(1, Fraction(1, 3), None, 0, mix=(("u", 1),), how="bound",
+    ...                        low=Fraction(1, 3), high=Fraction(1, 3)),
+    ...        SaturationPoint(2, None, None, 0, mix=(("u", 2),), how="open",
+    ...                        low=Fraction(1, 2), high=Fraction(1)),
+    ...        SaturationPoint(3, Fraction(1), None, 0, mix=(("u", 3),), how="witness",
+    ...                        low=Fraction(1), high=Fraction(1)))
+    >>> r = SaturationResult("demo", Fraction(1), 3, pts, True, (), 64, None, "server",
+    ...                      method="bounds", alone=(("u", Fraction(1, 3)),))
+    >>> for line in render_decisions(r):
+    ...     print(line)
+    decided: 1 by the upper bound, 1 by a simulated run, 1 left open (method bounds); alone rates: u 1/3
+    not certified: N=2 left open (load between 1/2 and 1); the answer lies in 2..3
+    """
+    if result.method == "exact" or not result.curve:
+        return []
+    counts = {h: sum(p.how == h for p in result.curve) for h in ("bound", "witness",
+                                                                 "exact", "open")}
+    words = {"bound": "by the upper bound", "witness": "by a simulated run",
+             "exact": "by exact analysis", "open": "left open"}
+    parts = [f"{k} {words[h]}" for h, k in counts.items() if k]
+    line = f"decided: {', '.join(parts)} (method {result.method})"
+    if result.alone:
+        line += "; alone rates: " + ", ".join(f"{name} {rho}" for name, rho in result.alone)
+    lines = [line]
+    if not result.certified:
+        opened = [p for p in result.open_points]
+        what = ", ".join(f"N={p.clients}" for p in opened[:5])
+        where = ""
+        if len(opened) == 1:
+            p = opened[0]
+            low = "0" if p.lower is None else str(p.lower)
+            where = f" (load between {low} and {p.upper})"
+        line = f"not certified: {what} left open{where}"
+        rng = result.answer_range
+        if rng is not None:
+            line += f"; the answer lies in {rng[0]}..{rng[1]}"
+        lines.append(line)
+    return lines
 
 
 def render_answer(result) -> str:
@@ -222,10 +301,15 @@ def render_answer(result) -> str:
         p = result.point(n)
         below = result.point(n - 1)
         mix = f" ({_mix(p)})" if len(p.mix) > 1 else ""
+        reached = str(p.exact) if p.exact is not None else f"at least {p.lower}"
         line = (f"saturation: {n} {grown}{mix} bring the load of {what} to "
-                f"{str(p.exact)}, reaching the capacity {cap}")
-        if below is not None:
+                f"{reached}, reaching the capacity {cap}")
+        if below is not None and below.exact is not None:
             line += f"; {n - 1} give {str(below.exact)} ({below.value:.4f})"
+        elif below is not None and below.reaches(result.capacity) is False:
+            line += f"; {n - 1} give at most {below.upper} ({float(below.upper):.4f})"
+        elif below is not None:
+            line += f"; {n - 1} left open ({_load_cells(below)[0]})"
         lines.append(line)
     elif result.partial:
         lo, hi = result.bracket()
@@ -242,11 +326,15 @@ def render_answer(result) -> str:
             so_far += f": the answer, if any, is above {lo}"
         lines.append(f"no answer: the search stopped before its end; {so_far}")
     else:
-        top = max(result.curve, key=lambda q: q.exact, default=None)
+        top = max(result.curve, key=lambda q: q.upper, default=None)
         upto = max((q.clients for q in result.curve), default=0)
-        if result.curve:
+        if result.curve and not result.open_points:
             lines.append(f"no saturation: up to {upto} {grown} the load of {what} stays below "
-                         f"the capacity {cap} (at most {str(top.exact)}, {top.value:.4f})")
+                         f"the capacity {cap} (at most {str(top.upper)}, "
+                         f"{float(top.upper):.4f})")
+        elif result.curve:
+            lines.append(f"no saturation found: up to {upto} {grown} no run found reaches the "
+                         f"capacity {cap}, and the bounds leave some points open")
         else:
             lines.append(f"no saturation: no number of {grown} can bring the load of {what} "
                          f"to the capacity {cap}")
@@ -259,9 +347,10 @@ def render_answer(result) -> str:
     if result.load_bound is not None and result.resource == "server" and not result.note:
         lines.append(f"bound: the load never exceeds {str(result.load_bound)} "
                      f"({result.load_bound_why or 'workers x largest cost per tick'})")
+    lines += render_decisions(result)
     if not result.monotone:
-        pairs = ", ".join(f"N={a.clients}: {str(a.exact)} > N={b.clients}: {str(b.exact)}"
-                          for a, b in result.violations[:5])
+        pairs = ", ".join(f"N={a.clients}: {_load_cells(a)[0]} > N={b.clients}: "
+                          f"{_load_cells(b)[0]}" for a, b in result.violations[:5])
         lines.append("warning: the load is not monotone in the number of clients (" + pairs
                      + "); the search relies on it, so a smaller saturating number may exist "
                      "(--linear evaluates every N)")
@@ -276,6 +365,11 @@ def render_witness(result) -> str | None:
     n = result.saturating_clients
     ticks = sum(s.time for s in a.cycle)
     cost = sum(s.cost for s in a.cycle)
+    if result.point(n) is not None and result.point(n).how == "witness":
+        return (f"saturating run at N={n} (found by simulation, replayable): {len(a.prefix)} "
+                f"steps from the initial state, then a cycle of {len(a.cycle)} steps "
+                f"({ticks} ticks) costing {cost}, load {str(Fraction(cost, len(a.cycle)))}; "
+                "its steps are in --json (witness.prefix, witness.cycle)")
     return (f"critical cycle at N={n}: {len(a.cycle)} steps ({ticks} ticks) costing {cost}, "
             f"load {str(Fraction(cost, len(a.cycle)))}; to see it step by step: dvecost "
             f"scenarios render {result.spec} {n}"
@@ -321,11 +415,18 @@ def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
     seconds = out.pop("seconds")
     a = result.witness
     if a is not None and getattr(a, "cycle", None):
+        p = result.point(result.saturating_clients)
         out["witness"] = {"clients": result.saturating_clients,
+                          "decided": None if p is None else p.how,
                           "cycle_steps": len(a.cycle),
                           "cycle_cost": sum(s.cost for s in a.cycle),
                           "cycle_time": sum(s.time for s in a.cycle),
                           "cycle": [s.as_dict() for s in a.cycle]}
+        if p is not None and p.how == "witness":
+            # A simulated run: the prefix from the initial state too (the exact method's
+            # prefix is a shortest run, which `dvecost analyze` prints).
+            out["witness"]["initial"] = a.as_dict()["initial"]
+            out["witness"]["prefix"] = [s.as_dict() for s in a.prefix]
     out.update(files or {})
     out["timings"] = {"search": round(seconds, 6), "witness": round(result.witness_seconds, 6)}
     out["peak_memory_bytes"] = peak_memory_bytes()
@@ -334,7 +435,10 @@ def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
 
 def render_csv(result) -> str:
     """The curve as CSV: ``clients``, ``mix``, one ``n_SCENARIO`` count column per scenario,
-    ``states``, ``load_exact``, ``load``, ``seconds``, ``certified``.
+    ``states``, ``load_exact``, ``load``, ``seconds``, ``certified``, ``decided`` (how),
+    ``load_low`` and ``load_high`` (the bounds; the exact load twice when known); a value not
+    known (the states of a point not explored, the load of one decided by bounds that do not
+    meet) is empty.
 
     >>> from scenarios.saturation import SaturationPoint, SaturationResult
     >>> r = SaturationResult("demo", Fraction(1), 2, (
@@ -342,9 +446,9 @@ def render_csv(result) -> str:
     ...     SaturationPoint(2, Fraction(1), 40, 0.02, mix=(("a", 1), ("b", 1)))),
     ...     True, (), 64, None, "server")
     >>> print(render_csv(r), end="")
-    clients,mix,n_a,n_b,states,load_exact,load,seconds,certified
-    1,1 a,1,0,8,1/2,0.5,0.01,true
-    2,1 a + 1 b,1,1,40,1,1.0,0.02,true
+    clients,mix,n_a,n_b,states,load_exact,load,seconds,certified,decided,load_low,load_high
+    1,1 a,1,0,8,1/2,0.5,0.01,true,exact,1/2,1/2
+    2,1 a + 1 b,1,1,40,1,1.0,0.02,true,exact,1,1
     """
     names: list[str] = []
     for p in result.curve:
@@ -352,12 +456,16 @@ def render_csv(result) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["clients", "mix", *(f"n_{n}" for n in names), "states", "load_exact", "load",
-                "seconds", "certified"])
+                "seconds", "certified", "decided", "load_low", "load_high"])
     for p in result.curve:
         counts = dict(p.mix)
-        w.writerow([p.clients, _mix(p), *(counts.get(n, 0) for n in names), p.n_states,
-                    str(p.exact), repr(p.value), round(p.seconds, 4),
-                    "true" if p.certified else "false"])
+        w.writerow([p.clients, _mix(p), *(counts.get(n, 0) for n in names),
+                    "" if p.n_states is None else p.n_states,
+                    "" if p.exact is None else str(p.exact),
+                    "" if p.value is None else repr(p.value), round(p.seconds, 4),
+                    "true" if p.certified else "false", p.how,
+                    "" if p.lower is None else str(p.lower),
+                    "" if p.upper is None else str(p.upper)])
     return buf.getvalue()
 
 
@@ -371,15 +479,23 @@ def build_figure(result):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedLocator, MaxNLocator
 
+    known = [p for p in result.curve if p.exact is not None]
     xs = [p.clients for p in result.curve]
-    ys = [p.value for p in result.curve]
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(xs, ys, "o", linestyle="none", label=f"load ({result.resource}), evaluated N")
+    ax.plot([p.clients for p in known], [p.value for p in known], "o", linestyle="none",
+            label=f"load ({result.resource}), evaluated N")
+    bracketed = [p for p in result.curve if p.exact is None]
+    if bracketed:
+        # Points known only by their bounds: a bar from the lower to the upper bound.
+        ax.vlines([p.clients for p in bracketed],
+                  [float(p.lower) if p.lower is not None else 0 for p in bracketed],
+                  [float(p.upper) for p in bracketed], color="tab:gray",
+                  label="load between its bounds")
     ax.axhline(float(result.capacity), color="tab:red", linestyle="--",
                label=f"capacity {str(result.capacity)}")
     n = result.saturating_clients
     if n is not None:
-        ax.plot([n], [result.point(n).value], "o", markersize=12, markerfacecolor="none",
+        ax.plot([n], [float(result.point(n).lower)], "o", markersize=12, markerfacecolor="none",
                 color="tab:green", label=f"saturation at {n}")
     if 0 < len(xs) <= 16:
         ax.xaxis.set_major_locator(FixedLocator(xs))   # ticks exactly at the evaluated N
@@ -445,9 +561,16 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
         if isinstance(event, PointStarted):
             what = "decoding the critical cycle" if event.witness else "exploring"
             line(f"N = {event.clients} ({mix_text(event.mix)}): {what} ...")
-        elif isinstance(event, SaturationPoint):
+        elif isinstance(event, SaturationPoint) and event.how == "exact":
             line(f"N = {event.clients} ({mix_text(event.mix)}): load {str(event.exact)} "
                  f"({event.value:.4f}), {event.n_states:,} states, {event.seconds:.2f} s")
+        elif isinstance(event, SaturationPoint):
+            how = {"bound": "below by the upper bound", "witness": "saturated by a "
+                   "simulated run", "open": "left open by the bounds"}[event.how]
+            load = (str(event.exact) if event.exact is not None else
+                    f"{'' if event.lower is None else event.lower}..{event.upper}")
+            line(f"N = {event.clients} ({mix_text(event.mix)}): load {load}, {how}, "
+                 f"{event.seconds:.2f} s")
 
     def phase(name: str, message: str) -> None:
         if live and not quiet:

@@ -42,7 +42,8 @@ def test_list(capsys):
 
 
 def test_text_report(capsys):
-    code, out, err = run(capsys, "saturate", "paper-server", "--backend", "cpu", "-q")
+    code, out, err = run(capsys, "saturate", "paper-server", "--method", "exact", "--backend",
+                         "cpu", "-q")
     assert code == 0 and err == ""
     lines = out.splitlines()
     assert lines[1] == "capacity 1 = 1 worker x 1 per tick (the server's)"
@@ -133,7 +134,8 @@ def test_json(capsys):
 
 def test_csv(capsys, tmp_path):
     path = tmp_path / "curve.csv"
-    code, out, _ = run(capsys, "saturate", "editor", "--backend", "cpu", "--max-clients", "4",
+    code, out, _ = run(capsys, "saturate", "editor", "--method", "exact", "--backend", "cpu",
+                       "--max-clients", "4",
                        "--json", "--csv", path, "-q")
     assert code == 0
     d = json.loads(out)
@@ -141,7 +143,8 @@ def test_csv(capsys, tmp_path):
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["clients", "mix", "n_reader", "n_writer", "n_exporter", "states",
-                             "load_exact", "load", "seconds", "certified"]
+                             "load_exact", "load", "seconds", "certified", "decided",
+                             "load_low", "load_high"]
     assert [(r["clients"], r["mix"], r["n_reader"], r["n_writer"], r["n_exporter"])
             for r in rows] == [("1", "1 reader", "1", "0", "0"),
                                ("2", "1 reader + 1 writer", "1", "1", "0"),
@@ -151,11 +154,11 @@ def test_csv(capsys, tmp_path):
             (c["n_states"], c["exact"], c["value"], "true")
     assert [p.name for p in tmp_path.iterdir()] == ["curve.csv"]  # no temporary file left
     code, out, _ = run(capsys, "saturate", "paper-server", "--max-clients", "1", "--csv", path,
-                       "-q")
+                       "--method", "exact", "-q")
     assert out.splitlines()[-1] == f"csv: written to {path}"
     (row,) = list(csv.reader(path.read_text().splitlines()))[1:]
     assert row[:6] + row[7:] == ["1", "1 client", "1", "21", "1/3", "0.3333333333333333",
-                                 "true"]
+                                 "true", "exact", "1/3", "1/3"]
 
 
 @pytest.mark.parametrize("option", ["--csv", "--plot"])
@@ -248,7 +251,8 @@ def test_one_scenario(capsys):
 
 
 def test_state_limit_exits_3(capsys):
-    code, out, err = run(capsys, "saturate", "editor", "--max-states", "500", "--json")
+    code, out, err = run(capsys, "saturate", "editor", "--method", "exact", "--max-states",
+                         "500", "--json")
     assert code == 3
     d = json.loads(out)
     assert d["saturating_clients"] is None and d["stopped"].startswith("N=4: state limit")
@@ -352,7 +356,7 @@ def on_screen(err: str) -> list[str]:
 @pytest.mark.parametrize("tty", [False, True])
 def test_progress_lines_on_stderr_terminal_or_not(capsys, monkeypatch, tty):
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
-    code, out, err = run(capsys, "saturate", "paper-server", "--json")
+    code, out, err = run(capsys, "saturate", "paper-server", "--method", "exact", "--json")
     assert code == 0 and json.loads(out)["saturating_clients"] == 3
     assert [re.sub(r"\d+\.\d\d s$", "# s", ln) for ln in on_screen(err)] == PAPER_PROGRESS
     # On a terminal, what each analysis is doing shows on a line rewritten in place, wiped
@@ -362,7 +366,7 @@ def test_progress_lines_on_stderr_terminal_or_not(capsys, monkeypatch, tty):
     last = err.split("\n")[-1]       # after the last full line: live lines, then wiped
     assert last.split("\r")[-1].replace("\x1b[K", "") == "" and last.endswith(
         "\r\x1b[K" if tty else "")
-    code, out, err = run(capsys, "saturate", "paper-server", "--json", "-q")
+    code, out, err = run(capsys, "saturate", "paper-server", "--method", "exact", "--json", "-q")
     assert code == 0 and err == ""
 
 
@@ -413,7 +417,7 @@ def _signal_at(proc, prefix, signum):
 def test_sigterm_prints_the_curve_so_far_as_json():
     """The editor's N = 8 takes seconds (534,137 states): a signal sent when it starts lands
     while it is being explored."""
-    proc = _saturate_process("editor", "--backend", "cpu", "--json")
+    proc = _saturate_process("editor", "--method", "exact", "--backend", "cpu", "--json")
     out, err = _signal_at(proc, "N = 8 (5 reader + 2 writer + 1 exporter): exploring",
                           signal.SIGTERM)
     assert proc.returncode == 143

@@ -54,7 +54,7 @@ def test_tutorial_shop_example(tmp_path, monkeypatch):
     r = saturate("shop.py", backend="cpu")
     assert r.saturating_clients == 6 and str(r.point(5).exact) == "11/6" and r.capacity == 2
     assert without_seconds(render_report(r).splitlines()) == \
-        without_seconds(_console(text, "dvecost saturate shop.py"))
+        without_seconds(_console(text, "dvecost saturate shop.py --method exact"))
 
 
 def test_tutorial_editor_code_matches_the_template():

@@ -1,0 +1,593 @@
+"""Certified bounds on the load of a scenario system, and runs that attain a load.
+
+Exact analysis of the symmetry-reduced state graph gives the load of a system (the maximal
+cycle mean of the server's cost, :mod:`scenarios.dsl`), but the classes grow quickly when
+clients of several scenarios stand in many phases. Deciding whether ``N`` clients *saturate*
+needs less: only which side of the capacity the load lies on. Two bounds that need no state
+graph of the ``N``-client system often settle it:
+
+- :func:`upper_bound`, ``U``: the smaller of :meth:`~scenarios.dsl.System.load_bound` (the
+  system's shape) and the sum over the clients of their scenario's *alone rate* ``rho_s``,
+  the exact load of the same server with one client of scenario ``s`` (a tiny analysis). No
+  cycle of the ``N``-client system has a larger mean: each unit of the server's cost is
+  charged on a transition of the client it serves, or on the server's transition that serves
+  or admits that client, and a client's share of any run is a run of its alone system with
+  waiting ticks of cost 0 inserted (docs/algorithms.md, "Saturation by bounds").
+  ``U < capacity`` proves the system below capacity.
+- :func:`find_witness`, ``L``: simulate the concrete compiled model from its initial state
+  under a batch of policies (which enabled transition each process takes at each tick: oldest
+  waiting client first, heaviest request first, seeded random), rows of one state matrix
+  stepped together with the explorer's own successor code, until states repeat. The ticks
+  between two visits of one state are a closed walk of the state graph, so their mean is at
+  most the maximal cycle mean: a lower bound, with the run that shows it. ``L >= capacity``
+  proves the system saturated.
+
+:func:`scenarios.saturate` (``method='auto'`` or ``'bounds'``) decides each point it probes
+with these where they meet the capacity and falls back to exact analysis where they do not.
+
+Examples
+--------
+Three clients who think 10 ticks and ask for 6 of service each load one worker 1/3 alone
+(send, 6 served, reply, 10 thinking: 18 ticks); with three the bound reaches 1, and the
+simulation finds the run that keeps the worker busy on every tick:
+
+>>> from fractions import Fraction
+>>> from scenarios import Scenario, Server, System, Think, Request
+>>> user = Scenario("user", [Think(10), Request("job", service=6)])
+>>> three = System({user: 3}, server=Server())
+>>> upper_bound(three, lambda alone: Fraction(1, 3)).value
+Fraction(1, 1)
+>>> run = find_witness(three, target=Fraction(1))
+>>> run.mean, run.cycle_len
+(Fraction(1, 1), 18)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time as _time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+
+from dve import syntax as S
+
+from .dsl import Scenario, System
+
+__all__ = ["UpperBound", "WitnessRun", "upper_bound", "alone_rates", "bound_gap",
+           "find_witness", "POLICIES"]
+
+
+# ---------------------------------------------------------------------------- the upper bound
+
+@dataclass(frozen=True)
+class UpperBound:
+    """``U(S)``, an upper bound on the load of a system, and what it rests on.
+
+    Attributes
+    ----------
+    value : Fraction
+        ``min(shape, alone_sum)``, or ``shape`` alone when the alone rates do not apply.
+    shape : Fraction
+        :meth:`~scenarios.dsl.System.load_bound`.
+    alone : tuple of (str, int, Fraction)
+        Per scenario: its name, its count, its alone rate ``rho_s``; empty when not used.
+    alone_sum : Fraction or None
+        ``sum(count * rho_s)``; ``None`` when the alone rates do not apply (:func:`bound_gap`).
+    gap : str or None
+        Why the alone rates were not used, or ``None``.
+    """
+
+    value: Fraction
+    shape: Fraction
+    alone: tuple[tuple[str, int, Fraction], ...] = ()
+    alone_sum: Fraction | None = None
+    gap: str | None = None
+
+    @property
+    def why(self) -> str:
+        """``'the clients' alone rates added up: 3 x 1/6 + 2 x 2/9'`` or the shape's bound."""
+        if self.alone_sum is not None and self.alone_sum <= self.shape:
+            return "the clients' alone rates added up: " + " + ".join(
+                f"{k} x {rho}" for _, k, rho in self.alone)
+        return "the system's shape"
+
+
+def bound_gap(system: System) -> str | None:
+    """Why the alone-rate bound is not proven for the rendering of ``system``, or ``None``
+    when it is.
+
+    The argument (docs/algorithms.md, "Saturation by bounds") reads the model as
+    :class:`~scenarios.dsl.System` renders it: every charge of the resource belongs to one
+    client (its own transitions, the server's admission of it, the ticks the one worker
+    serves it), and a client's projection of a run is a run of its alone system with cost-0
+    waiting ticks inserted. It was checked for the renderings below; a server rendered any
+    other way (a field this module does not know) gets the shape's bound only, and the
+    search analyses such a point exactly.
+
+    >>> from scenarios import Scenario, Server, System, Request
+    >>> u = Scenario("u", Request("r", 2))
+    >>> bound_gap(System({u: 2}, server=Server(workers=3))) is None
+    True
+    """
+    server = system.server
+    if server is None:
+        return None        # clients that serve themselves: their costs are their own
+    known = {"workers"}
+    extra = {f.name: getattr(server, f.name) for f in dataclasses.fields(server)
+             if f.name not in known}
+    odd = {k: v for k, v in extra.items() if not (k == "admissions" and _one_admission(v))}
+    if odd:
+        names = ", ".join(f"{k}={v!r}" for k, v in odd.items())
+        return (f"the alone-rate bound is not proven for a server with {names}: the "
+                "shape's bound only")
+    return None
+
+
+def _one_admission(value: object) -> bool:
+    """``Server(admissions=...)`` meaning one admission per tick (the pool's rendering)."""
+    return value in (None, 1)
+
+
+def alone_rates(system: System, alone: Callable[[System], Fraction]) -> tuple[
+        tuple[str, int, Fraction], ...]:
+    """``(scenario, count, rho_s)`` per scenario of ``system``: ``rho_s = alone(system with one
+    client of s)`` (same server, composition and name)."""
+    return tuple((sc.name, k, Fraction(alone(system.with_counts({sc: 1}))))
+                 for sc, k in system.counts)
+
+
+def upper_bound(system: System, alone: Callable[[System], Fraction]) -> UpperBound:
+    """``U(S) = min(S.load_bound(), sum over clients of rho_s)``.
+
+    Parameters
+    ----------
+    system : System
+    alone : callable
+        ``alone(system1) -> Fraction``: the exact load of a system with one client (the
+        search passes its evaluator, memoised by scenario).
+
+    Returns
+    -------
+    UpperBound
+        With the shape's bound only where :func:`bound_gap` says the alone rates do not apply.
+
+    Examples
+    --------
+    >>> from scenarios import Scenario, Server, System, Think, Request
+    >>> a = Scenario("a", [Think(2), Request("r", 2)])
+    >>> b = upper_bound(System({a: 3}, server=Server(workers=4)), lambda s: Fraction(1, 3))
+    >>> b.value, b.shape, b.why
+    (Fraction(1, 1), Fraction(2, 1), "the clients' alone rates added up: 3 x 1/3")
+    """
+    shape = Fraction(system.load_bound())
+    gap = bound_gap(system)
+    if gap is not None:
+        return UpperBound(shape, shape, gap=gap)
+    rates = alone_rates(system, alone)
+    total = sum((k * rho for _, k, rho in rates), Fraction(0))
+    return UpperBound(min(shape, total), shape, rates, total)
+
+
+# ---------------------------------------------------------------------------- the witness
+
+#: The policies :func:`find_witness` runs, one per row of its state matrix (rows beyond these
+#: repeat them with other seeds): how each process picks among its enabled transitions.
+#:
+#: - ``oldest``: a transition that concerns one other process (the server admitting a client:
+#:   its guard reads that client's variables) scores how many ticks that process has stood
+#:   still, so the longest waiting client goes first; ties to the lowest process;
+#: - ``oldest-random``: the same, ties broken at random;
+#: - ``heavy``: the request worth the most work first (the server's admissions and a client's
+#:   choice between requests), then the oldest;
+#: - ``newest``: the client that waited least first (a different interleaving);
+#: - ``random``: uniformly among the enabled transitions (the run is still a run of the model;
+#:   only closed walks are kept).
+POLICIES = ("oldest", "heavy", "oldest-random", "newest", "random")
+
+
+@dataclass(frozen=True)
+class WitnessRun:
+    """A concrete run of a system's model: a prefix from the initial state, then a cycle.
+
+    Attributes
+    ----------
+    mean : Fraction
+        The cycle's cost per tick: a lower bound on the load (exact when it meets an upper
+        bound).
+    cycle_cost, cycle_len, prefix_len : int
+        The cycle's cost and ticks, the prefix's ticks.
+    graph : statespace.StateGraph
+        The run as a small graph of the full model: state 0 the initial state, one edge per
+        tick, each state's breadth-first parent its predecessor on the prefix (so
+        :func:`statespace.shortest_trace` and :class:`statespace.witness.Witness` tell it).
+    cycle_edges : tuple of int
+        The cycle's edges in ``graph``, in order.
+    policy : str
+        The policy whose row found it (:data:`POLICIES`, with its seed).
+    ticks : int
+        Ticks simulated (per row) before it was found or the search gave up.
+    rows : int
+        Runs simulated side by side.
+    seconds : float
+        Wall time of the simulation.
+    resource : str
+        The cost resource measured.
+    """
+
+    mean: Fraction
+    cycle_cost: int
+    cycle_len: int
+    prefix_len: int
+    graph: object
+    cycle_edges: tuple[int, ...]
+    policy: str
+    ticks: int
+    rows: int
+    seconds: float
+    resource: str
+
+
+def _remote_processes(e: object, out: set[str]) -> set[str]:
+    """The processes whose variables the expression tree ``e`` reads (``P->v``)."""
+    if isinstance(e, S.Remote):
+        out.add(e.process.name)
+    if dataclasses.is_dataclass(e) and not isinstance(e, type):
+        for f in dataclasses.fields(e):
+            v = getattr(e, f.name)
+            if isinstance(v, tuple):
+                for x in v:
+                    _remote_processes(x, out)
+            elif dataclasses.is_dataclass(v):
+                _remote_processes(v, out)
+    return out
+
+
+class _Simulator:
+    """Rows of one state matrix stepped together through the compiled model's own
+    ``system sync`` successor code (:class:`statespace.Explorer`: guards, effects, charges
+    and faults as exploration computes them, one implementation of the model's semantics)."""
+
+    def __init__(self, system: System) -> None:
+        import dve
+        from statespace import compile_model
+        from statespace.explore import Explorer
+
+        model = dve.load_model(system.to_model())     # the front door's checks
+        cm = compile_model(model)
+        if cm.system != "sync":
+            raise ValueError("find_witness simulates 'system sync' models")
+        self.cm = cm
+        self.ex = Explorer(cm, np, None, None, None, None)
+        self.resource = system.resource
+        self.procs = cm.system_processes
+        index = {p.name: p.index for p in self.procs}
+        # Each process's slots (its control state and its variables): it "stands still" on a
+        # tick that changes none of them.
+        self.local: list[np.ndarray] = []
+        for p in self.procs:
+            slots = [p.slot]
+            for v in cm.variables.values():
+                if v.owner == p.name and not v.is_const:
+                    slots += range(v.base, v.base + (v.size or 1))
+            self.local.append(np.array(sorted(slots), np.intp))
+        # Per transition: the one other process its guard reads (an admission of that
+        # client), or -1; and the work of the request it admits or sends (its constant
+        # charge; a client's send: the request kind it writes), for ``heavy``.
+        kinds = {i + 1: r.service * r.cost for i, r in enumerate(system.kinds())}
+        consts = {v.name: v.const_value for v in cm.variables.values()
+                  if v.is_const and v.owner is None}
+        self.concerns = np.full(len(cm.transitions), -1, np.int64)
+        self.weight = np.zeros(len(cm.transitions), np.int64)
+        for t in cm.transitions:
+            names = set()
+            for g in t.node.guard:
+                _remote_processes(g, names)
+            others = {index[n] for n in names if n in index and index[n] != t.process}
+            if len(others) == 1:
+                self.concerns[t.id] = others.pop()
+            charge = self.ex.const_charge[t.id]
+            if charge is not None and self.resource in cm.resources:
+                self.weight[t.id] = charge[0][cm.resources.index(self.resource)]
+            for a in t.node.effects:
+                if (isinstance(a.target, S.Name) and a.target.name == "req"
+                        and isinstance(a.value, S.Name) and a.value.name in consts):
+                    self.weight[t.id] = kinds.get(consts[a.value.name], 0)
+        # A client's choice is made on the tick before the send (the branch's first state):
+        # a transition into a state that sends weighs what it sends.
+        sends: dict[tuple[int, int], int] = {}
+        for t in cm.transitions:
+            if self.concerns[t.id] < 0 and self.weight[t.id]:
+                k = (t.process, t.src)
+                sends[k] = max(sends.get(k, 0), int(self.weight[t.id]))
+        for t in cm.transitions:
+            if self.concerns[t.id] < 0:
+                self.weight[t.id] = max(int(self.weight[t.id]), sends.get((t.process, t.dst), 0))
+        for tid in range(len(cm.transitions)):
+            q = self.concerns[tid]
+            if q >= 0:
+                # An admission's weight: the work of the request kinds it reads (its charge
+                # is one tick's cost; the request brings service x cost).
+                for g in cm.transitions[tid].node.guard:
+                    for n in _const_names(g):
+                        if consts.get(n) in kinds:
+                            self.weight[tid] = max(self.weight[tid], kinds[consts[n]])
+        self.k_res = cm.resources.index(self.resource) if self.resource in cm.resources else -1
+
+    def initial(self, rows: int) -> np.ndarray:
+        from statespace.evaluate import INT
+        return np.repeat(np.asarray(self.cm.initial, INT).reshape(-1, 1), rows, axis=1)
+
+    def step(self, X: np.ndarray, scores: Callable[[int, np.ndarray, np.ndarray], np.ndarray]):
+        """One tick of every row: ``(Y, choices, cost, dead)``. ``scores(p, rows, tids)``
+        gives, for the enabled pairs of process ``p``, a score each; each row takes the
+        enabled transition of highest score. ``dead``: rows that deadlocked or faulted (their
+        ``Y`` is meaningless)."""
+        ex = self.ex
+        R = X.shape[1]
+        rows_cache: dict = {}
+        C = np.zeros((R, len(self.procs)), np.int64)
+        dead = np.zeros(R, bool)
+        gerr = np.zeros(R, bool)
+        for i, p in enumerate(self.procs):
+            best = np.full(R, -np.inf)
+            for tid in p.transitions:
+                r, ge = ex._enabled(X, R, rows_cache, None, tid)
+                if r.shape[0] == 0:
+                    continue
+                sc = scores(i, r, np.full(r.shape[0], tid, np.int64))
+                better = sc > best[r]
+                rb = r[better]
+                best[rb] = sc[better]
+                C[rb, i] = tid
+                gerr[rb] = ge[better] if ge is not None else False
+            dead |= best == -np.inf
+        live = np.flatnonzero(~dead)
+        Y = X.copy()
+        cost = np.zeros(R, np.int64)
+        if live.shape[0]:
+            err = gerr[live].copy()
+            Yl, err, costs, _ = ex._step_sync(X, live, C[live], err)
+            Y[:, live] = Yl
+            cost[live] = costs[self.resource] if self.resource in costs else 0
+            dead[live[err]] = True
+        return Y, C, cost, dead
+
+    def code(self, choice: np.ndarray) -> int:
+        """The ``system sync`` step code of one row's choices (first process most
+        significant), as :meth:`statespace.CompiledModel.sync_choice` reads it."""
+        code = 0
+        for p, tid in zip(self.procs, choice.tolist()):
+            code = code * max(1, len(p.transitions)) + p.transitions.index(tid)
+        return code
+
+
+def _const_names(e: object) -> list[str]:
+    out: list[str] = []
+
+    def walk(x: object) -> None:
+        if isinstance(x, S.Name):
+            out.append(x.name)
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            for f in dataclasses.fields(x):
+                v = getattr(x, f.name)
+                for y in (v if isinstance(v, tuple) else (v,)):
+                    if dataclasses.is_dataclass(y):
+                        walk(y)
+
+    walk(e)
+    return out
+
+
+def find_witness(system: System, *, target: Fraction | None = None,
+                 upper: Fraction | None = None, rows: int = 20, max_ticks: int = 3000,
+                 patience: int | None = None, seed: int = 0,
+                 time_limit: float | None = None) -> WitnessRun | None:
+    """Simulate the model of ``system`` under :data:`POLICIES` and return the best closed walk.
+
+    Each of ``rows`` runs starts in the initial state; each tick every process takes one
+    enabled transition (``system sync``), chosen by its row's policy. Whenever a row comes
+    back to a state it visited, the ticks since the last visit form a closed walk of the
+    state graph; its mean is a lower bound on the load (a closed walk is a union of cycles,
+    and its mean an average of theirs). The best simple cycle inside the best walk is kept,
+    with a loop-free prefix to it.
+
+    Parameters
+    ----------
+    system : System
+        A ``system sync`` system (with a server, or clients that serve themselves).
+    target : Fraction, optional
+        Stop as soon as a cycle of this mean or more is found (the capacity).
+    upper : Fraction, optional
+        A known upper bound on the load: stop as soon as a cycle reaches it (none can do
+        better).
+    rows : int
+        Runs side by side (the policies in turn, each further round with new seeds).
+    max_ticks : int
+        Ticks per run at most.
+    patience : int, optional
+        Stop when the best walk has not improved for this many ticks.
+    time_limit : float, optional
+        Seconds at most (checked every tick).
+
+    Returns
+    -------
+    WitnessRun or None
+        ``None`` when no row closed a walk (every row deadlocked, or no state repeated).
+
+    Examples
+    --------
+    >>> from scenarios import Scenario, Server, System, Think, Request
+    >>> u = Scenario("u", [Think(2), Request("r", service=2)])
+    >>> run = find_witness(System({u: 1}, server=Server()))
+    >>> run.mean, run.cycle_len, run.prefix_len   # send, 2 served, reply, 2 thinking
+    (Fraction(1, 3), 6, 0)
+    """
+    t0 = _time.perf_counter()
+    sim = _Simulator(system)
+    R = max(1, int(rows))
+    rng = np.random.default_rng(seed)
+    policy = [POLICIES[r % len(POLICIES)] for r in range(R)]
+    code = {name: k for k, name in enumerate(POLICIES)}
+    pol = np.array([code[x] for x in policy])
+    # Random tie-breaks, fixed per row and transition for the run (a positional policy where
+    # ages tie: the run settles into a cycle instead of wandering).
+    noise = rng.random((R, len(sim.cm.transitions)))
+    noise[(pol == code["oldest"]) | (pol == code["heavy"])] = 0.0
+    age = np.zeros((R, len(sim.procs)), np.float64)
+    n_tr = float(len(sim.cm.transitions) + 1)
+
+    def scores(i: int, r: np.ndarray, tids: np.ndarray) -> np.ndarray:
+        q = sim.concerns[tids]
+        a = np.where(q >= 0, age[r, np.maximum(q, 0)], 0.0)
+        w = sim.weight[tids].astype(np.float64)
+        p = pol[r]
+        tie = noise[r, tids] - tids / n_tr * 1e-3     # lowest transition first on a tie
+        out = a + tie
+        out = np.where(p == code["heavy"], w * 1e4 + a + tie, out)
+        out = np.where(p == code["newest"], -a + tie, out)
+        # ``random`` rows draw afresh every tick.
+        fresh = p == code["random"]
+        if fresh.any():
+            out[fresh] = rng.random(int(fresh.sum()))
+        return out
+
+    X = sim.initial(R)
+    keys = sim.ex.layout.pack(X, np)
+    seen: list[dict[bytes, int]] = [{keys[r].tobytes(): 0} for r in range(R)]
+    cum = np.zeros((max_ticks + 1, R), np.int64)
+    hist_keys = [keys]
+    hist_choice: list[np.ndarray] = []
+    alive = np.ones(R, bool)
+    best: tuple[Fraction, int, int, int] | None = None     # (mean, row, i, j)
+    enough = min((x for x in (target, upper) if x is not None), default=None)
+    tick = improved = 0
+    while tick < max_ticks and alive.any():
+        Y, C, cost, dead = sim.step(X, scores)
+        moved = np.zeros((R, len(sim.procs)), bool)
+        for i, sl in enumerate(sim.local):
+            moved[:, i] = (Y[sl] != X[sl]).any(axis=0)
+        age = np.where(moved, 0.0, age + 1.0)
+        alive &= ~dead
+        tick += 1
+        cum[tick] = cum[tick - 1] + cost
+        keys = sim.ex.layout.pack(Y, np)
+        hist_keys.append(keys)
+        hist_choice.append(C)
+        for r in np.flatnonzero(alive).tolist():
+            k = keys[r].tobytes()
+            i = seen[r].get(k)
+            seen[r][k] = tick
+            if i is None:
+                continue
+            mean = Fraction(int(cum[tick, r] - cum[i, r]), tick - i)
+            if best is None or mean > best[0]:
+                best = (mean, r, i, tick)
+                improved = tick
+        X = Y
+        if best is not None and enough is not None and best[0] >= enough:
+            break
+        if best is not None and patience is not None and tick - improved >= patience:
+            break
+        if time_limit is not None and _time.perf_counter() - t0 > time_limit:
+            break
+    if best is None:
+        return None
+    _, r, i, j = best
+    label = f"{policy[r]} (row {r}, seed {seed})"
+    return _lasso(sim, r, i, j, hist_keys, hist_choice, cum, label, tick, R,
+                  _time.perf_counter() - t0)
+
+
+def _lasso(sim: _Simulator, r: int, i: int, j: int, hist_keys, hist_choice, cum, label: str,
+           ticks: int, rows: int, seconds: float) -> WitnessRun:
+    """The best simple cycle of row ``r``'s closed walk ``i..j`` and a loop-free prefix to
+    it, as a :class:`WitnessRun` (its graph: one state per distinct state of the run)."""
+    from statespace.graph import StateGraph
+
+    key = [hist_keys[t][r].tobytes() for t in range(j + 1)]
+    step_cost = [int(cum[t + 1, r] - cum[t, r]) for t in range(j)]
+    # The walk i..j split into simple cycles: a stack of positions whose states are
+    # distinct; a state met again pops the cycle it closes. Every tick of the walk lies on
+    # one of them, so the best has a mean at least the walk's.
+    stack: list[int] = []
+    where: dict[bytes, int] = {}
+    cyc: tuple[Fraction, int, int] | None = None
+    for t in range(i, j + 1):
+        k = key[t]
+        if k in where:
+            a = where[k]
+            c = Fraction(sum(step_cost[stack[x]] for x in range(a, len(stack))),
+                         len(stack) - a)
+            if cyc is None or c > cyc[0]:
+                cyc = (c, stack[a], t)
+            for x in stack[a:]:
+                del where[key[x]]
+            del stack[a:]
+        where[k] = len(stack)
+        stack.append(t)
+    assert cyc is not None      # key[i] == key[j]
+    _, a, b = cyc
+    # The cycle's ticks a..b-1 (states key[a..b-1] distinct, key[b] == key[a]). The prefix
+    # runs to the first position whose state is on the cycle, and the cycle is turned to
+    # start there; loops of the prefix are cut out (a state met again continues from its
+    # first visit, the step out of it being the one taken at its last visit).
+    on_cycle = {key[t]: t for t in range(a, b)}
+    first = next(t for t in range(a + 1) if key[t] in on_cycle)
+    pre: list[int] = []
+    at: dict[bytes, int] = {}
+    for t in range(first + 1):
+        k = key[t]
+        if k in at:
+            del pre[at[k] + 1:]
+            at = {key[x]: n for n, x in enumerate(pre)}
+            continue
+        at[k] = len(pre)
+        pre.append(t)
+    o = on_cycle[key[first]]
+    turn = list(range(o, b)) + list(range(a, o))        # the cycle's ticks from key[first]
+    node: dict[bytes, int] = {}
+    rep: list[int] = []          # a run position holding each node's state
+    for t in pre + turn[1:]:
+        node[key[t]] = len(rep)
+        rep.append(t)
+    # (source node, tick of the run, target node)
+    steps = [(node[key[pre[n]]], pre[n + 1] - 1, node[key[pre[n + 1]]])
+             for n in range(len(pre) - 1)]
+    steps += [(node[key[t]], t, node[key[t + 1]]) for t in turn]
+    n = len(rep)
+    X = sim.ex.layout.unpack(np.stack([hist_keys[t][r] for t in rep]), np, dtype=np.int64)
+    code = {t: sim.code(hist_choice[t][r]) for _, t, _ in steps}
+    codes = sorted(set(code.values()))
+    label_of = {c: k for k, c in enumerate(codes)}
+    out: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for src, t, dst in steps:
+        out[src].append((dst, t))
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum([len(x) for x in out], out=indptr[1:])
+    flat = [x for row in out for x in row]
+    edge_of = {t: e for e, (_, t) in enumerate(flat)}
+    costs = {res: np.zeros(len(flat), np.int64) for res in sim.cm.resources}
+    if sim.resource in costs:
+        costs[sim.resource][:] = [step_cost[t] for _, t in flat]
+    parent = np.full(n, -1, np.int64)
+    pact = np.full(n, -1, np.int32)
+    for src, t, dst in steps:
+        if dst != 0 and parent[dst] < 0:
+            parent[dst] = src
+            pact[dst] = label_of[code[t]]
+    big = any(c >= 2**63 for c in codes)
+    graph = StateGraph(
+        indptr=indptr, indices=np.array([d for d, _ in flat], np.int32), costs=costs,
+        time=np.ones(len(flat), np.int64),
+        action=np.array([label_of[code[t]] for _, t in flat], np.int32),
+        states=np.ascontiguousarray(X.T), parent=parent, parent_action=pact,
+        deadlocks=np.zeros(0, np.int64), error_state=-1,
+        action_codes=np.array(codes, dtype=object if big else np.int64), model=sim.cm,
+        name=sim.cm.name)
+    cycle_cost = sum(step_cost[t] for t in turn)
+    return WitnessRun(Fraction(cycle_cost, len(turn)), cycle_cost, len(turn), len(pre) - 1,
+                      graph, tuple(edge_of[t] for t in turn), label, ticks, rows, seconds,
+                      sim.resource)
