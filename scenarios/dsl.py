@@ -34,8 +34,8 @@ error state; docs/dve-reference.md section 7):
   finished on the previous tick, else 0;
 - ``adm`` (written by the server only, several workers): the number of the client admitted on
   the previous tick, else 0;
-- ``admK``, ``moreK`` (written by desk ``K`` only, several admissions per tick) and ``held``
-  (written by the server only): see "Several admissions per tick" below.
+- ``phase`` and ``admK`` (written by the server only, several admissions per tick): see
+  "Several admissions per tick" below.
 
 A request takes the client one tick to send (``req_C = KIND``), then the client waits (one
 self-loop per tick) until it sees its number in ``done``, and takes one tick to receive the
@@ -58,28 +58,28 @@ reduction of docs/algorithms.md covers servers with many workers too.
 Several admissions per tick
 ---------------------------
 ``Server(workers=W, admissions=A)`` with ``A > 1`` admits up to ``A`` requests on one tick.
-One process cannot take several admissions in one ``system sync`` step without a transition
-per set of clients, and several processes cannot share a counter, so the rendering has ``A``
-*desks*, processes ``desk1``, ..., ``deskA``. Desk ``K`` admits one waiting client per tick,
-writing its number into ``admK`` (and into ``moreK`` whether the request holds its worker on
-the next tick too), while ``held + dl + K <= WORKERS``: ``held`` (written by the server, which
-only counts) is the number of ``BUSY`` requests, ``dl`` the distinct clients the desks admitted
-on the tick before whose request goes on. So never more than ``W`` requests are in service, at
-most ``A`` are admitted per tick, and at least one whenever a worker is free and a request
-waits. Two desks may take the same client on one tick (each reads the state before the tick);
-it is admitted once, and that tick admits fewer than it could have: the worst case ranges over
-these runs too. Desks hold client numbers as ``adm`` does and have one transition per client,
-a family that renaming permutes, so the symmetry reduction still applies. The desks charge
-nothing: a client charges the tick of service spent on its admission tick on its own first
-step after it (``2 * cost`` there, or ``cost`` on the reply of a one-tick request), so every
-charge of a request is on its client's transitions, and a cycle's cost is the work done on it.
+Under ``system sync`` every process reads the state before the step and two processes must not
+write one variable, so admissions that see each other cannot happen in one step: a tick is
+rendered as ``A + 1`` steps. In steps ``1..A`` (the global ``phase``) only the server moves:
+its ``K``-th step admits one waiting client not yet admitted this tick (its number goes into
+``admK``) while ``nbusy + K <= WORKERS``, ``nbusy`` being the requests ``BUSY`` from earlier
+ticks; the clients take a self-loop. In step ``A + 1`` (``phase`` 0) every process moves as
+in a one-step tick, the clients reading this tick's ``admK``. So the server admits exactly
+``min(A, free workers, waiting requests)`` per tick, any of the waiting ones, and never has
+more than ``W`` requests in service. Every tick has ``A + 1`` steps and only the move step
+charges, ``(A + 1) * cost`` per tick of service, so the cycle mean per step is still the work
+per tick. Each admission step takes one client out of ``m`` waiting: ``m`` successors, whose
+classes the symmetry reduction merges, where ``A`` processes admitting side by side would make
+``m ** A`` joint steps (docs/scenarios.md, "Several admissions per tick"). Every charge is on
+the client's own transitions.
 
 Why the mean is the load, and its bound
 ---------------------------------------
 Only the server's transitions (and, with a pool of workers, the ticks of service that clients
 serve themselves) carry cost, under the resource ``server``; a step costs the sum of
 ``cost`` over the requests its workers serve during that tick (with several admissions per
-tick, a request's admission tick is charged on the tick after it instead). The cost of a cycle of the state
+tick, the step in which everybody moves costs ``admissions + 1`` times that and the
+server's admission steps cost nothing). The cost of a cycle of the state
 graph is the work done in one period of a periodic run, and its length is the period in ticks, so
 the cycle mean is the work per tick of that run; the maximal cycle mean is the worst over every
 run the clients and the server can produce forever (DESIGN.md, "Saturation"). A worker serves
@@ -591,11 +591,10 @@ class System:
         dve.syntax.Model
             Constants for the request kinds and the server's ``done`` variable (with a
             server; with several workers the constants ``WORKERS``, ``BUSY``, ``SERVED`` and
-            the variable ``adm`` instead; with several admissions per tick, ``admK`` and
-            ``moreK`` per desk ``K`` and ``held`` instead of ``adm``), the server process (and
-            then the desks ``desk1``, ..., ``deskA``), one process per client (with a
-            server, each keeps its pending request in its own ``req``, which the server reads
-            as ``C->req``), and ``system sync`` or ``system async``.
+            the variable ``adm`` instead; with several admissions per tick ``phase`` and
+            ``adm1``, ..., ``admA`` instead of ``adm``), the server process, one process per
+            client (with a server, each keeps its pending request in its own ``req``, which
+            the server reads as ``C->req``), and ``system sync`` or ``system async``.
 
         Examples
         --------
@@ -809,16 +808,14 @@ class _Builder:
 
         self.n_workers, self.busy, self.served, self.adm = (
             clear("WORKERS"), clear("BUSY"), clear("SERVED"), clear("adm"))
-        # Several admissions per tick (server_desks): desk k (1..A) is a process of its own
-        # that writes only its globals ``admK`` (the client it admitted on the tick before,
-        # 0: none) and ``moreK`` (1 when that request holds its worker on the next tick too);
-        # the server writes only ``held``. Desk processes are named ``deskK`` (no ``_``, so
-        # never taken for instances of a template, nor equal to a client's ``NAME_i``).
+        # Several admissions per tick (server_phased): a tick is ``A + 1`` steps, the server's
+        # ``A`` admission steps (``phase`` 1..A, the K-th writing ``admK``) and one step in
+        # which everybody moves (``phase`` 0); charges are multiplied by ``A + 1`` (``mult``).
         self.admissions = system.server.admissions if system.server else 0
-        self.desks = tuple(range(1, self.admissions + 1)) if self.admissions > 1 else ()
-        self.adm_k = {k: clear(f"adm{k}") for k in self.desks}
-        self.more_k = {k: clear(f"more{k}") for k in self.desks}
-        self.held = clear("held")
+        self.phased = self.admissions > 1
+        self.mult = self.admissions + 1 if self.phased else 1
+        self.phase = clear("phase")
+        self.adm_k = {k: clear(f"adm{k}") for k in range(1, self.admissions + 1)}
         # clients: (number from 1, process name, scenario)
         self.clients: list[tuple[int, str, Scenario]] = []
         for sc, k in system.counts:
@@ -887,14 +884,12 @@ class _Builder:
                 items += [self.byte(self.n_workers, self.workers, const=True),
                           self.byte(self.busy, nk + 1, const=True),
                           self.byte(self.served, nk + 2, const=True)]
-                if self.desks:
-                    for k in self.desks:
-                        items += [self.byte(self.adm_k[k]), self.byte(self.more_k[k])]
-                    items.append(self.byte(self.held))
+                if self.phased:
+                    items.append(self.byte(self.phase))
+                    items += [self.byte(self.adm_k[k]) for k in self.adm_k]
                 else:
                     items.append(self.byte(self.adm))
             items.append(self.server_process())
-            items += [self.desk_process(k) for k in self.desks]
         global_names = {d.name for d in items if isinstance(d, s.VarDecl)}
         autos: dict[str, _Automaton] = {}
         for _, _, sc in self.clients:
@@ -938,6 +933,8 @@ class _Builder:
                 assert t.request is not None
                 trans.append(self.trans(src, dst, effects=[
                     self.assign(req, self.var(self.kind_const[t.request.name]))]))
+            elif self.phased:
+                timer |= self.pooled_phased(j, src, dst, t, names, trans, extra)
             elif self.workers > 1:
                 timer |= self.pooled(j, src, dst, t, names, trans, extra)
             elif t.kind == "wait":
@@ -947,6 +944,8 @@ class _Builder:
                                         effects=[self.assign(req, self.lit(0))]))
         decls = ((self.byte(_TIMER),) if auto.uses_timer or timer else ()) + \
             ((self.byte(_REQ),) if self.server is not None else ())
+        if self.phased:
+            trans = self.phased_client(trans, names + list(extra.values()))
         return s.Process(proc, decls, tuple(s.StateDecl(x, pos=self.pos)
                                             for x in names + list(extra.values())),
                          self.ref(names[auto.init]), transitions=tuple(trans), pos=self.pos)
@@ -957,39 +956,24 @@ class _Builder:
         :meth:`server_pool`): the client learns from ``adm`` that it was admitted on the tick
         before, and its request's other ticks of service are its own, charged to the server's
         resource (``req`` is ``BUSY`` while more are to come, ``SERVED`` on the tick of the
-        reply). True when the client's ``timer`` counts them.
-
-        With several admissions per tick (:meth:`server_desks`) the client learns it from the
-        desks' ``admK`` (any of them may hold its number, several at once), and the tick of
-        service spent on the admission tick is charged here too, on the client's first
-        transition after it (the one that reads ``admK == j``): ``2 * cost`` when it serves
-        a second tick in that step, ``cost`` on the reply of a one-tick request. So every
-        charge of a client's request is on that client's own transitions, once."""
+        reply). True when the client's ``timer`` counts them."""
         v, n = self.var, self.lit
         r = t.request
         assert r is not None
-        if self.desks:
-            admitted = self.any_of([self.bin("==", v(self.adm_k[k]), n(j)) for k in self.desks])
-            not_admitted = self.all_of([self.bin("!=", v(self.adm_k[k]), n(j))
-                                        for k in self.desks])
-            first = self.cost(n(2 * r.cost))      # the admission tick's and this one's
-        else:
-            admitted = self.bin("==", v(self.adm), n(j))
-            not_admitted = self.bin("!=", v(self.adm), n(j))
-            first = self.cost(n(r.cost))          # the admission tick: the server's charge
+        admitted = self.bin("==", v(self.adm), n(j))
         costs = self.cost(n(r.cost))
         if t.kind == "wait":
-            trans.append(self.trans(src, src, guard=[not_admitted]))
+            trans.append(self.trans(src, src, guard=[self.bin("!=", v(self.adm), n(j))]))
             if r.service == 1:
                 return False
             fin = self.fresh(f"{src}_served", names, extra)
             if r.service == 2:
-                trans.append(self.trans(src, fin, guard=[admitted], costs=first,
+                trans.append(self.trans(src, fin, guard=[admitted], costs=costs,
                                         effects=[self.assign(_REQ, v(self.served))]))
                 return False
             svc = self.fresh(f"{src}_served_more", names, extra)
             trans += [
-                self.trans(src, svc, guard=[admitted], costs=first,
+                self.trans(src, svc, guard=[admitted], costs=costs,
                            effects=[self.assign(_REQ, v(self.busy)),
                                     self.assign(_TIMER, n(r.service - 2))]),
                 self.trans(svc, svc, guard=[self.bin(">", v(_TIMER), n(1))], costs=costs,
@@ -1001,8 +985,7 @@ class _Builder:
         # the reply: straight from waiting when one tick of service was all, else after it
         if r.service == 1:
             trans.append(self.trans(src, dst, guard=[admitted],
-                                    effects=[self.assign(_REQ, n(0))],
-                                    costs=costs if self.desks else ()))
+                                    effects=[self.assign(_REQ, n(0))]))
         else:
             trans.append(self.trans(self.fresh(f"{src}_served", names, extra), dst,
                                     effects=[self.assign(_REQ, n(0))]))
@@ -1023,8 +1006,8 @@ class _Builder:
         if self.workers == 1:
             decls = (self.byte("cur"), self.byte("left"), self.byte("cpt"))
             trans = self.server_single()
-        elif self.desks:
-            decls, trans = (), self.server_desks()
+        elif self.phased:
+            decls, trans = (), self.server_phased()
         else:
             decls, trans = (), self.server_pool()
         return s.Process("server", decls, (s.StateDecl("serve", pos=self.pos),),
@@ -1118,103 +1101,120 @@ class _Builder:
                                       costs=self.cost(n(r.cost))))
         return out
 
-    # -- several admissions per tick: the desks -----------------------------------------------
+    # -- several admissions per tick: a tick of A + 1 steps -----------------------------------
     #
-    # Invariants (every reachable state; t is the tick about to be taken):
-    # (1) ``held`` is the number of clients whose ``req`` is ``BUSY``: the requests admitted
-    #     two or more ticks before t that still have a tick of service at t. The server alone
-    #     writes it, on every tick, from the state before (server_desks).
-    # (2) ``admK`` is the client desk K admitted on tick t - 1 (0: none), ``moreK`` 1 when
-    #     that request has a second tick of service, i.e. holds a worker during t. Several
-    #     desks may hold the same client; that client was admitted once.
-    # (3) The requests holding a worker during t, besides those admitted on t, number
-    #     ``held + dl`` (dl: desk_load, the desks' distinct clients with ``moreK == 1``).
-    #     Desk K admits only while ``held + dl + K <= WORKERS``, so the distinct clients
-    #     admitted on t are at most ``WORKERS - held - dl``: never more than ``WORKERS``
-    #     requests in service on any tick.
-    # (4) A client admitted on t sees its number in some ``admK`` on t + 1 and leaves its
-    #     waiting state then, so no desk admits it twice (a desk's guard wants every
-    #     ``admI != j``). Charges: the client's transitions only (pooled): the admission
-    #     tick's cost on its first step after it, every later tick of service on that tick.
-    #     A tick's cost is therefore the work of that tick, except that a request admitted on
-    #     t - 1 brings the cost of its admission tick to t: the cost of every cycle is the
-    #     work done in it (each admission on the cycle is followed, on the cycle, by the
-    #     client's step that charges it), and the cycle means are the loads.
+    # Server(workers=W, admissions=A), A > 1. Invariants, in every reachable state:
+    # (1) ``phase`` is 0 before the step in which every process moves (the tick proper) and
+    #     K (1..A) before the server's K-th admission step of the tick; the server alone
+    #     writes it, going 0, 1, ..., A, 0, ... whatever else happens, so every tick is
+    #     exactly A + 1 steps and every cycle of the state graph has A + 1 steps per tick.
+    # (2) During the admission steps nobody but the server moves (each client takes its
+    #     self-loop guarded ``phase != 0``). ``admK`` (K < the phase) is the client the
+    #     server admitted at step K of this tick, 0 when it admitted none; all ``admK`` are
+    #     0 at phase 1 (the move step clears them after the clients have read them).
+    # (3) The requests in service during a tick are the clients whose ``req`` is ``BUSY``
+    #     (admitted on an earlier tick, more ticks to serve: ``nbusy``) and those admitted
+    #     in this tick's admission steps. Step K admits only while ``nbusy + K <= WORKERS``
+    #     and only a client that is waiting and not already in some ``admI``, I < K: so at
+    #     most ``min(A, WORKERS - nbusy, waiting)`` distinct requests are admitted per tick,
+    #     never more than ``WORKERS`` are in service, and, as the server admits whenever
+    #     the guard lets it, exactly that many (it is work conserving, and it may take any
+    #     waiting client at each step: the worst case is a maximum over every choice).
+    # (4) Costs: only a client's own move steps charge, ``(A + 1) * cost`` for each tick
+    #     of service of its request (its admission tick included: at the move step of that
+    #     tick the client reads its number in some ``admK``). So a move step costs
+    #     ``(A + 1) x`` the work of its tick, the admission steps cost 0, and a cycle's mean
+    #     cost per step is exactly the work per tick: the load.
 
-    def desk_load(self) -> s.Expr:
-        """The number of distinct clients the desks admitted on the tick before whose request
-        holds a worker on this tick too: ``moreK`` counted once per client (a desk whose
-        client a lower desk also holds adds nothing)."""
-        v = self.var
-        terms = [v(self.more_k[1])]
-        for k in self.desks[1:]:
-            terms.append(self.all_of(
-                [self.bin("==", v(self.more_k[k]), self.lit(1))]
-                + [self.bin("!=", v(self.adm_k[k]), v(self.adm_k[i])) for i in range(1, k)]))
+    def n_busy(self) -> s.Expr:
+        """The number of clients whose ``req`` is ``BUSY`` (requests in service on this tick
+        that were admitted on an earlier one)."""
+        terms = [self.bin("==", self.req(p), self.var(self.busy)) for _, p, sc in self.clients
+                 if any(r.service > 1 for r in self.requests_of(sc))]
+        if not terms:
+            return self.lit(0)
         out = terms[0]
         for x in terms[1:]:
             out = self.bin("+", out, x)
         return out
 
-    def busy_next(self, j: int, proc: str, sc: Scenario) -> s.Expr | None:
-        """Client ``j``'s ``req`` will be ``BUSY`` on the next tick: it is ``BUSY`` now with
-        more than one tick left (its ``timer``), or a desk admitted it on the tick before
-        for a request of three ticks or more. ``None`` when the scenario has no such
-        request (its clients are never ``BUSY``)."""
+    def server_phased(self) -> list[s.Transition]:
+        """The server of a tick of ``A + 1`` steps (invariants (1)-(3) above): at ``phase``
+        0 it only clears the ``admK`` and moves on; at step ``K`` it admits one waiting
+        client not yet admitted this tick while ``nbusy + K <= WORKERS``, or idles when it
+        may not or nobody waits. It charges nothing (the clients do)."""
         v, n = self.var, self.lit
-        long3 = [r for r in self.requests_of(sc) if r.service > 2]
-        if not long3:
-            return None
-        stay = self.all_of([self.bin("==", self.req(proc), v(self.busy)),
-                            self.bin(">", s.Remote(s.ProcRef(proc, pos=self.pos), _TIMER,
-                                                   pos=self.pos), n(1))])
-        admitted = self.any_of([self.bin("==", v(self.adm_k[k]), n(j)) for k in self.desks])
-        kinds = self.any_of([self.bin("==", self.req(proc), v(self.kind_const[r.name]))
-                             for r in long3])
-        return self.bin("or", stay, self.all_of([admitted, kinds]))
+        A = self.admissions
+        ph, busy = self.phase, self.n_busy()
+        out = [self.trans("serve", "serve", guard=[self.bin("==", v(ph), n(0))],
+                          effects=[self.assign(ph, n(1))]
+                          + [self.assign(self.adm_k[k], n(0)) for k in range(1, A + 1)])]
+        for k in range(1, A + 1):
+            at = self.bin("==", v(ph), n(k))
+            nxt = self.assign(ph, n(k + 1 if k < A else 0))
+            free = self.bin("<=", self.bin("+", busy, n(k)), v(self.n_workers))
 
-    def server_desks(self) -> list[s.Transition]:
-        """With several admissions per tick the server only counts: one transition, every
-        tick, that sets ``held`` to the number of requests ``BUSY`` on the next tick. One
-        process writes it and every desk reads it, so the desks' guards stay small (the sum
-        over the clients is written once, not once per desk and client)."""
-        terms = [x for j, p, sc in self.clients if (x := self.busy_next(j, p, sc)) is not None]
-        total: s.Expr = self.lit(0)
-        if terms:
-            total = terms[0]
-            for x in terms[1:]:
-                total = self.bin("+", total, x)
-        return [self.trans("serve", "serve", effects=[self.assign(self.held, total)])]
+            def fresh(j: int) -> list[s.Expr]:
+                return [self.bin("!=", v(self.adm_k[i]), n(j)) for i in range(1, k)]
 
-    def desk_process(self, k: int) -> s.Process:
-        """Desk ``k`` of ``A``: on each tick it admits one waiting client that no desk
-        admitted on the tick before, while ``held + dl + k <= WORKERS`` (invariant (3)),
-        and idles only when it may not or nobody waits. It charges nothing (the client
-        does). Two desks may take the same client on one tick; the client is admitted once,
-        and fewer requests than desks were free are admitted then: the server admits at
-        least one request on every tick a worker is free and a request waits, and at most
-        ``min(A, free workers, waiting requests)``."""
+            waiting = [self.all_of([self.bin("!=", self.req(p), n(0)),
+                                    self.bin("<", self.req(p), v(self.busy))] + fresh(j))
+                       for j, p, _ in self.clients]
+            out.append(self.trans("serve", "serve", guard=[self.bin("and", at, s.Unary(
+                "not", self.all_of([free, self.any_of(waiting)]), pos=self.pos))],
+                effects=[nxt]))
+            for j, proc, sc in self.clients:
+                for r in self.requests_of(sc):
+                    guard = self.all_of([at, free, self.bin("==", self.req(proc),
+                                                            v(self.kind_const[r.name]))]
+                                        + fresh(j))
+                    out.append(self.trans("serve", "serve", guard=[guard],
+                                          effects=[self.assign(self.adm_k[k], n(j)), nxt]))
+        return out
+
+    def pooled_phased(self, j: int, src: str, dst: str, t: _Tick, names: list[str],
+                      trans: list[s.Transition], extra: dict[str, str]) -> bool:
+        """The wait and reply ticks of client ``j`` when the server admits several requests
+        per tick (:meth:`server_phased`): at the move step of a tick the client reads whether
+        one of this tick's ``admK`` holds its number; if so it serves its request's first
+        tick then and there, and its other ticks on the following ones (``req`` is ``BUSY``
+        while more are to come, ``SERVED`` before the reply), each charged ``(A + 1) *
+        cost`` on its own transition. True when the client's ``timer`` counts them."""
         v, n = self.var, self.lit
-        free = self.bin("<=", self.bin("+", self.bin("+", v(self.held), self.desk_load()),
-                                       n(k)), v(self.n_workers))
+        r = t.request
+        assert r is not None
+        if t.kind == "reply":
+            trans.append(self.trans(self.fresh(f"{src}_served", names, extra), dst,
+                                    effects=[self.assign(_REQ, n(0))]))
+            return False
+        ks = range(1, self.admissions + 1)
+        admitted = self.any_of([self.bin("==", v(self.adm_k[k]), n(j)) for k in ks])
+        costs = self.cost(n(self.mult * r.cost))
+        fin = self.fresh(f"{src}_served", names, extra)
+        trans.append(self.trans(src, src, guard=[self.all_of(
+            [self.bin("!=", v(self.adm_k[k]), n(j)) for k in ks])]))
+        if r.service == 1:
+            trans.append(self.trans(src, fin, guard=[admitted], costs=costs,
+                                    effects=[self.assign(_REQ, v(self.served))]))
+            return False
+        svc = self.fresh(f"{src}_served_more", names, extra)
+        trans += [
+            self.trans(src, svc, guard=[admitted], costs=costs,
+                       effects=[self.assign(_REQ, v(self.busy)),
+                                self.assign(_TIMER, n(r.service - 1))]),
+            self.trans(svc, svc, guard=[self.bin(">", v(_TIMER), n(1))], costs=costs,
+                       effects=[self.assign(_TIMER, self.bin("-", v(_TIMER), n(1)))]),
+            self.trans(svc, fin, guard=[self.bin("==", v(_TIMER), n(1))], costs=costs,
+                       effects=[self.assign(_TIMER, n(0)), self.assign(_REQ, v(self.served))]),
+        ]
+        return True
 
-        def unclaimed(j: int) -> list[s.Expr]:
-            return [self.bin("!=", v(self.adm_k[i]), n(j)) for i in self.desks]
-
-        def waiting(j: int, proc: str) -> s.Expr:
-            return self.all_of([self.bin("!=", self.req(proc), n(0)),
-                                self.bin("<", self.req(proc), v(self.busy))] + unclaimed(j))
-
-        adm, more = self.adm_k[k], self.more_k[k]
-        idle = s.Unary("not", self.all_of([free, self.any_of(
-            [waiting(j, p) for j, p, _ in self.clients])]), pos=self.pos)
-        trans = [self.trans("admit", "admit", guard=[idle],
-                            effects=[self.assign(adm, n(0)), self.assign(more, n(0))])]
-        for j, proc, sc in self.clients:
-            for r in self.requests_of(sc):
-                guard = self.all_of([free, self.bin("==", self.req(proc),
-                                                    v(self.kind_const[r.name]))] + unclaimed(j))
-                trans.append(self.trans("admit", "admit", guard=[guard], effects=[
-                    self.assign(adm, n(j)), self.assign(more, n(int(r.service > 1)))]))
-        return s.Process(f"desk{k}", (), (s.StateDecl("admit", pos=self.pos),),
-                         self.ref("admit"), transitions=tuple(trans), pos=self.pos)
+    def phased_client(self, trans: list[s.Transition], states: list[str]) -> list[s.Transition]:
+        """A client's transitions in a tick of ``A + 1`` steps: each one only at the move
+        step (``phase == 0``), and a self-loop in every state for the admission steps."""
+        v, n = self.var, self.lit
+        move = self.bin("==", v(self.phase), n(0))
+        out = [s.Transition(tr.src, tr.dst, guard=(self.all_of([move, *tr.guard]),),
+                            effects=tr.effects, costs=tr.costs, pos=self.pos) for tr in trans]
+        hold = self.bin("!=", v(self.phase), n(0))
+        return out + [self.trans(x, x, guard=[hold]) for x in states]
