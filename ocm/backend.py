@@ -179,6 +179,7 @@ def warm_up():
 
     def work() -> None:
         try:
+            _import_cupy_lean()   # before gpu_unavailable_reason imports it as it comes
             if gpu_unavailable_reason() is None:
                 import cupy
                 _import_cupyx_without_scipy()
@@ -232,6 +233,51 @@ class _NoSciPyInThread:
             raise ModuleNotFoundError(f"No module named {name!r} (kept out of dvecost's "
                                       f"device warm-up)", name=name)
         return None
+
+
+class _NoCuTensorPreload:
+    """An import finder that keeps CuPy from preloading cuTENSOR when it is imported.
+
+    ``import cupy`` loads the cuTENSOR library of a pip-installed CuPy at once, and with it
+    cuBLASLt (``cupy._environment._preload_library('cutensor')``): 0.06-0.07 s on the H100
+    machine (``tools/device/cupyx_probe.py``), for a library the device path of a ``dvecost``
+    process never calls. CuPy skips a library its ``_preload_libs`` table marks as loaded; this
+    finder marks cuTENSOR so right after ``cupy._environment`` is executed, before CuPy's
+    ``__init__`` asks for the preload. Used only by :func:`warm_up`'s thread, only while it
+    imports CuPy; where CuPy's layout differs it does nothing."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "cupy._environment":
+            return None
+        from importlib.machinery import PathFinder
+        spec = PathFinder.find_spec(name, path)
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return None
+        run = loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            table = getattr(module, "_preload_libs", None)
+            if isinstance(table, dict) and table.get("cutensor", {}) is None:
+                table["cutensor"] = {}
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def _import_cupy_lean() -> None:
+    """``import cupy`` without its cuTENSOR preload (:class:`_NoCuTensorPreload`). Errors
+    are left to :func:`gpu_unavailable_reason`, which imports CuPy again and reports them."""
+    import sys
+    finder = _NoCuTensorPreload()
+    sys.meta_path.insert(0, finder)
+    try:
+        import cupy  # noqa: F401
+    except Exception:  # noqa: BLE001 - reported by gpu_unavailable_reason
+        pass
+    finally:
+        sys.meta_path.remove(finder)
 
 
 def _import_cupyx_without_scipy() -> None:
