@@ -1,3 +1,3 @@
-from .launch import main
+from .cli import main
 
 raise SystemExit(main())

@@ -76,8 +76,6 @@ from ocm.errors import AnalysisError, BackendUnavailableError, InputError, OcmEr
 from .terminal import use_color
 
 from .._version import __version__
-from ..launch import DEVICE_COMMANDS as _DEVICE_COMMANDS
-from ..launch import wants_gpu as _wants_gpu
 
 __all__ = ["main", "command", "add_common", "add_backend", "add_defines", "add_limits",
            "parse_defines", "parse_size", "parse_seconds", "ByteSize", "Seconds", "emit_json",
@@ -519,6 +517,11 @@ def _build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: The commands whose ``--backend gpu`` starts the device early (:func:`_start_device`) and
+#: whose process ends without tearing CUDA down (:func:`main`).
+_DEVICE_COMMANDS = ("analyze", "explore", "cycle")
+
+
 def _command_of(words: Sequence[str]) -> str | None:
     """The command a command line runs when its first word names one, else None.
 
@@ -528,14 +531,23 @@ def _command_of(words: Sequence[str]) -> str | None:
     return words[0] if words and words[0] in COMMANDS else None
 
 
+def _wants_gpu(words: Sequence[str]) -> bool:
+    """True when the command line asks for ``--backend gpu`` (either spelling).
+
+    >>> _wants_gpu(["analyze", "m.dve", "--backend", "gpu"]), _wants_gpu(["x", "--backend=cpu"])
+    (True, False)
+    """
+    words = list(words)
+    return "--backend=gpu" in words or any(
+        w == "--backend" and words[i + 1:i + 2] == ["gpu"] for i, w in enumerate(words))
+
+
 def _start_device(words: Sequence[str]) -> None:
     """For ``--backend gpu`` with a command of :data:`_DEVICE_COMMANDS`: start importing CuPy
     and the CUDA context (:func:`ocm.backend.warm_up`) in a background thread now, so that
     they overlap the parsing and the first breadth-first chunks, which run on the host. The
     command finds them ready, or waits for them where it first needs the device (the import
-    lock); a failure there is reported by the command, as without this. Run as the program,
-    :mod:`dvecost.launch` has started them already, before this module was imported (the
-    warm-up starts once a process)."""
+    lock); a failure there is reported by the command, as without this."""
     if _command_of(words) in _DEVICE_COMMANDS and _wants_gpu(words):
         from ocm.backend import warm_up
         warm_up()

@@ -120,32 +120,3 @@ def test_gpu_without_device_found_late_is_still_exit_2(host_below, warming_witho
     err = capsys.readouterr().err
     assert code == 2 and "the GPU backend is unavailable: no CUDA device found" in err
     assert "Traceback" not in err
-
-
-def test_the_entry_point_imports_nothing_heavy_before_starting_the_device():
-    """dvecost.launch starts the device before the analysis modules are imported: importing
-    it (and the package) loads none of them."""
-    import subprocess
-    import sys
-    code = ("import sys, dvecost.launch; "
-            "print(sorted(m for m in ('dve', 'statespace', 'ocm', 'scenarios', 'numpy', "
-            "'dvecost.analysis', 'dvecost.cli') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
-
-
-def test_the_entry_point_starts_the_warm_up_once_then_runs_the_command(monkeypatch, capsys):
-    import dvecost.launch as launch
-    import ocm.backend
-
-    started = []
-    monkeypatch.setattr(ocm.backend, "warm_up", lambda: started.append(1))
-    monkeypatch.setattr(sys, "argv", ["dvecost", "check", "--help"])
-    assert launch.main() == 0     # check's help: no device command
-    assert started == []
-    monkeypatch.setattr(sys, "argv", ["dvecost", "analyze", "no-such.dve", "--backend", "gpu"])
-    assert launch.main() == 2     # the command ran (and reported the missing file)
-    assert "no-such.dve" in capsys.readouterr().err
-    assert len(started) == 2      # once by the entry point, once by the CLI (a no-op there)
