@@ -1,0 +1,25 @@
+"""A scenario file (``dvecost saturate dvecost/examples/editor_farm.py``): the online editor's
+readers, writers and exporters (the template ``editor``, in proportions 5:3:2) on a server with
+eight workers that admits up to eight requests per tick.
+
+With one admission per tick (``Server(workers=8)``) these users can never load eight workers:
+no request brings more than 6 ticks of work (an export), so the load stays at most 6 whatever
+their number, and ``dvecost saturate`` says so without any analysis. Admitting up to eight
+requests on one tick lifts that bound to the capacity 8 (``System.load_bound``). Alone, a
+reader loads the server 2/12, a writer 4/18 and an exporter 8/22; a user's share of any run is
+at most that, and the shares of ``apportion``'s mixes add up to 8 only from 37 users on (36:
+18 readers, 11 writers, 7 exporters, 791/99), so no fewer than 37 users can keep all eight
+workers busy. The number that does, if any, is left to ``dvecost saturate``: each tick of
+this server is nine steps of the model (eight admission steps, then the step in which
+everybody moves), and the state spaces of so many users are far larger than those of the
+one-worker editor.
+"""
+
+from scenarios import Server, apportion
+from scenarios.templates import EDITOR_SCENARIOS, EDITOR_WEIGHTS
+
+server = Server(workers=8, admissions=8)
+
+
+def system(n):
+    return apportion(dict(zip(EDITOR_SCENARIOS, EDITOR_WEIGHTS)), n)
