@@ -141,7 +141,10 @@ def system_for(spec: Spec, clients: Mapping[str, int], *,
         raise ConfigurationError(f"{name} has no server, so it has no workers to count")
 
     def build(counts: Mapping[str, int], workers: int | None = workers) -> System:
-        server = base.server if workers is None else Server(workers=workers)
+        # Another number of workers keeps the server's admissions per tick (at most the
+        # workers: a server cannot admit more requests on a tick than it has workers).
+        server = base.server if workers is None else Server(
+            workers=workers, admissions=min(base.server.admissions, workers))
         return System({found[n]: c for n, c in counts.items()}, server=server,
                       composition=base.composition, name=base.name)
 

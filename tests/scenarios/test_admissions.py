@@ -317,3 +317,13 @@ def test_bound_and_its_reason_count_the_admissions():
     assert four.load_bound_why() == "workers x largest cost per tick"
     assert three.describe() == ("9 clients (q: 9), server with 8 workers admitting 3 requests "
                                 "per tick, system sync")
+
+
+def test_another_number_of_workers_keeps_the_admissions():
+    """``dvecost workers`` and ``--workers`` rebuild the server with other workers: the
+    admissions per tick stay, capped at the workers."""
+    from scenarios.capacity import system_for
+    base = System({U3: 2}, server=Server(8, admissions=4))
+    _, build = system_for(base, {"u": 2})
+    assert [build({"u": 2}, workers=w).server for w in (None, 6, 3)] == [
+        Server(8, admissions=4), Server(6, admissions=4), Server(3, admissions=3)]
