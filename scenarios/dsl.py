@@ -854,9 +854,10 @@ class _Builder:
         return s.StateRef(name, pos=self.pos)
 
     def trans(self, a: str, b: str, guard: Sequence[s.Expr] = (), effects: Sequence[s.Assign] = (),
-              costs: Sequence[s.Cost] = ()) -> s.Transition:
+              costs: Sequence[s.Cost] = (), time: int | None = None) -> s.Transition:
         return s.Transition(self.ref(a), self.ref(b), guard=tuple(guard), effects=tuple(effects),
-                            costs=tuple(costs), pos=self.pos)
+                            costs=tuple(costs), pos=self.pos,
+                            time=None if time is None else self.lit(time))
 
     def byte(self, name: str, init: int | None = None, const: bool = False) -> s.VarDecl:
         return s.VarDecl("byte", name, init=None if init is None else self.lit(init),
@@ -1125,6 +1126,9 @@ class _Builder:
     #     tick the client reads its number in some ``admK``). So a move step costs
     #     ``(A + 1) x`` the work of its tick, the admission steps cost 0, and a cycle's mean
     #     cost per step is exactly the work per tick: the load.
+    # (5) Time: the admission steps take no time (``time 0`` on the server's admission
+    #     transitions and the clients' self-loops), the move step the default 1, so a run's
+    #     time is its number of ticks (the cycle ratio is ``A + 1`` times the load).
 
     def n_busy(self) -> s.Expr:
         """The number of clients whose ``req`` is ``BUSY`` (requests in service on this tick
@@ -1142,7 +1146,8 @@ class _Builder:
         """The server of a tick of ``A + 1`` steps (invariants (1)-(3) above): at ``phase``
         0 it only clears the ``admK`` and moves on; at step ``K`` it admits one waiting
         client not yet admitted this tick while ``nbusy + K <= WORKERS``, or idles when it
-        may not or nobody waits. It charges nothing (the clients do)."""
+        may not or nobody waits, in no time (invariant (5)). It charges nothing (the clients
+        do)."""
         v, n = self.var, self.lit
         A = self.admissions
         ph, busy = self.phase, self.n_busy()
@@ -1162,13 +1167,13 @@ class _Builder:
                        for j, p, _ in self.clients]
             out.append(self.trans("serve", "serve", guard=[self.bin("and", at, s.Unary(
                 "not", self.all_of([free, self.any_of(waiting)]), pos=self.pos))],
-                effects=[nxt]))
+                effects=[nxt], time=0))
             for j, proc, sc in self.clients:
                 for r in self.requests_of(sc):
                     guard = self.all_of([at, free, self.bin("==", self.req(proc),
                                                             v(self.kind_const[r.name]))]
                                         + fresh(j))
-                    out.append(self.trans("serve", "serve", guard=[guard],
+                    out.append(self.trans("serve", "serve", guard=[guard], time=0,
                                           effects=[self.assign(self.adm_k[k], n(j)), nxt]))
         return out
 
@@ -1211,10 +1216,11 @@ class _Builder:
 
     def phased_client(self, trans: list[s.Transition], states: list[str]) -> list[s.Transition]:
         """A client's transitions in a tick of ``A + 1`` steps: each one only at the move
-        step (``phase == 0``), and a self-loop in every state for the admission steps."""
+        step (``phase == 0``), and a self-loop taking no time in every state for the
+        admission steps."""
         v, n = self.var, self.lit
         move = self.bin("==", v(self.phase), n(0))
         out = [s.Transition(tr.src, tr.dst, guard=(self.all_of([move, *tr.guard]),),
                             effects=tr.effects, costs=tr.costs, pos=self.pos) for tr in trans]
         hold = self.bin("!=", v(self.phase), n(0))
-        return out + [self.trans(x, x, guard=[hold]) for x in states]
+        return out + [self.trans(x, x, guard=[hold], time=0) for x in states]

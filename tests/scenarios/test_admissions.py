@@ -204,12 +204,13 @@ def test_every_state_respects_the_workers_and_admits_what_it_must(counts, worker
 def test_ticks_are_a_plus_one_steps_and_charges_scale():
     """One client alone: think 1, a request of 3 ticks: a round of 1 + 1 + 3 + 1 = 6 ticks
     with 3 of work, load 1/2; with two admissions a tick is 3 steps, so the critical cycle
-    has 18 steps and costs 3 x 3."""
+    has 18 steps and costs 3 x 3; the admission steps take no time, so its time is the 6
+    ticks."""
     a = analyze(System({U3: 1}, server=Server(2, admissions=2)).to_model(), cost="server",
                 backend="cpu")
     assert a.value == F(1, 2)
     d = a.as_dict()
-    assert (len(d["cycle"]), d["cycle_cost"]) == (18, 9)
+    assert (len(d["cycle"]), d["cycle_cost"], d["cycle_time"]) == (18, 9, 6)
 
 
 def test_symmetry_reduces_the_clients_only():
