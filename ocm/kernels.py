@@ -584,7 +584,7 @@ def cupy_launcher() -> Launcher:
     if _CUPY_LAUNCHER is None:
         import cupy
 
-        module = cupy.RawModule(code=SOURCE, options=("--std=c++14",))
+        module = cupy.RawModule(code=SOURCE, options=("--std=c++17",))
         # Compile and load every kernel now: never inside a stream capture.
         funcs: dict[str, Any] = {name: module.get_function(name) for name in KERNEL_NAMES}
         props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)

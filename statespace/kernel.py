@@ -222,7 +222,7 @@ class SuccessorKernel:
         """The compiled kernel for array module ``xp`` (``RawModule``, compiled once)."""
         fn = self._functions.get(id(xp))
         if fn is None:
-            module = xp.RawModule(code=self.source, options=("--std=c++14",))
+            module = xp.RawModule(code=self.source, options=("--std=c++17",))
             fn = self._functions[id(xp)] = module.get_function("dvecost_successors")
         return fn
 

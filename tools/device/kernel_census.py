@@ -98,7 +98,11 @@ def report() -> None:
     opts = collections.Counter(x["options"] for x in LOOKUPS)
     print("option sets:", len(opts), file=err)
     for o, n in opts.most_common():
-        print(f"  {n:4d}  {' '.join(o)[:150]}", file=err)
+        # Include paths by their last two parts: the options that tell the sets apart.
+        short = [("-I.../" + "/".join(x.split("/")[-2:])) if x.startswith("-I") else x
+                 for x in o]
+        kernels = sorted({x["names"] for x in LOOKUPS if x["options"] == o})[:4]
+        print(f"  {n:4d}  {' '.join(short)[:220]}  e.g. {', '.join(kernels)[:120]}", file=err)
     slow = sorted(LOOKUPS, key=lambda x: -x["s"])[:8]
     for x in slow:
         print(f"  slowest: {x['s']:.4f} s (NVRTC {x['pre']:.4f}) at {x['t']:.3f} "
