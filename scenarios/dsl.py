@@ -814,7 +814,7 @@ class _Builder:
         self.admissions = system.server.admissions if system.server else 0
         self.phased = self.admissions > 1
         self.mult = self.admissions + 1 if self.phased else 1
-        self.phase = clear("phase")
+        self.phase, self.nbusy = clear("phase"), clear("nbusy")
         self.adm_k = {k: clear(f"adm{k}") for k in range(1, self.admissions + 1)}
         # clients: (number from 1, process name, scenario)
         self.clients: list[tuple[int, str, Scenario]] = []
@@ -886,7 +886,7 @@ class _Builder:
                           self.byte(self.busy, nk + 1, const=True),
                           self.byte(self.served, nk + 2, const=True)]
                 if self.phased:
-                    items.append(self.byte(self.phase))
+                    items += [self.byte(self.phase), self.byte(self.nbusy)]
                     items += [self.byte(self.adm_k[k]) for k in self.adm_k]
                 else:
                     items.append(self.byte(self.adm))
@@ -1114,7 +1114,8 @@ class _Builder:
     #     server admitted at step K of this tick, 0 when it admitted none; all ``admK`` are
     #     0 at phase 1 (the move step clears them after the clients have read them).
     # (3) The requests in service during a tick are the clients whose ``req`` is ``BUSY``
-    #     (admitted on an earlier tick, more ticks to serve: ``nbusy``) and those admitted
+    #     (admitted on an earlier tick, more ticks to serve: their number is ``nbusy``,
+    #     which the server writes at the move step before the tick) and those admitted
     #     in this tick's admission steps. Step K admits only while ``nbusy + K <= WORKERS``
     #     and only a client that is waiting and not already in some ``admI``, I < K: so at
     #     most ``min(A, WORKERS - nbusy, waiting)`` distinct requests are admitted per tick,
@@ -1130,13 +1131,26 @@ class _Builder:
     #     transitions and the clients' self-loops), the move step the default 1, so a run's
     #     time is its number of ticks (the cycle ratio is ``A + 1`` times the load).
 
-    def n_busy(self) -> s.Expr:
-        """The number of clients whose ``req`` is ``BUSY`` (requests in service on this tick
-        that were admitted on an earlier one)."""
-        terms = [self.bin("==", self.req(p), self.var(self.busy)) for _, p, sc in self.clients
-                 if any(r.service > 1 for r in self.requests_of(sc))]
+    def busy_next(self) -> s.Expr:
+        """At the move step: the number of clients whose ``req`` will be ``BUSY`` on the next
+        tick, i.e. whose request still has a tick of service then: ``BUSY`` now with more
+        than one tick left (``timer > 1``), or admitted on this tick (in some ``admK``) for
+        two ticks or more."""
+        v, n = self.var, self.lit
+        ks = range(1, self.admissions + 1)
+        terms = []
+        for j, p, sc in self.clients:
+            long = [r for r in self.requests_of(sc) if r.service > 1]
+            if not long:
+                continue            # never BUSY
+            timer = s.Remote(s.ProcRef(p, pos=self.pos), _TIMER, pos=self.pos)
+            terms.append(self.bin("or", self.all_of([
+                self.bin("==", self.req(p), v(self.busy)), self.bin(">", timer, n(1))]),
+                self.all_of([self.any_of([self.bin("==", v(self.adm_k[k]), n(j)) for k in ks]),
+                             self.any_of([self.bin("==", self.req(p), v(self.kind_const[r.name]))
+                                          for r in long])])))
         if not terms:
-            return self.lit(0)
+            return n(0)
         out = terms[0]
         for x in terms[1:]:
             out = self.bin("+", out, x)
@@ -1144,15 +1158,17 @@ class _Builder:
 
     def server_phased(self) -> list[s.Transition]:
         """The server of a tick of ``A + 1`` steps (invariants (1)-(3) above): at ``phase``
-        0 it only clears the ``admK`` and moves on; at step ``K`` it admits one waiting
+        0 it counts the requests ``BUSY`` on the next tick into ``nbusy`` (:meth:`busy_next`:
+        one sum over the clients, written once, which every admission step reads), clears
+        the ``admK`` and moves on; at step ``K`` it admits one waiting
         client not yet admitted this tick while ``nbusy + K <= WORKERS``, or idles when it
         may not or nobody waits, in no time (invariant (5)). It charges nothing (the clients
         do)."""
         v, n = self.var, self.lit
         A = self.admissions
-        ph, busy = self.phase, self.n_busy()
+        ph, busy = self.phase, v(self.nbusy)
         out = [self.trans("serve", "serve", guard=[self.bin("==", v(ph), n(0))],
-                          effects=[self.assign(ph, n(1))]
+                          effects=[self.assign(ph, n(1)), self.assign(self.nbusy, self.busy_next())]
                           + [self.assign(self.adm_k[k], n(0)) for k in range(1, A + 1)])]
         for k in range(1, A + 1):
             at = self.bin("==", v(ph), n(k))
