@@ -468,6 +468,23 @@ class System:
         """The cost resource whose mean is the load: ``'server'`` or ``'work'``."""
         return SERVER_RESOURCE if self.server is not None else CLIENT_RESOURCE
 
+    @property
+    def steps_per_tick(self) -> int:
+        """Steps of the model per tick of the clock: ``admissions + 1`` for a server that
+        admits several requests per tick (its admission steps, then the step in which every
+        process moves), else 1. The load is the cycle mean per step all the same (charges
+        are multiplied to match); a run of ``k`` steps lasts ``k / steps_per_tick`` ticks,
+        which is also its time (the admission steps take none).
+
+        >>> u = Scenario("u", Request("r", 1))
+        >>> System({u: 2}, server=Server(4)).steps_per_tick
+        1
+        >>> System({u: 2}, server=Server(4, admissions=3)).steps_per_tick
+        4
+        """
+        a = self.server.admissions if self.server is not None else 1
+        return a + 1 if a > 1 else 1
+
     def count(self, scenario: str | Scenario) -> int:
         """The number of clients of a scenario (by object or name); 0 if absent."""
         name = scenario.name if isinstance(scenario, Scenario) else scenario

@@ -328,3 +328,20 @@ def test_another_number_of_workers_keeps_the_admissions():
     _, build = system_for(base, {"u": 2})
     assert [build({"u": 2}, workers=w).server for w in (None, 6, 3)] == [
         Server(8, admissions=4), Server(6, admissions=4), Server(3, admissions=3)]
+
+
+def test_the_editor_farm_example():
+    """dvecost/examples/editor_farm.py with 3 users (2 readers, a writer): eight workers
+    admitting eight requests per tick never make anyone wait, so the load is the sum of the
+    users' loads alone, 2 x 2/12 + 4/18 = 5/9; the same with and without the reduction."""
+    import pathlib
+
+    import dvecost.examples
+    from scenarios import resolve_spec
+
+    path = pathlib.Path(dvecost.examples.__file__).parent / "editor_farm.py"
+    system = resolve_spec(str(path))[1](3)
+    assert system.server == Server(workers=8, admissions=8) and system.steps_per_tick == 9
+    assert {sc.name: k for sc, k in system.counts} == {"reader": 2, "writer": 1}
+    assert load(system) == load(system, "off") == F(5, 9)
+    assert system.load_bound() == 8
