@@ -115,20 +115,16 @@ def bound_gap(system: System) -> str | None:
     server = system.server
     if server is None:
         return None        # clients that serve themselves: their costs are their own
-    known = {"workers"}
-    extra = {f.name: getattr(server, f.name) for f in dataclasses.fields(server)
-             if f.name not in known}
-    odd = {k: v for k, v in extra.items() if not (k == "admissions" and _one_admission(v))}
+    # The renderings read: one worker (``done``, ``cur``), a pool admitting one request per
+    # tick (``adm``), and several admissions per tick through desks (``admK``), any counts.
+    known = {"workers", "admissions"}
+    odd = {f.name: getattr(server, f.name) for f in dataclasses.fields(server)
+           if f.name not in known}
     if odd:
         names = ", ".join(f"{k}={v!r}" for k, v in odd.items())
         return (f"the alone-rate bound is not proven for a server with {names}: the "
                 "shape's bound only")
     return None
-
-
-def _one_admission(value: object) -> bool:
-    """``Server(admissions=...)`` meaning one admission per tick (the pool's rendering)."""
-    return value in (None, 1)
 
 
 def alone_rates(system: System, alone: Callable[[System], Fraction]) -> tuple[
@@ -183,9 +179,17 @@ def upper_bound(system: System, alone: Callable[[System], Fraction]) -> UpperBou
 #: - ``heavy``: the request worth the most work first (the server's admissions and a client's
 #:   choice between requests), then the oldest;
 #: - ``newest``: the client that waited least first (a different interleaving);
-#: - ``random``: uniformly among the enabled transitions (the run is still a run of the model;
-#:   only closed walks are kept).
-POLICIES = ("oldest", "heavy", "oldest-random", "newest", "random")
+#: - ``random``: a random order of the transitions, drawn once per row (a policy that depends
+#:   on the state only, so the run ends in a cycle);
+#: - ``priority``: the transition listed first (the server's admissions in the order of the
+#:   clients), whatever the waiting: clients late in the order may wait forever, which the
+#:   server is free to make them do, and the others settle into their own period;
+#: - ``heavy-priority``: the heaviest request first, then as ``priority``.
+#:
+#: In every policy a transition about a process that another process already chose one about
+#: in the same tick (two desks admitting one client) comes last.
+POLICIES = ("oldest", "heavy", "oldest-random", "newest", "random", "priority",
+            "heavy-priority")
 
 
 @dataclass(frozen=True)
@@ -195,20 +199,22 @@ class WitnessRun:
     Attributes
     ----------
     mean : Fraction
-        The cycle's cost per tick: a lower bound on the load (exact when it meets an upper
-        bound).
+        The cycle's mean cost per step (the load's measure; per tick, as a server admitting
+        several requests per tick charges its ticks' steps to match): a lower bound on the
+        load, exact when it meets an upper bound.
     cycle_cost, cycle_len, prefix_len : int
-        The cycle's cost and ticks, the prefix's ticks.
+        The cycle's cost and steps, the prefix's steps (steps of the model:
+        :attr:`~scenarios.dsl.System.steps_per_tick` to a tick).
     graph : statespace.StateGraph
         The run as a small graph of the full model: state 0 the initial state, one edge per
-        tick, each state's breadth-first parent its predecessor on the prefix (so
+        step, each state's breadth-first parent its predecessor on the prefix (so
         :func:`statespace.shortest_trace` and :class:`statespace.witness.Witness` tell it).
     cycle_edges : tuple of int
         The cycle's edges in ``graph``, in order.
     policy : str
         The policy whose row found it (:data:`POLICIES`, with its seed).
-    ticks : int
-        Ticks simulated (per row) before it was found or the search gave up.
+    steps : int
+        Steps simulated (per row) before it was found or the search gave up.
     rows : int
         Runs simulated side by side.
     seconds : float
@@ -224,24 +230,84 @@ class WitnessRun:
     graph: object
     cycle_edges: tuple[int, ...]
     policy: str
-    ticks: int
+    steps: int
     rows: int
     seconds: float
     resource: str
 
 
-def _remote_processes(e: object, out: set[str]) -> set[str]:
-    """The processes whose variables the expression tree ``e`` reads (``P->v``)."""
-    if isinstance(e, S.Remote):
-        out.add(e.process.name)
-    if dataclasses.is_dataclass(e) and not isinstance(e, type):
-        for f in dataclasses.fields(e):
-            v = getattr(e, f.name)
-            if isinstance(v, tuple):
-                for x in v:
-                    _remote_processes(x, out)
-            elif dataclasses.is_dataclass(v):
-                _remote_processes(v, out)
+def _walk(e: object, stop: Callable[[object], bool]) -> None:
+    """Visit the syntax tree ``e`` depth first until ``stop(node)`` returns true."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if stop(x):
+            return
+        fields = getattr(x, "__dataclass_fields__", None)
+        if fields is None:
+            if isinstance(x, tuple):
+                stack.extend(x)
+            continue
+        for name in fields:
+            v = getattr(x, name)
+            if isinstance(v, tuple) or hasattr(v, "__dataclass_fields__"):
+                stack.append(v)
+
+
+def _remote_processes(guard: tuple, most: int) -> set[str]:
+    """The processes whose variables the guard reads (``P->v``), at most ``most + 1`` of
+    them (the walk stops there)."""
+    out: set[str] = set()
+
+    def seen(x: object) -> bool:
+        if isinstance(x, S.Remote):
+            out.add(x.process.name)
+        return len(out) > most
+
+    _walk(guard, seen)
+    return out
+
+
+#: Operators whose evaluation cannot fault (no division, no index, no shift past the width).
+_SAFE_OPS = frozenset({"and", "or", "==", "!=", "<", "<=", ">", ">=", "+", "-", "not", "imply"})
+
+
+def _pre_tests(cm, guard: tuple, consts: dict) -> tuple[tuple[int, int], ...]:
+    """``((slot, value), ...)``: the top-level conjuncts ``v == c`` of ``guard`` with ``v`` a
+    global variable's slot and ``c`` a literal or constant, when nothing in the guard can
+    fault (then a false conjunct makes the guard false with no fault to report); else ()."""
+    safe = [True]
+
+    def check(x: object) -> bool:
+        if isinstance(x, (S.Binary, S.Unary)) and x.op not in _SAFE_OPS:
+            safe[0] = False
+        elif isinstance(x, (S.Index, S.Remote)) and getattr(x, "index", None) is not None:
+            safe[0] = False
+        return not safe[0]
+
+    _walk(guard, check)
+    if not safe[0]:
+        return ()
+    out = []
+    stack = list(guard)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, S.Binary) and e.op == "and":
+            stack += [e.left, e.right]
+        elif isinstance(e, S.Binary) and e.op == "==" and isinstance(e.left, S.Name):
+            v = cm.variables.get(e.left.name)
+            c = (e.right.value if isinstance(e.right, S.IntLit) else
+                 consts.get(e.right.name) if isinstance(e.right, S.Name) else None)
+            if v is not None and v.owner is None and not v.is_const and v.size is None \
+                    and isinstance(c, int):
+                out.append((v.base, c))
+    return tuple(out)
+
+
+def _names(e: object) -> list[str]:
+    """The plain names (variables, constants) the syntax tree ``e`` reads."""
+    out: list[str] = []
+    _walk(e, lambda x: isinstance(x, S.Name) and out.append(x.name) is not None)
     return out
 
 
@@ -282,9 +348,8 @@ class _Simulator:
         self.concerns = np.full(len(cm.transitions), -1, np.int64)
         self.weight = np.zeros(len(cm.transitions), np.int64)
         for t in cm.transitions:
-            names = set()
-            for g in t.node.guard:
-                _remote_processes(g, names)
+            # (at most this process and one other: beyond, the walk stops)
+            names = _remote_processes(t.node.guard, 2)
             others = {index[n] for n in names if n in index and index[n] != t.process}
             if len(others) == 1:
                 self.concerns[t.id] = others.pop()
@@ -310,11 +375,16 @@ class _Simulator:
             if q >= 0:
                 # An admission's weight: the work of the request kinds it reads (its charge
                 # is one tick's cost; the request brings service x cost).
-                for g in cm.transitions[tid].node.guard:
-                    for n in _const_names(g):
-                        if consts.get(n) in kinds:
-                            self.weight[tid] = max(self.weight[tid], kinds[consts[n]])
+                for n in _names(cm.transitions[tid].node.guard):
+                    if consts.get(n) in kinds:
+                        self.weight[tid] = max(self.weight[tid], kinds[consts[n]])
         self.k_res = cm.resources.index(self.resource) if self.resource in cm.resources else -1
+        # Per transition, the conjuncts ``global == constant`` of a guard that cannot fault:
+        # where no row meets them the guard is false in every row, and evaluating it is
+        # skipped (a server's admission steps: ``phase == K`` leaves one step's transitions).
+        self.pre: list[tuple[tuple[int, int], ...]] = [
+            _pre_tests(cm, t.node.guard, consts) for t in cm.transitions]
+        self.src = [t.src for t in cm.transitions]
 
     def initial(self, rows: int) -> np.ndarray:
         from statespace.evaluate import INT
@@ -331,28 +401,64 @@ class _Simulator:
         C = np.zeros((R, len(self.procs)), np.int64)
         dead = np.zeros(R, bool)
         gerr = np.zeros(R, bool)
+        # The processes that a process before this one in the tick chose a transition about
+        # (a desk admitting a client): scores see it, so that two desks do not both take
+        # the oldest client (a legal step, but one admission fewer).
+        self.claimed = np.zeros((R, len(self.procs)), bool)
+        met: dict[tuple[int, int], bool] = {}      # pre-tests, once per step
+
+        def meets(test: tuple[int, int]) -> bool:
+            got = met.get(test)
+            if got is None:
+                got = met[test] = bool((X[test[0]] == test[1]).any())
+            return got
+
         for i, p in enumerate(self.procs):
-            best = np.full(R, -np.inf)
+            here = set(np.unique(X[p.slot]).tolist())
+            rs, ts, gs = [], [], []
             for tid in p.transitions:
-                r, ge = ex._enabled(X, R, rows_cache, None, tid)
-                if r.shape[0] == 0:
+                if self.src[tid] not in here:
                     continue
-                sc = scores(i, r, np.full(r.shape[0], tid, np.int64))
-                better = sc > best[r]
-                rb = r[better]
-                best[rb] = sc[better]
-                C[rb, i] = tid
-                gerr[rb] = ge[better] if ge is not None else False
-            dead |= best == -np.inf
+                pre = self.pre[tid]
+                if pre and not all(meets(t) for t in pre):
+                    continue
+                r, ge = ex._enabled(X, R, rows_cache, None, tid)
+                if r.shape[0]:
+                    rs.append(r)
+                    ts.append(np.full(r.shape[0], tid, np.int64))
+                    gs.append(ge if ge is not None else np.zeros(r.shape[0], bool))
+            if not rs:
+                dead[:] = True
+                continue
+            r, t, g = np.concatenate(rs), np.concatenate(ts), np.concatenate(gs)
+            sc = scores(i, r, t)
+            # Each row's best pair: sorted by row, then score (descending); the sort is
+            # stable, so on equal scores the transition listed first wins.
+            order = np.lexsort((-sc, r))
+            rs_ = r[order]
+            first = np.ones(rs_.shape[0], bool)
+            first[1:] = rs_[1:] != rs_[:-1]
+            pick = order[first]
+            C[r[pick], i] = t[pick]
+            gerr[r[pick]] = g[pick]
+            has = np.zeros(R, bool)
+            has[r[pick]] = True
+            dead |= ~has
+            q = self.concerns[C[:, i]]
+            took = np.flatnonzero((q >= 0) & has)
+            self.claimed[took, q[took]] = True
         live = np.flatnonzero(~dead)
         Y = X.copy()
         cost = np.zeros(R, np.int64)
+        time = np.zeros(R, np.int64)
         if live.shape[0]:
             err = gerr[live].copy()
-            Yl, err, costs, _ = ex._step_sync(X, live, C[live], err)
+            Yl, err, costs, tm = ex._step_sync(X, live, C[live], err)
             Y[:, live] = Yl
             cost[live] = costs[self.resource] if self.resource in costs else 0
+            time[live] = tm
             dead[live[err]] = True
+        self.time = time
         return Y, C, cost, dead
 
     def code(self, choice: np.ndarray) -> int:
@@ -364,27 +470,11 @@ class _Simulator:
         return code
 
 
-def _const_names(e: object) -> list[str]:
-    out: list[str] = []
-
-    def walk(x: object) -> None:
-        if isinstance(x, S.Name):
-            out.append(x.name)
-        if dataclasses.is_dataclass(x) and not isinstance(x, type):
-            for f in dataclasses.fields(x):
-                v = getattr(x, f.name)
-                for y in (v if isinstance(v, tuple) else (v,)):
-                    if dataclasses.is_dataclass(y):
-                        walk(y)
-
-    walk(e)
-    return out
-
-
 def find_witness(system: System, *, target: Fraction | None = None,
                  upper: Fraction | None = None, rows: int = 20, max_ticks: int = 3000,
                  patience: int | None = None, seed: int = 0,
-                 time_limit: float | None = None) -> WitnessRun | None:
+                 time_limit: float | None = None,
+                 policies: tuple[str, ...] = POLICIES) -> WitnessRun | None:
     """Simulate the model of ``system`` under :data:`POLICIES` and return the best closed walk.
 
     Each of ``rows`` runs starts in the initial state; each tick every process takes one
@@ -411,6 +501,8 @@ def find_witness(system: System, *, target: Fraction | None = None,
         Stop when the best walk has not improved for this many ticks.
     time_limit : float, optional
         Seconds at most (checked every tick).
+    policies : tuple of str
+        The rows' policies in turn (:data:`POLICIES`).
 
     Returns
     -------
@@ -428,14 +520,23 @@ def find_witness(system: System, *, target: Fraction | None = None,
     t0 = _time.perf_counter()
     sim = _Simulator(system)
     R = max(1, int(rows))
+    # Budgets in ticks; a server admitting several requests per tick takes several steps.
+    per_tick = int(getattr(system, "steps_per_tick", 1))
+    max_steps = max(1, int(max_ticks)) * per_tick
+    patience = None if patience is None else patience * per_tick
     rng = np.random.default_rng(seed)
-    policy = [POLICIES[r % len(POLICIES)] for r in range(R)]
+    unknown = set(policies) - set(POLICIES)
+    if not policies or unknown:
+        raise ValueError(f"unknown policies {sorted(unknown)}: expected some of {POLICIES}")
+    policy = [policies[r % len(policies)] for r in range(R)]
     code = {name: k for k, name in enumerate(POLICIES)}
     pol = np.array([code[x] for x in policy])
     # Random tie-breaks, fixed per row and transition for the run (a positional policy where
     # ages tie: the run settles into a cycle instead of wandering).
     noise = rng.random((R, len(sim.cm.transitions)))
-    noise[(pol == code["oldest"]) | (pol == code["heavy"])] = 0.0
+    noise[np.isin(pol, [code["oldest"], code["heavy"], code["priority"],
+                        code["heavy-priority"]])] = 0.0
+    noise[pol == code["random"]] *= 1e6      # the order itself, not a tie-break
     age = np.zeros((R, len(sim.procs)), np.float64)
     n_tr = float(len(sim.cm.transitions) + 1)
 
@@ -448,23 +549,24 @@ def find_witness(system: System, *, target: Fraction | None = None,
         out = a + tie
         out = np.where(p == code["heavy"], w * 1e4 + a + tie, out)
         out = np.where(p == code["newest"], -a + tie, out)
-        # ``random`` rows draw afresh every tick.
-        fresh = p == code["random"]
-        if fresh.any():
-            out[fresh] = rng.random(int(fresh.sum()))
-        return out
+        out = np.where(p == code["random"], tie, out)
+        out = np.where(p == code["priority"], tie, out)
+        out = np.where(p == code["heavy-priority"], w * 1e4 + tie, out)
+        # A client another process already chose this tick comes last.
+        return out - 1e9 * np.where(q >= 0, sim.claimed[r, np.maximum(q, 0)], False)
 
     X = sim.initial(R)
     keys = sim.ex.layout.pack(X, np)
     seen: list[dict[bytes, int]] = [{keys[r].tobytes(): 0} for r in range(R)]
-    cum = np.zeros((max_ticks + 1, R), np.int64)
+    cum = np.zeros((max_steps + 1, R), np.int64)
     hist_keys = [keys]
     hist_choice: list[np.ndarray] = []
+    hist_time: list[np.ndarray] = []
     alive = np.ones(R, bool)
     best: tuple[Fraction, int, int, int] | None = None     # (mean, row, i, j)
     enough = min((x for x in (target, upper) if x is not None), default=None)
     tick = improved = 0
-    while tick < max_ticks and alive.any():
+    while tick < max_steps and alive.any():
         Y, C, cost, dead = sim.step(X, scores)
         moved = np.zeros((R, len(sim.procs)), bool)
         for i, sl in enumerate(sim.local):
@@ -476,6 +578,7 @@ def find_witness(system: System, *, target: Fraction | None = None,
         keys = sim.ex.layout.pack(Y, np)
         hist_keys.append(keys)
         hist_choice.append(C)
+        hist_time.append(sim.time)
         for r in np.flatnonzero(alive).tolist():
             k = keys[r].tobytes()
             i = seen[r].get(k)
@@ -497,12 +600,12 @@ def find_witness(system: System, *, target: Fraction | None = None,
         return None
     _, r, i, j = best
     label = f"{policy[r]} (row {r}, seed {seed})"
-    return _lasso(sim, r, i, j, hist_keys, hist_choice, cum, label, tick, R,
+    return _lasso(sim, r, i, j, hist_keys, hist_choice, hist_time, cum, label, tick, R,
                   _time.perf_counter() - t0)
 
 
-def _lasso(sim: _Simulator, r: int, i: int, j: int, hist_keys, hist_choice, cum, label: str,
-           ticks: int, rows: int, seconds: float) -> WitnessRun:
+def _lasso(sim: _Simulator, r: int, i: int, j: int, hist_keys, hist_choice, hist_time, cum,
+           label: str, ticks: int, rows: int, seconds: float) -> WitnessRun:
     """The best simple cycle of row ``r``'s closed walk ``i..j`` and a loop-free prefix to
     it, as a :class:`WitnessRun` (its graph: one state per distinct state of the run)."""
     from statespace.graph import StateGraph
@@ -581,7 +684,7 @@ def _lasso(sim: _Simulator, r: int, i: int, j: int, hist_keys, hist_choice, cum,
     big = any(c >= 2**63 for c in codes)
     graph = StateGraph(
         indptr=indptr, indices=np.array([d for d, _ in flat], np.int32), costs=costs,
-        time=np.ones(len(flat), np.int64),
+        time=np.array([int(hist_time[t][r]) for _, t in flat], np.int64),
         action=np.array([label_of[code[t]] for _, t in flat], np.int32),
         states=np.ascontiguousarray(X.T), parent=parent, parent_action=pact,
         deadlocks=np.zeros(0, np.int64), error_state=-1,

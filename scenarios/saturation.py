@@ -789,8 +789,8 @@ METHODS = ("exact", "auto", "bounds")
 #: The simulation's budget per point (:func:`scenarios.bounds.find_witness`): rows side by
 #: side and ticks per row, when looking for a run that reaches the capacity, and when only
 #: trying to meet an upper bound already below it (the point is decided either way).
-WITNESS_ROWS, WITNESS_TICKS, WITNESS_PATIENCE = 20, 3000, 1500
-BELOW_ROWS, BELOW_TICKS = 10, 300
+WITNESS_ROWS, WITNESS_TICKS, WITNESS_PATIENCE = 14, 1000, 400
+BELOW_ROWS, BELOW_TICKS = 7, 150
 
 
 def _by_bounds(system: System, n: int, cap: Fraction, alone: Callable[[System], Fraction],

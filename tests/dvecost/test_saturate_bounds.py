@@ -1,0 +1,192 @@
+"""``dvecost saturate --method auto|exact|bounds``: points decided by bounds, what the user reads.
+
+The answer with bounds equals the answer of exact analysis; the run that decides the answer's
+point (found by simulating the model) is replayed step by step with the independent checker
+of ``replay.py``, from the ``--json`` output as printed; the table, the ``decided:`` line, the
+JSON and CSV fields say how each point was decided; ``--method bounds`` says where an
+undecided answer lies; limits still stop a search with exit code 3.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from fractions import Fraction
+
+import pytest
+
+import scenarios
+from dvecost.cli import main
+from dvecost.saturation import saturate, system_load
+from replay import replay_analysis
+
+#: Readers and exporters on two workers admitting two requests per tick (a tick is three
+#: steps of the model).
+ADMISSIONS = """
+from scenarios import Scenario, Think, Request, Server, apportion
+
+reader = Scenario("reader", [Request("open", service=2), Think(8)])
+exporter = Scenario("exporter", [Request("open", service=2), Think(4),
+                                 Request("export", service=6), Think(6)])
+server = Server(workers=2, admissions=2)
+
+def system(n):
+    return apportion({reader: 2, exporter: 1}, n)
+"""
+
+#: Exporters alone on the same server: saturated from 6 on (a quick run to find).
+EXPORTERS = """
+from scenarios import Scenario, Think, Request, Server
+
+exporter = Scenario("exporter", [Request("open", service=2), Think(4),
+                                 Request("export", service=6), Think(6)])
+server = Server(workers=2, admissions=2)
+
+def system(n):
+    return {exporter: n}
+"""
+
+SHOP = """
+from scenarios import Scenario, Think, Request, Choice, Server, apportion
+
+browser = Scenario("browser", [Think(2), Request("page", service=2)])
+buyer = Scenario("buyer", [Think(1), Choice(Request("pay", service=3), Think(2))])
+server = Server(workers=2)
+
+def system(n):
+    return apportion({browser: 2, buyer: 1}, n)
+"""
+
+
+def _spec(tmp_path, spec):
+    files = {"shop": SHOP, "admissions": ADMISSIONS, "exporters": EXPORTERS}
+    if spec in files:
+        path = tmp_path / f"{spec}.py"
+        path.write_text(files[spec])
+        return str(path)
+    return spec
+
+
+def run(capsys, *argv):
+    code = main([*map(str, argv)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+@pytest.mark.parametrize("spec, capacity", [
+    ("paper-server", None), ("editor", None), ("shop", None), ("shop", "3/2"),
+    ("exporters", None), pytest.param("admissions", None, marks=pytest.mark.slow)])
+def test_auto_answers_as_exact_and_its_bounds_hold(tmp_path, spec, capacity):
+    spec = _spec(tmp_path, spec)
+    auto = saturate(spec, capacity, backend="cpu", method="auto", witness=False)
+    exact = saturate(spec, capacity, backend="cpu", method="exact", witness=False)
+    assert auto.saturating_clients == exact.saturating_clients is not None
+    assert auto.certified and auto.method == "auto"
+    family = scenarios.resolve_spec(spec)[1]
+    for p in auto.curve:
+        e = system_load(family(p.clients), backend="cpu").exact
+        assert p.how in ("exact", "bound", "witness")
+        assert p.lower is None or p.lower <= e
+        assert e <= p.upper
+        if p.exact is not None:
+            assert p.exact == e
+        if p.how == "bound":
+            assert p.high < auto.capacity and p.n_states is None
+        if p.how == "witness":
+            assert p.low >= auto.capacity
+
+
+@pytest.mark.parametrize("spec", ["paper-server", "editor", "exporters",
+                                  pytest.param("admissions", marks=pytest.mark.slow)])
+def test_the_simulated_answer_replays_on_its_model(tmp_path, spec):
+    spec = _spec(tmp_path, spec)
+    r = saturate(spec, backend="cpu", method="auto")
+    n = r.saturating_clients
+    assert r.point(n).how == "witness" and r.point(n).exact == r.capacity
+    model = scenarios.resolve_spec(spec)[1](n).to_model()
+    d = r.witness.as_dict()
+    assert replay_analysis(model, d) == len(d["prefix"]) + len(d["cycle"])
+    assert Fraction(d["exact"]) == r.capacity == Fraction(d["cycle_cost"], len(d["cycle"]))
+
+
+def test_the_json_witness_replays_as_printed(capsys, tmp_path):
+    spec = _spec(tmp_path, "exporters")
+    code, out, _ = run(capsys, "saturate", spec, "--backend", "cpu", "--json", "-q")
+    assert code == 0
+    d = json.loads(out)
+    assert d["method"] == "auto" and d["answer_certified"] is True
+    assert d["saturating_clients"] == 6 and d["alone_rates"] == {"exporter": "4/11"}
+    assert d["answer_range"] is None
+    w = d["witness"]
+    assert w["decided"] == "witness" and w["clients"] == d["saturating_clients"]
+    model = scenarios.resolve_spec(spec)[1](w["clients"]).to_model()
+    printed = {"cost": d["resource"], "kind": "mean", "initial": w["initial"],
+               "prefix": w["prefix"], "cycle": w["cycle"], "cycle_cost": w["cycle_cost"],
+               "cycle_time": w["cycle_time"], "exact": d["capacity_exact"]}
+    assert replay_analysis(model, printed) == len(w["prefix"]) + len(w["cycle"])
+    # Two admissions per tick: three steps per tick, the admission steps take no time.
+    assert w["cycle_steps"] == 3 * w["cycle_time"]
+    for p in d["curve"]:
+        assert p["decided"] in ("bound", "witness", "exact")
+        if p["decided"] == "witness":
+            assert Fraction(p["low"]) >= Fraction(d["capacity_exact"])
+        if p["decided"] == "bound":
+            assert Fraction(p["high"]) < Fraction(d["capacity_exact"]) and p["n_states"] is None
+
+
+def test_the_text_report_says_how_each_point_was_decided(capsys):
+    code, out, err = run(capsys, "saturate", "editor", "--backend", "cpu", "-q")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[2].split() == ["clients", "mix", "states", "load", "(exact)", "load",
+                                "decided", "seconds"]
+    rows = {int(ln.split()[0]): ln for ln in lines[3:9]}
+    assert rows[1].split()[-2:-1] == ["bound"] and " - " in rows[1]
+    assert rows[5].split()[-2] == "exact" and "22/23" in rows[5] and "4366" in rows[5]
+    assert rows[6].split()[-2] == "witness"
+    assert "saturation: 6 clients (3 reader + 2 writer + 1 exporter)" in out
+    assert ("decided: 3 by the upper bound, 2 by a simulated run, 1 by exact analysis "
+            "(method auto); alone rates: reader 1/6, writer 2/9, exporter 4/11") in lines
+    assert any(ln.startswith("saturating run at N=6 (found by simulation, replayable): ")
+               and "cycle of 28 steps (28 ticks) costing 28, load 1" in ln for ln in lines)
+    assert "not certified" not in out
+
+
+def test_bounds_only_says_where_the_answer_lies(capsys):
+    code, out, _ = run(capsys, "saturate", "editor", "--method", "bounds", "--json", "-q")
+    assert code == 0
+    d = json.loads(out)
+    open_ = [p for p in d["curve"] if p["decided"] == "open"]
+    assert [p["clients"] for p in open_] == [5]
+    assert Fraction(open_[0]["low"]) <= Fraction(22, 23) <= Fraction(open_[0]["high"]) == 1
+    assert d["saturating_clients"] == 6 and d["answer_certified"] is False
+    assert d["answer_range"] == [5, 6]
+    code, out, _ = run(capsys, "saturate", "editor", "--method", "bounds", "-q")
+    assert any(ln.startswith("not certified: N=5 left open (load between ")
+               and ln.endswith("and 1); the answer lies in 5..6") for ln in out.splitlines())
+
+
+def test_a_limit_in_the_exact_fallback_stops_with_the_curve_so_far(capsys):
+    code, out, err = run(capsys, "saturate", "editor", "--max-states", "500", "--json")
+    assert code == 3
+    d = json.loads(out)
+    assert d["stopped"].startswith("N=5: state limit") and d["saturating_clients"] is None
+    assert [(p["clients"], p["decided"]) for p in d["curve"]][:3] == [
+        (1, "bound"), (2, "bound"), (4, "bound")]
+
+
+def test_the_csv_says_how_each_point_was_decided(capsys, tmp_path):
+    path = tmp_path / "curve.csv"
+    code, _, _ = run(capsys, "saturate", "paper-server", "--csv", path, "-q")
+    assert code == 0
+    rows = list(csv.DictReader(path.open(newline="")))
+    assert [(r["clients"], r["decided"], r["states"], r["load_exact"], r["load_low"],
+             r["load_high"]) for r in rows] == [
+        ("1", "bound", "", "1/3", "1/3", "1/3"), ("2", "bound", "", "2/3", "2/3", "2/3"),
+        ("3", "witness", "", "1", "1", "1"), ("4", "witness", "", "1", "1", "1")]
+
+
+def test_method_is_checked(capsys):
+    code, _, err = run(capsys, "saturate", "paper-server", "--method", "guess")
+    assert code == 2 and "invalid choice: 'guess'" in err
