@@ -332,6 +332,10 @@ class SaturationResult:
     method: str = "exact"
     #: ``(scenario, rho_s)``: each scenario's alone rate, where the bounds used them.
     alone: tuple[tuple[str, Fraction], ...] = ()
+    #: With open points below the answer: the largest ``N`` below it whose upper bound alone
+    #: (no simulation: the alone rates added up) stays below the capacity, evaluated or not
+    #: (every smaller ``N`` too, ``U`` growing with ``N``); ``None`` otherwise.
+    below_upto: int | None = None
 
     @property
     def seconds(self) -> float:
@@ -373,7 +377,10 @@ class SaturationResult:
         if self.saturating_clients is None or self.certified:
             return None
         lo, hi = self.bracket()
-        return (1 if lo is None else lo + 1), hi
+        first = 1 if lo is None else lo + 1
+        if self.below_upto is not None:
+            first = max(first, self.below_upto + 1)
+        return first, hi
 
     @property
     def certified(self) -> bool:
@@ -682,6 +689,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
 
     def waiting(n: int) -> None:
         state["current"] = n
+        state["where"] = None
         tell(PointStarted(n, mix_of(family(n))))
 
     def received(point: SaturationPoint) -> None:
@@ -693,7 +701,8 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     def result(answer: int | None = None, *, status: str = "ok", stopped: str | None = None,
                note: str | None = None, bound: Fraction | None = None,
                run: Any = None, run_seconds: float = 0.0,
-               more: tuple[SaturationPoint, ...] = ()) -> SaturationResult:
+               more: tuple[SaturationPoint, ...] = (),
+               below_upto: int | None = None) -> SaturationResult:
         curve = tuple(sorted((*points.values(), *more), key=lambda p: p.clients))
         # A violation is certain where one point's lower bound exceeds a later one's upper.
         violations = tuple((a, b) for i, a in enumerate(curve) for b in curve[i + 1:]
@@ -707,7 +716,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             load_bound_why=top.load_bound_why() if bound is not None else state["why"],
             search=search,
             stopped=stopped, note=note, capacity_why=why, status=status, warnings=warnings,
-            witness=run, witness_seconds=run_seconds, method=method,
+            witness=run, witness_seconds=run_seconds, method=method, below_upto=below_upto,
             alone=tuple((sc.name, rho) for sc, rho in alone_memo.items()))
 
     answer: int | None = None
@@ -725,7 +734,9 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             # The alone rates first, in this process: worker processes (jobs > 1) inherit
             # them, and the result lists them whichever process used them.
             for sc in top.scenarios:
+                state["where"] = f"the alone rate of '{sc.name}'"
                 alone(top.with_counts({sc: 1}))
+            state["where"] = None
         plateau = _plateau(family, max_clients) if cutoffs else None
         limit = max_clients if plateau is None else plateau[0]
         # Interleaved clients that share nothing: a cycle of the product is made of cycles of
@@ -766,14 +777,18 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             else:
                 run = evaluate(system.to_model(), resource=system.resource,
                                witness=True).witness
-        return result(answer, run=run, run_seconds=_time.perf_counter() - t0 if run else 0.0)
+        return result(answer, run=run, run_seconds=_time.perf_counter() - t0 if run else 0.0,
+                      below_upto=_below_upto(family, answer, cap, alone, points)
+                      if method != "exact" else None)
     except StateSpaceError as exc:  # a state or memory limit: the curve so far is the answer
-        return result(answer, status="limit", stopped=f"N={state['current']}: {exc}")
+        where = state.get("where") or f"N={state['current']}"
+        return result(answer, status="limit", stopped=f"{where}: {exc}")
     except (RunStopped, KeyboardInterrupt) as exc:
         status = getattr(exc, "status", "interrupted")
         inner = getattr(exc, "partial", None)
         found = getattr(inner, "n_states", None)
-        where = f"N={state['current']}" if state["current"] is not None else "before N=1"
+        where = (state.get("where") or f"N={state['current']}" if state["current"] is not None
+                 or state.get("where") else "before N=1")
         reason = str(exc) or "interrupted"
         after = f" after {found:,} states" if isinstance(found, int) else ""
         exc.partial = result(answer if answer is not None and answer in points else None,
@@ -816,6 +831,25 @@ def _by_bounds(system: System, n: int, cap: Fraction, alone: Callable[[System], 
         return SaturationPoint(n, None, None, _time.perf_counter() - t0, True, mix, "open",
                                low, ub.value)
     return None
+
+
+def _below_upto(family: Callable[[int], System], answer: int | None, cap: Fraction,
+                alone: Callable[[System], Fraction],
+                points: dict[int, SaturationPoint]) -> int | None:
+    """With points left open below ``answer``: the largest ``N < answer`` whose upper bound
+    (:func:`scenarios.bounds.upper_bound`, cheap) is below ``cap``, found by walking up from
+    the largest point known below; ``None`` when nothing is open below the answer."""
+    from .bounds import upper_bound
+
+    if answer is None or not any(p.reaches(cap) is None for n, p in points.items()
+                                 if n < answer):
+        return None
+    known = [n for n, p in points.items() if n < answer and p.reaches(cap) is False]
+    n = max(known, default=0)
+    while n + 1 < answer and family(n + 1).composition == "sync" and \
+            upper_bound(family(n + 1), alone).value < cap:
+        n += 1
+    return n or None
 
 
 def _witness_run(system: System, cap: Fraction, upper: Fraction | None):

@@ -286,6 +286,9 @@ def render_decisions(result) -> list[str]:
         rng = result.answer_range
         if rng is not None:
             line += f"; the answer lies in {rng[0]}..{rng[1]}"
+            if result.below_upto is not None and result.below_upto + 1 == rng[0]:
+                line += (f" (the upper bound keeps every N up to {result.below_upto} "
+                         "below)")
         lines.append(line)
     return lines
 
@@ -567,8 +570,7 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
         elif isinstance(event, SaturationPoint):
             how = {"bound": "below by the upper bound", "witness": "saturated by a "
                    "simulated run", "open": "left open by the bounds"}[event.how]
-            load = (str(event.exact) if event.exact is not None else
-                    f"{'' if event.lower is None else event.lower}..{event.upper}")
+            load = _load_cells(event)[0]
             line(f"N = {event.clients} ({mix_text(event.mix)}): load {load}, {how}, "
                  f"{event.seconds:.2f} s")
 

@@ -164,7 +164,8 @@ def test_bounds_only_says_where_the_answer_lies(capsys):
     assert d["answer_range"] == [5, 6]
     code, out, _ = run(capsys, "saturate", "editor", "--method", "bounds", "-q")
     assert any(ln.startswith("not certified: N=5 left open (load between ")
-               and ln.endswith("and 1); the answer lies in 5..6") for ln in out.splitlines())
+               and ln.endswith("and 1); the answer lies in 5..6 (the upper bound keeps every "
+                               "N up to 4 below)") for ln in out.splitlines())
 
 
 def test_a_limit_in_the_exact_fallback_stops_with_the_curve_so_far(capsys):
@@ -190,3 +191,25 @@ def test_the_csv_says_how_each_point_was_decided(capsys, tmp_path):
 def test_method_is_checked(capsys):
     code, _, err = run(capsys, "saturate", "paper-server", "--method", "guess")
     assert code == 2 and "invalid choice: 'guess'" in err
+
+
+def test_progress_lines_say_how_each_point_was_decided(capsys):
+    import re
+
+    code, _, err = run(capsys, "saturate", "editor", "--method", "bounds", "--json")
+    assert code == 0
+    done = [re.sub(r"\d+\.\d\d s$", "# s", ln) for ln in err.splitlines() if ": load " in ln]
+    assert done[0] == "N = 1 (1 reader): load 1/6, below by the upper bound, # s"
+    assert any(re.fullmatch(r"N = 5 \(3 reader \+ 1 writer \+ 1 exporter\): load \d+/\d+\.\.1, "
+                            r"left open by the bounds, # s", ln) for ln in done)
+    assert "N = 6 (3 reader + 2 writer + 1 exporter): load 1, saturated by a simulated run, " \
+        "# s" in done
+
+
+def test_a_limit_while_computing_the_alone_rates_names_them(capsys):
+    code, out, _ = run(capsys, "saturate", "editor", "--backend", "cpu", "--max-memory", "1M",
+                       "--json", "-q")
+    assert code == 3
+    d = json.loads(out)
+    assert d["stopped"].startswith("the alone rate of 'reader': memory limit")
+    assert d["curve"] == [] and d["status"] == "limit"

@@ -458,7 +458,7 @@ def test_timeout_stops_with_the_curve_so_far(capsys):
 
 def test_memory_limit_stops_with_the_curve_so_far(capsys):
     code, out, err = run(capsys, "saturate", "editor", "--backend", "cpu", "--max-memory", "1M",
-                         "--json", "-q")
+                         "--json", "-q", "--method", "exact")
     assert code == 3
     d = json.loads(out)
     assert (d["status"], d["partial"], d["saturating_clients"]) == ("limit", True, None)
