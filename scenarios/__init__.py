@@ -13,6 +13,7 @@ evaluator; :func:`dvecost.saturation.saturate` is the search with dvecost's anal
 
 from .dsl import (CLIENT_RESOURCE, SERVER_RESOURCE, Choice, Loop, Request, Scenario, Server,
                   Step, System, Think, apportion)
+from .bounds import find_witness, upper_bound
 from .capacity import frontier, headroom, workers_needed
 from .loader import load_spec
 from .saturation import Evaluation, SaturationPoint, SaturationResult, resolve_spec, saturate
@@ -21,4 +22,4 @@ from .templates import TEMPLATES, template
 __all__ = ["Think", "Request", "Choice", "Loop", "Step", "Scenario", "Server", "System",
            "apportion", "SERVER_RESOURCE", "CLIENT_RESOURCE", "load_spec", "saturate",
            "SaturationResult", "SaturationPoint", "Evaluation", "resolve_spec", "TEMPLATES",
-           "template", "frontier", "headroom", "workers_needed"]
+           "template", "frontier", "headroom", "workers_needed", "upper_bound", "find_witness"]

@@ -272,10 +272,11 @@ def _remote_processes(guard: tuple, most: int) -> set[str]:
 _SAFE_OPS = frozenset({"and", "or", "==", "!=", "<", "<=", ">", ">=", "+", "-", "not", "imply"})
 
 
-def _pre_tests(cm, guard: tuple, consts: dict) -> tuple[tuple[int, int], ...]:
-    """``((slot, value), ...)``: the top-level conjuncts ``v == c`` of ``guard`` with ``v`` a
-    global variable's slot and ``c`` a literal or constant, when nothing in the guard can
-    fault (then a false conjunct makes the guard false with no fault to report); else ()."""
+def _pre_tests(cm, proc: str, guard: tuple, consts: dict) -> tuple[tuple[int, int], ...]:
+    """``((slot, value), ...)``: the top-level conjuncts ``v == c`` of ``guard`` (a transition
+    of process ``proc``) with ``v`` a global variable's slot (not shadowed by a local of
+    ``proc``) and ``c`` a literal or constant, when nothing in the guard can fault (then a
+    false conjunct makes the guard false with no fault to report); else ()."""
     safe = [True]
 
     def check(x: object) -> bool:
@@ -297,9 +298,10 @@ def _pre_tests(cm, guard: tuple, consts: dict) -> tuple[tuple[int, int], ...]:
         elif isinstance(e, S.Binary) and e.op == "==" and isinstance(e.left, S.Name):
             v = cm.variables.get(e.left.name)
             c = (e.right.value if isinstance(e.right, S.IntLit) else
-                 consts.get(e.right.name) if isinstance(e.right, S.Name) else None)
+                 consts.get(e.right.name) if isinstance(e.right, S.Name)
+                 and f"{proc}.{e.right.name}" not in cm.variables else None)
             if v is not None and v.owner is None and not v.is_const and v.size is None \
-                    and isinstance(c, int):
+                    and isinstance(c, int) and f"{proc}.{e.left.name}" not in cm.variables:
                 out.append((v.base, c))
     return tuple(out)
 
@@ -383,7 +385,8 @@ class _Simulator:
         # where no row meets them the guard is false in every row, and evaluating it is
         # skipped (a server's admission steps: ``phase == K`` leaves one step's transitions).
         self.pre: list[tuple[tuple[int, int], ...]] = [
-            _pre_tests(cm, t.node.guard, consts) for t in cm.transitions]
+            _pre_tests(cm, cm.processes[t.process].name, t.node.guard, consts)
+            for t in cm.transitions]
         self.src = [t.src for t in cm.transitions]
 
     def initial(self, rows: int) -> np.ndarray:
