@@ -54,7 +54,7 @@ import numpy as np
 
 from dve import syntax as S
 
-from .dsl import Scenario, System
+from .dsl import System
 
 __all__ = ["UpperBound", "WitnessRun", "upper_bound", "alone_rates", "bound_gap",
            "find_witness", "POLICIES"]

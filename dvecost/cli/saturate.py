@@ -258,9 +258,12 @@ def render_decisions(result) -> list[str]:
     ...                        low=Fraction(1), high=Fraction(1)))
     >>> r = SaturationResult("demo", Fraction(1), 3, pts, True, (), 64, None, "server",
     ...                      method="bounds", alone=(("u", Fraction(1, 3)),))
-    >>> for line in render_decisions(r):
-    ...     print(line)
-    decided: 1 by the upper bound, 1 by a simulated run, 1 left open (method bounds); alone rates: u 1/3
+    >>> first, second = render_decisions(r)
+    >>> for part in first.split("; "):
+    ...     print(part)
+    decided: 1 by the upper bound, 1 by a simulated run, 1 left open (method bounds)
+    alone rates: u 1/3
+    >>> print(second)
     not certified: N=2 left open (load between 1/2 and 1); the answer lies in 2..3
     """
     if result.method == "exact" or not result.curve:
