@@ -6,7 +6,10 @@ scenario file), compute the server's worst sustainable load per tick for each nu
 maximal cycle mean of its cost under 'system sync'), and report the smallest number whose load
 reaches the capacity (by default the server's: all workers busy on every tick), with the curve
 and the mix of clients at each number. Exponential then binary search; it checks that the curve
-is monotone and says so when it is not. With --frontier A,B: for each count of scenario A, the
+is monotone and says so when it is not. --method auto (the default) decides a number by
+certified bounds where they settle it (the clients' alone rates added up below the capacity; a
+simulated run of the model reaching it) and analyses it exactly otherwise; --method exact
+analyses every number; --method bounds never analyses and says where an undecided answer lies. With --frontier A,B: for each count of scenario A, the
 largest count of scenario B below capacity. Progress goes to stderr, one line per number of
 clients started and finished (-q: none). Exit codes: 0 done, 2 invalid input, 3 stopped by a
 limit before an answer, 130/143 interrupted by SIGINT/SIGTERM (the curve so far is printed).
