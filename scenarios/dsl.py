@@ -990,15 +990,7 @@ class _Builder:
                                         effects=[self.assign(_REQ, v(self.served))]))
                 return False
             svc = self.fresh(f"{src}_served_more", names, extra)
-            trans += [
-                self.trans(src, svc, guard=[admitted], costs=costs,
-                           effects=[self.assign(_REQ, v(self.busy)),
-                                    self.assign(_TIMER, n(r.service - 2))]),
-                self.trans(svc, svc, guard=[self.bin(">", v(_TIMER), n(1))], costs=costs,
-                           effects=[self.assign(_TIMER, self.bin("-", v(_TIMER), n(1)))]),
-                self.trans(svc, fin, guard=[self.bin("==", v(_TIMER), n(1))], costs=costs,
-                           effects=[self.assign(_TIMER, n(0)), self.assign(_REQ, v(self.served))]),
-            ]
+            trans += self.service_ticks(src, svc, fin, admitted, costs, r.service - 2)
             return True
         # the reply: straight from waiting when one tick of service was all, else after it
         if r.service == 1:
@@ -1236,16 +1228,25 @@ class _Builder:
                                     effects=[self.assign(_REQ, v(self.served))]))
             return False
         svc = self.fresh(f"{src}_served_more", names, extra)
-        trans += [
+        trans += self.service_ticks(src, svc, fin, admitted, costs, r.service - 1)
+        return True
+
+    def service_ticks(self, src: str, svc: str, fin: str, admitted: s.Expr, costs,
+                      ticks: int) -> list[s.Transition]:
+        """A request's service after admission, from the client's waiting state ``src``:
+        into ``svc`` (``req = BUSY``, ``timer = ticks``) once ``admitted`` holds, a tick in
+        ``svc`` while ``timer > 1``, then to ``fin`` (``req = SERVED``); each charging
+        ``costs``. Both renderings of the server (one admission per tick or several) end a
+        request so; they differ in the admission and in how many ticks are left for this."""
+        v, n = self.var, self.lit
+        return [
             self.trans(src, svc, guard=[admitted], costs=costs,
-                       effects=[self.assign(_REQ, v(self.busy)),
-                                self.assign(_TIMER, n(r.service - 1))]),
+                       effects=[self.assign(_REQ, v(self.busy)), self.assign(_TIMER, n(ticks))]),
             self.trans(svc, svc, guard=[self.bin(">", v(_TIMER), n(1))], costs=costs,
                        effects=[self.assign(_TIMER, self.bin("-", v(_TIMER), n(1)))]),
             self.trans(svc, fin, guard=[self.bin("==", v(_TIMER), n(1))], costs=costs,
                        effects=[self.assign(_TIMER, n(0)), self.assign(_REQ, v(self.served))]),
         ]
-        return True
 
     def phased_client(self, trans: list[s.Transition], states: list[str]) -> list[s.Transition]:
         """A client's transitions in a tick of ``A + 1`` steps: each one only at the move
