@@ -473,6 +473,194 @@ class _Simulator:
         return code
 
 
+#: The longest cycle :func:`find_witness` builds by lifting a walk that closes up to a
+#: renaming of the clients (its steps times the renaming's order); longer ones are not kept.
+MAX_LIFTED_STEPS = 200_000
+
+
+class _Lift:
+    """Walks that close up to a renaming of interchangeable clients, made concrete cycles.
+
+    The model is invariant under the symmetry's groups (:func:`statespace.symmetry.
+    detect_symmetry`): renaming the members of a group (``pi.s``, as
+    :func:`statespace.quotient._apply_perm` moves them) maps each step ``s -> t`` of the model
+    to a step ``pi.s -> pi.t`` of the same cost and time, the members' transitions going to
+    the member they are renamed to and the other processes' transitions to their images
+    (:func:`statespace.symmetry.transition_image`). A walk ``s_i .. s_j`` with
+    ``s_j = pi.s_i`` followed by its images through ``pi, pi^2, ...`` is therefore a run that
+    is back at ``s_i`` after at most ``order(pi)`` rounds, each round of the walk's cost: a
+    concrete cycle of the walk's mean. :meth:`extend` builds it step by step with the
+    explorer's successor code and checks every step (guards true without a fault, the
+    successor the renamed one), so nothing rests on the symmetry being right but speed.
+    """
+
+    def __init__(self, sim: _Simulator, sym) -> None:
+        cm = sim.cm
+        self.sim, self.sym, self.cm = sim, sym, cm
+        T = len(cm.transitions)
+        # Per transition of a member: its group, member position and index in the member's
+        # list (members of a group are instances of one template: equal lists).
+        self.group = np.full(T, -1, np.int64)
+        self.pos = np.zeros(T, np.int64)
+        self.j = np.zeros(T, np.int64)
+        self.table: list[np.ndarray] = []
+        for gi, g in enumerate(sym.groups):
+            rows = [cm.processes[p].transitions for p in g.processes]
+            if len({len(x) for x in rows}) != 1:
+                raise ValueError("members with different transition counts")
+            self.table.append(np.array(rows, np.int64))
+            for pos, ts in enumerate(rows):
+                for j, tid in enumerate(ts):
+                    self.group[tid], self.pos[tid], self.j[tid] = gi, pos, j
+        column = {p.index: i for i, p in enumerate(cm.system_processes)}
+        self.column = np.array([column.get(t.process, -1) for t in cm.transitions], np.int64)
+
+    @classmethod
+    def of(cls, sim: _Simulator) -> "_Lift | None":
+        """The lifter of ``sim``'s model, or ``None`` where no group reduces (or a ``system
+        sync`` model's members share what they write: :func:`statespace.quotient.
+        sync_obstacle`)."""
+        from statespace.quotient import sync_obstacle
+        from statespace.symmetry import detect_symmetry
+
+        sym = detect_symmetry(sim.cm)
+        if not sym.reduces or sync_obstacle(sim.cm, sym) is not None:
+            return None
+        try:
+            return cls(sim, sym)
+        except ValueError:
+            return None
+
+    def canon(self, X: np.ndarray) -> np.ndarray:
+        """The canonical forms of states ``X`` (slots x rows)."""
+        from statespace.symmetry import canonicalize
+        return canonicalize(self.sym, X)
+
+    def apply(self, X: np.ndarray, perm) -> np.ndarray:
+        """``perm.X`` (as :func:`statespace.quotient._apply_perm`): in each column, member
+        ``perm[g][p]`` of each group moved to position ``p``, its key renamed to the key of
+        ``p`` wherever another slot holds it."""
+        Y = np.array(X, copy=True)
+        for g, order in zip(self.sym.groups, perm):
+            M = np.asarray(g.member_slots)
+            order = np.asarray(order)
+            Y[M] = X[M[order]]
+            keys = np.asarray(g.keys, np.int64)              # increasing
+            to = keys[np.argsort(order)]                     # key q -> the key of its place
+            for j in g.key_slots:
+                # Y, not X: a slot may hold keys of several groups (disjoint), each renamed
+                # once.
+                v = Y[j].astype(np.int64)
+                at = np.minimum(np.searchsorted(keys, v), len(keys) - 1)
+                hit = keys[at] == v
+                Y[j, hit] = to[at[hit]]
+        return Y
+
+    def between(self, a: np.ndarray, b: np.ndarray):
+        """``pi`` (per group, an order as :meth:`apply` takes) with ``b == pi.a``, for two
+        packed states of one orbit; ``None`` when the check fails."""
+        from statespace.symmetry import canonicalize
+        lay = self.sim.ex.layout
+        X = lay.unpack(np.stack([a, b]), np, dtype=np.int64)
+        _, orders = canonicalize(self.sym, X, return_perm=True)
+        # o_a.a == o_b.b, and applying o then o' is applying o[o']: b = (o_a[o_b^-1]).a.
+        pi = [o[:, 0][np.argsort(o[:, 1])] for o in orders]
+        if not np.array_equal(self.apply(X[:, :1], pi)[:, 0], X[:, 1]):
+            return None
+        return pi
+
+    @staticmethod
+    def order(pi) -> int:
+        """The order of the renaming: the lcm of its cycles' lengths over the groups."""
+        out = 1
+        for p in pi:
+            seen = np.zeros(len(p), bool)
+            for s in range(len(p)):
+                n, x = 0, s
+                while not seen[x]:
+                    seen[x] = True
+                    x, n = int(p[x]), n + 1
+                if n:
+                    out = out * n // np.gcd(out, n)
+        return int(out)
+
+    def choices(self, C: np.ndarray, perm, images: dict) -> np.ndarray:
+        """The system sync choices (steps x processes) ``C`` renamed by ``perm``: member ``q``'s
+        transition taken by the member ``perm`` moves it to, in that member's column; the
+        other processes' transitions mapped to their images (memoised in ``images``, one
+        dict per ``perm``: rewriting a transition's syntax is slow)."""
+        from statespace.symmetry import transition_image
+
+        sym, cm = self.sym, self.cm
+        inv = [np.argsort(np.asarray(p)) for p in perm]
+        ren = {g.template: {g.keys[q]: g.keys[int(inv[gi][q])] for q in range(g.size)}
+               for gi, g in enumerate(sym.groups)}
+        flat = C.ravel()
+        new = flat.copy()
+        gr = self.group[flat]
+        for gi in range(len(sym.groups)):
+            m = gr == gi
+            new[m] = self.table[gi][inv[gi][self.pos[flat[m]]], self.j[flat[m]]]
+        other = np.flatnonzero(gr < 0)
+        if other.shape[0]:
+            tids, where = np.unique(flat[other], return_inverse=True)
+            for tid in tids.tolist():
+                if tid not in images:
+                    images[tid] = transition_image(cm, sym, tid, ren)
+            new[other] = np.array([images[t] for t in tids.tolist()], np.int64)[where]
+        out = np.full(C.shape, -1, np.int64)
+        rows = np.repeat(np.arange(C.shape[0]), C.shape[1])
+        out[rows, self.column[new]] = new
+        if (out < 0).any():
+            raise AssertionError("a renamed step lost a process's transition")
+        return out
+
+    def extend(self, K, Ch, Tm, Cs, i: int, pi):
+        """One row's history (packed states ``K[0..j]``, choices, times and cumulative costs of
+        its ``j`` steps) whose walk ``i..j`` closes up to ``pi`` (``s_j == pi.s_i``), extended by
+        the walk's images through ``pi^2, pi^3, ...`` until it is back at ``s_i``. Raises
+        ``AssertionError`` where a renamed step is not a step of the model."""
+        from statespace.evaluate import INT
+        sim, ex, lay = self.sim, self.sim.ex, self.sim.ex.layout
+        j = K.shape[0] - 1
+        S = lay.unpack(K[i:], np, dtype=np.int64)          # s_i .. s_j
+        keys, chs, tms, costs = [K], [Ch], [Tm], [Cs]
+        total = int(Cs[j])
+        X, C = S, Ch[i:]
+        images: dict[int, int] = {}
+        for _ in range(self.order(pi) - 1):
+            # Round m walks pi^m.s_i .. pi^m.s_j: the last round's states and choices renamed
+            # by pi once more (pi's images of the server's transitions memoised).
+            end = X[:, -1]
+            X = self.apply(X, pi)
+            if not np.array_equal(X[:, 0], end):
+                raise AssertionError("a round does not start where the last one ended")
+            C = self.choices(C, pi, images)
+            L = C.shape[0]
+            Xs = np.ascontiguousarray(X[:, :L].astype(INT))
+            # Every renamed transition enabled, without a guard fault, where it is taken.
+            for tid in np.unique(C).tolist():
+                r = np.flatnonzero((C == tid).any(axis=1))
+                en, ge = ex._enabled(np.ascontiguousarray(Xs[:, r]), r.shape[0], {}, None,
+                                     tid)
+                if en.shape[0] != r.shape[0] or (ge is not None and ge.any()):
+                    raise AssertionError(f"a renamed step does not enable transition {tid}")
+            Y, err, cost, tm = ex._step_sync(Xs, np.arange(L), C, np.zeros(L, bool))
+            if err.any() or not np.array_equal(np.asarray(Y, np.int64), X[:, 1:]):
+                raise AssertionError("a renamed step does not reach the renamed state")
+            c = np.asarray(cost[sim.resource], np.int64) if sim.resource in cost else \
+                np.zeros(L, np.int64)
+            keys.append(lay.pack(X[:, 1:], np))
+            chs.append(C)
+            tms.append(np.asarray(tm, np.int64))
+            costs.append(total + np.cumsum(c))
+            total = int(costs[-1][-1])
+            if np.array_equal(X[:, -1], S[:, 0]):
+                return (np.concatenate(keys), np.concatenate(chs), np.concatenate(tms),
+                        np.concatenate(costs))
+        raise AssertionError("the lifted walk did not close within the renaming's order")
+
+
 def find_witness(system: System, *, target: Fraction | None = None,
                  upper: Fraction | None = None, rows: int = 20, max_ticks: int = 3000,
                  patience: int | None = None, seed: int = 0,
@@ -561,12 +749,20 @@ def find_witness(system: System, *, target: Fraction | None = None,
     X = sim.initial(R)
     keys = sim.ex.layout.pack(X, np)
     seen: list[dict[bytes, int]] = [{keys[r].tobytes(): 0} for r in range(R)]
+    # Where clients are interchangeable, states are also keyed by their canonical form: a
+    # run whose clients rotate comes back to its state up to a renaming long before it comes
+    # back exactly (_Lift makes such a walk a concrete cycle).
+    lift = _Lift.of(sim)
+    if lift is not None:
+        ckeys = sim.ex.layout.pack(lift.canon(X), np)
+        cseen: list[dict[bytes, int]] = [{ckeys[r].tobytes(): 0} for r in range(R)]
     cum = np.zeros((max_steps + 1, R), np.int64)
     hist_keys = [keys]
     hist_choice: list[np.ndarray] = []
     hist_time: list[np.ndarray] = []
     alive = np.ones(R, bool)
-    best: tuple[Fraction, int, int, int] | None = None     # (mean, row, i, j)
+    best: tuple | None = None     # (mean, row, i, j, pi: None for an exact repeat)
+    exact: tuple | None = None    # the best exact repeat (where a lift fails)
     enough = min((x for x in (target, upper) if x is not None), default=None)
     tick = improved = 0
     while tick < max_steps and alive.any():
@@ -582,16 +778,37 @@ def find_witness(system: System, *, target: Fraction | None = None,
         hist_keys.append(keys)
         hist_choice.append(C)
         hist_time.append(sim.time)
+        # (Canonical forms at the ticks' first steps only: a run that comes back up to a
+        # renaming does so there too, and sorting the clients costs several steps' time.)
+        canonical = lift is not None and tick % per_tick == 0
+        if canonical:
+            ckeys = sim.ex.layout.pack(lift.canon(Y), np)
         for r in np.flatnonzero(alive).tolist():
             k = keys[r].tobytes()
             i = seen[r].get(k)
             seen[r][k] = tick
-            if i is None:
+            if i is not None:
+                mean = Fraction(int(cum[tick, r] - cum[i, r]), tick - i)
+                if exact is None or mean > exact[0]:
+                    exact = (mean, r, i, tick, None)
+                if best is None or mean > best[0]:
+                    best = exact
+                    improved = tick
+            if not canonical:
                 continue
-            mean = Fraction(int(cum[tick, r] - cum[i, r]), tick - i)
+            k = ckeys[r].tobytes()
+            c = cseen[r].get(k)
+            cseen[r][k] = tick
+            if c is None or c == i:
+                continue
+            # A repeat up to a renaming pi: s_tick = pi.s_c. Kept only where the lifted
+            # cycle (pi's order rounds of the walk) stays small enough to build.
+            mean = Fraction(int(cum[tick, r] - cum[c, r]), tick - c)
             if best is None or mean > best[0]:
-                best = (mean, r, i, tick)
-                improved = tick
+                pi = lift.between(hist_keys[c][r], keys[r])
+                if pi is not None and lift.order(pi) * (tick - c) <= MAX_LIFTED_STEPS:
+                    best = (mean, r, c, tick, pi)
+                    improved = tick
         X = Y
         if best is not None and enough is not None and best[0] >= enough:
             break
@@ -599,9 +816,28 @@ def find_witness(system: System, *, target: Fraction | None = None,
             break
         if time_limit is not None and _time.perf_counter() - t0 > time_limit:
             break
+    if best is not None and best[4] is not None:
+        _, r, i, j, pi = best
+        label = f"{policy[r]} (row {r}, seed {seed})"
+        # The walk i..j closes up to pi: walked again through pi, pi^2, ... it is a concrete
+        # cycle of the same mean, from s_i back to s_i (one row's history, extended).
+        K = np.stack([hist_keys[t][r] for t in range(j + 1)])
+        Ch = np.stack([hist_choice[t][r] for t in range(j)])
+        Tm = np.array([int(hist_time[t][r]) for t in range(j)], np.int64)
+        Cs = cum[:j + 1, r].copy()
+        try:
+            K, Ch, Tm, Cs = lift.extend(K, Ch, Tm, Cs, i, pi)
+        except AssertionError:
+            best = exact        # never a run that is not one: the exact repeats only
+        else:
+            label += (", closed up to a renaming of the clients in "
+                      f"{(K.shape[0] - 1 - i) // (j - i)} rounds")
+            return _lasso(sim, 0, i, K.shape[0] - 1, K[:, None, :], Ch[:, None, :],
+                          Tm[:, None], Cs[:, None], label, tick, R,
+                          _time.perf_counter() - t0)
     if best is None:
         return None
-    _, r, i, j = best
+    _, r, i, j, _ = best
     label = f"{policy[r]} (row {r}, seed {seed})"
     return _lasso(sim, r, i, j, hist_keys, hist_choice, hist_time, cum, label, tick, R,
                   _time.perf_counter() - t0)

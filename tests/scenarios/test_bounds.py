@@ -97,16 +97,16 @@ def test_the_bounds_bracket_the_exact_load(system):
     assert run.mean == F(run.cycle_cost, run.cycle_len)
 
 
-def test_the_simulated_steps_are_edges_of_the_full_state_graph():
-    """Every step of a witness (prefix and cycle) is an edge of the explored full product
-    (no symmetry reduction) with the cost the run gives it."""
+def _assert_concrete_run(system: System, run) -> None:
+    """Every step of the witness ``run`` (prefix and cycle) is an edge of the explored full
+    product (no symmetry reduction) with the cost and action the run gives it; its state 0
+    is the initial state; its cycle is a closed walk of its graph whose figures are its
+    edges'."""
     import dve
     from statespace import build_state_graph, compile_model
 
-    system = System({READER: 2, EXPORTER: 1}, server=Server(workers=2, admissions=2))
     g = build_state_graph(compile_model(dve.load_model(system.to_model())))
     index = {g.states[i].tobytes(): i for i in range(g.n_states)}
-    run = find_witness(system, rows=6, max_ticks=400)
     w = run.graph
     res = system.resource
     for s in range(w.n_states):
@@ -118,6 +118,51 @@ def test_the_simulated_steps_are_edges_of_the_full_state_graph():
                        and g.model_action(g.action[f]) == w.model_action(w.action[e])
                        for f in out)
     assert w.states[0].tolist() == g.states[0].tolist()
+    src = np.searchsorted(w.indptr, run.cycle_edges, side="right") - 1
+    dst = w.indices[list(run.cycle_edges)]
+    assert src.tolist() == np.roll(dst, 1).tolist(), "the cycle comes back to its first state"
+    assert len(run.cycle_edges) == run.cycle_len
+    assert int(w.costs[res][list(run.cycle_edges)].sum()) == run.cycle_cost
+    assert run.mean == F(run.cycle_cost, run.cycle_len)
+
+
+def test_the_simulated_steps_are_edges_of_the_full_state_graph():
+    system = System({READER: 2, EXPORTER: 1}, server=Server(workers=2, admissions=2))
+    _assert_concrete_run(system, find_witness(system, rows=6, max_ticks=400))
+
+
+def test_a_walk_that_closes_up_to_a_renaming_of_the_clients_is_lifted(monkeypatch):
+    """Four interchangeable clients served oldest first take turns: within 20 ticks no state
+    comes back exactly, only up to a renaming of the clients. The witness is that walk
+    repeated through the renaming until the run is back where it started: a cycle of the
+    full state graph, of the walk's mean, at most the exact load."""
+    from scenarios import bounds
+
+    user = Scenario("user", [Think(5), Request("job", service=3)])
+    system = System({user: 4}, server=Server())
+    run = find_witness(system, rows=1, max_ticks=20, policies=("oldest",))
+    assert run is not None and "renaming" in run.policy
+    _assert_concrete_run(system, run)
+    assert run.mean == 1 and run.mean <= exact(system)
+    # Without the renamings the same budget closes no walk at all.
+    monkeypatch.setattr(bounds._Lift, "of", classmethod(lambda cls, sim: None))
+    assert find_witness(system, rows=1, max_ticks=20, policies=("oldest",)) is None
+
+
+def test_a_renaming_is_lifted_through_the_desks_of_a_pool(monkeypatch):
+    """Five clients on two workers admitted at two desks: the desks' transitions come in
+    families (one per client) and the desks hold the clients' keys, all renamed along; the
+    lifted run is a cycle of the full model, and only the renaming closes it in 25 ticks."""
+    from scenarios import bounds
+
+    user = Scenario("user", [Think(2), Request("job", service=3)])
+    system = System({user: 5}, server=Server(workers=2, admissions=2))
+    run = find_witness(system, rows=1, max_ticks=25, policies=("oldest",))
+    assert run is not None and "renaming" in run.policy
+    _assert_concrete_run(system, run)
+    assert run.mean == 2 == exact(system)
+    monkeypatch.setattr(bounds._Lift, "of", classmethod(lambda cls, sim: None))
+    assert find_witness(system, rows=1, max_ticks=25, policies=("oldest",)) is None
 
 
 def test_the_alone_rate_is_the_worst_case_not_the_weighted_average():
