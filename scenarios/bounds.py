@@ -19,8 +19,10 @@ graph of the ``N``-client system often settle it:
   waiting client first, heaviest request first, seeded random), rows of one state matrix
   stepped together with the explorer's own successor code, until states repeat. The ticks
   between two visits of one state are a closed walk of the state graph, so their mean is at
-  most the maximal cycle mean: a lower bound, with the run that shows it. ``L >= capacity``
-  proves the system saturated.
+  most the maximal cycle mean: a lower bound, with the run that shows it. Where clients are
+  interchangeable, a state that comes back only up to a renaming of them closes a walk too:
+  the walk repeated through the renaming's powers is a concrete cycle of the same mean
+  (:class:`_Lift`). ``L >= capacity`` proves the system saturated.
 
 :func:`scenarios.saturate` (``method='auto'`` or ``'bounds'``) decides each point it probes
 with these where they meet the capacity and falls back to exact analysis where they do not.
@@ -672,8 +674,12 @@ def find_witness(system: System, *, target: Fraction | None = None,
     enabled transition (``system sync``), chosen by its row's policy. Whenever a row comes
     back to a state it visited, the ticks since the last visit form a closed walk of the
     state graph; its mean is a lower bound on the load (a closed walk is a union of cycles,
-    and its mean an average of theirs). The best simple cycle inside the best walk is kept,
-    with a loop-free prefix to it.
+    and its mean an average of theirs). Where the model has groups of interchangeable
+    clients, a row whose state at a tick's first step comes back up to a renaming ``pi``
+    (equal canonical forms) closes a walk as well; it is lifted to a concrete cycle by
+    walking it again through ``pi, pi^2, ...`` (:class:`_Lift`, every step checked; walks
+    whose cycle would pass :data:`MAX_LIFTED_STEPS` are not kept). The best simple cycle
+    inside the best walk is kept, with a loop-free prefix to it.
 
     Parameters
     ----------
