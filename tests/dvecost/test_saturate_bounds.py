@@ -19,6 +19,7 @@ import scenarios
 from dvecost.cli import main
 from dvecost.saturation import saturate, system_load
 from replay import replay_analysis
+from scenario_files import SHOP
 
 #: Readers and exporters on two workers admitting two requests per tick (a tick is three
 #: steps of the model).
@@ -44,17 +45,6 @@ server = Server(workers=2, admissions=2)
 
 def system(n):
     return {exporter: n}
-"""
-
-SHOP = """
-from scenarios import Scenario, Think, Request, Choice, Server, apportion
-
-browser = Scenario("browser", [Think(2), Request("page", service=2)])
-buyer = Scenario("buyer", [Think(1), Choice(Request("pay", service=3), Think(2))])
-server = Server(workers=2)
-
-def system(n):
-    return apportion({browser: 2, buyer: 1}, n)
 """
 
 

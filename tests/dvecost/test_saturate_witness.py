@@ -16,17 +16,7 @@ import scenarios
 from dvecost.cli import main
 from dvecost.saturation import saturate
 from replay import replay_analysis
-
-SHOP = """
-from scenarios import Scenario, Think, Request, Choice, Server, apportion
-
-browser = Scenario("browser", [Think(2), Request("page", service=2)])
-buyer = Scenario("buyer", [Think(1), Choice(Request("pay", service=3), Think(2))])
-server = Server(workers=2)
-
-def system(n):
-    return apportion({browser: 2, buyer: 1}, n)
-"""
+from scenario_files import SHOP
 
 
 @pytest.mark.parametrize("spec, capacity, answer", [("paper-server", "1", 3),
