@@ -421,11 +421,11 @@ class VisitedSet:
                 continue
             if not any_true(xp, hit):
                 continue
+            # Several words: a tag match is confirmed against the stored key.
             cand = rid[pos[hit]]
-            if self.n_words > 1:
-                ok = (self._keys[cand] == keys[rep[hit]]).all(axis=1)
-                if not bool(ok.all()):
-                    return self._add_slow(keys, h, rank)
+            ok = (self._keys[cand] == keys[rep[hit]]).all(axis=1)
+            if not bool(ok.all()):
+                return self._add_slow(keys, h, rank)
             gid[hit] = cand
         new = xp.flatnonzero(gid < 0)
         new_sorted = new[xp.argsort(min_rank[new])]
