@@ -194,6 +194,78 @@ POLICIES = ("oldest", "heavy", "oldest-random", "newest", "random", "priority",
             "heavy-priority")
 
 
+def round_ticks(steps) -> int:
+    """The ticks of one round of a scenario's ``steps`` when its requests never wait: a
+    request's send, service and reply, every think; a choice its longest branch, a loop its
+    largest count of rounds (one where the count is unbounded). It only steers
+    :func:`find_witness`'s ``spread`` rows.
+
+    >>> from scenarios.templates import EDITOR_SCENARIOS
+    >>> [round_ticks(sc.steps) for sc in EDITOR_SCENARIOS]
+    [12, 18, 22]
+    """
+    from .dsl import Choice, Loop, Request, Think
+
+    total = 0
+    for st in steps:
+        if isinstance(st, Think):
+            total += st.ticks
+        elif isinstance(st, Request):
+            total += st.service + 2
+        elif isinstance(st, Choice):
+            total += max(round_ticks(b) for b in st.branches)
+        elif isinstance(st, Loop):
+            lo, hi = st.times
+            total += round_ticks(st.body) * max(1, lo, hi or 0)
+    return total
+
+
+#: :func:`spread_mixes` looks at this many mixes at most before it keeps the best.
+SPREAD_LOOKS = 50_000
+
+
+def spread_mixes(system: System, cap: Fraction, alone: dict[str, Fraction],
+                 most: int = 24) -> tuple[tuple[int, ...], ...]:
+    """Mixes of *active* clients for :func:`find_witness`'s ``spread`` rows: per scenario of
+    ``system``, how many of its clients a row spreads over their round (the others are
+    admitted only when nobody active waits). The mixes whose alone rates (``alone``, by
+    scenario name) add up to ``cap`` or more, smallest surplus first, ``most`` of them: a
+    run that keeps the server full is carried by clients whose rates reach the capacity,
+    and a small surplus leaves little waiting to place. A heuristic only: whatever the mix,
+    the run found is checked step by step.
+
+    >>> from scenarios import Scenario, Server, System, Think, Request
+    >>> u = Scenario("u", [Think(4), Request("r", 2)])
+    >>> v = Scenario("v", [Think(2), Request("q", 1)])
+    >>> spread_mixes(System({u: 5, v: 2}, server=Server(workers=2, admissions=2)),
+    ...              Fraction(2), {"u": Fraction(1, 2), "v": Fraction(1, 4)}, most=3)
+    ((3, 2), (4, 0), (4, 1))
+    """
+    counts = [k for _, k in system.counts]
+    rho = [Fraction(alone[sc.name]) for sc, _ in system.counts]
+    # rest[i]: what the scenarios from i on add at most
+    rest = [sum((counts[j] * rho[j] for j in range(i, len(counts))), Fraction(0))
+            for i in range(len(counts) + 1)]
+    out: list[tuple[Fraction, tuple[int, ...]]] = []
+    looks = [0]
+
+    def walk(i: int, acc: tuple[int, ...], total: Fraction) -> None:
+        if looks[0] >= SPREAD_LOOKS:
+            return
+        if i == len(counts):
+            looks[0] += 1
+            out.append((total - cap, acc))
+            return
+        for a in range(counts[i], -1, -1):
+            if total + a * rho[i] + rest[i + 1] < cap:
+                break
+            walk(i + 1, acc + (a,), total + a * rho[i])
+
+    walk(0, (), Fraction(0))
+    out.sort()
+    return tuple(m for _, m in out[:most]) or (tuple(counts),)
+
+
 @dataclass(frozen=True)
 class WitnessRun:
     """A concrete run of a system's model: a prefix from the initial state, then a cycle.
@@ -667,7 +739,8 @@ def find_witness(system: System, *, target: Fraction | None = None,
                  upper: Fraction | None = None, rows: int = 20, max_ticks: int = 3000,
                  patience: int | None = None, seed: int = 0,
                  time_limit: float | None = None,
-                 policies: tuple[str, ...] = POLICIES) -> WitnessRun | None:
+                 policies: tuple[str, ...] = POLICIES,
+                 spread: tuple[tuple[int, ...], ...] = ()) -> WitnessRun | None:
     """Simulate the model of ``system`` under :data:`POLICIES` and return the best closed walk.
 
     Each of ``rows`` runs starts in the initial state; each tick every process takes one
@@ -700,6 +773,14 @@ def find_witness(system: System, *, target: Fraction | None = None,
         Seconds at most (checked every tick).
     policies : tuple of str
         The rows' policies in turn (:data:`POLICIES`).
+    spread : tuple of tuple of int
+        Mixes of active clients (:func:`spread_mixes`), one more row each, whose server
+        spreads the active clients of each scenario evenly over the scenario's round
+        (:func:`round_ticks` ``T``): the ``j``-th of ``a`` active clients is aimed at
+        ``j T / a`` ticks of waiting modulo ``T``, and of the clients waiting, the server
+        admits first those whose waiting is on target, then those farthest from it; the
+        inactive clients last. When the active clients' rates add up to the capacity
+        exactly, their phases end up evenly spread and the server full on every tick.
 
     Returns
     -------
@@ -727,14 +808,35 @@ def find_witness(system: System, *, target: Fraction | None = None,
         raise ValueError(f"unknown policies {sorted(unknown)}: expected some of {POLICIES}")
     policy = [policies[r % len(policies)] for r in range(R)]
     code = {name: k for k, name in enumerate(POLICIES)}
-    pol = np.array([code[x] for x in policy])
+    code["spread"] = len(POLICIES)
+    pol = np.array([code[x] for x in policy] + [code["spread"]] * len(spread))
+    # The spread rows: per row and process, the client's round T (0: not a client) and the
+    # waiting it is aimed at modulo T (-1: not active in the row's mix).
+    n_pro = len(sim.procs)
+    spread_T = np.zeros(n_pro, np.int64)
+    spread_at = np.full((R + len(spread), n_pro), -1, np.int64)
+    if spread:
+        where = {p.name: i for i, p in enumerate(sim.procs)}
+        for g, (sc, k) in enumerate(system.counts):
+            T = max(1, round_ticks(sc.steps))
+            for j in range(k):
+                i = where.get(f"{sc.name}_{j + 1}")
+                if i is None:
+                    continue
+                spread_T[i] = T
+                for row, mix in enumerate(spread, start=R):
+                    if j < mix[g]:
+                        spread_at[row, i] = j * T // mix[g]
+        policy += ["spread " + ":".join(map(str, mix)) for mix in spread]
+        R += len(spread)
     # Random tie-breaks, fixed per row and transition for the run (a positional policy where
     # ages tie: the run settles into a cycle instead of wandering).
     noise = rng.random((R, len(sim.cm.transitions)))
     noise[np.isin(pol, [code["oldest"], code["heavy"], code["priority"],
-                        code["heavy-priority"]])] = 0.0
+                        code["heavy-priority"], code["spread"]])] = 0.0
     noise[pol == code["random"]] *= 1e6      # the order itself, not a tie-break
     age = np.zeros((R, len(sim.procs)), np.float64)
+    waited = np.zeros((R, len(sim.procs)), np.int64)      # ticks stood still (spread rows)
     n_tr = float(len(sim.cm.transitions) + 1)
 
     def scores(i: int, r: np.ndarray, tids: np.ndarray) -> np.ndarray:
@@ -749,6 +851,14 @@ def find_witness(system: System, *, target: Fraction | None = None,
         out = np.where(p == code["random"], tie, out)
         out = np.where(p == code["priority"], tie, out)
         out = np.where(p == code["heavy-priority"], w * 1e4 + tie, out)
+        if spread:
+            # On target (no waiting left to do: key T) first, then the most left to do;
+            # inactive clients (key 0) last.
+            qq = np.maximum(q, 0)
+            T = np.maximum(spread_T[qq], 1)
+            at = spread_at[r, qq]
+            key = np.where(at >= 0, (at - waited[r, qq] - 1) % T + 1, 0)
+            out = np.where(p == code["spread"], np.where(q >= 0, key, 0) + tie, out)
         # A client another process already chose this tick comes last.
         return out - 1e9 * np.where(q >= 0, sim.claimed[r, np.maximum(q, 0)], False)
 
@@ -777,6 +887,8 @@ def find_witness(system: System, *, target: Fraction | None = None,
         for i, sl in enumerate(sim.local):
             moved[:, i] = (Y[sl] != X[sl]).any(axis=0)
         age = np.where(moved, 0.0, age + 1.0)
+        if tick % per_tick == 0:            # the tick's move step (phase 0 comes first)
+            waited += ~moved
         alive &= ~dead
         tick += 1
         cum[tick] = cum[tick - 1] + cost

@@ -773,7 +773,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             if points[answer].how == "witness":
                 # The run the bounds found, simulated again (the simulation is
                 # deterministic): a WitnessRun, which dvecost tells as steps of the model.
-                run = _witness_run(system, cap, points[answer].high)
+                run = _witness_run(system, cap, points[answer].high, alone)
             else:
                 run = evaluate(system.to_model(), resource=system.resource,
                                witness=True).witness
@@ -805,6 +805,8 @@ METHODS = ("exact", "auto", "bounds")
 #: side and ticks per row, when looking for a run that reaches the capacity, and when only
 #: trying to meet an upper bound already below it (the point is decided either way).
 WITNESS_ROWS, WITNESS_TICKS, WITNESS_PATIENCE = 14, 1000, 400
+#: Rows spreading mixes of active clients (:func:`scenarios.bounds.spread_mixes`) on top.
+SPREAD_ROWS = 40
 BELOW_ROWS, BELOW_TICKS = 7, 150
 
 
@@ -822,7 +824,7 @@ def _by_bounds(system: System, n: int, cap: Fraction, alone: Callable[[System], 
         low = None if run is None else run.mean
         return SaturationPoint(n, ub.value if low == ub.value else None, None,
                                _time.perf_counter() - t0, True, mix, "bound", low, ub.value)
-    run = _witness_run(system, cap, ub.value)
+    run = _witness_run(system, cap, ub.value, alone)
     low = None if run is None else run.mean
     if low is not None and low >= cap:
         return SaturationPoint(n, low if low == ub.value else None, None,
@@ -852,13 +854,19 @@ def _below_upto(family: Callable[[int], System], answer: int | None, cap: Fracti
     return n or None
 
 
-def _witness_run(system: System, cap: Fraction, upper: Fraction | None):
+def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
+                 alone: Callable[[System], Fraction]):
     """The simulation of a point that may reach ``cap`` (deterministic: the answer's run is
-    this one again)."""
-    from .bounds import find_witness
+    this one again). With a server, rows that spread the clients of :func:`scenarios.bounds.
+    spread_mixes`'s mixes over their rounds come with the policies' rows."""
+    from .bounds import alone_rates, bound_gap, find_witness, spread_mixes
 
+    mixes: tuple[tuple[int, ...], ...] = ()
+    if system.server is not None and bound_gap(system) is None:
+        rates = {name: rho for name, _, rho in alone_rates(system, alone)}
+        mixes = spread_mixes(system, cap, rates, most=SPREAD_ROWS)
     return find_witness(system, target=cap, upper=upper, rows=WITNESS_ROWS,
-                        max_ticks=WITNESS_TICKS, patience=WITNESS_PATIENCE)
+                        max_ticks=WITNESS_TICKS, patience=WITNESS_PATIENCE, spread=mixes)
 
 
 def _load_text(p: SaturationPoint) -> str:

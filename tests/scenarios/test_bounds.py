@@ -215,3 +215,55 @@ def test_the_simulation_is_deterministic():
     assert (a.mean, a.cycle_len, a.prefix_len, a.policy) == \
         (b.mean, b.cycle_len, b.prefix_len, b.policy)
     assert np.array_equal(a.graph.states, b.graph.states)
+
+
+#: A client with a two-tick and a one-tick request, on two workers admitting two per tick:
+#: alone 3 ticks of service in 10, so seven clients (21/10) may keep both workers busy, but
+#: only if their phases interlock; served oldest first (or by any of the fixed policies) they
+#: do not.
+PAIR = Scenario("pair", [Request("open", service=2), Think(1), Request("edit", service=1),
+                         Think(2)])
+
+
+def test_spreading_the_clients_over_their_round_finds_the_run_the_policies_miss():
+    system = System({PAIR: 7}, server=Server(workers=2, admissions=2))
+    assert exact(system) == 2
+    plain = find_witness(system, target=F(2), rows=14, max_ticks=300)
+    assert plain is not None and plain.mean < 2
+    run = find_witness(system, target=F(2), rows=1, max_ticks=300, policies=("oldest",),
+                       spread=((7,),))
+    assert run.mean == 2 and run.policy.startswith("spread 7 ")
+    costs = run.graph.costs[system.resource][list(run.cycle_edges)]
+    assert int(costs.sum()) == run.cycle_cost == 2 * run.cycle_len
+    # (tests/dvecost/test_saturate_bounds.py replays this run step by step)
+
+
+def test_the_spread_mixes_are_those_reaching_the_capacity_least_surplus_first():
+    """Against a brute-force enumeration of every mix."""
+    import itertools
+
+    from scenarios.bounds import spread_mixes
+
+    rng = random.Random(7)
+    a, b, c = (Scenario(x, Request(x, 1)) for x in "abc")
+    for _ in range(40):
+        counts = {sc: rng.randint(1, 6) for sc in (a, b, c)[:rng.randint(1, 3)]}
+        rates = {sc.name: F(rng.randint(1, 5), rng.randint(2, 9)) for sc in counts}
+        cap = F(rng.randint(1, 8), rng.randint(1, 3))
+        system = System(counts, server=Server(workers=8, admissions=2))
+        most = rng.randint(1, 10)
+        every = sorted(
+            (sum(k * rates[sc.name] for sc, k in zip(counts, mix)) - cap, mix)
+            for mix in itertools.product(*(range(k + 1) for k in counts.values())))
+        want = [mix for surplus, mix in every if surplus >= 0][:most]
+        got = spread_mixes(system, cap, rates, most=most)
+        assert list(got) == (want or [tuple(counts.values())])
+
+
+def test_a_round_counts_a_choice_by_its_longest_branch_and_a_loop_by_its_most_rounds():
+    from scenarios.bounds import round_ticks
+
+    steps = [Think(3), Choice(Request("a", 4), [Think(1), Request("b", 1)]),
+             Loop([Think(2), Request("c", 1)], times=(1, 3)), Loop(Think(1), times=(0, None))]
+    # 3 + max(4 + 2, 1 + 1 + 2) + 3 x (2 + 1 + 2) + 1
+    assert round_ticks(steps) == 3 + 6 + 15 + 1
