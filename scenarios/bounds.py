@@ -380,6 +380,24 @@ def _pre_tests(cm, proc: str, guard: tuple, consts: dict) -> tuple[tuple[int, in
     return tuple(out)
 
 
+def _ne_test(cm, proc: str, node) -> tuple[int, int] | None:
+    """``(slot, value)`` when transition ``node`` (of process ``proc``) has no effect, no
+    charge, no sync and the guard ``v != c`` alone, ``v`` a global variable's slot (not
+    shadowed by a local of ``proc``), ``c`` a literal; else ``None``. Comparing two small
+    integers cannot fault."""
+    if node.effects or node.costs or node.sync is not None or len(node.guard) != 1:
+        return None
+    g = node.guard[0]
+    if not (isinstance(g, S.Binary) and g.op == "!=" and isinstance(g.left, S.Name)
+            and isinstance(g.right, S.IntLit)):
+        return None
+    v = cm.variables.get(g.left.name)
+    if v is None or v.owner is not None or v.is_const or v.size is not None \
+            or f"{proc}.{g.left.name}" in cm.variables:
+        return None
+    return (v.base, g.right.value)
+
+
 def _names(e: object) -> list[str]:
     """The plain names (variables, constants) the syntax tree ``e`` reads."""
     out: list[str] = []
@@ -462,6 +480,30 @@ class _Simulator:
             _pre_tests(cm, cm.processes[t.process].name, t.node.guard, consts)
             for t in cm.transitions]
         self.src = [t.src for t in cm.transitions]
+        # Per process, its *holds*: transitions that leave everything as it is (same state, no
+        # effect, no charge) under a guard ``global != constant`` alone (a client of a server
+        # that admits several requests per tick, during the admission steps). Where every
+        # candidate of a process in a step is a hold whose test is true in every row, its
+        # choice is the hold of its state, without evaluating guards or scoring
+        # (``hold_of[p]``: state -> transition, -1 where the state has none).
+        self.hold_test: dict[int, tuple[int, int]] = {}
+        self.hold_of: list[np.ndarray] = []
+        for p in self.procs:
+            table = np.full(max(1, len(cm.processes[p.index].states)), -1, np.int64)
+            for tid in p.transitions:
+                t = cm.transitions[tid]
+                test = _ne_test(cm, cm.processes[t.process].name, t.node)
+                if test is not None and t.src == t.dst and table[t.src] < 0:
+                    self.hold_test[tid] = test
+                    table[t.src] = tid
+            self.hold_of.append(table)
+        # Per process, its transitions by source state, in the process's order.
+        self.by_src: list[dict[int, list[int]]] = []
+        for p in self.procs:
+            by: dict[int, list[int]] = {}
+            for tid in p.transitions:
+                by.setdefault(self.src[tid], []).append(tid)
+            self.by_src.append(by)
 
     def initial(self, rows: int) -> np.ndarray:
         from statespace.evaluate import INT
@@ -490,15 +532,28 @@ class _Simulator:
                 got = met[test] = bool((X[test[0]] == test[1]).any())
             return got
 
+        holds: dict[tuple[int, int], bool] = {}     # hold tests true in every row
+
+        def holds_everywhere(test: tuple[int, int]) -> bool:
+            got = holds.get(test)
+            if got is None:
+                got = holds[test] = bool((X[test[0]] != test[1]).all())
+            return got
+
         for i, p in enumerate(self.procs):
-            here = set(np.unique(X[p.slot]).tolist())
+            here = np.unique(X[p.slot]).tolist()
+            by = self.by_src[i]
+            # (in the process's order: the order of the tie-breaks)
+            cands = sorted(tid for st in here for tid in by.get(st, ())
+                           if not (self.pre[tid] and not all(meets(t) for t in self.pre[tid])))
+            if cands and len(cands) == len(here) and all(
+                    tid in self.hold_test and holds_everywhere(self.hold_test[tid])
+                    for tid in cands):
+                # Only holds, one per state present, each enabled in every row: no choice.
+                C[:, i] = self.hold_of[i][X[p.slot]]
+                continue
             rs, ts, gs = [], [], []
-            for tid in p.transitions:
-                if self.src[tid] not in here:
-                    continue
-                pre = self.pre[tid]
-                if pre and not all(meets(t) for t in pre):
-                    continue
+            for tid in cands:
                 r, ge = ex._enabled(X, R, rows_cache, None, tid)
                 if r.shape[0]:
                     rs.append(r)
