@@ -220,6 +220,37 @@ def round_ticks(steps) -> int:
     return total
 
 
+def spread_aims(system: System, mixes) -> list[list[int]]:
+    """Per mix (active clients per scenario), the aims of :func:`find_witness`'s ``spread``
+    row that spreads them evenly: the ``j``-th of ``a`` active clients of a scenario of round
+    ``T`` at ``j T / a`` ticks of waiting, the others ``-1``.
+
+    >>> from scenarios import Scenario, Server, System, Request, Think
+    >>> u = Scenario("u", [Think(4), Request("r", 2)])     # a round of 8 ticks
+    >>> spread_aims(System({u: 5}, server=Server(workers=2, admissions=2)), [(4,), (5,)])
+    [[0, 2, 4, 6, -1], [0, 1, 3, 4, 6]]
+    """
+    out = []
+    for mix in mixes:
+        row: list[int] = []
+        for (sc, k), a in zip(system.counts, mix):
+            T = round_ticks(sc.steps)
+            row += [j * T // a if j < a else -1 for j in range(k)]
+        out.append(row)
+    return out
+
+
+def _spread_label(system: System, aim) -> str:
+    """``'spread 19:11:7'`` (active clients per scenario), with ``' (shifted)'`` where the
+    aims are not the even ones of :func:`spread_aims`."""
+    mix, at = [], 0
+    for _, k in system.counts:
+        mix.append(sum(1 for x in aim[at:at + k] if x >= 0))
+        at += k
+    even = spread_aims(system, [mix])[0] == [int(x) for x in aim]
+    return "spread " + ":".join(map(str, mix)) + ("" if even else " (shifted)")
+
+
 #: :func:`spread_mixes` looks at this many mixes at most before it keeps the best.
 SPREAD_LOOKS = 50_000
 
@@ -795,7 +826,7 @@ def find_witness(system: System, *, target: Fraction | None = None,
                  patience: int | None = None, seed: int = 0,
                  time_limit: float | None = None,
                  policies: tuple[str, ...] = POLICIES,
-                 spread: tuple[tuple[int, ...], ...] = ()) -> WitnessRun | None:
+                 spread=()) -> WitnessRun | None:
     """Simulate the model of ``system`` under :data:`POLICIES` and return the best closed walk.
 
     Each of ``rows`` runs starts in the initial state; each tick every process takes one
@@ -828,14 +859,14 @@ def find_witness(system: System, *, target: Fraction | None = None,
         Seconds at most (checked every tick).
     policies : tuple of str
         The rows' policies in turn (:data:`POLICIES`).
-    spread : tuple of tuple of int
-        Mixes of active clients (:func:`spread_mixes`), one more row each, whose server
-        spreads the active clients of each scenario evenly over the scenario's round
-        (:func:`round_ticks` ``T``): the ``j``-th of ``a`` active clients is aimed at
-        ``j T / a`` ticks of waiting modulo ``T``, and of the clients waiting, the server
-        admits first those whose waiting is on target, then those farthest from it; the
-        inactive clients last. When the active clients' rates add up to the capacity
-        exactly, their phases end up evenly spread and the server full on every tick.
+    spread : sequence of sequence of int
+        *Aims* (:func:`spread_aims`), one more row each: per client (in the order of
+        ``system.counts``, then by number), ticks of waiting modulo its scenario's round
+        (:func:`round_ticks` ``T``), or ``-1`` for a client left out. Of the clients waiting,
+        the row's server admits first those whose waiting is on target, then those farthest
+        from it, those left out last. Aiming the ``j``-th of ``a`` clients of a scenario at
+        ``j T / a`` spreads their phases evenly over the round: when their rates add up to
+        the capacity exactly, nobody waits and the server is full on every tick.
 
     Returns
     -------
@@ -870,19 +901,19 @@ def find_witness(system: System, *, target: Fraction | None = None,
     n_pro = len(sim.procs)
     spread_T = np.zeros(n_pro, np.int64)
     spread_at = np.full((R + len(spread), n_pro), -1, np.int64)
-    if spread:
+    if len(spread):
         where = {p.name: i for i, p in enumerate(sim.procs)}
+        column = 0
         for g, (sc, k) in enumerate(system.counts):
             T = max(1, round_ticks(sc.steps))
             for j in range(k):
                 i = where.get(f"{sc.name}_{j + 1}")
-                if i is None:
-                    continue
-                spread_T[i] = T
-                for row, mix in enumerate(spread, start=R):
-                    if j < mix[g]:
-                        spread_at[row, i] = j * T // mix[g]
-        policy += ["spread " + ":".join(map(str, mix)) for mix in spread]
+                if i is not None:
+                    spread_T[i] = T
+                    for row, aim in enumerate(spread, start=R):
+                        spread_at[row, i] = aim[column] % T if aim[column] >= 0 else -1
+                column += 1
+        policy += [_spread_label(system, aim) for aim in spread]
         R += len(spread)
     # Random tie-breaks, fixed per row and transition for the run (a positional policy where
     # ages tie: the run settles into a cycle instead of wandering).
@@ -951,9 +982,13 @@ def find_witness(system: System, *, target: Fraction | None = None,
         hist_keys.append(keys)
         hist_choice.append(C)
         hist_time.append(sim.time)
-        # (Canonical forms at the ticks' first steps only: a run that comes back up to a
-        # renaming does so there too, and sorting the clients costs several steps' time.)
-        canonical = lift is not None and tick % per_tick == 0
+        # (Canonical forms once per tick, sorting the clients costs several steps' time: in
+        # the state just after the step in which everybody moves, the tick's admissions
+        # cleared. A state before that step holds whom the server admitted, which the
+        # state after it determines; a policy that reads more than the state (a spread
+        # row's waiting so far) may admit others from equal states, so the walks closing
+        # after the move are more than those closing before it.)
+        canonical = lift is not None and tick % per_tick == 1 % per_tick
         if canonical:
             ckeys = sim.ex.layout.pack(lift.canon(Y), np)
         for r in np.flatnonzero(alive).tolist():

@@ -805,8 +805,11 @@ METHODS = ("exact", "auto", "bounds")
 #: side and ticks per row, when looking for a run that reaches the capacity, and when only
 #: trying to meet an upper bound already below it (the point is decided either way).
 WITNESS_ROWS, WITNESS_TICKS, WITNESS_PATIENCE = 14, 1000, 400
-#: Rows spreading mixes of active clients (:func:`scenarios.bounds.spread_mixes`) on top.
+#: Rows spreading mixes of active clients (:func:`scenarios.bounds.spread_mixes`) on top,
+#: on a server the count model does not describe; where it does, the mixes it looks at and
+#: its ticks per row (:func:`scenarios.schedule.plan_spread`).
 SPREAD_ROWS = 40
+GUIDE_MIXES, GUIDE_TICKS = 400, 3000
 BELOW_ROWS, BELOW_TICKS = 7, 150
 
 
@@ -857,16 +860,40 @@ def _below_upto(family: Callable[[int], System], answer: int | None, cap: Fracti
 def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
                  alone: Callable[[System], Fraction]):
     """The simulation of a point that may reach ``cap`` (deterministic: the answer's run is
-    this one again). With a server, rows that spread the clients of :func:`scenarios.bounds.
-    spread_mixes`'s mixes over their rounds come with the policies' rows."""
-    from .bounds import alone_rates, bound_gap, find_witness, spread_mixes
+    this one again, kept from the point's search when it ran in this process).
 
-    mixes: tuple[tuple[int, ...], ...] = ()
+    With a server, spread rows (:func:`scenarios.bounds.find_witness`) join the policies'
+    rows: on a server that admits several requests per tick, those that the count model of
+    :func:`scenarios.schedule.plan_spread` shows keeping the server full, simulated on the
+    model for as long as the count model needed (none where it found none); on other servers
+    the evenly spread mixes of least surplus, :data:`SPREAD_ROWS` of them."""
+    from .bounds import alone_rates, bound_gap, find_witness, spread_aims, spread_mixes
+    from .schedule import plan_spread
+
+    key = (system, cap, upper)
+    if key in _RUNS:
+        return _RUNS[key]
+    spread, ticks, patience = [], WITNESS_TICKS, WITNESS_PATIENCE
     if system.server is not None and bound_gap(system) is None:
         rates = {name: rho for name, _, rho in alone_rates(system, alone)}
-        mixes = spread_mixes(system, cap, rates, most=SPREAD_ROWS)
-    return find_witness(system, target=cap, upper=upper, rows=WITNESS_ROWS,
-                        max_ticks=WITNESS_TICKS, patience=WITNESS_PATIENCE, spread=mixes)
+        mixes = spread_mixes(system, cap, rates, most=GUIDE_MIXES)
+        plan = plan_spread(system, cap, mixes, ticks=GUIDE_TICKS)
+        if plan is None:
+            spread = spread_aims(system, mixes[:SPREAD_ROWS])
+        elif plan.aims:
+            # (the model's walk closes at the count model's tick or a few after: its state
+            # at a tick's first step also holds who was admitted)
+            spread, ticks, patience = list(plan.aims), max(plan.ticks) + 50, None
+    run = find_witness(system, target=cap, upper=upper, rows=WITNESS_ROWS, max_ticks=ticks,
+                       patience=patience, spread=spread)
+    _RUNS.clear()           # one run kept: a lifted cycle may be large
+    _RUNS[key] = run
+    return run
+
+
+#: The last point's run, by (system, capacity, upper bound): the answer's run is decoded
+#: without simulating it again when the point was decided in this process.
+_RUNS: dict = {}
 
 
 def _load_text(p: SaturationPoint) -> str:

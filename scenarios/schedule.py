@@ -45,7 +45,7 @@ import numpy as np
 
 from .dsl import Scenario, System, _automaton
 
-__all__ = ["TickRing", "tick_ring", "simulate"]
+__all__ = ["TickRing", "tick_ring", "describes", "simulate"]
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,26 @@ def tick_ring(scenario: Scenario) -> TickRing | None:
     return TickRing(tuple(kind), tuple(cost))
 
 
+def describes(system: System) -> bool:
+    """Whether the count model describes ``system``: a server admitting several requests per
+    tick, and scenarios that never choose (each a ring of tick nodes).
+
+    >>> from scenarios import Scenario, Server, System, Request, Choice
+    >>> u = Scenario("u", Request("r", 2))
+    >>> v = Scenario("v", Choice(Request("r", 2), Request("q", 1)))
+    >>> [describes(System({u: 2}, server=Server(2, admissions=2))),
+    ...  describes(System({u: 2}, server=Server(2))),
+    ...  describes(System({v: 2}, server=Server(2, admissions=2)))]
+    [True, False, False]
+    """
+    server = system.server
+    return (server is not None and server.admissions > 1
+            and all(tick_ring(sc) is not None for sc, _ in system.counts))
+
+
 def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
-             ticks: int = 1000) -> tuple[int | None, ...]:
+             ticks: int = 1000, enough: int | None = None,
+             trace: list | None = None) -> tuple[int | None, ...]:
     """Per spread row (``aims``: per row, each client's aim in the clients' order, ``-1``
     for an inactive one: :func:`scenarios.bounds.spread_aims`), the first tick at which the
     row, run on the count model, has come back to its state up to a renaming of the clients
@@ -133,14 +151,13 @@ def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
     The row's choice is :func:`scenarios.bounds.find_witness`'s: a client aimed at ``a``
     ticks of waiting modulo its round ``T``; of the clients waiting, those with no waiting
     left to do first, then those with the most, the inactive ones last, ties to the first
-    client.
+    client. With ``enough``, it stops once that many rows have closed such a walk; with
+    ``trace`` (a list), each tick's charge per row is appended to it.
     """
+    if len(aims) == 0 or not describes(system):
+        return tuple(None for _ in aims)
     server = system.server
-    if server is None or server.admissions < 2 or len(aims) == 0:
-        return tuple(None for _ in aims)
     rings = [tick_ring(sc) for sc, _ in system.counts]
-    if any(r is None for r in rings):
-        return tuple(None for _ in aims)
     # Global node numbers: each scenario's ring after the last.
     kind_code = {"free": 0, "wait": 1, "busy": 2}
     kind, cost, nxt, start, T = [], [], [], [], []
@@ -181,6 +198,8 @@ def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
         rank[rows[:, None], order] = np.arange(C)[None, :]
         admitted = wait & (rank < k[:, None])
         charged = (cost_a[node] * (busy | admitted)).sum(axis=1)
+        if trace is not None:
+            trace.append(charged)
         stay = wait & ~admitted
         waited += stay
         node = np.where(stay, node, next_a[node])
@@ -195,6 +214,76 @@ def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
             if i is not None and short[r] == shorts[i][r]:
                 found[r] = tick
             seen[r][h] = tick
-        if all(f is not None for f in found):
+        done = sum(f is not None for f in found)
+        if done == R or (enough is not None and done >= enough):
             break
     return tuple(found)
+
+
+@dataclass(frozen=True)
+class SpreadPlan:
+    """The spread rows worth simulating on the model, as the count model found them.
+
+    Attributes
+    ----------
+    aims : tuple of tuple of int
+        Rows for :func:`scenarios.bounds.find_witness`'s ``spread``, earliest first.
+    ticks : tuple of int
+        The tick by which each closed a walk of full ticks on the count model.
+    tried : int
+        Rows the count model ran.
+    """
+
+    aims: tuple[tuple[int, ...], ...]
+    ticks: tuple[int, ...]
+    tried: int
+
+
+def plan_spread(system: System, cap: Fraction, mixes: Sequence[Sequence[int]], *,
+                keep: int = 3, ticks: int = 3000, shifted: int = 600,
+                seed: int = 0) -> SpreadPlan | None:
+    """The spread rows that keep the server at ``cap`` on the count model, or ``None`` where
+    the count model does not describe ``system`` (:func:`describes`).
+
+    First each mix evenly spread (:func:`scenarios.bounds.spread_aims`); where none of them
+    closes a walk of full ticks, ``shifted`` more rows in which the mixes' aims are shifted
+    (seeded: each client's aim moved by -1, 0 or +1 tick, or, in every third row, a fifth of
+    the clients moved anywhere in their round). The even aims settle into the same cycle
+    from the same start whatever the run; a few clients a tick off often lead elsewhere. At
+    most ``keep`` rows, those that got there first.
+
+    >>> from scenarios import Scenario, Server, System, Think, Request
+    >>> pair = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
+    >>> plan = plan_spread(System({pair: 7}, server=Server(workers=2, admissions=2)),
+    ...                    Fraction(2), [(7,)])
+    >>> plan.aims, plan.ticks, plan.tried
+    (((0, 1, 2, 4, 5, 7, 8),), (60,), 1)
+    """
+    from .bounds import spread_aims
+
+    if not describes(system) or not mixes:
+        return None if not describes(system) else SpreadPlan((), (), 0)
+    even = spread_aims(system, mixes)
+    found = simulate(system, cap, even, ticks=ticks, enough=keep)
+    tried = len(even)
+    hits = sorted((t, r) for r, t in enumerate(found) if t is not None)
+    rows = even
+    if not hits and shifted > 0:
+        rng = np.random.default_rng(seed)
+        periods = [len(tick_ring(sc).kind) for sc, k in system.counts for _ in range(k)]
+        rows = []
+        for n in range(shifted):
+            base = np.array(even[n % len(even)], np.int64)
+            T = np.array(periods, np.int64)
+            if n % 3 == 2:
+                move = rng.random(base.shape[0]) < 0.2
+                new = np.where(move, rng.integers(0, T), base)
+            else:
+                new = (base + rng.integers(-1, 2, base.shape[0])) % T
+            rows.append(np.where(base >= 0, new, -1).tolist())
+        found = simulate(system, cap, rows, ticks=ticks, enough=keep)
+        tried += len(rows)
+        hits = sorted((t, r) for r, t in enumerate(found) if t is not None)
+    hits = hits[:keep]
+    return SpreadPlan(tuple(tuple(int(x) for x in rows[r]) for _, r in hits),
+                      tuple(t for t, _ in hits), tried)

@@ -47,22 +47,21 @@ def system(n):
     return {exporter: n}
 """
 
-#: Clients whose phases must interlock to keep two workers busy: seven saturate (21/10 of
+#: Clients whose phases must interlock to keep two workers busy: five saturate (20/9 of
 #: alone rates), which only the runs spreading them over their round show.
-PAIRS = """
+BURSTS = """
 from scenarios import Scenario, Think, Request, Server
 
-pair = Scenario("pair", [Request("open", service=2), Think(1), Request("edit", service=1),
-                         Think(2)])
+burst = Scenario("burst", [Request("load", service=3), Request("ack", service=1), Think(1)])
 server = Server(workers=2, admissions=2)
 
 def system(n):
-    return {pair: n}
+    return {burst: n}
 """
 
 
 def _spec(tmp_path, spec):
-    files = {"shop": SHOP, "admissions": ADMISSIONS, "exporters": EXPORTERS, "pairs": PAIRS}
+    files = {"shop": SHOP, "admissions": ADMISSIONS, "exporters": EXPORTERS, "bursts": BURSTS}
     if spec in files:
         path = tmp_path / f"{spec}.py"
         path.write_text(files[spec])
@@ -219,15 +218,15 @@ def test_a_limit_while_computing_the_alone_rates_names_them(capsys):
 
 
 def test_a_spread_run_certifies_the_answer_and_replays(tmp_path):
-    """Seven clients saturate (six stay below: 9/5 by their alone rates), shown by a run that
+    """Five clients saturate (four stay below: 16/9 by their alone rates), shown by a run that
     spreads the clients over their round; it replays step by step on the model."""
-    spec = _spec(tmp_path, "pairs")
+    spec = _spec(tmp_path, "bursts")
     r = saturate(spec, backend="cpu", method="bounds")
-    assert r.saturating_clients == 7 and r.certified
-    assert r.point(6).how == "bound" and r.point(6).high == Fraction(9, 5)
-    assert r.point(7).how == "witness" and r.point(7).low == 2
-    assert system_load(scenarios.resolve_spec(spec)[1](7), backend="cpu").exact == 2
-    model = scenarios.resolve_spec(spec)[1](7).to_model()
+    assert r.saturating_clients == 5 and r.certified
+    assert r.point(4).how == "bound" and r.point(4).high == Fraction(16, 9)
+    assert r.point(5).how == "witness" and r.point(5).low == 2
+    assert system_load(scenarios.resolve_spec(spec)[1](5), backend="cpu").exact == 2
+    model = scenarios.resolve_spec(spec)[1](5).to_model()
     d = r.witness.as_dict()
     assert replay_analysis(model, d) == len(d["prefix"]) + len(d["cycle"])
     assert Fraction(d["cycle_cost"], len(d["cycle"])) == 2

@@ -217,25 +217,23 @@ def test_the_simulation_is_deterministic():
     assert np.array_equal(a.graph.states, b.graph.states)
 
 
-#: A client with a two-tick and a one-tick request, on two workers admitting two per tick:
-#: alone 3 ticks of service in 10, so seven clients (21/10) may keep both workers busy, but
-#: only if their phases interlock; served oldest first (or by any of the fixed policies) they
-#: do not.
-PAIR = Scenario("pair", [Request("open", service=2), Think(1), Request("edit", service=1),
-                         Think(2)])
+#: A client that asks for three ticks of service, then one, then thinks a tick: alone 4 ticks of
+#: service in 9, so five clients (20/9) may keep two workers busy, but only if their phases
+#: interlock; served oldest first (or by any of the fixed policies) they do not.
+BURST = Scenario("burst", [Request("load", service=3), Request("ack", service=1), Think(1)])
 
 
 def test_spreading_the_clients_over_their_round_finds_the_run_the_policies_miss():
-    system = System({PAIR: 7}, server=Server(workers=2, admissions=2))
+    from scenarios.bounds import spread_aims
+
+    system = System({BURST: 5}, server=Server(workers=2, admissions=2))
     assert exact(system) == 2
     plain = find_witness(system, target=F(2), rows=14, max_ticks=300)
     assert plain is not None and plain.mean < 2
     run = find_witness(system, target=F(2), rows=1, max_ticks=300, policies=("oldest",),
-                       spread=((7,),))
-    assert run.mean == 2 and run.policy.startswith("spread 7 ")
-    costs = run.graph.costs[system.resource][list(run.cycle_edges)]
-    assert int(costs.sum()) == run.cycle_cost == 2 * run.cycle_len
-    # (tests/dvecost/test_saturate_bounds.py replays this run step by step)
+                       spread=spread_aims(system, [(5,)]))
+    assert run.mean == 2 and run.policy.startswith("spread 5 ")
+    _assert_concrete_run(system, run)
 
 
 def test_the_spread_mixes_are_those_reaching_the_capacity_least_surplus_first():
