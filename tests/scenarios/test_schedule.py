@@ -67,9 +67,31 @@ def test_what_the_counts_say_a_row_does_the_model_does(counts, workers, mixes):
 def test_the_plan_keeps_the_rows_that_get_there_first():
     system = System({PAIR: 8}, server=Server(workers=2, admissions=2))
     mixes = [(8,), (7,), (6,)]
-    plan = plan_spread(system, F(2), mixes, keep=2, ticks=300)
+    plan = plan_spread(system, F(2), mixes, keep=2, ticks=300, shifted=0)
     found = simulate(system, F(2), spread_aims(system, mixes), ticks=300)
     want = sorted((t, r) for r, t in enumerate(found) if t is not None)[:2]
     assert plan.ticks == tuple(t for t, _ in want)
     assert plan.aims == tuple(tuple(spread_aims(system, mixes)[r]) for _, r in want)
     assert plan_spread(System({PAIR: 8}, server=Server(workers=2)), F(2), mixes) is None
+
+
+def test_shifted_aims_are_the_mixes_aims_moved_and_keep_the_clients_left_out():
+    system = System({PAIR: 4, SOLO: 3}, server=Server(workers=2, admissions=2))
+    mixes = [(4, 2), (3, 3)]
+    plan = plan_spread(system, F(2), mixes, keep=600, ticks=2, shifted=9)
+    assert plan.tried == 2 + 9 and plan.aims == ()       # nothing closes in two ticks
+    from scenarios import schedule
+
+    rows = []
+    real = schedule.simulate
+    schedule.simulate = lambda s, c, aims, **k: rows.extend(aims) or real(s, c, aims, **k)
+    try:
+        plan_spread(system, F(2), mixes, ticks=2, shifted=9)
+    finally:
+        schedule.simulate = real
+    even = spread_aims(system, mixes)
+    assert rows[:2] == even
+    for n, row in enumerate(rows[2:]):
+        base = even[n % 2]
+        assert [x < 0 for x in row] == [x < 0 for x in base]
+        assert all(0 <= x < (10 if i < 4 else 6) for i, x in enumerate(row) if x >= 0)
