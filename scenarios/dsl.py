@@ -746,7 +746,19 @@ class _Nfa:
         return out
 
 
-def _automaton(scenario: Scenario, with_server: bool) -> _Automaton:
+def automaton(scenario: Scenario, with_server: bool) -> _Automaton:
+    """The scenario's states and ticks, as the rendering reads them: ``states`` (names),
+    ``init`` (0) and ``edges`` ``(src, dst, tick)``, a tick's ``kind`` one of ``'think'``,
+    ``'work'`` (counted in one state: ``phase`` ``'loop'``, ``'exit'`` or ``'once'``),
+    ``'send'``, ``'wait'``, ``'reply'``; choices and loops unfolded, epsilon moves removed.
+
+    >>> a = automaton(Scenario("u", [Think(2), Request("r", 1)]), True)
+    >>> a.states
+    ['think', 'r', 'r_wait']
+    >>> [(x, y, t.kind) for x, y, t in a.edges]  # doctest: +NORMALIZE_WHITESPACE
+    [(0, 0, 'think'), (0, 1, 'think'), (1, 2, 'send'), (2, 2, 'wait'),
+     (2, 0, 'reply')]
+    """
     nfa = _Nfa(with_server)
     start = nfa.node()
     end = nfa.seq(scenario.steps, start)
@@ -912,7 +924,7 @@ class _Builder:
         autos: dict[str, _Automaton] = {}
         for _, _, sc in self.clients:
             if sc.name not in autos:
-                autos[sc.name] = _automaton(sc, self.server is not None)
+                autos[sc.name] = automaton(sc, self.server is not None)
         for j, proc, sc in self.clients:
             items.append(self.client_process(j, proc, autos[sc.name], global_names))
         return s.Model(tuple(items), s.SystemDecl(self.sys.composition, pos=self.pos),

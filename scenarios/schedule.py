@@ -43,7 +43,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .dsl import Scenario, System, _automaton
+from .dsl import Scenario, System, automaton
 
 __all__ = ["TickRing", "tick_ring", "describes", "simulate"]
 
@@ -68,7 +68,7 @@ def tick_ring(scenario: Scenario) -> TickRing | None:
     """The ring of tick nodes of ``scenario`` with a server, starting at its first tick;
     ``None`` when the scenario chooses (a :class:`~scenarios.dsl.Choice`, a loop of varying
     count: its nodes do not form one ring)."""
-    auto = _automaton(scenario, True)
+    auto = automaton(scenario, True)
     out: dict[int, list] = {}
     for a, b, t in auto.edges:
         out.setdefault(a, []).append((b, t))
