@@ -15,7 +15,7 @@ __all__ = ["Report", "SUITES", "shared_roots"]
 
 #: Suite name -> module name under this package.
 SUITES = {"parse": "parse", "explore": "explore", "ocm": "ocm", "analyze": "analyze",
-          "symmetry": "symmetry"}
+          "symmetry": "symmetry", "saturate": "saturate"}
 
 
 def shared_roots() -> list[pathlib.Path]:

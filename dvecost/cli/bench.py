@@ -12,7 +12,8 @@ from . import add_common
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="run a benchmark suite (parse, explore, ocm, analyze, symmetry)",
+    p = sub.add_parser("bench", help="run a benchmark suite (parse, explore, ocm, analyze, "
+                                     "symmetry, saturate)",
                        description="Timed benchmarks. Figures are reported against references "
                                    "measured in the same run.")
     suites = p.add_subparsers(dest="suite", metavar="SUITE")
