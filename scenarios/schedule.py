@@ -75,6 +75,10 @@ def tick_ring(scenario: Scenario) -> TickRing | None:
     kind: list[str] = []
     cost: list[int] = []
     seen: set = set()
+    # A node is ("a", state, timer): a state of the automaton with its tick counter (a
+    # request's wait state: waiting, served on this tick if admitted); ("b", state, m, cost):
+    # a further tick of service, m of them left; ("f", state): the reply's tick. The model's
+    # rendering does the same in its own terms (dsl._Builder.pooled_phased, service_ticks).
     node = ("a", auto.init, 0)
     while node not in seen:
         seen.add(node)
