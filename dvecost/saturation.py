@@ -122,7 +122,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                                         phases=phases if jobs == 1 else None),
                      max_clients=max_clients, scenario=scenario, search=search,
                      witness=witness, progress=progress, cutoffs=True, jobs=jobs,
-                     method=method)
+                     method=method, phases=phases if jobs == 1 else None)
     if isinstance(result.witness, WitnessRun):
         t0 = _time.perf_counter()
         a = run_analysis(result.witness)

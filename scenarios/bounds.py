@@ -633,6 +633,9 @@ class _Simulator:
         return code
 
 
+#: :func:`find_witness` tells its ``progress`` every this many ticks.
+PROGRESS_TICKS = 50
+
 #: The longest cycle :func:`find_witness` builds by lifting a walk that closes up to a
 #: renaming of the clients (its steps times the renaming's order); longer ones are not kept.
 MAX_LIFTED_STEPS = 200_000
@@ -826,7 +829,9 @@ def find_witness(system: System, *, target: Fraction | None = None,
                  patience: int | None = None, seed: int = 0,
                  time_limit: float | None = None,
                  policies: tuple[str, ...] = POLICIES,
-                 spread=()) -> WitnessRun | None:
+                 spread=(),
+                 progress: Callable[[int, int, Fraction | None], None] | None = None
+                 ) -> WitnessRun | None:
     """Simulate the model of ``system`` under :data:`POLICIES` and return the best closed walk.
 
     Each of ``rows`` runs starts in the initial state; each tick every process takes one
@@ -867,6 +872,10 @@ def find_witness(system: System, *, target: Fraction | None = None,
         from it, those left out last. Aiming the ``j``-th of ``a`` clients of a scenario at
         ``j T / a`` spreads their phases evenly over the round: when their rates add up to
         the capacity exactly, nobody waits and the server is full on every tick.
+    progress : callable, optional
+        ``progress(ticks, max_ticks, best)`` every :data:`PROGRESS_TICKS` ticks: the ticks
+        simulated, the most, and the best mean of a closed walk so far (``None`` before the
+        first).
 
     Returns
     -------
@@ -1022,6 +1031,9 @@ def find_witness(system: System, *, target: Fraction | None = None,
             break
         if best is not None and patience is not None and tick - improved >= patience:
             break
+        if progress is not None and tick % (PROGRESS_TICKS * per_tick) == 0:
+            progress(tick // per_tick, max_steps // per_tick,
+                     None if best is None else best[0])
         if time_limit is not None and _time.perf_counter() - t0 > time_limit:
             break
     if best is not None and best[4] is not None:

@@ -540,7 +540,8 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
              evaluate: Evaluator, max_clients: int = DEFAULT_MAX_CLIENTS,
              scenario: str | None = None, search: str = "bisect", witness: bool = True,
              progress: Callable[[object], None] | None = None,
-             cutoffs: bool = False, jobs: int = 1, method: str = "exact") -> SaturationResult:
+             cutoffs: bool = False, jobs: int = 1, method: str = "exact",
+             phases: Callable[[str, str], None] | None = None) -> SaturationResult:
     """Find the smallest number of clients whose load reaches ``capacity``.
 
     Parameters
@@ -590,6 +591,11 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         smallest ``N`` known to saturate, with :attr:`SaturationResult.certified` false when
         an open point lies below it. Only for evaluators that analyse the models (the bounds
         simulate the real model). ``system async`` points are always analysed exactly.
+    phases : callable, optional
+        ``phases(phase, message)`` while the bounds decide a point, every few seconds (the
+        count model's ticks, the simulation's ticks and best cycle so far), as an evaluator's
+        phases are told; only with ``jobs=1`` (a worker process would write over the
+        parent's lines).
 
     Returns
     -------
@@ -680,7 +686,8 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         t0 = _time.perf_counter()
         system = family(n)
         if method != "exact" and system.composition == "sync":
-            point = _by_bounds(system, n, cap, alone, method, t0)
+            point = _by_bounds(system, n, cap, alone, method, t0,
+                               phases if jobs == 1 else None)
             if point is not None:
                 return point
         ev = evaluate(system.to_model(), resource=system.resource, witness=False)
@@ -814,7 +821,8 @@ BELOW_ROWS, BELOW_TICKS = 7, 150
 
 
 def _by_bounds(system: System, n: int, cap: Fraction, alone: Callable[[System], Fraction],
-               method: str, t0: float) -> SaturationPoint | None:
+               method: str, t0: float,
+               phases: Callable[[str, str], None] | None = None) -> SaturationPoint | None:
     """A point decided by :mod:`scenarios.bounds`, or ``None`` (``method='auto'``: analyse it
     exactly)."""
     from .bounds import find_witness, upper_bound
@@ -827,7 +835,7 @@ def _by_bounds(system: System, n: int, cap: Fraction, alone: Callable[[System], 
         low = None if run is None else run.mean
         return SaturationPoint(n, ub.value if low == ub.value else None, None,
                                _time.perf_counter() - t0, True, mix, "bound", low, ub.value)
-    run = _witness_run(system, cap, ub.value, alone)
+    run = _witness_run(system, cap, ub.value, alone, phases)
     low = None if run is None else run.mean
     if low is not None and low >= cap:
         return SaturationPoint(n, low if low == ub.value else None, None,
@@ -858,7 +866,8 @@ def _below_upto(family: Callable[[int], System], answer: int | None, cap: Fracti
 
 
 def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
-                 alone: Callable[[System], Fraction]):
+                 alone: Callable[[System], Fraction],
+                 phases: Callable[[str, str], None] | None = None):
     """The simulation of a point that may reach ``cap`` (deterministic: the answer's run is
     this one again, kept from the point's search when it ran in this process).
 
@@ -877,7 +886,10 @@ def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
     if system.server is not None and bound_gap(system) is None:
         rates = {name: rho for name, _, rho in alone_rates(system, alone)}
         mixes = spread_mixes(system, cap, rates, most=GUIDE_MIXES)
-        plan = plan_spread(system, cap, mixes, ticks=GUIDE_TICKS)
+        plan = plan_spread(system, cap, mixes, ticks=GUIDE_TICKS, progress=None if phases
+                           is None else lambda t, most, done: phases(
+                               "count model", f"tick {t:,} of at most {most:,}: {done} "
+                               "spread rows keep the server full"))
         if plan is None:
             spread = spread_aims(system, mixes[:SPREAD_ROWS])
         elif plan.aims:
@@ -885,7 +897,11 @@ def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
             # at a tick's first step also holds who was admitted)
             spread, ticks, patience = list(plan.aims), max(plan.ticks) + 50, None
     run = find_witness(system, target=cap, upper=upper, rows=WITNESS_ROWS, max_ticks=ticks,
-                       patience=patience, spread=spread)
+                       patience=patience, spread=spread, progress=None if phases is None
+                       else lambda t, most, best: phases(
+                           "simulation", f"tick {t:,} of at most {most:,}: " + (
+                               "no closed walk yet" if best is None
+                               else f"best cycle so far {best} ({float(best):.4f})")))
     _RUNS.clear()           # one run kept: a lifted cycle may be large
     _RUNS[key] = run
     return run

@@ -39,13 +39,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .dsl import Scenario, System, automaton
 
 __all__ = ["TickRing", "tick_ring", "describes", "simulate"]
+
+
+#: :func:`simulate` tells its ``progress`` every this many ticks.
+PROGRESS_TICKS = 100
 
 
 @dataclass(frozen=True)
@@ -144,7 +148,9 @@ def describes(system: System) -> bool:
 
 def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
              ticks: int = 1000, enough: int | None = None,
-             trace: list | None = None) -> tuple[int | None, ...]:
+             trace: list | None = None,
+             progress: Callable[[int, int, int], None] | None = None
+             ) -> tuple[int | None, ...]:
     """Per spread row (``aims``: per row, each client's aim in the clients' order, ``-1``
     for an inactive one: :func:`scenarios.bounds.spread_aims`), the first tick at which the
     row, run on the count model, has come back to its state up to a renaming of the clients
@@ -156,7 +162,9 @@ def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
     ticks of waiting modulo its round ``T``; of the clients waiting, those with no waiting
     left to do first, then those with the most, the inactive ones last, ties to the first
     client. With ``enough``, it stops once that many rows have closed such a walk; with
-    ``trace`` (a list), each tick's charge per row is appended to it.
+    ``trace`` (a list), each tick's charge per row is appended to it; ``progress(tick,
+    ticks, closed)`` is called every :data:`PROGRESS_TICKS` ticks with the rows closed so
+    far.
     """
     if len(aims) == 0 or not describes(system):
         return tuple(None for _ in aims)
@@ -221,6 +229,8 @@ def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
         done = sum(f is not None for f in found)
         if done == R or (enough is not None and done >= enough):
             break
+        if progress is not None and tick % PROGRESS_TICKS == 0:
+            progress(tick, ticks, done)
     return tuple(found)
 
 
@@ -245,7 +255,9 @@ class SpreadPlan:
 
 def plan_spread(system: System, cap: Fraction, mixes: Sequence[Sequence[int]], *,
                 keep: int = 3, ticks: int = 3000, shifted: int = 600,
-                seed: int = 0) -> SpreadPlan | None:
+                seed: int = 0,
+                progress: Callable[[int, int, int], None] | None = None
+                ) -> SpreadPlan | None:
     """The spread rows that keep the server at ``cap`` on the count model, or ``None`` where
     the count model does not describe ``system`` (:func:`describes`).
 
@@ -254,7 +266,8 @@ def plan_spread(system: System, cap: Fraction, mixes: Sequence[Sequence[int]], *
     tick, or, in every third row, a fifth of the clients moved anywhere in their round): the
     even aims settle into the same cycle from the same start whatever the run, and a few
     clients a tick off often lead elsewhere, sooner. All run side by side until ``keep`` of
-    them have closed a walk of full ticks: those, the first to get there.
+    them have closed a walk of full ticks: those, the first to get there. ``progress`` is
+    :func:`simulate`'s.
 
     >>> from scenarios import Scenario, Server, System, Think, Request
     >>> pair = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
@@ -281,7 +294,7 @@ def plan_spread(system: System, cap: Fraction, mixes: Sequence[Sequence[int]], *
         else:
             new = (base + rng.integers(-1, 2, base.shape[0])) % T
         rows.append(np.where(base >= 0, new, -1).tolist())
-    found = simulate(system, cap, rows, ticks=ticks, enough=keep)
+    found = simulate(system, cap, rows, ticks=ticks, enough=keep, progress=progress)
     hits = sorted((t, r) for r, t in enumerate(found) if t is not None)[:keep]
     return SpreadPlan(tuple(tuple(int(x) for x in rows[r]) for _, r in hits),
                       tuple(t for t, _ in hits), len(rows))

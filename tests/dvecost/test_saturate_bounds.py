@@ -230,3 +230,45 @@ def test_a_spread_run_certifies_the_answer_and_replays(tmp_path):
     d = r.witness.as_dict()
     assert replay_analysis(model, d) == len(d["prefix"]) + len(d["cycle"])
     assert Fraction(d["cycle_cost"], len(d["cycle"])) == 2
+
+
+def test_a_point_decided_by_the_bounds_shows_its_progress_on_a_terminal(capsys, tmp_path,
+                                                                        monkeypatch):
+    """On a terminal, the count model's ticks and the simulation's ticks and best cycle so far
+    are shown on the live line while a point is decided by the bounds; with -q, nothing."""
+    import dvecost.cli.saturate as cli_saturate
+    from scenarios import bounds, schedule
+
+    monkeypatch.setattr(cli_saturate, "is_terminal", lambda stream: True)
+    monkeypatch.setattr(bounds, "PROGRESS_TICKS", 1)
+    monkeypatch.setattr(schedule, "PROGRESS_TICKS", 1)
+    spec = _spec(tmp_path, "bursts")
+    code, out, err = run(capsys, "saturate", spec, "--backend", "cpu", "--method", "bounds")
+    assert code == 0 and "saturation: 5 clients" in out
+    assert "\r\x1b[K  count model: tick 1 of at most 3,000: 0 spread rows keep the server " \
+           "full" in err
+    assert "\r\x1b[K  simulation: tick 1 of at most " in err
+    ticks = [t for t in err.split("\r\x1b[K") if t.startswith("  simulation: ")]
+    assert ticks[0].endswith("no closed walk yet")
+    assert "best cycle so far " in ticks[-1]           # a walk closed before it stopped
+    code, out, err = run(capsys, "saturate", spec, "--backend", "cpu", "--method", "bounds",
+                         "-q")
+    assert code == 0 and err == ""
+
+
+def test_the_simulation_and_the_count_model_tell_their_progress():
+    from scenarios import Scenario, Server, System, Think
+    from scenarios.bounds import find_witness
+    from scenarios.schedule import simulate
+
+    user = Scenario("user", [Think(5), scenarios.Request("job", service=3)])
+    system = System({user: 4}, server=Server(workers=2, admissions=2))
+    told = []
+    find_witness(system, rows=2, max_ticks=120, progress=lambda *a: told.append(a))
+    assert [t for t, _, _ in told] == [50, 100] and {m for _, m, _ in told} == {120}
+    assert all(b is None or 0 < b <= 2 for _, _, b in told)
+    told.clear()
+    # (no row of three clients aimed nowhere keeps two workers busy: none ever closes)
+    simulate(system, Fraction(2), [[-1, -1, -1, -1]], ticks=250,
+             progress=lambda *a: told.append(a))
+    assert told == [(100, 250, 0), (200, 250, 0)]
