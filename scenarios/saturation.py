@@ -781,6 +781,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                 # The run the bounds found, simulated again (the simulation is
                 # deterministic): a WitnessRun, which dvecost tells as steps of the model.
                 run = _witness_run(system, cap, points[answer].high, alone)
+                _RUNS.clear()       # (no longer needed: a lifted run may be large)
             else:
                 run = evaluate(system.to_model(), resource=system.resource,
                                witness=True).witness
