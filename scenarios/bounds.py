@@ -528,12 +528,15 @@ class _Simulator:
                     self.hold_test[tid] = test
                     table[t.src] = tid
             self.hold_of.append(table)
-        # Per process, its transitions by source state, in the process's order.
-        self.by_src: list[dict[int, list[int]]] = []
+        # Per process, its transitions by source state and first pre-test (None: none), in
+        # the process's order: a step looks only at those whose first test some row meets
+        # (the server's hundreds of admissions split by ``phase == K``).
+        self.by_src: list[dict[tuple, list[int]]] = []
         for p in self.procs:
-            by: dict[int, list[int]] = {}
+            by: dict[tuple, list[int]] = {}
             for tid in p.transitions:
-                by.setdefault(self.src[tid], []).append(tid)
+                first = self.pre[tid][0] if self.pre[tid] else None
+                by.setdefault((self.src[tid], first), []).append(tid)
             self.by_src.append(by)
 
     def initial(self, rows: int) -> np.ndarray:
@@ -572,11 +575,13 @@ class _Simulator:
             return got
 
         for i, p in enumerate(self.procs):
-            here = np.unique(X[p.slot]).tolist()
-            by = self.by_src[i]
-            # (in the process's order: the order of the tie-breaks)
-            cands = sorted(tid for st in here for tid in by.get(st, ())
-                           if not (self.pre[tid] and not all(meets(t) for t in self.pre[tid])))
+            here = set(np.unique(X[p.slot]).tolist())
+            cands = []
+            for (st, first), tids in self.by_src[i].items():
+                if st in here and (first is None or meets(first)):
+                    cands += [tid for tid in tids
+                              if all(meets(t) for t in self.pre[tid][1:])]
+            cands.sort()        # (in the process's order: the order of the tie-breaks)
             if cands and len(cands) == len(here) and all(
                     tid in self.hold_test and holds_everywhere(self.hold_test[tid])
                     for tid in cands):
