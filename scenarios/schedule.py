@@ -166,10 +166,10 @@ def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
     ticks, closed)`` is called every :data:`PROGRESS_TICKS` ticks with the rows closed so
     far.
     """
-    if len(aims) == 0 or not describes(system):
-        return tuple(None for _ in aims)
     server = system.server
     rings = [tick_ring(sc) for sc, _ in system.counts]
+    if len(aims) == 0 or server is None or server.admissions < 2 or None in rings:
+        return tuple(None for _ in aims)      # (not a system :func:`describes`)
     # Global node numbers: each scenario's ring after the last.
     kind_code = {"free": 0, "wait": 1, "busy": 2}
     kind, cost, nxt, start, T = [], [], [], [], []
@@ -276,7 +276,7 @@ def plan_spread(system: System, cap: Fraction, mixes: Sequence[Sequence[int]], *
     >>> plan.ticks, plan.tried          # the even row takes 60 ticks, shifted ones 30
     ((30, 30, 30), 601)
     """
-    from .bounds import spread_aims
+    from .bounds import round_ticks, spread_aims
 
     if not describes(system):
         return None
@@ -284,7 +284,7 @@ def plan_spread(system: System, cap: Fraction, mixes: Sequence[Sequence[int]], *
         return SpreadPlan((), (), 0)
     rows = spread_aims(system, mixes)
     rng = np.random.default_rng(seed)
-    T = np.array([len(tick_ring(sc).kind) for sc, k in system.counts for _ in range(k)],
+    T = np.array([round_ticks(sc.steps) for sc, k in system.counts for _ in range(k)],
                  np.int64)
     even = len(rows)
     for n in range(shifted):
