@@ -292,3 +292,14 @@ def test_headroom_saturate_and_frontier_agree_where_they_meet():
         q = f.point(mix.get("cheap", 0), mix.get("dear", 0))
         if q is not None:
             assert q.exact == p.exact and q.saturated == h.saturated
+
+
+def test_requests_that_cost_nothing_still_occupy_workers():
+    """Every request of cost 0: headroom and workers once divided by a capacity of 0."""
+    free = Scenario("free", [Think(1), Request("x", service=2, cost=0)])
+    base = System({free: 1}, server=Server(workers=2))
+    h = headroom(base, {"free": 3}, backend="cpu")
+    assert h.exact == occupancy(System({free: 3}, server=Server(workers=2))) == Fraction(6, 5)
+    assert h.capacity == 2 and h.cost_load == 0 and not h.saturated
+    w = workers_needed(base, {"free": 3}, backend="cpu", jobs=1)
+    assert w.workers == 2 and w.tried[0].saturated and w.cost_load == 0
