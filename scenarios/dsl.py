@@ -293,7 +293,7 @@ class Scenario:
     Raises
     ------
     dve.errors.ConfigurationError
-        A bad name, or something in ``steps`` that is not a step.
+        A bad name, no steps, or something in ``steps`` that is not a step.
 
     Examples
     --------
@@ -308,6 +308,11 @@ class Scenario:
     def __init__(self, name: str, steps: object) -> None:
         object.__setattr__(self, "name", _check_name("a scenario name", name))
         object.__setattr__(self, "steps", _steps(f"scenario '{name}'", steps))
+        if not self.steps:
+            # Refused here, where a scenario file's line of the call is known (rendering
+            # would refuse it too, as taking no time, but at no position of the user's).
+            raise ConfigurationError(f"scenario '{name}' has no steps: give it a Think or a "
+                                     "Request")
 
     def requests(self) -> tuple[Request, ...]:
         """Every request the scenario can send, in order of first appearance, without repeats."""

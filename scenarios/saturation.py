@@ -73,7 +73,7 @@ from typing import Any, Callable, Union
 
 from dve.errors import ConfigurationError, RunStopped, StateSpaceError
 
-from .bounds import bound_gap
+from .bounds import alone_rate, bound_gap
 from .dsl import Scenario, System
 from .parallel import PointWalk
 
@@ -742,7 +742,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             # them, and the result lists them whichever process used them.
             for sc in top.scenarios:
                 state["where"] = f"the alone rate of '{sc.name}'"
-                alone(top.with_counts({sc: 1}))
+                alone_rate(top, sc, alone)
             state["where"] = None
         plateau = _plateau(family, max_clients) if cutoffs else None
         limit = max_clients if plateau is None else plateau[0]
