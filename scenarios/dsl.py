@@ -253,10 +253,16 @@ class Loop:
 
     ``times=n`` repeats it exactly ``n`` times; ``times=(lo, hi)`` between ``lo`` and ``hi``
     times, the number chosen anew each time (the worst case picks it); ``hi=None`` allows any
-    number of rounds from ``lo`` on, including staying in the loop forever.
+    number of rounds from ``lo`` on, including staying in the loop forever. Counts are
+    0..255, and a loop may unroll to at most :data:`MAX_UNROLLED` steps (its body's, with
+    inner loops unrolled, times its rounds: ``hi``, or ``lo + 1`` when ``hi`` is ``None``).
 
     >>> Loop([Think(2), Request("edit", 1)], times=(1, 3)).times
     (1, 3)
+    >>> Loop(Think(1), times=10**8)
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: Loop times must be 0..255, not 100000000
     """
 
     body: tuple["Step", ...]

@@ -155,3 +155,15 @@ def test_a_loop_run_zero_times_holding_a_long_request(server, n):
     assert _load(System({sc: n}, server=server)) == Fraction(n, 4)
     plain = Scenario("u", [Think(1), Request("r", service=1)])
     assert _load(System({plain: n}, server=server)) == Fraction(n, 4)
+
+
+def test_the_renamings_docs_scenarios_md_states():
+    # docs/scenarios.md, section 3: 'done_s', 'think_3', 'A_1_', 'WORKERS_'.
+    u = Scenario("u", [Think(2), Request("think_2", 1), Think(1), Request("done", 1)])
+    a = Scenario("A", [Think(1), Request("a_1", 2), Request("workers", 1)])
+    text = dve.format_model(System({u: 1}, server=Server()).to_model())
+    assert "byte done;" in text
+    assert "state think, think_2, think_2_wait, think_3, done_s, done_wait;" in text
+    text = dve.format_model(System({u: 1, a: 1}, server=Server(workers=2)).to_model())
+    assert "const byte A_1_ = 3;" in text and "process A_1 {" in text
+    assert "const byte WORKERS = 4;" in text and "const byte WORKERS_ = 2;" in text
