@@ -22,6 +22,10 @@ def _variant(kind: str) -> str:
         return TWO.replace("system async;", "system sync;")
     if kind == "buffered":
         return TWO.replace("channel req, rep;", "channel {byte} req[1];\nchannel rep;")
+    if kind == "committed":
+        # a committed state: explored by the quotient explorer, not by counting
+        return TWO.replace("state idle, busy;", "state idle, busy, mid;\n  commit mid;") \
+            .replace("busy -> idle { sync rep!; }", "busy -> mid { sync rep!; }, mid -> idle { }")
     return TWO
 
 
@@ -45,7 +49,7 @@ def test_two_groups_of_different_sizes_through_a_channel(na, nb, ratio, mode):
     _check(TWO, {"NA": na, "NB": nb}, ratio, mode)
 
 
-@pytest.mark.parametrize("kind", ["sync", "buffered"])
+@pytest.mark.parametrize("kind", ["sync", "buffered", "committed"])
 def test_two_groups_variants(kind):
     _check(_variant(kind), {"NA": 3, "NB": 2}, True, "max")
 
