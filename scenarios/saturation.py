@@ -941,7 +941,8 @@ def _interleaved(family: Callable[[int], System], max_clients: int, cap: Fractio
         if set(system.scenarios) == seen:
             continue
         seen = set(system.scenarios)
-        load = max(alone(system.with_counts({sc: 1})) for sc in system.scenarios)
+        # (alone_rate: 0 for a scenario that charges nothing, whose model lacks the resource)
+        load = max(alone_rate(system, sc, alone) for sc in system.scenarios)
         received(SaturationPoint(n, load, None, _time.perf_counter() - t0, True,
                                  mix_of(system)))
         if load >= cap:

@@ -41,7 +41,7 @@ def _answers(path, **kw):
 
 def _loads_agree(rs):
     # Every point: exact where known; a bracket from the bounds containing the exact load.
-    exact = {p.clients: p.exact for p in rs["exact"].curve}
+    exact = {p.clients: p.exact for p in rs["exact"].curve if p.exact is not None}
     for m in ("auto", "bounds"):
         for p in rs[m].curve:
             if p.clients not in exact:
@@ -83,8 +83,9 @@ def _exact(system: System) -> Fraction:
                             witness=False).value)
 
 
-@pytest.mark.parametrize("server", [None, Server(), Server(workers=2)])
-def test_a_scenario_that_charges_nothing_has_rate_0_and_the_bound_holds(server):
+@pytest.mark.parametrize("server,resource", [(None, None), (Server(), "server"),
+                                             (Server(workers=2), "server"), (Server(), "busy")])
+def test_a_scenario_that_charges_nothing_has_rate_0_and_the_bound_holds(server, resource):
     free = Scenario("free", [Think(1), Request("f", service=2, cost=0)])
     idle = Scenario("idle", [Think(2)])                      # sends no request at all
     paid = Scenario("paid", [Think(2), Request("p", service=1, cost=2)])
@@ -95,11 +96,32 @@ def test_a_scenario_that_charges_nothing_has_rate_0_and_the_bound_holds(server):
         return _exact(one)
 
     for counts in ({free: 1, paid: 1}, {free: 2, idle: 1, paid: 2}, {paid: 1, free: 1}):
-        system = System(counts, server=server)
+        system = System(counts, server=server, resource=resource)
         rates = {name: rho for name, _, rho in alone_rates(system, alone)}
-        assert rates["free"] == 0 and rates.get("idle", 0) == 0
-        assert rates["paid"] == _exact(System({paid: 1}, server=server))
+        # A request of cost 0 charges no cost, but occupies a worker ('busy').
+        assert rates["free"] == (0 if resource != "busy" else
+                                 _exact(System({free: 1}, server=server, resource="busy")))
+        assert rates.get("idle", 0) == 0
+        assert rates["paid"] == _exact(System({paid: 1}, server=server, resource=resource))
         assert _exact(system) <= upper_bound(system, alone).value
     # A scenario that sends nothing is never analysed alone (its system cannot be built);
     # without a server a cost-0 request charges no transition, so neither is that one.
     assert "idle" not in asked and (server is not None or "free" not in asked)
+
+
+def test_interleaved_clients_with_a_free_and_an_idle_scenario(tmp_path):
+    # The interleaved system's load is the largest alone rate of its scenarios: one whose
+    # requests cost 0 or that sends none has rate 0 (its model alone lacks 'work'), not an
+    # error; the load is that of the rendered system, analysed whole.
+    f = tmp_path / "s.py"
+    f.write_text(COST_ZERO_FIRST.format(extra="i = Scenario('i', [Think(3)])\n"
+                                        "composition = 'async'").replace(
+        "{a: 1, b: n}", "{a: 1, b: n, i: 1}"))
+    from scenarios.loader import load_spec
+    whole = load_spec(f)(2)
+    want = Fraction(analyze(whole.to_model(), cost="work", backend="cpu", witness=False).value)
+    assert want == Fraction(1, 4)                     # b: think 3, work 1
+    for method in ("exact", "auto"):
+        r = saturate(str(f), method=method, backend="cpu", max_clients=8)
+        assert r.saturating_clients is None
+        assert {p.exact for p in r.curve} == {want}
