@@ -47,6 +47,7 @@ Fraction(1, 1)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time as _time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -56,10 +57,10 @@ import numpy as np
 
 from dve import syntax as S
 
-from .dsl import System
+from .dsl import Choice, Loop, Request, Scenario, System, Think
 
-__all__ = ["UpperBound", "WitnessRun", "upper_bound", "alone_rates", "bound_gap",
-           "find_witness", "POLICIES"]
+__all__ = ["UpperBound", "WitnessRun", "upper_bound", "alone_rate", "alone_rates", "bound_gap",
+           "find_witness", "ticks", "POLICIES"]
 
 
 # ---------------------------------------------------------------------------- the upper bound
@@ -114,6 +115,11 @@ def bound_gap(system: System) -> str | None:
     >>> bound_gap(System({u: 2}, server=Server(workers=3))) is None
     True
     """
+    for sc in system.scenarios:
+        if not ticks(sc):
+            # Its alone system has no rendering (no tick to measure): nothing is proven.
+            return (f"scenario '{sc.name}' takes no time, so it has no alone rate: the "
+                    "shape's bound only")
     server = system.server
     if server is None:
         return None        # clients that serve themselves: their costs are their own
@@ -129,12 +135,63 @@ def bound_gap(system: System) -> str | None:
     return None
 
 
+def ticks(scenario: Scenario) -> bool:
+    """Whether ``scenario`` has a tick at all (a Think of some ticks or a Request that a
+    round may reach); one that has none cannot be rendered (``takes no time``).
+
+    >>> from scenarios import Scenario, Think, Request, Loop
+    >>> ticks(Scenario("a", [Think(0), Request("r", 1)])), ticks(Scenario("z", Think(0)))
+    (True, False)
+    >>> ticks(Scenario("z", Loop(Request("r", 1), times=0)))
+    False
+    """
+    def walk(steps) -> bool:
+        for st in steps:
+            if isinstance(st, Think) and st.ticks > 0 or isinstance(st, Request):
+                return True
+            if isinstance(st, Choice) and any(walk(b) for b in st.branches):
+                return True
+            if isinstance(st, Loop) and st.times[1] != 0 and walk(st.body):
+                return True
+        return False
+
+    return walk(scenario.steps)
+
+
 def alone_rates(system: System, alone: Callable[[System], Fraction]) -> tuple[
         tuple[str, int, Fraction], ...]:
     """``(scenario, count, rho_s)`` per scenario of ``system``: ``rho_s = alone(system with one
-    client of s)`` (same server, composition and name)."""
-    return tuple((sc.name, k, Fraction(alone(system.with_counts({sc: 1}))))
-                 for sc, k in system.counts)
+    client of s)`` (same server, composition and name).
+
+    A scenario whose alone model never charges the system's resource (no request, or
+    requests that charge nothing) has ``rho_s = 0`` without analysis: every run's load of a
+    resource no transition charges is 0 (the analysis would refuse the model for lacking it).
+
+    >>> from scenarios import Scenario, System, Think, Request
+    >>> free = Scenario("free", [Think(1), Request("f", 1, cost=0)])
+    >>> paid = Scenario("paid", [Think(1), Request("p", 1)])
+    >>> alone_rates(System({free: 2, paid: 1}), lambda one: Fraction(1, 2))
+    (('free', 2, Fraction(0, 1)), ('paid', 1, Fraction(1, 2)))
+    """
+    return tuple((sc.name, k, alone_rate(system, sc, alone)) for sc, k in system.counts)
+
+
+def alone_rate(system: System, scenario: Scenario,
+               alone: Callable[[System], Fraction]) -> Fraction:
+    """``rho_s`` of ``scenario`` on the server and composition of ``system`` (see
+    :func:`alone_rates`)."""
+    if not scenario.requests():
+        return Fraction(0)      # (a system of it alone sends nothing: it cannot be built)
+    one = system.with_counts({scenario: 1})
+    return Fraction(alone(one)) if _charges(one) else Fraction(0)
+
+
+@functools.lru_cache(maxsize=256)
+def _charges(one: System) -> bool:
+    """Whether the model of ``one`` has a transition that charges ``one.resource``."""
+    model = one.to_model()
+    return any(c.resource == one.resource for p in model.processes
+               for t in p.transitions for c in t.costs)
 
 
 def upper_bound(system: System, alone: Callable[[System], Fraction]) -> UpperBound:

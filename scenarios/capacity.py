@@ -73,7 +73,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from dve.errors import ConfigurationError, RunStopped, StateSpaceError
+from dve.errors import ConfigurationError, ModelError, RunStopped, StateSpaceError
 
 from .dsl import Scenario, Server, System
 from .parallel import PointWalk
@@ -127,7 +127,9 @@ def system_for(spec: Spec, clients: Mapping[str, int], *, workers: int | None = 
     while True:
         try:
             system = family(k)
-        except ConfigurationError:  # too many clients for a server: nothing more to find
+        except (ConfigurationError, ModelError):
+            # Too many clients for a server (a user's file reports it as a ModelError at its
+            # system(n)): nothing more to find. family(1) was built above, so k > 1 here.
             break
         for sc in system.scenarios:
             found.setdefault(sc.name, sc)

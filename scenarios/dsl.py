@@ -269,10 +269,16 @@ class Loop:
 
     ``times=n`` repeats it exactly ``n`` times; ``times=(lo, hi)`` between ``lo`` and ``hi``
     times, the number chosen anew each time (the worst case picks it); ``hi=None`` allows any
-    number of rounds from ``lo`` on, including staying in the loop forever.
+    number of rounds from ``lo`` on, including staying in the loop forever. Counts are
+    0..255, and a loop may unroll to at most :data:`MAX_UNROLLED` steps (its body's, with
+    inner loops unrolled, times its rounds: ``hi``, or ``lo + 1`` when ``hi`` is ``None``).
 
     >>> Loop([Think(2), Request("edit", 1)], times=(1, 3)).times
     (1, 3)
+    >>> Loop(Think(1), times=10**8)
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: Loop times must be 0..255, not 100000000
     """
 
     body: tuple["Step", ...]
@@ -283,16 +289,47 @@ class Loop:
         if isinstance(times, tuple):
             if len(times) != 2:
                 raise ConfigurationError(f"Loop times must be n or (lo, hi), not {times!r}")
-            lo = _check_int("Loop times lo", times[0], 0)
-            hi = None if times[1] is None else _check_int("Loop times hi", times[1], lo)
+            lo = _check_int("Loop times lo", times[0], 0, _MAX_BYTE)
+            hi = None if times[1] is None else _check_int("Loop times hi", times[1], lo,
+                                                          _MAX_BYTE)
         else:
-            lo = hi = _check_int("Loop times", times, 0)
+            lo = hi = _check_int("Loop times", times, 0, _MAX_BYTE)
         object.__setattr__(self, "body", steps)
         object.__setattr__(self, "times", (lo, hi))
+        _check_unrolled(f"Loop(times={times!r})", (self,))
 
 
 Step = Union[Think, Request, Choice, Loop]
 _STEP_TYPES = (Think, Request, Choice, Loop)
+
+#: The most steps a scenario may hold once its loops are unrolled (a loop of ``n`` rounds is
+#: ``n`` copies of its body in the client's automaton): nested loops multiply, and a scenario
+#: that unrolls to millions of steps would take minutes and gigabytes to render.
+MAX_UNROLLED = 4096
+
+
+def _unrolled(steps: Iterable[Step]) -> int:
+    """The steps of ``steps`` with their loops unrolled (a ``Think`` or ``Request`` counts 1;
+    a loop with no upper count, its ``lo`` rounds and one more)."""
+    total = 0
+    for st in steps:
+        if isinstance(st, Choice):
+            total += sum(_unrolled(b) for b in st.branches)
+        elif isinstance(st, Loop):
+            lo, hi = st.times
+            total += _unrolled(st.body) * (lo + 1 if hi is None else hi)
+        else:
+            total += 1
+    return total
+
+
+def _check_unrolled(what: str, steps: tuple[Step, ...]) -> None:
+    n = _unrolled(steps)
+    if n > MAX_UNROLLED:
+        raise ConfigurationError(f"{what} unrolls to {n:,} steps; a scenario may hold at most "
+                                 f"{MAX_UNROLLED:,} (loops repeat their body, nested loops "
+                                 "multiply): use fewer rounds, or a Think or a longer service "
+                                 "for long waits")
 
 
 @dataclass(frozen=True, init=False)
@@ -309,7 +346,7 @@ class Scenario:
     Raises
     ------
     dve.errors.ConfigurationError
-        A bad name, or something in ``steps`` that is not a step.
+        A bad name, no steps, or something in ``steps`` that is not a step.
 
     Examples
     --------
@@ -324,6 +361,12 @@ class Scenario:
     def __init__(self, name: str, steps: object) -> None:
         object.__setattr__(self, "name", _check_name("a scenario name", name))
         object.__setattr__(self, "steps", _steps(f"scenario '{name}'", steps))
+        _check_unrolled(f"scenario '{name}'", self.steps)
+        if not self.steps:
+            # Refused here, where a scenario file's line of the call is known (rendering
+            # would refuse it too, as taking no time, but at no position of the user's).
+            raise ConfigurationError(f"scenario '{name}' has no steps: give it a Think or a "
+                                     "Request")
 
     def requests(self) -> tuple[Request, ...]:
         """Every request the scenario can send, in order of first appearance, without repeats."""
@@ -877,13 +920,30 @@ def automaton(scenario: Scenario, with_server: bool) -> _Automaton:
     return _Automaton(states=_unique(labels), init=0, edges=edges)
 
 
-def _unique(labels: list[str]) -> list[str]:
-    """``think, think, open`` -> ``think, think_2, open``."""
-    seen: dict[str, int] = {}
+def _unique(labels: list[str], taken: frozenset[str] = frozenset()) -> list[str]:
+    """Distinct state names for ``labels``, none in ``taken``: a label keeps its name the
+    first time (``label_s`` where ``taken`` has it), later ones get the first free
+    ``_2``, ``_3``, ... A suffixed name is never one of the labels themselves, so a request
+    named ``think_2`` keeps its name beside a second ``think``.
+
+    >>> _unique(["think", "think", "open"])
+    ['think', 'think_2', 'open']
+    >>> _unique(["think", "think_2", "think"])
+    ['think', 'think_2', 'think_3']
+    >>> _unique(["done", "done_s", "req"], frozenset({"done", "req"}))
+    ['done_s_2', 'done_s', 'req_s']
+    """
+    raw = set(labels)
+    used: set[str] = set()
     out = []
     for lab in labels:
-        seen[lab] = seen.get(lab, 0) + 1
-        out.append(lab if seen[lab] == 1 else f"{lab}_{seen[lab]}")
+        base = lab if lab not in taken else f"{lab}_s"
+        name, k = base, 1
+        while name in used or name in taken or (name != lab and name in raw):
+            k += 1
+            name = f"{base}_{k}"
+        used.add(name)
+        out.append(name)
     return out
 
 
@@ -896,7 +956,23 @@ class _Builder:
         self.sys = system
         self.pos: SourcePos = synthetic_pos(f"<scenario {system.name}>")
         self.kinds = system.kinds()
-        self.kind_const = {r.name: r.name.upper() for r in self.kinds}
+        # clients: (number from 1, process name, scenario)
+        self.clients: list[tuple[int, str, Scenario]] = []
+        for sc, k in system.counts:
+            for i in range(1, k + 1):
+                self.clients.append((len(self.clients) + 1, f"{sc.name}_{i}", sc))
+        # A kind's constant is its name in capitals, clear of the processes' names (request
+        # 'a_1' beside scenario 'A' would name both A_1); the kinds' names differ in more
+        # than case (System.kinds), so their capitals are distinct.
+        procs = {p for _, p, _ in self.clients} | {"server"}
+        uppers = {r.name.upper() for r in self.kinds}
+        self.kind_const: dict[str, str] = {}
+        for r in self.kinds:
+            name = r.name.upper()
+            if name in procs:
+                while name in procs or name in uppers or name in self.kind_const.values():
+                    name += "_"
+            self.kind_const[r.name] = name
         self.server = system.server
         self.workers = system.server.workers if system.server else 0
         # Several workers form a pool (server_pool): the names of its constants and of the
@@ -918,11 +994,6 @@ class _Builder:
         self.mult = self.admissions + 1 if self.phased else 1
         self.phase, self.nbusy = clear("phase"), clear("nbusy")
         self.adm_k = {k: clear(f"adm{k}") for k in range(1, self.admissions + 1)}
-        # clients: (number from 1, process name, scenario)
-        self.clients: list[tuple[int, str, Scenario]] = []
-        for sc, k in system.counts:
-            for i in range(1, k + 1):
-                self.clients.append((len(self.clients) + 1, f"{sc.name}_{i}", sc))
 
     # -- expression helpers -----------------------------------------------------------------
     def lit(self, v: int) -> s.Expr:
@@ -981,6 +1052,10 @@ class _Builder:
     # -- the model --------------------------------------------------------------------------
     def build(self) -> s.Model:
         items: list[s.Item] = []
+        self.autos: dict[str, _Automaton] = {}
+        for _, _, sc in self.clients:
+            if sc.name not in self.autos:
+                self.autos[sc.name] = automaton(sc, self.server is not None)
         if self.server is not None:
             items += [self.byte(self.kind_const[r.name], i + 1, const=True)
                       for i, r in enumerate(self.kinds)]
@@ -1001,19 +1076,15 @@ class _Builder:
                     items.append(self.byte(self.adm))
             items.append(self.server_process())
         global_names = {d.name for d in items if isinstance(d, s.VarDecl)}
-        autos: dict[str, _Automaton] = {}
-        for _, _, sc in self.clients:
-            if sc.name not in autos:
-                autos[sc.name] = automaton(sc, self.server is not None)
         for j, proc, sc in self.clients:
-            items.append(self.client_process(j, proc, autos[sc.name], global_names))
+            items.append(self.client_process(j, proc, self.autos[sc.name], global_names))
         return s.Model(tuple(items), s.SystemDecl(self.sys.composition, pos=self.pos),
                        pos=self.pos)
 
     def client_process(self, j: int, proc: str, auto: _Automaton,
                        global_names: set[str]) -> s.Process:
         taken = global_names | {_TIMER, _REQ}
-        names = [n if n not in taken else f"{n}_s" for n in auto.states]
+        names = _unique(auto.states, frozenset(taken))
         req = _REQ
         done_any = self.bin("==", self.var("done"), self.lit(j))
         done_none = self.bin("!=", self.var("done"), self.lit(j))
@@ -1122,7 +1193,11 @@ class _Builder:
                             self.bin("!=", self.var("done"), self.lit(j))])
 
     def requests_of(self, sc: Scenario) -> tuple[Request, ...]:
-        return sc.requests()
+        """The requests a client of ``sc`` can send: those of its automaton's ``send`` ticks
+        (a request only in ``Loop(..., times=0)`` is never sent; the server's transitions
+        about it would read state the client does not keep, such as its ``timer``)."""
+        sent = {t.request for _, _, t in self.autos[sc.name].edges if t.kind == "send"}
+        return tuple(r for r in sc.requests() if r in sent)     # (in the scenario's order)
 
     def server_single(self) -> list[s.Transition]:
         """One worker: a transition per case, readable as it stands."""

@@ -28,9 +28,9 @@ import linecache
 import pathlib
 import sys
 import traceback
-from contextlib import redirect_stdout
+from contextlib import contextmanager, redirect_stdout
 from types import TracebackType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from dve.errors import ConfigurationError, DvecostError, ModelError, RunStopped, Source, SourcePos
 
@@ -108,7 +108,7 @@ def load_spec(path: str | pathlib.Path) -> Callable[[int], System]:
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     try:
         # The file's print() goes to stderr: it must not mix with a model written on stdout.
-        with redirect_stdout(sys.stderr):
+        with redirect_stdout(sys.stderr), _importable_beside(filename):
             exec(code, namespace)
     except _PASS_THROUGH:
         raise
@@ -146,7 +146,7 @@ def as_family(fn: Callable[[int], Any], name: str, *, namespace: Mapping[str, An
             raise ConfigurationError(f"{name}: cannot build a system of {n} clients "
                                      f"(at most {MAX_CLIENTS:,})")
         try:
-            with redirect_stdout(sys.stderr):
+            with redirect_stdout(sys.stderr), _importable_beside(filename):
                 out = fn(n)
         except _PASS_THROUGH:
             raise
@@ -167,6 +167,23 @@ def as_family(fn: Callable[[int], Any], name: str, *, namespace: Mapping[str, An
 
     family.__name__ = getattr(fn, "__name__", "system")
     return family
+
+
+@contextmanager
+def _importable_beside(filename: str | None) -> Iterator[None]:
+    """The folder of ``filename`` first on ``sys.path`` meanwhile (a scenario file imports a
+    helper module beside it as a script would), ``sys.path`` as it was afterwards."""
+    if filename is None:
+        yield
+        return
+    folder = str(pathlib.Path(filename).parent)
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        # Ours is the first entry of that folder (unless the file removed it).
+        if folder in sys.path:
+            sys.path.remove(folder)
 
 
 class _NotASystem(Exception):

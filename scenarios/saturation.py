@@ -79,7 +79,7 @@ from typing import Any, Callable, Union
 
 from dve.errors import ConfigurationError, RunStopped, StateSpaceError
 
-from .bounds import bound_gap
+from .bounds import alone_rate, bound_gap
 from .dsl import Scenario, System
 from .parallel import PointWalk
 
@@ -799,7 +799,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             # them, and the result lists them whichever process used them.
             for sc in top.scenarios:
                 state["where"] = f"the alone rate of '{sc.name}'"
-                alone(top.with_counts({sc: 1}))
+                alone_rate(top, sc, alone)
             state["where"] = None
         if top.server is None and top.composition == "async":
             answer = _interleaved(family, max_clients, cap, alone, received)
@@ -941,7 +941,8 @@ def _interleaved(family: Callable[[int], System], max_clients: int, cap: Fractio
         if set(system.scenarios) == seen:
             continue
         seen = set(system.scenarios)
-        load = max(alone(system.with_counts({sc: 1})) for sc in system.scenarios)
+        # (alone_rate: 0 for a scenario that charges nothing, whose model lacks the resource)
+        load = max(alone_rate(system, sc, alone) for sc in system.scenarios)
         received(SaturationPoint(n, load, None, _time.perf_counter() - t0, True,
                                  mix_of(system)))
         if load >= cap:

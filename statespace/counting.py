@@ -404,7 +404,9 @@ class CountedExplorer(QuotientExplorer):
             # Key slots: the swap renames key k0 <-> k_rp in the mover's group.
             if mine.any() and g.key_slots:
                 k0 = G["keys"][0]
-                kp = G["keys"][rp]
+                # rp is a position of the row's own group: rows of another (maybe larger)
+                # group have no key here (masked by ``mine`` below).
+                kp = G["keys"][np.where(mine, rp, 0)]
                 for j in g.key_slots:
                     jj = self.nm_index[j]
                     v = nmv[jj]

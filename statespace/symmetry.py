@@ -16,7 +16,8 @@ conservatively:
    or keys of one group. Key positions have the key sort; ``==``/``!=`` unify their operands;
    an assignment, an initialiser and a channel value unify both sides; every other operator,
    guard, cost and time needs data. A literal that ends up with the key sort must not be a key
-   value (``who = 0`` is fine when the keys are ``1..N``; ``who == 3`` is not).
+   value (``who = 0`` is fine when the keys are ``1..N``; ``who == 3`` is not). A variable
+   declared without a value starts at the literal 0, checked the same way.
 3. *Keys live in one place.* An instance's own variables must not hold keys; an array indexed
    by keys must cover every key, start with equal cells at the keys, and hold data; another
    process must not name an instance (``T_3->x``, ``T_3.s``); a buffered channel carrying keys
@@ -418,13 +419,17 @@ class _Checker:
     # whole model ---------------------------------------------------------------
     def decl(self, d, owner: str | None, path: tuple | None) -> None:
         s = self.sorts
-        if not isinstance(d, S.VarDecl) or d.init is None:
+        if not isinstance(d, S.VarDecl) or d.const or d.input:
             return
         proc = owner if owner is not None else ""
         q = d.name if owner is None else f"{self.owner_name(owner)}.{d.name}"
-        if d.const or d.input:
-            return
         target = s.node(("var", q))
+        if d.init is None:
+            # No initial value: every cell starts at 0, a literal like a written one. When
+            # the variable holds keys and 0 is one of them, the initial state singles out
+            # that instance (run() refuses the group: the literal has no process).
+            s.union(target, self.lit(0, d, None), "")
+            return
         items = d.init.items if isinstance(d.init, S.ArrayInit) else (d.init,)
         for i, it in enumerate(items):
             p = None if path is None else (path + ("init", "items", i)
@@ -490,7 +495,10 @@ class _Checker:
             for t in (tag if tag not in (None, "data") else ()):
                 if value not in keys[t]:
                     continue
-                if (proc is None or proc in self.member_of or not isinstance(node, S.IntLit)):
+                if isinstance(node, S.VarDecl):
+                    self.refuse(t, f"'{node.name}' holds keys of {t} and starts at 0 (it has "
+                                f"no initial value), which is a key of {t} " + _where(node))
+                elif (proc is None or proc in self.member_of or not isinstance(node, S.IntLit)):
                     self.refuse(t, f"the key value {value} of {t} is written as a literal "
                                 + _where(node))
                 else:

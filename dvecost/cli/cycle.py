@@ -91,10 +91,17 @@ def load_cycle_graph(path: str, resource: str | None = None) -> CycleInput:
         imax = 2**63 - 1
         ip = check_int_range(path, "indptr", arrays["indptr"], 0, imax)
         n = max(ip.shape[0] - 1, 0)
-        return CycleInput(ip, check_int_range(path, "indices", arrays["indices"], 0,
-                                              max(n - 1, 0)),
-                          check_int_range(path, "cost", arrays["cost"], -imax, imax),
-                          check_int_range(path, "time", arrays["time"], 0, imax))
+        ix = check_int_range(path, "indices", arrays["indices"], 0, max(n - 1, 0))
+        cost = check_int_range(path, "cost", arrays["cost"], -imax, imax)
+        tm = check_int_range(path, "time", arrays["time"], 0, imax)
+        # One cost and one time per edge, whatever the mode: a mean does not read the times,
+        # but a file whose arrays disagree is not a graph (refused as a saved graph's is).
+        for key, a in (("cost", cost), ("time", tm)):
+            if a.shape[0] != ix.shape[0]:
+                raise ConfigurationError(f"{path}: '{key}' has {a.shape[0]} entries, expected "
+                                         f"one per edge ({ix.shape[0]}, the length of "
+                                         "'indices')")
+        return CycleInput(ip, ix, cost, tm)
     if resource is not None:
         raise ConfigurationError(f"--cost {resource}: an edge list has a single cost column; "
                                  "--cost names a resource of a saved state graph (.npz)")
