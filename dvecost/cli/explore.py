@@ -35,7 +35,7 @@ import time
 from dve.errors import (ConfigurationError, ExplorationLimit, Interrupted, MemoryLimitExceeded,
                         OutOfMemory, RunStopped, TimeLimitExceeded)
 
-from . import (add_model_run, command, emit_json, parse_defines,
+from . import (add_model_run, command, emit_json, not_a_scenario_file, parse_defines,
                parse_size, peak_memory_bytes, result_is_final, stop_info)
 from .terminal import ProgressLine, is_terminal
 
@@ -128,6 +128,11 @@ def check_save_path(path: str) -> str:
         raise ConfigurationError(f"--save {path}: directory '{parent}' is not writable")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise ConfigurationError(f"--save {path}: the file exists and is not writable")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # The graph is written to a temporary file renamed over the path: a FIFO or a device
+        # there would be replaced by a regular file (as root, /dev/null itself).
+        raise ConfigurationError(f"--save {path}: not a regular file (a FIFO or a device); "
+                                 "a graph is saved to a regular file only")
     return path
 
 
@@ -139,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     (the JSON names the phase as ``stopped_in``). Only one stop can be raised per process (a
     second signal ends it at once), so the reporting below the ``except`` is never interrupted.
     """
+    not_a_scenario_file(args.model, "explore")
     if args.save:
         check_save_path(args.save)
     defines = parse_defines(args.defines)
