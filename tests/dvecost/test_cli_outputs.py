@@ -351,3 +351,16 @@ def test_a_mapping_that_fails_when_read_is_a_positioned_error(tmp_path, capsys):
     assert f"{spec}:9:9: error[scenario-error]: reading what system(1) returned: " \
            "ValueError: no items here" in err
     assert "Traceback" not in err
+
+
+# ---------------------------------------------------------------- what the docs say
+
+def test_large_sync_models_are_explored_until_a_state_limit(tmp_path, capsys):
+    """docs/scenarios.md, "Limits": 20 editor clients, once refused for the numbering of
+    their steps, are explored until --max-states stops them."""
+    model = str(tmp_path / "e20.dve")
+    assert main(["scenarios", "render", "editor", "20", "-o", model]) == 0
+    assert main(["explore", model, "--max-states", "2000", "--json", "--backend", "cpu"]) == 3
+    d = json.loads(capsys.readouterr().out)
+    assert d["status"] == "limit" and d["limit"] == {"name": "--max-states", "value": "2000"}
+    assert d["n_states"] > 2000
