@@ -364,3 +364,45 @@ def test_large_sync_models_are_explored_until_a_state_limit(tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["status"] == "limit" and d["limit"] == {"name": "--max-states", "value": "2000"}
     assert d["n_states"] > 2000
+
+
+# ---------------------------------------------------------------- smaller things the user reads
+
+def test_one_of_a_kind_is_singular(tmp_path, capsys):
+    one = tmp_path / "one.dve"
+    one.write_text("process P { state a; init a; trans a -> a { cost 2; }; }\nsystem async;\n")
+    assert main(["analyze", str(one), "--backend", "cpu"]) == 0
+    assert "state space: 1 state, 1 transition, no deadlock" in capsys.readouterr().out
+    edges = tmp_path / "g.txt"
+    edges.write_text("1 1\n0 0 2 1\n")
+    assert main(["cycle", str(edges), "--backend", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "maximal cycle mean: 2 (certified)" in out             # not "2 = 2"
+    assert "graph: 1 vertex, 1 edge, 1 cyclic SCC; 1 Howard iteration," in out
+
+
+def test_the_state_limit_says_why_it_was_passed(capsys):
+    assert main(["explore", MODEL, "--max-states", "10", "--backend", "cpu"]) == 3
+    err = capsys.readouterr().err
+    assert "limit --max-states 10 reached (checked after each batch of states expanded, " \
+           "hence more found); 13 states" in err
+
+
+def test_the_progress_says_what_is_done_first(capsys):
+    assert main(["saturate", "paper-server", "--backend", "cpu", "--json"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("N = 1 (1 client): checking the bounds (exact analysis if they do not "
+                      "decide) ...")
+    assert main(["saturate", "paper-server", "--backend", "cpu", "--json", "--method",
+                 "bounds"]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == "N = 1 (1 client): checking the bounds ..."
+
+
+def test_help_texts(capsys):
+    assert main(["bench", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "issue" not in text and "each search." in text   # whole first sentences
+    assert main(["cycle", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    backend = text[text.rindex("--backend {auto,cpu,gpu}"):text.rindex("--max-memory SIZE")]
+    assert "cycle engine" in backend and "explor" not in backend

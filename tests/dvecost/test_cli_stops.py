@@ -134,3 +134,31 @@ def test_sigint_while_the_plot_is_written_still_prints_the_result(tmp_path, caps
     code = main(["saturate", "paper-server", "--plot", plot, "--backend", "cpu", "-q"])
     out, err = capsys.readouterr()
     assert code == 0 and "saturation: 3 clients" in out and f"plot: written to {plot}" in out
+
+
+def test_a_signal_while_the_pool_starts_its_thread_is_not_an_error(monkeypatch):
+    """A SIGINT between the pool's manager thread being made and being started used to end in
+    "RuntimeError: cannot join thread before it is started" (the pool's shutdown joined it)."""
+    import concurrent.futures.process as cfp
+
+    from scenarios.parallel import PointWalk
+
+    start = cfp._ExecutorManagerThread.start
+
+    def start_interrupted(self):
+        signal.raise_signal(signal.SIGINT)
+        sum(range(1000))   # bytecodes in which a pending handler would run
+        start(self)
+
+    monkeypatch.setattr(cfp._ExecutorManagerThread, "start", start_interrupted)
+
+    def stop(signum, frame):
+        raise Interrupted(signum, "SIGINT")
+
+    old = signal.signal(signal.SIGINT, stop)
+    try:
+        with pytest.raises(Interrupted):
+            PointWalk(lambda saturated, out: out.append(saturated(1)), lambda n: True,
+                      jobs=2).run()
+    finally:
+        signal.signal(signal.SIGINT, old)
