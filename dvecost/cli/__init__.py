@@ -378,6 +378,8 @@ class _Stops:
         self.fired = False
         self.held = False
         self.saved: dict[int, Any] = {}
+        self.again: RunStopped | None = None   # a stop to raise again (see _unraisable)
+        self.hook: Any = None
 
     def _on_signal(self, signum, frame):
         if self.fired:
@@ -387,11 +389,30 @@ class _Stops:
             raise Interrupted(signum, signal.Signals(signum).name)
 
     def _on_alarm(self, signum, frame):
-        if self.fired:
+        if self.again is not None:   # a stop that was swallowed, raised again
+            exc, self.again = self.again, None
+            self.fired = True
+            if not self.held:
+                raise exc
+            return
+        if self.fired or not self.timeout:
             return
         self.fired = True
         if not self.held:
             raise TimeLimitExceeded(self.timeout)
+
+    def _unraisable(self, unraisable) -> None:
+        """``sys.unraisablehook`` while armed: a stop raised where Python cannot pass it on (a
+        finalizer, an at-fork callback) is printed as "Exception ignored" and lost, and the run
+        would go on as if no signal had come. Instead it is raised again a moment later (the
+        clock's signal, 1 ms on), from wherever the program is then."""
+        exc = unraisable.exc_value
+        if isinstance(exc, RunStopped) and not self.held:
+            self.again = type(exc)(exc.signum, exc.signal_name) if isinstance(
+                exc, Interrupted) else TimeLimitExceeded(self.timeout)
+            signal.setitimer(signal.ITIMER_REAL, 0.001)
+            return
+        self.hook(unraisable)
 
     def hold(self) -> None:
         self.held = True
@@ -412,15 +433,18 @@ class _Stops:
         for name in _STOP_SIGNALS:
             num = getattr(signal, name)
             self.saved[num] = signal.signal(num, self._on_signal)
+        self.saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._on_alarm)
         if self.timeout:
-            self.saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._on_alarm)
             signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        self.hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         _ACTIVE.append(self)
         return self
 
     def __exit__(self, *exc):
         if self in _ACTIVE:
             _ACTIVE.remove(self)
+        if self.hook is not None:
+            sys.unraisablehook, self.hook = self.hook, None
         if signal.SIGALRM in self.saved:
             signal.setitimer(signal.ITIMER_REAL, 0)
         if self.keep:

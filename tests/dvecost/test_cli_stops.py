@@ -162,3 +162,23 @@ def test_a_signal_while_the_pool_starts_its_thread_is_not_an_error(monkeypatch):
                       jobs=2).run()
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+def test_a_stop_swallowed_by_a_finalizer_is_raised_again():
+    """A handler's exception raised inside a finalizer (or an at-fork callback) is printed as
+    "Exception ignored" and lost; the command's handlers raise it again a moment later."""
+    from dvecost.cli import _Stops
+
+    class Finalized:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)
+            sum(range(1000))   # bytecodes in which the pending handler runs
+
+    with pytest.raises(Interrupted) as caught:
+        with _Stops(None):
+            obj = Finalized()
+            del obj
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 2:
+                time.sleep(0.01)
+    assert caught.value.signum == signal.SIGINT and time.monotonic() - t0 < 1
