@@ -28,7 +28,14 @@ Stops
     limits (:class:`dve.errors.ExplorationLimit`: states, memory, system sync steps). A
     command that has something to show catches them, prints it and returns
     :func:`stop_info(exc, args)["exit_code"] <stop_info>`; if it does not, :func:`main` prints
-    the :func:`stop_info` message and returns the exit code.
+    the :func:`stop_info` message (and with ``--json`` a JSON object) and returns the exit
+    code. A signal that comes while the modules load is remembered (:func:`_defer_stops`) and
+    raised once the command's handlers are armed; a stop raised where Python cannot pass it on
+    (a finalizer, an at-fork callback) is raised again 1 ms later.
+Closed pipes
+    :func:`printing` wraps a command's output: a reader gone (``| head``) ends the printing
+    quietly and the command keeps its exit code; :func:`main` does the same for any other
+    write (exit 0).
 JSON
     :func:`emit_json`: one line, one object, ``status`` first (``ok``, ``limit``,
     ``timeout``, ``interrupted``, ``no_cycle``, ...), phase times under ``timings`` (seconds),

@@ -36,7 +36,7 @@ from dve.errors import (ConfigurationError, ExplorationLimit, Interrupted, Memor
                         OutOfMemory, RunStopped, TimeLimitExceeded)
 
 from . import (add_model_run, command, emit_json, not_a_scenario_file, parse_defines,
-               parse_size, peak_memory_bytes, result_is_final, stop_info)
+               parse_size, peak_memory_bytes, printing, result_is_final, stop_info)
 from .terminal import ProgressLine, is_terminal
 
 __all__ = ["check_save_path", "parse_size", "register", "run", "summary"]
@@ -248,14 +248,15 @@ class _Run:
         info = self.info if self.info is not None else summary(graph)
         if sinfo and "limit" in sinfo:
             info["limit"] = sinfo["limit"]
-        if args.json:
-            emit_json(status, **info, saved=args.save if self.saved else None,
-                      stopped_in=self.stopped_in if isinstance(stop, RunStopped) else None,
-                      timings=self.timings, peak_memory_bytes=peak)
-        else:
-            print(_render(info, self.timings.get("explore", 0.0), peak))
-            if self.saved and stop is not None:
-                print(f"partial graph saved to {args.save}")
+        with printing():   # `explore ... | head -c1`: the exit code stays the run's
+            if args.json:
+                emit_json(status, **info, saved=args.save if self.saved else None,
+                          stopped_in=self.stopped_in if isinstance(stop, RunStopped) else None,
+                          timings=self.timings, peak_memory_bytes=peak)
+            else:
+                print(_render(info, self.timings.get("explore", 0.0), peak))
+                if self.saved and stop is not None:
+                    print(f"partial graph saved to {args.save}")
         if stop is not None:
             print(sinfo["message"], file=sys.stderr)
             if (isinstance(stop, MemoryLimitExceeded) and not isinstance(stop, OutOfMemory)
