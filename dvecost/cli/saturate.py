@@ -406,6 +406,11 @@ def render_answer(result) -> str:
         lines.append(f"cost: at N={n} the worst load of '{result.cost_resource}' (the "
                      f"requests' cost per tick, its own worst case) is {result.cost_load} "
                      f"({float(result.cost_load):.4f})")
+    elif n is not None and result.cost_resource is not None and result.witness is not None:
+        mix = ",".join(f"{name}={k}" for name, k in result.point(n).mix)
+        lines.append(f"cost: the worst load of '{result.cost_resource}' at N={n} was not "
+                     f"computed (N={n} was decided without its state graph); dvecost headroom "
+                     f"{result.spec} --clients {mix} gives it")
     lines += render_decisions(result)
     if not result.monotone:
         pairs = ", ".join(f"N={a.clients}: {_load_cells(a)[0]} > N={b.clients}: "
