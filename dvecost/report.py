@@ -53,6 +53,15 @@ def explore_message(n_states: int, n_edges: int, rate: float | None = None, *res
     return msg
 
 
+def count(n: int, word: str) -> str:
+    """``n`` and ``word``, in the plural unless ``n`` is 1.
+
+    >>> count(1, "state"), count(0, "state"), count(12, "iteration")
+    ('1 state', '0 states', '12 iterations')
+    """
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
 def _decimal(x) -> str:
     return format(float(x), ".10g")
 
@@ -78,11 +87,13 @@ def _summary_lines(a: Analysis) -> list[str]:
     if sym.get("reduced"):
         full = sym.get("full_states")
         groups = "; ".join(f"{g['template']} x{g['instances']}" for g in sym.get("groups", ()))
-        space = (f"state space: {a.n_states} classes of interchangeable {groups} "
+        classes = "class" if a.n_states == 1 else "classes"
+        space = (f"state space: {a.n_states} {classes} of interchangeable {groups} "
                  f"(the full product has {full if full is not None else 'more'} states), "
-                 f"{a.n_transitions} transitions between classes, {dead}, {err}")
+                 f"{count(a.n_transitions, 'transition')} between classes, {dead}, {err}")
         return [model, space]
-    space = (f"state space: {a.n_states} states, {a.n_transitions} transitions, {dead}, {err}")
+    space = (f"state space: {count(a.n_states, 'state')}, "
+             f"{count(a.n_transitions, 'transition')}, {dead}, {err}")
     lines = [model, space]
     if sym.get("requested") == "auto" and sym.get("not_reduced"):
         lines.append("symmetry: not reduced: " + "; ".join(

@@ -6,7 +6,7 @@ each model it builds; it takes that as an injected ``evaluate(model, *, resource
 search, the critical cycle decoded for the answer's point), and :func:`saturate` is the search
 with it, which is what ``dvecost saturate`` runs.
 
->>> r = saturate("paper-server", backend="cpu")
+>>> r = saturate("paper-server", backend="cpu", method="exact")
 >>> r.saturating_clients, r.capacity_why, [str(p.exact) for p in r.curve]
 (3, '1 worker, all busy on every tick', ['1/3', '2/3', '1', '1'])
 >>> sum(step.cost for step in r.witness.cycle) / len(r.witness.cycle)
@@ -104,14 +104,14 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
              scenario: str | None = None, search: str = "bisect", witness: bool = True,
              progress: Callable[[object], None] | None = None,
              phases: Callable[[str, str], None] | None = None,
-             jobs: int = 1, method: str = "exact",
+             jobs: int = 1, method: str = "auto",
              resource: str | None = None) -> SaturationResult:
     """:func:`scenarios.saturate` with :func:`evaluator` (``backend``, ``max_states``,
     ``max_memory``, ``phases``) as the evaluator and the scenarios' cutoffs
     (``cutoffs=True``: no ``N`` past the one from which the load cannot change); the other
-    parameters are that function's, ``method`` included (``'exact'`` by default, as
-    there; ``dvecost saturate`` passes ``'auto'``: bounds first, exact analysis where they
-    do not decide). With ``jobs > 1`` the points are analysed
+    parameters are that function's, ``method`` included, whose default here is the
+    command's, ``'auto'`` (bounds first, exact analysis where they do not decide; ``'exact'``
+    analyses every point). With ``jobs > 1`` the points are analysed
     in worker processes, and ``phases`` is not called (a worker would write over the
     parent's lines). The answer's run is an :class:`~dvecost.Analysis` whichever way its
     point was decided (a simulated run: :func:`run_analysis`)."""

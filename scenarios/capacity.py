@@ -316,6 +316,11 @@ class WorkersResult:
     def _repr_markdown_(self) -> str:
         return f"**{self.summary()}**\n\n" + _md_table(self._HEAD, self._rows())
 
+    def __repr__(self) -> str:
+        # One line: the dataclass's own repr spells out every point tried.
+        return (f"WorkersResult(spec={self.spec!r}, clients={dict(self.clients)!r}, "
+                f"workers={self.workers!r}, tried={len(self.tried)}, status={self.status!r})")
+
 
 def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
                    max_workers: int = DEFAULT_MAX_WORKERS, jobs: int = 1,
@@ -511,6 +516,12 @@ class HeadroomResult:
 
     def _repr_markdown_(self) -> str:
         return "**" + self.summary().replace("\n", "**\n\n")
+
+    def __repr__(self) -> str:
+        # One line: the dataclass's own repr spells out the witness (the whole analysis).
+        return (f"HeadroomResult(spec={self.spec!r}, clients={dict(self.clients)!r}, "
+                f"workers={self.workers}, capacity={self.capacity}, exact={self.exact}, "
+                f"saturated={self.saturated})")
 
 
 def headroom(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
@@ -774,6 +785,12 @@ class FrontierResult:
     def _repr_markdown_(self) -> str:
         return "\n\n".join([f"**{self.summary()}**", _md_table(self._head(), self._rows())]
                            + self._notes())
+
+    def __repr__(self) -> str:
+        # One line: the dataclass's own repr spells out every point evaluated.
+        return (f"FrontierResult(spec={self.spec!r}, a={self.a!r}, b={self.b!r}, "
+                f"capacity={self.capacity}, stair={len(self.stair)} rows, "
+                f"analyses={self.analyses}, status={self.status!r})")
 
 
 def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,

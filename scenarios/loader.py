@@ -164,6 +164,15 @@ def as_family(fn: Callable[[int], Any], name: str, *, namespace: Mapping[str, An
             if def_pos is not None:
                 raise ModelError(def_pos, SCENARIO_ERROR, message) from None
             raise ConfigurationError(message) from None
+        except _PASS_THROUGH:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's mapping failed when read
+            # (its items(), keys() or __getitem__, say): reported like an error of system(n).
+            if source is None or filename is None:
+                raise ConfigurationError(f"{name}: reading what system({n}) returned raised "
+                                         f"{type(exc).__name__}: {exc}") from exc
+            raise _positioned(exc, source, filename,
+                              f"reading what system({n}) returned") from exc
 
     family.__name__ = getattr(fn, "__name__", "system")
     return family

@@ -20,7 +20,9 @@ once, by the caller) and the ``work`` function are inherited, and what the analy
 first use (imports, the array backend, compiled kernels) stays warm from one point to the next.
 
 Stopping: the workers ignore SIGINT (a Ctrl-C at the terminal reaches the whole process group;
-the parent decides); when the parent stops (a signal, ``--timeout``, an error) it ends its
+the parent decides); SIGINT, SIGTERM and SIGALRM are held back while the pool forks its workers
+or takes a point (a handler raising there would be lost or break the pool's shutdown), and
+handled as soon as that is done; when the parent stops (a signal, ``--timeout``, an error) it ends its
 workers, and :attr:`PointWalk.points` keeps every point the walk received, in order, and
 :attr:`PointWalk.spare` those evaluated ahead. A worker that dies (killed for memory) stops
 the walk with a :class:`~dve.errors.StateSpaceError` naming the point it was waiting for.
@@ -44,10 +46,12 @@ whether a point saturates; ``work`` says what a point is):
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
 import signal
+import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as _wait
 from concurrent.futures.process import BrokenProcessPool
@@ -59,6 +63,31 @@ __all__ = ["PointWalk", "default_jobs", "check_jobs"]
 
 #: How many levels of outcomes the speculation looks ahead (2^depth replays at most per point).
 _DEPTH = 4
+
+#: The signals that stop a run (SIGINT, SIGTERM, and SIGALRM for ``--timeout``): held back
+#: while the pool starts processes and threads (:func:`_signals_held`).
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGALRM}
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Hold back the stop signals while the pool is being started or handed a point.
+
+    ``pool.submit`` forks worker processes and starts the pool's manager thread. A handler
+    that raises there is lost or does harm: raised inside an at-fork callback (logging's), the
+    exception is printed as "ignored" and the run goes on as if no signal had come; raised
+    between creating the manager thread and starting it, the pool's shutdown then fails with
+    "cannot join thread before it is started". Held back (blocked), a signal stays pending and
+    its handler runs once the block ends, in this thread, at a point where raising is safe.
+    Outside the main thread (no handlers run there) nothing is done."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def default_jobs() -> int:
@@ -106,6 +135,9 @@ def _start_worker(work: Callable[[Any], Any]) -> None:
     _WORK = work
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Forked while the parent held its stop signals back (_signals_held): the mask is
+    # inherited, and a worker must hear SIGTERM (the parent ends it with that).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     try:  # on Linux, die with the parent, whatever ends it (kill -9, a second Ctrl-C)
         import ctypes
         ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))   # PR_SET_PDEATHSIG
@@ -257,9 +289,10 @@ class PointWalk:
                 self.current = need
                 self.waiting(need)
                 self._receive(need, self.work(need))
-        pool = ProcessPoolExecutor(max_workers=self.jobs,
-                                   mp_context=multiprocessing.get_context("fork"),
-                                   initializer=_start_worker, initargs=(self.work,))
+        with _signals_held():
+            pool = ProcessPoolExecutor(max_workers=self.jobs,
+                                       mp_context=multiprocessing.get_context("fork"),
+                                       initializer=_start_worker, initargs=(self.work,))
         running: dict[Any, Future] = {}
         try:
             while True:
@@ -275,10 +308,12 @@ class PointWalk:
                 if need not in running or not running[need].done():
                     self.waiting(need)
                 if need not in running:
-                    running[need] = pool.submit(_run_point, need)
+                    with _signals_held():
+                        running[need] = pool.submit(_run_point, need)
                 free = self.jobs - sum(1 for f in running.values() if not f.done())
                 for key in self._ahead(need, set(running), free) if free > 0 else ():
-                    running[key] = pool.submit(_run_point, key)
+                    with _signals_held():
+                        running[key] = pool.submit(_run_point, key)
                 while not running[need].done():
                     _wait(list(running.values()), return_when=FIRST_COMPLETED)
                     self._collect(running, need)
@@ -292,7 +327,7 @@ class PointWalk:
             # A stop (signal, --timeout, an error) must not wait for the points still being
             # evaluated: end the workers, then drop the pool. (ProcessPoolExecutor has no
             # public way to end its processes before Python 3.14; its _processes are ours.)
-            for proc in list(getattr(pool, "_processes", {}).values()):
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
                 if proc.is_alive():
                     proc.terminate()
             pool.shutdown(wait=True, cancel_futures=True)

@@ -459,6 +459,46 @@ class SaturationResult:
             "curve": [p.as_dict() for p in self.curve],
         }
 
+    # -- printed: the curve as a table and the answer (the dataclass's own repr spells out
+    # every point and the answer's whole run)
+
+    def _table(self) -> tuple[list[str], list[list[str]]]:
+        def load(p: SaturationPoint) -> str:
+            if p.exact is not None:
+                return str(p.exact)
+            return f"<= {p.upper}" if p.lower is None else f"{p.lower}..{p.upper}"
+
+        return (["clients", "mix", "load", "decided"],
+                [[str(p.clients), mix_text(p.mix), load(p), p.how] for p in self.curve])
+
+    def _answer(self) -> str:
+        n = self.saturating_clients
+        if n is not None:
+            sure = "" if self.certified else " (not certified)"
+            return f"saturation: {n} clients reach the capacity {self.capacity}{sure}"
+        if self.partial:
+            return f"no answer: stopped ({self.stopped})"
+        return f"no saturation up to {self.max_clients} clients"
+
+    def __str__(self) -> str:
+        head, rows = self._table()
+        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
+        table = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+                 for r in [head, *rows]]
+        return "\n".join([f"{self.spec}: load of '{self.resource}' against the number of "
+                          f"clients, capacity {self.capacity}", *table, self._answer()])
+
+    def _repr_markdown_(self) -> str:
+        head, rows = self._table()
+        return "\n".join([f"**{self.spec}: {self._answer()}**", "",
+                          "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+                         + ["| " + " | ".join(r) + " |" for r in rows])
+
+    def __repr__(self) -> str:
+        return (f"SaturationResult(spec={self.spec!r}, capacity={self.capacity}, "
+                f"saturating_clients={self.saturating_clients!r}, points={len(self.curve)}, "
+                f"status={self.status!r})")
+
 
 def parse_capacity(text: str | int | float | Fraction) -> Fraction:
     """``'1'``, ``'1.5'``, ``'3/2'`` (or a number) -> a positive :class:`~fractions.Fraction`.

@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ratio", action="store_true", help="cycle ratio instead of the mean")
     parser.add_argument("--min", action="store_true", help="minimise instead of maximise")
     parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
-                        help="cpu: this suite; gpu: the GPU suite (issue 5)")
+                        help="cpu: this suite; gpu: the GPU suite on the device")
     parser.add_argument("--ocmref", metavar="PATH",
                         help="the ocmref binary (default: $OCMREF, else .bench/ocmref/ocmref, "
                              "built there from tools/ocmref if missing)")

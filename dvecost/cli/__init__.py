@@ -28,7 +28,14 @@ Stops
     limits (:class:`dve.errors.ExplorationLimit`: states, memory, system sync steps). A
     command that has something to show catches them, prints it and returns
     :func:`stop_info(exc, args)["exit_code"] <stop_info>`; if it does not, :func:`main` prints
-    the :func:`stop_info` message and returns the exit code.
+    the :func:`stop_info` message (and with ``--json`` a JSON object) and returns the exit
+    code. A signal that comes while the modules load is remembered (:func:`_defer_stops`) and
+    raised once the command's handlers are armed; a stop raised where Python cannot pass it on
+    (a finalizer, an at-fork callback) is raised again 1 ms later.
+Closed pipes
+    :func:`printing` wraps a command's output: a reader gone (``| head``) ends the printing
+    quietly and the command keeps its exit code; :func:`main` does the same for any other
+    write (exit 0).
 JSON
     :func:`emit_json`: one line, one object, ``status`` first (``ok``, ``limit``,
     ``timeout``, ``interrupted``, ``no_cycle``, ...), phase times under ``timings`` (seconds),
@@ -54,15 +61,40 @@ A command using all of it::
 
 from __future__ import annotations
 
-import argparse
+import signal
+import sys
+
+#: Signals (numbers) that came before the command armed its handlers; see :func:`_defer_stops`.
+_EARLY: list[int] = []
+
+
+def _defer_stops() -> None:
+    """Run as the program, remember a SIGINT or SIGTERM that comes while the modules load (the
+    first ~0.3 s): Python's own handler would raise KeyboardInterrupt in the middle of some
+    import, or SIGTERM would end the process without a word. :func:`main` acts on it as soon as
+    the command's handlers are armed (exit 130/143, a JSON object with ``--json``). Called at
+    the very top of this module, before its imports, only when this is the ``dvecost`` program
+    (a library user's or a test runner's SIGINT is left alone)."""
+    import os
+    import threading
+    program = os.path.basename(sys.argv[0] if sys.argv else "")
+    if (program not in ("dvecost", "__main__.py", "-m")
+            or threading.current_thread() is not threading.main_thread()):
+        return
+    for num in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(num) in (signal.default_int_handler, signal.SIG_DFL):
+            signal.signal(num, lambda signum, frame: _EARLY.append(signum))
+
+
+_defer_stops()
+
+import argparse  # noqa: E402 - after the early signal handlers (see _defer_stops)
 import contextlib
 import importlib
 import json
 import math
 import os
 import re
-import signal
-import sys
 import traceback
 from fractions import Fraction
 from typing import Any, Callable, Sequence
@@ -79,7 +111,8 @@ from .._version import __version__
 
 __all__ = ["main", "command", "add_common", "add_backend", "add_defines", "add_limits",
            "parse_defines", "parse_size", "parse_seconds", "ByteSize", "Seconds", "emit_json",
-           "peak_memory_bytes", "stop_info", "print_error", "result_is_final"]
+           "peak_memory_bytes", "stop_info", "print_error", "result_is_final", "printing",
+           "drop_closed_outputs", "not_a_scenario_file"]
 
 #: Subcommand modules, in the order ``dvecost --help`` lists them.
 COMMANDS = ("check", "explore", "cycle", "analyze", "saturate", "scenarios", "bench", "workers",
@@ -259,6 +292,11 @@ def _counts_of(exc: BaseException) -> dict[str, int]:
     return counts
 
 
+#: The one-item words of the counts :func:`stop_info` names.
+_SINGULAR = {"states": "state", "transitions": "transition", "vertices": "vertex",
+             "edges": "edge"}
+
+
 def stop_info(exc: BaseException, args: argparse.Namespace | None = None) -> dict:
     """How a run stopped by a limit or a signal is reported.
 
@@ -287,7 +325,12 @@ def stop_info(exc: BaseException, args: argparse.Namespace | None = None) -> dic
             name, value = "--max-states", getattr(args, "max_states", None) or exc.limit
         else:
             name, value = "--max-memory", getattr(args, "max_memory", None) or exc.limit_bytes
-        info.update(status="limit", exit_code=3, message=f"limit {name} {value} reached",
+        message = f"limit {name} {value} reached"
+        if isinstance(exc, StateLimitExceeded) and counts.get("states", 0) > exc.limit + 1:
+            # The explorer counts its states after each batch it expands (the next batch's
+            # successors are found together), so it stops past the limit.
+            message += " (checked after each batch of states expanded, hence more found)"
+        info.update(status="limit", exit_code=3, message=message,
                     limit={"name": name, "value": str(value)})
     elif isinstance(exc, StepLimitExceeded):
         info.update(status="limit", exit_code=3, message=str(exc),
@@ -295,7 +338,8 @@ def stop_info(exc: BaseException, args: argparse.Namespace | None = None) -> dic
     else:
         info.update(status="error", exit_code=1, message=str(exc))
     if counts:
-        found = ", ".join(f"{v:,} {k}" for k, v in counts.items() if k != "expanded")
+        found = ", ".join(f"{v:,} {_SINGULAR.get(k, k) if v == 1 else k}"
+                          for k, v in counts.items() if k != "expanded")
         if "expanded" in counts:
             found += f" ({counts['expanded']:,} expanded)"
         info["message"] += f"; {found} found so far"
@@ -341,6 +385,8 @@ class _Stops:
         self.fired = False
         self.held = False
         self.saved: dict[int, Any] = {}
+        self.again: RunStopped | None = None   # a stop to raise again (see _unraisable)
+        self.hook: Any = None
 
     def _on_signal(self, signum, frame):
         if self.fired:
@@ -350,14 +396,42 @@ class _Stops:
             raise Interrupted(signum, signal.Signals(signum).name)
 
     def _on_alarm(self, signum, frame):
-        if self.fired:
+        if self.again is not None:   # a stop that was swallowed, raised again
+            exc, self.again = self.again, None
+            self.fired = True
+            if not self.held:
+                raise exc
+            return
+        if self.fired or not self.timeout:
             return
         self.fired = True
         if not self.held:
             raise TimeLimitExceeded(self.timeout)
 
+    def _unraisable(self, unraisable) -> None:
+        """``sys.unraisablehook`` while armed: a stop raised where Python cannot pass it on (a
+        finalizer, an at-fork callback) is printed as "Exception ignored" and lost, and the run
+        would go on as if no signal had come. Instead it is raised again a moment later (the
+        clock's signal, 1 ms on), from wherever the program is then."""
+        exc = unraisable.exc_value
+        if isinstance(exc, RunStopped) and not self.held:
+            self.again = type(exc)(exc.signum, exc.signal_name) if isinstance(
+                exc, Interrupted) else TimeLimitExceeded(self.timeout)
+            signal.setitimer(signal.ITIMER_REAL, 0.001)
+            return
+        self.hook(unraisable)
+
     def hold(self) -> None:
         self.held = True
+
+    def early(self) -> None:
+        """Raise the stop of a signal that came before the handlers were armed (while the
+        modules loaded: :func:`_defer_stops`), now that the command can report it."""
+        if _EARLY and not self.fired:
+            signum = _EARLY[0]
+            _EARLY.clear()
+            self.fired = True
+            raise Interrupted(signum, signal.Signals(signum).name)
 
     def __enter__(self):
         import threading
@@ -366,15 +440,18 @@ class _Stops:
         for name in _STOP_SIGNALS:
             num = getattr(signal, name)
             self.saved[num] = signal.signal(num, self._on_signal)
+        self.saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._on_alarm)
         if self.timeout:
-            self.saved[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._on_alarm)
             signal.setitimer(signal.ITIMER_REAL, self.timeout)
+        self.hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         _ACTIVE.append(self)
         return self
 
     def __exit__(self, *exc):
         if self in _ACTIVE:
             _ACTIVE.remove(self)
+        if self.hook is not None:
+            sys.unraisablehook, self.hook = self.hook, None
         if signal.SIGALRM in self.saved:
             signal.setitimer(signal.ITIMER_REAL, 0)
         if self.keep:
@@ -488,6 +565,24 @@ def parse_defines(items: Sequence[str] | None) -> dict[str, int]:
             raise ConfigurationError(
                 f"bad definition '{item}': expected NAME=INTEGER, e.g. -D N=3") from None
     return out
+
+
+def not_a_scenario_file(path: str, command: str) -> None:
+    """Refuse a Python scenario file where a DVE model is expected (it would get a DVE parse
+    error about its first ``#``), saying which commands take it.
+
+    >>> not_a_scenario_file("m.dve", "analyze")   # a model: nothing to say
+    >>> not_a_scenario_file("shop.py", "analyze")
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: 'shop.py' is a Python scenario file, and analyze reads a DVE model (.dve); for a population of its clients run: dvecost headroom shop.py --clients NAME=COUNT,... (or saturate, workers), or write the model of N clients with: dvecost scenarios render shop.py N -o model.dve
+    """
+    if str(path).lower().endswith(".py"):
+        raise ConfigurationError(
+            f"'{path}' is a Python scenario file, and {command} reads a DVE model (.dve); for "
+            f"a population of its clients run: dvecost headroom {path} --clients "
+            f"NAME=COUNT,... (or saturate, workers), or write the model of N clients with: "
+            f"dvecost scenarios render {path} N -o model.dve")
 
 
 def print_error(exc: BaseException, stream=None) -> None:
@@ -608,7 +703,9 @@ def _main(argv: Sequence[str] | None, words: Sequence[str]) -> int:
         # Run as the program itself (no argv given), SIGINT and SIGTERM are ignored once the
         # command has returned: a signal while the process exits changes nothing. Called
         # in-process with argv, the handlers that were there are restored.
-        with _Stops(getattr(args, "timeout", None), keep=argv is None), _device_warnings():
+        with _Stops(getattr(args, "timeout", None), keep=argv is None) as stops, \
+                _device_warnings():
+            stops.early()
             return int(args.func(args))
     except (ModelErrors, ModelError, ConfigurationError, InputError,
             BackendUnavailableError) as exc:
@@ -630,13 +727,13 @@ def _main(argv: Sequence[str] | None, words: Sequence[str]) -> int:
             raise
         print_error(exc)
         return 1
-    except RunStopped as exc:
-        info = stop_info(exc, args)
-        print(info["message"], file=sys.stderr)
-        return info["exit_code"]
+    except RunStopped as exc:   # before the command had anything to show: the stop alone
+        return report_stop(exc, args)
     except KeyboardInterrupt:   # SIGINT outside the main thread's handler
-        print("dvecost: interrupted by SIGINT", file=sys.stderr)
-        return 130
+        return report_stop(Interrupted(signal.SIGINT, "SIGINT"), args)
+    except BrokenPipeError:   # `dvecost ... | head`: the reader has seen enough
+        drop_closed_outputs()
+        return 0
     except MemoryError as exc:
         if debug:
             raise
@@ -650,6 +747,52 @@ def _main(argv: Sequence[str] | None, words: Sequence[str]) -> int:
         print("dvecost: internal error; please report it with the model and the command",
               file=sys.stderr)
         return 1
+
+
+def drop_closed_outputs() -> None:
+    """Point stdout and stderr, where their reader has gone (``dvecost ... | head``), at
+    /dev/null, so that nothing more written, nor the flush at exit, fails on them.
+
+    A pipe whose reader has closed it polls as an error on its write end (Linux, macOS);
+    when neither stream says so, stdout is the one (what a command prints goes there)."""
+    import select
+
+    closed = []
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fd = stream.fileno()
+            poll = select.poll()
+            poll.register(fd, select.POLLOUT)
+            if any(ev & select.POLLERR for _, ev in poll.poll(0)):
+                closed.append(fd)
+        except (AttributeError, OSError, ValueError):   # not a real file (a test's StringIO)
+            continue
+    if not closed:
+        try:
+            closed = [sys.stdout.fileno()]
+        except (AttributeError, OSError, ValueError):
+            return
+    null = os.open(os.devnull, os.O_WRONLY)
+    for fd in closed:
+        os.dup2(null, fd)
+    os.close(null)
+
+
+@contextlib.contextmanager
+def printing():
+    """Print a command's result: on a closed pipe (``dvecost saturate X | head -2``) stop
+    printing quietly (:func:`drop_closed_outputs`) and go on, so that the command still
+    returns its own exit code.
+
+    >>> with printing():
+    ...     print("shown")
+    shown
+    """
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        drop_closed_outputs()
 
 
 @contextlib.contextmanager

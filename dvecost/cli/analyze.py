@@ -23,8 +23,9 @@ from typing import TextIO
 from dve.errors import ConfigurationError, ExplorationLimit, RunStopped
 from ocm.errors import AnalysisError, NoCycleError, ZeroTimeCycleError
 
-from . import (add_common, add_model_run, emit_json, parse_defines,
-               peak_memory_bytes, print_error, stop_info)
+from . import (add_common, add_model_run, drop_closed_outputs, emit_json,
+               not_a_scenario_file, parse_defines, peak_memory_bytes, print_error, printing,
+               stop_info)
 from .subcommand import add_command
 from .terminal import ProgressLine, is_terminal
 
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.dot and args.no_witness:
         raise ConfigurationError("--dot draws the critical cycle, which --no-witness leaves out")
+    not_a_scenario_file(args.model, "analyze")
     defines = parse_defines(args.defines)
     progress = ProgressLine(sys.stderr) if _interactive(sys.stderr, args.quiet) else None
     try:
@@ -103,13 +105,39 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _stopped(exc: BaseException, args: argparse.Namespace) -> int:
-    """Report a stop (limit, signal, --timeout) with its counts on stderr and in --json."""
+    """Report a stop (limit, signal, --timeout): what was found so far on stdout (text, or
+    the ``--json`` object), the stop's message with the counts on stderr."""
     info = stop_info(exc, args)
+    with printing():
+        if args.json:
+            emit_json(info["status"], limit=info.get("limit"), counts=info["counts"] or None,
+                      message=info["message"])
+        else:
+            print(render_stop(args.model, info))
     print(info["message"], file=sys.stderr)
-    if args.json:
-        emit_json(info["status"], limit=info.get("limit"), counts=info["counts"] or None,
-                  message=info["message"])
     return info["exit_code"]
+
+
+def render_stop(model: str, info: dict) -> str:
+    """The text report of an analysis stopped before its answer (:func:`stop_info`'s
+    ``info``): no value, why, and the counts found so far.
+
+    >>> print(render_stop("m.dve", {"status": "interrupted", "counts": {"states": 1200,
+    ...     "transitions": 3400, "expanded": 1000}, "message": "dvecost: interrupted by SIGINT"}))
+    m.dve: no value (interrupted before the answer)
+      states found so far       1,200 (1,000 expanded)
+      transitions found so far  3,400
+    """
+    why = {"limit": "a limit stopped it", "timeout": "--timeout stopped it",
+           "interrupted": "interrupted"}.get(info["status"], "stopped")
+    lines = [f"{model}: no value ({why} before the answer)"]
+    counts = info.get("counts") or {}
+    if "states" in counts:
+        more = f" ({counts['expanded']:,} expanded)" if "expanded" in counts else ""
+        lines.append(f"  states found so far       {counts['states']:,}{more}")
+    if "transitions" in counts:
+        lines.append(f"  transitions found so far  {counts['transitions']:,}")
+    return "\n".join(lines)
 
 
 def _output(args: argparse.Namespace, result) -> int:
@@ -133,8 +161,7 @@ def _output(args: argparse.Namespace, result) -> int:
             print(render_text(result, trace=args.trace, peak_memory=peak_memory_bytes()))
         sys.stdout.flush()
     except BrokenPipeError:  # `dvecost analyze ... | head`: the reader has seen enough
-        import os
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        drop_closed_outputs()
     return 0
 
 

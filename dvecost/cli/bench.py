@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import sys
+import time
 
 from ..benchmarks import SUITES
-from . import add_common
+from . import add_common, peak_memory_bytes
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             if exc.name != f"dvecost.benchmarks.{module_name}":
                 raise
             continue
-        sp = suites.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0])
+        sp = suites.add_parser(name, help=suite_help(module.__doc__))
         add_common(sp)
         sp.add_argument("--json", action="store_true", help="print one JSON object")
         module.add_arguments(sp)
@@ -32,14 +34,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
 
 
+def suite_help(doc: str | None) -> str:
+    """A suite's line in ``dvecost bench --help``: the first sentence of its module's
+    docstring, on one line, code spans in single quotes, without the references to the
+    project's issues that the docstring keeps for its readers.
+
+    >>> suite_help("Saturation: how many clients, per file, with the peak\\n"
+    ...            "memory of each search (issue 14's 8-worker targets). More text.")
+    'Saturation: how many clients, per file, with the peak memory of each search.'
+    >>> suite_help("End to end: ``dvecost analyze`` (target: 5x), on cs_10.dve.")
+    "End to end: 'dvecost analyze' (target: 5x), on cs_10.dve."
+    """
+    text = " ".join((doc or "").strip().split("\n\n")[0].split())
+    text = re.sub(r"\s*\(issues? \d+[^)]*\)", "", text)
+    first = re.match(r".*?\.(?=\s|$)", text)
+    return (first.group(0) if first else text).replace("``", "'")
+
+
 def _run(args: argparse.Namespace) -> int:
     def progress(msg: str) -> None:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
+    t0 = time.perf_counter()
     report = args._module.run(args, progress=progress)
     if args.json:
-        print(json.dumps(report.as_dict(), indent=1, default=str))
+        # The shape every command's JSON has: status first, timings, the peak last.
+        d = {"status": "ok", **report.as_dict(),
+             "timings": {"total": round(time.perf_counter() - t0, 6)},
+             "peak_memory_bytes": peak_memory_bytes()}
+        print(json.dumps(d, indent=1, default=str))
     else:
         print(report.as_markdown())
     return 0

@@ -12,9 +12,10 @@ name one of its inputs, and a define that no file declares is an error. Per file
 
 With ``--json``, one JSON object per file and line on stdout instead (nothing on stderr)::
 
-    {"path": ..., "ok": true, "n_processes": 3, ..., "n_slots": 9,
+    {"status": "ok" | "error", "path": ..., "ok": true, "n_processes": 3, ..., "n_slots": 9,
      "diagnostics": [{"code", "severity", "line", "column", "end_line", "end_column",
-                      "message", "hint"}, ...]}
+                      "message", "hint"}, ...], "timings": {"check": 0.01},
+     "peak_memory_bytes": ...}
 
 Summary fields are ``null`` for a file that failed. Exit code 0 when every file is fine
 (warnings allowed), else 2.
@@ -25,13 +26,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
 from dve.errors import ConfigurationError, DvecostError, ModelError, ModelErrors
 from dve.loader import load_checked, read_source
 from dve.summary import ModelSummary, summarize
 
-from . import add_defines, command, parse_defines, print_error
+from . import (add_defines, command, not_a_scenario_file, parse_defines, peak_memory_bytes,
+               print_error)
 from .terminal import use_color
 
 __all__ = ["register", "run", "check_file", "SUMMARY_FIELDS"]
@@ -72,6 +75,7 @@ def check_file(path: str, defines: dict[str, int], *, only_inputs: bool = False,
     # The front door as for every command; the file is read first so that ``path`` is taken
     # as a path whatever characters it holds.
     try:
+        not_a_scenario_file(path, "check")
         source = read_source(path)
     except DvecostError as exc:
         return None, (), exc
@@ -112,15 +116,20 @@ def run(args: argparse.Namespace) -> int:
     used: set[str] = set()
     failed = 0
     for path in args.files:
+        t0 = time.perf_counter()
         summary, warnings, exc = check_file(path, defines, only_inputs=several, used=used)
         if exc is not None and args.debug:
             raise exc  # dvecost.cli.main shows the traceback
         failed += exc is not None
         if args.json:
-            record: dict[str, Any] = {"path": path, "ok": exc is None}
+            # The shape every command's JSON has: status first, timings, the peak last.
+            record: dict[str, Any] = {"status": "ok" if exc is None else "error",
+                                      "path": path, "ok": exc is None}
             for name in SUMMARY_FIELDS:
                 record[name] = getattr(summary, name) if summary is not None else None
             record["diagnostics"] = _diagnostics(exc, warnings)
+            record["timings"] = {"check": round(time.perf_counter() - t0, 6)}
+            record["peak_memory_bytes"] = peak_memory_bytes()
             print(json.dumps(record), flush=True)
             continue
         if exc is not None:

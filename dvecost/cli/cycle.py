@@ -33,7 +33,8 @@ import numpy as np
 
 from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped
 
-from . import (add_backend, add_limits, command, emit_json, peak_memory_bytes, result_is_final,
+from ..report import count
+from . import (add_limits, command, emit_json, peak_memory_bytes, result_is_final,
                stop_info)
 
 __all__ = ["register", "run", "load_cycle_graph", "CycleInput"]
@@ -212,19 +213,23 @@ def _run(args: argparse.Namespace, t0: float, phase: list) -> int:
         return code
     word = "maximal" if mode == "max" else "minimal"
     cert = "certified" if r.certified else "NOT certified (exact check failed)"
+    # The decimal only where it says something the fraction does not (not "2 = 2").
+    value = (str(r.exact) if str(r.exact) == f"{float(r.value):.6g}"
+             else f"{r.exact} = {float(r.value):.6g}")
     if g.complete:
-        print(f"{word} cycle {kind}: {r.exact} = {float(r.value):.6g} ({cert})")
+        print(f"{word} cycle {kind}: {value} ({cert})")
     else:
-        print(f"{word} cycle {kind} of the explored part: {r.exact} = {float(r.value):.6g} "
+        print(f"{word} cycle {kind} of the explored part: {value} "
               f"({cert} for this partial graph only)")
         print(f"warning: {incomplete}; every cycle found is a cycle of the model, so its "
               f"{word} cycle {kind} is {bound} {r.exact}, but not necessarily equal")
     shown = " -> ".join(str(v) for v in r.cycle[:20])
     more = f" -> ... ({len(r.cycle)} vertices)" if len(r.cycle) > 20 else f" -> {r.cycle[0]}"
     print(f"critical cycle: {shown}{more}")
-    n_scc = "" if r.scc_optima is None else f", {len(r.scc_optima)} cyclic SCCs"
-    print(f"graph: {r.n_vertices} vertices, {r.n_edges} edges{n_scc}; "
-          f"{r.iterations} Howard iterations, {seconds:.3f} s on the {r.backend.upper()}; "
+    n_scc = "" if r.scc_optima is None else f", {count(len(r.scc_optima), 'cyclic SCC')}"
+    print(f"graph: {count(r.n_vertices, 'vertex').replace('vertexs', 'vertices')}, "
+          f"{count(r.n_edges, 'edge')}{n_scc}; {count(r.iterations, 'Howard iteration')}, "
+          f"{seconds:.3f} s on the {r.backend.upper()}; "
           f"peak memory {peak_memory_bytes() / 2**20:,.1f} MiB")
     if not g.complete:
         print(f"dvecost: {incomplete}", file=sys.stderr)
@@ -241,7 +246,9 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cost", metavar="RESOURCE",
                    help="which cost resource of a saved state graph (default: its only one; "
                         "an error for edge lists and plain arrays, which have one cost)")
-    add_backend(p)
+    p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="auto",
+                   help="where the cycle engine runs (default: auto, the GPU when CuPy and a "
+                        "device are present and the graph is large enough to gain)")
     add_limits(p, states=False)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 

@@ -35,8 +35,8 @@ import time
 from dve.errors import (ConfigurationError, ExplorationLimit, Interrupted, MemoryLimitExceeded,
                         OutOfMemory, RunStopped, TimeLimitExceeded)
 
-from . import (add_model_run, command, emit_json, parse_defines,
-               parse_size, peak_memory_bytes, result_is_final, stop_info)
+from . import (add_model_run, command, emit_json, not_a_scenario_file, parse_defines,
+               parse_size, peak_memory_bytes, printing, result_is_final, stop_info)
 from .terminal import ProgressLine, is_terminal
 
 __all__ = ["check_save_path", "parse_size", "register", "run", "summary"]
@@ -128,6 +128,11 @@ def check_save_path(path: str) -> str:
         raise ConfigurationError(f"--save {path}: directory '{parent}' is not writable")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise ConfigurationError(f"--save {path}: the file exists and is not writable")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # The graph is written to a temporary file renamed over the path: a FIFO or a device
+        # there would be replaced by a regular file (as root, /dev/null itself).
+        raise ConfigurationError(f"--save {path}: not a regular file (a FIFO or a device); "
+                                 "a graph is saved to a regular file only")
     return path
 
 
@@ -139,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     (the JSON names the phase as ``stopped_in``). Only one stop can be raised per process (a
     second signal ends it at once), so the reporting below the ``except`` is never interrupted.
     """
+    not_a_scenario_file(args.model, "explore")
     if args.save:
         check_save_path(args.save)
     defines = parse_defines(args.defines)
@@ -242,14 +248,15 @@ class _Run:
         info = self.info if self.info is not None else summary(graph)
         if sinfo and "limit" in sinfo:
             info["limit"] = sinfo["limit"]
-        if args.json:
-            emit_json(status, **info, saved=args.save if self.saved else None,
-                      stopped_in=self.stopped_in if isinstance(stop, RunStopped) else None,
-                      timings=self.timings, peak_memory_bytes=peak)
-        else:
-            print(_render(info, self.timings.get("explore", 0.0), peak))
-            if self.saved and stop is not None:
-                print(f"partial graph saved to {args.save}")
+        with printing():   # `explore ... | head -c1`: the exit code stays the run's
+            if args.json:
+                emit_json(status, **info, saved=args.save if self.saved else None,
+                          stopped_in=self.stopped_in if isinstance(stop, RunStopped) else None,
+                          timings=self.timings, peak_memory_bytes=peak)
+            else:
+                print(_render(info, self.timings.get("explore", 0.0), peak))
+                if self.saved and stop is not None:
+                    print(f"partial graph saved to {args.save}")
         if stop is not None:
             print(sinfo["message"], file=sys.stderr)
             if (isinstance(stop, MemoryLimitExceeded) and not isinstance(stop, OutOfMemory)

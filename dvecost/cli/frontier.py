@@ -14,8 +14,9 @@ from typing import Callable, TextIO
 
 from dve.errors import ConfigurationError, RunStopped
 
-from . import report_stop
-from .files import check_output_files, need_matplotlib, save_figure, write_atomic
+from . import peak_memory_bytes, printing, report_stop, result_is_final
+from .files import (check_output_files, need_matplotlib, save_figure, write_atomic,
+                    write_outputs)
 from .workers import add_jobs, parse_clients
 
 
@@ -39,7 +40,7 @@ def parse_limits(text: str) -> tuple[int, int]:
     ((6, 10), (8, 8))
     """
     parts = [t.strip() for t in text.split(",")]
-    if len(parts) not in (1, 2) or not all(p.isdigit() for p in parts):
+    if len(parts) not in (1, 2) or not all(p.isascii() and p.isdigit() for p in parts):
         raise ConfigurationError(f"bad --frontier-max '{text}': expected NA or NA,NB "
                                  "(integers >= 0)")
     a = int(parts[0])
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
                           max_states=args.max_states, max_memory=args.max_memory,
                           workers=args.workers, jobs=args.jobs, resource=args.resource,
                           progress=None if args.quiet else point_printer(sys.stderr, a, b))
+        result_is_final()   # a signal from here on stops nothing: the result is printed whole
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)
         if not isinstance(result, FrontierResult):
@@ -102,21 +104,28 @@ def run(args: argparse.Namespace) -> int:
     if result.stopped:  # a limit, a signal or --timeout: what follows is partial
         print(f"dvecost: {result.stopped}; the frontier found so far follows", file=sys.stderr,
               flush=True)
-    files: dict[str, str] = {}
+    writers = {}
     if args.csv:
-        files["csv"] = write_atomic(args.csv, result.csv())
+        writers["csv"] = lambda: write_atomic(args.csv, result.csv())
     if args.plot:
-        files["plot"] = save_figure(build_figure(result), args.plot)
-    if args.json:
-        d = result.as_dict()
-        if files:
-            d["files"] = files
-        print(json.dumps(d), flush=True)
-    else:
-        print(result)
-        for what, path in files.items():
-            print(f"{what}: written to {path}")
-    return exit_code
+        writers["plot"] = lambda: save_figure(build_figure(result), args.plot)
+    files, failed = write_outputs(writers)
+    with printing():
+        if args.json:
+            d = result.as_dict()
+            if files:
+                d["files"] = files
+            # The shape every command's JSON has: phase times under timings, the peak last.
+            d["timings"] = {"search": d.pop("seconds")}
+            d["peak_memory_bytes"] = peak_memory_bytes()
+            print(json.dumps(d), flush=True)
+        else:
+            print(result)
+            for what, path in files.items():
+                print(f"{what}: written to {path}")
+    for message in failed:   # after the result, which a failed file must not cost
+        print(f"dvecost: error: {message}", file=sys.stderr, flush=True)
+    return exit_code or (2 if failed else 0)
 
 
 def point_printer(stream: TextIO, a: str, b: str) -> Callable[[object], None]:

@@ -13,7 +13,8 @@ import argparse
 
 from dve.errors import ExplorationLimit, RunStopped
 
-from . import add_backend, add_common, add_limits, emit_json, report_stop
+from . import (add_backend, add_common, add_limits, emit_json, printing, report_stop,
+               result_is_final)
 from .subcommand import add_command
 from .workers import add_resource, parse_clients
 
@@ -50,20 +51,22 @@ def run(args: argparse.Namespace) -> int:
                           max_states=args.max_states, max_memory=args.max_memory,
                           workers=args.workers, capacity=args.capacity,
                           resource=args.resource)
+        result_is_final()   # a signal from here on stops nothing: the result is printed whole
     except (ExplorationLimit, RunStopped) as exc:
         if args.debug:
             raise
         return report_stop(exc, args)  # as `dvecost analyze` stops
-    if args.json:
-        d = result.as_dict()
-        seconds = d.pop("seconds")
-        status = d.pop("status")
-        cost = result.cost_witness
-        emit_json(status, **d, analysis=result.witness.as_dict(),
-                  cost_analysis=None if cost is None else cost.as_dict(),
-                  timings={"total": seconds})
-    else:
-        print(result)
-        print()
-        print(render_text(result.witness, trace=args.trace))
+    with printing():
+        if args.json:
+            d = result.as_dict()
+            seconds = d.pop("seconds")
+            status = d.pop("status")
+            cost = result.cost_witness
+            emit_json(status, **d, analysis=result.witness.as_dict(),
+                      cost_analysis=None if cost is None else cost.as_dict(),
+                      timings={"total": seconds})
+        else:
+            print(result)
+            print()
+            print(render_text(result.witness, trace=args.trace))
     return 0

@@ -41,9 +41,10 @@ from typing import Any, Callable, TextIO
 
 from dve.errors import ConfigurationError, RunStopped
 
-from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes,
-               report_stop)
-from .files import check_output_files, need_matplotlib, save_figure, write_atomic
+from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes, printing,
+               report_stop, result_is_final)
+from .files import (check_output_files, need_matplotlib, save_figure, write_atomic,
+                    write_outputs)
 from .subcommand import add_command
 from .terminal import is_terminal
 from .workers import add_resource
@@ -134,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
     jobs = check_jobs(1 if args.jobs is None else args.jobs)
     check_output_files(args.csv, args.plot)
     exit_code = 0
-    show = progress_printer(sys.stderr, quiet=args.quiet, live=is_terminal(sys.stderr))
+    show = progress_printer(sys.stderr, quiet=args.quiet, live=is_terminal(sys.stderr),
+                            method=args.method)
     try:
         result = saturate(args.spec, args.capacity, max_clients=args.max_clients,
                           scenario=args.scenario, backend=args.backend,
@@ -142,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
                           search="linear" if args.linear else "bisect",
                           witness=not args.no_witness, progress=show, phases=show.phase,
                           jobs=jobs, method=args.method, resource=args.resource)
+        result_is_final()   # a signal from here on stops nothing: the result is printed whole
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)
         show.clear()
@@ -160,19 +163,23 @@ def run(args: argparse.Namespace) -> int:
         exit_code = 3
         print(f"dvecost: {result.stopped}; the curve found so far follows", file=sys.stderr,
               flush=True)
-    files: dict[str, str] = {}
+    writers = {}
     if args.csv:
-        files["csv"] = write_atomic(args.csv, render_csv(result))
+        writers["csv"] = lambda: write_atomic(args.csv, render_csv(result))
     if args.plot:
-        files["plot"] = write_plot(result, args.plot)
-    if args.json:
-        print(json.dumps(json_object(result, files), default=str), flush=True)
-    else:
-        print(render_report(result, linear=args.linear))
-        print(render_cost(result, peak_memory_bytes()))
-        for what, path in files.items():
-            print(f"{what}: written to {path}")
-    return exit_code
+        writers["plot"] = lambda: write_plot(result, args.plot)
+    files, failed = write_outputs(writers)
+    with printing():
+        if args.json:
+            print(json.dumps(json_object(result, files), default=str), flush=True)
+        else:
+            print(render_report(result, linear=args.linear))
+            print(render_cost(result, peak_memory_bytes()))
+            for what, path in files.items():
+                print(f"{what}: written to {path}")
+    for message in failed:   # after the result, which a failed file must not cost
+        print(f"dvecost: error: {message}", file=sys.stderr, flush=True)
+    return exit_code or (2 if failed else 0)
 
 
 # ---------------------------------------------------------------------------- text
@@ -582,10 +589,17 @@ def write_plot(result, path: str) -> str:
 
 # ---------------------------------------------------------------------------- progress
 
-def progress_printer(stream: TextIO, *, quiet: bool = False,
-                     live: bool = False) -> Callable[[object], None]:
+#: What the line of a point that starts says is being done, by ``--method``.
+STARTING = {"exact": "exploring",
+            "auto": "checking the bounds (exact analysis if they do not decide)",
+            "bounds": "checking the bounds"}
+
+
+def progress_printer(stream: TextIO, *, quiet: bool = False, live: bool = False,
+                     method: str = "exact") -> Callable[[object], None]:
     """The search's ``progress``: on ``stream``, the warnings of the plan (always), and unless
-    ``quiet`` one line when a number of clients starts and one when it is done.
+    ``quiet`` one line when a number of clients starts (saying what is done first, by
+    ``method``: :data:`STARTING`) and one when it is done.
 
     With ``live`` (a terminal), ``show.phase(phase, message)`` also shows what the analysis of
     the current point is doing on a line of its own, rewritten in place and wiped before the
@@ -623,7 +637,7 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
         if quiet:
             return
         if isinstance(event, PointStarted):
-            what = "decoding the critical cycle" if event.witness else "exploring"
+            what = "decoding the critical cycle" if event.witness else STARTING[method]
             line(f"N = {event.clients} ({mix_text(event.mix)}): {what} ...")
         elif isinstance(event, SaturationPoint) and event.how == "exact":
             # (no states: an interleaved load read off the scenarios' alone rates)

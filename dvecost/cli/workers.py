@@ -14,10 +14,12 @@ import argparse
 import json
 import signal
 import sys
+import time
 
 from dve.errors import ConfigurationError, RunStopped
 
-from . import add_backend, add_common, add_limits, report_stop
+from . import (add_backend, add_common, add_limits, peak_memory_bytes, printing, report_stop,
+               result_is_final)
 from .subcommand import add_command
 
 
@@ -31,7 +33,8 @@ def parse_clients(text: str) -> dict[str, int]:
     for item in (t.strip() for t in text.split(",")):
         name, eq, count = item.partition("=")
         name, count = name.strip(), count.strip()
-        if not eq or not name or not count.isdigit():
+        # ASCII digits only: str.isdigit also takes '²' and other digits int() refuses.
+        if not eq or not name or not (count.isascii() and count.isdigit()):
             raise ConfigurationError(f"bad client count '{item}': expected NAME=COUNT, e.g. "
                                      "reader=3 (COUNT an integer >= 0)")
         if name in out:
@@ -86,12 +89,14 @@ def run(args: argparse.Namespace) -> int:
 
     clients = parse_clients(args.clients)
     exit_code = 0
+    t0 = time.perf_counter()
     try:
         result = workers_needed(args.spec, clients, backend=args.backend,
                                 max_states=args.max_states, max_memory=args.max_memory,
                                 max_workers=args.max_workers, jobs=args.jobs,
                                 resource=args.resource, capacity=args.capacity,
                                 progress=None if args.quiet else _printer(sys.stderr))
+        result_is_final()   # a signal from here on stops nothing: the result is printed whole
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)
         if not isinstance(result, WorkersResult):
@@ -106,10 +111,15 @@ def run(args: argparse.Namespace) -> int:
     if result.stopped:
         print(f"dvecost: {result.stopped}; the values tried so far follow", file=sys.stderr,
               flush=True)
-    if args.json:
-        print(json.dumps(result.as_dict()), flush=True)
-    else:
-        print(result)
+    with printing():
+        if args.json:
+            d = result.as_dict()
+            # The shape every command's JSON has: phase times under timings, the peak last.
+            d["timings"] = {"search": round(time.perf_counter() - t0, 6)}
+            d["peak_memory_bytes"] = peak_memory_bytes()
+            print(json.dumps(d), flush=True)
+        else:
+            print(result)
     return exit_code
 
 

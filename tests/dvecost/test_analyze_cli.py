@@ -111,7 +111,12 @@ def test_missing_file_exits_2(capsys, tmp_path):
 
 def test_state_limit_exits_3(capsys):
     code, out, err = run(capsys, example_path("client_server"), "--max-states", "10")
-    assert code == 3 and out == "" and "limit" in err
+    assert code == 3 and "limit --max-states 10 reached" in err
+    # What was found so far is printed on stdout (docs/cli.md), with no value.
+    head, states, transitions = out.splitlines()
+    assert head.endswith("client_server.dve: no value (a limit stopped it before the answer)")
+    n = int(states.split()[4])
+    assert n > 10 and f"{n} states" in err and transitions.split()[-1] in err
 
 
 def test_bad_max_states_exits_2(capsys):

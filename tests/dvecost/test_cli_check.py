@@ -128,7 +128,10 @@ def test_all_good_files_exit_0(files, capsys):
 
 
 def _validate_record(rec: dict) -> None:
-    assert set(rec) == {"path", "ok", "diagnostics"} | SUMMARY_KEYS
+    assert set(rec) == ({"status", "path", "ok", "diagnostics", "timings", "peak_memory_bytes"}
+                        | SUMMARY_KEYS)
+    assert list(rec)[0] == "status" and list(rec)[-1] == "peak_memory_bytes"
+    assert rec["status"] == ("ok" if rec["ok"] else "error")
     assert isinstance(rec["path"], str) and isinstance(rec["ok"], bool)
     for key in SUMMARY_KEYS:
         assert (isinstance(rec[key], int) and rec[key] >= 0) if rec["ok"] else rec[key] is None

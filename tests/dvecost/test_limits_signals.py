@@ -188,7 +188,7 @@ def test_cycle_on_a_partial_graph_gives_a_bound_and_says_so(model, tmp_path, cap
     assert main(["explore", model(LADDER), "-q", "--save", str(full)]) == 0
     capsys.readouterr()
     assert main(["cycle", str(full)]) == 0
-    assert "maximal cycle mean: 200 = 200 (certified)" in capsys.readouterr().out
+    assert "maximal cycle mean: 200 (certified)" in capsys.readouterr().out
     assert main(["cycle", str(part), "--json"]) == 3
     cap = capsys.readouterr()
     j = json.loads(cap.out)
@@ -341,7 +341,8 @@ def test_a_stop_while_rendering_reports_the_graph_found(monkeypatch, capsys):
     monkeypatch.setattr(dvecost.report, "render_text", stopped)
     assert main(["analyze", str(example_path("rings_sync.dve")), "--backend", "cpu"]) == 130
     out, err = capsys.readouterr()
-    assert out == "" and "interrupted by SIGINT; " in err and " transitions found so far" in err
+    assert "interrupted by SIGINT; " in err and " transitions found so far" in err
+    assert out.splitlines()[0].endswith("rings_sync.dve: no value (interrupted before the answer)")
 
 
 def test_analyze_max_memory_checks_the_engine_before_it_starts(monkeypatch, capsys):

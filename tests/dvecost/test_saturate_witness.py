@@ -25,7 +25,7 @@ def test_the_answers_cycle_replays_on_its_model(tmp_path, capsys, spec, capacity
     if spec == "shop":
         (tmp_path / "shop.py").write_text(SHOP)
         spec = str(tmp_path / "shop.py")
-    r = saturate(spec, capacity, backend="cpu")
+    r = saturate(spec, capacity, backend="cpu", method="exact")
     assert r.saturating_clients == answer
     family = scenarios.resolve_spec(spec)[1]
     model = family(answer).to_model()

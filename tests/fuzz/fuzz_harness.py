@@ -905,7 +905,7 @@ def judge(case: G.Case, oc: Outcome, path: str) -> list[tuple[str, str]]:
                     bad.append(("wrong-count", f"states/transitions {mine}, oracle "
                                                f"{case.counts}"))
             elif obj is None and case.counts is not None:
-                m = re.search(r"state space: ([\d,]+) states, ([\d,]+) transitions", oc.out)
+                m = re.search(r"state space: ([\d,]+) states?, ([\d,]+) transitions?", oc.out)
                 mine = m and tuple(int(x.replace(",", "")) for x in m.groups())
                 if mine != case.counts:
                     bad.append(("wrong-count", f"text report: states/transitions {mine}, "

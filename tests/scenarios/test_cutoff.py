@@ -119,10 +119,10 @@ def test_saturate_on_a_pool_that_admissions_bound():
     from dvecost.saturation import saturate
 
     family = lambda n: System({X: n}, server=Server(3))  # noqa: E731
-    r = saturate(family, backend="cpu", witness=False)
+    r = saturate(family, backend="cpu", witness=False, method="exact")
     assert r.saturating_clients is None and r.curve == () and r.load_bound == 1
     assert "it is at most 1 (one request admitted per tick" in r.note
-    r = saturate(family, "1", backend="cpu", witness=False)
+    r = saturate(family, "1", backend="cpu", witness=False, method="exact")
     assert r.saturating_clients == 5 and max(p.clients for p in r.curve) == 5
     assert [str(p.exact) for p in r.curve if p.how == "exact"] == ["1/5", "2/5", "4/5", "1"]
     assert r.point(3).how == "bound" and r.certified     # 3 x 1/5 < 1 by the alone rate
@@ -136,7 +136,7 @@ def test_saturate_with_cutoffs_finds_the_same_answer():
 
     analyst = Scenario("analyst", [Think(12), Request("report", service=8)])
     r = saturate(lambda n: System({analyst: n}, server=Server(8)), backend="cpu",
-                 witness=False)
+                 witness=False, method="exact")
     assert r.saturating_clients == 22 and max(p.clients for p in r.curve) == 22
     assert r.point(21).exact == Fraction(84, 11) and r.note is None
 

@@ -441,7 +441,7 @@ def test_sigterm_prints_the_curve_so_far_as_json():
 
 def test_sigint_prints_the_curve_so_far_as_text():
     proc = _saturate_process("editor", "--backend", "cpu")
-    out, err = _signal_at(proc, "N = 8 (5 reader + 2 writer + 1 exporter): exploring",
+    out, err = _signal_at(proc, "N = 8 (5 reader + 2 writer + 1 exporter): checking the bounds",
                           signal.SIGINT)
     assert proc.returncode == 130 and "Traceback" not in err
     lines = out.splitlines()

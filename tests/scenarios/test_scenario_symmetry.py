@@ -82,7 +82,7 @@ def test_eight_workers_saturate_at_22_analysts():
     import dvecost.examples
     from dvecost.saturation import saturate
     path = pathlib.Path(dvecost.examples.__file__).parent / "analysts.py"
-    r = saturate(str(path), backend="cpu")
+    r = saturate(str(path), backend="cpu", method="exact")
     assert r.saturating_clients == 22
     by_n = {p.clients: p for p in r.curve}
     assert str(by_n[22].exact) == "8" and str(by_n[21].exact) == "84/11"

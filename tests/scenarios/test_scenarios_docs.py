@@ -51,7 +51,7 @@ def test_tutorial_shop_example(tmp_path, monkeypatch):
     text = (ROOT / "docs" / "scenarios.md").read_text()
     (tmp_path / "shop.py").write_text(_block(text, "# shop.py"))
     monkeypatch.chdir(tmp_path)
-    r = saturate("shop.py", backend="cpu")
+    r = saturate("shop.py", backend="cpu", method="exact")
     assert r.saturating_clients == 6 and str(r.point(5).exact) == "11/6" and r.capacity == 2
     assert without_seconds(render_report(r).splitlines()) == \
         without_seconds(_console(text, "dvecost saturate shop.py --method exact"))

@@ -147,7 +147,7 @@ def test_too_many_distinct_steps_is_a_clean_error(monkeypatch, tmp_path, capsys)
     assert "Traceback" not in err
     # The initial state's four steps are the first chunk: nothing was expanded before it.
     assert ("dvecost: more than 3 distinct system sync steps (the explorer numbers them "
-            "with 32-bit ids); 1 states, 0 transitions (0 expanded) found so far") in err
+            "with 32-bit ids); 1 state, 0 transitions (0 expanded) found so far") in err
 
 
 @pytest.mark.parametrize("command", ["explore", "analyze"])
