@@ -124,7 +124,11 @@ class ModelFamily:
     system : str
         ``'sync'`` or ``'async'``.
     capacity : Fraction or None
-        The capacity given; ``None``: the model's :data:`CAPACITY_NAME`, evaluated per member.
+        The capacity given; ``None``: ``capacity_per`` times the value, or the model's
+        :data:`CAPACITY_NAME`, evaluated per member.
+    capacity_per : Fraction or None
+        A capacity per unit of the swept input (``dvecost workers --capacity-per C``: each
+        of ``W`` workers adds ``C``).
     """
 
     name: str
@@ -136,6 +140,7 @@ class ModelFamily:
     resources: tuple[str, ...]
     system: str
     capacity: Fraction | None
+    capacity_per: Fraction | None = None
 
     def model(self, n: int):
         """The member ``n``: the model loaded (expanded, checked) with ``param = n``.
@@ -168,6 +173,13 @@ class ModelFamily:
         """
         if self.capacity is not None:
             return self.capacity
+        if self.capacity_per is not None:
+            n = constant_value(model, self.param)
+            if n <= 0:
+                raise ConfigurationError(f"{self.param} = {n} gives no capacity "
+                                         f"({self.capacity_per} per {self.param}): sweep "
+                                         f"{self.param} from 1")
+            return self.capacity_per * n
         value = constant_value(model, CAPACITY_NAME)
         if value is None or value <= 0:
             decl = global_constant(model, CAPACITY_NAME)
@@ -180,8 +192,12 @@ class ModelFamily:
 
     @property
     def capacity_why(self) -> str:
-        """``'given'`` or ``"the model's constant CAPACITY"``."""
-        return "given" if self.capacity is not None else f"the model's constant {CAPACITY_NAME}"
+        """``'given'``, ``'C per N'`` or ``"the model's constant CAPACITY"``."""
+        if self.capacity is not None:
+            return "given"
+        if self.capacity_per is not None:
+            return f"{self.capacity_per} per {self.param}"
+        return f"the model's constant {CAPACITY_NAME}"
 
 
 def _read(model: str | os.PathLike[str]) -> Source:
@@ -196,7 +212,8 @@ def _read(model: str | os.PathLike[str]) -> Source:
 def model_family(model: str | os.PathLike[str], param: str, *,
                  defines: Mapping[str, int] | None = None, resource: str | None = None,
                  capacity: int | float | str | Fraction | None = None,
-                 values: tuple[int, int] | None = None) -> ModelFamily:
+                 values: tuple[int, int] | None = None,
+                 capacity_per: int | float | str | Fraction | None = None) -> ModelFamily:
     """Check a sweep of ``model`` over its input ``param`` before any exploration.
 
     Parameters
@@ -213,6 +230,9 @@ def model_family(model: str | os.PathLike[str], param: str, *,
         The capacity; without it the model must declare :data:`CAPACITY_NAME`.
     values : (int, int), optional
         The first and last value the sweep may reach: both must fit ``param``'s type.
+    capacity_per : number or str, optional
+        Instead of ``capacity``: a capacity per unit of ``param`` (``W`` workers of ``C``
+        each: ``W * C``).
 
     Returns
     -------
@@ -264,6 +284,9 @@ def model_family(model: str | os.PathLike[str], param: str, *,
         raise ConfigurationError(f"--param {param} and -D {param}=... both set '{param}': the "
                                  "sweep sets it; give its range with --from/--to")
     cap = None if capacity is None else parse_capacity(capacity)
+    per = None if capacity_per is None else parse_capacity(capacity_per)
+    if cap is not None and per is not None:
+        raise ConfigurationError("give --capacity or --capacity-per, not both")
     low, high = value_range(decl.type)
     start = values[0] if values else (decl.default if decl.default is not None else 1)
     for n in values or (start,):
@@ -273,7 +296,7 @@ def model_family(model: str | os.PathLike[str], param: str, *,
                 f"--param {param}: {n} does not fit its type {decl.type} ({low}..{high})",
                 f"sweep {param} within {max(low, 0)}..{high}, or declare it `input int`")
     family = ModelFamily(source.name, source, param, decl, tuple(sorted(fixed.items())),
-                         "", (), "", cap)
+                         "", (), "", cap, per)
     first = family.model(start)
     compiled = compile_model(first)
     resources = tuple(compiled.resources) or ("cost",)
@@ -287,13 +310,13 @@ def model_family(model: str | os.PathLike[str], param: str, *,
     elif resource not in resources:
         raise ConfigurationError(f"--resource {resource}: the model charges no resource "
                                  f"'{resource}'; it charges: {', '.join(resources)}")
-    if cap is None and global_constant(first, CAPACITY_NAME) is None:
+    if cap is None and per is None and global_constant(first, CAPACITY_NAME) is None:
         raise ConfigurationError(
             f"{source.name}: the model does not say its capacity: give --capacity C (the load "
             f"of '{resource}' per tick that counts as saturated), or declare it in the model "
             f"as `const int {CAPACITY_NAME} = ...;` (it may use the inputs)")
     family = ModelFamily(source.name, source, param, decl, family.defines, resource,
-                         resources, compiled.system, cap)
+                         resources, compiled.system, cap, per)
     family.capacity_of(first)   # a CAPACITY not above 0 is refused now, at its declaration
     return family
 
@@ -523,7 +546,8 @@ def _warnings(family: ModelFamily) -> tuple[str, ...]:
 def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
           stop: int | None = None, capacity: int | float | str | Fraction | None = None,
           resource: str | None = None, defines: Mapping[str, int] | None = None,
-          search: str = "linear", goal: str = "saturate", backend: str = "auto",
+          search: str = "linear", goal: str = "saturate",
+          capacity_per: int | float | str | Fraction | None = None, backend: str = "auto",
           max_states: int | None = None, max_memory: int | None = None, witness: bool = True,
           progress: Callable[[object], None] | None = None,
           phases: Callable[[str, str], None] | None = None) -> SweepResult:
@@ -545,6 +569,8 @@ def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
         See "The search" above.
     goal : {'saturate', 'below'}
         What is looked for.
+    capacity_per : number or str, optional
+        See :func:`model_family` (``dvecost workers``).
     backend, max_states, max_memory
         Passed to :func:`dvecost.analyze` for each value (the limits apply per model).
     witness : bool
@@ -577,7 +603,8 @@ def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
     if stop < start:
         raise ConfigurationError(f"bad range {start}..{stop}: --to must be at least --from")
     family = model_family(model, param, defines=defines, resource=resource,
-                          capacity=capacity, values=(start, stop))
+                          capacity=capacity, values=(start, stop),
+                          capacity_per=capacity_per)
     warnings = _warnings(family)
     tell = progress or (lambda event: None)
     tell(SweepPlan(family, start, stop, search, warnings))

@@ -42,7 +42,7 @@ from typing import Any, Callable, TextIO
 from dve.errors import ConfigurationError, RunStopped
 
 from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes,
-               report_stop)
+               report_stop, sweep)
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
 from .subcommand import add_command
 from .terminal import is_terminal
@@ -106,6 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "coloured by its load (needs matplotlib: pip install 'dvecost[plot]')")
     p.add_argument("--list", action="store_true", help="list the bundled templates and exit")
     frontier.add_options(p)
+    sweep.add_saturate_options(p)   # SPEC a .dve model: --param N --from A --to B, -D, ...
     add_common(p)
 
 
@@ -125,6 +126,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.spec:
         raise ConfigurationError("saturate needs a SPEC: a template name (dvecost saturate "
                                  "--list) or a scenario file")
+    if sweep.is_model(args.spec):
+        return sweep.run_saturate(args)    # a DVE model swept over an input (dvecost.sweep)
+    sweep.check_spec_options(args, sweep.model_only_options(args, "--param", "--from", "--to",
+                                                            "--bisect"))
     if args.frontier:
         return frontier.run(args)
     if args.workers is not None:
