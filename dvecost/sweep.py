@@ -313,8 +313,8 @@ def model_family(model: str | os.PathLike[str], param: str, *,
     if cap is None and per is None and global_constant(first, CAPACITY_NAME) is None:
         raise ConfigurationError(
             f"{source.name}: the model does not say its capacity: give --capacity C (the load "
-            f"of '{resource}' per tick that counts as saturated), or declare it in the model "
-            f"as `const int {CAPACITY_NAME} = ...;` (it may use the inputs)")
+            f"of '{resource}' that counts as saturated), or declare it in the model as "
+            f"`const int {CAPACITY_NAME} = ...;` (it may use the inputs)")
     family = ModelFamily(source.name, source, param, decl, family.defines, resource,
                          resources, compiled.system, cap, per)
     family.capacity_of(first)   # a CAPACITY not above 0 is refused now, at its declaration
