@@ -364,3 +364,26 @@ def test_workers_of_a_model(capsys):
     code, _, err = run(capsys, "workers", "paper-server", "--clients", "client=2",
                        "--param", "W")
     assert code == 2 and "--param applies to DVE models" in err
+
+
+# ---------------------------------------------------------------------------- the tutorial
+
+def test_tutorial_shows_the_model_and_a_real_sweep(capsys, monkeypatch):
+    """docs/tutorial.md shows pool_template.dve in full and the report of its sweep: both must
+    stay what the file and the command give (timings aside)."""
+    text = (HERE.parents[1] / "docs" / "tutorial.md").read_text()
+    assert "```dve\n" + POOL.read_text() + "```" in text
+    shown = text.split("$ dvecost saturate dvecost/examples/pool_template.dve --param N "
+                       "--resource busy\n", 1)[1].split("```", 1)[0].splitlines()
+    monkeypatch.chdir(HERE.parents[1])   # the tutorial's commands run from the repository
+    code, out, err = run(capsys, "saturate", "dvecost/examples/pool_template.dve", "--param",
+                         "N", "--resource", "busy", "--backend", "cpu")
+    assert code == 0
+
+    def steady(lines):   # drop the seconds: the last column, and the time line
+        return [ln.rsplit(None, 1)[0] if ln[:1].isdigit() else ln
+                for ln in lines if not ln.startswith("time: ")]
+
+    real = err.splitlines() + out.splitlines()
+    assert steady([ln.rsplit(", ", 1)[0] for ln in shown]) == \
+        steady([ln.rsplit(", ", 1)[0] for ln in real])
