@@ -72,7 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = add_command(sub, "saturate", __doc__, run)
     p.add_argument("spec", metavar="SPEC", nargs="?",
-                   help="a template name (see --list) or a Python file defining system(n)")
+                   help="a template name (see --list), a Python file defining system(n), "
+                        "or a DVE model (.dve) with --param NAME")
     p.add_argument("--capacity", default=None, metavar="C",
                    help="the load that counts as saturated (e.g. 2, 1.5, 3/2); default: the "
                         "server's full capacity, workers x largest cost per tick (1 for a "

@@ -67,7 +67,10 @@ def _add_resource(p) -> None:
 def add_saturate_options(p: argparse.ArgumentParser) -> None:
     """The options of ``dvecost saturate model.dve``: ``--param``, ``--from``, ``--to``,
     ``--bisect``, ``-D`` and ``--resource``."""
-    g = p.add_argument_group("DVE models (SPEC a .dve file)")
+    g = p.add_argument_group(
+        "DVE models (SPEC a .dve file)",
+        "sweep an input of the model; its load (the maximal cycle mean of --resource) is "
+        "judged against --capacity C, or else the model's constant CAPACITY")
     g.add_argument("--param", metavar="NAME",
                    help="the model's input constant to sweep (e.g. N, the number of clients)")
     g.add_argument("--from", dest="sweep_from", type=int, metavar="A",
@@ -276,7 +279,12 @@ def render_answer(result) -> str:
                      + ("" if goal == "saturate" else f" of capacity {below.capacity}"))
         lines.append(line)
     elif result.partial:
-        lines.append(f"no answer: the sweep stopped before its end")
+        below = [p.n for p in result.curve if not result.found(p)]
+        so_far = ""
+        if below and result.search == "linear":
+            so_far = (f"; so far every {x} from {result.start} to {max(below)} "
+                      + ("stays below" if goal == "saturate" else "reaches") + " the capacity")
+        lines.append(f"no answer: the sweep stopped before its end{so_far}")
     else:
         upto = max((p.n for p in result.curve), default=result.start)
         top = max(result.curve, key=lambda q: q.exact, default=None)

@@ -232,6 +232,19 @@ def test_state_limit_keeps_the_curve(capsys):
     assert "the curve found so far follows" in err
 
 
+def test_timeout_keeps_the_curve(capsys):
+    """--timeout stops the sweep wherever it is (here in a model of many clients) with the
+    values analysed so far, exit 3."""
+    code, out, err = run(capsys, "saturate", POOL, "--param", "N", "--resource", "busy",
+                         "--capacity", "100", "--timeout", "1.5", "--backend", "cpu", "--json",
+                         "-q")
+    d = json.loads(out)
+    assert code == 3 and d["status"] == "timeout" and d["partial"] and d["answer"] is None
+    assert [p["n"] for p in d["curve"]] == list(range(1, len(d["curve"]) + 1))
+    assert "time limit of 1.5 s reached" in d["stopped"]
+    assert "the curve found so far follows" in err
+
+
 def test_a_signal_keeps_the_curve():
     """A stop in the middle (here raised by the progress callback as the signal handler would)
     carries the result so far."""
