@@ -151,17 +151,12 @@ class ModelFamily:
             The model is not valid for this value (an array of size ``n - 1`` with ``n = 0``,
             ...), positioned in the model.
         """
-        from dve.loader import load_checked
-
         low, high = value_range(self.decl.type)
         if not low <= n <= high:
             raise ModelSemanticError(
                 self.decl.pos, "value-out-of-range",
                 f"{self.param} = {n} does not fit its type {self.decl.type} ({low}..{high})")
-        loaded = load_checked(self.source, defines={**dict(self.defines), self.param: n})
-        if loaded.error is not None:
-            raise loaded.error
-        return loaded.model
+        return _load(self.source, {**dict(self.defines), self.param: n})
 
     def capacity_of(self, model) -> Fraction:
         """The capacity that member ``model`` is judged against.
@@ -198,6 +193,43 @@ class ModelFamily:
         if self.capacity_per is not None:
             return f"{self.capacity_per} per {self.param}"
         return f"the model's constant {CAPACITY_NAME}"
+
+
+def _load(source: Source, defines: Mapping[str, int]):
+    """``source`` loaded (expanded, checked) with ``defines``; its error raised."""
+    from dve.loader import load_checked
+
+    loaded = load_checked(source, defines=defines)
+    if loaded.error is not None:
+        raise loaded.error
+    return loaded.model
+
+
+def _resource(model, resource: str | None) -> tuple[str, tuple[str, ...], str]:
+    """``(resource, resources, system)`` of a loaded model: the one named (it must be one the
+    model charges), or the only one it charges."""
+    from statespace import compile_model
+
+    compiled = compile_model(model)
+    resources = tuple(compiled.resources) or ("cost",)
+    if resource is None:
+        if len(resources) > 1:
+            raise ConfigurationError(
+                f"the model charges {len(resources)} cost resources ({', '.join(resources)}): "
+                f"name the one whose load is judged with --resource NAME, e.g. --resource "
+                f"{resources[0]}")
+        resource = resources[0]
+    elif resource not in resources:
+        raise ConfigurationError(f"--resource {resource}: the model charges no resource "
+                                 f"'{resource}'; it charges: {', '.join(resources)}")
+    return resource, resources, compiled.system
+
+
+def _no_capacity(name: str, resource: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"{name}: the model does not say its capacity: give --capacity C (the load of "
+        f"'{resource}' that counts as saturated), or declare it in the model as "
+        f"`const int {CAPACITY_NAME} = ...;` (it may use the inputs)")
 
 
 def _read(model: str | os.PathLike[str]) -> Source:
@@ -263,7 +295,6 @@ def model_family(model: str | os.PathLike[str], param: str, *,
     dve.errors.ConfigurationError: --param M: the model has no input 'M'; its inputs: N
     """
     from dve.parser import parse_source
-    from statespace import compile_model
 
     source = _read(model)
     parsed = parse_source(source)
@@ -295,28 +326,13 @@ def model_family(model: str | os.PathLike[str], param: str, *,
                 decl.pos, "value-out-of-range",
                 f"--param {param}: {n} does not fit its type {decl.type} ({low}..{high})",
                 f"sweep {param} within {max(low, 0)}..{high}, or declare it `input int`")
-    family = ModelFamily(source.name, source, param, decl, tuple(sorted(fixed.items())),
-                         "", (), "", cap, per)
-    first = family.model(start)
-    compiled = compile_model(first)
-    resources = tuple(compiled.resources) or ("cost",)
-    if resource is None:
-        if len(resources) > 1:
-            raise ConfigurationError(
-                f"the model charges {len(resources)} cost resources ({', '.join(resources)}): "
-                f"name the one whose load is judged with --resource NAME, e.g. --resource "
-                f"{resources[0]}")
-        resource = resources[0]
-    elif resource not in resources:
-        raise ConfigurationError(f"--resource {resource}: the model charges no resource "
-                                 f"'{resource}'; it charges: {', '.join(resources)}")
+    defines_fixed = tuple(sorted(fixed.items()))
+    first = _load(source, {**fixed, param: start})
+    resource, resources, system = _resource(first, resource)
     if cap is None and per is None and global_constant(first, CAPACITY_NAME) is None:
-        raise ConfigurationError(
-            f"{source.name}: the model does not say its capacity: give --capacity C (the load "
-            f"of '{resource}' that counts as saturated), or declare it in the model as "
-            f"`const int {CAPACITY_NAME} = ...;` (it may use the inputs)")
-    family = ModelFamily(source.name, source, param, decl, family.defines, resource,
-                         resources, compiled.system, cap, per)
+        raise _no_capacity(source.name, resource)
+    family = ModelFamily(source.name, source, param, decl, defines_fixed, resource, resources,
+                         system, cap, per)
     family.capacity_of(first)   # a CAPACITY not above 0 is refused now, at its declaration
     return family
 
@@ -794,33 +810,14 @@ def model_headroom(model: str | os.PathLike[str], *, defines: Mapping[str, int] 
     fixed = dict(defines or {})
     source = _read(model)
     t0 = _time.perf_counter()
-    # A family over a made-up input name would need one: load it directly instead, checking
-    # the same things (resource, capacity) as model_family does.
-    from dve.loader import load_checked
-    from statespace import compile_model
-
-    loaded = load_checked(source, defines=fixed)
-    if loaded.error is not None:
-        raise loaded.error
-    m = loaded.model
-    resources = tuple(compile_model(m).resources) or ("cost",)
-    if resource is None and len(resources) > 1:
-        raise ConfigurationError(
-            f"the model charges {len(resources)} cost resources ({', '.join(resources)}): "
-            f"name the one whose load is judged with --resource NAME, e.g. --resource "
-            f"{resources[0]}")
-    if resource is not None and resource not in resources:
-        raise ConfigurationError(f"--resource {resource}: the model charges no resource "
-                                 f"'{resource}'; it charges: {', '.join(resources)}")
-    resource = resource or resources[0]
+    m = _load(source, fixed)
+    resource = _resource(m, resource)[0]
     if capacity is not None:
         cap, why = parse_capacity(capacity), "given"
     else:
         value = constant_value(m, CAPACITY_NAME)
         if value is None:
-            raise ConfigurationError(
-                f"{source.name}: the model does not say its capacity: give --capacity C, or "
-                f"declare it in the model as `const int {CAPACITY_NAME} = ...;`")
+            raise _no_capacity(source.name, resource)
         if value <= 0:
             raise ModelSemanticError(global_constant(m, CAPACITY_NAME).pos, "bad-capacity",
                                      f"{CAPACITY_NAME} = {value}: a capacity must be above 0",
