@@ -59,8 +59,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from dve.errors import (ConfigurationError, ModelSemanticError, RunStopped, Source,
-                        StateSpaceError)
+from dve.errors import (ConfigurationError, ModelError, ModelErrors, ModelSemanticError,
+                        RunStopped, Source, StateSpaceError)
 from dve.inputs import InputDecl, constant_value, global_constant, model_inputs, value_range
 
 __all__ = ["sweep", "model_family", "model_headroom", "ModelFamily", "SweepPlan",
@@ -156,7 +156,14 @@ class ModelFamily:
             raise ModelSemanticError(
                 self.decl.pos, "value-out-of-range",
                 f"{self.param} = {n} does not fit its type {self.decl.type} ({low}..{high})")
-        return _load(self.source, {**dict(self.defines), self.param: n})
+        try:
+            return _load(self.source, {**dict(self.defines), self.param: n})
+        except (ModelError, ModelErrors) as exc:
+            # The same positions, each message saying which value of the input broke it.
+            raise ModelErrors(ModelSemanticError(e.pos, e.code, f"{e.message} (with "
+                                                 f"{self.param} = {n})", e.hint, e.severity)
+                              for e in (exc if isinstance(exc, ModelErrors) else [exc])
+                              ) from None
 
     def capacity_of(self, model) -> Fraction:
         """The capacity that member ``model`` is judged against.

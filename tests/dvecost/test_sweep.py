@@ -314,6 +314,17 @@ def test_missing_capacity_and_type_range(tmp_path, capsys):
     assert code == 2 and err.startswith(f"{m}:2:11: error[bad-capacity]: CAPACITY = 0 here")
 
 
+def test_a_model_broken_at_some_value_says_which(tmp_path, capsys):
+    m = tmp_path / "m.dve"
+    m.write_text("input int N = 1;\nconst int CAPACITY = 5;\nbyte a[4 - N];\n"
+                 "process P { state s; init s; trans s -> s { cost N; }; }\nsystem sync;\n")
+    code, out, err = run(capsys, "saturate", m, "--param", "N", "--backend", "cpu", "-q")
+    assert code == 2 and out == ""
+    assert err.splitlines()[0] == (f"{m}:3:8: error[array-size-invalid]: expected an array "
+                                   "size above 0, found 0 for 'a' (with N = 4)")
+    assert err.splitlines()[1] == "    3 | byte a[4 - N];"
+
+
 def test_model_options_refused_for_scenarios(capsys):
     for argv in (["--param", "N"], ["--to", "4"], ["--bisect"], ["-D", "N=2"]):
         code, out, err = run(capsys, "saturate", "paper-server", *argv)
