@@ -31,7 +31,8 @@ from .files import check_output_files, need_matplotlib, save_figure, write_atomi
 from .terminal import is_terminal
 
 __all__ = ["is_model", "add_saturate_options", "add_headroom_options", "add_workers_options",
-           "check_spec_options", "model_only_options", "run_saturate", "run_headroom", "run_workers",
+           "check_spec_options", "model_only_options", "run_saturate", "run_headroom",
+           "run_workers",
            "render_table", "render_answer", "render_report", "render_csv", "json_object",
            "build_figure", "progress_printer"]
 
@@ -117,7 +118,11 @@ def check_spec_options(args: argparse.Namespace, given: dict[str, bool]) -> None
     >>> check_spec_options(ns, {"--scenario": True, "--fixed": False})
     Traceback (most recent call last):
     ...
-    dve.errors.ConfigurationError: --scenario applies to scenario specs (a template or a .py file), not to the DVE model m.dve; a model's clients are its input (--param NAME, -D NAME=VALUE)
+    dve.errors.ConfigurationError: --scenario applies to scenario specs (a template or a .py ...
+    >>> check_spec_options(argparse.Namespace(spec="editor"), {"-D": True, "--to": True})
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: -D, --to apply to DVE models (a .dve file), not to the ...
     """
     bad = [name for name, on in given.items() if on]
     if not bad:
@@ -256,8 +261,10 @@ def render_capacity(result) -> str:
 def render_answer(result) -> str:
     """The answer in words, what it rests on, and the warnings.
 
-    >>> print(render_answer(_demo()))
-    saturation: N = 3 brings the load of 'cost' to 1, reaching the capacity 1; N = 2 gives 2/3 (0.6667)
+    >>> for part in render_answer(_demo()).split("; "):
+    ...     print(part)
+    saturation: N = 3 brings the load of 'cost' to 1, reaching the capacity 1
+    N = 2 gives 2/3 (0.6667)
     certified: every N from 1 to 2 was analysed exactly and stays below the capacity
     """
     fam = result.family
@@ -413,9 +420,9 @@ def build_figure(result):
                 markersize=14, label="capacity")
     if result.answer is not None:
         p = result.point(result.answer)
+        what = "saturation" if result.goal == "saturate" else "answer"
         ax.plot([p.n], [p.value], "o", markersize=12, markerfacecolor="none",
-                color="tab:green", label=f"{'saturation' if result.goal == 'saturate' else 'answer'}"
-                                         f" at {p.n}")
+                color="tab:green", label=f"{what} at {p.n}")
     if 0 < len(xs) <= 16:
         ax.xaxis.set_major_locator(FixedLocator(xs))
     else:

@@ -137,8 +137,8 @@ def test_any_family_matches_the_oracle(a, b, m, cap, start):
     truth = oracle(text, range(start, stop + 1))
     expected = next((n for n in range(start, stop + 1) if truth[n] >= cap), None)
     assert r.answer == expected
-    assert {p.n: p.exact for p in r.curve} == {n: truth[n] for n in
-                                              range(start, (stop if expected is None else expected) + 1)}
+    last = stop if expected is None else expected
+    assert {p.n: p.exact for p in r.curve} == {n: truth[n] for n in range(start, last + 1)}
     assert r.certified
 
 
