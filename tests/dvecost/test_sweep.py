@@ -411,3 +411,23 @@ def test_tutorial_shows_the_model_and_a_real_sweep(capsys, monkeypatch):
     real = err.splitlines() + out.splitlines()
     assert steady([ln.rsplit(", ", 1)[0] for ln in shown]) == \
         steady([ln.rsplit(", ", 1)[0] for ln in real])
+
+
+def test_an_option_the_scenarios_define_too_is_shared():
+    """Where a command's scenario options already have --resource or --capacity, the model
+    options use them (no second option, no refusal for scenarios)."""
+    import argparse
+
+    from dvecost.cli import sweep as cli_sweep
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--resource")
+    p.add_argument("--capacity")
+    cli_sweep.add_workers_options(p)
+    args = p.parse_args(["--resource", "busy", "--capacity", "2"])
+    assert (args.resource, args.capacity) == ("busy", "2")
+    assert cli_sweep.model_only_options(args, "--param") == {"-D": False, "--param": False}
+    alone = argparse.ArgumentParser()
+    cli_sweep.add_workers_options(alone)
+    args = alone.parse_args(["--resource", "busy"])
+    assert cli_sweep.model_only_options(args)["--resource"] is True
