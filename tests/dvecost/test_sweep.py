@@ -431,3 +431,11 @@ def test_an_option_the_scenarios_define_too_is_shared():
     cli_sweep.add_workers_options(alone)
     args = alone.parse_args(["--resource", "busy"])
     assert cli_sweep.model_only_options(args)["--resource"] is True
+
+
+def test_an_input_capacity_is_set_with_define():
+    text = ("input int N = 1;\ninput int CAPACITY = 2;\n"
+            "process P { state s; init s; trans s -> s { cost N; }; }\nsystem sync;\n")
+    assert sweep(text, "N", backend="cpu", witness=False).answer == 2
+    r = sweep(text, "N", defines={"CAPACITY": 3}, backend="cpu", witness=False)
+    assert r.answer == 3 and r.capacity == 3 and r.as_dict()["defines"] == {"CAPACITY": 3}
