@@ -94,16 +94,17 @@ def add_headroom_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_workers_options(p: argparse.ArgumentParser) -> None:
-    """``--param``, ``--capacity-per``, ``--capacity``, ``--from``, ``-D`` and ``--resource``
-    for ``dvecost workers model.dve``."""
-    g = p.add_argument_group("DVE models (SPEC a .dve file)")
+    """``--param``, ``--from``, ``-D`` and ``--resource`` for ``dvecost workers model.dve``;
+    ``--capacity C`` is one worker's capacity there, as for scenarios (``W`` workers: ``W x
+    C``)."""
+    g = p.add_argument_group(
+        "DVE models (SPEC a .dve file)",
+        "the model's number of workers is its input --param; W workers carry W x --capacity, "
+        "or else the model's constant CAPACITY (which may use W)")
     g.add_argument("--param", metavar="NAME",
                    help="the model's input constant giving its number of workers (e.g. W)")
-    g.add_argument("--capacity-per", metavar="C",
-                   help="the capacity of one worker: W workers have W x C (default: the "
-                        "model's constant CAPACITY, which may use W)")
     _add_shared(g, "--capacity", metavar="C",
-                help="DVE models: a fixed capacity, whatever the number of workers")
+                help="DVE models: what one worker carries (W workers: W x C)")
     g.add_argument("--from", dest="sweep_from", type=int, metavar="A",
                    help="fewest workers tried (default 1)")
     add_defines(g)
@@ -142,7 +143,7 @@ def model_only_options(args: argparse.Namespace, *names: str) -> dict[str, bool]
     """The model-only options of ``args`` and whether each was given."""
     out = {"-D": bool(getattr(args, "defines", None))}
     attrs = {"--param": "param", "--from": "sweep_from", "--to": "sweep_to",
-             "--bisect": "bisect", "--capacity-per": "capacity_per"}
+             "--bisect": "bisect"}
     for name in names:
         out[name] = bool(getattr(args, attrs[name], None) not in (None, False))
     for flag in ("resource", "capacity"):
@@ -557,8 +558,9 @@ def run_workers(args: argparse.Namespace) -> int:
     exit_code = 0
     show = progress_printer(sys.stderr, quiet=args.quiet, live=is_terminal(sys.stderr))
     try:
-        result = sweep(args.spec, args.param, start=start, stop=stop, capacity=args.capacity,
-                       capacity_per=args.capacity_per, resource=args.resource,
+        # --capacity is one worker's, as for scenarios: W workers carry W x C.
+        result = sweep(args.spec, args.param, start=start, stop=stop,
+                       capacity_per=args.capacity, resource=args.resource,
                        defines=parse_defines(args.defines), goal="below",
                        backend=args.backend, max_states=args.max_states,
                        max_memory=args.max_memory, witness=False, progress=show,

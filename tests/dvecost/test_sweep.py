@@ -379,9 +379,9 @@ def test_workers_of_a_model(capsys):
     assert code == 0 and d["goal"] == "below" and d["answer"] == 3 and d["saturating"] is None
     assert [(p["n"], p["capacity"], p["saturated"]) for p in d["curve"]] == [
         (1, "1", True), (2, "2", True), (3, "3", False)]
-    # --capacity-per: W workers of 1/2 each keep 15/7 below from W = 5 on
+    # --capacity is one worker's, as for scenarios: W workers of 1/2 keep 15/7 below from 5 on
     code, out, _ = run(capsys, "workers", POOL, "--param", "W", "-D", "N=5", "--resource",
-                       "busy", "--capacity-per", "1/2", "--backend", "cpu", "-q")
+                       "busy", "--capacity", "1/2", "--backend", "cpu", "-q")
     assert code == 0 and "workers: W = 5 keeps the load of 'busy' at 15/7" in out
     code, _, err = run(capsys, "workers", POOL, "-D", "N=6", "--resource", "busy")
     assert code == 2 and "needs --param NAME" in err
