@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 
-from dve.errors import ExplorationLimit, RunStopped
+from dve.errors import ConfigurationError, ExplorationLimit, RunStopped
 
 from . import (add_backend, add_common, add_limits, emit_json, printing, report_stop,
-               result_is_final)
+               result_is_final, sweep)
 from .subcommand import add_command
 from .workers import add_resource, parse_clients
 
@@ -23,8 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``headroom`` subcommand to ``sub``."""
     p = add_command(sub, "headroom", __doc__, run)
     p.add_argument("spec", metavar="SPEC", help="a template name or a Python scenario file")
-    p.add_argument("--clients", required=True, metavar="NAME=COUNT,...",
-                   help="the population: clients per scenario, e.g. reader=3,exporter=1")
+    p.add_argument("--clients", metavar="NAME=COUNT,...",
+                   help="the population: clients per scenario, e.g. reader=3,exporter=1 "
+                        "(required for scenarios; a .dve model sets its inputs with -D)")
     p.add_argument("--workers", type=int, metavar="W",
                    help="a server with W workers instead of the spec's (the capacity grows "
                         "with it)")
@@ -37,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     add_backend(p)
     add_limits(p)
+    sweep.add_headroom_options(p)   # SPEC a .dve model: -D NAME=VALUE, --resource NAME
     add_common(p)
 
 
@@ -46,6 +48,11 @@ def run(args: argparse.Namespace) -> int:
     from ..capacity import headroom
     from ..report import render_text
 
+    if sweep.is_model(args.spec):
+        return sweep.run_headroom(args)    # one DVE model against its capacity
+    sweep.check_spec_options(args, sweep.model_only_options(args))
+    if args.clients is None:
+        raise ConfigurationError("headroom needs --clients NAME=COUNT,... for a scenario spec")
     try:
         result = headroom(args.spec, parse_clients(args.clients), backend=args.backend,
                           max_states=args.max_states, max_memory=args.max_memory,

@@ -42,7 +42,7 @@ from typing import Any, Callable, TextIO
 from dve.errors import ConfigurationError, RunStopped
 
 from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes, printing,
-               report_stop, result_is_final)
+               report_stop, result_is_final, sweep)
 from .files import (check_output_files, need_matplotlib, save_figure, write_atomic,
                     write_outputs)
 from .subcommand import add_command
@@ -74,7 +74,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = add_command(sub, "saturate", __doc__, run)
     p.add_argument("spec", metavar="SPEC", nargs="?",
-                   help="a template name (see --list) or a Python file defining system(n)")
+                   help="a template name (see --list), a Python file defining system(n), "
+                        "or a DVE model (.dve) with --param NAME")
     p.add_argument("--capacity", default=None, metavar="C",
                    help="the load that counts as saturated (e.g. 2, 1.5, 3/2); default, on "
                         "occupancy: the server's workers, all busy on every tick (1 for a "
@@ -109,6 +110,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "coloured by its load (needs matplotlib: pip install 'dvecost[plot]')")
     p.add_argument("--list", action="store_true", help="list the bundled templates and exit")
     frontier.add_options(p)
+    sweep.add_saturate_options(p)   # SPEC a .dve model: --param N --from A --to B, -D, ...
     add_common(p)
 
 
@@ -128,6 +130,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.spec:
         raise ConfigurationError("saturate needs a SPEC: a template name (dvecost saturate "
                                  "--list) or a scenario file")
+    if sweep.is_model(args.spec):
+        return sweep.run_saturate(args)    # a DVE model swept over an input (dvecost.sweep)
+    sweep.check_spec_options(args, sweep.model_only_options(args, "--param", "--from", "--to",
+                                                            "--bisect"))
     if args.frontier:
         return frontier.run(args)
     if args.workers is not None:

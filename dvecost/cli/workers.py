@@ -65,8 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = add_command(sub, "workers", __doc__, run)
     p.add_argument("spec", metavar="SPEC", help="a template name or a Python scenario file")
-    p.add_argument("--clients", required=True, metavar="NAME=COUNT,...",
-                   help="the population: clients per scenario, e.g. reader=3,exporter=1")
+    p.add_argument("--clients", metavar="NAME=COUNT,...",
+                   help="the population: clients per scenario, e.g. reader=3,exporter=1 "
+                        "(required for scenarios; a .dve model sets its inputs with -D)")
     p.add_argument("--max-workers", type=int, default=DEFAULT_MAX_WORKERS, metavar="K",
                    help=f"try at most K workers (1 to 16; default {DEFAULT_MAX_WORKERS})")
     p.add_argument("--capacity", default=None, metavar="C",
@@ -77,6 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_jobs(p)
     add_backend(p)
     add_limits(p)
+    from . import sweep
+    sweep.add_workers_options(p)   # SPEC a .dve model: --param W, --from A, -D, ...
     add_common(p)
 
 
@@ -86,7 +89,13 @@ def run(args: argparse.Namespace) -> int:
     from scenarios.capacity import WorkersResult
 
     from ..capacity import workers_needed
+    from . import sweep
 
+    if sweep.is_model(args.spec):
+        return sweep.run_workers(args)    # the smallest value of a DVE model's input
+    sweep.check_spec_options(args, sweep.model_only_options(args, "--param", "--from"))
+    if args.clients is None:
+        raise ConfigurationError("workers needs --clients NAME=COUNT,... for a scenario spec")
     clients = parse_clients(args.clients)
     exit_code = 0
     t0 = time.perf_counter()

@@ -1,0 +1,836 @@
+"""How many clients saturate a DVE model? Sweeping an ``input`` constant with exact analysis.
+
+A DVE model of ``N`` clients (``input int N = 3;`` and ``for (k : 1 .. N) { process
+Client(k); }``) is a family ``n -> model``: the model loaded with ``-D N=n``. :func:`sweep`
+analyses members of that family exactly, each with :func:`dvecost.analyze` (symmetry reduction
+included), and finds the smallest ``n`` whose **load**, the maximal cycle mean of one cost
+resource (per tick under ``system sync``, where every process moves once a tick), reaches the
+**capacity**.
+
+The search
+----------
+``search='linear'`` (the default) evaluates every value from ``start`` up and stops at the
+first that reaches the capacity: the answer is then **certified**, every value from ``start``
+below it having been proven below the capacity, whatever the shape of the curve.
+``search='bisect'`` evaluates ``start, start + 1, start + 3, start + 7, ...`` until one
+saturates, then bisects between the last below and it: about ``2 log2`` as many analyses, but
+its answer is the smallest saturating value only if the load never falls as ``n`` grows; the
+result says so (:attr:`SweepResult.certified` is false, :attr:`SweepResult.assumes_monotone`
+true), and lists any fall it saw.
+
+The capacity
+------------
+Given (``capacity=``, ``--capacity C``), or said by the model: a global constant named
+:data:`CAPACITY_NAME` (``const int CAPACITY = 2;``, or ``input int CAPACITY = 2;`` which
+``-D CAPACITY=...`` may change). The constant is evaluated in each member of the family, so it
+may depend on the swept input (``const int CAPACITY = W;`` for a model of ``W`` workers). A
+model that says neither is refused before any analysis.
+
+Stopping
+--------
+``progress`` hears a :class:`SweepPlan`, then a :class:`PointStarted` and a :class:`SweepPoint`
+per value. A state or memory limit ends the sweep with the curve so far (``status='limit'``); a
+signal or the time limit (:class:`~dve.errors.RunStopped`) and ``KeyboardInterrupt`` are passed
+on carrying the result so far as ``exc.partial``.
+
+Examples
+--------
+Clients that think 2 ticks and keep a worker busy 1 tick: ``n`` of them load it ``n/3``.
+
+>>> text = '''
+... input int N = 1;
+... const int CAPACITY = 1;
+... process C(key id) { byte t; state think, work; init think;
+...   trans think -> think { guard t < 1; effect t = t + 1; },
+...         think -> work { guard t == 1; effect t = 0; },
+...         work -> think { cost 1; }; }
+... for (k : 1 .. N) { process C(k); }
+... system sync;'''
+>>> r = sweep(text, "N", backend="cpu")
+>>> r.saturating, [str(p.exact) for p in r.curve], r.certified, r.family.capacity_why
+(3, ['1/3', '2/3', '1'], True, "the model's constant CAPACITY")
+"""
+
+from __future__ import annotations
+
+import os
+import time as _time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Mapping
+
+from dve.errors import (ConfigurationError, ModelError, ModelErrors, ModelSemanticError,
+                        RunStopped, Source, StateSpaceError)
+from dve.inputs import InputDecl, constant_value, global_constant, model_inputs, value_range
+
+__all__ = ["sweep", "model_family", "model_headroom", "ModelFamily", "SweepPlan",
+           "PointStarted", "SweepPoint", "SweepResult", "ModelHeadroom", "CAPACITY_NAME",
+           "DEFAULT_SPAN", "SEARCHES", "parse_capacity"]
+
+#: The global constant through which a model says its capacity.
+CAPACITY_NAME = "CAPACITY"
+#: How many values a sweep covers when no end is given: ``start .. start + 63``.
+DEFAULT_SPAN = 64
+#: :func:`sweep`'s ``search`` values.
+SEARCHES = ("linear", "bisect")
+#: ``SweepResult.status`` values.
+STATUSES = ("ok", "limit", "interrupted", "timeout")
+
+
+def parse_capacity(text: str | int | float | Fraction) -> Fraction:
+    """``'2'``, ``'1.5'``, ``'3/2'`` (or a number) -> a positive Fraction.
+
+    >>> parse_capacity("3/2"), parse_capacity(2)
+    (Fraction(3, 2), Fraction(2, 1))
+    >>> parse_capacity("0")
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: bad capacity '0': it must be above 0
+    """
+    try:
+        value = text if isinstance(text, Fraction) else Fraction(str(text).strip())
+    except (ValueError, ZeroDivisionError):
+        raise ConfigurationError(f"bad capacity '{text}': expected a positive number such as "
+                                 "1, 1.5 or 3/2") from None
+    if value <= 0:
+        raise ConfigurationError(f"bad capacity '{text}': it must be above 0")
+    return value
+
+
+# ---------------------------------------------------------------------------- the family
+
+@dataclass(frozen=True)
+class ModelFamily:
+    """``n -> model``: one DVE model with its input ``param`` set to ``n``.
+
+    Built by :func:`model_family`, which checks everything that can be checked before any
+    exploration. ``source`` is the text read once: every member comes from it, even if the
+    file changes during a sweep.
+
+    Attributes
+    ----------
+    name : str
+        The model's name (its path, or ``'<string>'``).
+    param : str
+        The swept input.
+    decl : dve.inputs.InputDecl
+        Its declaration (type, default, position).
+    defines : tuple of (str, int)
+        The other inputs set (``-D``), held fixed.
+    resource : str
+        The cost resource whose maximal cycle mean is the load.
+    resources : tuple of str
+        Every resource the model charges.
+    system : str
+        ``'sync'`` or ``'async'``.
+    capacity : Fraction or None
+        The capacity given; ``None``: ``capacity_per`` times the value, or the model's
+        :data:`CAPACITY_NAME`, evaluated per member.
+    capacity_per : Fraction or None
+        A capacity per unit of the swept input (``dvecost workers --capacity-per C``: each
+        of ``W`` workers adds ``C``).
+    """
+
+    name: str
+    source: Source = field(repr=False)
+    param: str
+    decl: InputDecl
+    defines: tuple[tuple[str, int], ...]
+    resource: str
+    resources: tuple[str, ...]
+    system: str
+    capacity: Fraction | None
+    capacity_per: Fraction | None = None
+
+    def model(self, n: int):
+        """The member ``n``: the model loaded (expanded, checked) with ``param = n``.
+
+        Raises
+        ------
+        dve.errors.ModelErrors, dve.errors.ModelError
+            The model is not valid for this value (an array of size ``n - 1`` with ``n = 0``,
+            ...), positioned in the model.
+        """
+        low, high = value_range(self.decl.type)
+        if not low <= n <= high:
+            raise ModelSemanticError(
+                self.decl.pos, "value-out-of-range",
+                f"{self.param} = {n} does not fit its type {self.decl.type} ({low}..{high})")
+        try:
+            return _load(self.source, {**dict(self.defines), self.param: n})
+        except (ModelError, ModelErrors) as exc:
+            # The same positions, each message saying which value of the input broke it.
+            raise ModelErrors(ModelSemanticError(e.pos, e.code, f"{e.message} (with "
+                                                 f"{self.param} = {n})", e.hint, e.severity)
+                              for e in (exc if isinstance(exc, ModelErrors) else [exc])
+                              ) from None
+
+    def capacity_of(self, model) -> Fraction:
+        """The capacity that member ``model`` is judged against.
+
+        Raises
+        ------
+        dve.errors.ModelSemanticError
+            The model's :data:`CAPACITY_NAME` is not above 0 (``bad-capacity``, at it).
+        """
+        if self.capacity is not None:
+            return self.capacity
+        if self.capacity_per is not None:
+            n = constant_value(model, self.param)
+            if n <= 0:
+                raise ConfigurationError(f"{self.param} = {n} gives no capacity "
+                                         f"({self.capacity_per} per {self.param}): sweep "
+                                         f"{self.param} from 1")
+            return self.capacity_per * n
+        value = constant_value(model, CAPACITY_NAME)
+        if value is None or value <= 0:
+            decl = global_constant(model, CAPACITY_NAME)
+            raise ModelSemanticError(
+                None if decl is None else decl.pos, "bad-capacity",
+                f"{CAPACITY_NAME} = {value} here ({self.param} = "
+                f"{constant_value(model, self.param)}): a capacity must be above 0",
+                "give one with --capacity C")
+        return Fraction(value)
+
+    @property
+    def capacity_why(self) -> str:
+        """``'given'``, ``'C per N'`` or ``"the model's constant CAPACITY"``."""
+        if self.capacity is not None:
+            return "given"
+        if self.capacity_per is not None:
+            return f"{self.capacity_per} per {self.param}"
+        return f"the model's constant {CAPACITY_NAME}"
+
+
+def _load(source: Source, defines: Mapping[str, int]):
+    """``source`` loaded (expanded, checked) with ``defines``; its error raised."""
+    from dve.loader import load_checked
+
+    loaded = load_checked(source, defines=defines)
+    if loaded.error is not None:
+        raise loaded.error
+    return loaded.model
+
+
+def _resource(model, resource: str | None) -> tuple[str, tuple[str, ...], str]:
+    """``(resource, resources, system)`` of a loaded model: the one named (it must be one the
+    model charges), or the only one it charges."""
+    from statespace import compile_model
+
+    compiled = compile_model(model)
+    resources = tuple(compiled.resources) or ("cost",)
+    if resource is None:
+        if len(resources) > 1:
+            raise ConfigurationError(
+                f"the model charges {len(resources)} cost resources ({', '.join(resources)}): "
+                f"name the one whose load is judged with --resource NAME, e.g. --resource "
+                f"{resources[0]}")
+        resource = resources[0]
+    elif resource not in resources:
+        raise ConfigurationError(f"--resource {resource}: the model charges no resource "
+                                 f"'{resource}'; it charges: {', '.join(resources)}")
+    return resource, resources, compiled.system
+
+
+def _no_capacity(name: str, resource: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"{name}: the model does not say its capacity: give --capacity C (the load of "
+        f"'{resource}' that counts as saturated), or declare it in the model as "
+        f"`const int {CAPACITY_NAME} = ...;` (it may use the inputs)")
+
+
+def _read(model: str | os.PathLike[str]) -> Source:
+    from dve.loader import read_source
+
+    text = os.fspath(model)
+    if isinstance(model, str) and any(c in text for c in "\n{;"):
+        return Source("<string>", text)   # model text, as dvecost.analyze takes it
+    return read_source(text)
+
+
+def model_family(model: str | os.PathLike[str], param: str, *,
+                 defines: Mapping[str, int] | None = None, resource: str | None = None,
+                 capacity: int | float | str | Fraction | None = None,
+                 values: tuple[int, int] | None = None,
+                 capacity_per: int | float | str | Fraction | None = None) -> ModelFamily:
+    """Check a sweep of ``model`` over its input ``param`` before any exploration.
+
+    Parameters
+    ----------
+    model : str or os.PathLike
+        A ``.dve`` file, or the model's text.
+    param : str
+        The input to sweep; it must be declared ``input`` (scalar).
+    defines : mapping of str to int, optional
+        Other inputs, held fixed (``-D``); ``param`` may not be among them.
+    resource : str, optional
+        The cost resource; needed when the model charges several.
+    capacity : number or str, optional
+        The capacity; without it the model must declare :data:`CAPACITY_NAME`.
+    values : (int, int), optional
+        The first and last value the sweep may reach: both must fit ``param``'s type.
+    capacity_per : number or str, optional
+        Instead of ``capacity``: a capacity per unit of ``param`` (``W`` workers of ``C``
+        each: ``W * C``).
+
+    Returns
+    -------
+    ModelFamily
+
+    Raises
+    ------
+    dve.errors.ConfigurationError
+        ``param`` is not an input (the message lists the model's inputs), is also set with
+        ``-D``; an unknown or missing ``resource``; no capacity given nor declared; a bad
+        capacity.
+    dve.errors.ModelSemanticError
+        A value of ``values`` does not fit ``param``'s type, or ``param`` is a ``const``
+        (positioned at its declaration, with a hint).
+    dve.errors.ModelErrors, dve.errors.ModelError
+        The model does not parse, or fails its checks with ``param`` at the first value.
+
+    Examples
+    --------
+    >>> f = model_family("input int N = 2; process P { state s; init s; "
+    ...                  "trans s -> s { cost N; }; } system sync;", "N", capacity=3)
+    >>> f.param, f.decl.default, f.resource, f.capacity, f.system
+    ('N', 2, 'cost', Fraction(3, 1), 'sync')
+    >>> model_family("input int N = 2; process P { state s; init s; } system sync;", "M",
+    ...              capacity=1)
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: --param M: the model has no input 'M'; its inputs: N
+    """
+    from dve.parser import parse_source
+
+    source = _read(model)
+    parsed = parse_source(source)
+    inputs = {d.name: d for d in model_inputs(parsed)}
+    decl = inputs.get(param)
+    if decl is None:
+        const = global_constant(parsed, param)
+        if const is not None:
+            raise ModelSemanticError(
+                const.pos, "not-an-input",
+                f"--param {param}: '{param}' is a constant, not an input, so it cannot vary",
+                f"declare it `input {const.type} {param} = ...;` to sweep it")
+        known = ", ".join(inputs) or "none (declare one: input int N = 3;)"
+        raise ConfigurationError(f"--param {param}: the model has no input '{param}'; its "
+                                 f"inputs: {known}")
+    fixed = dict(defines or {})
+    if param in fixed:
+        raise ConfigurationError(f"--param {param} and -D {param}=... both set '{param}': the "
+                                 "sweep sets it; give its range with --from/--to")
+    cap = None if capacity is None else parse_capacity(capacity)
+    per = None if capacity_per is None else parse_capacity(capacity_per)
+    if cap is not None and per is not None:
+        raise ConfigurationError("give --capacity or --capacity-per, not both")
+    low, high = value_range(decl.type)
+    start = values[0] if values else (decl.default if decl.default is not None else 1)
+    for n in values or (start,):
+        if not low <= n <= high:
+            raise ModelSemanticError(
+                decl.pos, "value-out-of-range",
+                f"--param {param}: {n} does not fit its type {decl.type} ({low}..{high})",
+                f"sweep {param} within {max(low, 0)}..{high}, or declare it `input int`")
+    defines_fixed = tuple(sorted(fixed.items()))
+    first = _load(source, {**fixed, param: start})
+    resource, resources, system = _resource(first, resource)
+    if cap is None and per is None and global_constant(first, CAPACITY_NAME) is None:
+        raise _no_capacity(source.name, resource)
+    family = ModelFamily(source.name, source, param, decl, defines_fixed, resource, resources,
+                         system, cap, per)
+    family.capacity_of(first)   # a CAPACITY not above 0 is refused now, at its declaration
+    return family
+
+
+# ---------------------------------------------------------------------------- results
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """What a sweep is about to do (the first thing ``progress`` hears): the family, the
+    values it may reach, the search, and warnings the user should see before the answer."""
+
+    family: ModelFamily
+    start: int
+    stop: int
+    search: str
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PointStarted:
+    """``progress`` hears this when the analysis of ``param = n`` starts (``witness``: the
+    second analysis of the answer's value, which decodes its critical cycle)."""
+
+    n: int
+    witness: bool = False
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One analysed value of the swept input.
+
+    Attributes
+    ----------
+    n : int
+        The input's value.
+    exact : Fraction
+        The load: the maximal cycle mean of the resource, exact.
+    capacity : Fraction
+        The capacity this value is judged against.
+    n_states : int
+        States of the model's full state graph (counted from the orbits under symmetry
+        reduction, which explores fewer).
+    seconds : float
+        Wall time to load and analyse the model.
+    certified : bool
+        Whether the engine's exact certificate proved ``exact``.
+    """
+
+    n: int
+    exact: Fraction
+    capacity: Fraction
+    n_states: int
+    seconds: float
+    certified: bool = True
+
+    @property
+    def value(self) -> float:
+        """The load as a float."""
+        return float(self.exact)
+
+    @property
+    def saturated(self) -> bool:
+        """Whether the load reaches the capacity."""
+        return self.exact >= self.capacity
+
+    def as_dict(self) -> dict:
+        """The JSON form: ``n``, ``exact`` (``"p/q"``), ``value``, ``capacity`` (``"p/q"``),
+        ``saturated``, ``n_states``, ``seconds``, ``certified``."""
+        return {"n": self.n, "exact": str(self.exact), "value": self.value,
+                "capacity": str(self.capacity), "saturated": self.saturated,
+                "n_states": self.n_states, "seconds": round(self.seconds, 4),
+                "certified": self.certified}
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The answer of :func:`sweep`.
+
+    Attributes
+    ----------
+    family : ModelFamily
+        What was swept.
+    start, stop : int
+        The values the sweep could reach.
+    search : str
+        ``'linear'`` or ``'bisect'``.
+    goal : str
+        ``'saturate'``: the smallest value whose load reaches its capacity; ``'below'``: the
+        smallest whose load stays below (``dvecost workers``).
+    answer : int or None
+        That value; ``None`` when no value up to ``stop`` is one, or the sweep stopped first.
+    curve : tuple of SweepPoint
+        Every analysed value, in increasing order.
+    status : str
+        ``'ok'``, ``'limit'`` (a state or memory limit), ``'interrupted'``, ``'timeout'``.
+    stopped : str or None
+        Why the sweep stopped before its end.
+    warnings : tuple of str
+        As in the plan.
+    witness : object or None
+        The :class:`~dvecost.Analysis` of the answer's value, critical cycle decoded.
+    witness_seconds : float
+        Wall time of that analysis.
+    """
+
+    family: ModelFamily
+    start: int
+    stop: int
+    search: str
+    goal: str
+    answer: int | None
+    curve: tuple[SweepPoint, ...]
+    status: str = "ok"
+    stopped: str | None = None
+    warnings: tuple[str, ...] = ()
+    witness: Any = None
+    witness_seconds: float = 0.0
+
+    def found(self, p: SweepPoint) -> bool:
+        """Whether ``p`` is what the sweep looks for (saturated, or below for ``'below'``)."""
+        return p.saturated if self.goal == "saturate" else not p.saturated
+
+    @property
+    def saturating(self) -> int | None:
+        """The answer of a ``'saturate'`` sweep (``None`` for the other goal)."""
+        return self.answer if self.goal == "saturate" else None
+
+    @property
+    def seconds(self) -> float:
+        """Total time spent analysing the values of the curve."""
+        return sum(p.seconds for p in self.curve)
+
+    @property
+    def partial(self) -> bool:
+        """Whether the sweep stopped before its end."""
+        return self.status != "ok"
+
+    def point(self, n: int) -> SweepPoint | None:
+        """The analysed point of value ``n``, or ``None``."""
+        return next((p for p in self.curve if p.n == n), None)
+
+    @property
+    def capacity(self) -> Fraction | None:
+        """The capacity when it is the same for every value analysed (or given), else
+        ``None`` (a model's ``CAPACITY`` that depends on the swept input)."""
+        if self.family.capacity is not None:
+            return self.family.capacity
+        caps = {p.capacity for p in self.curve}
+        return caps.pop() if len(caps) == 1 else None
+
+    @property
+    def violations(self) -> tuple[tuple[SweepPoint, SweepPoint], ...]:
+        """Pairs ``(a, b)`` of analysed values, ``a.n < b.n``, where the load fell."""
+        pts = self.curve
+        return tuple((a, b) for i, a in enumerate(pts) for b in pts[i + 1:]
+                     if a.exact > b.exact)
+
+    @property
+    def monotone(self) -> bool:
+        """Whether the load never falls between analysed values."""
+        return not self.violations
+
+    @property
+    def assumes_monotone(self) -> bool:
+        """Whether the answer (or its absence) rests on the load being monotone: a bisection
+        that skipped values below its answer."""
+        if self.search == "linear":
+            return False
+        top = self.answer if self.answer is not None else max(
+            (p.n for p in self.curve), default=self.start)
+        return any(self.point(n) is None for n in range(self.start, top))
+
+    @property
+    def certified(self) -> bool:
+        """Whether the answer is proven: every value from :attr:`start` up to it was analysed,
+        each with its certificate, and only the answer is what was looked for; without an
+        answer, every value up to :attr:`stop` was (a finished linear sweep)."""
+        top = self.answer if self.answer is not None else self.stop
+        if self.answer is None and self.partial:
+            return False
+        for n in range(self.start, top + 1):
+            p = self.point(n)
+            if p is None or not p.certified or (self.found(p) != (n == self.answer)):
+                return False
+        return True
+
+    def as_dict(self) -> dict:
+        """The JSON form (``dvecost saturate model.dve --param N --json``), ``status`` first.
+
+        Keys: ``status``, ``partial``, ``model``, ``param``, ``defines``, ``from``, ``to``,
+        ``system``, ``resource``, ``goal``, ``capacity`` and ``capacity_exact`` (null when it
+        varies with the input), ``capacity_why``, ``answer``, ``saturating`` (the answer of a
+        saturation sweep, else null), ``search``, ``answer_certified``,
+        ``assumes_monotone``, ``monotone``, ``violations`` (``[[a, b], ...]``: values where
+        the load fell), ``stopped``, ``warnings``, ``seconds``, ``curve`` (the points'
+        :meth:`SweepPoint.as_dict`)."""
+        cap = self.capacity
+        fam = self.family
+        return {
+            "status": self.status, "partial": self.partial, "model": fam.name,
+            "param": fam.param, "defines": dict(fam.defines), "from": self.start,
+            "to": self.stop, "system": fam.system, "resource": fam.resource,
+            "goal": self.goal,
+            "capacity": None if cap is None else (int(cap) if cap.denominator == 1
+                                                  else float(cap)),
+            "capacity_exact": None if cap is None else str(cap),
+            "capacity_why": fam.capacity_why, "answer": self.answer,
+            "saturating": self.saturating, "search": self.search,
+            "answer_certified": self.certified, "assumes_monotone": self.assumes_monotone,
+            "monotone": self.monotone,
+            "violations": [[a.n, b.n] for a, b in self.violations],
+            "stopped": self.stopped, "warnings": list(self.warnings),
+            "seconds": round(self.seconds, 4), "curve": [p.as_dict() for p in self.curve]}
+
+
+# ---------------------------------------------------------------------------- the sweep
+
+def _warnings(family: ModelFamily) -> tuple[str, ...]:
+    if family.system == "sync":
+        return ()
+    return ("the model is 'system async': its steps interleave, so the load is the cost per "
+            "step of one process (or rendezvous) at a time, not per tick of processes "
+            "working side by side; more clients rarely raise it. A model of clients "
+            "working in parallel is written 'system sync'",)
+
+
+def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
+          stop: int | None = None, capacity: int | float | str | Fraction | None = None,
+          resource: str | None = None, defines: Mapping[str, int] | None = None,
+          search: str = "linear", goal: str = "saturate",
+          capacity_per: int | float | str | Fraction | None = None, backend: str = "auto",
+          max_states: int | None = None, max_memory: int | None = None, witness: bool = True,
+          progress: Callable[[object], None] | None = None,
+          phases: Callable[[str, str], None] | None = None) -> SweepResult:
+    """The smallest value of input ``param`` from ``start`` whose load reaches the capacity
+    (``goal='below'``: stays below it).
+
+    Parameters
+    ----------
+    model : str or os.PathLike
+        A ``.dve`` file or the model's text.
+    param : str
+        The ``input`` constant swept.
+    start, stop : int
+        The values analysed lie in ``start .. stop`` (default ``start + DEFAULT_SPAN - 1``,
+        within the input's type).
+    capacity, resource, defines
+        See :func:`model_family`.
+    search : {'linear', 'bisect'}
+        See "The search" above.
+    goal : {'saturate', 'below'}
+        What is looked for.
+    capacity_per : number or str, optional
+        See :func:`model_family` (``dvecost workers``).
+    backend, max_states, max_memory
+        Passed to :func:`dvecost.analyze` for each value (the limits apply per model).
+    witness : bool
+        Analyse the answer's value once more with its critical cycle decoded.
+    progress : callable, optional
+        Hears a :class:`SweepPlan`, then per value a :class:`PointStarted` and its
+        :class:`SweepPoint`.
+    phases : callable, optional
+        ``phases(phase, message)`` while a value is analysed (the analysis's phases).
+
+    Returns
+    -------
+    SweepResult
+
+    Raises
+    ------
+    dve.errors.ConfigurationError, dve.errors.ModelError, dve.errors.ModelErrors
+        See :func:`model_family`; a bad range or search; a model invalid at some value.
+    dve.errors.RunStopped, KeyboardInterrupt
+        With the result so far as ``exc.partial``.
+    """
+    from .analysis import analyze
+
+    if search not in SEARCHES:
+        raise ConfigurationError(f"unknown search '{search}': expected linear or bisect")
+    if goal not in ("saturate", "below"):
+        raise ConfigurationError(f"unknown goal '{goal}': expected saturate or below")
+    if stop is None:
+        stop = start + DEFAULT_SPAN - 1
+    if stop < start:
+        raise ConfigurationError(f"bad range {start}..{stop}: --to must be at least --from")
+    family = model_family(model, param, defines=defines, resource=resource,
+                          capacity=capacity, values=(start, stop),
+                          capacity_per=capacity_per)
+    warnings = _warnings(family)
+    tell = progress or (lambda event: None)
+    tell(SweepPlan(family, start, stop, search, warnings))
+    report = None if phases is None else (lambda phase, done, total, message:
+                                          phases(phase, message))
+    points: dict[int, SweepPoint] = {}
+    current: list[int | None] = [None]
+
+    def analysed(n: int, with_witness: bool):
+        m = family.model(n)
+        cap = family.capacity_of(m)
+        a = analyze(m, cost=family.resource, backend=backend, max_states=max_states,
+                    max_memory=max_memory, witness=with_witness, progress=report)
+        return a, cap
+
+    def looked_for(n: int) -> bool:
+        if n not in points:
+            current[0] = n
+            tell(PointStarted(n))
+            t0 = _time.perf_counter()
+            a, cap = analysed(n, False)
+            full = (a.symmetry or {}).get("full_states") or a.n_states
+            points[n] = SweepPoint(n, Fraction(a.value), cap, int(full),
+                                   _time.perf_counter() - t0, bool(a.certified))
+            tell(points[n])
+        p = points[n]
+        return p.saturated if goal == "saturate" else not p.saturated
+
+    def result(answer, **kw) -> SweepResult:
+        return SweepResult(family, start, stop, search, goal, answer,
+                           tuple(points[n] for n in sorted(points)), warnings=warnings, **kw)
+
+    answer = None
+    try:
+        answer = (_linear if search == "linear" else _bisect)(looked_for, start, stop)
+        run, seconds = None, 0.0
+        if answer is not None and witness:
+            current[0] = answer
+            tell(PointStarted(answer, witness=True))
+            t0 = _time.perf_counter()
+            run = analysed(answer, True)[0]
+            seconds = _time.perf_counter() - t0
+        return result(answer, witness=run, witness_seconds=seconds)
+    except StateSpaceError as exc:   # a state or memory limit: the curve so far is the answer
+        return result(answer, status="limit", stopped=f"{param}={current[0]}: {exc}")
+    except (RunStopped, KeyboardInterrupt) as exc:
+        status = getattr(exc, "status", "interrupted")
+        found = getattr(getattr(exc, "partial", None), "n_states", None)
+        after = f" after {found:,} states" if isinstance(found, int) else ""
+        where = f"{param}={current[0]}" if current[0] is not None else "before the first value"
+        exc.partial = result(answer if answer in points else None,
+                             status=status if status in STATUSES else "interrupted",
+                             stopped=f"{where}: {str(exc) or 'interrupted'}{after}")
+        raise
+
+
+def _linear(found: Callable[[int], bool], start: int, stop: int) -> int | None:
+    """The first ``n`` in ``start .. stop`` with ``found(n)``, every one before it asked.
+
+    >>> asked = []
+    >>> _linear(lambda n: asked.append(n) or n >= 3, 1, 9), asked
+    (3, [1, 2, 3])
+    """
+    return next((n for n in range(start, stop + 1) if found(n)), None)
+
+
+def _bisect(found: Callable[[int], bool], start: int, stop: int) -> int | None:
+    """Exponential steps from ``start`` (``start``, ``+1``, ``+3``, ``+7``, ...) up to the first
+    ``n`` with ``found(n)``, then bisection below it.
+
+    Invariant of the bisection: ``lo`` was asked and not found (or is ``start - 1``), ``hi``
+    found; ``hi`` is the smallest asked value found.
+
+    >>> asked = []
+    >>> _bisect(lambda n: asked.append(n) or n >= 6, 1, 64), asked
+    (6, [1, 2, 4, 8, 6, 5])
+    >>> _bisect(lambda n: False, 3, 5)
+    """
+    lo, step, n = start - 1, 1, start
+    while not found(n):
+        lo = n
+        if n >= stop:
+            return None
+        n = min(n + step, stop)
+        step *= 2
+    hi = n
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if found(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+# ---------------------------------------------------------------------------- headroom
+
+@dataclass(frozen=True)
+class ModelHeadroom:
+    """One DVE model's worst load against its capacity (``dvecost headroom model.dve``).
+
+    Attributes
+    ----------
+    name : str
+        The model.
+    defines : tuple of (str, int)
+        The inputs set.
+    resource : str
+        The cost resource.
+    capacity : Fraction
+        The capacity (given, or the model's ``CAPACITY``).
+    capacity_why : str
+        Where it comes from.
+    witness : dvecost.Analysis
+        The analysis: ``witness.value`` is the load; its critical cycle decoded.
+    seconds : float
+        Wall time.
+    """
+
+    name: str
+    defines: tuple[tuple[str, int], ...]
+    resource: str
+    capacity: Fraction
+    capacity_why: str
+    witness: Any
+    seconds: float
+
+    @property
+    def exact(self) -> Fraction:
+        """The load, exact."""
+        return Fraction(self.witness.value)
+
+    @property
+    def headroom(self) -> Fraction:
+        """``capacity - load`` (0 or less: saturated)."""
+        return self.capacity - self.exact
+
+    @property
+    def saturated(self) -> bool:
+        """Whether the load reaches the capacity."""
+        return self.exact >= self.capacity
+
+    def as_dict(self) -> dict:
+        """The JSON form (``dvecost headroom model.dve --json`` adds the analysis)."""
+        cap = self.capacity
+        return {"status": "ok", "model": self.name, "defines": dict(self.defines),
+                "resource": self.resource,
+                "capacity": int(cap) if cap.denominator == 1 else float(cap),
+                "capacity_exact": str(cap), "capacity_why": self.capacity_why,
+                "exact": str(self.exact), "value": float(self.exact),
+                "used": float(self.exact / cap), "headroom_exact": str(self.headroom),
+                "headroom": float(self.headroom), "saturated": self.saturated,
+                "certified": bool(self.witness.certified),
+                "n_states": self.witness.n_states, "seconds": round(self.seconds, 4)}
+
+    def __str__(self) -> str:
+        sets = ", ".join(f"{k}={v}" for k, v in self.defines)
+        state = ("saturated: no headroom" if self.saturated
+                 else f"headroom {self.headroom} ({float(self.headroom):.4f})")
+        why = "given" if self.capacity_why == "given" else self.capacity_why
+        return (f"{self.name}{' with ' + sets if sets else ''}: load of '{self.resource}' "
+                f"against capacity {self.capacity} ({why})\n"
+                f"worst load {self.exact} ({float(self.exact):.4f}): "
+                f"{float(self.exact / self.capacity):.1%} of capacity, {state}"
+                + ("" if self.witness.certified else " (not certified)"))
+
+
+def model_headroom(model: str | os.PathLike[str], *, defines: Mapping[str, int] | None = None,
+                   capacity: int | float | str | Fraction | None = None,
+                   resource: str | None = None, backend: str = "auto",
+                   max_states: int | None = None, max_memory: int | None = None,
+                   progress: Callable[[str, Any, Any, str], None] | None = None
+                   ) -> ModelHeadroom:
+    """One analysis of ``model`` (inputs ``defines``): its load, capacity and headroom.
+
+    The capacity is ``capacity`` or the model's :data:`CAPACITY_NAME`; ``resource`` as for
+    :func:`model_family`.
+
+    >>> h = model_headroom("const int CAPACITY = 2; process P { state a, b; init a; "
+    ...                    "trans a -> b { cost 3; }, b -> a { cost 0; }; } system sync;",
+    ...                    backend="cpu")
+    >>> str(h.exact), str(h.headroom), h.saturated, h.capacity_why
+    ('3/2', '1/2', False, "the model's constant CAPACITY")
+    """
+    from .analysis import analyze
+
+    fixed = dict(defines or {})
+    source = _read(model)
+    t0 = _time.perf_counter()
+    m = _load(source, fixed)
+    resource = _resource(m, resource)[0]
+    if capacity is not None:
+        cap, why = parse_capacity(capacity), "given"
+    else:
+        value = constant_value(m, CAPACITY_NAME)
+        if value is None:
+            raise _no_capacity(source.name, resource)
+        if value <= 0:
+            raise ModelSemanticError(global_constant(m, CAPACITY_NAME).pos, "bad-capacity",
+                                     f"{CAPACITY_NAME} = {value}: a capacity must be above 0",
+                                     "give one with --capacity C")
+        cap, why = Fraction(value), f"the model's constant {CAPACITY_NAME}"
+    a = analyze(m, cost=resource, backend=backend, max_states=max_states,
+                max_memory=max_memory, progress=progress)
+    return ModelHeadroom(source.name, tuple(sorted(fixed.items())), resource, cap, why, a,
+                         _time.perf_counter() - t0)
