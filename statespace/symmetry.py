@@ -670,6 +670,21 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
     key = (tid,) + tuple(tuple(sorted(ren[tpl].items())) for tpl, _, _ in fams)
     if key in memo:
         return memo[key]
+    # The image's keys are the renamed keys of ``tid``: when one transition of the process
+    # alone has them (with the same local states and shape), it is the image, found without
+    # rewriting and normalising the transition (a server's guards count over every client:
+    # rewriting one is thousands of nodes).
+    sigs = memo.get(("keys", t.process))
+    if sigs is None:
+        sigs = memo[("keys", t.process)] = _key_signatures(cm, t.process, fams)
+    mine = sigs["of"][tid]
+    want = (t.src, t.dst) + tuple(
+        tuple(sorted(Counter({ren[tpl].get(k, k): c for k, c in counts}).items()))
+        for (tpl, _, _), counts in zip(fams, mine[2:-1])) + (mine[-1],)
+    hits = sigs["by"].get(want, ())
+    if len(hits) == 1:
+        memo[key] = hits[0]
+        return hits[0]
     node = t.node
     for tpl, ids, names in fams:
         node = _rewrite(node, ids, ren[tpl], names)
@@ -678,6 +693,61 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
         raise KeyError(f"no image of transition {tid}")
     memo[key] = other
     return other
+
+
+def _key_signatures(cm: CompiledModel, process: int, fams) -> dict:
+    """For each transition of ``process`` (outside the groups), what a renaming of the keys
+    maps onto its image's: its local states, per family the multiset of the keys its sync
+    and effects name (literals among the family's ``ids``, instance names), and the shape of
+    its sync and effects (every key renamed to one). ``{"of": {tid: signature}, "by":
+    {signature: [tids]}}``: a signature that one transition alone holds names the image.
+
+    The guards are left out: a server's guards count over every client (thousands of nodes)
+    while its effects name the clients it admits; transitions alike without them fall back
+    on the full rewrite."""
+    counted: dict = {}
+    rewrites: dict = {}
+    norms: dict = {}
+    of, by = {}, {}
+    for tid in cm.processes[process].transitions:
+        t = cm.transitions[tid]
+        node = (t.node.sync, t.node.effects)
+        sig = [t.src, t.dst]
+        for _, ids, names in fams:
+            by_name = {n: k for k, n in names.items()}
+            sig.append(tuple(sorted(_key_counts(node, ids, by_name, counted).items())))
+        for _, ids, names in fams:
+            one = min(names)
+            node = _rewrite(node, ids, {k: one for k in names}, names, rewrites)
+        sig.append(_norm(node, norms))
+        of[tid] = tuple(sig)
+        by.setdefault(of[tid], []).append(tid)
+    return {"of": of, "by": by}
+
+
+def _key_counts(node, ids, by_name: dict, memo: dict) -> Counter:
+    """How often each key appears in ``node`` as a literal among ``ids`` or an instance name."""
+    if isinstance(node, S.IntLit):
+        return Counter({node.value: 1}) if id(node) in ids else Counter()
+    if isinstance(node, S.ProcRef):
+        k = by_name.get(node.name)
+        return Counter() if k is None else Counter({k: 1})
+    if isinstance(node, tuple):
+        out = Counter()
+        for x in node:
+            out.update(_key_counts(x, ids, by_name, memo))
+        return out
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        hit = memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        out = Counter()
+        for f in dataclasses.fields(node):
+            if f.name != "pos":
+                out.update(_key_counts(getattr(node, f.name), ids, by_name, memo))
+        memo[id(node)] = (node, out)
+        return out
+    return Counter()
 
 
 #: id of a live CompiledModel -> process index -> {normal form of a transition: its first id}
