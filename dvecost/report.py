@@ -30,7 +30,7 @@ from typing import Any, Mapping, Sequence
 # importing it back would make a circle.
 
 __all__ = ["render_text", "render_json", "render_dot", "render_markdown", "render_html",
-           "render_steps", "explore_message", "DOT_FULL_LIMIT"]
+           "render_steps", "explore_message", "summary_lines", "DOT_FULL_LIMIT"]
 
 #: The whole state graph goes into the DOT output when it has at most this many states.
 DOT_FULL_LIMIT = 2000
@@ -63,6 +63,16 @@ def _value_line(a: Analysis) -> str:
     dec = _decimal(a.value)
     shown = exact if exact == dec else f"{exact} = {dec}"
     return f"{a.label} = {shown} ({cert})"
+
+
+def summary_lines(a: Analysis) -> list[str]:
+    """The model and state-space lines at the head of the report.
+
+    >>> from dvecost.result import demo
+    >>> summary_lines(demo())[1]
+    'state space: 2 states, 2 transitions, no deadlock, error state not reached'
+    """
+    return _summary_lines(a)
 
 
 def _summary_lines(a: Analysis) -> list[str]:

@@ -27,6 +27,7 @@ from . import (add_common, add_model_run, emit_json, parse_defines,
                peak_memory_bytes, print_error, stop_info)
 from .subcommand import add_command
 from .terminal import ProgressLine, is_terminal
+from .views import add_view_options, check_view_files, text_width, write_views
 
 __all__ = ["register", "run", "ProgressLine"]
 
@@ -47,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dot", metavar="FILE",
                    help="write the critical cycle and its prefix (and the whole graph when "
                         "small) as Graphviz DOT to FILE ('-' for stdout)")
+    add_view_options(p)
     p.add_argument("--symmetry", choices=("auto", "off"), default="auto",
                    help="auto (default): explore one state per orbit of interchangeable "
                         "template instances (same answer); off: the full product")
@@ -61,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dot and args.no_witness:
         raise ConfigurationError("--dot draws the critical cycle, which --no-witness leaves out")
     defines = parse_defines(args.defines)
+    check_view_files(args)
     progress = ProgressLine(sys.stderr) if _interactive(sys.stderr, args.quiet) else None
     try:
         result = analyze(args.model, ratio=args.ratio, mode="min" if args.min else "max",
@@ -130,7 +133,11 @@ def _output(args: argparse.Namespace, result) -> int:
             d = result.as_dict()
             emit_json(d.pop("status"), timings=d.pop("timings"), **d)
         elif args.dot != "-":
-            print(render_text(result, trace=args.trace, peak_memory=peak_memory_bytes()))
+            print(render_text(result, trace=args.trace, peak_memory=peak_memory_bytes(),
+                              view=args.view, width=text_width()))
+        for path in write_views(args, result if result.witness else None, result.model):
+            if not args.json:
+                print(f"written to {path}")
         sys.stdout.flush()
     except BrokenPipeError:  # `dvecost analyze ... | head`: the reader has seen enough
         import os

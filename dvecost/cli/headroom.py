@@ -13,6 +13,7 @@ from dve.errors import ExplorationLimit, RunStopped
 
 from . import add_backend, add_common, add_limits, emit_json, report_stop
 from .subcommand import add_command
+from .views import add_view_options, check_view_files, text_width, write_views
 from .workers import parse_clients
 
 
@@ -31,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trace", action="store_true",
                    help="also show the run from the initial state to the critical cycle")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_view_options(p)
     add_backend(p)
     add_limits(p)
     add_common(p)
@@ -42,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ..capacity import headroom
     from ..report import render_text
 
+    check_view_files(args)
     try:
         result = headroom(args.spec, parse_clients(args.clients), backend=args.backend,
                           max_states=args.max_states, max_memory=args.max_memory,
@@ -50,13 +53,20 @@ def run(args: argparse.Namespace) -> int:
         if args.debug:
             raise
         return report_stop(exc, args)  # as `dvecost analyze` stops
+    d = result.as_dict()
     if args.json:
-        d = result.as_dict()
         seconds = d.pop("seconds")
         status = d.pop("status")
         emit_json(status, **d, analysis=result.witness.as_dict(), timings={"total": seconds})
     else:
         print(result)
         print()
-        print(render_text(result.witness, trace=args.trace))
+        print(render_text(result.witness, trace=args.trace, view=args.view,
+                          width=text_width()))
+    facts = [(k.replace("_", " "), k, v) for k, v in d.items()
+             if isinstance(v, (int, float, str)) and k not in ("status", "seconds")]
+    for path in write_views(args, result.witness, f"dvecost headroom {args.spec} "
+                            f"--clients {args.clients}", facts=facts):
+        if not args.json:
+            print(f"written to {path}")
     return 0
