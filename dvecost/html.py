@@ -43,7 +43,9 @@ def render_report(a, title: str, *, facts: Sequence[tuple[str, str, object]] = (
     title : str
         The page's title (the command line, say).
     facts : sequence of (label, json key, value)
-        Figures of the command above the analysis (headroom's capacity, saturate's answer).
+        Figures of the command above the analysis (headroom's capacity, saturate's answer),
+        each under ``data-key="result.KEY"`` (the command's JSON field; the analysis's own
+        fields are under their ``--json`` names of ``analysis``).
     curve : sequence of (clients, exact load, load)
         The load against the number of clients (``saturate``), drawn as an inline SVG.
     chart : bool
@@ -58,7 +60,7 @@ def render_report(a, title: str, *, facts: Sequence[tuple[str, str, object]] = (
     if facts:
         out.append("<table class='facts'>")
         for label, key, value in facts:
-            out.append(f"<tr><th>{e(label)}</th><td>{_kv(key, value)}</td></tr>")
+            out.append(f"<tr><th>{e(label)}</th><td>{_kv('result.' + key, value)}</td></tr>")
         out.append("</table>")
     out.append(f"<p class='answer'>{e(a.label)} = {_kv('exact', a.exact)} = "
                f"{_kv('value', float(a.value))} "
