@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 from typing import Sequence
 
-__all__ = ["render_report"]
+__all__ = ["render_report", "render_frontier"]
 
 _STYLE = """
 body { font-family: sans-serif; margin: 2em; max-width: 110em; }
@@ -125,3 +125,65 @@ def _curve_svg(curve: Sequence[tuple[int, str, float]], w: int = 480, h: int = 2
             f"<polyline fill='none' stroke='#4c9be8' points='{pts}'/>{dots}"
             f"<text x='{w / 2}' y='{h - 6}' font-size='11'>clients</text>"
             f"<text x='4' y='{pad - 8}' font-size='11'>load (max {max(ys):.3g})</text></svg>")
+
+
+def render_frontier(result, title: str) -> str:
+    """The HTML page of a saturation frontier (:class:`scenarios.capacity.FrontierResult`):
+    the staircase as an inline SVG, then the staircase and the evaluated points as tables
+    (``data-key`` ``stair.a``, ``stair.b``; ``point.a``, ``point.b``, ``point.exact``).
+
+    >>> from fractions import Fraction
+    >>> from scenarios.capacity import FrontierPoint, FrontierResult
+    >>> r = FrontierResult("s", "x", "y", (), Fraction(1), 2, 2, ((0, 2), (1, 1), (2, None)),
+    ...                    (FrontierPoint(1, 2, Fraction(3, 2), True, 9, 0.1),), True, ())
+    >>> page = render_frontier(r, "demo")
+    >>> "<svg" in page and "data-key='stair.b'>1<" in page
+    True
+    """
+    e = html.escape
+    out = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>",
+           f"<title>{e(title)}</title><style>{_STYLE}</style></head><body>",
+           f"<h1>{e(title)}</h1>",
+           f"<p class='answer'>the largest count of {e(result.b)} that does not saturate the "
+           f"server, for each count of {e(result.a)} (capacity "
+           f"{_kv('result.capacity', result.capacity)})</p>"]
+    if result.fixed:
+        out.append("<p>held fixed: " + e(", ".join(f"{k}={v}" for k, v in result.fixed))
+                   + "</p>")
+    out.append(_stair_svg(result))
+    out.append(f"<table><tr><th>{e(result.a)}</th><th>largest {e(result.b)}</th></tr>")
+    for a, b in result.stair:
+        shown = "none (saturates at 0)" if b is None else b
+        out.append(f"<tr><td data-key='stair.a'>{a}</td><td data-key='stair.b'>{shown}</td></tr>")
+    out.append("</table><h2>Points evaluated</h2>")
+    out.append(f"<table><tr><th>{e(result.a)}</th><th>{e(result.b)}</th><th>load</th>"
+               "<th>saturated</th></tr>")
+    for p in result.points:
+        out.append(f"<tr><td data-key='point.a'>{p.n_a}</td><td data-key='point.b'>{p.n_b}</td>"
+                   f"<td data-key='point.exact'>{e(str(p.exact))}</td>"
+                   f"<td>{'yes' if p.saturated else 'no'}</td></tr>")
+    out.append("</table></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _stair_svg(result, w: int = 420, h: int = 320) -> str:
+    """The staircase: for each count of ``a`` a bar up to the largest count of ``b``."""
+    pad = 40
+    na, nb = max(result.max_a, 1), max(result.max_b, 1)
+
+    def px(x):
+        return pad + x / (na + 1) * (w - 2 * pad)
+
+    def py(y):
+        return h - pad - y / (nb + 1) * (h - 2 * pad)
+
+    bars = "".join(
+        f"<rect x='{px(a):.1f}' y='{py(b + 1):.1f}' width='{px(a + 1) - px(a):.1f}' "
+        f"height='{py(0) - py(b + 1):.1f}' fill='#5cb85c' stroke='white'/>"
+        for a, b in result.stair if b is not None)
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}'>{bars}"
+            f"<line x1='{pad}' y1='{h - pad}' x2='{w - pad}' y2='{h - pad}' stroke='black'/>"
+            f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{h - pad}' stroke='black'/>"
+            f"<text x='{w / 2}' y='{h - 8}' font-size='11'>{html.escape(result.a)}</text>"
+            f"<text x='4' y='{pad - 10}' font-size='11'>{html.escape(result.b)} "
+            f"(green: does not saturate)</text></svg>")

@@ -343,6 +343,7 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
         X = np.stack([rep_of[s] for s in sorted(set(srcs))], axis=1) if uniq else None
         col = {s: i for i, s in enumerate(sorted(set(srcs)))}
         src_of = dict(zip(edges, srcs))
+        ex.ev.prepare(choices.ravel(), guards=False)   # what the steps run, as one module
         Y, _, _, _ = ex._step_sync(X, np.asarray([col[src_of[e]] for e in uniq], np.int64),
                                    choices, np.zeros(len(uniq), bool))
         Y = Y.astype(np.int64)

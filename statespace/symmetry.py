@@ -705,7 +705,7 @@ def _key_signatures(cm: CompiledModel, process: int, fams) -> dict:
     The guards are left out: a server's guards count over every client (thousands of nodes)
     while its effects name the clients it admits; transitions alike without them fall back
     on the full rewrite."""
-    counted: dict = {}
+    counted: list[dict] = [{} for _ in fams]    # one memo per family: its own ids
     rewrites: dict = {}
     norms: dict = {}
     of, by = {}, {}
@@ -713,9 +713,9 @@ def _key_signatures(cm: CompiledModel, process: int, fams) -> dict:
         t = cm.transitions[tid]
         node = (t.node.sync, t.node.effects)
         sig = [t.src, t.dst]
-        for _, ids, names in fams:
+        for (_, ids, names), memo in zip(fams, counted):
             by_name = {n: k for k, n in names.items()}
-            sig.append(tuple(sorted(_key_counts(node, ids, by_name, counted).items())))
+            sig.append(tuple(sorted(_key_counts(node, ids, by_name, memo).items())))
         for _, ids, names in fams:
             one = min(names)
             node = _rewrite(node, ids, {k: one for k in names}, names, rewrites)

@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     a, b = parse_pair(args.frontier, "--frontier")
     others = parse_clients(args.fixed) if args.fixed.strip() else {}
     check_output_files(args.csv, args.plot)
+    check_output_files(getattr(args, "html", None), None)
     exit_code = 0
     try:
         result = frontier(args.spec, a, b, max_clients=parse_limits(args.frontier_max),
@@ -107,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
         files["csv"] = write_atomic(args.csv, result.csv())
     if args.plot:
         files["plot"] = save_figure(build_figure(result), args.plot)
+    if getattr(args, "html", None):
+        from ..html import render_frontier
+        files["html"] = write_atomic(args.html, render_frontier(
+            result, f"dvecost saturate {args.spec} --frontier {args.frontier}"))
     if args.json:
         d = result.as_dict()
         if files:

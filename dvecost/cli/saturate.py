@@ -44,6 +44,7 @@ from dve.errors import ConfigurationError, RunStopped
 from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes,
                report_stop)
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
+from .views import add_view_options, check_view_files, render_cycle, text_width, write_views
 from .subcommand import add_command
 from .terminal import is_terminal
 
@@ -105,6 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "line; with --frontier the staircase over the grid, each point "
                         "coloured by its load (needs matplotlib: pip install 'dvecost[plot]')")
     p.add_argument("--list", action="store_true", help="list the bundled templates and exit")
+    add_view_options(p)
     frontier.add_options(p)
     add_common(p)
 
@@ -126,11 +128,15 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigurationError("saturate needs a SPEC: a template name (dvecost saturate "
                                  "--list) or a scenario file")
     if args.frontier:
+        if args.chart or args.view != "steps":
+            raise ConfigurationError("--chart and --view show a critical cycle, which "
+                                     "--frontier does not decode")
         return frontier.run(args)
     if args.workers is not None:
         raise ConfigurationError("--workers applies to --frontier only")
     jobs = check_jobs(1 if args.jobs is None else args.jobs)
     check_output_files(args.csv, args.plot)
+    check_view_files(args)
     exit_code = 0
     show = progress_printer(sys.stderr, quiet=args.quiet, live=is_terminal(sys.stderr))
     try:
@@ -163,10 +169,25 @@ def run(args: argparse.Namespace) -> int:
         files["csv"] = write_atomic(args.csv, render_csv(result))
     if args.plot:
         files["plot"] = write_plot(result, args.plot)
+    a = result.witness if getattr(result.witness, "cycle", None) else None
+    if a is not None and (args.chart or args.html):
+        curve = [(p.clients, str(p.exact), float(p.exact)) for p in result.curve
+                 if getattr(p, "exact", None) is not None]
+        facts = [("saturating clients", "saturating_clients", result.saturating_clients),
+                 ("capacity", "capacity", result.capacity)]
+        written = write_views(args, a, f"dvecost saturate {args.spec} (N = "
+                              f"{result.saturating_clients})", facts=facts, curve=curve)
+        for what, path in zip([x for x in ("chart", "html") if getattr(args, x)], written):
+            files[what] = path
+    elif args.chart or args.html:
+        raise ConfigurationError("--chart and --html show the answer's critical cycle: none "
+                                 "was decoded (no saturating N, or --no-witness)")
     if args.json:
         print(json.dumps(json_object(result, files), default=str), flush=True)
     else:
         print(render_report(result, linear=args.linear))
+        if args.view == "ticks" and a is not None and a.ticks() is not None:
+            print(render_cycle(a, width=text_width()))
         print(render_cost(result, peak_memory_bytes()))
         for what, path in files.items():
             print(f"{what}: written to {path}")

@@ -11,7 +11,7 @@ from dve.errors import ConfigurationError
 
 from .files import check_output_files, save_figure, write_atomic
 
-__all__ = ["add_view_options", "check_view_files", "write_views", "text_width"]
+__all__ = ["add_view_options", "check_view_files", "write_views", "text_width", "render_cycle"]
 
 
 def add_view_options(p: argparse.ArgumentParser) -> None:
@@ -58,3 +58,16 @@ def write_views(args: argparse.Namespace, a, title: str, *,
         written.append(write_atomic(args.html, render_report(a, title, facts=facts,
                                                              curve=curve)))
     return written
+
+
+def render_cycle(a, width: int = 100) -> str:
+    """The critical cycle of ``a`` tick by tick, with its legend and starved clients (what
+    ``saturate --view ticks`` adds under its answer)."""
+    from ..ticks import legend_line, render_ticks, starved_line
+    tv = a.ticks()
+    lines = [f"critical cycle tick by tick ({tv.n_ticks} ticks):", *render_ticks(tv, width),
+             "  " + legend_line(tv)]
+    starved = starved_line(tv)
+    if starved:
+        lines.append("  " + starved)
+    return "\n".join(lines)

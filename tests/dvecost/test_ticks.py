@@ -194,3 +194,36 @@ def test_view_ticks_needs_nothing_for_async_models():
                 "system async;", backend="cpu")
     assert a.ticks() is None
     assert render_text(a, view="ticks") == render_text(a)
+
+
+class _All(HTMLParser):
+    """Every ``data-key`` element's text, in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.items, self.key = [], None
+
+    def handle_starttag(self, tag, attrs):
+        self.key = dict(attrs).get("data-key", self.key if tag == "span" else None)
+
+    def handle_data(self, data):
+        if self.key is not None:
+            self.items.append((self.key, data))
+            self.key = None
+
+
+def test_saturate_html_holds_the_curve_and_answer_of_json(tmp_path):
+    pytest.importorskip("matplotlib")
+    page = tmp_path / "s.html"
+    out = _dvecost("saturate", "paper-server", "-q", "--html", str(page), "--view", "ticks")
+    assert out.returncode == 0, out.stderr
+    assert "critical cycle tick by tick" in out.stdout
+    js = json.loads(_dvecost("saturate", "paper-server", "-q", "--json").stdout)
+    p = _All()
+    p.feed(page.read_text())
+    got = dict(p.items)
+    assert int(got["result.saturating_clients"]) == js["saturating_clients"]
+    clients = [int(v) for k, v in p.items if k == "curve.clients"]
+    loads = [v for k, v in p.items if k == "curve.exact"]
+    want = {c["clients"]: c["exact"] for c in js["curve"] if c["exact"] is not None}
+    assert clients and dict(zip(clients, loads)) == want
