@@ -678,9 +678,13 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
     if sigs is None:
         sigs = memo[("keys", t.process)] = _key_signatures(cm, t.process, fams)
     mine = sigs["of"][tid]
-    want = (t.src, t.dst) + tuple(
-        tuple(sorted(Counter({ren[tpl].get(k, k): c for k, c in counts}).items()))
-        for (tpl, _, _), counts in zip(fams, mine[2:-1])) + (mine[-1],)
+
+    def renamed(part):     # (key counts per family, shape) under the renaming
+        return tuple(tuple(sorted(Counter({ren[tpl].get(k, k): c for k, c in counts}).items()))
+                     for (tpl, _, _), counts in zip(fams, part[:-1])) + (part[-1],)
+
+    want = (t.src, t.dst, renamed(mine[2]),
+            tuple(sorted((renamed(x) for x in mine[3]), key=repr)))
     hits = sigs["by"].get(want, ())
     if len(hits) == 1:
         memo[key] = hits[0]
@@ -697,32 +701,64 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
 
 def _key_signatures(cm: CompiledModel, process: int, fams) -> dict:
     """For each transition of ``process`` (outside the groups), what a renaming of the keys
-    maps onto its image's: its local states, per family the multiset of the keys its sync
-    and effects name (literals among the family's ``ids``, instance names), and the shape of
-    its sync and effects (every key renamed to one). ``{"of": {tid: signature}, "by":
-    {signature: [tids]}}``: a signature that one transition alone holds names the image.
+    maps onto its image's: its local states; for its sync and effects, per family the
+    multiset of the keys they name (literals among the family's ``ids``, instance names) and
+    their shape (every key renamed to one); the same for each small conjunct of its guard,
+    as a multiset (conjuncts commute). ``{"of": {tid: signature}, "by": {signature:
+    [tids]}}``: a signature that one transition alone holds names the image.
 
-    The guards are left out: a server's guards count over every client (thousands of nodes)
-    while its effects name the clients it admits; transitions alike without them fall back
-    on the full rewrite."""
+    Large conjuncts are left out: a server's guards count over every client (thousands of
+    nodes) while what tells its transitions apart (the client admitted, the kind of its
+    request) is small; transitions alike without them fall back on the full rewrite. Leaving
+    a part out in every transition keeps the signature a function that renaming commutes
+    with."""
     counted: list[dict] = [{} for _ in fams]    # one memo per family: its own ids
     rewrites: dict = {}
     norms: dict = {}
-    of, by = {}, {}
-    for tid in cm.processes[process].transitions:
-        t = cm.transitions[tid]
-        node = (t.node.sync, t.node.effects)
-        sig = [t.src, t.dst]
+
+    def part(node):
+        out = []
         for (_, ids, names), memo in zip(fams, counted):
             by_name = {n: k for k, n in names.items()}
-            sig.append(tuple(sorted(_key_counts(node, ids, by_name, memo).items())))
+            out.append(tuple(sorted(_key_counts(node, ids, by_name, memo).items())))
         for _, ids, names in fams:
             one = min(names)
             node = _rewrite(node, ids, {k: one for k in names}, names, rewrites)
-        sig.append(_norm(node, norms))
-        of[tid] = tuple(sig)
-        by.setdefault(of[tid], []).append(tid)
+        return tuple(out) + (_norm(node, norms),)
+
+    of, by = {}, {}
+    for tid in cm.processes[process].transitions:
+        t = cm.transitions[tid]
+        small = [c for g in t.node.guard for c in _conjuncts(g) if _size(c, _SMALL) <= _SMALL]
+        sig = (t.src, t.dst, part((t.node.sync, t.node.effects)),
+               tuple(sorted((part(c) for c in small), key=repr)))
+        of[tid] = sig
+        by.setdefault(sig, []).append(tid)
     return {"of": of, "by": by}
+
+
+#: Conjuncts of a guard with at most this many nodes enter a transition's key signature.
+_SMALL = 64
+
+
+def _conjuncts(e) -> list:
+    """The operands of a chain of ``and`` (``e`` itself when it is none)."""
+    if isinstance(e, S.Binary) and e.op == "and":
+        return _chain(e)
+    return [e]
+
+
+def _size(node, limit: int) -> int:
+    """The nodes of ``node``, counted up to ``limit + 1`` (then it stops)."""
+    n, stack = 0, [node]
+    while stack and n <= limit:
+        x = stack.pop()
+        if isinstance(x, tuple):
+            stack.extend(x)
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+            n += 1
+            stack.extend(getattr(x, f.name) for f in dataclasses.fields(x) if f.name != "pos")
+    return n
 
 
 def _key_counts(node, ids, by_name: dict, memo: dict) -> Counter:
