@@ -33,11 +33,28 @@ def _phase_oracle(move) -> str:
     return "either"
 
 
+def _ticks_of(steps):
+    """Steps grouped into ticks: a server's admission steps take no time, the step in which
+    every process moves takes one tick."""
+    out, cur = [], []
+    for s in steps:
+        cur.append(s)
+        if s.time:
+            out.append(cur)
+            cur = []
+    assert not cur
+    return out
+
+
 def _check_view(a, steps, view, cost_per_tick):
-    """Every cell of ``view`` against the steps it shows (one step per tick here)."""
-    assert view.n_ticks == len(steps)
+    """Every cell of ``view`` against the steps it shows."""
+    ticks = _ticks_of(steps)
+    assert view.n_ticks == len(ticks)
     rows = {r.label: r for r in view.rows}
-    for k, step in enumerate(steps):
+    for k, tick in enumerate(ticks):
+        step = tick[-1]          # the step in which every client moves
+        for s in tick[:-1]:      # admission steps: the clients stay where they are
+            assert all(m.source == m.target for m in s.moves if m.process in rows)
         served = 0
         for m in step.moves:
             if m.process not in rows or rows[m.process].kind != "client":
@@ -49,9 +66,11 @@ def _check_view(a, steps, view, cost_per_tick):
             else:
                 assert sym == want, (k, m, sym)
             served += sym == "#"
-        # every request costs `cost_per_tick` per tick of service: the load counts the '#'
-        assert step.cost == served * cost_per_tick, (k, step.cost, served)
-        assert view.load[k] == step.cost
+        # every request costs `cost_per_tick` per tick of service, charged once per step of
+        # the tick: the load counts the '#'
+        cost = sum(s.cost for s in tick)
+        assert cost == served * cost_per_tick * len(tick), (k, cost, served)
+        assert view.load[k] * len(tick) == cost
         workers = [r for r in view.rows if r.kind == "worker"]
         busy = sum(r.cells[k] != "-" for r in workers)
         assert busy == served == view.busy[k]
@@ -59,6 +78,27 @@ def _check_view(a, steps, view, cost_per_tick):
     for c in view.starved:
         assert all(rows[c].cells[k] == "w" for k in range(view.n_ticks))
         assert all(m.source == m.target for s in steps for m in s.moves if m.process == c)
+
+
+PHASED = """
+from scenarios import Scenario, Think, Request, Server, apportion
+u = Scenario("u", [Think(1), Request("q", service=2)])
+v = Scenario("v", [Request("w", service=1), Think(2)])
+server = Server(workers=3, admissions=2)
+def system(n):
+    return apportion({u: 1, v: 1}, n)
+"""
+
+
+@pytest.mark.parametrize("clients", [{"u": 3, "v": 2}, {"u": 1, "v": 4}])
+def test_several_admissions_per_tick_make_one_column(tmp_path, clients):
+    spec = tmp_path / "phased.py"
+    spec.write_text(PHASED)
+    a = headroom(str(spec), clients, backend="cpu").witness
+    v = a.ticks()
+    assert set(v.steps) == {3}             # admissions + 1 steps per tick
+    _check_view(a, a.cycle, v, 1)
+    _check_view(a, a.prefix, a.ticks(prefix=True), 1)
 
 
 @pytest.mark.parametrize("clients,workers", [({"browser": 4, "buyer": 2}, 2),
