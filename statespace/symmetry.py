@@ -615,9 +615,9 @@ def _norm1(x, memo: dict | None):
                 _norm(x.time, memo))
     if isinstance(x, tuple):
         return tuple(_norm(y, memo) for y in x)
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return (type(x).__name__,) + tuple(_norm(getattr(x, f.name), memo)
-                                           for f in dataclasses.fields(x) if f.name != "pos")
+    names = _field_names(type(x))
+    if names is not None:
+        return (type(x).__name__,) + tuple(_norm(getattr(x, f), memo) for f in names)
     return x
 
 
@@ -755,10 +755,27 @@ def _size(node, limit: int) -> int:
         x = stack.pop()
         if isinstance(x, tuple):
             stack.extend(x)
-        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
-            n += 1
-            stack.extend(getattr(x, f.name) for f in dataclasses.fields(x) if f.name != "pos")
+        else:
+            names = _field_names(type(x))
+            if names is not None:
+                n += 1
+                stack.extend(getattr(x, f) for f in names)
     return n
+
+
+#: Per class: the names of its dataclass fields but ``pos``, or None when not a dataclass.
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The fields a syntax walk reads (``dataclasses.fields`` is slow called per node)."""
+    try:
+        return _FIELDS[cls]
+    except KeyError:
+        names = (tuple(f.name for f in dataclasses.fields(cls) if f.name != "pos")
+                 if dataclasses.is_dataclass(cls) else None)
+        _FIELDS[cls] = names
+        return names
 
 
 def _key_counts(node, ids, by_name: dict, memo: dict) -> Counter:
@@ -773,14 +790,14 @@ def _key_counts(node, ids, by_name: dict, memo: dict) -> Counter:
         for x in node:
             out.update(_key_counts(x, ids, by_name, memo))
         return out
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+    names = _field_names(type(node))
+    if names is not None:
         hit = memo.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1]
         out = Counter()
-        for f in dataclasses.fields(node):
-            if f.name != "pos":
-                out.update(_key_counts(getattr(node, f.name), ids, by_name, memo))
+        for f in names:
+            out.update(_key_counts(getattr(node, f), ids, by_name, memo))
         memo[id(node)] = (node, out)
         return out
     return Counter()
