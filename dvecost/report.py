@@ -30,7 +30,7 @@ from typing import Any, Mapping, Sequence
 # importing it back would make a circle.
 
 __all__ = ["render_text", "render_json", "render_dot", "render_markdown", "render_html",
-           "render_steps", "explore_message", "DOT_FULL_LIMIT"]
+           "render_steps", "explore_message", "summary_lines", "DOT_FULL_LIMIT"]
 
 #: The whole state graph goes into the DOT output when it has at most this many states.
 DOT_FULL_LIMIT = 2000
@@ -72,6 +72,16 @@ def _value_line(a: Analysis) -> str:
     dec = _decimal(a.value)
     shown = exact if exact == dec else f"{exact} = {dec}"
     return f"{a.label} = {shown} ({cert})"
+
+
+def summary_lines(a: Analysis) -> list[str]:
+    """The model and state-space lines at the head of the report.
+
+    >>> from dvecost.result import demo
+    >>> summary_lines(demo())[1]
+    'state space: 2 states, 2 transitions, no deadlock, error state not reached'
+    """
+    return _summary_lines(a)
 
 
 def _summary_lines(a: Analysis) -> list[str]:
@@ -118,7 +128,9 @@ def render_steps(steps: Sequence[Step], *, start: int = 1, indent: str = "  ") -
     """A run of the model as table lines: step, process, transition, sync, cost, time, changes.
 
     A step in which several processes move (a rendezvous, ``system sync``) takes one line per
-    process; cost, time and changes sit on its first line.
+    process that changes (its local state or one of its variables); cost, time and changes
+    sit on its first line, and a last line says how many others took a self-loop changing
+    nothing (``N others unchanged``).
 
     >>> from dvecost.result import demo
     >>> for line in render_steps(demo().cycle): print(line)
@@ -138,7 +150,19 @@ def render_steps(steps: Sequence[Step], *, start: int = 1, indent: str = "  ") -
         if not moves:
             rows.append((str(k), "?", "?", "", cost, time, changes))
             continue
+        if len(moves) > 2:
+            # system sync: every process moves; keep those that change something.
+            owners = {name.split(".", 1)[0].split("[", 1)[0] for name, _, _ in step.changed}
+            shown = [m for m in moves if m.source != m.target or m.process in owners or m.sync]
+            hidden = len(moves) - len(shown)
+            moves = shown or moves[:1]
+            if hidden:
+                moves = [*moves, None]
         for i, m in enumerate(moves):
+            if m is None:
+                rows.append(("", f"({hidden} other{'s' * (hidden != 1)} unchanged)", "", "",
+                             "", "", ""))
+                continue
             first = i == 0
             rows.append((str(k) if first else "", m.process, m.transition, m.sync or "",
                          cost if first else "", time if first else "",
@@ -172,7 +196,8 @@ def _initial_line(a: Analysis) -> str:
     return f"initial state: {items}" if items else "initial state: (empty)"
 
 
-def render_text(a: Analysis, *, trace: bool = False, peak_memory: int | None = None) -> str:
+def render_text(a: Analysis, *, trace: bool = False, peak_memory: int | None = None,
+                view: str = "steps", width: int = 100) -> str:
     """The human-readable report of ``dvecost analyze``.
 
     Parameters
@@ -182,6 +207,9 @@ def render_text(a: Analysis, *, trace: bool = False, peak_memory: int | None = N
         Also show the run from the initial state to the cycle (``--trace``).
     peak_memory : int, optional
         The process's peak memory in bytes, added to the timings line.
+    view : {'steps', 'ticks'}
+        The runs step by step, or (``system sync``) tick by tick (:mod:`dvecost.ticks`),
+        wrapped to ``width`` columns.
 
     Returns
     -------
@@ -206,7 +234,7 @@ def render_text(a: Analysis, *, trace: bool = False, peak_memory: int | None = N
     out = _summary_lines(a)
     out.append(_value_line(a))
     out.append("")
-    out.extend(_cycle_block(a, trace) if a.witness
+    out.extend(_cycle_block(a, trace, view, width) if a.witness
                else ["critical cycle: not decoded (value only)"])
     for w in a.warnings:
         out.append("")
@@ -220,20 +248,36 @@ def render_text(a: Analysis, *, trace: bool = False, peak_memory: int | None = N
     return "\n".join(out)
 
 
-def _cycle_block(a: Analysis, trace: bool) -> list[str]:
+def _cycle_block(a: Analysis, trace: bool, view: str = "steps", width: int = 100) -> list[str]:
     """The critical cycle as a table, with the run reaching it (``trace``) or a hint."""
+    from .ticks import legend_line, render_ticks, starved_line
     n = len(a.cycle)
     c_cost = sum(s.cost for s in a.cycle)
     c_time = sum(s.time for s in a.cycle)
     start = a.cycle[0].source if a.cycle else 0
     where = "the initial state" if start == 0 else \
         f"reached in {len(a.prefix)} step{'s' * (len(a.prefix) != 1)}"
-    out = [f"critical cycle: {n} step{'s' * (n != 1)}, cost {c_cost}, time {c_time}, "
-           f"from state {start} ({where})", *render_steps(a.cycle)]
+    tv = a.ticks()
+    by_tick = view == "ticks" and tv is not None
+    head = (f"critical cycle: {n} step{'s' * (n != 1)}, cost {c_cost}, time {c_time}, "
+            f"from state {start} ({where})")
+    if by_tick:
+        out = [f"{head}; {tv.n_ticks} tick{'s' * (tv.n_ticks != 1)}:",
+               *render_ticks(tv, width), "  " + legend_line(tv)]
+    else:
+        out = [head, *render_steps(a.cycle)]
+    starved = starved_line(tv) if tv is not None else None
+    if starved:
+        out.append(f"  {starved}")
     if trace:
         out.append("")
         out.append(_initial_line(a))
-        if a.prefix:
+        if a.prefix and by_tick:
+            pv = a.ticks(prefix=True)
+            out.append(f"run from the initial state to state {start} ({len(a.prefix)} steps, "
+                       f"{pv.n_ticks} tick{'s' * (pv.n_ticks != 1)}):")
+            out.extend(render_ticks(pv, width))
+        elif a.prefix:
             out.extend(_run_block(f"run from the initial state to state {start}", a.prefix))
         else:
             out.append("the cycle starts in the initial state")

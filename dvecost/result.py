@@ -234,6 +234,9 @@ class Analysis:
             "error_trace": None if self.error_trace is None
             else [s.as_dict() for s in self.error_trace],
             "warnings": list(self.warnings),
+            # system sync: the cycle tick by tick and the clients starved on it (dvecost.ticks)
+            "ticks": None if (v := self.ticks()) is None else v.as_dict(),
+            "starved": None if v is None else list(v.starved),
             "witness": self.witness,
             "symmetry": jsonable(dict(self.symmetry)) if self.symmetry is not None else None,
             "backend": self.backend,
@@ -241,6 +244,22 @@ class Analysis:
             "timings": {**{k: round(v, 6) for k, v in self.seconds.items()},
                         "total": round(total, 6)},
         }
+
+    def ticks(self, prefix: bool = False):
+        """The critical cycle (``prefix``: the run reaching it) tick by tick
+        (:func:`dvecost.ticks.tick_view`), or ``None`` unless the model is ``system sync`` and
+        its runs were decoded.
+
+        >>> demo().ticks() is None   # an async model
+        True
+        """
+        from .ticks import tick_view
+        if self.system != "sync" or not self.witness or not self.cycle:
+            return None
+        model = self.graph.model if self.graph is not None else None
+        if prefix:
+            return tick_view(self.prefix, self.initial, model)
+        return tick_view(self.cycle, self.cycle[-1].state, model)
 
     # -- notebooks -----------------------------------------------------------------------
 

@@ -859,21 +859,27 @@ class Evaluator:
         self.guard_size: dict[int, int] = {}
         self.sources: dict[tuple, str] = {}
 
-    def prepare(self) -> Evaluator:
+    def prepare(self, transitions=None, guards: bool = True) -> Evaluator:
         """Generate every function exploration may call (guards, charges, effects of every
         action) now, compiled as one module, with a recursion limit high enough for very long
-        expressions."""
+        expressions. ``transitions`` (ids): only those transitions' functions (and no
+        rendezvous), those not generated yet (what a few steps of a run need, compiled at
+        once instead of one module each); ``guards=False``: their charges and effects only
+        (steps whose transitions are known to be enabled)."""
         cm = self.cm
         self._pending: list[tuple[tuple, str, str]] = []
+        todo = cm.transitions if transitions is None else \
+            [cm.transitions[int(i)] for i in sorted(set(transitions))]
         try:
             with _deep_recursion():
-                for t in cm.transitions:
-                    self.guard(t.id)
+                for t in todo:
+                    if guards:
+                        self.guard(t.id)
                     if self.constant_charge(t.id) is None:
                         self.charge(t.id)
                     if cm.system == "sync" or t.sync_kind in (None, "bsend", "brecv"):
                         self.effect((t.id,))
-                for a in cm.actions:
+                for a in (cm.actions if transitions is None else ()):
                     if a.kind == "rendezvous":
                         self.effect(a.transitions)
             pending, self._pending = self._pending, None

@@ -183,7 +183,8 @@ class Explorer:
     :func:`build_state_graph` runs one, :mod:`statespace.quotient` extends it."""
 
     def __init__(self, cm, xp, chunk_size, max_states, max_memory, progress,
-                 error_successors=False, *, on_device_full: str = "host") -> None:
+                 error_successors=False, *, on_device_full: str = "host",
+                 lazy: bool = False) -> None:
         if on_device_full not in ("host", "stop"):
             raise ValueError(f"on_device_full must be 'host' or 'stop', not {on_device_full!r}")
         self.error_successors = error_successors
@@ -198,7 +199,9 @@ class Explorer:
         self.cm, self.xp = cm, xp
         self.chunk_size = max(1, int(chunk_size))
         self.max_states, self.max_memory, self.progress = max_states, max_memory, progress
-        self.ev = Evaluator(cm, xp).prepare()
+        # lazy: each function is generated when first called (one that steps a few rows of
+        # a run uses a handful of transitions, and compiling all of them costs more).
+        self.ev = Evaluator(cm, xp) if lazy else Evaluator(cm, xp).prepare()
         self.const_charge = [self.ev.constant_charge(t.id) for t in cm.transitions]
         # Transitions by (process, source state); system actions by their first transition
         # (with a property process: the system step's index and the action of its first

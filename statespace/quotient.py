@@ -264,7 +264,7 @@ def _apply_perm(sym: Symmetry, X: np.ndarray, perms) -> np.ndarray:
     return Y
 
 
-def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
+def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=None):
     """A run of the full model following a walk of the quotient (repeated until it closes).
 
     Parameters
@@ -278,6 +278,9 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
     close : bool
         Walk ``edges`` again until the run is back at its first state (``edges`` must then be a
         cycle); ``False`` walks them once.
+    explorer : Explorer, optional
+        The explorer that computes the representatives' successors (:func:`walk_explorer`);
+        built here when not given (a caller lifting several walks builds it once).
 
     Returns
     -------
@@ -313,8 +316,7 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
     if not edges:
         return [], [], [], perm
     perm0 = [np.asarray(p) for p in perm]
-    ex = (QuotientExplorer(cm, sym, np, 1, None, None, None, False) if cm.system == "sync"
-          else Explorer(cm, np, 1, None, None, None, False))
+    ex = walk_explorer(cm, sym) if explorer is None else explorer
     where = {}   # transition id -> (group, member position, index within the process)
     table = []   # group -> position -> transition ids
     for gi, gr in enumerate(sym.groups):
@@ -329,13 +331,42 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
     rep_of = dict(zip(ids, q.representatives(ids).astype(np.int64)))
     start = _apply_perm(sym, rep_of[srcs[0]].reshape(-1, 1), perm)[:, 0]
 
+    # The representative's own successor along each edge and the canonical orders of it do
+    # not depend on where the run stands (only the renaming applied after does): computed
+    # once per edge, for a sync model in one call for every edge of the walk. The twist
+    # search below steps along the same edges many times.
+    succ: dict[int, tuple] = {}
+    if cm.system == "sync":
+        uniq = sorted(set(edges))
+        choices = np.asarray([cm.sync_choice(g.model_action(int(g.action[e]))) for e in uniq],
+                             np.int64).reshape(len(uniq), -1)
+        X = np.stack([rep_of[s] for s in sorted(set(srcs))], axis=1) if uniq else None
+        col = {s: i for i, s in enumerate(sorted(set(srcs)))}
+        src_of = dict(zip(edges, srcs))
+        ex.ev.prepare(choices.ravel(), guards=False)   # what the steps run, as one module
+        Y, _, _, _ = ex._step_sync(X, np.asarray([col[src_of[e]] for e in uniq], np.int64),
+                                   choices, np.zeros(len(uniq), bool))
+        Y = Y.astype(np.int64)
+        err = np.asarray([int(g.indices[e]) == g.error_state for e in uniq])
+        ok = np.flatnonzero(~err)
+        orders = canonicalize(sym, Y[:, ok], return_perm=True)[1] if ok.size else []
+        for k, e in enumerate(uniq):
+            succ[e] = (choices[k], None, None)
+        for j, k in enumerate(ok):
+            succ[uniq[k]] = (choices[k], Y[:, k], [o[:, j] for o in orders])
+    inverse_perm: dict[tuple, list] = {}
+    images: dict[tuple, int] = {}
+
     def step(e, s, perm):
         """The run's step along quotient edge ``e`` from class ``s`` when it stands at
         ``perm·rep``: (concrete action, successor's concrete state or None for the error
         state, the permutation after)."""
         a = int(g.action[e])
         rep = rep_of[s]
-        inv = [np.argsort(p) for p in perm]
+        pkey = tuple(tuple(int(x) for x in p) for p in perm)
+        inv = inverse_perm.get(pkey)
+        if inv is None:
+            inv = inverse_perm[pkey] = [np.argsort(p) for p in perm]
 
         # Member q of the representative is member inv[q] of the run: key k_q -> k_inv[q].
         ren = {gr.template: {gr.keys[q]: gr.keys[int(inv[gi][q])] for q in range(gr.size)}
@@ -344,29 +375,32 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
         def mapped(tid):
             w = where.get(tid)
             if w is None:
-                return transition_image(cm, sym, tid, ren)
+                key = (tid, pkey)
+                m = images.get(key)
+                if m is None:
+                    m = images[key] = transition_image(cm, sym, tid, ren)
+                return m
             gi, pos, j = w
             return table[gi][int(inv[gi][pos])][j]
 
         if cm.system == "sync":
-            choice = cm.sync_choice(g.model_action(a))
+            choice, t, order = succ[e]
             # Member q's transition is taken by member inv[q]: it goes to that column.
             conc = [0] * len(choice)
             for tid in choice:
-                m = mapped(tid)
+                m = mapped(int(tid))
                 conc[column[cm.transitions[m].process]] = m
             act = sync_code(cm, conc)
-            Y, errs, _, _ = ex._step_sync(rep.reshape(-1, 1), np.zeros(1, np.int64),
-                                          np.asarray([choice], np.int64), np.zeros(1, bool))
-            t, err = Y[:, 0].astype(np.int64), int(g.indices[e]) == g.error_state
+            if t is None:
+                return act, None, perm
         else:
             t, err = _successor(ex, rep, a, cm)
             act = action_of[tuple(mapped(tid) for tid in cm.action_transitions(a))]
-        if err:
-            return act, None, perm
-        _, orders = canonicalize(sym, t.reshape(-1, 1), return_perm=True)
+            if err:
+                return act, None, perm
+            order = [o[:, 0] for o in canonicalize(sym, t.reshape(-1, 1), return_perm=True)[1]]
         cur = _apply_perm(sym, t.reshape(-1, 1), perm)[:, 0]
-        return act, cur, [np.argsort(o[:, 0])[p] for p, o in zip(perm, orders)]
+        return act, cur, [np.argsort(o)[p] for p, o in zip(perm, order)]
 
     cur = start.copy()
     states, acts, used = [cur.copy()], [], []
@@ -389,6 +423,12 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True):
             if one is not None:
                 return one
     raise AssertionError("the lifted walk did not close")
+
+
+def walk_explorer(cm: CompiledModel, sym: Symmetry) -> Explorer:
+    """The explorer :func:`lift_walk` steps representatives with (one row at a time)."""
+    return (QuotientExplorer(cm, sym, np, 1, None, None, None, False, lazy=True)
+            if cm.system == "sync" else Explorer(cm, np, 1, None, None, None, False, lazy=True))
 
 
 #: Steps tried at most while looking for a lifted cycle that closes in one round.
@@ -416,9 +456,20 @@ def _one_round(edges, srcs, start, perm, rep_of, sym, step):
                     out.append((gi, i - 1, i))
         return out
 
+    # (position, concrete state) pairs already searched. A run standing at the same concrete
+    # state at the same position of the walk has (up to the twists still to come) the same
+    # futures, so a second visit is skipped: the search stays a heuristic (one twist per step)
+    # but no longer retries the same states along every order of its twists. A miss only
+    # costs a longer lifted cycle, never a wrong one.
+    seen: set = set()
+
     def go(i, perm, states, acts):
         if i == len(edges):
             return (states, acts) if np.array_equal(states[-1], start) else None
+        key = (i, states[-1].tobytes())
+        if key in seen:
+            return None
+        seen.add(key)
         options = [None] + twists(srcs[i])
         for tw in options:
             if budget[0] <= 0:
@@ -473,9 +524,12 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     out: list[list] = [[]]          # per state: [(target, action, quotient edge)]
     error_id = -1
 
+    ex = walk_explorer(cm, q.symmetry)
+
     def path(to_class: int):
         steps = shortest_trace(g, to_class)
-        states, acts, used, perm = lift_walk(q, [t.edge for t in steps], close=False)
+        states, acts, used, perm = lift_walk(q, [t.edge for t in steps], close=False,
+                                             explorer=ex)
         prev = 0
         for k, (x, a, e) in enumerate(zip(states[1:], acts, used)):
             st_rows.append(x)
@@ -490,7 +544,7 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     if len(cycle_edges):
         c0 = int(np.searchsorted(g.indptr, int(cycle_edges[0]), side="right") - 1)
         head, perm = path(c0)
-        states, acts, used, _ = lift_walk(q, cycle_edges, perm=perm, close=True)
+        states, acts, used, _ = lift_walk(q, cycle_edges, perm=perm, close=True, explorer=ex)
         prev = head
         for k, (x, a, e) in enumerate(zip(states[1:], acts, used)):
             last = k == len(acts) - 1

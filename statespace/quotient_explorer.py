@@ -38,8 +38,8 @@ class QuotientExplorer(Explorer):
       where it equals the member before it.
     """
 
-    def __init__(self, cm, sym: Symmetry, *args) -> None:
-        super().__init__(cm, *args)
+    def __init__(self, cm, sym: Symmetry, *args, **kwargs) -> None:
+        super().__init__(cm, *args, **kwargs)
         self.sym = sym
         group_of = {p: gi for gi, g in enumerate(sym.groups) for p in g.processes}
         pairs = [(cm.transitions[a.transitions[0]].process,

@@ -623,9 +623,9 @@ def _norm1(x, memo: dict | None):
                 _norm(x.time, memo))
     if isinstance(x, tuple):
         return tuple(_norm(y, memo) for y in x)
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return (type(x).__name__,) + tuple(_norm(getattr(x, f.name), memo)
-                                           for f in dataclasses.fields(x) if f.name != "pos")
+    names = _field_names(type(x))
+    if names is not None:
+        return (type(x).__name__,) + tuple(_norm(getattr(x, f), memo) for f in names)
     return x
 
 
@@ -678,6 +678,25 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
     key = (tid,) + tuple(tuple(sorted(ren[tpl].items())) for tpl, _, _ in fams)
     if key in memo:
         return memo[key]
+    # The image's keys are the renamed keys of ``tid``: when one transition of the process
+    # alone has them (with the same local states and shape), it is the image, found without
+    # rewriting and normalising the transition (a server's guards count over every client:
+    # rewriting one is thousands of nodes).
+    sigs = memo.get(("keys", t.process))
+    if sigs is None:
+        sigs = memo[("keys", t.process)] = _key_signatures(cm, t.process, fams)
+    mine = sigs["of"][tid]
+
+    def renamed(part):     # (key counts per family, shape) under the renaming
+        return tuple(tuple(sorted(Counter({ren[tpl].get(k, k): c for k, c in counts}).items()))
+                     for (tpl, _, _), counts in zip(fams, part[:-1])) + (part[-1],)
+
+    want = (t.src, t.dst, renamed(mine[2]),
+            tuple(sorted((renamed(x) for x in mine[3]), key=repr)))
+    hits = sigs["by"].get(want, ())
+    if len(hits) == 1:
+        memo[key] = hits[0]
+        return hits[0]
     node = t.node
     for tpl, ids, names in fams:
         node = _rewrite(node, ids, ren[tpl], names)
@@ -686,6 +705,110 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
         raise KeyError(f"no image of transition {tid}")
     memo[key] = other
     return other
+
+
+def _key_signatures(cm: CompiledModel, process: int, fams) -> dict:
+    """For each transition of ``process`` (outside the groups), what a renaming of the keys
+    maps onto its image's: its local states; for its sync and effects, per family the
+    multiset of the keys they name (literals among the family's ``ids``, instance names) and
+    their shape (every key renamed to one); the same for each small conjunct of its guard,
+    as a multiset (conjuncts commute). ``{"of": {tid: signature}, "by": {signature:
+    [tids]}}``: a signature that one transition alone holds names the image.
+
+    Large conjuncts are left out: a server's guards count over every client (thousands of
+    nodes) while what tells its transitions apart (the client admitted, the kind of its
+    request) is small; transitions alike without them fall back on the full rewrite. Leaving
+    a part out in every transition keeps the signature a function that renaming commutes
+    with."""
+    counted: list[dict] = [{} for _ in fams]    # one memo per family: its own ids
+    rewrites: dict = {}
+    norms: dict = {}
+
+    def part(node):
+        out = []
+        for (_, ids, names), memo in zip(fams, counted):
+            by_name = {n: k for k, n in names.items()}
+            out.append(tuple(sorted(_key_counts(node, ids, by_name, memo).items())))
+        for _, ids, names in fams:
+            one = min(names)
+            node = _rewrite(node, ids, {k: one for k in names}, names, rewrites)
+        return tuple(out) + (_norm(node, norms),)
+
+    of, by = {}, {}
+    for tid in cm.processes[process].transitions:
+        t = cm.transitions[tid]
+        small = [c for g in t.node.guard for c in _conjuncts(g) if _size(c, _SMALL) <= _SMALL]
+        sig = (t.src, t.dst, part((t.node.sync, t.node.effects)),
+               tuple(sorted((part(c) for c in small), key=repr)))
+        of[tid] = sig
+        by.setdefault(sig, []).append(tid)
+    return {"of": of, "by": by}
+
+
+#: Conjuncts of a guard with at most this many nodes enter a transition's key signature.
+_SMALL = 64
+
+
+def _conjuncts(e) -> list:
+    """The operands of a chain of ``and`` (``e`` itself when it is none)."""
+    if isinstance(e, S.Binary) and e.op == "and":
+        return _chain(e)
+    return [e]
+
+
+def _size(node, limit: int) -> int:
+    """The nodes of ``node``, counted up to ``limit + 1`` (then it stops)."""
+    n, stack = 0, [node]
+    while stack and n <= limit:
+        x = stack.pop()
+        if isinstance(x, tuple):
+            stack.extend(x)
+        else:
+            names = _field_names(type(x))
+            if names is not None:
+                n += 1
+                stack.extend(getattr(x, f) for f in names)
+    return n
+
+
+#: Per class: the names of its dataclass fields but ``pos``, or None when not a dataclass.
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The fields a syntax walk reads (``dataclasses.fields`` is slow called per node)."""
+    try:
+        return _FIELDS[cls]
+    except KeyError:
+        names = (tuple(f.name for f in dataclasses.fields(cls) if f.name != "pos")
+                 if dataclasses.is_dataclass(cls) else None)
+        _FIELDS[cls] = names
+        return names
+
+
+def _key_counts(node, ids, by_name: dict, memo: dict) -> Counter:
+    """How often each key appears in ``node`` as a literal among ``ids`` or an instance name."""
+    if isinstance(node, S.IntLit):
+        return Counter({node.value: 1}) if id(node) in ids else Counter()
+    if isinstance(node, S.ProcRef):
+        k = by_name.get(node.name)
+        return Counter() if k is None else Counter({k: 1})
+    if isinstance(node, tuple):
+        out = Counter()
+        for x in node:
+            out.update(_key_counts(x, ids, by_name, memo))
+        return out
+    names = _field_names(type(node))
+    if names is not None:
+        hit = memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        out = Counter()
+        for f in names:
+            out.update(_key_counts(getattr(node, f), ids, by_name, memo))
+        memo[id(node)] = (node, out)
+        return out
+    return Counter()
 
 
 #: id of a live CompiledModel -> process index -> {normal form of a transition: its first id}

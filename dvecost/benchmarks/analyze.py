@@ -46,6 +46,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--template", action="append", metavar="NAME:N", default=[],
                    help="a bundled scenario template for N clients, e.g. editor:8 "
                         "(repeatable; the cycle mean only)")
+    p.add_argument("--scenario", action="append", metavar="SPEC:NAME=K,...[@W]", default=[],
+                   help="a template or scenario file with these clients (and W workers), as "
+                        "'headroom' renders it, e.g. editor:reader=6,exporter=3@4 (repeatable; "
+                        "the cycle mean only)")
+    p.add_argument("--issue27", action="store_true",
+                   help="the report cases of issue 27: the 25-client shop (20 browsers, 5 "
+                        "buyers, 3 workers; needs --shop FILE), the editor with 6 readers and "
+                        "3 exporters on 4 workers, paper-server 7")
+    p.add_argument("--shop", metavar="FILE", help="the shop scenario file for --issue27")
     p.add_argument("--repeat", type=int, default=3, metavar="K",
                    help="runs per measurement; the best is reported (default 3)")
     p.add_argument("--backend", choices=("auto", "cpu", "gpu"), default="cpu",
@@ -67,17 +76,50 @@ def _templates(specs: list[str]):
     return out
 
 
+def _scenarios(specs: list[str]):
+    """``['editor:reader=6,exporter=3@4']`` -> ``[(label, syntax model, resource)]``: the
+    system ``dvecost headroom`` analyses for that population."""
+    from dve.errors import ConfigurationError
+    from scenarios.capacity import system_for
+
+    out = []
+    for spec in specs:
+        head, _, workers = spec.partition("@")
+        name, _, mix = head.rpartition(":")
+        try:
+            counts = {k: int(v) for k, v in (x.split("=") for x in mix.split(","))}
+            w = int(workers) if workers else None
+        except ValueError:
+            raise ConfigurationError(f"--scenario {spec}: expected SPEC:NAME=K,...[@W], e.g. "
+                                     "editor:reader=6,exporter=3@4") from None
+        _, build = system_for(name, counts, workers=w)
+        system = build(counts)
+        out.append((f"{name.rsplit('/', 1)[-1]} {mix}" + (f" @{w}" if w else ""),
+                    system.to_model(), system.resource))
+    return out
+
+
 def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: None) -> Report:
     import dve
     import statespace
     from dve.errors import ConfigurationError
 
+    from statespace.quotient import build_quotient_graph
+
     from ..analysis import analyze
 
     items = [(p.name, p, None, ("mean", "ratio"))
-             for p in (args.model or ([] if args.template else default_models()))]
+             for p in (args.model or ([] if args.template or args.scenario or args.issue27
+                                     else default_models()))]
+    scen = list(args.scenario)
+    templates = list(args.template)
+    if args.issue27:
+        if args.shop:
+            scen.append(f"{args.shop}:browser=20,buyer=5@3")
+        scen.append("editor:reader=6,exporter=3@4")
+        templates.append("paper-server:7")
     items += [(label, model, resource, ("mean",))
-              for label, model, resource in _templates(args.template)]
+              for label, model, resource in _templates(templates) + _scenarios(scen)]
     if not items:
         raise ConfigurationError("cs_10.dve not found: pass --model FILE or set DVECOST_SHARED")
     rows = []
@@ -94,7 +136,9 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
             progress(f"{label}: explore {k + 1}/{args.repeat}")
             graph = None  # free the previous graph before building the next
             t0 = time.perf_counter()
-            graph = statespace.build_state_graph(compiled)
+            # A scenario system explores one state per orbit, as analyze does.
+            graph = (statespace.build_state_graph(compiled) if resource is None else
+                     build_quotient_graph(compiled).graph)
             t_explore = min(t_explore, time.perf_counter() - t0)
         n_states, n_edges = graph.n_states, graph.n_edges
         del graph

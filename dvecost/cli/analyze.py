@@ -28,6 +28,7 @@ from . import (add_common, add_model_run, drop_closed_outputs, emit_json,
                stop_info)
 from .subcommand import add_command
 from .terminal import ProgressLine, is_terminal
+from .views import add_view_options, check_view_files, text_width, write_views
 
 __all__ = ["register", "run", "ProgressLine"]
 
@@ -48,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dot", metavar="FILE",
                    help="write the critical cycle and its prefix (and the whole graph when "
                         "small) as Graphviz DOT to FILE ('-' for stdout)")
+    add_view_options(p)
     p.add_argument("--symmetry", choices=("auto", "off"), default="auto",
                    help="auto (default): explore one state per orbit of interchangeable "
                         "template instances (same answer); off: the full product")
@@ -63,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigurationError("--dot draws the critical cycle, which --no-witness leaves out")
     not_a_scenario_file(args.model, "analyze")
     defines = parse_defines(args.defines)
+    check_view_files(args)
     progress = ProgressLine(sys.stderr) if _interactive(sys.stderr, args.quiet) else None
     try:
         result = analyze(args.model, ratio=args.ratio, mode="min" if args.min else "max",
@@ -158,7 +161,11 @@ def _output(args: argparse.Namespace, result) -> int:
             d = result.as_dict()
             emit_json(d.pop("status"), timings=d.pop("timings"), **d)
         elif args.dot != "-":
-            print(render_text(result, trace=args.trace, peak_memory=peak_memory_bytes()))
+            print(render_text(result, trace=args.trace, peak_memory=peak_memory_bytes(),
+                              view=args.view, width=text_width()))
+        for path in write_views(args, result if result.witness else None, result.model):
+            if not args.json:
+                print(f"written to {path}")
         sys.stdout.flush()
     except BrokenPipeError:  # `dvecost analyze ... | head`: the reader has seen enough
         drop_closed_outputs()

@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     a, b = parse_pair(args.frontier, "--frontier")
     others = parse_clients(args.fixed) if args.fixed.strip() else {}
     check_output_files(args.csv, args.plot)
+    check_output_files(getattr(args, "html", None), None)
     exit_code = 0
     try:
         result = frontier(args.spec, a, b, max_clients=parse_limits(args.frontier_max),
@@ -109,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
         writers["csv"] = lambda: write_atomic(args.csv, result.csv())
     if args.plot:
         writers["plot"] = lambda: save_figure(build_figure(result), args.plot)
+    if getattr(args, "html", None):
+        from ..html import render_frontier
+        writers["html"] = lambda: write_atomic(args.html, render_frontier(
+            result, f"dvecost saturate {args.spec} --frontier {args.frontier}"))
     files, failed = write_outputs(writers)
     with printing():
         if args.json:

@@ -16,6 +16,7 @@ from dve.errors import ConfigurationError, ExplorationLimit, RunStopped
 from . import (add_backend, add_common, add_limits, emit_json, printing, report_stop,
                result_is_final, sweep)
 from .subcommand import add_command
+from .views import add_view_options, check_view_files, text_width, write_views
 from .workers import add_resource, parse_clients
 
 
@@ -36,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trace", action="store_true",
                    help="also show the run from the initial state to the critical cycle")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    add_view_options(p)
     add_backend(p)
     add_limits(p)
     sweep.add_headroom_options(p)   # SPEC a .dve model: -D NAME=VALUE, --resource NAME
@@ -53,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     sweep.check_spec_options(args, sweep.model_only_options(args))
     if args.clients is None:
         raise ConfigurationError("headroom needs --clients NAME=COUNT,... for a scenario spec")
+    check_view_files(args)
     try:
         result = headroom(args.spec, parse_clients(args.clients), backend=args.backend,
                           max_states=args.max_states, max_memory=args.max_memory,
@@ -63,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
         if args.debug:
             raise
         return report_stop(exc, args)  # as `dvecost analyze` stops
+    d = result.as_dict()
     with printing():
         if args.json:
-            d = result.as_dict()
             seconds = d.pop("seconds")
             status = d.pop("status")
             cost = result.cost_witness
@@ -75,5 +78,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(result)
             print()
-            print(render_text(result.witness, trace=args.trace))
+            print(render_text(result.witness, trace=args.trace, view=args.view,
+                              width=text_width()))
+    facts = [(k.replace("_", " "), k, v) for k, v in d.items()
+             if isinstance(v, (int, float, str)) and k not in ("status", "seconds")]
+    for path in write_views(args, result.witness, f"dvecost headroom {args.spec} "
+                            f"--clients {args.clients}", facts=facts):
+        if not args.json:
+            print(f"written to {path}")
     return 0

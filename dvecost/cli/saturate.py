@@ -45,6 +45,7 @@ from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes,
                report_stop, result_is_final, sweep)
 from .files import (check_output_files, need_matplotlib, save_figure, write_atomic,
                     write_outputs)
+from .views import add_view_options, check_view_files, render_cycle, text_width, write_views
 from .subcommand import add_command
 from .terminal import is_terminal
 from .workers import add_resource
@@ -109,6 +110,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "line; with --frontier the staircase over the grid, each point "
                         "coloured by its load (needs matplotlib: pip install 'dvecost[plot]')")
     p.add_argument("--list", action="store_true", help="list the bundled templates and exit")
+    add_view_options(p)
     frontier.add_options(p)
     sweep.add_saturate_options(p)   # SPEC a .dve model: --param N --from A --to B, -D, ...
     add_common(p)
@@ -135,11 +137,15 @@ def run(args: argparse.Namespace) -> int:
     sweep.check_spec_options(args, sweep.model_only_options(args, "--param", "--from", "--to",
                                                             "--bisect"))
     if args.frontier:
+        if args.chart or args.view != "steps":
+            raise ConfigurationError("--chart and --view show a critical cycle, which "
+                                     "--frontier does not decode")
         return frontier.run(args)
     if args.workers is not None:
         raise ConfigurationError("--workers applies to --frontier only")
     jobs = check_jobs(1 if args.jobs is None else args.jobs)
     check_output_files(args.csv, args.plot)
+    check_view_files(args)
     exit_code = 0
     show = progress_printer(sys.stderr, quiet=args.quiet, live=is_terminal(sys.stderr),
                             method=args.method)
@@ -175,11 +181,30 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         writers["plot"] = lambda: write_plot(result, args.plot)
     files, failed = write_outputs(writers)
+    a = result.witness if getattr(result.witness, "cycle", None) else None
+    if a is not None and (args.chart or args.html):
+        curve = [(p.clients, str(p.exact), float(p.exact)) for p in result.curve
+                 if getattr(p, "exact", None) is not None]
+        facts = [("saturating clients", "saturating_clients", result.saturating_clients),
+                 ("capacity", "capacity", result.capacity)]
+        try:
+            written = write_views(args, a, f"dvecost saturate {args.spec} (N = "
+                                  f"{result.saturating_clients})", facts=facts, curve=curve)
+            for what, path in zip([x for x in ("chart", "html") if getattr(args, x)],
+                                  written):
+                files[what] = path
+        except ConfigurationError as exc:
+            failed.append(str(exc))
+    elif args.chart or args.html:
+        failed.append("--chart and --html show the answer's critical cycle: none was decoded "
+                      "(no saturating N, or --no-witness)")
     with printing():
         if args.json:
             print(json.dumps(json_object(result, files), default=str), flush=True)
         else:
             print(render_report(result, linear=args.linear))
+            if args.view == "ticks" and a is not None and a.ticks() is not None:
+                print(render_cycle(a, width=text_width()))
             print(render_cost(result, peak_memory_bytes()))
             for what, path in files.items():
                 print(f"{what}: written to {path}")
