@@ -883,6 +883,11 @@ def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
     key = (system, cap, upper)
     if key in _RUNS:
         return _RUNS[key]
+    run = _planned_run(system, cap, upper, phases)
+    if run is not None:
+        _RUNS.clear()
+        _RUNS[key] = run
+        return run
     spread, ticks, patience = [], WITNESS_TICKS, WITNESS_PATIENCE
     if system.server is not None and bound_gap(system) is None:
         rates = {name: rho for name, _, rho in alone_rates(system, alone)}
@@ -906,6 +911,34 @@ def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
     _RUNS.clear()           # one run kept: a lifted cycle may be large
     _RUNS[key] = run
     return run
+
+
+#: Seconds the integer program of :func:`scenarios.periodic.plan_cycle` gets per point.
+PLAN_SECONDS = 20.0
+
+
+def _planned_run(system: System, cap: Fraction, upper: Fraction | None,
+                 phases: Callable[[str, str], None] | None = None):
+    """A short run of the model that keeps the server at ``cap``, planned on the count model
+    (:func:`scenarios.periodic.plan_cycle`) and followed on the model itself, every step
+    checked (:func:`scenarios.bounds.find_witness`'s ``plans``); ``None`` where the count
+    model does not describe the system, no plan was found in :data:`PLAN_SECONDS`, or the
+    run does not reach ``cap``."""
+    from .bounds import find_witness
+    from .periodic import admissions, plan_cycle
+    from .schedule import describes
+
+    if system.server is None or not describes(system):
+        return None
+    if phases is not None:
+        phases("planner", f"a cycle of full ticks on the count model, {PLAN_SECONDS:.0f} s "
+               "at most")
+    plan = plan_cycle(system, time_limit=PLAN_SECONDS)
+    if plan is None:
+        return None
+    run = find_witness(system, target=cap, upper=upper, rows=1,
+                       max_ticks=plan.horizon + 4, plans=[admissions(system, plan)])
+    return run if run is not None and run.mean >= cap else None
 
 
 #: The last point's run, by (system, capacity, upper bound): the answer's run is decoded
