@@ -80,6 +80,9 @@ class UpperBound:
         ``sum(count * rho_s)``; ``None`` when the alone rates do not apply (:func:`bound_gap`).
     gap : str or None
         Why the alone rates were not used, or ``None``.
+    rates : Fraction or None
+        The rate program's optimum (:func:`scenarios.ratelp.rate_bound`: the alone rates
+        under the server's admissions and workers per tick), where it applies.
     """
 
     value: Fraction
@@ -87,10 +90,17 @@ class UpperBound:
     alone: tuple[tuple[str, int, Fraction], ...] = ()
     alone_sum: Fraction | None = None
     gap: str | None = None
+    rates: Fraction | None = None
 
     @property
     def why(self) -> str:
-        """``'the clients' alone rates added up: 3 x 1/6 + 2 x 2/9'`` or the shape's bound."""
+        """``'the clients' alone rates added up: 3 x 1/6 + 2 x 2/9'``, the rate program's
+        bound, or the shape's bound."""
+        if self.rates is not None and self.rates == self.value and (
+                self.alone_sum is None or self.rates < self.alone_sum) and \
+                self.rates < self.shape:
+            return ("the scenarios' rates of rounds under the server's admissions and "
+                    "workers per tick (a linear program)")
         if self.alone_sum is not None and self.alone_sum <= self.shape:
             return "the clients' alone rates added up: " + " + ".join(
                 f"{k} x {rho}" for _, k, rho in self.alone)
@@ -164,9 +174,14 @@ def upper_bound(system: System, alone: Callable[[System], Fraction]) -> UpperBou
     gap = bound_gap(system)
     if gap is not None:
         return UpperBound(shape, shape, gap=gap)
+    from .ratelp import rate_bound
+
     rates = alone_rates(system, alone)
     total = sum((k * rho for _, k, rho in rates), Fraction(0))
-    return UpperBound(min(shape, total), shape, rates, total)
+    lp = rate_bound(system, alone)
+    lp_value = None if lp is None else lp.value
+    value = min(shape, total) if lp_value is None else min(shape, total, lp_value)
+    return UpperBound(value, shape, rates, total, rates=lp_value)
 
 
 # ---------------------------------------------------------------------------- the witness
