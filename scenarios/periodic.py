@@ -274,19 +274,8 @@ def plan_cycle(system: System, *, horizons=HORIZONS, time_limit: float = 30.0
     model = _Counts(system, rings)
     t0 = _time.perf_counter()
     t_end = t0 + time_limit
-    cycles: dict[int, bool] = {}
     for H in horizons:
-        for P in range(1, H - MIN_PREFIX + 1):
-            if P not in cycles:
-                left = t_end - _time.perf_counter()
-                if left <= 0.2:
-                    return None
-                got = model.solve(P, starts=None, time_limit=min(left, PERIOD_SECONDS))
-                cycles[P] = got is not None       # (undecided in time: a candidate)
-        starts = [(j, P) for P, ok in cycles.items() if ok
-                  for j in range(MIN_PREFIX, H - P + 1)]
-        if not starts:
-            continue
+        starts = [(j, H - j) for j in range(MIN_PREFIX, H)]
         left = t_end - _time.perf_counter()
         if left <= 0.2:
             return None

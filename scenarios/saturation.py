@@ -65,6 +65,7 @@ the server 6/18 = 1/3, and the load is ``min(1, N/3)``. A stand-in evaluator tha
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import time as _time
 from dataclasses import dataclass
@@ -204,6 +205,9 @@ class SaturationPoint:
     low, high : Fraction or None
         The lower bound (the best cycle found by simulation, :func:`scenarios.bounds.find_witness`)
         and the upper bound (:func:`scenarios.bounds.upper_bound`) where they were computed.
+    note : str or None
+        For a point left open, why, and what its two ends rest on
+        (``'exact analysis stopped: ...; low: a simulated run, high: ...'``).
     """
 
     clients: int
@@ -215,6 +219,7 @@ class SaturationPoint:
     how: str = "exact"
     low: Fraction | None = None
     high: Fraction | None = None
+    note: str | None = None
 
     @property
     def value(self) -> float | None:
@@ -250,7 +255,8 @@ class SaturationPoint:
         return {"clients": self.clients, "mix": dict(self.mix), "exact": text(self.exact),
                 "value": self.value, "n_states": self.n_states,
                 "seconds": round(self.seconds, 4), "certified": self.certified,
-                "decided": self.how, "low": text(self.lower), "high": text(self.upper)}
+                "decided": self.how, "low": text(self.lower), "high": text(self.upper),
+                "note": self.note}
 
 
 #: ``SaturationResult.status`` values: a finished search, a state or memory limit met, a
@@ -685,12 +691,32 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         """One point, in this process or (``jobs > 1``) in a worker process."""
         t0 = _time.perf_counter()
         system = family(n)
+        point = None
+        if method == "auto" and system.composition == "sync" and _small(system):
+            # Exact analysis first where the model is small (cheaper than the bounds'
+            # simulation); the memory guard still applies.
+            try:
+                ev = evaluate(system.to_model(), resource=system.resource, witness=False)
+            except StateSpaceError:
+                pass
+            else:
+                return SaturationPoint(n, Fraction(ev.exact), int(ev.n_states),
+                                       _time.perf_counter() - t0, bool(ev.certified),
+                                       mix_of(system))
         if method != "exact" and system.composition == "sync":
             point = _by_bounds(system, n, cap, alone, method, t0,
                                phases if jobs == 1 else None)
-            if point is not None:
+            if point is not None and point.how != "open" or method == "bounds":
                 return point
-        ev = evaluate(system.to_model(), resource=system.resource, witness=False)
+        try:
+            ev = evaluate(system.to_model(), resource=system.resource, witness=False)
+        except StateSpaceError as exc:
+            if point is None:
+                raise
+            # The exact analysis met a limit (auto's memory guard): the point stays open
+            # between its bounds, and the search goes on.
+            return dataclasses.replace(point, seconds=_time.perf_counter() - t0,
+                                       note=f"exact analysis stopped: {exc}; " + point.note)
         return SaturationPoint(n, Fraction(ev.exact), int(ev.n_states),
                                _time.perf_counter() - t0, bool(ev.certified), mix_of(system))
 
@@ -823,9 +849,9 @@ BELOW_ROWS, BELOW_TICKS = 7, 150
 
 def _by_bounds(system: System, n: int, cap: Fraction, alone: Callable[[System], Fraction],
                method: str, t0: float,
-               phases: Callable[[str, str], None] | None = None) -> SaturationPoint | None:
-    """A point decided by :mod:`scenarios.bounds`, or ``None`` (``method='auto'``: analyse it
-    exactly)."""
+               phases: Callable[[str, str], None] | None = None) -> SaturationPoint:
+    """A point decided by :mod:`scenarios.bounds`, or left open by them (``how='open'``,
+    its note saying what each end rests on: ``method='auto'`` then analyses it exactly)."""
     from .bounds import find_witness, upper_bound
 
     ub = upper_bound(system, alone)
@@ -841,10 +867,40 @@ def _by_bounds(system: System, n: int, cap: Fraction, alone: Callable[[System], 
     if low is not None and low >= cap:
         return SaturationPoint(n, low if low == ub.value else None, None,
                                _time.perf_counter() - t0, True, mix, "witness", low, ub.value)
-    if method == "bounds":
-        return SaturationPoint(n, None, None, _time.perf_counter() - t0, True, mix, "open",
-                               low, ub.value)
-    return None
+    return SaturationPoint(n, None, None, _time.perf_counter() - t0, True, mix, "open",
+                           low, ub.value, note=(
+                               "low: " + ("no closed walk simulated" if run is None else
+                                          f"a simulated run ({run.policy})")
+                               + f"; high: {ub.why}"))
+
+
+#: ``method='auto'`` analyses a point exactly before trying the bounds where the model has at
+#: most this many classes of client phases (:func:`_small`): exact analysis is then quicker
+#: than the bounds' simulation.
+EXACT_FIRST_CLASSES = 20_000
+
+
+def _small(system: System) -> bool:
+    """Whether ``system``'s model is small enough to analyse exactly first: the multisets of
+    its clients' phases (per scenario, ``k`` clients over its round's ticks,
+    :func:`scenarios.bounds.round_ticks`, plus one for waiting), multiplied, are at most
+    :data:`EXACT_FIRST_CLASSES`. An estimate of the symmetry-reduced classes, only steering
+    which method runs first.
+
+    >>> from scenarios.templates import editor
+    >>> _small(editor(4)), _small(editor(40))
+    (True, False)
+    """
+    from math import comb
+
+    from .bounds import round_ticks
+
+    total = 1
+    for sc, k in system.counts:
+        total *= comb(k + round_ticks(sc.steps), k)
+        if total > EXACT_FIRST_CLASSES:
+            return False
+    return True
 
 
 def _below_upto(family: Callable[[int], System], answer: int | None, cap: Fraction,
