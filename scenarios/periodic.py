@@ -32,7 +32,8 @@ Seven clients whose two requests must interlock to keep two workers busy:
 
 >>> from scenarios import Scenario, Server, System, Think, Request
 >>> pair = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
->>> plan = plan_cycle(System({pair: 7}, server=Server(workers=2, admissions=2)))
+>>> plan = plan_cycle(System({pair: 7}, server=Server(workers=2, admissions=2)),
+...                   horizons=(32,))
 >>> plan.period >= 1 and plan.start + plan.period == plan.horizon
 True
 >>> full = [plan.served(t) for t in range(plan.start, plan.horizon)]
@@ -53,10 +54,8 @@ from .schedule import tick_ring
 __all__ = ["CyclePlan", "plan_cycle", "admissions", "HORIZONS"]
 
 #: The horizons :func:`plan_cycle` tries in turn (ticks from the initial state to the end of
-#: the period); the period starts at least :data:`MIN_PREFIX` ticks in. Each search for a
-#: cycle alone gets :data:`PERIOD_SECONDS` at most.
+#: the period); the period starts at least :data:`MIN_PREFIX` ticks in.
 HORIZONS = (16, 24, 32, 44, 56, 72)
-PERIOD_SECONDS = 1.0
 #: The period's first tick is at least this (the clients all start in one phase: a full tick
 #: needs them spread, which takes a few ticks).
 MIN_PREFIX = 1
@@ -149,7 +148,7 @@ class _Counts:
         widx = {v: i for i, v in enumerate(waits)}
         n_t = ticks if cyclic else ticks + 1
         nv, na = n_t * V, ticks * len(waits)
-        nz = 0 if cyclic else 2 * ticks
+        nz = 0 if cyclic else 3 * ticks
         nvar = nv + na + nz + (0 if cyclic else len(starts))
 
         def n_of(t, v):
@@ -159,7 +158,7 @@ class _Counts:
             return nv + t * len(waits) + widx[w]
 
         def z_of(t, i):
-            return nv + na + 2 * t + i
+            return nv + na + 3 * t + i
 
         def p_of(i):
             return nv + na + nz + i
@@ -196,17 +195,17 @@ class _Counts:
                 add(k + b, W, W)
                 continue
             add(k + b, -np.inf, W)
-            # The server's rule, k = min(A, W - busy, waiting): k is at most each, and at
-            # least one of them; z0: the admissions or the workers run out, z1: the waiting.
+            # The server's rule, k = min(A, W - busy, waiting): k is at most each (above),
+            # and at least one of them, chosen by a binary: z0 the admissions run out (only
+            # where A < W: else W - busy <= A comes first), z1 the workers, z2 the waiting.
             wt = [(n_of(t, w), -1.0) for w in waits]
             if A < W:
-                # k >= min(A, W - busy) - W z1 needs one more binary; a cheap sufficient
-                # form: k >= A - A (1 - z0) or k >= W - busy - W (1 - z0)
-                add(k + [(z_of(t, 0), -A)], 0, np.inf)   # (A < W: A bounds first)
+                add(k + [(z_of(t, 0), -A)], 0, np.inf)
             else:
-                add(k + b + [(z_of(t, 0), -W)], 0, np.inf)
-            add(k + wt + [(z_of(t, 1), -N)], -N, np.inf)
-            add([(z_of(t, 0), 1.0), (z_of(t, 1), 1.0)], 1, np.inf)
+                add([(z_of(t, 0), 1.0)], 0, 0)
+            add(k + b + [(z_of(t, 1), -W)], 0, np.inf)
+            add(k + wt + [(z_of(t, 2), -N)], -N, np.inf)
+            add([(z_of(t, i), 1.0) for i in range(3)], 1, np.inf)
             # full on the period's ticks
             on = [i for i, (j, P) in enumerate(starts) if j <= t < j + P]
             if on:
@@ -259,14 +258,11 @@ def plan_cycle(system: System, *, horizons=HORIZONS, time_limit: float = 30.0
     where none was found within ``time_limit`` seconds (or the count model does not describe
     the system: :func:`scenarios.schedule.describes`).
 
-    For each horizon ``H`` of ``horizons`` in turn: the periods ``P < H`` for which a cycle
-    of full ticks exists at all are found first (the counts free but for each scenario's
-    total; a small program with no binaries, :data:`PERIOD_SECONDS` each at most, a period
-    it cannot decide in time kept), then one program looks for a run from the initial state
-    of at most ``H`` ticks whose ticks ``j .. j + P - 1`` are full and whose counts at
-    ``j + P`` are those at ``j``, for any such ``P`` and ``j >= MIN_PREFIX`` (the server's
-    rule needs binaries: this takes longer). The latest period's end wins ties... any
-    solution is taken. ``None`` proves nothing.
+    For each horizon ``H`` of ``horizons`` in turn, one program looks for a run from the
+    initial state of ``H`` ticks whose ticks ``j .. H - 1`` are full and whose counts at
+    ``H`` are those at ``j``, for any ``j >= MIN_PREFIX`` (the server's
+    rule needs binaries: this takes longer). ``None`` proves nothing: a longer horizon or
+    more time may find one.
     """
     rings = _rings(system)
     if rings is None:

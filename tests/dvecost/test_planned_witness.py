@@ -86,7 +86,7 @@ def _followed(system: System, plan):
 
 def test_the_pair_plan_is_a_run_of_the_count_model_and_of_the_model():
     system = System({PAIR: 7}, server=Server(workers=2, admissions=2))
-    plan = plan_cycle(system, time_limit=30)
+    plan = plan_cycle(system, time_limit=30, horizons=(32,))
     assert plan is not None
     _check_plan(system, plan)
     chosen = admissions(system, plan)
