@@ -121,7 +121,11 @@ def rate_bound(system: System, alone: Callable[[System], Fraction]) -> RateBound
     shapes = []
     for sc, _ in system.counts:
         shape = round_shape(sc)
-        if shape is None or shape[2] <= 0 or shape[0] <= 0:
+        if shape is None:
+            return None
+        if getattr(system, "occupancy", False):
+            shape = (shape[0], shape[1], shape[1])   # occupancy: a round charges B
+        if shape[2] <= 0 or shape[0] <= 0:
             return None
         shapes.append(shape)
     most = [k * Fraction(alone(system.with_counts({sc: 1}))) / shape[2]
