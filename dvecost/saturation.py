@@ -25,7 +25,8 @@ from scenarios.saturation import (DEFAULT_MAX_CLIENTS, Evaluation, Evaluator,
                                   SaturationResult, Spec)
 from scenarios.saturation import saturate as _search
 
-__all__ = ["evaluator", "system_load", "saturate", "run_analysis"]
+__all__ = ["evaluator", "system_load", "saturate", "run_analysis", "memory_guard",
+           "MEMORY_GUARD_FRACTION"]
 
 
 def evaluator(*, backend: str = "auto", max_states: int | None = None,
@@ -111,12 +112,17 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     (``cutoffs=True``: no ``N`` past the one from which the load cannot change); the other
     parameters are that function's, ``method`` included, whose default here is the
     command's, ``'auto'`` (bounds first, exact analysis where they do not decide; ``'exact'``
-    analyses every point). With ``jobs > 1`` the points are analysed
+    analyses every point). Outside ``'exact'``, ``max_memory`` defaults to
+    :func:`memory_guard`: a point whose exact analysis passes it is left open between its
+    bounds (its ``note`` says so) and the search goes on. With ``jobs > 1`` the points are
+    analysed
     in worker processes, and ``phases`` is not called (a worker would write over the
     parent's lines). The answer's run is an :class:`~dvecost.Analysis` whichever way its
     point was decided (a simulated run: :func:`run_analysis`)."""
     from scenarios.bounds import WitnessRun
 
+    if method != "exact" and max_memory is None:
+        max_memory = memory_guard()
     result = _search(spec, capacity,
                      evaluate=evaluator(backend=backend, max_states=max_states,
                                         max_memory=max_memory,
@@ -131,6 +137,30 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         result = dataclasses.replace(result, witness=a, witness_seconds=(
             result.witness_seconds + _time.perf_counter() - t0))
     return result
+
+
+#: The share of the machine's memory that exact analysis may take inside ``method='auto'``
+#: (and ``'bounds'``) when no ``max_memory`` is given: past it, the point is left open between
+#: its certified bounds instead of taking the machine.
+MEMORY_GUARD_FRACTION = 0.25
+
+
+def memory_guard() -> int | None:
+    """The default memory limit of exact analysis inside ``method='auto'``: a quarter
+    (:data:`MEMORY_GUARD_FRACTION`) of the machine's memory; ``None`` where the machine does
+    not say how much it has.
+
+    >>> g = memory_guard()
+    >>> g is None or g > 2**20
+    True
+    """
+    import os
+
+    try:
+        phys = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return int(phys * MEMORY_GUARD_FRACTION) if phys > 0 else None
 
 
 def run_analysis(run) -> "Analysis":

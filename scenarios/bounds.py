@@ -81,6 +81,9 @@ class UpperBound:
         ``sum(count * rho_s)``; ``None`` when the alone rates do not apply (:func:`bound_gap`).
     gap : str or None
         Why the alone rates were not used, or ``None``.
+    rates : Fraction or None
+        The rate program's optimum (:func:`scenarios.ratelp.rate_bound`: the alone rates
+        under the server's admissions and workers per tick), where it applies.
     """
 
     value: Fraction
@@ -88,10 +91,17 @@ class UpperBound:
     alone: tuple[tuple[str, int, Fraction], ...] = ()
     alone_sum: Fraction | None = None
     gap: str | None = None
+    rates: Fraction | None = None
 
     @property
     def why(self) -> str:
-        """``'the clients' alone rates added up: 3 x 1/6 + 2 x 2/9'`` or the shape's bound."""
+        """``'the clients' alone rates added up: 3 x 1/6 + 2 x 2/9'``, the rate program's
+        bound, or the shape's bound."""
+        if self.rates is not None and self.rates == self.value and (
+                self.alone_sum is None or self.rates < self.alone_sum) and \
+                self.rates < self.shape:
+            return ("the scenarios' rates of rounds under the server's admissions and "
+                    "workers per tick (a linear program)")
         if self.alone_sum is not None and self.alone_sum <= self.shape:
             return "the clients' alone rates added up: " + " + ".join(
                 f"{k} x {rho}" for _, k, rho in self.alone)
@@ -221,9 +231,14 @@ def upper_bound(system: System, alone: Callable[[System], Fraction]) -> UpperBou
     gap = bound_gap(system)
     if gap is not None:
         return UpperBound(shape, shape, gap=gap)
+    from .ratelp import rate_bound
+
     rates = alone_rates(system, alone)
     total = sum((k * rho for _, k, rho in rates), Fraction(0))
-    return UpperBound(min(shape, total), shape, rates, total)
+    lp = rate_bound(system, alone)
+    lp_value = None if lp is None else lp.value
+    value = min(shape, total) if lp_value is None else min(shape, total, lp_value)
+    return UpperBound(value, shape, rates, total, rates=lp_value)
 
 
 # ---------------------------------------------------------------------------- the witness
@@ -891,7 +906,7 @@ def find_witness(system: System, *, target: Fraction | None = None,
                  patience: int | None = None, seed: int = 0,
                  time_limit: float | None = None,
                  policies: tuple[str, ...] = POLICIES,
-                 spread=(),
+                 spread=(), plans=(),
                  progress: Callable[[int, int, Fraction | None], None] | None = None
                  ) -> WitnessRun | None:
     """Simulate the model of ``system`` under :data:`POLICIES` and return the best closed walk.
@@ -934,6 +949,10 @@ def find_witness(system: System, *, target: Fraction | None = None,
         from it, those left out last. Aiming the ``j``-th of ``a`` clients of a scenario at
         ``j T / a`` spreads their phases evenly over the round: when their rates add up to
         the capacity exactly, nobody waits and the server is full on every tick.
+    plans : sequence of sequence of sequence of int
+        Admission plans (:func:`scenarios.periodic.admissions`), one more row each: per tick
+        of the model, the clients (columns as in ``spread``) the server admits first; past
+        the plan's last tick, the row admits the longest waiting clients first.
     progress : callable, optional
         ``progress(ticks, max_ticks, best)`` every :data:`PROGRESS_TICKS` ticks: the ticks
         simulated, the most, and the best mean of a closed walk so far (``None`` before the
@@ -986,6 +1005,23 @@ def find_witness(system: System, *, target: Fraction | None = None,
                 column += 1
         policy += [_spread_label(system, aim) for aim in spread]
         R += len(spread)
+    # The plan rows: per row, tick and process, whether the plan admits that client then.
+    plan_rows = R
+    planned: list[list[np.ndarray]] = []
+    if len(plans):
+        where = {p.name: i for i, p in enumerate(sim.procs)}
+        names = [f"{sc.name}_{j + 1}" for sc, k in system.counts for j in range(k)]
+        for plan in plans:
+            ticks = []
+            for chosen in plan:
+                mark = np.zeros(len(sim.procs), bool)
+                mark[[where[names[c]] for c in chosen if names[c] in where]] = True
+                ticks.append(mark)
+            planned.append(ticks)
+        pol = np.concatenate([pol, np.full(len(plans), code["oldest"])])
+        policy += [f"plan {n + 1} ({len(p)} ticks)" for n, p in enumerate(plans)]
+        R += len(plans)
+        spread_at = np.concatenate([spread_at, np.full((len(plans), n_pro), -1, np.int64)])
     # Random tie-breaks, fixed per row and transition for the run (a positional policy where
     # ages tie: the run settles into a cycle instead of wandering).
     noise = rng.random((R, len(sim.cm.transitions)))
@@ -1016,6 +1052,15 @@ def find_witness(system: System, *, target: Fraction | None = None,
             at = spread_at[r, qq]
             key = np.where(at >= 0, (at - waited[r, qq] - 1) % T + 1, 0)
             out = np.where(p == code["spread"], np.where(q >= 0, key, 0) + tie, out)
+        if planned:
+            # A client the plan admits on this tick first (the model's tick: per_tick steps).
+            # (A tick's admissions follow its move step: count tick t's are steps
+            # (t - 1) per_tick + 1 .. t per_tick - 1.)
+            at = (step[0] + per_tick - 1) // per_tick
+            for n, ticks in enumerate(planned):
+                if at < len(ticks):
+                    m = r == plan_rows + n
+                    out = np.where(m & (q >= 0), 1e6 * ticks[at][np.maximum(q, 0)], out)
         # A client another process already chose this tick comes last.
         return out - 1e9 * np.where(q >= 0, sim.claimed[r, np.maximum(q, 0)], False)
 
@@ -1038,7 +1083,9 @@ def find_witness(system: System, *, target: Fraction | None = None,
     exact: tuple | None = None    # the best exact repeat (where a lift fails)
     enough = min((x for x in (target, upper) if x is not None), default=None)
     tick = improved = 0
+    step = [0]              # (the step being taken, for the plan rows' scores)
     while tick < max_steps and alive.any():
+        step[0] = tick
         Y, C, cost, dead = sim.step(X, scores)
         moved = np.zeros((R, len(sim.procs)), bool)
         for i, sl in enumerate(sim.local):

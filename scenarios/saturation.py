@@ -71,6 +71,7 @@ the server 6/18 = 1/3, and the load is ``min(1, N/3)``. A stand-in evaluator tha
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import time as _time
 from dataclasses import dataclass
@@ -211,6 +212,9 @@ class SaturationPoint:
     low, high : Fraction or None
         The lower bound (the best cycle found by simulation, :func:`scenarios.bounds.find_witness`)
         and the upper bound (:func:`scenarios.bounds.upper_bound`) where they were computed.
+    note : str or None
+        For a point left open, why, and what its two ends rest on
+        (``'exact analysis stopped: ...; low: a simulated run, high: ...'``).
     """
 
     clients: int
@@ -222,6 +226,7 @@ class SaturationPoint:
     how: str = "exact"
     low: Fraction | None = None
     high: Fraction | None = None
+    note: str | None = None
 
     @property
     def value(self) -> float | None:
@@ -257,7 +262,8 @@ class SaturationPoint:
         return {"clients": self.clients, "mix": dict(self.mix), "exact": text(self.exact),
                 "value": self.value, "n_states": self.n_states,
                 "seconds": round(self.seconds, 4), "certified": self.certified,
-                "decided": self.how, "low": text(self.lower), "high": text(self.upper)}
+                "decided": self.how, "low": text(self.lower), "high": text(self.upper),
+                "note": self.note}
 
 
 #: ``SaturationResult.status`` values: a finished search, a state or memory limit met, a
@@ -777,12 +783,32 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         """One point, in this process or (``jobs > 1``) in a worker process."""
         t0 = _time.perf_counter()
         system = family(n)
+        point = None
+        if method == "auto" and system.composition == "sync" and _small(system):
+            # Exact analysis first where the model is small (cheaper than the bounds'
+            # simulation); the memory guard still applies.
+            try:
+                ev = evaluate(system.to_model(), resource=system.resource, witness=False)
+            except StateSpaceError:
+                pass
+            else:
+                return SaturationPoint(n, Fraction(ev.exact), int(ev.n_states),
+                                       _time.perf_counter() - t0, bool(ev.certified),
+                                       mix_of(system))
         if method != "exact" and system.composition == "sync":
             point = _by_bounds(system, n, cap, alone, method, t0,
                                phases if jobs == 1 else None)
-            if point is not None:
+            if point is not None and point.how != "open" or method == "bounds":
                 return point
-        ev = evaluate(system.to_model(), resource=system.resource, witness=False)
+        try:
+            ev = evaluate(system.to_model(), resource=system.resource, witness=False)
+        except StateSpaceError as exc:
+            if point is None:
+                raise
+            # The exact analysis met a limit (auto's memory guard): the point stays open
+            # between its bounds, and the search goes on.
+            return dataclasses.replace(point, seconds=_time.perf_counter() - t0,
+                                       note=f"exact analysis stopped: {exc}; " + point.note)
         return SaturationPoint(n, Fraction(ev.exact), int(ev.n_states),
                                _time.perf_counter() - t0, bool(ev.certified), mix_of(system))
 
@@ -1006,9 +1032,9 @@ BELOW_ROWS, BELOW_TICKS = 7, 150
 
 def _by_bounds(system: System, n: int, cap: Fraction, alone: Callable[[System], Fraction],
                method: str, t0: float,
-               phases: Callable[[str, str], None] | None = None) -> SaturationPoint | None:
-    """A point decided by :mod:`scenarios.bounds`, or ``None`` (``method='auto'``: analyse it
-    exactly)."""
+               phases: Callable[[str, str], None] | None = None) -> SaturationPoint:
+    """A point decided by :mod:`scenarios.bounds`, or left open by them (``how='open'``,
+    its note saying what each end rests on: ``method='auto'`` then analyses it exactly)."""
     from .bounds import find_witness, upper_bound
 
     ub = upper_bound(system, alone)
@@ -1024,10 +1050,40 @@ def _by_bounds(system: System, n: int, cap: Fraction, alone: Callable[[System], 
     if low is not None and low >= cap:
         return SaturationPoint(n, low if low == ub.value else None, None,
                                _time.perf_counter() - t0, True, mix, "witness", low, ub.value)
-    if method == "bounds":
-        return SaturationPoint(n, None, None, _time.perf_counter() - t0, True, mix, "open",
-                               low, ub.value)
-    return None
+    return SaturationPoint(n, None, None, _time.perf_counter() - t0, True, mix, "open",
+                           low, ub.value, note=(
+                               "low: " + ("no closed walk simulated" if run is None else
+                                          f"a simulated run ({run.policy})")
+                               + f"; high: {ub.why}"))
+
+
+#: ``method='auto'`` analyses a point exactly before trying the bounds where the model has at
+#: most this many classes of client phases (:func:`_small`): exact analysis is then quicker
+#: than the bounds' simulation.
+EXACT_FIRST_CLASSES = 20_000
+
+
+def _small(system: System) -> bool:
+    """Whether ``system``'s model is small enough to analyse exactly first: the multisets of
+    its clients' phases (per scenario, ``k`` clients over its round's ticks,
+    :func:`scenarios.bounds.round_ticks`, plus one for waiting), multiplied, are at most
+    :data:`EXACT_FIRST_CLASSES`. An estimate of the symmetry-reduced classes, only steering
+    which method runs first.
+
+    >>> from scenarios.templates import editor
+    >>> _small(editor(2)), _small(editor(4))
+    (True, False)
+    """
+    from math import comb
+
+    from .bounds import round_ticks
+
+    total = 1
+    for sc, k in system.counts:
+        total *= comb(k + round_ticks(sc.steps), k)
+        if total > EXACT_FIRST_CLASSES:
+            return False
+    return True
 
 
 def _below_upto(family: Callable[[int], System], answer: int | None, cap: Fraction,
@@ -1066,6 +1122,11 @@ def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
     key = (system, cap, upper)
     if key in _RUNS:
         return _RUNS[key]
+    run = _planned_run(system, cap, upper, phases)
+    if run is not None:
+        _RUNS.clear()
+        _RUNS[key] = run
+        return run
     spread, ticks, patience = [], WITNESS_TICKS, WITNESS_PATIENCE
     if system.server is not None and bound_gap(system) is None:
         rates = {name: rho for name, _, rho in alone_rates(system, alone)}
@@ -1089,6 +1150,34 @@ def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
     _RUNS.clear()           # one run kept: a lifted cycle may be large
     _RUNS[key] = run
     return run
+
+
+#: Seconds the integer program of :func:`scenarios.periodic.plan_cycle` gets per point.
+PLAN_SECONDS = 20.0
+
+
+def _planned_run(system: System, cap: Fraction, upper: Fraction | None,
+                 phases: Callable[[str, str], None] | None = None):
+    """A short run of the model that keeps the server at ``cap``, planned on the count model
+    (:func:`scenarios.periodic.plan_cycle`) and followed on the model itself, every step
+    checked (:func:`scenarios.bounds.find_witness`'s ``plans``); ``None`` where the count
+    model does not describe the system, no plan was found in :data:`PLAN_SECONDS`, or the
+    run does not reach ``cap``."""
+    from .bounds import find_witness
+    from .periodic import admissions, plan_cycle
+    from .schedule import describes
+
+    if system.server is None or not describes(system):
+        return None
+    if phases is not None:
+        phases("planner", f"a cycle of full ticks on the count model, {PLAN_SECONDS:.0f} s "
+               "at most")
+    plan = plan_cycle(system, time_limit=PLAN_SECONDS)
+    if plan is None:
+        return None
+    run = find_witness(system, target=cap, upper=upper, rows=1,
+                       max_ticks=plan.horizon + 4, plans=[admissions(system, plan)])
+    return run if run is not None and run.mean >= cap else None
 
 
 #: The last point's run, by (system, capacity, upper bound): the answer's run is decoded

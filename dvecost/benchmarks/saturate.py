@@ -15,7 +15,11 @@ Cases (``--case`` picks; ``--quick``: the two small ones):
 - ``editor``: the bundled template on one worker;
 - ``editor-farm``: ``dvecost/examples/editor_farm.py``, the editor's three scenarios (5:3:2)
   on 8 workers admitting 8 per tick;
-- ``editor-farm:reader``, ``:writer``, ``:exporter``: one scenario of it alone.
+- ``editor-farm:reader``, ``:writer``, ``:exporter``: one scenario of it alone;
+- ``converters``: ``dvecost/examples/converters.py``, viewers and converters (a choice of
+  request) 3:1 on 8 workers admitting 8 per tick;
+- ``editor-w2``, ``editor-w4``: the editor's scenarios on 2 and 4 workers admitting as many
+  per tick (8: ``editor-farm``).
 """
 
 from __future__ import annotations
@@ -43,7 +47,34 @@ CASES: dict[str, tuple[str, str | None, bool]] = {
     "editor-farm:reader": (str(_EXAMPLES / "editor_farm.py"), "reader", False),
     "editor-farm:writer": (str(_EXAMPLES / "editor_farm.py"), "writer", False),
     "editor-farm:exporter": (str(_EXAMPLES / "editor_farm.py"), "exporter", False),
+    "converters": (str(_EXAMPLES / "converters.py"), None, False),
+    "editor-w2": ("editor_on_2", None, False),
+    "editor-w4": ("editor_on_4", None, False),
 }
+
+
+def editor_on(workers: int, n: int):
+    """The editor's scenarios (5:3:2) on ``workers`` workers admitting as many per tick."""
+    from scenarios import Server, System, apportion
+    from scenarios.templates import EDITOR_SCENARIOS, EDITOR_WEIGHTS
+
+    return System(apportion(dict(zip(EDITOR_SCENARIOS, EDITOR_WEIGHTS)), n),
+                  server=Server(workers=workers, admissions=workers),
+                  name=f"editor on {workers} workers")
+
+
+def editor_on_2(n: int):
+    """:func:`editor_on` 2 workers (a module-level function: a spawned process takes it)."""
+    return editor_on(2, n)
+
+
+def editor_on_4(n: int):
+    """:func:`editor_on` 4 workers."""
+    return editor_on(4, n)
+
+
+#: Specs named in :data:`CASES` that are functions of this module.
+_FUNCTIONS = {"editor_on_2": editor_on_2, "editor_on_4": editor_on_4}
 QUICK = ("analysts", "editor")
 
 #: The target on the 2-core machine for the 8-worker cases, in seconds.
@@ -65,7 +96,7 @@ def _search(spec: str, scenario: str | None, method: str) -> dict:
     from statespace.explore import peak_rss
 
     t0 = time.perf_counter()
-    r = saturate(spec, scenario=scenario, backend="cpu", method=method)
+    r = saturate(_FUNCTIONS.get(spec, spec), scenario=scenario, backend="cpu", method=method)
     secs = time.perf_counter() - t0
     return {"answer": r.saturating_clients, "certified": r.certified,
             "range": r.answer_range, "decided": dict(Counter(p.how for p in r.curve)),

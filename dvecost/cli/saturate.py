@@ -171,10 +171,17 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout:
         # The search is over: the --timeout clock must not cut the report of what it found.
         signal.setitimer(signal.ITIMER_REAL, 0)
+    stopped = [p for p in result.curve if p.how == "open"
+               and (p.note or "").startswith("exact analysis stopped")]
     if result.status == "limit" and result.saturating_clients is None:
         exit_code = 3
         print(f"dvecost: {result.stopped}; the curve found so far follows", file=sys.stderr,
               flush=True)
+    elif exit_code == 0 and stopped:
+        # A limit (auto's memory guard) left points open: a certified range, not an N.
+        exit_code = 3
+        for p in stopped:
+            print(f"dvecost: N={p.clients}: {p.note}", file=sys.stderr, flush=True)
     writers = {}
     if args.csv:
         writers["csv"] = lambda: write_atomic(args.csv, render_csv(result))
@@ -359,6 +366,8 @@ def render_decisions(result) -> list[str]:
             p = opened[0]
             low = "0" if p.lower is None else str(p.lower)
             where = f" (load between {low} and {p.upper})"
+            if p.note:
+                where += f" [{p.note}]"
         line = f"not certified: {what} left open{where}" if opened else "not certified"
         skipped = [m for m in result.undecided_below if result.point(m) is None]
         if skipped:

@@ -101,7 +101,9 @@ def test_auto_answers_as_exact_and_its_bounds_hold(tmp_path, spec, capacity):
 
 @pytest.mark.parametrize("spec", ["paper-server", "editor", "exporters",
                                   pytest.param("admissions", marks=pytest.mark.slow)])
-def test_the_simulated_answer_replays_on_its_model(tmp_path, spec):
+def test_the_simulated_answer_replays_on_its_model(tmp_path, spec, monkeypatch):
+    # (the bounds' path, also where the model is small enough to analyse exactly first)
+    monkeypatch.setattr(scenarios.saturation, "EXACT_FIRST_CLASSES", 0)
     spec = _spec(tmp_path, spec)
     r = saturate(spec, backend="cpu", method="auto")
     n = r.saturating_clients
@@ -137,7 +139,8 @@ def test_the_json_witness_replays_as_printed(capsys, tmp_path):
             assert Fraction(p["high"]) < Fraction(d["capacity_exact"]) and p["n_states"] is None
 
 
-def test_the_text_report_says_how_each_point_was_decided(capsys):
+def test_the_text_report_says_how_each_point_was_decided(capsys, monkeypatch):
+    monkeypatch.setattr(scenarios.saturation, "EXACT_FIRST_CLASSES", 0)   # the bounds first
     code, out, err = run(capsys, "saturate", "editor", "--backend", "cpu", "-q")
     assert code == 0 and err == ""
     lines = out.splitlines()
@@ -166,21 +169,30 @@ def test_bounds_only_says_where_the_answer_lies(capsys):
     assert d["saturating_clients"] == 6 and d["answer_certified"] is False
     assert d["answer_range"] == [5, 6]
     code, out, _ = run(capsys, "saturate", "editor", "--method", "bounds", "-q")
+    # what each end rests on, then the range
     assert any(ln.startswith("not certified: N=5 left open (load between ")
-               and ln.endswith("and 1); the answer lies in 5..6 (the upper bound keeps every "
+               and " and 1) [low: a simulated run (" in ln and "; high: " in ln
+               and ln.endswith("]; the answer lies in 5..6 (the upper bound keeps every "
                                "N up to 4 below)") for ln in out.splitlines())
 
 
-def test_a_limit_in_the_exact_fallback_stops_with_the_curve_so_far(capsys):
+def test_a_limit_in_the_exact_fallback_leaves_the_point_open_between_its_bounds(capsys):
+    """Exact analysis past a limit inside auto: the point stays open with what each end rests
+    on, the search goes on, the answer is a certified range, and the exit code is 3."""
     code, out, err = run(capsys, "saturate", "editor", "--max-states", "500", "--json")
     assert code == 3
     d = json.loads(out)
-    assert d["stopped"].startswith("N=5: state limit") and d["saturating_clients"] is None
-    assert [(p["clients"], p["decided"]) for p in d["curve"]][:3] == [
-        (1, "bound"), (2, "bound"), (4, "bound")]
+    assert d["status"] == "ok" and d["saturating_clients"] == 6
+    assert d["answer_certified"] is False and d["answer_range"] == [5, 6]
+    (p,) = [p for p in d["curve"] if p["decided"] == "open"]
+    assert p["clients"] == 5 and Fraction(p["low"]) <= Fraction(22, 23) <= Fraction(p["high"])
+    assert p["note"].startswith("exact analysis stopped: state limit reached")
+    assert "; low: a simulated run" in p["note"] and "; high: " in p["note"]
+    assert err.splitlines()[-1] == "dvecost: N=5: " + p["note"]
 
 
-def test_the_csv_says_how_each_point_was_decided(capsys, tmp_path):
+def test_the_csv_says_how_each_point_was_decided(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(scenarios.saturation, "EXACT_FIRST_CLASSES", 0)   # the bounds first
     path = tmp_path / "curve.csv"
     code, _, _ = run(capsys, "saturate", "paper-server", "--csv", path, "-q")
     assert code == 0
@@ -240,6 +252,9 @@ def test_a_point_decided_by_the_bounds_shows_its_progress_on_a_terminal(capsys, 
     import dvecost.cli.saturate as cli_saturate
     from scenarios import bounds, schedule
 
+    monkeypatch.setattr(scenarios.saturation, "EXACT_FIRST_CLASSES", 0)   # the bounds first
+    # (no time for the planner: the count model's spread rows and the simulation run)
+    monkeypatch.setattr(scenarios.saturation, "PLAN_SECONDS", 0.0)
     monkeypatch.setattr(cli_saturate, "is_terminal", lambda stream: True)
     monkeypatch.setattr(bounds, "PROGRESS_TICKS", 1)
     monkeypatch.setattr(schedule, "PROGRESS_TICKS", 1)
@@ -248,6 +263,7 @@ def test_a_point_decided_by_the_bounds_shows_its_progress_on_a_terminal(capsys, 
     assert code == 0 and "saturation: 5 clients" in out
     assert "\r\x1b[K  count model: tick 1 of at most 3,000: 0 spread rows keep the server " \
            "full" in err
+    assert "\r\x1b[K  planner: a cycle of full ticks on the count model, 0 s at most" in err
     assert "\r\x1b[K  simulation: tick 1 of at most " in err
     ticks = [t for t in err.split("\r\x1b[K") if t.startswith("  simulation: ")]
     assert ticks[0].endswith("no closed walk yet")

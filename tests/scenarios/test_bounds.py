@@ -85,7 +85,8 @@ SYSTEMS = [
 def test_the_bounds_bracket_the_exact_load(system):
     load = exact(system)
     ub = upper_bound(system, alone)
-    assert ub.gap is None and ub.value == min(ub.shape, ub.alone_sum)
+    assert ub.gap is None and ub.value == min(ub.shape, ub.alone_sum,
+                                              *([ub.rates] if ub.rates is not None else []))
     assert ub.alone_sum == sum(k * exact(system.with_counts({system.scenario(name): 1}))
                                for name, k, _ in ub.alone)
     run = find_witness(system, rows=10, max_ticks=600)

@@ -210,9 +210,10 @@ def test_a_system_past_its_cutoffs_says_why_it_never_saturates(capsys, tmp_path)
     code, out, _ = run(capsys, "saturate", spec, "--resource", "server", "--capacity", "8",
                        "--backend", "cpu", "-q")
     assert code == 0 and "no saturation: up to 7 clients" in out
+    # (N=7 is below by the rate program: at most 7, the admissions' bound; a run shows 47/7)
     assert ("why: from N=7 on every scenario has at least its cutoff (quick 4, long 7): one "
-            "more client always waits and changes nothing, so the load stays 7 for every N up "
-            "to 64 and none reaches 8") in out
+            "more client always waits and changes nothing, so the load stays 47/7..7 for every "
+            "N up to 64 and none reaches 8") in out
     # Asked for 7 instead, the search saturates at 5; the report's bound line gives the
     # admissions' bound and what it rests on.
     code, out, _ = run(capsys, "saturate", spec, "--resource", "server", "--capacity", "7",
@@ -224,7 +225,8 @@ def test_a_system_past_its_cutoffs_says_why_it_never_saturates(capsys, tmp_path)
                        "--backend", "cpu", "--json")
     d = json.loads(out)
     assert d["saturating_clients"] is None and d["curve"][-1]["clients"] == 7
-    assert d["curve"][-1]["exact"] == "7" and "cutoff (quick 4, long 7)" in d["note"]
+    assert (d["curve"][-1]["low"], d["curve"][-1]["high"]) == ("47/7", "7")
+    assert "cutoff (quick 4, long 7)" in d["note"]
 
 
 def test_a_pool_that_admissions_cannot_fill_is_answered_without_analysis(capsys, tmp_path):

@@ -370,7 +370,7 @@ def test_result_as_dict():
     assert d["curve"][0] == {"clients": 1, "mix": {"u": 1}, "exact": "1/2", "value": 0.5,
                              "n_states": 10, "seconds": d["curve"][0]["seconds"],
                              "certified": True, "decided": "exact", "low": "1/2",
-                             "high": "1/2"}
+                             "high": "1/2", "note": None}
 
 
 # ---------------------------------------------------------------------------- real models

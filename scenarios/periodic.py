@@ -1,0 +1,329 @@
+"""Saturating runs planned directly: a short periodic run of full ticks, found by an integer
+program over the scenarios' count rings.
+
+A system saturates its server when some infinite run keeps every worker busy on every tick.
+Such a run of the count model of :mod:`scenarios.schedule` (how many clients of each scenario
+stand at each tick node of its ring) is, after a prefix, a cycle of *full* ticks. The count
+model has a handful of nodes per scenario whatever the number of clients, so a cycle of it is
+searched for with an integer program (:func:`scipy.optimize.milp`, HiGHS) whose size grows
+with the scenarios, their phases and the horizon, never with the clients:
+
+- ``n[s, v, t]``: the clients of scenario ``s`` at node ``v`` at the start of tick ``t``,
+  ``0 <= t <= H``; at ``t = 0`` all at their ring's first node (the model's initial state);
+- ``a[s, v, t]``: how many of those at a ``wait`` node the server admits on tick ``t``;
+- the ring moves: every client at a ``free`` or ``busy`` node moves on, a waiting one moves
+  on when admitted and stays otherwise;
+- the server's rule: on each tick it admits ``min(A, W - busy, waiting)`` (the rendering's
+  admission steps must admit while a desk, a worker and a waiting client are there), written
+  with three binaries per tick;
+- one binary ``p[j]`` per candidate start of the period: every tick from ``j`` on is full
+  (``busy + admitted = W``) and the counts at ``H`` equal those at ``j``.
+
+A solution is a run of the count model from its initial state whose ticks ``j .. H - 1`` are
+full and whose state at ``H`` is that of ``j`` up to a renaming of the clients of each
+scenario. Nothing here is a result: :func:`admissions` turns the plan into which client the
+server admits on each tick, and :func:`scenarios.bounds.find_witness` follows that on the
+model itself (its ``plans`` rows), checking every step and lifting the walk that closes up
+to a renaming into a concrete cycle.
+
+Examples
+--------
+Seven clients whose two requests must interlock to keep two workers busy:
+
+>>> from scenarios import Scenario, Server, System, Think, Request
+>>> pair = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
+>>> plan = plan_cycle(System({pair: 7}, server=Server(workers=2, admissions=2)),
+...                   horizons=(32,))
+>>> plan.period >= 1 and plan.start + plan.period == plan.horizon
+True
+>>> full = [plan.served(t) for t in range(plan.start, plan.horizon)]
+>>> full == [2] * plan.period
+True
+"""
+
+from __future__ import annotations
+
+import time as _time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dsl import System
+from .schedule import tick_ring
+
+__all__ = ["CyclePlan", "plan_cycle", "admissions", "HORIZONS"]
+
+#: The horizons :func:`plan_cycle` tries in turn (ticks from the initial state to the end of
+#: the period); the period starts at least :data:`MIN_PREFIX` ticks in.
+HORIZONS = (16, 24, 32, 44, 56, 72)
+#: The period's first tick is at least this (the clients all start in one phase: a full tick
+#: needs them spread, which takes a few ticks).
+MIN_PREFIX = 1
+
+
+@dataclass(frozen=True)
+class CyclePlan:
+    """A run of the count model: ``counts[t]`` per tick ``0 .. horizon``, ticks ``start ..
+    horizon - 1`` full, ``counts[horizon] == counts[start]``.
+
+    Attributes
+    ----------
+    kinds : tuple of tuple of str
+        Per scenario, its ring's node kinds (:class:`scenarios.schedule.TickRing`).
+    counts : numpy.ndarray
+        ``(horizon + 1, nodes)``: clients per node (the scenarios' rings one after the other).
+    admitted : numpy.ndarray
+        ``(horizon, nodes)``: admitted per ``wait`` node and tick (0 elsewhere).
+    start, horizon : int
+        The period is ticks ``start .. horizon - 1``.
+    workers : int
+    seconds : float
+        Time spent in the solver.
+    """
+
+    kinds: tuple[tuple[str, ...], ...]
+    counts: np.ndarray
+    admitted: np.ndarray
+    start: int
+    horizon: int
+    workers: int
+    seconds: float
+
+    @property
+    def period(self) -> int:
+        """Ticks of the cycle."""
+        return self.horizon - self.start
+
+    def served(self, t: int) -> int:
+        """Workers busy on tick ``t``: clients at ``busy`` nodes plus those admitted."""
+        flat = [k for ks in self.kinds for k in ks]
+        busy = sum(int(self.counts[t, i]) for i, k in enumerate(flat) if k == "busy")
+        return busy + int(self.admitted[t].sum())
+
+
+def _rings(system: System):
+    rings = [tick_ring(sc) for sc, _ in system.counts]
+    if system.server is None or system.server.admissions < 2 or None in rings:
+        return None
+    return rings
+
+
+class _Counts:
+    """The count model's rings as one graph of nodes, and the integer programs over it."""
+
+    def __init__(self, system: System, rings) -> None:
+        self.W, self.A = system.server.workers, system.server.admissions
+        self.kinds = [ring.kind for ring in rings]
+        self.flat = [k for ks in self.kinds for k in ks]
+        self.succ: list[int] = []
+        self.first: list[int] = []
+        self.group: list[int] = []
+        for g, ks in enumerate(self.kinds):
+            base = len(self.succ)
+            self.first.append(base)
+            self.succ += [base + (i + 1) % len(ks) for i in range(len(ks))]
+            self.group += [g] * len(ks)
+        self.V = len(self.flat)
+        self.counts = [k for _, k in system.counts]
+        self.N = sum(self.counts)
+        self.waits = [v for v in range(self.V) if self.flat[v] == "wait"]
+        self.busys = [v for v in range(self.V) if self.flat[v] == "busy"]
+
+    def solve(self, ticks: int, *, starts: list[tuple[int, int]] | None,
+              time_limit: float):
+        """One integer program over ``ticks`` ticks of the count model.
+
+        ``starts=None``: a cycle alone (the counts at tick 0 free but for each scenario's
+        total, every tick full, the counts at ``ticks`` those at 0). Else a run from the
+        initial state, the server's rule on every tick, and a cycle ``(j, P)`` of
+        ``starts`` (one binary each): ticks ``j .. j + P - 1`` full, the counts at
+        ``j + P <= ticks`` those at ``j``. Returns ``(counts, admitted, (j, P))``, ``None``
+        where there is none, ``False`` where the time ran out first."""
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.sparse import coo_array
+
+        V, W, A, N = self.V, self.W, self.A, self.N
+        waits, busys, flat, succ = self.waits, self.busys, self.flat, self.succ
+        cyclic = starts is None
+        widx = {v: i for i, v in enumerate(waits)}
+        n_t = ticks if cyclic else ticks + 1
+        nv, na = n_t * V, ticks * len(waits)
+        nz = 0 if cyclic else 3 * ticks
+        nvar = nv + na + nz + (0 if cyclic else len(starts))
+
+        def n_of(t, v):
+            return (t % ticks if cyclic else t) * V + v
+
+        def a_of(t, w):
+            return nv + t * len(waits) + widx[w]
+
+        def z_of(t, i):
+            return nv + na + 3 * t + i
+
+        def p_of(i):
+            return nv + na + nz + i
+
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+        lo: list[float] = []
+        hi: list[float] = []
+
+        def add(terms, low, high):
+            r = len(lo)
+            for c, x in terms:
+                rows.append(r)
+                cols.append(c)
+                vals.append(x)
+            lo.append(low)
+            hi.append(high)
+
+        for t in range(ticks):
+            for v in range(V):             # the ring moves
+                u = succ[v]
+                terms = [(n_of(t + 1, u), 1.0),
+                         (a_of(t, v), -1.0) if flat[v] == "wait" else (n_of(t, v), -1.0)]
+                if flat[u] == "wait":
+                    terms += [(n_of(t, u), -1.0), (a_of(t, u), 1.0)]
+                add(terms, 0, 0)
+            for w in waits:
+                add([(a_of(t, w), 1.0), (n_of(t, w), -1.0)], -np.inf, 0)
+            k = [(a_of(t, w), 1.0) for w in waits]
+            b = [(n_of(t, v), 1.0) for v in busys]
+            add(k, -np.inf, A)
+            if cyclic:
+                add(k + b, W, W)
+                continue
+            add(k + b, -np.inf, W)
+            # The server's rule, k = min(A, W - busy, waiting): k is at most each (above),
+            # and at least one of them, chosen by a binary: z0 the admissions run out (only
+            # where A < W: else W - busy <= A comes first), z1 the workers, z2 the waiting.
+            wt = [(n_of(t, w), -1.0) for w in waits]
+            if A < W:
+                add(k + [(z_of(t, 0), -A)], 0, np.inf)
+            else:
+                add([(z_of(t, 0), 1.0)], 0, 0)
+            add(k + b + [(z_of(t, 1), -W)], 0, np.inf)
+            add(k + wt + [(z_of(t, 2), -N)], -N, np.inf)
+            add([(z_of(t, i), 1.0) for i in range(3)], 1, np.inf)
+            # full on the period's ticks
+            on = [i for i, (j, P) in enumerate(starts) if j <= t < j + P]
+            if on:
+                add(k + b + [(p_of(i), -W) for i in on], 0, np.inf)
+        lb = np.zeros(nvar)
+        ub = np.full(nvar, float(N))
+        ub[nv + na:] = 1.0
+        if cyclic:
+            for g, cnt in enumerate(self.counts):
+                add([(n_of(0, v), 1.0) for v in range(V) if self.group[v] == g], cnt, cnt)
+        else:
+            for g, cnt in enumerate(self.counts):
+                lb[self.first[g]] = ub[self.first[g]] = cnt
+            ub[:V][[v for v in range(V) if v not in self.first]] = 0
+            add([(p_of(i), 1.0) for i in range(len(starts))], 1, 1)
+            for i, (j, P) in enumerate(starts):
+                for v in range(V):
+                    add([(n_of(j + P, v), 1.0), (n_of(j, v), -1.0), (p_of(i), N)],
+                        -np.inf, N)
+                    add([(n_of(j + P, v), 1.0), (n_of(j, v), -1.0), (p_of(i), -N)],
+                        -N, np.inf)
+        mat = coo_array((vals, (rows, cols)), shape=(len(lo), nvar)).tocsr()
+        res = milp(np.zeros(nvar), constraints=LinearConstraint(mat, lo, hi),
+                   integrality=np.ones(nvar), bounds=Bounds(lb, ub),
+                   options={"time_limit": max(0.2, time_limit), "disp": False})
+        if res.x is None:
+            # (2: proved infeasible; 1: out of time, undecided)
+            return None if res.status == 2 else False
+        x = np.rint(res.x).astype(np.int64)
+        counts = x[:nv].reshape(n_t, V)
+        adm = np.zeros((ticks, V), np.int64)
+        for t in range(ticks):
+            for w in waits:
+                adm[t, w] = x[a_of(t, w)]
+        got = (0, ticks) if cyclic else next(
+            jp for i, jp in enumerate(starts) if x[p_of(i)] == 1)
+        return counts, adm, got
+
+
+def _rings(system: System):
+    rings = [tick_ring(sc) for sc, _ in system.counts]
+    if system.server is None or system.server.admissions < 2 or None in rings:
+        return None
+    return rings
+
+
+def plan_cycle(system: System, *, horizons=HORIZONS, time_limit: float = 30.0
+               ) -> CyclePlan | None:
+    """A run of the count model of ``system`` that ends in a cycle of full ticks, or ``None``
+    where none was found within ``time_limit`` seconds (or the count model does not describe
+    the system: :func:`scenarios.schedule.describes`).
+
+    For each horizon ``H`` of ``horizons`` in turn, one program looks for a run from the
+    initial state of ``H`` ticks whose ticks ``j .. H - 1`` are full and whose counts at
+    ``H`` are those at ``j``, for any ``j >= MIN_PREFIX`` (the server's
+    rule needs binaries: this takes longer). ``None`` proves nothing: a longer horizon or
+    more time may find one.
+    """
+    rings = _rings(system)
+    if rings is None:
+        return None
+    model = _Counts(system, rings)
+    t0 = _time.perf_counter()
+    t_end = t0 + time_limit
+    for H in horizons:
+        starts = [(j, H - j) for j in range(MIN_PREFIX, H)]
+        left = t_end - _time.perf_counter()
+        if left <= 0.2:
+            return None
+        got = model.solve(H, starts=starts, time_limit=left)
+        if not got:
+            continue
+        counts, adm, (j, P) = got
+        return CyclePlan(tuple(tuple(ks) for ks in model.kinds), counts[:j + P + 1],
+                         adm[:j + P], j, j + P, model.W, _time.perf_counter() - t0)
+    return None
+
+
+def admissions(system: System, plan: CyclePlan) -> list[list[int]]:
+    """Per tick ``0 .. plan.horizon - 1``, the clients (columns in the order of
+    ``system.counts``, then by number) the server admits: of the clients at each ``wait``
+    node, the plan's number, those who came first (then the lowest numbers).
+
+    Following it from the initial state, the clients stand where the plan counts them.
+    """
+    node: list[int] = []
+    base = 0
+    for ks, (_, cnt) in zip(plan.kinds, system.counts):
+        node += [base] * cnt
+        base += len(ks)
+    succ: list[int] = []
+    for ks in plan.kinds:
+        b = len(succ)
+        succ += [b + (i + 1) % len(ks) for i in range(len(ks))]
+    arrived = [0] * len(node)
+    out: list[list[int]] = []
+    for t in range(plan.horizon):
+        here: dict[int, list[int]] = {}
+        for c, v in enumerate(node):
+            here.setdefault(v, []).append(c)
+        chosen: list[int] = []
+        for v, cs in here.items():
+            k = int(plan.admitted[t, v])
+            if k:
+                chosen += sorted(cs, key=lambda c: (arrived[c], c))[:k]
+        go = set(chosen)
+        for c, v in enumerate(node):
+            wait = plan.admitted.shape[1] and _kind(plan, v) == "wait"
+            if not wait or c in go:
+                node[c] = succ[v]
+                arrived[c] = t + 1
+        out.append(sorted(chosen))
+    return out
+
+
+def _kind(plan: CyclePlan, v: int) -> str:
+    for ks in plan.kinds:
+        if v < len(ks):
+            return ks[v]
+        v -= len(ks)
+    raise IndexError(v)
