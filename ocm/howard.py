@@ -91,6 +91,8 @@ class HowardState:
 
 
 def _absmax(a: Any, xp: Any) -> int:
+    if isinstance(a, P.Palette):
+        a = a.values   # (rows no edge uses are 0: see ocm._as_palette)
     if a.shape[0] == 0:
         return 0
     if a.dtype == object:
@@ -215,7 +217,7 @@ def solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
     if row is None:
         row = ops(xp).edge_rows(indptr, xp)
     if policy is None:
-        _, policy = ops(xp).segment_argmax(cost, indptr, row, xp)
+        _, policy = ops(xp).segment_argmax(P.dense(cost), indptr, row, xp)
     if max_iter is None:
         max_iter = max(1000, 10 * n)
     t_value = t_improve = 0.0

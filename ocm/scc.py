@@ -146,7 +146,10 @@ def find_zero_time_cycle(indptr: np.ndarray, indices: np.ndarray,
     >>> find_zero_time_cycle(np.array([0, 1, 2]), np.array([1, 0]), np.array([0, 1])) is None
     True
     """
-    zero = time == 0
+    if isinstance(time, P.Palette):   # one flag per row, then per edge (1 byte, not 8)
+        zero = (time.values == 0)[time.label]
+    else:
+        zero = time == 0
     if not bool(zero.any()):
         return None
     z_edges = np.flatnonzero(zero)

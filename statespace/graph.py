@@ -159,12 +159,13 @@ class StateGraph:
         ``process_states`` and ``action_names`` instead).
     on_device : tuple or None
         When the explorer finished on a GPU: the edges as it still holds them there,
-        ``(indptr, indices, costs, time)`` as CuPy arrays equal to the host arrays, so that a
-        cycle engine on the same device reads them instead of copying the host arrays back
-        (``dvecost analyze`` does). None otherwise.
+        ``(indptr, indices, charge)`` as CuPy arrays equal to the host arrays (costs and
+        times are read through ``palette``), so that a cycle engine on the same device reads
+        them instead of copying the host arrays back (``dvecost analyze`` does). None
+        otherwise.
 
     A graph explored on a GPU (:func:`lazy_graph`) leaves its large arrays (``indices``,
-    ``action``, ``costs``, ``time``, ``states``, ``parent``, ``parent_action``) on the device
+    ``action``, ``charge``, ``states``, ``parent``, ``parent_action``) on the device
     until they are read: each is copied to the host on its first read, whole, and is an
     ordinary NumPy array from then on. :meth:`peek` reads a few elements without that copy,
     and :meth:`released` drops what the graph holds on the device.
