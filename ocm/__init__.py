@@ -179,7 +179,12 @@ def _validate(indptr, indices, cost, time, kind, mode, xp):
     if mode not in MODES:
         raise InputError(f"unknown mode '{mode}': expected one of {', '.join(MODES)}")
     indptr = _as_int64(indptr, "indptr", xp)
-    indices = _as_int64(indices, "indices", xp)
+    # Targets in int32 stay so on the host (every step there indexes with them as they are);
+    # the device's kernels read int64.
+    keep32 = P.is_numpy(xp) and getattr(indices, "dtype", None) == np.int32
+    indices = xp.asarray(indices) if keep32 else _as_int64(indices, "indices", xp)
+    if keep32 and indices.ndim != 1:
+        raise InputError(f"'indices' must be one-dimensional, got shape {indices.shape}")
     cost = _as_palette(cost, "cost", xp) if isinstance(cost, Palette) else \
         _as_int64(cost, "cost", xp)
     n = indptr.shape[0] - 1
@@ -348,7 +353,7 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     if k == 0:
         raise NoCycleError(f"the graph has no cycle ({n} vertices, {m} edge"
                            f"{'s' * (m != 1)}): every path ends in a vertex without successors")
-    if restr.edges.shape[0] == m and k == n:
+    if restr.edges is None or (restr.edges.shape[0] == m and k == n):
         # The identity restriction (``edges`` is an ascending subset of 0..m-1, so all m of
         # them is arange(m), and then every vertex is kept): no gathers, and the edge rows
         # already computed are the subgraph's.
@@ -400,7 +405,7 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
             edges_l.append(int(pol[v]))
             v = int(succ[v])
         cyc = tuple(int(x) for x in h(restr.vertices[verts_l]))
-        cyc_edges = tuple(int(x) for x in h(restr.edges[edges_l]))
+        cyc_edges = tuple(int(x) for x in h(restr.edge_ids(edges_l)))
     c_sum, t_sum = _certify.cycle_sums(indptr, indices, cost, time, cyc, cyc_edges)
     value = Fraction(c_sum, t_sum)
     top_value = Fraction(int(h(st.rank_num)[top]), int(h(st.rank_den)[top]))
