@@ -371,7 +371,8 @@ def _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num, r
         dt = np.int64 if wide else np.int32
         rev = (starts + (d - 1)).astype(dt)[row] if row is not None else \
             np.repeat((starts + (d - 1)).astype(dt), deg)
-        rev -= np.arange(m, dtype=dt)   # the row's (start + d - 1) minus the edge's id
+        for j in range(0, m, _BLOCK):   # the row's (start + d - 1) minus the edge's id
+            rev[j:j + _BLOCK] -= np.arange(j, min(m, j + _BLOCK), dtype=dt)
         aux["rev_off"] = rev
         del rev
         cv = cost.values if isinstance(cost, Palette) else cost
@@ -389,7 +390,7 @@ def _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num, r
         return None
     vd = span * d
     z = rank * vd + (potential - lo) * d            # per target vertex
-    key = np.take(z, indices)
+    key = z[indices]   # (fancy indexing reads int32 targets as they are; np.take copies them)
     shared = isinstance(cost, Palette) and (time is None or (
         isinstance(time, Palette) and time.label is cost.label))
     if n_ranks == 1 and shared:
