@@ -147,11 +147,28 @@ class Palette:
         return Palette(self.label[idx], self.values)
 
     def dense(self) -> Array:
-        """One value per edge (an int64 array as long as ``label``)."""
+        """One value per edge (an int64 array as long as ``label``). On a device one
+        elementwise kernel reads the rows as they are (indexing would first widen them)."""
+        if not isinstance(self.label, np.ndarray):
+            gather = _device_gather(self.label)
+            if gather is not None:
+                return gather(self.label, self.values)
         return self.values[self.label]
 
     def __repr__(self) -> str:
         return f"Palette({self.shape[0]} edges, {self.values.shape[0]} rows)"
+
+
+def _device_gather(label: Any):
+    """CuPy's elementwise kernel ``out = values[label]`` (int64 values, rows of the label's
+    dtype), or None for a module without elementwise kernels."""
+    import sys
+    xp = sys.modules.get(type(label).__module__.split(".")[0])
+    kernel = getattr(xp, "ElementwiseKernel", None)
+    if kernel is None:
+        return None
+    return kernel("L label, raw int64 values", "int64 out", "out = values[label]",
+                  "ocm_palette_gather")
 
 
 def dense(a: Any) -> Any:

@@ -336,6 +336,11 @@ class Explorer:
                         del snap
                         self._device_full("an allocation on the GPU failed")
                         self._chunk(k)
+                    else:
+                        # The snapshot's lists hold every piece of the outputs: kept past the
+                        # last chunk, they would keep each piece alive while _finish joins
+                        # them (twice the graph's edges on the device at that moment).
+                        del snap
                 else:
                     self._chunk(k)
                 self.n_expanded += k
@@ -1383,6 +1388,10 @@ class Explorer:
         n, m, expanded = ((self.n_recorded, self.n_edges, self.n_expanded) if complete
                           else self.mark)
         # The graph is assembled on the host, each piece computed on a device copied once.
+        if on_device(self.xp):
+            # The pool's cached blocks (the chunks' temporaries) back to the device first: the
+            # joined arrays are the largest allocations of the run.
+            release_pool(self.xp)
         deg = _join(self.out_deg) if self.out_deg else np.zeros(0, np.int64)
         self.out_deg = [deg]
         # The degrees of the expanded states (the first ``expanded`` chunks' worth).
@@ -1444,7 +1453,9 @@ class Explorer:
         if complete and on_device(self.xp):
             # Finished on the device: the arrays stay there and each comes to the host when
             # first read (statespace.graph.lazy_graph), so that a caller reading the answer
-            # and a few runs (dvecost analyze) copies none of them.
+            # and a few runs (dvecost analyze) copies none of them. The pieces just joined
+            # go back to the device for the cycle engine.
+            release_pool(self.xp)
             return lazy_graph(big, **fields)
         # Otherwise on the host, one copy from the device per array.
         return lazy_graph({k: (v if isinstance(v, str) else to_host(v)) for k, v in big.items()},
