@@ -8,7 +8,7 @@ with it, which is what ``dvecost saturate`` runs.
 
 >>> r = saturate("paper-server", backend="cpu")
 >>> r.saturating_clients, r.capacity_why, [str(p.exact) for p in r.curve]
-(3, "1 worker x 1 per tick (the server's)", ['1/3', '2/3', '1', '1'])
+(3, '1 worker, all busy on every tick', ['1/3', '2/3', '1', '1'])
 >>> sum(step.cost for step in r.witness.cycle) / len(r.witness.cycle)
 1.0
 """
@@ -57,7 +57,7 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
     Examples
     --------
     >>> from scenarios.templates import paper_server
-    >>> ev = evaluator(backend="cpu")(paper_server(2).to_model(), resource="server",
+    >>> ev = evaluator(backend="cpu")(paper_server(2).to_model(), resource="busy",
     ...                               witness=False)
     >>> ev.exact, ev.n_states, ev.witness
     (Fraction(2, 3), 200, None)
@@ -104,7 +104,8 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
              scenario: str | None = None, search: str = "bisect", witness: bool = True,
              progress: Callable[[object], None] | None = None,
              phases: Callable[[str, str], None] | None = None,
-             jobs: int = 1, method: str = "exact") -> SaturationResult:
+             jobs: int = 1, method: str = "exact",
+             resource: str | None = None) -> SaturationResult:
     """:func:`scenarios.saturate` with :func:`evaluator` (``backend``, ``max_states``,
     ``max_memory``, ``phases``) as the evaluator and the scenarios' cutoffs
     (``cutoffs=True``: no ``N`` past the one from which the load cannot change); the other
@@ -122,7 +123,8 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                                         phases=phases if jobs == 1 else None),
                      max_clients=max_clients, scenario=scenario, search=search,
                      witness=witness, progress=progress, cutoffs=True, jobs=jobs,
-                     method=method, phases=phases if jobs == 1 else None)
+                     method=method, phases=phases if jobs == 1 else None,
+                     resource=resource)
     if isinstance(result.witness, WitnessRun):
         t0 = _time.perf_counter()
         a = run_analysis(result.witness)

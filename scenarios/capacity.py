@@ -1,14 +1,18 @@
 """Capacity planning: how many workers a population needs, how much headroom it leaves,
 and which mixes saturate a server.
 
-Three questions on top of the load of :mod:`scenarios.saturation` (the maximal cycle mean of the
-server's cost: its worst sustainable work per tick). All take the same injected
+Three questions on top of the load of :mod:`scenarios.saturation`: by default the server's
+**occupancy** (the maximal cycle mean of its busy workers per tick), judged against its number
+of workers; with ``resource='server'``, the requests' cost per tick, judged against a capacity
+the caller gives. Where occupancy is judged, the worst cost load is reported beside it. All take
+the same injected
 ``evaluate(model, *, resource, witness)`` as :func:`~scenarios.saturation.saturate`;
 :mod:`dvecost.capacity` binds dvecost's own analysis.
 
 :func:`workers_needed`
-    For a fixed population ``{scenario: count}``, the smallest number of workers ``w`` whose
-    load stays *below* the capacity ``w x`` (largest cost per tick). Every ``w`` from 1 up is
+    For a fixed population ``{scenario: count}``, the smallest number of workers ``w`` that
+    the population does not saturate (occupancy below ``w``: no run keeps all ``w`` busy
+    forever). Every ``w`` from 1 up is
     tried until one is below, so the answer is exact whatever the load curve does; the loads
     tried are kept, and a load that drops when a worker is added is listed as a violation.
 
@@ -96,14 +100,15 @@ def _num(x: Fraction | None) -> int | float | None:
     return int(x) if x.denominator == 1 else float(x)
 
 
-def system_for(spec: Spec, clients: Mapping[str, int], *,
-               workers: int | None = None) -> tuple[str, Callable[..., System]]:
+def system_for(spec: Spec, clients: Mapping[str, int], *, workers: int | None = None,
+               resource: str | None = None) -> tuple[str, Callable[..., System]]:
     """``(name, build)``, ``build(counts, workers=None)`` being the system of the spec with
     ``counts`` (``{scenario name: count}``) clients and, if given, that many workers.
 
     The scenarios are those of the spec's systems ``family(1), family(2), family(4), ...``
     (a template such as ``editor`` shares its users among its scenarios, so a small system
-    may lack one); the server, composition and name are those of ``family(1)``.
+    may lack one); the server, composition and name are those of ``family(1)``; the resource
+    judged is ``resource`` (default: occupancy with a server).
 
     >>> name, build = system_for("editor", {"reader": 0, "exporter": 0})
     >>> build({"reader": 3, "exporter": 1}, workers=2).describe()
@@ -146,13 +151,30 @@ def system_for(spec: Spec, clients: Mapping[str, int], *,
         server = base.server if workers is None else Server(
             workers=workers, admissions=min(base.server.admissions, workers))
         return System({found[n]: c for n, c in counts.items()}, server=server,
-                      composition=base.composition, name=base.name)
+                      composition=base.composition, name=base.name, resource=resource)
 
     return name, build
 
 
-def _capacity_per_worker(system: System) -> int:
-    return max(r.cost for r in system.kinds())
+def _per_worker(system: System, capacity: int | float | str | Fraction | None) -> Fraction:
+    """What one worker can carry of the resource judged: 1 (it is busy or not) on occupancy
+    unless ``capacity`` says otherwise; on a cost resource, ``capacity``, which is required."""
+    if capacity is not None:
+        return parse_capacity(capacity)
+    if system.server is not None and not system.occupancy:
+        raise ConfigurationError(
+            f"resource '{system.resource}' (the requests' cost per tick) has no default "
+            "capacity: give one worker's (--capacity C), or judge occupancy (the default)")
+    return Fraction(1)
+
+
+def _cost_load(system: System, evaluate: Evaluator, witness: bool) -> tuple[Any, Any]:
+    """``(worst cost load, its witness)`` of ``system`` judged on occupancy (one more
+    analysis, of its cost resource), or ``(None, None)`` when the cost is what is judged."""
+    if system.server is None or not system.occupancy:
+        return None, None
+    ev = evaluate(system.to_model(), resource=system.cost_resource, witness=witness)
+    return (Fraction(ev.exact) if ev.certified else None), ev.witness
 
 
 # ---------------------------------------------------------------------------- workers
@@ -161,14 +183,14 @@ def _capacity_per_worker(system: System) -> int:
 class WorkerPoint:
     """The load of the population with ``workers`` workers.
 
-    ``capacity`` is ``workers x`` the largest cost per tick; ``saturated`` is
-    ``exact >= capacity``.
+    ``capacity`` is ``workers`` on occupancy (``workers x`` one worker's capacity on a cost
+    resource); ``saturated`` is ``exact >= capacity``.
     """
 
     workers: int
     #: The worst load, exact.
     exact: Fraction
-    #: ``workers x`` the largest cost per tick.
+    #: ``workers`` x what one worker carries (1 on occupancy).
     capacity: Fraction
     #: States of the model's full state space (explored one orbit at a time).
     n_states: int
@@ -209,7 +231,7 @@ class WorkersResult:
     tried : tuple of WorkerPoint
         The loads tried, by number of workers (1 up to the answer).
     per_worker : Fraction
-        The capacity of one worker (the largest cost per tick).
+        The capacity of one worker: 1 on occupancy (busy or not), else as given.
     monotone : bool
         Whether the load never drops when a worker is added (among the values tried).
     violations : tuple of (int, int)
@@ -233,10 +255,19 @@ class WorkersResult:
     max_workers: int
     status: str = "ok"
     stopped: str | None = None
+    #: The resource judged (``'busy'``: occupancy, or a cost resource).
+    resource: str = "busy"
+    #: Beside an occupancy answer: the cost resource and the worst cost load with the
+    #: answer's workers (exact), where one was computed.
+    cost_resource: str | None = None
+    cost_load: Fraction | None = None
 
     def as_dict(self) -> dict:
         """The JSON form (``dvecost workers --json``)."""
         return {"status": self.status, "spec": self.spec, "clients": dict(self.clients),
+                "resource": self.resource, "cost_resource": self.cost_resource,
+                "cost_load": _num(self.cost_load),
+                "cost_load_exact": None if self.cost_load is None else str(self.cost_load),
                 "workers": self.workers, "per_worker": _num(self.per_worker),
                 "max_workers": self.max_workers, "monotone": self.monotone,
                 "violations": [list(v) for v in self.violations], "stopped": self.stopped,
@@ -261,10 +292,24 @@ class WorkersResult:
     def __str__(self) -> str:
         loose = [str(p.workers) for p in self.tried if not p.certified]
         return "\n".join([self.summary(), _text_table(self._HEAD, self._rows())]
+                         + self._judged()
                          + [f"not monotone: the load drops between workers {a} and {b}"
                             for a, b in self.violations]
                          + ([f"not certified (the exact check failed; values as computed): "
                              f"workers {', '.join(loose)}"] if loose else []))
+
+    def _judged(self) -> list[str]:
+        """What the load column is, and the cost load beside occupancy."""
+        if self.resource != "busy":
+            return [f"load: the worst load of '{self.resource}' per tick, against "
+                    f"{self.per_worker} per worker"]
+        out = ["load: the worst number of busy workers per tick (occupancy); saturated: "
+               "some run keeps every worker busy on every tick"]
+        if self.cost_load is not None:
+            out.append(f"cost: with {self.workers} worker{'s' * (self.workers != 1)} the worst "
+                       f"load of '{self.cost_resource}' (the requests' cost per tick) is "
+                       f"{self.cost_load} ({float(self.cost_load):.4f})")
+        return out
 
     def _repr_markdown_(self) -> str:
         return f"**{self.summary()}**\n\n" + _md_table(self._HEAD, self._rows())
@@ -272,8 +317,11 @@ class WorkersResult:
 
 def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
                    max_workers: int = DEFAULT_MAX_WORKERS, jobs: int = 1,
-                   progress: Callable[[object], None] | None = None) -> WorkersResult:
-    """The smallest number of workers keeping the worst load of ``clients`` below capacity.
+                   progress: Callable[[object], None] | None = None,
+                   resource: str | None = None,
+                   capacity: int | float | str | Fraction | None = None,
+                   cost: bool = True) -> WorkersResult:
+    """The smallest number of workers that ``clients`` do not saturate.
 
     Parameters
     ----------
@@ -292,12 +340,22 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluato
         are analysed while ``w`` are; the answer and ``tried`` are those of ``jobs=1``.
     progress : callable, optional
         Hears each :class:`WorkerPoint` tried, in order (1, 2, ...).
+    resource : str, optional
+        The resource judged: occupancy (``'busy'``, default), or ``'server'`` (the requests'
+        cost per tick) against ``capacity``.
+    capacity : number, optional
+        What one worker carries of the resource judged (default 1 on occupancy: a worker is
+        busy or not; required on a cost resource).
+    cost : bool
+        With occupancy judged, also compute the worst cost load with the answer's workers
+        (one more analysis).
 
     Returns
     -------
     WorkersResult
-        With ``w`` workers the capacity is ``w x`` the largest cost per tick; the answer is the
-        first ``w`` (from 1 up) whose load is below it.
+        With ``w`` workers the capacity is ``w x`` one worker's; the answer is the first
+        ``w`` (from 1 up) whose load is below it: on occupancy, the first ``w`` no run keeps
+        all busy forever.
 
     Examples
     --------
@@ -320,8 +378,8 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluato
                                  f"not {max_workers!r}")
     if not clients or sum(clients.values()) < 1:
         raise ConfigurationError("workers_needed needs at least one client")
-    name, build = system_for(spec, clients, workers=1)
-    per = Fraction(_capacity_per_worker(build(clients)))
+    name, build = system_for(spec, clients, workers=1, resource=resource)
+    per = _per_worker(build(clients), capacity)
 
     def work(w: int) -> WorkerPoint:
         t0 = _time.perf_counter()
@@ -346,8 +404,12 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluato
         viol = tuple((a.workers, b.workers) for i, a in enumerate(tried) for b in tried[i + 1:]
                      if b.exact < a.exact)
         answer = next(iter(run.so_far()), None)
+        system = build(clients, workers=answer or 1)
+        load = (_cost_load(system, evaluate, False)[0]
+                if cost and status == "ok" and answer is not None else None)
         return WorkersResult(name, tuple(clients.items()), answer, tried, per, not viol, viol,
-                             max_workers, status, stopped)
+                             max_workers, status, stopped, system.resource,
+                             system.cost_resource if system.occupancy else None, load)
 
     return _finish(run, result, lambda w: f"workers={w}")
 
@@ -366,10 +428,9 @@ class HeadroomResult:
     workers : int
         The server's workers.
     capacity : Fraction
-        The load that counts as saturated (``workers x`` the largest cost per tick unless
-        given).
+        The load that counts as saturated (on occupancy, ``workers`` unless given).
     exact : Fraction
-        The worst load (maximal cycle mean of the server's cost), exact.
+        The worst load (maximal cycle mean of the resource judged), exact.
     n_states : int
         States of the model's full state space (explored one orbit at a time).
     seconds : float
@@ -390,6 +451,12 @@ class HeadroomResult:
     seconds: float
     certified: bool = True
     witness: Any = None
+    #: The resource judged (``'busy'``: occupancy, or a cost resource).
+    resource: str = "busy"
+    #: Beside occupancy: the cost resource, its worst load (exact) and that load's own run.
+    cost_resource: str | None = None
+    cost_load: Fraction | None = None
+    cost_witness: Any = None
 
     @property
     def used(self) -> Fraction:
@@ -410,6 +477,9 @@ class HeadroomResult:
     def as_dict(self) -> dict:
         """The JSON form (``dvecost headroom --json``, which adds the run)."""
         return {"status": "ok", "spec": self.spec, "clients": dict(self.clients),
+                "resource": self.resource, "cost_resource": self.cost_resource,
+                "cost_load": _num(self.cost_load),
+                "cost_load_exact": None if self.cost_load is None else str(self.cost_load),
                 "workers": self.workers, "capacity": _num(self.capacity),
                 "capacity_exact": str(self.capacity), "exact": str(self.exact),
                 "value": float(self.exact), "used": float(self.used),
@@ -422,11 +492,17 @@ class HeadroomResult:
         who = ", ".join(f"{n} {k}" for k, n in self.clients)
         state = ("saturated: no headroom" if self.saturated
                  else f"headroom {self.headroom} ({float(self.headroom):.4f})")
+        what = ("busy workers per tick" if self.resource == "busy"
+                else f"load of '{self.resource}'")
+        cost = ("" if self.cost_load is None else
+                f"\nworst cost load ('{self.cost_resource}' per tick, its own worst case): "
+                f"{self.cost_load} ({float(self.cost_load):.4f})")
         return (f"{self.spec}: {who} on a server with {self.workers} worker"
                 f"{'s' * (self.workers != 1)}, capacity {self.capacity}\n"
-                f"worst load {self.exact} ({float(self.exact):.4f}): {float(self.used):.1%} of "
-                f"capacity, {state}"
-                + ("" if self.certified else " (not certified: the exact check failed)"))
+                f"worst {what} {self.exact} ({float(self.exact):.4f}): {float(self.used):.1%} "
+                f"of capacity, {state}"
+                + ("" if self.certified else " (not certified: the exact check failed)")
+                + cost)
 
     def __str__(self) -> str:
         return self.summary()
@@ -437,7 +513,8 @@ class HeadroomResult:
 
 def headroom(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
              workers: int | None = None,
-             capacity: int | float | str | Fraction | None = None) -> HeadroomResult:
+             capacity: int | float | str | Fraction | None = None,
+             resource: str | None = None, cost: bool = True) -> HeadroomResult:
     """The worst load of one population on one server as a fraction of its capacity, with
     the run that produces it.
 
@@ -453,7 +530,13 @@ def headroom(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
     workers : int, optional
         A server with this many workers instead of the spec's.
     capacity : number, optional
-        The load that counts as saturated; default ``workers x`` the largest cost per tick.
+        The load that counts as saturated; default ``workers`` on occupancy; required on a
+        cost resource.
+    resource : str, optional
+        The resource judged: occupancy (``'busy'``, default) or ``'server'``.
+    cost : bool
+        With occupancy judged, also compute the worst cost load, with its own run (a
+        second analysis, with ``witness=True``).
 
     Returns
     -------
@@ -470,27 +553,32 @@ def headroom(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
     >>> def fake(model, *, resource, witness):
     ...     n = len(model.processes) - 1
     ...     return Evaluation(Fraction(n, 3), n_states=n, witness="run" if witness else None)
-    >>> r = headroom(System({u: 1}, server=Server()), {"u": 4}, evaluate=fake, workers=2)
+    >>> r = headroom(System({u: 1}, server=Server()), {"u": 4}, evaluate=fake, workers=2,
+    ...              cost=False)
     >>> r.exact, r.capacity, r.used, r.headroom, r.witness
     (Fraction(4, 3), Fraction(2, 1), Fraction(2, 3), Fraction(2, 3), 'run')
     >>> print(r)
     system: 4 u on a server with 2 workers, capacity 2
-    worst load 4/3 (1.3333): 66.7% of capacity, headroom 2/3 (0.6667)
+    worst busy workers per tick 4/3 (1.3333): 66.7% of capacity, headroom 2/3 (0.6667)
     """
     if not clients or sum(clients.values()) < 1:
         raise ConfigurationError("headroom needs at least one client")
-    name, build = system_for(spec, clients, workers=workers)
+    name, build = system_for(spec, clients, workers=workers, resource=resource)
     t0 = _time.perf_counter()
     system = build(clients)
     if system.server is None:
         raise ConfigurationError(f"{name} has no server: its load has no capacity to compare "
                                  "with (dvecost analyze gives the load itself)")
-    cap = (Fraction(system.server.workers * _capacity_per_worker(system)) if capacity is None
-           else parse_capacity(capacity))
+    if capacity is None:
+        cap = system.server.workers * _per_worker(system, None)
+    else:
+        cap = parse_capacity(capacity)
     ev = evaluate(system.to_model(), resource=system.resource, witness=True)
+    load, run = _cost_load(system, evaluate, True) if cost else (None, None)
     return HeadroomResult(name, tuple(clients.items()), system.server.workers, cap,
                           Fraction(ev.exact), int(ev.n_states), _time.perf_counter() - t0,
-                          bool(ev.certified), ev.witness)
+                          bool(ev.certified), ev.witness, system.resource,
+                          system.cost_resource if system.occupancy else None, load, run)
 
 
 # ---------------------------------------------------------------------------- the frontier
@@ -692,7 +780,7 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
              capacity: int | float | str | Fraction | None = None,
              workers: int | None = None, jobs: int = 1,
              progress: Callable[[object], None] | None = None,
-             cutoffs: bool = False) -> FrontierResult:
+             cutoffs: bool = False, resource: str | None = None) -> FrontierResult:
     """For each count of ``a``, the largest count of ``b`` that does not saturate the server.
 
     Parameters
@@ -708,8 +796,8 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
     others : mapping of str to int, optional
         Counts of other scenarios, held fixed (default none).
     capacity : number, optional
-        The load that counts as saturated; default the server's full capacity (workers x the
-        largest cost per tick), or 1 without a server.
+        The load that counts as saturated; default, on occupancy, the server's workers (all
+        busy on every tick), or 1 without a server; required on a cost resource.
     workers : int, optional
         Use a server with this many workers instead of the spec's.
     jobs : int
@@ -723,6 +811,9 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
         from which one more client changes no load of the rendered models: such a point is
         the cutoff's. For evaluators that analyse the models (``dvecost``'s); a stand-in
         load need not respect it.
+    resource : str, optional
+        The resource judged: occupancy (``'busy'``, default with a server) or ``'server'``
+        (with ``capacity``).
 
     Returns
     -------
@@ -759,10 +850,11 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
     others = dict(others or {})
     if a in others or b in others:
         raise ConfigurationError("the fixed scenarios must not include the two varied")
-    name, build = system_for(spec, {a: 0, b: 0, **others}, workers=workers)
+    name, build = system_for(spec, {a: 0, b: 0, **others}, workers=workers,
+                             resource=resource)
     probe = build({a: 1, b: 1, **others})
     if capacity is None:
-        cap = (Fraction(probe.server.workers * _capacity_per_worker(probe))
+        cap = (probe.server.workers * _per_worker(probe, None)
                if probe.server is not None else Fraction(1))
     else:
         cap = parse_capacity(capacity)

@@ -21,8 +21,8 @@ goes through the same checks as a hand-written one and can be written out with
 Time and composition
 --------------------
 A system with a server is composed with ``system sync``: every process takes exactly one
-transition per step, so a step is a **tick** of a global clock, and the maximal cycle mean of the
-server's cost is its worst sustainable **load per tick**.
+transition per step, so a step is a **tick** of a global clock, and a maximal cycle mean is a
+worst sustainable **load per tick** (of busy workers, or of cost: see "Occupancy and cost").
 
 Clients and server communicate through single-writer shared variables (``system sync`` passes no
 values through channels, and two processes assigning one variable in the same step lead to the
@@ -73,20 +73,31 @@ classes the symmetry reduction merges, where ``A`` processes admitting side by s
 ``m ** A`` joint steps (docs/scenarios.md, "Several admissions per tick"). Every charge is on
 the client's own transitions.
 
-Why the mean is the load, and its bound
----------------------------------------
-Only the server's transitions (and, with a pool of workers, the ticks of service that clients
-serve themselves) carry cost, under the resource ``server``; a step costs the sum of
-``cost`` over the requests its workers serve during that tick (with several admissions per
-tick, the step in which everybody moves costs ``admissions + 1`` times that and the
-server's admission steps cost nothing). The cost of a cycle of the state
-graph is the work done in one period of a periodic run, and its length is the period in ticks, so
-the cycle mean is the work per tick of that run; the maximal cycle mean is the worst over every
-run the clients and the server can produce forever (DESIGN.md, "Saturation"). A worker serves
-one request per tick at most, so no tick does more than ``workers * max(cost)`` of work; and
-the server admits ``admissions`` requests per tick at most, each worth ``service * cost`` in
-all, so no periodic run does more work per tick than ``admissions`` times the largest of
-those. Every cycle mean, and so the load, is at most the smaller bound
+Occupancy and cost: two loads
+-----------------------------
+Every tick of service charges two resources: ``busy``, 1 (one worker busy on that tick), and
+``server``, the request's ``cost`` (what a tick of its service consumes: CPU, memory, money).
+With several admissions per tick the move step charges ``admissions + 1`` times each, as
+above. Both are charged on the same transitions: the server's admission of a client and the
+ticks of service (the one worker's, or those a pooled client serves itself). The cost of a
+cycle of the state graph is what one period of a periodic run charges, and its length is the
+period in ticks, so the cycle mean is a load per tick, and the maximal cycle mean is the worst
+over every run the clients and the server can produce forever (DESIGN.md, "Saturation").
+
+- The maximal cycle mean of ``busy`` is the **occupancy**: the most workers some run keeps
+  busy per tick. The server is **saturated** when it equals ``workers``: some infinite run
+  keeps every worker busy on every tick. This is what the capacity questions judge by default
+  (:attr:`System.resource` is ``'busy'``), and it does not depend on the requests' costs.
+- The maximal cycle mean of ``server`` is the worst **cost load**. With one cost ``c`` for
+  every request it is ``c`` times the occupancy; with several costs it is not, and
+  ``workers x largest cost`` is not a capacity: a run may keep every worker busy with cheap
+  requests while a costlier mix leaves workers idle. It is judged only against a capacity the
+  user gives (``System(..., resource='server')``).
+
+A worker serves one request per tick, so no tick has more than ``workers`` busy; and the
+server admits ``admissions`` requests per tick at most, each holding a worker ``service``
+ticks, so no periodic run keeps more than ``admissions`` times the longest service busy per
+tick. Every cycle mean of ``busy``, and so the occupancy, is at most the smaller bound
 (:meth:`System.load_bound`), whatever the number of clients: with one admission per tick,
 eight workers are all busy only with requests of eight ticks or more.
 
@@ -101,8 +112,8 @@ Examples
 >>> from dve import format_model
 >>> user = Scenario("user", [Think(2), Request("query", service=3)])
 >>> system = System({user: 2}, server=Server())
->>> system.n_clients, system.resource, system.load_bound()
-(2, 'server', Fraction(1, 1))
+>>> system.n_clients, system.resource, system.cost_resource, system.load_bound()
+(2, 'busy', 'server', Fraction(1, 1))
 >>> model = system.to_model()
 >>> [p.name for p in model.processes]
 ['server', 'user_1', 'user_2']
@@ -122,13 +133,18 @@ from dve.errors import ConfigurationError, SourcePos, synthetic_pos
 
 __all__ = [
     "Think", "Request", "Choice", "Loop", "Step", "Scenario", "Server", "System", "apportion",
-    "SERVER_RESOURCE", "CLIENT_RESOURCE", "DVE_KEYWORDS",
+    "SERVER_RESOURCE", "CLIENT_RESOURCE", "OCCUPANCY_RESOURCE", "DVE_KEYWORDS",
 ]
 
 #: Resource charged by the server's transitions (systems with a server).
 SERVER_RESOURCE = "server"
 #: Resource charged by the clients' own work (systems without a server).
 CLIENT_RESOURCE = "work"
+#: Occupancy (systems with a server): 1 for each worker busy on a tick, charged on exactly the
+#: transitions that charge :data:`SERVER_RESOURCE`, whatever the request's cost. Its maximal
+#: cycle mean is the most workers some run keeps busy per tick; the server is saturated when
+#: that reaches the number of workers.
+OCCUPANCY_RESOURCE = "busy"
 
 #: Words DVE reserves (DiVinE 2 and 3, and the cost/time extension): not usable as names.
 DVE_KEYWORDS = frozenset("""
@@ -395,6 +411,12 @@ class System:
         ``'async'``: the interleaved product (server-free systems only).
     name : str
         Names the model (``<scenario NAME>`` in positions).
+    resource : str, optional
+        The resource whose maximal cycle mean is this system's **load**
+        (:attr:`resource`): with a server, ``'busy'`` (occupancy, the default: how many
+        workers are busy per tick) or ``'server'`` (the requests' cost per tick); without
+        one, ``'work'``. The model charges every resource either way; this only says which
+        one the capacity questions judge.
 
     Raises
     ------
@@ -414,9 +436,11 @@ class System:
     server: Server | None
     composition: str
     name: str
+    resource: str
 
     def __init__(self, counts: Mapping[Scenario, int], server: Server | None = None,
-                 composition: str = "sync", name: str = "system") -> None:
+                 composition: str = "sync", name: str = "system",
+                 resource: str | None = None) -> None:
         if not isinstance(counts, Mapping):
             raise ConfigurationError(f"a System needs a dict {{scenario: count}}, not {counts!r}")
         pairs: list[tuple[Scenario, int]] = []
@@ -450,6 +474,17 @@ class System:
         object.__setattr__(self, "server", server)
         object.__setattr__(self, "composition", composition)
         object.__setattr__(self, "name", name)
+        measures = ((OCCUPANCY_RESOURCE, SERVER_RESOURCE) if server is not None
+                    else (CLIENT_RESOURCE,))
+        if resource is None:
+            resource = measures[0]
+        if resource not in measures:
+            raise ConfigurationError(
+                f"no resource '{resource}' in this system: it charges "
+                + " and ".join(f"'{m}'" for m in measures)
+                + (" (occupancy: busy workers per tick; server: the requests' cost per tick)"
+                   if server is not None else " (the clients' own work; it has no server)"))
+        object.__setattr__(self, "resource", resource)
         self.kinds()  # validates request names and that there is something to measure
 
     # -- views ------------------------------------------------------------------------------
@@ -464,9 +499,32 @@ class System:
         return sum(k for _, k in self.counts)
 
     @property
-    def resource(self) -> str:
-        """The cost resource whose mean is the load: ``'server'`` or ``'work'``."""
+    def cost_resource(self) -> str:
+        """The resource the requests' costs are charged to: ``'server'`` with a server,
+        ``'work'`` without."""
         return SERVER_RESOURCE if self.server is not None else CLIENT_RESOURCE
+
+    @property
+    def occupancy_resource(self) -> str | None:
+        """``'busy'`` (one per busy worker per tick) with a server, else ``None``."""
+        return OCCUPANCY_RESOURCE if self.server is not None else None
+
+    @property
+    def occupancy(self) -> bool:
+        """Whether the load is occupancy (:attr:`resource` is ``'busy'``)."""
+        return self.resource == OCCUPANCY_RESOURCE
+
+    def with_resource(self, resource: str | None) -> "System":
+        """The same system judged on ``resource`` (``None``: the default, occupancy with a
+        server).
+
+        >>> u = Scenario("u", Request("r", 1, cost=3))
+        >>> s = System({u: 2}, server=Server(2))
+        >>> s.resource, s.with_resource("server").resource, s.with_resource("server").load_bound()
+        ('busy', 'server', Fraction(3, 1))
+        """
+        return System(dict(self.counts), server=self.server, composition=self.composition,
+                      name=self.name, resource=resource)
 
     @property
     def steps_per_tick(self) -> int:
@@ -495,8 +553,9 @@ class System:
         return next((sc for sc in self.scenarios if sc.name == name), None)
 
     def with_counts(self, counts: Mapping[Scenario, int]) -> "System":
-        """The same server, composition and name with other client counts."""
-        return System(counts, server=self.server, composition=self.composition, name=self.name)
+        """The same server, composition, name and judged resource with other client counts."""
+        return System(counts, server=self.server, composition=self.composition, name=self.name,
+                      resource=self.resource)
 
     def kinds(self) -> tuple[Request, ...]:
         """The request kinds, in order of first appearance; kind ``i`` is numbered ``i + 1``."""
@@ -522,31 +581,35 @@ class System:
         return tuple(seen.values())
 
     def load_bound(self) -> Fraction:
-        """An upper bound on the load, from the system's shape alone.
+        """An upper bound on the load (the maximal cycle mean of :attr:`resource`), from the
+        system's shape alone.
 
-        With a server, the smaller of two: ``workers * max(cost)`` (a worker serves one request
-        per tick, so no tick does more work), and ``admissions * max(service * cost)`` over
-        the request kinds (the server admits at most ``admissions`` requests per tick, and a
-        request brings ``service * cost`` of work in all: in a periodic run of ``L`` ticks at
-        most ``admissions * L`` requests are admitted per period, and the work of one period
-        is the work of the requests admitted in it, so the work per tick is at most the sum
-        of the ``admissions`` largest request works, each at most the largest). Without a
-        server, under ``'sync'``: the sum over clients of their largest cost per tick; under
-        ``'async'``: the largest cost per tick (one client moves per step). No cycle mean, and
-        so no load, can exceed it, whatever the number of clients.
+        With a server, judged on occupancy (``'busy'``): the smaller of ``workers`` (no tick
+        has more busy workers than the server has) and ``admissions * max(service)`` (the
+        server admits at most ``admissions`` requests per tick and a request holds a worker
+        for ``service`` ticks: in a periodic run of ``L`` ticks at most ``admissions * L``
+        requests are admitted per period, and the busy worker-ticks of one period are those
+        of the requests admitted in it). Judged on the requests' cost (``'server'``): the same
+        two with each tick weighted by its cost, ``workers * max(cost)`` and ``admissions *
+        max(service * cost)``. Without a server, under ``'sync'``: the sum over clients of
+        their largest cost per tick; under ``'async'``: the largest cost per tick (one client
+        moves per step). No cycle mean, and so no load, can exceed it, whatever the number of
+        clients.
 
-        >>> quick = Scenario("q", [Think(1), Request("r", service=2)])
+        >>> quick = Scenario("q", [Think(1), Request("r", service=2, cost=3)])
         >>> System({quick: 9}, server=Server(4)).load_bound()  # 2 ticks per admission
         Fraction(2, 1)
         >>> System({quick: 9}, server=Server(4, admissions=3)).load_bound()  # min(4, 3 x 2)
         Fraction(4, 1)
+        >>> System({quick: 9}, server=Server(4), resource="server").load_bound()  # 2 x 3
+        Fraction(6, 1)
         """
         def top(sc: Scenario) -> int:
             return max((r.cost for r in sc.requests()), default=0)
 
         if self.server is not None:
             workers, big = self._server_bounds()
-            return Fraction(min(workers, self.server.admissions * big.service * big.cost))
+            return Fraction(min(workers, self.server.admissions * self._worth(big)))
         if self.composition == "sync":
             return Fraction(sum(k * top(sc) for sc, k in self.counts))
         return Fraction(max(top(sc) for sc in self.scenarios))
@@ -556,10 +619,10 @@ class System:
 
         >>> quick = Scenario("q", [Think(1), Request("r", service=2)])
         >>> System({quick: 9}, server=Server(4)).load_bound_why()
-        'one request admitted per tick, none worth more than 2: r, 2 ticks x 1'
+        'one request admitted per tick, none holding a worker more than 2 ticks: r'
         >>> System({quick: 9}, server=Server(1)).load_bound_why()
-        'workers x largest cost per tick'
-        >>> System({quick: 9}, server=Server(8, admissions=3)).load_bound_why()
+        'no more workers busy than the server has'
+        >>> System({quick: 9}, server=Server(8, admissions=3), resource="server").load_bound_why()
         '3 requests admitted per tick, none worth more than 2: r, 2 ticks x 1'
         """
         if self.server is None:
@@ -567,20 +630,30 @@ class System:
                     else "interleaved: one client's largest cost per step")
         workers, big = self._server_bounds()
         a = self.server.admissions
-        if a * big.service * big.cost < workers:
+        if a * self._worth(big) < workers:
             many = "one request" if a == 1 else f"{a} requests"
+            if self.occupancy:
+                return (f"{many} admitted per tick, none holding a worker more than "
+                        f"{big.service} tick{'s' * (big.service != 1)}: {big.name}")
             return (f"{many} admitted per tick, none worth more than "
                     f"{big.service * big.cost}: {big.name}, {big.service} "
                     f"tick{'s' * (big.service != 1)} x {big.cost}")
+        if self.occupancy:
+            return "no more workers busy than the server has"
         return "workers x largest cost per tick"
 
+    def _worth(self, r: Request) -> int:
+        """What request ``r`` charges the judged resource in all: its ticks of service (on
+        occupancy), or ``service * cost``."""
+        return r.service if self.occupancy else r.service * r.cost
+
     def _server_bounds(self) -> tuple[int, Request]:
-        """``(workers x largest cost per tick, the request kind worth the most work)``: the
-        two bounds of :meth:`load_bound` with a server (the second is also multiplied by
-        the server's admissions per tick there)."""
+        """``(the most a tick can charge, the request kind worth the most in all)``: the two
+        bounds of :meth:`load_bound` with a server (the second is also multiplied by the
+        server's admissions per tick there)."""
         kinds = self.kinds()
-        return (self.server.workers * max(r.cost for r in kinds),
-                max(kinds, key=lambda r: r.service * r.cost))
+        per_tick = 1 if self.occupancy else max(r.cost for r in kinds)
+        return self.server.workers * per_tick, max(kinds, key=self._worth)
 
     def describe(self) -> str:
         """One line: the clients per scenario and the server.
@@ -877,7 +950,14 @@ class _Builder:
         return s.Assign(s.Name(name, pos=self.pos), value, pos=self.pos)
 
     def cost(self, amount: s.Expr) -> tuple[s.Cost, ...]:
-        return (s.Cost(self.sys.resource, amount, named=True, pos=self.pos),)
+        """The charges of one tick of work: ``amount`` to the cost resource and, with a
+        server, ``mult`` (one busy worker, on a tick of ``mult`` steps) to the occupancy
+        resource. Every tick of service charges both, a request of cost 0 included."""
+        costs = (s.Cost(self.sys.cost_resource, amount, named=True, pos=self.pos),)
+        if self.server is not None:
+            costs += (s.Cost(OCCUPANCY_RESOURCE, self.lit(self.mult), named=True,
+                             pos=self.pos),)
+        return costs
 
     def ref(self, name: str) -> s.StateRef:
         return s.StateRef(name, pos=self.pos)

@@ -1,9 +1,11 @@
 """How many clients does it take to saturate the server? The client-count search.
 
-For ``N`` clients the system's **load** is the maximal cycle mean of its cost resource (the
-server's worst sustainable work per tick; see :mod:`scenarios.dsl`). :func:`saturate` finds the
-smallest ``N`` whose load reaches the capacity ``C``: by default the server's full capacity,
-``workers x`` the largest cost per tick (every worker busy on every tick).
+For ``N`` clients the system's **load** is the maximal cycle mean of the resource it is judged
+on (:attr:`scenarios.dsl.System.resource`). With a server that is by default its
+**occupancy**, the most workers some run keeps busy per tick, and :func:`saturate` finds the
+smallest ``N`` that saturates the server: some infinite run keeps every worker busy on every
+tick (occupancy ``= workers``). Costs do not enter it. Given ``resource='server'`` and a
+``capacity``, it judges the requests' cost per tick against that capacity instead.
 
 The search
 ----------
@@ -12,13 +14,17 @@ load reaches ``C``; the answer then lies between the last ``N`` below and that o
 search narrows it down. That takes about ``2 log2(N)`` analyses instead of ``N``, and the largest
 model analysed is below ``2N``.
 
-It relies on the load being **monotone** in ``N`` (one more client never lowers it). That is
-plausible, not guaranteed: a new client's cheap requests can keep a worker busy at a low cost per
-tick while costlier requests wait, because a work-conserving server must take what is waiting.
-So every pair of evaluated points is checked, and a result whose curve is not monotone says so
-(:attr:`SaturationResult.monotone`, :attr:`SaturationResult.violations`): its answer is the
-smallest saturating ``N`` *among those evaluated*, and a smaller one may exist. ``search='linear'``
-evaluates every ``N`` from 1 up instead, which is exact whatever the curve.
+The bisection would rely on the load being **monotone** in ``N`` (one more client never lowers
+it). That is plausible, not guaranteed (a new client's requests may take a worker that a
+costlier request was waiting for), so the answer does not rest on it: once the bisection has
+found a saturating ``N``, every smaller ``N`` it skipped is decided too, smallest first, by
+the cheap upper bound of :mod:`scenarios.bounds` where that suffices and by the search's
+method otherwise; the first of them that saturates becomes the answer. Without an answer,
+every ``N`` up to the limit is decided the same way. So a certified answer
+(:attr:`SaturationResult.certified`) means: the answer saturates and every smaller ``N`` is
+proven below. Every pair of evaluated points is still compared, and a curve that is not
+monotone says so (:attr:`SaturationResult.monotone`, :attr:`SaturationResult.violations`).
+``search='linear'`` evaluates every ``N`` from 1 up instead.
 
 The evaluator
 -------------
@@ -58,7 +64,7 @@ the server 6/18 = 1/3, and the load is ``min(1, N/3)``. A stand-in evaluator tha
 >>> r.saturating_clients, [(p.clients, str(p.exact)) for p in r.curve]
 (3, [(1, '1/3'), (2, '2/3'), (3, '1'), (4, '1')])
 >>> r.capacity, r.capacity_why
-(Fraction(1, 1), "1 worker x 1 per tick (the server's)")
+(Fraction(1, 1), '1 worker, all busy on every tick')
 >>> r.monotone, r.status
 (True, 'ok')
 """
@@ -146,10 +152,11 @@ class Plan:
     capacity : Fraction
         The load that counts as saturated.
     capacity_why : str
-        Where that capacity comes from: ``'given'``, ``'2 workers x 1 per tick (the
-        server's)'``, or the default of a system with no server.
+        Where that capacity comes from: ``'given'``, ``'2 workers, all busy on every tick'``,
+        or the default of a system with no server.
     resource : str
-        The cost resource analysed (``'server'``, or ``'work'`` without a server).
+        The resource judged: ``'busy'`` (occupancy), ``'server'`` (cost), or ``'work'``
+        without a server.
     warnings : tuple of str
         Things the user should know before trusting the answer (a system with no server).
     """
@@ -282,11 +289,10 @@ class SaturationResult:
     scenario : str or None
         The one scenario grown (``scenario=``), or ``None`` for all in their proportions.
     resource : str
-        The cost resource analysed (``'server'`` or ``'work'``).
+        The resource judged (``'busy'``: occupancy, ``'server'``: cost, ``'work'``).
     load_bound : Fraction or None
         An upper bound on the load of the largest system evaluated
-        (:meth:`~scenarios.dsl.System.load_bound`): with a server, the smaller of ``workers *
-        max(cost)`` and ``max(service * cost)`` (one admission per tick).
+        (:meth:`~scenarios.dsl.System.load_bound`).
     search : str
         ``'bisect'`` or ``'linear'``.
     stopped : str or None
@@ -336,6 +342,15 @@ class SaturationResult:
     #: (no simulation: the alone rates added up) stays below the capacity, evaluated or not
     #: (every smaller ``N`` too, ``U`` growing with ``N``); ``None`` otherwise.
     below_upto: int | None = None
+    #: The largest ``N`` the search had to decide when no ``N`` saturates (``max_clients``,
+    #: or less where the cutoffs show the load cannot change past it).
+    searched_upto: int | None = None
+    #: Beside an occupancy answer: the requests' cost resource and its worst load at the
+    #: answer's ``N`` (exact, with its own critical cycle in ``cost_witness``), where that
+    #: point was analysed exactly; else ``None``.
+    cost_resource: str | None = None
+    cost_load: Fraction | None = None
+    cost_witness: Any = None
 
     @property
     def seconds(self) -> float:
@@ -383,16 +398,31 @@ class SaturationResult:
         return first, hi
 
     @property
-    def certified(self) -> bool:
-        """Whether the answer rests on decided points only: the answer's point reaches the
-        capacity, and ``N - 1`` was evaluated and stays below it (or ``N`` is 1); without an
-        answer, every point evaluated was decided."""
+    def undecided_below(self) -> tuple[int, ...]:
+        """The ``N`` below the answer (up to :attr:`searched_upto` without one) not proven
+        below the capacity: open, or never evaluated (a search that stopped early)."""
         n = self.saturating_clients
-        if n is None:
-            return not self.open_points
-        below = self.point(n - 1)
-        return bool(self.point(n).reaches(self.capacity)) and (
-            n == 1 or (below is not None and below.reaches(self.capacity) is False))
+        top = n - 1 if n is not None else (self.searched_upto or 0)
+        if n is None and self.note is not None:
+            return ()          # the system's shape decides every N (see ``note``)
+        return tuple(m for m in range(1, top + 1)
+                     if not (self.below_upto is not None and m <= self.below_upto)
+                     and (self.point(m) is None or self.point(m).reaches(self.capacity)
+                          is not False))
+
+    @property
+    def certified(self) -> bool:
+        """Whether the answer is proven: the search ran to its end, the answer's point reaches
+        the capacity and every smaller ``N`` is proven below it (by exact analysis or a
+        certified bound); without an answer, every ``N`` up to :attr:`searched_upto` is
+        proven below (or the system's shape shows none can reach it, :attr:`note`). A search
+        stopped by a limit or a signal is never certified."""
+        if self.partial:
+            return False
+        n = self.saturating_clients
+        if n is not None and not self.point(n).reaches(self.capacity):
+            return False
+        return not self.undecided_below
 
     def as_dict(self) -> dict:
         """The JSON form (``dvecost saturate --json``), ``status`` first; ``partial`` says
@@ -414,6 +444,10 @@ class SaturationResult:
             "search": self.search, "method": self.method,
             "answer_certified": self.certified,
             "answer_range": None if self.answer_range is None else list(self.answer_range),
+            "undecided_below": list(self.undecided_below),
+            "cost_resource": self.cost_resource,
+            "cost_load": num(self.cost_load),
+            "cost_load_exact": None if self.cost_load is None else str(self.cost_load),
             "alone_rates": {name: str(rho) for name, rho in self.alone},
             "monotone": self.monotone,
             "violations": [[a.clients, b.clients] for a, b in self.violations],
@@ -443,21 +477,31 @@ def parse_capacity(text: str | int | float | Fraction) -> Fraction:
 
 
 def server_capacity(system: System) -> tuple[Fraction, str]:
-    """The default capacity of ``system`` and why: with a server, all its workers busy on
-    every tick at the largest cost per tick; without one, 1.
+    """The default capacity of ``system`` and why: with a server, judged on occupancy, its
+    number of workers (all busy on every tick); without one, 1. A cost resource
+    (``resource='server'``) has no default: its capacity is the user's to give.
 
     >>> from scenarios import Scenario, Server, Request
-    >>> u = Scenario("u", Request("r", 1))
+    >>> u = Scenario("u", Request("r", 1, cost=5))
     >>> server_capacity(System({u: 3}, server=Server(workers=2)))
-    (Fraction(2, 1), "2 workers x 1 per tick (the server's)")
+    (Fraction(2, 1), '2 workers, all busy on every tick')
     >>> server_capacity(System({u: 3}))[1]
     'default 1: the system has no server'
+
+    Raises
+    ------
+    dve.errors.ConfigurationError
+        ``system`` is judged on a cost resource (its capacity is not the server's to say).
     """
     if system.server is None:
         return Fraction(1), "default 1: the system has no server"
+    if not system.occupancy:
+        raise ConfigurationError(
+            f"resource '{system.resource}' (the requests' cost per tick) has no default "
+            "capacity: give one (--capacity C), or judge occupancy (the default: all workers "
+            "busy on every tick)")
     w = system.server.workers
-    top = max(r.cost for r in system.kinds())
-    return Fraction(w * top), f"{w} worker{'s' * (w != 1)} x {top} per tick (the server's)"
+    return Fraction(w), f"{w} worker{'s' * (w != 1)}, all busy on every tick"
 
 
 # ---------------------------------------------------------------------------- specs
@@ -541,7 +585,8 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
              scenario: str | None = None, search: str = "bisect", witness: bool = True,
              progress: Callable[[object], None] | None = None,
              cutoffs: bool = False, jobs: int = 1, method: str = "exact",
-             phases: Callable[[str, str], None] | None = None) -> SaturationResult:
+             phases: Callable[[str, str], None] | None = None,
+             resource: str | None = None) -> SaturationResult:
     """Find the smallest number of clients whose load reaches ``capacity``.
 
     Parameters
@@ -549,9 +594,9 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     spec : str, pathlib.Path, callable or System
         What to grow; see :func:`resolve_spec` (template name, scenario file, ``n -> System``).
     capacity : number, str or Fraction, optional
-        The load that counts as saturated. Default: the server's full capacity (all workers
-        busy on every tick at the largest cost per tick, :func:`server_capacity`), or 1 for a
-        system with no server.
+        The load that counts as saturated. Default, with a server judged on occupancy: its
+        number of workers (every worker busy on every tick, :func:`server_capacity`); 1 for a
+        system with no server. Required with ``resource='server'``.
     evaluate : callable
         ``evaluate(model, *, resource, witness) -> Evaluation`` (see "The evaluator" above);
         :func:`dvecost.saturation.evaluator` makes one from dvecost's pipeline.
@@ -596,6 +641,12 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         count model's ticks, the simulation's ticks and best cycle so far), as an evaluator's
         phases are told; only with ``jobs=1`` (a worker process would write over the
         parent's lines).
+    resource : str, optional
+        The resource judged (:attr:`scenarios.dsl.System.resource`): ``'busy'``, occupancy,
+        the default with a server; ``'server'``, the requests' cost per tick, against a
+        ``capacity`` that must then be given. With occupancy judged, the answer's worst cost
+        load is computed beside it where its point was analysed exactly
+        (:attr:`SaturationResult.cost_load`).
 
     Returns
     -------
@@ -653,6 +704,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     name, family = resolve_spec(spec)
     if scenario is not None:
         family = one_scenario(family, scenario, max_clients)
+    family = _judged(family, resource)
     first = family(1)
     if capacity is None:
         cap, why = server_capacity(first)
@@ -709,7 +761,8 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                note: str | None = None, bound: Fraction | None = None,
                run: Any = None, run_seconds: float = 0.0,
                more: tuple[SaturationPoint, ...] = (),
-               below_upto: int | None = None) -> SaturationResult:
+               below_upto: int | None = None, upto: int | None = None,
+               cost: tuple[Fraction | None, Any] = (None, None)) -> SaturationResult:
         curve = tuple(sorted((*points.values(), *more), key=lambda p: p.clients))
         # A violation is certain where one point's lower bound exceeds a later one's upper.
         violations = tuple((a, b) for i, a in enumerate(curve) for b in curve[i + 1:]
@@ -724,55 +777,65 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             search=search,
             stopped=stopped, note=note, capacity_why=why, status=status, warnings=warnings,
             witness=run, witness_seconds=run_seconds, method=method, below_upto=below_upto,
-            alone=tuple((sc.name, rho) for sc, rho in alone_memo.items()))
+            alone=tuple((sc.name, rho) for sc, rho in alone_memo.items()),
+            searched_upto=upto if answer is None else None,
+            cost_resource=first.cost_resource if first.occupancy else None,
+            cost_load=cost[0], cost_witness=cost[1])
 
     answer: int | None = None
     walker: PointWalk | None = None
+    top = family(max_clients)
     try:
-        top = family(max_clients)
         if (top.server is not None or top.composition == "async") and top.load_bound() < cap:
             # The bound does not grow with N here (a server's workers or admissions, or one
             # client's max cost): no analysis can reach the capacity, so none is run.
             return result(bound=top.load_bound(), note=(
                 f"the load can never reach {cap}: it is at most {top.load_bound()} "
                 f"({top.load_bound_why()})"))
-        if method != "exact" and top.composition == "sync" and all(
-                bound_gap(s) is None for s in (first, top)):
+        uses_alone = top.composition == "sync" and all(
+            bound_gap(s) is None for s in (first, top))
+        if method != "exact" and uses_alone:
             # The alone rates first, in this process: worker processes (jobs > 1) inherit
             # them, and the result lists them whichever process used them.
             for sc in top.scenarios:
                 state["where"] = f"the alone rate of '{sc.name}'"
                 alone(top.with_counts({sc: 1}))
             state["where"] = None
+        if top.server is None and top.composition == "async":
+            answer = _interleaved(family, max_clients, cap, alone, received)
+            reason = ("interleaved clients with no server: the load of N clients is that of "
+                      "the worst client alone, so it changes only where a scenario joins")
+            if answer is None:
+                return result(bound=top.load_bound(), upto=max_clients,
+                              note=reason + ", and no N reaches the capacity")
+            return result(answer, bound=top.load_bound(), note=reason,
+                          below_upto=answer - 1 or None)
         plateau = _plateau(family, max_clients) if cutoffs else None
         limit = max_clients if plateau is None else plateau[0]
-        # Interleaved clients that share nothing: a cycle of the product is made of cycles of
-        # single clients, and its mean is a weighted average of theirs, so the worst cycle is the
-        # worst client cycling alone (the others idle, which interleaving allows). The load is the
-        # same for every N >= 1; N = 1 and 2 show it.
-        interleaved = top.server is None and top.composition == "async"
 
         def walk(saturated: Callable[[int], bool], out: list) -> None:
-            if interleaved:
-                out.append(next((n for n in (1, 2)[:max_clients] if saturated(n)), None))
-            else:
-                out.append((_linear if search == "linear" else _bisect)(saturated, limit))
+            out.append((_linear if search == "linear" else _bisect)(saturated, limit))
 
         walker = PointWalk(walk, work, jobs=jobs, guess=_growth_guess(cap), progress=received,
                            waiting=waiting, outcome=lambda p: bool(p.reaches(cap)))
         answer = walker.run()[0]
-        if answer is None and interleaved:
-            return result(bound=top.load_bound(), note=(
-                "interleaved clients with no server: the load of N clients is that of the "
-                "worst client alone, the same for every N, so no N reaches the capacity"))
+        walker = None
+        # Decide every N the bisection skipped below the answer (below the limit without
+        # one), smallest first: the answer must not rest on the load growing with N.
+        # (The upper bound is a theorem about the rendered models: used where the points
+        # are decided by bounds anyway, or the evaluator analyses those models.)
+        answer = _decide_below(family, answer, limit, cap, points, work, alone,
+                               uses_alone and (method != "exact" or cutoffs),
+                               waiting, received)
         if answer is None and limit < max_clients:
             n0, cuts = plateau
-            return result(note=(
+            return result(upto=limit, note=(
                 f"from N={n0} on every scenario has at least its cutoff ({cuts}): one "
                 f"more client always waits and changes nothing, so the load stays "
                 f"{_load_text(points[n0])} for every N up to {max_clients} and none "
                 f"reaches {cap}"))
         run, t0 = None, _time.perf_counter()
+        cost: tuple[Fraction | None, Any] = (None, None)
         if answer is not None and witness:
             system = family(answer)
             state["current"] = answer
@@ -785,9 +848,13 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
             else:
                 run = evaluate(system.to_model(), resource=system.resource,
                                witness=True).witness
+            if system.occupancy and points[answer].how == "exact":
+                # The worst cost load beside the occupancy: its own worst case and cycle.
+                ev = evaluate(system.to_model(), resource=system.cost_resource, witness=True)
+                cost = (Fraction(ev.exact) if ev.certified else None, ev.witness)
         return result(answer, run=run, run_seconds=_time.perf_counter() - t0 if run else 0.0,
                       below_upto=_below_upto(family, answer, cap, alone, points)
-                      if method != "exact" else None)
+                      if method != "exact" else None, upto=limit, cost=cost)
     except StateSpaceError as exc:  # a state or memory limit: the curve so far is the answer
         where = state.get("where") or f"N={state['current']}"
         return result(answer, status="limit", stopped=f"{where}: {exc}")
@@ -805,6 +872,81 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                              more=() if walker is None else
                              tuple(walker.spare[n] for n in sorted(walker.spare)))
         raise
+
+
+def _judged(family: Callable[[int], System], resource: str | None) -> Callable[[int], System]:
+    """``family`` with every system judged on ``resource`` (``None``: each system's default,
+    occupancy with a server)."""
+    if resource is None:
+        return family
+    return lambda n: family(n).with_resource(resource)
+
+
+def _decide_below(family: Callable[[int], System], answer: int | None, limit: int,
+                  cap: Fraction, points: dict[int, SaturationPoint],
+                  work: Callable[[int], SaturationPoint], alone: Callable[[System], Fraction],
+                  uses_alone: bool, waiting: Callable[[int], None],
+                  received: Callable[[SaturationPoint], None]) -> int | None:
+    """The smallest ``N`` that saturates, once every ``N`` below ``answer`` that the search
+    skipped is decided: by the upper bound where it is below ``cap`` (cheap: no state graph;
+    only with ``uses_alone``), else by ``work`` (the search's method). Points decided are added through ``received``;
+    the first that reaches ``cap`` is the answer.
+
+    Without an answer, the ``N`` up to ``limit`` that the search skipped are decided by the
+    upper bound only: analysing each would turn the search into a linear one, so those it
+    leaves are reported as not decided (:attr:`SaturationResult.undecided_below`) and the
+    result is not certified (``search='linear'`` decides every ``N``)."""
+    from .bounds import upper_bound
+
+    top = limit if answer is None else answer - 1
+    for n in range(1, top + 1):
+        if n in points:
+            if points[n].reaches(cap):
+                return n
+            continue
+        t0 = _time.perf_counter()
+        system = family(n)
+        if system.composition == "sync" and uses_alone:
+            high = upper_bound(system, alone).value
+            if high < cap:
+                received(SaturationPoint(n, None, None, _time.perf_counter() - t0, True,
+                                         mix_of(system), "bound", None, high))
+                continue
+        if answer is None:
+            continue
+        waiting(n)
+        point = work(n)
+        received(point)
+        if point.reaches(cap):
+            return n
+    return answer
+
+
+def _interleaved(family: Callable[[int], System], max_clients: int, cap: Fraction,
+                 alone: Callable[[System], Fraction],
+                 received: Callable[[SaturationPoint], None]) -> int | None:
+    """The answer for interleaved clients with no server (``system async``), every ``N`` up
+    to ``max_clients`` decided; a point is recorded where the scenarios present change
+    (``N = 1`` and where one joins), the load being the same in between.
+
+    Such clients share nothing: a cycle of their product is made of cycles of single clients,
+    its mean a weighted average of theirs, and the worst cycle is the worst client cycling
+    alone (the others idle, which interleaving allows). So the load of ``family(n)`` is the
+    largest alone rate among the scenarios it holds: exact for every ``n`` from one tiny
+    analysis per scenario, including a scenario that first appears at a large ``n``."""
+    seen = None
+    for n in range(1, max_clients + 1):
+        t0 = _time.perf_counter()
+        system = family(n)
+        if set(system.scenarios) == seen:
+            continue
+        seen = set(system.scenarios)
+        load = max(alone(system.with_counts({sc: 1})) for sc in system.scenarios)
+        received(SaturationPoint(n, load, None, _time.perf_counter() - t0, True,
+                                 mix_of(system)))
+        if load >= cap:
+            return n
+    return None
 
 
 #: :func:`saturate`'s ``method`` values.

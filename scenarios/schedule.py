@@ -68,10 +68,11 @@ class TickRing:
     cost: tuple[int, ...]
 
 
-def tick_ring(scenario: Scenario) -> TickRing | None:
+def tick_ring(scenario: Scenario, occupancy: bool = False) -> TickRing | None:
     """The ring of tick nodes of ``scenario`` with a server, starting at its first tick;
     ``None`` when the scenario chooses (a :class:`~scenarios.dsl.Choice`, a loop of varying
-    count: its nodes do not form one ring)."""
+    count: its nodes do not form one ring). A tick of service charges the request's cost, or
+    1 (one busy worker) with ``occupancy``."""
     auto = automaton(scenario, True)
     out: dict[int, list] = {}
     for a, b, t in auto.edges:
@@ -106,8 +107,9 @@ def tick_ring(scenario: Scenario) -> TickRing | None:
         if wait:
             r = wait[0].request
             kind.append("wait")
-            cost.append(r.cost)
-            node = ("f", a) if r.service == 1 else ("b", a, r.service - 1, r.cost)
+            c = 1 if occupancy else r.cost
+            cost.append(c)
+            node = ("f", a) if r.service == 1 else ("b", a, r.service - 1, c)
             continue
         nxt = set()
         for b, t in edges:
@@ -167,7 +169,7 @@ def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
     far.
     """
     server = system.server
-    rings = [tick_ring(sc) for sc, _ in system.counts]
+    rings = [tick_ring(sc, system.occupancy) for sc, _ in system.counts]
     if len(aims) == 0 or server is None or server.admissions < 2 or None in rings:
         return tuple(None for _ in aims)      # (not a system :func:`describes`)
     # Global node numbers: each scenario's ring after the last.

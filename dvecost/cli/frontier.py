@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         result = frontier(args.spec, a, b, max_clients=parse_limits(args.frontier_max),
                           others=others, capacity=args.capacity, backend=args.backend,
                           max_states=args.max_states, max_memory=args.max_memory,
-                          workers=args.workers, jobs=args.jobs,
+                          workers=args.workers, jobs=args.jobs, resource=args.resource,
                           progress=None if args.quiet else point_printer(sys.stderr, a, b))
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)

@@ -1,8 +1,10 @@
 """``dvecost headroom SPEC --clients NAME=COUNT,...``: how much of the server a population uses.
 
-The worst load (maximal cycle mean of the server's cost) of the given clients as a fraction of
-the capacity (workers x the largest cost per tick, or --capacity), what is left, and the
-critical cycle that produces the load, as a run of the rendered model.
+The worst occupancy of the server (the most workers some run of the given clients keeps busy
+per tick) as a fraction of its workers (or of --capacity), what is left, and the critical cycle
+that produces it, as a run of the rendered model; beside it, the worst cost load (the requests'
+cost per tick), its own worst case. With --resource server --capacity C the cost load is judged
+instead.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dve.errors import ExplorationLimit, RunStopped
 
 from . import add_backend, add_common, add_limits, emit_json, report_stop
 from .subcommand import add_command
-from .workers import parse_clients
+from .workers import add_resource, parse_clients
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,8 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a server with W workers instead of the spec's (the capacity grows "
                         "with it)")
     p.add_argument("--capacity", default=None, metavar="C",
-                   help="the load that counts as saturated (e.g. 2, 1.5, 3/2); default: "
-                        "workers x largest cost per tick")
+                   help="the load that counts as saturated (e.g. 2, 1.5, 3/2); default, on "
+                        "occupancy: the number of workers; required with --resource server")
+    add_resource(p)
     p.add_argument("--trace", action="store_true",
                    help="also show the run from the initial state to the critical cycle")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -45,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = headroom(args.spec, parse_clients(args.clients), backend=args.backend,
                           max_states=args.max_states, max_memory=args.max_memory,
-                          workers=args.workers, capacity=args.capacity)
+                          workers=args.workers, capacity=args.capacity,
+                          resource=args.resource)
     except (ExplorationLimit, RunStopped) as exc:
         if args.debug:
             raise
@@ -54,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
         d = result.as_dict()
         seconds = d.pop("seconds")
         status = d.pop("status")
-        emit_json(status, **d, analysis=result.witness.as_dict(), timings={"total": seconds})
+        cost = result.cost_witness
+        emit_json(status, **d, analysis=result.witness.as_dict(),
+                  cost_analysis=None if cost is None else cost.as_dict(),
+                  timings={"total": seconds})
     else:
         print(result)
         print()

@@ -46,6 +46,7 @@ from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes,
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
 from .subcommand import add_command
 from .terminal import is_terminal
+from .workers import add_resource
 
 __all__ = ["register", "run", "render_table", "render_answer", "render_capacity",
            "render_decisions",
@@ -74,9 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("spec", metavar="SPEC", nargs="?",
                    help="a template name (see --list) or a Python file defining system(n)")
     p.add_argument("--capacity", default=None, metavar="C",
-                   help="the load that counts as saturated (e.g. 2, 1.5, 3/2); default: the "
-                        "server's full capacity, workers x largest cost per tick (1 for a "
-                        "system with no server)")
+                   help="the load that counts as saturated (e.g. 2, 1.5, 3/2); default, on "
+                        "occupancy: the server's workers, all busy on every tick (1 for a "
+                        "system with no server); required with --resource server")
+    add_resource(p)
     p.add_argument("--max-clients", type=_max_clients, default=DEFAULT_MAX_CLIENTS,
                    metavar="N", help=f"search no further than N clients (default "
                                      f"{DEFAULT_MAX_CLIENTS}, at most {MAX_CLIENTS:,})")
@@ -139,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
                           max_states=args.max_states, max_memory=args.max_memory,
                           search="linear" if args.linear else "bisect",
                           witness=not args.no_witness, progress=show, phases=show.phase,
-                          jobs=jobs, method=args.method)
+                          jobs=jobs, method=args.method, resource=args.resource)
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)
         show.clear()
@@ -181,13 +183,41 @@ def _mix(p) -> str:
     return mix_text(p.mix)
 
 
+def _ranges(ns: list[int]) -> str:
+    """``[3, 5, 6, 7, 9]`` -> ``'N=3, 5..7, 9'``.
+
+    >>> _ranges([3, 5, 6, 7, 9])
+    'N=3, 5..7, 9'
+    """
+    runs: list[list[int]] = []
+    for n in ns:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return "N=" + ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in runs)
+
+
+def resource_words(resource: str) -> str:
+    """What the load of ``resource`` is, in words.
+
+    >>> resource_words("busy"), resource_words("server")
+    ("occupancy ('busy': busy workers per tick)", "load of 'server' (cost per tick)")
+    """
+    if resource == "busy":
+        return "occupancy ('busy': busy workers per tick)"
+    if resource == "server":
+        return "load of 'server' (cost per tick)"
+    return f"load of '{resource}' per tick"
+
+
 def render_capacity(result) -> str:
     """Which capacity was used and why.
 
     >>> from types import SimpleNamespace as NS
-    >>> render_capacity(NS(capacity=Fraction(2), capacity_why="2 workers x 1 per tick (the "
-    ...                    "server's)"))
-    "capacity 2 = 2 workers x 1 per tick (the server's)"
+    >>> render_capacity(NS(capacity=Fraction(2), capacity_why="2 workers, all busy on every "
+    ...                    "tick"))
+    'capacity 2 = 2 workers, all busy on every tick'
     >>> render_capacity(NS(capacity=Fraction(3, 2), capacity_why="given"))
     'capacity 3/2 (given with --capacity)'
     """
@@ -269,18 +299,21 @@ def render_decisions(result) -> list[str]:
     >>> print(second)
     not certified: N=2 left open (load between 1/2 and 1); the answer lies in 2..3
     """
-    if result.method == "exact" or not result.curve:
+    if not result.curve:
         return []
     counts = {h: sum(p.how == h for p in result.curve) for h in ("bound", "witness",
                                                                  "exact", "open")}
     words = {"bound": "by the upper bound", "witness": "by a simulated run",
              "exact": "by exact analysis", "open": "left open"}
     parts = [f"{k} {words[h]}" for h, k in counts.items() if k]
-    line = f"decided: {', '.join(parts)} (method {result.method})"
-    if result.alone:
-        line += "; alone rates: " + ", ".join(f"{name} {rho}" for name, rho in result.alone)
-    lines = [line]
-    if not result.certified:
+    lines = []
+    if result.method != "exact" or counts["bound"]:
+        line = f"decided: {', '.join(parts)} (method {result.method})"
+        if result.alone:
+            line += "; alone rates: " + ", ".join(f"{name} {rho}"
+                                                  for name, rho in result.alone)
+        lines.append(line)
+    if not result.certified and not (result.partial and result.saturating_clients is None):
         opened = [p for p in result.open_points]
         what = ", ".join(f"N={p.clients}" for p in opened[:5])
         where = ""
@@ -288,7 +321,12 @@ def render_decisions(result) -> list[str]:
             p = opened[0]
             low = "0" if p.lower is None else str(p.lower)
             where = f" (load between {low} and {p.upper})"
-        line = f"not certified: {what} left open{where}"
+        line = f"not certified: {what} left open{where}" if opened else "not certified"
+        skipped = [m for m in result.undecided_below if result.point(m) is None]
+        if skipped:
+            why = ("the search stopped first" if result.partial else
+                   "not evaluated, assumed below; --linear decides every N")
+            line += ("; " if opened else ": ") + f"{_ranges(skipped)} not decided ({why})"
         rng = result.answer_range
         if rng is not None:
             line += f"; the answer lies in {rng[0]}..{rng[1]}"
@@ -303,7 +341,7 @@ def render_answer(result) -> str:
     """The answer in words, with the warnings (non-monotone curve, early stop)."""
     cap = str(result.capacity)
     grown = f"clients of scenario '{result.scenario}'" if result.scenario else "clients"
-    what = "the server" if result.resource == "server" else f"resource '{result.resource}'"
+    what = resource_words(result.resource)
     lines = []
     n = result.saturating_clients
     if n is not None:
@@ -311,7 +349,7 @@ def render_answer(result) -> str:
         below = result.point(n - 1)
         mix = f" ({_mix(p)})" if len(p.mix) > 1 else ""
         reached = str(p.exact) if p.exact is not None else f"at least {p.lower}"
-        line = (f"saturation: {n} {grown}{mix} bring the load of {what} to "
+        line = (f"saturation: {n} {grown}{mix} bring the {what} to "
                 f"{reached}, reaching the capacity {cap}")
         if below is not None and below.exact is not None:
             line += f"; {n - 1} give {str(below.exact)} ({below.value:.4f})"
@@ -336,16 +374,16 @@ def render_answer(result) -> str:
         lines.append(f"no answer: the search stopped before its end; {so_far}")
     else:
         top = max(result.curve, key=lambda q: q.upper, default=None)
-        upto = max((q.clients for q in result.curve), default=0)
+        upto = result.searched_upto or max((q.clients for q in result.curve), default=0)
         if result.curve and not result.open_points:
-            lines.append(f"no saturation: up to {upto} {grown} the load of {what} stays below "
+            lines.append(f"no saturation: up to {upto} {grown} the {what} stays below "
                          f"the capacity {cap} (at most {str(top.upper)}, "
                          f"{float(top.upper):.4f})")
         elif result.curve:
             lines.append(f"no saturation found: up to {upto} {grown} no run found reaches the "
                          f"capacity {cap}, and the bounds leave some points open")
         else:
-            lines.append(f"no saturation: no number of {grown} can bring the load of {what} "
+            lines.append(f"no saturation: no number of {grown} can bring the {what} "
                          f"to the capacity {cap}")
     if result.note:
         lines.append(f"why: {result.note}")
@@ -353,16 +391,26 @@ def render_answer(result) -> str:
         word = {"limit": "stopped", "timeout": "stopped", "interrupted": "interrupted"}
         lines.append(f"{word.get(result.status, 'stopped')}: {result.stopped}; the curve above "
                      "is what was found so far")
-    if result.load_bound is not None and result.resource == "server" and not result.note:
-        lines.append(f"bound: the load never exceeds {str(result.load_bound)} "
-                     f"({result.load_bound_why or 'workers x largest cost per tick'})")
+    if result.load_bound is not None and result.resource in ("busy", "server") \
+            and not result.note:
+        lines.append(f"bound: the {what} never exceeds {str(result.load_bound)} "
+                     f"({result.load_bound_why})")
+    if result.cost_load is not None:
+        lines.append(f"cost: at N={n} the worst load of '{result.cost_resource}' (the "
+                     f"requests' cost per tick, its own worst case) is {result.cost_load} "
+                     f"({float(result.cost_load):.4f})")
+    elif n is not None and result.cost_resource is not None and result.witness is not None:
+        mix = ",".join(f"{name}={k}" for name, k in result.point(n).mix)
+        lines.append(f"cost: the worst load of '{result.cost_resource}' at N={n} was not "
+                     f"computed (N={n} was decided without its state graph); dvecost headroom "
+                     f"{result.spec} --clients {mix} gives it")
     lines += render_decisions(result)
     if not result.monotone:
         pairs = ", ".join(f"N={a.clients}: {_load_cells(a)[0]} > N={b.clients}: "
                           f"{_load_cells(b)[0]}" for a, b in result.violations[:5])
         lines.append("warning: the load is not monotone in the number of clients (" + pairs
-                     + "); the search relies on it, so a smaller saturating number may exist "
-                     "(--linear evaluates every N)")
+                     + "); the answer does not rely on it: every N below the answer was "
+                     "decided")
     return "\n".join(lines)
 
 
@@ -389,7 +437,7 @@ def render_witness(result) -> str | None:
 def render_report(result, *, linear: bool = False) -> str:
     """The whole text report: header, capacity, table, answer, witness."""
     how = "every N" if linear else "exponential then binary search"
-    lines = [f"{result.spec}: worst load of '{result.resource}' per tick against the number of "
+    lines = [f"{result.spec}: worst {resource_words(result.resource)} against the number of "
              f"clients ({how}, up to {result.max_clients})", render_capacity(result)]
     if result.curve:
         lines.append(render_table(result))
@@ -436,6 +484,13 @@ def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
             # prefix is a shortest run, which `dvecost analyze` prints).
             out["witness"]["initial"] = a.as_dict()["initial"]
             out["witness"]["prefix"] = [s.as_dict() for s in a.prefix]
+    c = result.cost_witness
+    if c is not None and getattr(c, "cycle", None):
+        # The worst cost load's own critical cycle (beside an occupancy answer).
+        out["cost_witness"] = {"clients": result.saturating_clients,
+                               "cycle_steps": len(c.cycle),
+                               "cycle_cost": sum(s.cost for s in c.cycle),
+                               "cycle": [s.as_dict() for s in c.cycle]}
     out.update(files or {})
     out["timings"] = {"search": round(seconds, 6), "witness": round(result.witness_seconds, 6)}
     out["peak_memory_bytes"] = peak_memory_bytes()
@@ -571,8 +626,11 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
             what = "decoding the critical cycle" if event.witness else "exploring"
             line(f"N = {event.clients} ({mix_text(event.mix)}): {what} ...")
         elif isinstance(event, SaturationPoint) and event.how == "exact":
+            # (no states: an interleaved load read off the scenarios' alone rates)
+            states = ("from the alone rates" if event.n_states is None
+                      else f"{event.n_states:,} states")
             line(f"N = {event.clients} ({mix_text(event.mix)}): load {str(event.exact)} "
-                 f"({event.value:.4f}), {event.n_states:,} states, {event.seconds:.2f} s")
+                 f"({event.value:.4f}), {states}, {event.seconds:.2f} s")
         elif isinstance(event, SaturationPoint):
             how = {"bound": "below by the upper bound", "witness": "saturated by a "
                    "simulated run", "open": "left open by the bounds"}[event.how]

@@ -1,9 +1,11 @@
 """``dvecost workers SPEC --clients NAME=COUNT,...``: how many server workers a population of
 clients needs.
 
-The smallest number of server workers whose worst load (maximal cycle mean of the server's
-cost) stays below capacity (workers x the largest cost per tick) for the given clients; tries
-1, 2, 3, ... workers and prints the load at each value tried.
+The smallest number of server workers that the given clients do not saturate: no run keeps
+every worker busy on every tick (occupancy below the number of workers). Tries 1, 2, 3, ...
+workers and prints the occupancy at each value tried, then the worst cost load (the requests'
+cost per tick) with the answer's workers. With --resource server --capacity C (one worker's
+capacity) the cost load is judged instead.
 """
 
 from __future__ import annotations
@@ -45,6 +47,15 @@ def add_jobs(p: argparse.ArgumentParser, default: str = "one per CPU core") -> N
                         f"{default}; the answer and the output are those of --jobs 1)")
 
 
+def add_resource(p: argparse.ArgumentParser) -> None:
+    """``--resource NAME``: which resource the capacity judges."""
+    p.add_argument("--resource", metavar="NAME", default=None,
+                   help="the resource judged: busy (occupancy, the default with a server: "
+                        "saturated means every worker busy on every tick) or server (the "
+                        "requests' cost per tick, against --capacity); the worst cost load "
+                        "is reported beside occupancy")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``workers`` subcommand to ``sub``."""
     from scenarios.capacity import DEFAULT_MAX_WORKERS
@@ -55,6 +66,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the population: clients per scenario, e.g. reader=3,exporter=1")
     p.add_argument("--max-workers", type=int, default=DEFAULT_MAX_WORKERS, metavar="K",
                    help=f"try at most K workers (1 to 16; default {DEFAULT_MAX_WORKERS})")
+    p.add_argument("--capacity", default=None, metavar="C",
+                   help="what one worker carries of the resource judged (default 1 on "
+                        "occupancy; required with --resource server)")
+    add_resource(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     add_jobs(p)
     add_backend(p)
@@ -75,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         result = workers_needed(args.spec, clients, backend=args.backend,
                                 max_states=args.max_states, max_memory=args.max_memory,
                                 max_workers=args.max_workers, jobs=args.jobs,
+                                resource=args.resource, capacity=args.capacity,
                                 progress=None if args.quiet else _printer(sys.stderr))
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)

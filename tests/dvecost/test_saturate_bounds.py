@@ -143,12 +143,13 @@ def test_the_text_report_says_how_each_point_was_decided(capsys):
     lines = out.splitlines()
     assert lines[2].split() == ["clients", "mix", "states", "load", "(exact)", "load",
                                 "decided", "seconds"]
-    rows = {int(ln.split()[0]): ln for ln in lines[3:9]}
+    rows = {int(ln.split()[0]): ln for ln in lines[3:10]}
     assert rows[1].split()[-2:-1] == ["bound"] and " - " in rows[1]
     assert rows[5].split()[-2] == "exact" and "22/23" in rows[5] and "4366" in rows[5]
     assert rows[6].split()[-2] == "witness"
     assert "saturation: 6 clients (3 reader + 2 writer + 1 exporter)" in out
-    assert ("decided: 3 by the upper bound, 2 by a simulated run, 1 by exact analysis "
+    assert rows[3].split()[-2] == "bound"   # skipped by the bisection, decided after it
+    assert ("decided: 4 by the upper bound, 2 by a simulated run, 1 by exact analysis "
             "(method auto); alone rates: reader 1/6, writer 2/9, exporter 4/11") in lines
     assert any(ln.startswith("saturating run at N=6 (found by simulation, replayable): ")
                and "cycle of 28 steps (28 ticks) costing 28, load 1" in ln for ln in lines)

@@ -237,14 +237,14 @@ process server {
     init serve;
     trans
         serve -> serve { guard not ((adm == 1 and u_1->req == R or u_1->req == BUSY) + (adm == 2 \
-and u_2->req == R or u_2->req == BUSY) < WORKERS and (u_1->req != 0 and u_1->req < BUSY and adm \
-!= 1 or (u_2->req != 0 and u_2->req < BUSY and adm != 2))); effect adm = 0; },
+and u_2->req == R or u_2->req == BUSY) < WORKERS and (u_1->req != 0 and u_1->req < BUSY and adm != \
+1 or (u_2->req != 0 and u_2->req < BUSY and adm != 2))); effect adm = 0; },
         serve -> serve { guard (adm == 1 and u_1->req == R or u_1->req == BUSY) + (adm == 2 and \
-u_2->req == R or u_2->req == BUSY) < WORKERS and u_1->req == R and adm != 1; effect adm = 1; \
-cost server: 1; },
+u_2->req == R or u_2->req == BUSY) < WORKERS and u_1->req == R and adm != 1; effect adm = 1; cost \
+server: 1, busy: 1; },
         serve -> serve { guard (adm == 1 and u_1->req == R or u_1->req == BUSY) + (adm == 2 and \
-u_2->req == R or u_2->req == BUSY) < WORKERS and u_2->req == R and adm != 2; effect adm = 2; \
-cost server: 1; };
+u_2->req == R or u_2->req == BUSY) < WORKERS and u_2->req == R and adm != 2; effect adm = 2; cost \
+server: 1, busy: 1; };
 }
 
 process u_1 {
@@ -256,12 +256,12 @@ process u_1 {
         think -> r {},
         r -> r_wait { effect req = R; },
         r_wait -> r_wait { guard adm != 1; },
-        r_wait -> r_wait_served_more { guard adm == 1; effect req = BUSY, timer = 1; cost \
-server: 1; },
-        r_wait_served_more -> r_wait_served_more { guard timer > 1; effect timer = timer - 1; \
-cost server: 1; },
+        r_wait -> r_wait_served_more { guard adm == 1; effect req = BUSY, timer = 1; cost server: \
+1, busy: 1; },
+        r_wait_served_more -> r_wait_served_more { guard timer > 1; effect timer = timer - 1; cost \
+server: 1, busy: 1; },
         r_wait_served_more -> r_wait_served { guard timer == 1; effect timer = 0, req = SERVED; \
-cost server: 1; },
+cost server: 1, busy: 1; },
         r_wait_served -> think { effect req = 0; };
 }
 
@@ -274,12 +274,12 @@ process u_2 {
         think -> r {},
         r -> r_wait { effect req = R; },
         r_wait -> r_wait { guard adm != 2; },
-        r_wait -> r_wait_served_more { guard adm == 2; effect req = BUSY, timer = 1; cost \
-server: 1; },
-        r_wait_served_more -> r_wait_served_more { guard timer > 1; effect timer = timer - 1; \
-cost server: 1; },
+        r_wait -> r_wait_served_more { guard adm == 2; effect req = BUSY, timer = 1; cost server: \
+1, busy: 1; },
+        r_wait_served_more -> r_wait_served_more { guard timer > 1; effect timer = timer - 1; cost \
+server: 1, busy: 1; },
         r_wait_served_more -> r_wait_served { guard timer == 1; effect timer = 0, req = SERVED; \
-cost server: 1; },
+cost server: 1, busy: 1; },
         r_wait_served -> think { effect req = 0; };
 }
 
@@ -310,6 +310,13 @@ def test_bound_and_its_reason_count_the_admissions():
     one = System({quick: 9}, server=Server(8))
     three = System({quick: 9}, server=Server(8, admissions=3))
     four = System({quick: 9}, server=Server(8, admissions=4))
+    # occupancy: min(workers, admissions x the longest service)
+    assert (one.load_bound(), three.load_bound(), four.load_bound()) == (2, 6, 8)
+    assert one.load_bound_why() == "one request admitted per tick, none holding a worker " \
+                                   "more than 2 ticks: r"
+    assert four.load_bound_why() == "no more workers busy than the server has"
+    # cost: min(workers x largest cost, admissions x the largest service x cost)
+    one, three, four = (s.with_resource("server") for s in (one, three, four))
     assert (one.load_bound(), three.load_bound(), four.load_bound()) == (6, 18, 24)
     assert one.load_bound_why() == "one request admitted per tick, none worth more than 6: " \
                                    "r, 2 ticks x 3"

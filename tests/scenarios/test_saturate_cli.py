@@ -46,19 +46,22 @@ def test_text_report(capsys):
                          "cpu", "-q")
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert lines[1] == "capacity 1 = 1 worker x 1 per tick (the server's)"
+    assert lines[1] == "capacity 1 = 1 worker, all busy on every tick"
     assert lines[2].split() == ["clients", "mix", "states", "load", "(exact)", "load",
                                 "seconds"]
     assert [ln.split()[:6] for ln in lines[3:7]] == [
         ["1", "1", "client", "21", "1/3", "0.3333"], ["2", "2", "client", "200", "2/3", "0.6667"],
         ["3", "3", "client", "644", "1", "1.0000"], ["4", "4", "client", "6314", "1", "1.0000"]]
-    assert lines[7] == ("saturation: 3 clients bring the load of the server to 1, reaching the "
-                        "capacity 1; 2 give 2/3 (0.6667)")
-    assert lines[9].startswith("critical cycle at N=3: 18 steps (18 ticks) costing 18, load 1; "
-                               "to see it step by step: dvecost scenarios render paper-server 3")
+    assert lines[7] == ("saturation: 3 clients bring the occupancy ('busy': busy workers per "
+                        "tick) to 1, reaching the capacity 1; 2 give 2/3 (0.6667)")
+    assert lines[9] == ("cost: at N=3 the worst load of 'server' (the requests' cost per tick, "
+                        "its own worst case) is 1 (1.0000)")
+    assert lines[10].startswith("critical cycle at N=3: 18 steps (18 ticks) costing 18, load 1; "
+                                "to see it step by step: dvecost scenarios render paper-server 3")
+    assert lines[10].endswith("dvecost analyze m.dve --cost busy")
     assert re.fullmatch(r"time: \d+\.\d\d s analysing 4 models, \d+\.\d\d s decoding the "
-                        r"answer's run; peak memory \d+ MiB", lines[10])
-    assert len(lines) == 11
+                        r"answer's run; peak memory \d+ MiB", lines[11])
+    assert len(lines) == 12
 
 
 def test_mix_and_capacity_of_a_two_worker_file(capsys, tmp_path):
@@ -73,16 +76,16 @@ def test_mix_and_capacity_of_a_two_worker_file(capsys, tmp_path):
     rows = {int(ln.split()[0]): ln for ln in lines[3:]
             if ln.split() and ln.split()[0].isdigit()}
     assert "  1 browser  " in rows[1] and "  2 browser + 1 buyer  " in rows[3]
-    assert ("saturation: 4 clients (3 browser + 1 buyer) bring the load of the server to 3/2, "
-            "reaching the capacity 3/2; 3 give 7/6 (1.1667)") in out
+    assert ("saturation: 4 clients (3 browser + 1 buyer) bring the occupancy ('busy': busy "
+            "workers per tick) to 3/2, reaching the capacity 3/2; 3 give 7/6 (1.1667)") in out
     code, out, _ = run(capsys, "saturate", path, "--backend", "cpu", "--max-clients", "3",
                        "--json", "-q", "--no-witness")
     d = json.loads(out)
-    assert (d["capacity"], d["capacity_why"]) == (2, "2 workers x 1 per tick (the server's)")
+    assert (d["capacity"], d["capacity_why"]) == (2, "2 workers, all busy on every tick")
     assert [c["mix"] for c in d["curve"]] == [{"browser": 1}, {"browser": 2},
                                               {"browser": 2, "buyer": 1}]
     code, out, _ = run(capsys, "saturate", path, "--backend", "cpu", "--max-clients", "3", "-q")
-    assert out.splitlines()[1] == "capacity 2 = 2 workers x 1 per tick (the server's)"
+    assert out.splitlines()[1] == "capacity 2 = 2 workers, all busy on every tick"
 
 
 #: A small scenario file with two workers (the shop of docs/scenarios.md, smaller).
@@ -148,10 +151,15 @@ def test_csv(capsys, tmp_path):
     assert [(r["clients"], r["mix"], r["n_reader"], r["n_writer"], r["n_exporter"])
             for r in rows] == [("1", "1 reader", "1", "0", "0"),
                                ("2", "1 reader + 1 writer", "1", "1", "0"),
+                               ("3", "2 reader + 1 writer", "2", "1", "0"),
                                ("4", "2 reader + 1 writer + 1 exporter", "2", "1", "1")]
     for r, c in zip(rows, d["curve"]):
-        assert (int(r["states"]), r["load_exact"], float(r["load"]), r["certified"]) == \
-            (c["n_states"], c["exact"], c["value"], "true")
+        assert r["decided"] == c["decided"] and r["certified"] == "true"
+        if c["decided"] == "exact":
+            assert (int(r["states"]), r["load_exact"], float(r["load"])) == \
+                (c["n_states"], c["exact"], c["value"])
+        else:       # 3, skipped by the bisection, decided below by the alone rates
+            assert (r["states"], r["load_exact"], r["load_high"]) == ("", "", c["high"])
     assert [p.name for p in tmp_path.iterdir()] == ["curve.csv"]  # no temporary file left
     code, out, _ = run(capsys, "saturate", "paper-server", "--max-clients", "1", "--csv", path,
                        "--method", "exact", "-q")
@@ -199,20 +207,21 @@ def test_a_system_past_its_cutoffs_says_why_it_never_saturates(capsys, tmp_path)
                     "long = Scenario('long', [Think(1), Request('r', 4, cost=2)])\n"
                     "server = Server(workers=3)\n"
                     "def system(n):\n    return {quick: n, long: n}\n")
-    code, out, _ = run(capsys, "saturate", spec, "--capacity", "8", "--backend", "cpu", "-q")
+    code, out, _ = run(capsys, "saturate", spec, "--resource", "server", "--capacity", "8",
+                       "--backend", "cpu", "-q")
     assert code == 0 and "no saturation: up to 7 clients" in out
     assert ("why: from N=7 on every scenario has at least its cutoff (quick 4, long 7): one "
             "more client always waits and changes nothing, so the load stays 7 for every N up "
             "to 64 and none reaches 8") in out
     # Asked for 7 instead, the search saturates at 5; the report's bound line gives the
     # admissions' bound and what it rests on.
-    code, out, _ = run(capsys, "saturate", spec, "--capacity", "7", "--backend", "cpu", "-q",
-                       "--no-witness")
+    code, out, _ = run(capsys, "saturate", spec, "--resource", "server", "--capacity", "7",
+                       "--backend", "cpu", "-q", "--no-witness")
     assert code == 0 and "saturation: 5 clients" in out
-    assert ("bound: the load never exceeds 8 (one request admitted per tick, none worth more "
-            "than 8: r, 4 ticks x 2)") in out.splitlines()
-    code, out, _ = run(capsys, "saturate", spec, "--capacity", "8", "--backend", "cpu",
-                       "--json")
+    assert ("bound: the load of 'server' (cost per tick) never exceeds 8 (one request admitted "
+            "per tick, none worth more than 8: r, 4 ticks x 2)") in out.splitlines()
+    code, out, _ = run(capsys, "saturate", spec, "--resource", "server", "--capacity", "8",
+                       "--backend", "cpu", "--json")
     d = json.loads(out)
     assert d["saturating_clients"] is None and d["curve"][-1]["clients"] == 7
     assert d["curve"][-1]["exact"] == "7" and "cutoff (quick 4, long 7)" in d["note"]
@@ -230,8 +239,8 @@ def test_a_pool_that_admissions_cannot_fill_is_answered_without_analysis(capsys,
     d = json.loads(out)
     assert code == 0 and d["saturating_clients"] is None and d["curve"] == []
     assert d["load_bound_exact"] == "2"
-    assert d["load_bound_why"] == ("one request admitted per tick, none worth more than 2: "
-                                   "open, 2 ticks x 1")
+    assert d["load_bound_why"] == ("one request admitted per tick, none holding a worker "
+                                   "more than 2 ticks: open")
     assert d["note"].startswith("the load can never reach 4: it is at most 2")
     # The editor's three scenarios on eight workers (docs/scenarios.md): at most an export's 6.
     spec.write_text("from scenarios import Server, apportion\n"
@@ -241,7 +250,8 @@ def test_a_pool_that_admissions_cannot_fill_is_answered_without_analysis(capsys,
                     "    return apportion(dict(zip(EDITOR_SCENARIOS, EDITOR_WEIGHTS)), n)\n")
     code, out, _ = run(capsys, "saturate", spec, "--backend", "cpu", "-q")
     assert code == 0 and ("why: the load can never reach 8: it is at most 6 (one request "
-                          "admitted per tick, none worth more than 6: export, 6 ticks x 1)") in out
+                          "admitted per tick, none holding a worker more than 6 ticks: "
+                          "export)") in out
 
 
 def test_one_scenario(capsys):
@@ -499,7 +509,7 @@ def test_lockstep_clients_are_counted_per_class_past_62_bits(capsys, tmp_path):
     assert code == 0
     d = json.loads(out)
     assert (d["status"], d["saturating_clients"]) == ("ok", 40)
-    assert [(c["clients"], c["exact"]) for c in d["curve"]] == [
+    assert [(c["clients"], c["exact"]) for c in d["curve"] if c["decided"] == "exact"] == [
         (1, "1/2"), (2, "1"), (4, "2"), (8, "4"), (16, "8"), (32, "16"), (36, "18"),
         (38, "19"), (39, "39/2"), (40, "20"), (48, "24"), (64, "32")]
 

@@ -58,15 +58,20 @@ def test_linear_curve(k):
     ev = fake(lambda n: F(n, k))
     r = saturate(family, evaluate=ev)
     assert r.saturating_clients == k and r.monotone and not r.violations
-    assert len(ev.calls) == len(set(ev.calls)) <= 2 * math.ceil(math.log2(k)) + 1
-    assert [p.clients for p in r.curve] == sorted(ev.calls)
+    bisect = 2 * math.ceil(math.log2(k)) + 1 if k > 1 else 1
+    # the bisection first, then every N below the answer it skipped, smallest first: a
+    # stand-in load is no rendered model, so no upper bound decides them
+    assert len(ev.calls) == len(set(ev.calls)) and set(range(1, k + 1)) <= set(ev.calls)
+    skipped = [n for n in range(1, k) if n not in ev.calls[:bisect]]
+    assert ev.calls[len(ev.calls) - len(skipped):] == skipped
+    assert r.certified and [p.clients for p in r.curve] == sorted(ev.calls)
     assert r.point(k).exact >= 1 and (k == 1 or r.point(k - 1).exact < 1)
 
 
 def test_search_order_is_exponential_then_binary():
     ev = fake(lambda n: F(n, 11))
     assert saturate(family, evaluate=ev).saturating_clients == 11
-    assert ev.calls == [1, 2, 4, 8, 16, 12, 10, 11]
+    assert ev.calls == [1, 2, 4, 8, 16, 12, 10, 11] + [3, 5, 6, 7, 9]
 
 
 def test_capacity_is_compared_exactly():
@@ -81,6 +86,9 @@ def test_no_saturation_up_to_max_clients():
     r = saturate(family, max_clients=20, evaluate=ev)
     assert r.saturating_clients is None and r.stopped is None
     assert ev.calls == [1, 2, 4, 8, 16, 20]  # the limit itself is tried
+    # the N it skipped are not decided (no bound for a stand-in load): not certified
+    assert r.undecided_below == (3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 17, 18, 19)
+    assert not r.certified and r.as_dict()["answer_certified"] is False
 
 
 def test_max_clients_one():
@@ -113,8 +121,13 @@ def test_non_monotone_curve_is_detected_and_reported():
     assert r.saturating_clients == 2 and r.monotone  # ... and nothing contradicts it
     ev = fake(lambda n: F([0, 2, 1, 2, 2, 2, 3, 3][n - 1], 3))
     r = saturate(family, max_clients=8, evaluate=ev)
-    assert ev.calls == [1, 2, 4, 8, 6, 7]
-    assert r.saturating_clients == 7 and r.monotone  # 3 was never evaluated: not seen
+    assert ev.calls == [1, 2, 4, 8, 6, 7, 3, 5]   # then 3 and 5, skipped below 7
+    assert r.saturating_clients == 7 and not r.monotone and r.certified
+    assert [(a.clients, b.clients) for a, b in r.violations] == [(2, 3)]
+    ev = fake(lambda n: F([0, 1, 3, 2, 2, 2, 3, 3][n - 1], 3))
+    r = saturate(family, max_clients=8, evaluate=ev)
+    # the bisection answers 7; 3, skipped, saturates: the answer is 3, not 7
+    assert ev.calls == [1, 2, 4, 8, 6, 7, 3] and r.saturating_clients == 3 and r.certified
     ev = fake(lambda n: F([1, 2, 1, 3, 3, 3, 3, 3][n - 1], 3))
     r = saturate(family, max_clients=8, evaluate=ev)
     assert ev.calls == [1, 2, 4, 3]
@@ -159,7 +172,7 @@ def test_progress_hears_the_plan_then_each_point_started_and_finished():
 def test_the_witness_is_decoded_for_the_answer_only():
     ev = fake(lambda n: F(n, 5))
     r = saturate(family, evaluate=ev)
-    assert ev.calls == [1, 2, 4, 8, 6, 5] and ev.witnessed == [5]
+    assert ev.calls == [1, 2, 4, 8, 6, 5, 3] and ev.witnessed == [5]
     assert r.witness == ("run", 5) and r.witness_seconds > 0
     ev = fake(lambda n: F(n, 5))
     r = saturate(family, evaluate=ev, witness=False)
@@ -181,7 +194,7 @@ def test_the_evaluator_gets_the_model_of_each_system():
     saturate(lambda n: System({shop: n, buy: 1}, server=Server(workers=2)), capacity=1,
              evaluate=evaluate, witness=False)
     model, resource = models[0]
-    assert resource == "server"
+    assert resource == "busy"
     assert model == System({shop: 1, buy: 1}, server=Server(workers=2)).to_model()
 
 
@@ -265,8 +278,12 @@ def test_default_capacity_is_the_servers_and_says_why():
     job = Scenario("job", [Request("run", 2, cost=3)])
     ev = fake(lambda n: F(n))
     r = saturate(lambda n: System({job: n}, server=Server(workers=2)), evaluate=ev)
-    assert r.capacity == 6 and r.capacity_why == "2 workers x 3 per tick (the server's)"
-    assert r.saturating_clients == 6 and r.warnings == ()
+    # occupancy: every worker busy on every tick, whatever a request costs
+    assert r.capacity == 2 and r.capacity_why == "2 workers, all busy on every tick"
+    assert r.saturating_clients == 2 and r.warnings == () and r.resource == "busy"
+    with pytest.raises(ConfigurationError, match="no default capacity"):
+        saturate(lambda n: System({job: n}, server=Server(workers=2)), evaluate=ev,
+                 resource="server")
     r = saturate(lambda n: System({job: n}, server=Server(workers=2)), capacity="5",
                  evaluate=fake(lambda n: F(n)))
     assert r.capacity == 5 and r.capacity_why == "given"
@@ -356,7 +373,7 @@ def test_paper_server_saturates_at_three(results):
     r = results("paper-server")
     assert r.saturating_clients == 3 and r.monotone
     assert [(p.clients, p.exact) for p in r.curve] == [(1, F(1, 3)), (2, F(2, 3)), (3, 1), (4, 1)]
-    assert r.resource == "server" and r.load_bound == 1
+    assert r.resource == "busy" and r.load_bound == 1
     # The witness is the decoded critical cycle of the answer's model, with the answer's mean.
     steps = r.witness.cycle
     # The answer's analysis explored 128 classes of the 644 states (symmetry reduction).
@@ -368,8 +385,8 @@ def test_paper_server_saturates_at_three(results):
 def test_paper_no_server_never_saturates_and_says_why():
     r = analyse_saturation("paper-no-server", backend="cpu")
     assert r.saturating_clients is None and r.stopped is None
-    assert [(p.clients, p.exact) for p in r.curve] == [(1, F(3, 8)), (2, F(3, 8))]
-    assert "worst client alone" in r.note
+    assert [(p.clients, p.exact) for p in r.curve] == [(1, F(3, 8))]
+    assert "worst client alone" in r.note and r.certified
 
 
 def test_capacity_above_the_bound_needs_no_analysis():
@@ -382,8 +399,13 @@ def test_real_non_monotone_curve_is_flagged():
     lowers the load from 1/3."""
     paid = Scenario("paid", [Request("x", 1)])
     free = Scenario("free", [Request("idle", 10, cost=0)])
-    r = analyse_saturation(lambda n: System({paid: 1, free: n - 1}, server=Server()),
-                           max_clients=4, backend="cpu", witness=False)
+    family = lambda n: System({paid: 1, free: n - 1}, server=Server())  # noqa: E731
+    # On occupancy the free clients hold the worker: 3 clients keep it busy, monotonely.
+    busy = analyse_saturation(family, max_clients=4, backend="cpu", witness=False)
+    assert busy.saturating_clients == 3 and busy.monotone and busy.certified
+    # On the requests' cost they lower the load from 1/3.
+    r = analyse_saturation(family, 1, resource="server", max_clients=4, backend="cpu",
+                           witness=False)
     assert r.saturating_clients is None and not r.monotone
     assert (r.curve[0].clients, r.curve[0].exact) == (1, F(1, 3))
     assert all(b.exact < F(1, 3) for b in r.curve[1:])
@@ -440,9 +462,11 @@ def test_editor_report_is_the_one_in_the_docs(results):
 
 def test_editor_curve(results):
     r = results("editor")
-    assert [(p.clients, str(p.exact)) for p in r.curve] == [
+    assert [(p.clients, str(p.exact)) for p in r.curve if p.how == "exact"] == [
         (1, "1/6"), (2, "7/18"), (4, "16/19"), (5, "22/23"), (6, "1"), (8, "1")]
-    assert r.monotone and r.saturating_clients == 6
+    # 3, skipped by the bisection, is below by the alone rates added up
+    assert r.point(3).how == "bound" and r.point(3).upper < 1
+    assert r.monotone and r.saturating_clients == 6 and r.certified
 
 
 def test_one_scenario_of_the_editor():

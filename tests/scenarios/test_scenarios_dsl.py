@@ -156,7 +156,10 @@ def test_names_and_shape_of_the_server_model():
     assert [d.name for d in model.globals] == ["R", "done"]
     assert [p.name for p in model.processes] == ["server", "u_1", "u_2"]
     server, client = model.processes[0], model.processes[1]
-    assert {c.resource for t in server.transitions for c in t.costs} == {"server"}
+    # every charge of the server's cost comes with one busy worker (occupancy)
+    assert {c.resource for t in server.transitions for c in t.costs} == {"server", "busy"}
+    assert all({c.resource for c in t.costs} in (set(), {"server", "busy"})
+               for t in server.transitions)
     assert not any(t.costs for t in client.transitions)
     assert [st.name for st in client.states] == ["think", "r", "r_wait"]
     assert model.system.kind == "sync"
@@ -177,16 +180,24 @@ def test_state_names_do_not_clash_with_globals():
 
 def test_load_bound():
     heavy = Scenario("h", Request("big", 2, cost=5))
-    assert System({U: 3, heavy: 1}, server=Server(2)).load_bound() == 10
+
+    def on_cost(server):
+        return System({U: 3, heavy: 1}, server=server, resource="server")
+
+    assert on_cost(Server(2)).load_bound() == 10
     assert System({U: 3, heavy: 1}).load_bound() == 3 * 1 + 5
     assert System({U: 3, heavy: 1}, composition="async").load_bound() == 5
     assert isinstance(System({U: 1}).load_bound(), Fraction)
     # One admission per tick: 4 workers, but no request brings more than 2 x 5 of work.
-    assert System({U: 3, heavy: 1}, server=Server(4)).load_bound() == 10
+    assert on_cost(Server(4)).load_bound() == 10
     assert "one request admitted per tick, none worth more than 10: big, 2 ticks x 5" == \
-        System({U: 3, heavy: 1}, server=Server(4)).load_bound_why()
-    assert System({U: 3, heavy: 1}, server=Server(2)).load_bound_why() == \
-        "workers x largest cost per tick"
+        on_cost(Server(4)).load_bound_why()
+    assert on_cost(Server(2)).load_bound_why() == "workers x largest cost per tick"
+    # Occupancy: no request holds a worker more than 3 ticks (U's), whatever it costs.
+    assert System({U: 3, heavy: 1}, server=Server(2)).load_bound() == 2
+    assert System({U: 3, heavy: 1}, server=Server(4)).load_bound() == 3
+    assert System({U: 3, heavy: 1}, server=Server(4)).load_bound_why() == \
+        "one request admitted per tick, none holding a worker more than 3 ticks: r"
 
 
 def test_pool_names_step_aside_for_request_kinds():

@@ -17,7 +17,9 @@ from scenarios.templates import paper_no_server, paper_server
 
 
 def load(system: System) -> F:
-    ev = system_load(system, backend="cpu")
+    """The worst load of the requests' cost (these tests are about cost: occupancy is
+    tests/scenarios/test_occupancy.py's)."""
+    ev = system_load(system.with_resource(system.cost_resource), backend="cpu")
     assert ev.certified
     return ev.exact
 
@@ -83,7 +85,8 @@ def test_cost_per_tick_scales_the_load_and_the_bound():
     u = Scenario("u", [Think(2), Request("r", service=2, cost=3)])
     assert load(System({u: 1}, server=Server())) == F(6, 6)
     three = System({u: 3}, server=Server())
-    assert load(three) == 3 == three.load_bound()
+    assert load(three) == 3 == three.with_resource("server").load_bound()
+    assert three.load_bound() == 1          # occupancy: one worker
 
 
 def test_loops():
