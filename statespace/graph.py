@@ -315,6 +315,23 @@ class StateGraph:
         values["on_device"] = None
         return lazy_graph(keep, **values)
 
+    def replace(self, **changes) -> StateGraph:
+        """``dataclasses.replace`` that leaves what is pending pending (on a device, or derived
+        from the palette) instead of reading it.
+
+        >>> import dve, statespace
+        >>> g = statespace.build_state_graph(dve.load_model(
+        ...     "process P { state a; init a; trans a -> a {}; } system async;"))
+        >>> h = g.replace(name="x")
+        >>> h.name, "time" in h.__dict__, h.time.tolist()
+        ('x', False, [1])
+        """
+        pending = {k: v for k, v in (self.__dict__.get("_pending") or {}).items()
+                   if k not in changes}
+        values = {f.name: changes[f.name] if f.name in changes else getattr(self, f.name)
+                  for f in dataclasses.fields(StateGraph) if f.name not in pending}
+        return lazy_graph(pending, **values)
+
     def edge_bytes(self) -> int:
         """Bytes the edges take: targets, actions and charges (with the palette), or targets,
         actions, costs and times of a graph holding full arrays; ``indptr`` is not counted.
