@@ -254,10 +254,16 @@ def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *,
     try:
         if graph.on_device is not None and backend != "cpu":
             # Explored on the GPU: the engine reads the edges still there (no copy back).
-            dev = graph.on_device
-            arrays = (dev[0], dev[1], dev[2][resource], dev[3])
+            indptr, indices, charge = graph.on_device
         else:
-            arrays = (graph.indptr, graph.indices, graph.cost(resource), graph.time)
+            indptr, indices, charge = graph.indptr, graph.indices, graph.charge
+        if charge is not None:   # a compact graph: the engine reads its palette by row
+            pal = graph.palette
+            arrays = (indptr, indices, ocm.Palette(charge, pal.costs[resource]),
+                      ocm.Palette(charge, pal.time))
+        else:
+            arrays = (indptr, indices, graph.cost(resource), graph.time)
+        del charge
         result = ocm.optimal_cycle(*arrays[:3], arrays[3] if ratio else None, kind=kind,
                                    mode=mode, backend=backend)
         del arrays

@@ -71,6 +71,7 @@ from . import primitives as P
 from .ops import ops
 from . import scc as _scc
 from .edgelist import EdgeList, read_edge_list
+from .primitives import Palette
 from .result import CycleResult, SccOptimum
 
 __all__ = [
@@ -82,6 +83,7 @@ __all__ = [
     "CycleResult",
     "SccOptimum",
     "EdgeList",
+    "Palette",
     "read_edge_list",
     "KINDS",
     "MODES",
@@ -92,7 +94,42 @@ MODES = ("max", "min")
 
 
 def _is_cupy(a: Any) -> bool:
+    if isinstance(a, Palette):
+        a = a.label
     return a is not None and type(a).__module__.split(".")[0] == "cupy"
+
+
+def _host(a: Any) -> Any:
+    """``a`` on the host: an array (:func:`ocm.primitives.to_host`), a Palette's two arrays, or
+    None."""
+    if a is None:
+        return None
+    if isinstance(a, Palette):
+        return Palette(P.to_host(a.label), P.to_host(a.values))
+    return P.to_host(a)
+
+
+def _as_palette(p: Palette, name: str, xp: Any) -> Palette:
+    """A :class:`Palette` checked (rows of integers, every edge's row in the table) with int64
+    values in ``xp``; on NumPy the rows no edge uses are set to 0, so that every bound the
+    engine takes of the values is one of the edges' values."""
+    label = xp.asarray(p.label)
+    values = _as_int64(p.values, name, xp)
+    if label.ndim != 1 or label.dtype.kind not in "iu":
+        raise InputError(f"the rows of '{name}' must be a one-dimensional integer array, got "
+                         f"{label.dtype} of shape {label.shape}")
+    k = values.shape[0]
+    if label.shape[0]:
+        lo, hi = P.to_host(xp.stack([label.min().astype(xp.int64),
+                                     label.max().astype(xp.int64)])).tolist()
+        if lo < 0 or hi >= k:
+            raise InputError(f"the rows of '{name}' must lie in 0..{k - 1}, found {lo}..{hi}")
+        if P.is_numpy(xp):
+            used = np.zeros(k, dtype=bool)
+            used[label] = True   # (no index copy, unlike a bincount of a narrow array)
+            if not used.all():
+                values = np.where(used, values, 0)
+    return Palette(label, values)
 
 
 def _resolve_xp(backend: str, arrays: list, n_edges: int, xp: Any) -> Any:
@@ -142,8 +179,14 @@ def _validate(indptr, indices, cost, time, kind, mode, xp):
     if mode not in MODES:
         raise InputError(f"unknown mode '{mode}': expected one of {', '.join(MODES)}")
     indptr = _as_int64(indptr, "indptr", xp)
-    indices = _as_int64(indices, "indices", xp)
-    cost = _as_int64(cost, "cost", xp)
+    # Targets in int32 stay so on the host (every step there indexes with them as they are);
+    # the device's kernels read int64.
+    keep32 = P.is_numpy(xp) and getattr(indices, "dtype", None) == np.int32
+    indices = xp.asarray(indices) if keep32 else _as_int64(indices, "indices", xp)
+    if keep32 and indices.ndim != 1:
+        raise InputError(f"'indices' must be one-dimensional, got shape {indices.shape}")
+    cost = _as_palette(cost, "cost", xp) if isinstance(cost, Palette) else \
+        _as_int64(cost, "cost", xp)
     n = indptr.shape[0] - 1
     m = indices.shape[0]
     bad_indptr = InputError("'indptr' must start at 0, never decrease and end at "
@@ -164,17 +207,22 @@ def _validate(indptr, indices, cost, time, kind, mode, xp):
         raise InputError(f"'indices' must lie in 0..{n - 1}")
     if cost.shape[0] != m:
         raise InputError(f"'cost' has {cost.shape[0]} entries, expected one per edge ({m})")
-    if m and int(cost.min()) == -2**63:   # its negation (for the minimum) does not exist
-        e = int(xp.flatnonzero(cost == -2**63)[0])
+    # The bounds of a Palette are those of its table (of the rows in use, on NumPy).
+    cv = cost.values if isinstance(cost, Palette) else cost
+    if m and int(cv.min()) == -2**63:   # its negation (for the minimum) does not exist
+        e = int(xp.flatnonzero(P.dense(cost) == -2**63)[0])
         raise InputError(f"'cost'[{e}] = -2**63 is out of range: costs must lie within "
                          "±(2**63 - 1)")
+    tv = None
     if time is not None:
-        time = _as_int64(time, "time", xp)
+        time = _as_palette(time, "time", xp) if isinstance(time, Palette) else \
+            _as_int64(time, "time", xp)
+        tv = time.values if isinstance(time, Palette) else time
         if time.shape[0] != m:
             raise InputError(
                 f"'time' has {time.shape[0]} entries, expected one per edge ({m})")
-        if m and int(time.min()) < 0:
-            e = int(xp.flatnonzero(time < 0)[0])
+        if m and int(tv.min()) < 0:
+            e = int(xp.flatnonzero(P.dense(time) < 0)[0])
             raise InputError(f"times must be non-negative integers: edge {e} has time "
                                      f"{int(time[e])}")
     if kind == "ratio" and time is None:
@@ -183,8 +231,8 @@ def _validate(indptr, indices, cost, time, kind, mode, xp):
         # Howard sums costs and times along policy paths of up to n edges in int64 (the value
         # determination and the certificate guard their own products): magnitudes whose path
         # sums could pass 2**62 are refused here rather than left to wrap.
-        cmax = max(int(cost.max()), -int(cost.min()))
-        tmax = int(time.max()) if time is not None else 1
+        cmax = max(int(cv.max()), -int(cv.min()))
+        tmax = int(tv.max()) if time is not None else 1
         if not P.fits_int64((n + 1) * cmax, (n + 1) * tmax):
             raise InputError(f"costs up to {cmax} (times up to {tmax}) on {n} vertices: sums "
                              "along a path could pass 2**62, beyond the engine's exact int64 "
@@ -203,9 +251,12 @@ def optimal_cycle(indptr: Any, indices: Any, cost: Any, time: Any | None = None,
     indptr : int array, shape (n + 1,)
     indices : int array, shape (m,)
         The graph in CSR form (see the module docstring); NumPy or CuPy arrays.
-    cost : int array, shape (m,)
-        Integer costs (floats holding integers are accepted).
-    time : int array, shape (m,), optional
+    cost : int array, shape (m,), or Palette
+        Integer costs (floats holding integers are accepted), or a :class:`Palette` (a
+        table and one row per edge, as a compact state graph holds them): the engine then
+        reads the table through the rows, and expands them per edge only where it must (on
+        the GPU, and the first policy's choice, each for the duration of a step).
+    time : int array, shape (m,), or Palette, optional
         Non-negative integer times; needed for ``kind='ratio'``, ignored for ``'mean'``.
     kind : {'mean', 'ratio'}
     mode : {'max', 'min'}
@@ -264,7 +315,7 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
                    max_iter: int | None, t_start: float) -> CycleResult:
     on_numpy = P.is_numpy(xp)
     if on_numpy:
-        arrays = [None if a is None else P.to_host(a) for a in arrays]
+        arrays = [_host(a) for a in arrays]
     indptr, indices, cost, time = _validate(*arrays, kind, mode, xp)
     if kind == "mean":
         time = None
@@ -274,7 +325,7 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     t0 = _time.perf_counter()
     if time is not None:
         h = P.to_host
-        z = _scc.find_zero_time_cycle(h(indptr), h(indices), h(time))
+        z = _scc.find_zero_time_cycle(h(indptr), h(indices), _host(time))
         if z is not None:
             verts, edges = z
             shown = " -> ".join(str(v) for v in verts[:12]) + (" ..." if len(verts) > 12 else "")
@@ -302,15 +353,19 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     if k == 0:
         raise NoCycleError(f"the graph has no cycle ({n} vertices, {m} edge"
                            f"{'s' * (m != 1)}): every path ends in a vertex without successors")
-    if restr.edges.shape[0] == m and k == n:
+    if restr.edges is None or (restr.edges.shape[0] == m and k == n):
         # The identity restriction (``edges`` is an ascending subset of 0..m-1, so all m of
         # them is arange(m), and then every vertex is kept): no gathers, and the edge rows
         # already computed are the subgraph's.
         s_cost, s_time, s_row = work_cost, time, row
     else:
-        s_cost = work_cost[restr.edges]
-        s_time = time[restr.edges] if time is not None else None
+        s_cost = P.subset(work_cost, restr.edges)
+        s_time = P.subset(time, restr.edges)
         s_row = ops(xp).edge_rows(restr.indptr, xp)
+    if not on_numpy:
+        # The device's kernels read one int64 per edge: a palette is expanded there, for the
+        # solve and the certificate.
+        s_cost, s_time = P.dense(s_cost), P.dense(s_time)
     t0 = _time.perf_counter()
     solve = _solver(xp)
     st = solve(restr.indptr, restr.indices, s_cost, s_time, xp=xp, max_iter=max_iter, row=s_row)
@@ -350,7 +405,7 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
             edges_l.append(int(pol[v]))
             v = int(succ[v])
         cyc = tuple(int(x) for x in h(restr.vertices[verts_l]))
-        cyc_edges = tuple(int(x) for x in h(restr.edges[edges_l]))
+        cyc_edges = tuple(int(x) for x in h(restr.edge_ids(edges_l)))
     c_sum, t_sum = _certify.cycle_sums(indptr, indices, cost, time, cyc, cyc_edges)
     value = Fraction(c_sum, t_sum)
     top_value = Fraction(int(h(st.rank_num)[top]), int(h(st.rank_den)[top]))

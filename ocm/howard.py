@@ -42,6 +42,8 @@ import time as _time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .errors import ConvergenceError, ZeroTimeCycleError
 
 from . import primitives as P
@@ -91,6 +93,8 @@ class HowardState:
 
 
 def _absmax(a: Any, xp: Any) -> int:
+    if isinstance(a, P.Palette):
+        a = a.values   # (rows no edge uses are 0: see ocm._as_palette)
     if a.shape[0] == 0:
         return 0
     if a.dtype == object:
@@ -215,7 +219,14 @@ def solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
     if row is None:
         row = ops(xp).edge_rows(indptr, xp)
     if policy is None:
-        _, policy = ops(xp).segment_argmax(cost, indptr, row, xp)
+        if isinstance(cost, P.Palette) and P.is_numpy(xp):
+            # The palette's values by rank (same order, narrow): the same first maximisers.
+            _, vr = np.unique(cost.values, return_inverse=True)
+            key = vr.reshape(-1).astype(np.int32)[cost.label]
+        else:
+            key = P.dense(cost)
+        _, policy = ops(xp).segment_argmax(key, indptr, row, xp)
+        del key
     if max_iter is None:
         max_iter = max(1000, 10 * n)
     t_value = t_improve = 0.0

@@ -48,6 +48,8 @@ import numpy as np
 __all__ = [
     "Array",
     "INT_SAFE",
+    "Palette",
+    "dense",
     "edge_rows",
     "segment_sum",
     "segment_max",
@@ -92,6 +94,99 @@ def to_host(a: Any) -> np.ndarray:
     return get() if get is not None and not isinstance(a, np.ndarray) else np.asarray(a)
 
 
+class Palette:
+    """Per-edge integers as a table and one row per edge: edge ``e`` has ``values[label[e]]``.
+
+    A state graph whose charges are constants per step holds its costs and times so (one
+    byte per edge for a table of up to 256 rows, rather than eight); the engine reads them
+    through this class. Indexing gathers values (``p[idx]`` is ``values[label[idx]]``, an
+    array); :meth:`take` keeps the form for a subset of the edges; :func:`dense` expands.
+    ``label`` and ``values`` live in one array module (NumPy or CuPy).
+
+    Parameters
+    ----------
+    label : unsigned or signed int array, shape (m,)
+        The row of every edge, in ``0 .. len(values) - 1``.
+    values : int64 array, shape (k,)
+
+    Examples
+    --------
+    >>> p = Palette(np.array([1, 0, 1], np.uint8), np.array([4, -2]))
+    >>> p[np.array([0, 1])].tolist(), dense(-p).tolist(), p.take(np.array([2])).label.tolist()
+    ([-2, 4], [2, -4, 2], [1])
+    >>> p.shape, p.dtype, p.nbytes
+    ((3,), dtype('int64'), 19)
+    """
+
+    __slots__ = ("label", "values")
+    ndim = 1
+
+    def __init__(self, label: Array, values: Array) -> None:
+        self.label, self.values = label, values
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (int(self.label.shape[0]),)
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.label.nbytes + self.values.nbytes)
+
+    def __getitem__(self, idx: Any) -> Array:
+        return self.values[self.label[idx]]
+
+    def __neg__(self) -> "Palette":
+        return Palette(self.label, -self.values)
+
+    def take(self, idx: Any) -> "Palette":
+        """The same values on the edges ``idx`` (a subset, or a reordering)."""
+        return Palette(self.label[idx], self.values)
+
+    def dense(self) -> Array:
+        """One value per edge (an int64 array as long as ``label``). On a device one
+        elementwise kernel reads the rows as they are (indexing would first widen them)."""
+        if not isinstance(self.label, np.ndarray):
+            gather = _device_gather(self.label)
+            if gather is not None:
+                return gather(self.label, self.values)
+        return self.values[self.label]
+
+    def __repr__(self) -> str:
+        return f"Palette({self.shape[0]} edges, {self.values.shape[0]} rows)"
+
+
+def _device_gather(label: Any):
+    """CuPy's elementwise kernel ``out = values[label]`` (int64 values, rows of the label's
+    dtype), or None for a module without elementwise kernels."""
+    import sys
+    xp = sys.modules.get(type(label).__module__.split(".")[0])
+    kernel = getattr(xp, "ElementwiseKernel", None)
+    if kernel is None:
+        return None
+    return kernel("L label, raw int64 values", "int64 out", "out = values[label]",
+                  "ocm_palette_gather")
+
+
+def dense(a: Any) -> Any:
+    """``a`` with one value per edge: a :class:`Palette` expanded, anything else as it is.
+
+    >>> dense(np.array([3])).tolist(), dense(Palette(np.array([0, 0]), np.array([7]))).tolist()
+    ([3], [7, 7])
+    """
+    return a.dense() if isinstance(a, Palette) else a
+
+
+def subset(a: Any, edges: Any) -> Any:
+    """The entries of ``a`` (an array or a :class:`Palette`, or None) on ``edges``."""
+    if a is None:
+        return None
+    return a.take(edges) if isinstance(a, Palette) else a[edges]
+
+
 def fits_int64(*bounds: int) -> bool:
     """True when the sum of the given non-negative magnitudes stays below :data:`INT_SAFE`.
 
@@ -115,14 +210,15 @@ def edge_rows(indptr: Array, xp: Any) -> Array:
 
     Returns
     -------
-    row : int64 array, shape (m,)
+    row : int array, shape (m,)
+        int32 below 2**31 vertices (4 bytes per edge rather than 8), else int64.
 
     >>> edge_rows(np.array([0, 0, 2, 3]), np).tolist()
     [1, 1, 2]
     """
     n = indptr.shape[0] - 1
     deg = xp.diff(indptr)
-    return xp.repeat(xp.arange(n, dtype=xp.int64), deg)
+    return xp.repeat(xp.arange(n, dtype=xp.int32 if n < 2**31 else xp.int64), deg)
 
 
 def segment_sum(values: Array, indptr: Array, xp: Any) -> Array:
@@ -236,9 +332,10 @@ def best_edges(indptr: Array, indices: Array, cost: Array, time: Array | None, r
     """
     if is_numpy(xp) and potential.dtype != object:
         packed = _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num,
-                                    rank_den, aux)
+                                    rank_den, aux, row)
         if packed is not None:
             return packed
+    cost, time = dense(cost), dense(time)
     rk = rank[indices]
     best_rank = xp.maximum.reduceat(rk, indptr[:-1])
     br = best_rank[row]
@@ -258,8 +355,12 @@ def best_edges(indptr: Array, indices: Array, cost: Array, time: Array | None, r
     return best_rank.astype(xp.int64, copy=False), best_val, best_edge
 
 
+#: Edges per block where the host engine adds a gathered term to a per-edge array.
+_BLOCK = 1 << 20
+
+
 def _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num, rank_den,
-                       aux=None):
+                       aux=None, row=None):
     """NumPy fast path of :func:`best_edges`: the lexicographic key in one int64, one reduceat.
 
     For an edge ``e = (u, w)`` with ``r = rank[w]`` the key is
@@ -281,9 +382,20 @@ def _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num, r
         deg = np.diff(indptr)
         d = int(deg.max()) if n else 1
         aux["d"] = d
-        aux["rev_off"] = (d - 1) - (np.arange(m, dtype=np.int64) - np.repeat(starts, deg))
-        aux["cmax"] = int(np.abs(cost).max()) if m else 0
-        aux["tmax"] = int(time.max()) if time is not None and m else 1
+        # (d - 1 - the edge's offset in its row), in int32 where it fits: added to the int64
+        # key in place, it needs no wider copy.
+        wide = d >= 2**31 or m >= 2**31
+        dt = np.int64 if wide else np.int32
+        rev = (starts + (d - 1)).astype(dt)[row] if row is not None else \
+            np.repeat((starts + (d - 1)).astype(dt), deg)
+        for j in range(0, m, _BLOCK):   # the row's (start + d - 1) minus the edge's id
+            rev[j:j + _BLOCK] -= np.arange(j, min(m, j + _BLOCK), dtype=dt)
+        aux["rev_off"] = rev
+        del rev
+        cv = cost.values if isinstance(cost, Palette) else cost
+        aux["cmax"] = int(np.abs(cv).max()) if m and cv.shape[0] else 0
+        tv = time.values if isinstance(time, Palette) else time
+        aux["tmax"] = int(tv.max()) if time is not None and m and tv.shape[0] else 1
     d, cmax, tmax = aux["d"], aux["cmax"], aux["tmax"]
     amax = int(np.abs(rank_num).max())
     bmax = int(rank_den.max())
@@ -295,8 +407,20 @@ def _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num, r
         return None
     vd = span * d
     z = rank * vd + (potential - lo) * d            # per target vertex
-    key = np.take(z, indices)
-    if n_ranks == 1:
+    key = z[indices]   # (fancy indexing reads int32 targets as they are; np.take copies them)
+    shared = isinstance(cost, Palette) and (time is None or (
+        isinstance(time, Palette) and time.label is cost.label))
+    if n_ranks == 1 and shared:
+        # One class, and costs and times in one palette: the edge term is a table of one
+        # entry per row, gathered per edge (no array of the edges' terms is kept).
+        a0, b0 = int(rank_num[0]), int(rank_den[0])
+        table = d * b0 * cost.values - d * a0 * (1 if time is None else time.values)
+        label = cost.label
+        for j in range(0, m, _BLOCK):   # a block's gather at a time, not 8 bytes per edge
+            key[j:j + _BLOCK] += table[label[j:j + _BLOCK]]
+        key += aux["rev_off"]
+    elif n_ranks == 1:
+        cost, time = dense(cost), dense(time)
         # One class: the edge term is a constant array while the class value stays the same.
         cache = aux.get("edge_term")
         tag = (int(rank_num[0]), int(rank_den[0]), d)
@@ -309,6 +433,7 @@ def _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num, r
             aux["edge_term"] = cache = (tag, term)
         key += cache[1]
     else:
+        cost, time = dense(cost), dense(time)
         rk = key // vd
         key += d * np.take(rank_den, rk) * cost
         if time is None:

@@ -35,11 +35,14 @@ class Restriction:
     ----------
     vertices : int64 array, shape (k,)
         Original id of every kept vertex (ascending).
-    edges : int64 array, shape (m_k,)
-        Original id of every kept edge (ascending, so rows stay in CSR order).
-    indptr, indices : int64 arrays
-        The subgraph's CSR on ids ``0..k-1``; every row is non-empty.
-    label : int64 array, shape (k,), or None
+    edges : int64 array, shape (m_k,), or None
+        Original id of every kept edge (ascending, so rows stay in CSR order); None on the
+        host when every edge is kept (see :meth:`edge_ids`).
+    indptr, indices : int arrays
+        The subgraph's CSR on ids ``0..k-1``; every row is non-empty. ``indptr`` is int64;
+        ``indices`` int64 on a device, on the host the original targets' dtype when every
+        edge is kept, else int32 where the ids fit.
+    label : int array, shape (k,), or None
         SCC label of every kept vertex (None when restricted by trimming).
     """
 
@@ -49,9 +52,19 @@ class Restriction:
     indices: Any
     label: Any = None
 
+    def edge_ids(self, sub: Any) -> Any:
+        """The original ids of the subgraph's edges ``sub``.
+
+        >>> r = restrict_to_sccs(np.array([0, 1, 2]), np.array([1, 0]))
+        >>> r.edges is None, r.edge_ids([1]).tolist()
+        (True, [1])
+        """
+        return np.asarray(sub, dtype=np.int64) if self.edges is None else self.edges[sub]
+
 
 def strong_components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.ndarray]:
-    """Number of SCCs and the SCC label of every vertex (SciPy, NumPy arrays).
+    """Number of SCCs and the SCC label of every vertex (SciPy, NumPy arrays; the labels are
+    int32 below 2**31 vertices).
 
     >>> strong_components(np.array([0, 1, 2, 2]), np.array([1, 0, 0]))[1].tolist()
     [0, 0, 1]
@@ -63,9 +76,13 @@ def strong_components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.
     from scipy.sparse import csr_array
     from scipy.sparse.csgraph import connected_components
 
+    if m < 2**31 and indices.dtype == np.int32:
+        # int32 offsets with int32 targets: SciPy keeps the targets as they are (with int64
+        # offsets it copies both to int64, 8 bytes per edge more).
+        indptr = indptr.astype(np.int32)
     g = csr_array((np.ones(m, dtype=np.int8), indices, indptr), shape=(n, n))
     n_comp, label = connected_components(g, directed=True, connection="strong")
-    return int(n_comp), label.astype(np.int64, copy=False)
+    return int(n_comp), label
 
 
 def _none_set(flags: Any, xp: Any) -> bool:
@@ -85,17 +102,21 @@ def _none_set(flags: Any, xp: Any) -> bool:
 def _subgraph(indptr: Any, indices: Any, keep_edge: Any, xp: Any,
               label: Any = None) -> Restriction:
     n = indptr.shape[0] - 1
+    host = P.is_numpy(xp)
     if _none_set(~keep_edge, xp) and (n == 0 or _none_set(indptr[1:] == indptr[:-1], xp)):
-        # Nothing to drop (e.g. a strongly connected graph): the identity restriction.
+        # Nothing to drop (e.g. a strongly connected graph): the identity restriction. On the
+        # host its edges are None (no array of m ids) and the targets keep their dtype.
         ar = xp.arange(n, dtype=xp.int64)
-        return Restriction(ar, xp.arange(indices.shape[0], dtype=xp.int64),
+        return Restriction(ar, None if host else xp.arange(indices.shape[0], dtype=xp.int64),
                            indptr.astype(xp.int64, copy=False),
-                           indices.astype(xp.int64, copy=False),
+                           indices if host else indices.astype(xp.int64, copy=False),
                            None if label is None else label)
     deg = ops(xp).segment_sum(keep_edge.astype(xp.int64), indptr, xp)
     vertices = xp.flatnonzero(deg > 0).astype(xp.int64)
-    newid = xp.full(n, -1, dtype=xp.int64)
-    newid[vertices] = xp.arange(vertices.shape[0], dtype=xp.int64)
+    # New ids in int32 on the host where they fit (the subgraph's targets are of this dtype).
+    idt = xp.int32 if host and vertices.shape[0] < 2**31 else xp.int64
+    newid = xp.full(n, -1, dtype=idt)
+    newid[vertices] = xp.arange(vertices.shape[0], dtype=idt)
     edges = xp.flatnonzero(keep_edge).astype(xp.int64)
     sub_indptr = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(deg[vertices])])
     sub_indices = newid[indices[edges]]
@@ -146,7 +167,10 @@ def find_zero_time_cycle(indptr: np.ndarray, indices: np.ndarray,
     >>> find_zero_time_cycle(np.array([0, 1, 2]), np.array([1, 0]), np.array([0, 1])) is None
     True
     """
-    zero = time == 0
+    if isinstance(time, P.Palette):   # one flag per row, then per edge (1 byte, not 8)
+        zero = (time.values == 0)[time.label]
+    else:
+        zero = time == 0
     if not bool(zero.any()):
         return None
     z_edges = np.flatnonzero(zero)
@@ -167,7 +191,7 @@ def find_zero_time_cycle(indptr: np.ndarray, indices: np.ndarray,
     v = start
     while True:
         verts.append(int(r.vertices[v]))
-        edges.append(int(z_edges[r.edges[policy[v]]]))
+        edges.append(int(z_edges[r.edge_ids(policy[v])]))
         v = s[v]
         if v == start:
             break

@@ -251,7 +251,7 @@ class CountedExplorer(QuotientExplorer):
                        np.broadcast_to(np.zeros((1, 1), self.sdtype), (n, self.cm.n_slots))]
         g = super()._finish(complete)
         if not small:
-            g = dataclasses.replace(g, states=np.zeros((n, 0), self.sdtype))
+            g = g.replace(states=np.zeros((n, 0), self.sdtype))   # (costs stay compact)
         return g
 
     # ------------------------------------------------------------------ successors

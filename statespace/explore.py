@@ -34,7 +34,7 @@ from dve.errors import (MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimit
 
 from .compiler import compile_model
 from .evaluate import INT, Evaluator, Fault, add_costs
-from .graph import StateGraph, lazy_graph
+from .graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
 from .kernel import SuccessorKernel
 from .model import CompiledModel
 from .device import (DeviceFallbackWarning, add_slot_change, any_true, count_values,
@@ -234,8 +234,7 @@ class Explorer:
         # Outputs, appended per chunk (concatenated at the end, one array at a time).
         self.out_idx: list = []
         self.out_act: list = []
-        self.out_cost: dict[str, list] = {r: [] for r in self.res}
-        self.out_time: list = []
+        self.out_charge: list = []   # per edge its palette row (see _charges)
         self.out_deg: list = []
         self.states: list = []
         self.parent: list = []
@@ -249,6 +248,24 @@ class Explorer:
         self.bytes_out = 0
         self.charge_table = self._charge_table()
         self.charge_host = self.charge_table   # the charge table on the host, always
+        # The graph is compact (statespace.graph): per edge the row of its (costs, time) in a
+        # palette. With constant charges the palette is known now: the distinct rows of the
+        # actions' charges and the row of zeros (edges into the error state), in ascending
+        # order, ``act_charge`` the row of each action. Otherwise rows are numbered as they are
+        # met (``palette_rows``: row -> provisional number), and sorted once at the end.
+        self.palette_rows: dict[tuple, int] = {}
+        self.act_charge = self.zero_charge = None
+        if self.charge_table is not None:
+            ct, tt = self.charge_table
+            per_action = [tuple(int(v) for v in ct[:, a]) + (int(tt[a]),)
+                          for a in range(tt.shape[0])]
+            zero = (0,) * (len(self.res) + 1)
+            rows = sorted(set(per_action) | {zero})
+            self.palette_rows = {r: j for j, r in enumerate(rows)}
+            self.act_charge = np.array([self.palette_rows[r] for r in per_action],
+                                       charge_dtype(len(rows)))
+            self.act_charge_host = self.act_charge
+            self.zero_charge = self.palette_rows[zero]
         # system sync: the step codes numbered so far (Python ints, by id), and their index:
         # the codes as sorted keys (see _code_keys) with their ids.
         self.sync_codes: list[int] = []
@@ -322,6 +339,11 @@ class Explorer:
                         del snap
                         self._device_full("an allocation on the GPU failed")
                         self._chunk(k)
+                    else:
+                        # The snapshot's lists hold every piece of the outputs: kept past the
+                        # last chunk, they would keep each piece alive while _finish joins
+                        # them (twice the graph's edges on the device at that moment).
+                        del snap
                 else:
                     self._chunk(k)
                 self.n_expanded += k
@@ -403,7 +425,7 @@ class Explorer:
         est_chunk = succ * (64 + 16 * W + 8 * len(self.res))
         new_states = int(succ * min(1.0, n / max(m, 1)))
         grow = new_states * (16 + 8 * W + self.cm.n_slots * (4 + _itemsize(self.sdtype)))
-        grow += succ * (8 + 8 * (len(self.res) + 1))
+        grow += succ * 16   # target, action, palette row (at most 8, 4 and 4 bytes)
         # A merge of the visited set's runs: the merged run (16 bytes per state) beside the old
         # ones, with the positions and a mask (store._merge; at most 25 bytes per state).
         merge = 25 * (n + new_states)
@@ -491,37 +513,58 @@ class Explorer:
                 key2.sort()
                 act_s = key2 % A
                 idx = (key2 // A) % n_now
-                costs_s = {r: self.charge_table[0][k][act_s] for k, r in enumerate(self.res)}
-                tim_s = self.charge_table[1][act_s]
+                chg = self.act_charge[act_s]
             else:
                 if F * n_now * A < 2**62:
                     order2 = xp.argsort((src * n_now + ids) * A + act)
                 else:
                     order2 = lexsort(xp, (act, ids, src))
                 idx, act_s = ids[order2], act[order2]
-                costs_s = {r: costs[r][order2] for r in self.res}
-                tim_s = tim[order2]
+                if self.act_charge is not None:
+                    chg = self.act_charge[act_s]
+                else:
+                    costs_s = {r: costs[r][order2] for r in self.res}
+                    tim_s = tim[order2]
+                    chg = None
             if self.error_id >= 0:
                 # A faulting step's charge is no value (it may be the fault itself, an
                 # overflow): every edge into the error state costs 0 and takes time 0.
                 into_err = idx == self.error_id
                 if any_true(xp, into_err):
-                    for r in self.res:
-                        costs_s[r][into_err] = 0
-                    tim_s[into_err] = 0
+                    if chg is not None:
+                        chg[into_err] = self.zero_charge
+                    else:
+                        for r in self.res:
+                            costs_s[r][into_err] = 0
+                        tim_s[into_err] = 0
+            if chg is None:
+                chg = self._palette_ids(costs_s, tim_s)
             if self.visited.n < 2**31:
                 idx = idx.astype(np.int32)
             self.out_idx.append(idx)
             self.out_act.append(act_s.astype(np.int32))
-            for r in self.res:
-                self.out_cost[r].append(costs_s[r])
-            self.out_time.append(tim_s)
-            self.bytes_out += idx.nbytes + 4 * m + 8 * m * (len(self.res) + 1)
+            self.out_charge.append(chg)
+            self.bytes_out += idx.nbytes + 4 * m + chg.nbytes
             deg = count_values(xp, src, F)
         else:
             deg = xp.zeros(F, np.int64)
         self.out_deg.append(deg)
         self.n_edges += m
+
+    def _palette_ids(self, costs: dict, tim):
+        """The provisional palette rows (int32, on the module of ``tim``) of edges charging
+        ``costs`` (by resource) and ``tim``, numbering rows not met before (``palette_rows``;
+        :meth:`_finish` sorts them). Computed on the host: a chunk's distinct rows are few."""
+        xp = module_of(tim)
+        cols = [to_host(costs[r]) for r in self.res] + [to_host(tim)]
+        if cols[0].shape[0] == 0:
+            return xp.zeros(0, np.int32)
+        rows, inv = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+        known = self.palette_rows
+        ids = np.array([known.setdefault(tuple(r), len(known)) for r in rows.tolist()],
+                       np.int32)
+        out = ids[inv.reshape(-1)]
+        return out if xp is np else xp.asarray(out)
 
     #: On a device, the successors of ``system async`` models come from one generated kernel
     #: (:mod:`statespace.kernel`) where the model is in its scope; False: the array form.
@@ -555,6 +598,7 @@ class Explorer:
         if self.charge_table is not None:
             self.charge_table = (xp.asarray(self.charge_table[0]),
                                  xp.asarray(self.charge_table[1]))
+            self.act_charge = xp.asarray(self.act_charge_host)
         if (self.use_kernel and hasattr(xp, "RawModule")
                 and os.environ.get("DVECOST_KERNEL", "on") != "off"):
             self.kernel = SuccessorKernel.for_model(self.cm, charges=self.charge_table is None)
@@ -570,8 +614,8 @@ class Explorer:
                               "with array operations instead", DeviceFallbackWarning,
                               stacklevel=2)
 
-    #: The lists of arrays that grow chunk by chunk (besides ``out_cost`` and ``pending``).
-    _GROWING = ("out_idx", "out_act", "out_time", "out_deg", "states", "parent",
+    #: The lists of arrays that grow chunk by chunk (besides ``pending``).
+    _GROWING = ("out_idx", "out_act", "out_charge", "out_deg", "states", "parent",
                 "parent_action", "level")
 
     def _move_to_device(self) -> None:
@@ -633,9 +677,10 @@ class Explorer:
         self.pending = [(to_host(k), to_host(X)) for k, X in self.pending]
         for name in self._GROWING:
             setattr(self, name, [to_host(a) for a in getattr(self, name)])
-        self.out_cost = {r: [to_host(a) for a in c] for r, c in self.out_cost.items()}
         self.init_key, self.err_key = to_host(self.init_key), to_host(self.err_key)
         self.charge_table = self.charge_host
+        if self.act_charge is not None:
+            self.act_charge = self.act_charge_host
         self.ev = getattr(self, "_host_ev", self.ev)   # none when the move failed at once
         self.xp = np
         release_pool(dev)
@@ -646,17 +691,18 @@ class Explorer:
         what is there below ``visited.n``)."""
         vs = self.visited
         return ({name: list(getattr(self, name)) for name in self._GROWING},
-                {r: list(c) for r, c in self.out_cost.items()}, list(self.pending),
+                len(self.palette_rows), list(self.pending),
                 (list(vs.runs), vs.n, vs._keys), self.n_edges, self.n_recorded,
                 self.error_id, self.bytes_out, len(self.sync_codes))
 
     def _restore(self, snap) -> None:
         """Back to the chunk boundary of :meth:`_snapshot` (after a failed allocation)."""
-        (lists, costs, self.pending, (runs, n, keys), self.n_edges, self.n_recorded,
+        (lists, n_rows, self.pending, (runs, n, keys), self.n_edges, self.n_recorded,
          self.error_id, self.bytes_out, n_codes) = snap
         for name, lst in lists.items():
             setattr(self, name, lst)
-        self.out_cost = costs
+        # Rows numbered by the failed chunk are forgotten (a dict keeps insertion order).
+        self.palette_rows = dict(list(self.palette_rows.items())[:n_rows])
         self.visited.runs, self.visited.n, self.visited._keys = runs, n, keys
         if self.sync_index is not None:
             keys, ids = self.sync_index
@@ -678,8 +724,9 @@ class Explorer:
         finally:
             self.xp, self.ev = xp, ev
         src, act, nkeys, err, costs, tim = out
-        return (xp.asarray(src), xp.asarray(act), xp.asarray(nkeys), xp.asarray(err),
-                {r: xp.asarray(c) for r, c in costs.items()}, xp.asarray(tim))
+        if costs is not None:
+            costs, tim = {r: xp.asarray(c) for r, c in costs.items()}, xp.asarray(tim)
+        return xp.asarray(src), xp.asarray(act), xp.asarray(nkeys), xp.asarray(err), costs, tim
 
     def _level_of(self, ids: np.ndarray) -> np.ndarray:
         if len(self.level) > 1:
@@ -977,12 +1024,9 @@ class Explorer:
     def _successors_kernel(self, X, keys):
         """:meth:`_successors_async` by the model's kernel: the same successors, in (source,
         action) order rather than by action (:meth:`_expand` sorts them either way)."""
-        src, act, nk, err, costs, tim = self.kernel.successors(self.xp, X, keys)
-        if costs is None:
-            # Constant charges (see _charge_table): every edge's from its action, one gather.
-            costs = {r: self.charge_table[0][k][act] for k, r in enumerate(self.res)}
-            tim = self.charge_table[1][act]
-        return src, act, nk, err, costs, tim
+        # Constant charges (see _charge_table): the kernel computes none, and _expand reads
+        # every edge's palette row from its action.
+        return self.kernel.successors(self.xp, X, keys)
 
     def _shift_pc(self, nk, slot, src, dst):
         # ``nk`` is always a fresh array here (a fancy-indexed copy).
@@ -1001,10 +1045,9 @@ class Explorer:
         src = xp.concatenate(out_src).astype(np.int64, copy=False)
         act = xp.concatenate(out_act)
         if self.charge_table is not None:
-            # Constant charges (see _charge_table): every edge's from its action, one gather.
-            ct = self.charge_table if xp is not np else self.charge_host
-            costs = {r: ct[0][k][act] for k, r in enumerate(self.res)}
-            tim = ct[1][act]
+            # Constant charges (see _charge_table): _expand reads each edge's palette row
+            # from its action, and needs no costs.
+            costs = tim = None
         else:
             costs = {r: xp.concatenate(c).astype(np.int64, copy=False)
                      for r, c in zip(self.res, out_cost)}
@@ -1348,6 +1391,10 @@ class Explorer:
         n, m, expanded = ((self.n_recorded, self.n_edges, self.n_expanded) if complete
                           else self.mark)
         # The graph is assembled on the host, each piece computed on a device copied once.
+        if on_device(self.xp):
+            # The pool's cached blocks (the chunks' temporaries) back to the device first: the
+            # joined arrays are the largest allocations of the run.
+            release_pool(self.xp)
         deg = _join(self.out_deg) if self.out_deg else np.zeros(0, np.int64)
         self.out_deg = [deg]
         # The degrees of the expanded states (the first ``expanded`` chunks' worth).
@@ -1377,10 +1424,12 @@ class Explorer:
             return a[:k].astype(dtype, copy=False)
 
         idx_dtype = np.int32 if n < 2**31 else np.int64
+        palette, charge = self._palette(cat(self.out_charge, self._charge_dtype(), m))
+        if not isinstance(charge, np.ndarray):
+            kept["charge"] = charge
         big = {"indices": cat(self.out_idx, idx_dtype, m, "indices"),
-               "action": cat(self.out_act, np.int32, m),
-               "costs": {r: cat(self.out_cost[r], np.int64, m, ("cost", r)) for r in self.res},
-               "time": cat(self.out_time, np.int64, m, "time"),
+               "action": cat(self.out_act, np.int32, m), "charge": charge,
+               "costs": derived(), "time": derived(),
                "states": cat(self.states, self.sdtype, n).reshape(n, self.cm.n_slots),
                "parent": cat(self.parent, np.int64, n),
                "parent_action": cat(self.parent_action, np.int32, n)}
@@ -1388,10 +1437,9 @@ class Explorer:
         depth = int(level.max()) if n else 0
         del level
         on_dev = None
-        if complete and len(kept) == len(self.res) + 2:
+        if complete and len(kept) == 2:
             xp = module_of(kept["indices"])
-            on_dev = (xp.asarray(indptr), kept["indices"],
-                      {r: kept["cost", r] for r in self.res}, kept["time"])
+            on_dev = (xp.asarray(indptr), kept["indices"], kept["charge"])
         # Deadlocks are expanded states without successors; in a partial graph the states
         # not expanded yet are unknown, not deadlocks.
         dead = np.flatnonzero(deg == 0)
@@ -1403,30 +1451,46 @@ class Explorer:
                       action_codes=(_code_array(self.sync_codes)
                                     if self.cm.system == "sync" else None),
                       n_expanded=expanded, model=self.cm, name=self.cm.name,
-                      seconds=_time.perf_counter() - self.t0, on_device=on_dev)
+                      seconds=_time.perf_counter() - self.t0, on_device=on_dev,
+                      palette=palette)
         if complete and on_device(self.xp):
             # Finished on the device: the arrays stay there and each comes to the host when
             # first read (statespace.graph.lazy_graph), so that a caller reading the answer
-            # and a few runs (dvecost analyze) copies none of them.
+            # and a few runs (dvecost analyze) copies none of them. The pieces just joined
+            # go back to the device for the cycle engine.
+            release_pool(self.xp)
             return lazy_graph(big, **fields)
-        # Otherwise on the host, one copy from the device per array. Constant charges (see
-        # _charge_table) are the host's gather by action, as _expand computed them, rather
-        # than two more int64 arrays copied from the device.
-        indices, action = to_host(big["indices"]), to_host(big["action"])
-        if self.charge_host is not None and not isinstance(big["time"], np.ndarray):
-            costs = {r: self.charge_host[0][k][action] for k, r in enumerate(self.res)}
-            tim = self.charge_host[1][action]
-            if 0 <= self.error_id < n:
-                into_err = indices == self.error_id   # a faulting step charges nothing
-                for r in self.res:
-                    costs[r][into_err] = 0
-                tim[into_err] = 0
-        else:
-            costs = {r: to_host(c) for r, c in big["costs"].items()}
-            tim = to_host(big["time"])
-        return StateGraph(indices=indices, action=action, costs=costs, time=tim,
-                          states=to_host(big["states"]), parent=to_host(big["parent"]),
-                          parent_action=to_host(big["parent_action"]), **fields)
+        # Otherwise on the host, one copy from the device per array.
+        return lazy_graph({k: (v if isinstance(v, str) else to_host(v)) for k, v in big.items()},
+                          **fields)
+
+    def _charge_dtype(self):
+        """The dtype of the palette rows recorded per edge: the final one with constant
+        charges, int32 while rows are still being numbered."""
+        return np.int32 if self.act_charge is None else self.act_charge_host.dtype
+
+    def _palette(self, charge):
+        """The graph's :class:`~statespace.graph.Palette` and its ``charge`` array (any array
+        module) from the rows recorded per edge: with constant charges the palette as
+        numbered at the start (sorted already); otherwise the rows met, sorted, and the
+        provisional numbers mapped to the sorted ones (a gather from a table of one entry
+        per row), so that the palette does not depend on the order rows were met in (a
+        CPU and a GPU build give identical arrays)."""
+        rows = list(self.palette_rows)
+        k = len(self.res)
+        table = np.array(rows, np.int64).reshape(len(rows), k + 1)
+        if self.act_charge is None and rows:
+            order = sorted(range(len(rows)), key=rows.__getitem__)
+            table = table[order]
+            remap = np.empty(len(rows), charge_dtype(len(rows)))
+            remap[order] = np.arange(len(rows))
+            xp = module_of(charge)
+            charge = (xp.asarray(remap) if xp is not np else remap)[charge]
+        elif not rows:
+            charge = charge.astype(np.uint8)
+        palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(self.res)},
+                          np.ascontiguousarray(table[:, k]))
+        return palette, charge
 
 
 #: The most distinct ``system sync`` steps one exploration numbers (edge labels are int32).

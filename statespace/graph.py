@@ -15,6 +15,17 @@ A :class:`StateGraph` with ``n`` states and ``m`` edges holds:
 ``time`` : int64, shape (m,)
     The duration of each edge: the transition's time (default 1), the maximum of the partners'
     times for a rendezvous or a ``system sync`` step.
+``charge`` : uint8, uint16 or int32, shape (m,), with ``palette`` (a compact graph)
+    The explorer stores no per-edge costs and times: edge ``e`` charges
+    ``palette.costs[r][charge[e]]`` and takes ``palette.time[charge[e]]``. The palette holds
+    each distinct (costs, time) once, in ascending order of (costs by resource, time): when
+    every transition charges constants, those of the model's actions and the zeros that an
+    edge into the error state charges (rows no edge uses included); otherwise those of the
+    graph's edges. ``costs`` and ``time`` are then computed from them when first read (and
+    kept); the cycle engine and the witness read ``charge`` and ``palette`` instead, so that a
+    graph costs 9 bytes per transition (target, action, charge) rather than 24 + 8 per
+    resource. ``charge`` is None for a graph holding full arrays (a loaded file, a witness
+    graph).
 ``action`` : int32, shape (m,)
     Which global step made the edge: an index into :attr:`CompiledModel.actions`; for
     ``system sync`` a dense id whose mixed-radix step code (one digit per process, see
@@ -40,6 +51,8 @@ Examples
 (3, 2, [1, 2], [3, 3])
 >>> decode_state(g, 2)
 {'P': 'a', 'P.x': 2}
+>>> g.charge.tolist(), g.palette.costs["cost"].tolist(), g.palette.time.tolist()
+([1, 1], [0, 3], [0, 1])
 """
 
 from __future__ import annotations
@@ -56,10 +69,13 @@ from .device import to_host
 from .model import CompiledModel
 
 __all__ = [
+    "Palette",
     "StateGraph",
     "TraceStep",
+    "charge_dtype",
     "check_int_range",
     "decode_state",
+    "derived",
     "graph_from_arrays",
     "lazy_graph",
     "load_graph",
@@ -68,6 +84,55 @@ __all__ = [
     "shortest_trace",
     "validate_graph",
 ]
+
+
+@dataclass(frozen=True, eq=False)
+class Palette:
+    """The distinct charges of a compact graph's edges: row ``j`` charges ``costs[r][j]`` of
+    every resource ``r`` and takes ``time[j]`` (int64 arrays of one entry per row, on the host).
+
+    >>> p = Palette({"cost": np.array([0, 5])}, np.array([1, 2]))
+    >>> p.size, p.gather(np.array([1, 1, 0], np.uint8), "cost").tolist()
+    (2, [5, 5, 0])
+    """
+
+    costs: dict[str, np.ndarray]
+    time: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.time.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.time.nbytes + sum(c.nbytes for c in self.costs.values()))
+
+    def table(self, name: str | None) -> np.ndarray:
+        """The cost table of resource ``name``, or the times for ``None``."""
+        return self.time if name is None else self.costs[name]
+
+    def gather(self, charge, name: str | None = None):
+        """Per edge of ``charge`` (any array module; CuPy gives a CuPy array): its cost of
+        resource ``name``, or its time for ``None``, as int64."""
+        table = self.table(name)
+        if not isinstance(charge, np.ndarray):
+            from .device import module_of
+            table = module_of(charge).asarray(table)
+        return table[charge]
+
+
+def charge_dtype(size: int):
+    """The narrowest dtype of a graph's ``charge`` array for a palette of ``size`` rows.
+
+    >>> charge_dtype(256), charge_dtype(257), charge_dtype(70000)
+    (<class 'numpy.uint8'>, <class 'numpy.uint16'>, <class 'numpy.int32'>)
+    """
+    return np.uint8 if size <= 1 << 8 else np.uint16 if size <= 1 << 16 else np.int32
+
+
+#: The pending value of ``costs`` and ``time`` in a compact graph: computed from ``charge``
+#: and ``palette`` when first read.
+_DERIVED = "derived from charge and palette"
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,12 +159,13 @@ class StateGraph:
         ``process_states`` and ``action_names`` instead).
     on_device : tuple or None
         When the explorer finished on a GPU: the edges as it still holds them there,
-        ``(indptr, indices, costs, time)`` as CuPy arrays equal to the host arrays, so that a
-        cycle engine on the same device reads them instead of copying the host arrays back
-        (``dvecost analyze`` does). None otherwise.
+        ``(indptr, indices, charge)`` as CuPy arrays equal to the host arrays (costs and
+        times are read through ``palette``), so that a cycle engine on the same device reads
+        them instead of copying the host arrays back (``dvecost analyze`` does). None
+        otherwise.
 
     A graph explored on a GPU (:func:`lazy_graph`) leaves its large arrays (``indices``,
-    ``action``, ``costs``, ``time``, ``states``, ``parent``, ``parent_action``) on the device
+    ``action``, ``charge``, ``states``, ``parent``, ``parent_action``) on the device
     until they are read: each is copied to the host on its first read, whole, and is an
     ordinary NumPy array from then on. :meth:`peek` reads a few elements without that copy,
     and :meth:`released` drops what the graph holds on the device.
@@ -129,6 +195,32 @@ class StateGraph:
     name: str = ""
     seconds: float = 0.0
     on_device: tuple | None = field(default=None, repr=False)
+    charge: np.ndarray | None = None
+    palette: Palette | None = None
+
+    # A graph built by :func:`lazy_graph` lacks the fields still pending (on a device, or
+    # derived from ``charge`` and ``palette``): they are in ``_pending``, and the first read of
+    # one computes or copies it to the host and sets it, so that every read sees a NumPy array.
+    # ``dataclasses.replace`` of such a graph reads every field (so computes what is pending).
+
+    def __getattr__(self, name: str):
+        # Called only for attributes not set: the pending fields (and genuine misses).
+        pending = self.__dict__.get("_pending")
+        if not pending or name not in pending:
+            raise AttributeError(f"'StateGraph' object has no attribute '{name}'")
+        if pending[name] is _DERIVED:
+            pal, charge = self.palette, self.charge
+            value = ({r: pal.gather(charge, r) for r in pal.costs} if name == "costs"
+                     else pal.gather(charge))
+            value = _fetch(value)
+        else:
+            value = _fetch(pending[name])
+        object.__setattr__(self, name, value)
+        del pending[name]   # the device's copy is let go (unless on_device holds it too)
+        return value
+
+    def _pending_value(self, name: str):
+        return (self.__dict__.get("_pending") or {}).get(name)
 
     @property
     def n_states(self) -> int:
@@ -136,7 +228,8 @@ class StateGraph:
 
     @property
     def n_edges(self) -> int:
-        return int(self.indices.shape[0])
+        a = self._pending_value("indices")
+        return int((self.indices if a is None else a).shape[0])
 
     @property
     def n_transitions(self) -> int:
@@ -149,7 +242,10 @@ class StateGraph:
 
     @property
     def resources(self) -> tuple[str, ...]:
-        return tuple(self.costs)
+        costs = self._pending_value("costs")
+        if costs is _DERIVED:
+            return tuple(self.palette.costs)
+        return tuple(self.costs if costs is None else costs)
 
     def cost(self, name: str | None = None) -> np.ndarray:
         """The cost array of resource ``name``; with ``None`` the only resource there is.
@@ -185,6 +281,12 @@ class StateGraph:
         >>> int(g.peek("indices", 0)), int(g.peek("costs", 0, "cost")), g.peek("states", 1).tolist()
         (1, 4, [1])
         """
+        a = self._pending_value(name)
+        if a is _DERIVED:
+            table = self.palette.table(key if name == "costs" else None)
+            return table[to_host(self.peek("charge", index))]
+        if a is not None:
+            return to_host((a if key is None else a[key])[index])
         a = getattr(self, name)
         return (a if key is None else a[key])[index]
 
@@ -201,7 +303,56 @@ class StateGraph:
         >>> g.released() is g
         True
         """
-        return self if self.on_device is None else dataclasses.replace(self, on_device=None)
+        pending = self.__dict__.get("_pending") or {}
+        if all(v is _DERIVED for v in pending.values()) and self.on_device is None:
+            return self
+        if not pending:
+            return dataclasses.replace(self, on_device=None)
+        # What is derived stays derived; what is on a device stays there only with ``lazy``.
+        keep = {k: v for k, v in pending.items() if v is _DERIVED or lazy}
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(StateGraph)
+                  if f.name not in keep}
+        values["on_device"] = None
+        return lazy_graph(keep, **values)
+
+    def replace(self, **changes) -> StateGraph:
+        """``dataclasses.replace`` that leaves what is pending pending (on a device, or derived
+        from the palette) instead of reading it.
+
+        >>> import dve, statespace
+        >>> g = statespace.build_state_graph(dve.load_model(
+        ...     "process P { state a; init a; trans a -> a {}; } system async;"))
+        >>> h = g.replace(name="x")
+        >>> h.name, "time" in h.__dict__, h.time.tolist()
+        ('x', False, [1])
+        """
+        pending = {k: v for k, v in (self.__dict__.get("_pending") or {}).items()
+                   if k not in changes}
+        values = {f.name: changes[f.name] if f.name in changes else getattr(self, f.name)
+                  for f in dataclasses.fields(StateGraph) if f.name not in pending}
+        return lazy_graph(pending, **values)
+
+    def edge_bytes(self) -> int:
+        """Bytes the edges take: targets, actions and charges (with the palette), or targets,
+        actions, costs and times of a graph holding full arrays; ``indptr`` is not counted.
+        What is still on a device counts as it would on the host; nothing is computed.
+
+        >>> import dve, statespace
+        >>> g = statespace.build_state_graph(dve.load_model(
+        ...     "process P { state a; init a; trans a -> a {}; } system async;"))
+        >>> g.edge_bytes() - g.palette.nbytes   # int32 target, int32 action, uint8 charge
+        9
+        """
+        def size(name, key=None):
+            a = self._pending_value(name)
+            a = getattr(self, name) if a is None else a
+            return int((a if key is None else a[key]).nbytes)
+        total = size("indices") + size("action")
+        if self.palette is not None:
+            total += size("charge") + self.palette.nbytes
+        if self._pending_value("time") is not _DERIVED:   # full arrays (or computed and kept)
+            total += size("time") + sum(size("costs", r) for r in self.resources)
+        return total
 
     def model_action(self, a: int) -> int:
         """The model's action number of edge label ``a`` (the step code for system sync)."""
@@ -224,56 +375,19 @@ class StateGraph:
 
     @property
     def nbytes(self) -> int:
-        arrays = [self.indptr, self.indices, self.time, self.action, self.states, self.parent,
-                  self.parent_action, self.deadlocks, *self.costs.values()]
-        return int(sum(a.nbytes for a in arrays))
+        """Bytes of the graph's arrays (:meth:`edge_bytes` for the edges), computing nothing."""
+        arrays = [self.indptr, self.states, self.parent, self.parent_action, self.deadlocks]
+        return int(sum(a.nbytes for a in arrays)) + self.edge_bytes()
 
+
+# A pending field must not be found on the class (its default would hide it from
+# __getattr__): ``charge``, the one of the DEVICE_FIELDS with a default, keeps its default in
+# __init__ (dataclasses bind it there) but not as a class attribute.
+del StateGraph.charge
 
 #: The fields of a :class:`StateGraph` that :func:`lazy_graph` may leave on a device.
-DEVICE_FIELDS = ("indices", "action", "costs", "time", "states", "parent", "parent_action")
-
-
-class _PartlyOnDevice(StateGraph):
-    """A :class:`StateGraph` some of whose :data:`DEVICE_FIELDS` are still on a device: the
-    device arrays wait in ``_pending`` (by field; ``costs`` a dict by resource), and the first
-    read of a field copies it to the host and sets it, so that every read sees a NumPy array.
-    Built by :func:`lazy_graph`; ``dataclasses.replace`` of one reads every field (copying
-    what is still pending), so its result holds nothing on the device."""
-
-    def __getattr__(self, name: str):
-        # Called only for attributes not set: the pending fields (and genuine misses).
-        pending = self.__dict__.get("_pending")
-        if not pending or name not in pending:
-            raise AttributeError(f"'StateGraph' object has no attribute '{name}'")
-        value = _fetch(pending[name])
-        object.__setattr__(self, name, value)
-        del pending[name]   # the device's copy is let go (unless on_device holds it too)
-        return value
-
-    @property
-    def n_edges(self) -> int:
-        pending = self.__dict__.get("_pending") or {}
-        a = pending.get("indices")
-        return int((self.indices if a is None else a).shape[0])
-
-    @property
-    def resources(self) -> tuple[str, ...]:
-        costs = (self.__dict__.get("_pending") or {}).get("costs")
-        return tuple(self.costs if costs is None else costs)
-
-    def peek(self, name: str, index, key: str | None = None):
-        a = (self.__dict__.get("_pending") or {}).get(name)
-        if a is None:
-            return super().peek(name, index, key)
-        return to_host((a if key is None else a[key])[index])
-
-    def released(self, *, lazy: bool = False) -> StateGraph:
-        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(StateGraph)
-                  if f.name not in (self.__dict__.get("_pending") or {}) or not lazy}
-        values["on_device"] = None
-        if not lazy:
-            return StateGraph(**values)
-        return lazy_graph(dict(self.__dict__.get("_pending") or {}), **values)
+DEVICE_FIELDS = ("indices", "action", "costs", "time", "states", "parent", "parent_action",
+                 "charge")
 
 
 def _fetch(a):
@@ -281,6 +395,24 @@ def _fetch(a):
     if isinstance(a, dict):
         return {k: to_host(v) for k, v in a.items()}
     return to_host(a)
+
+
+def derived() -> str:
+    """The value of ``costs`` and ``time`` in :func:`lazy_graph`'s ``arrays`` for a compact
+    graph (see the module docstring): computed from ``charge`` and ``palette`` when first read.
+
+    >>> g = lazy_graph({"costs": derived(), "time": derived()}, indptr=np.array([0, 1, 2]),
+    ...                indices=np.array([1, 0], np.int32), action=np.zeros(2, np.int32),
+    ...                charge=np.array([1, 0], np.uint8),
+    ...                palette=Palette({"cost": np.array([0, 7])}, np.array([1, 3])),
+    ...                states=np.zeros((2, 1), np.int8), parent=np.array([-1, 0]),
+    ...                parent_action=np.array([-1, 0], np.int32), deadlocks=np.zeros(0, np.int64))
+    >>> g.resources, int(g.peek("costs", 0, "cost")), "time" in g.__dict__
+    (('cost',), 7, False)
+    >>> g.time.tolist(), g.cost().tolist(), type(g).__name__
+    ([3, 1], [7, 0], 'StateGraph')
+    """
+    return _DERIVED
 
 
 def lazy_graph(arrays: dict[str, Any], **fields) -> StateGraph:
@@ -291,7 +423,9 @@ def lazy_graph(arrays: dict[str, Any], **fields) -> StateGraph:
 
     The explorer builds its graph so when it finished on a GPU: ``dvecost analyze`` reads the
     answer, the counts and the states and edges of a few runs (:meth:`StateGraph.peek`), and
-    copies none of the graph's arrays to the host.
+    copies none of the graph's arrays to the host. ``costs`` and ``time`` may also be given as
+    :func:`derived` (with ``charge`` and ``palette``): a compact graph, whose costs and times
+    are computed when first read.
 
     Examples
     --------
@@ -309,6 +443,12 @@ def lazy_graph(arrays: dict[str, Any], **fields) -> StateGraph:
     for name, a in arrays.items():
         if name not in DEVICE_FIELDS:
             raise ValueError(f"{name!r} is not a field that can stay on a device")
+        if a is _DERIVED:
+            if name not in ("costs", "time") or fields.get("palette") is None:
+                raise ValueError(f"{name!r} cannot be derived (costs and time can, with a "
+                                 "palette)")
+            pending[name] = a
+            continue
         vals = a.values() if isinstance(a, dict) else (a,)
         if all(isinstance(v, np.ndarray) for v in vals):
             fields[name] = a
@@ -316,7 +456,7 @@ def lazy_graph(arrays: dict[str, Any], **fields) -> StateGraph:
             pending[name] = a
     if not pending:
         return StateGraph(**fields)
-    g = object.__new__(_PartlyOnDevice)
+    g = object.__new__(StateGraph)
     for f in dataclasses.fields(StateGraph):
         if f.name in pending:
             continue
@@ -710,6 +850,17 @@ def validate_graph(graph: StateGraph) -> None:
             fail(f"{name} must be int64 of length n_edges")
     if graph.action.dtype != np.int32 or graph.action.shape != (m,):
         fail("action must be int32 of length n_edges")
+    if graph.charge is not None:
+        pal = graph.palette
+        if pal is None or graph.charge.shape != (m,) or graph.charge.dtype != charge_dtype(
+                pal.size):
+            fail("charge must have one entry per edge, of the narrowest dtype for the palette")
+        if m and int(graph.charge.max()) >= pal.size:
+            fail("charge out of the palette's range")
+        prow = np.stack([*pal.costs.values(), pal.time], axis=1)
+        if pal.size > 1 and not all(tuple(a) < tuple(b) for a, b in zip(prow[:-1].tolist(),
+                                                                         prow[1:].tolist())):
+            fail("the palette's rows must be distinct and in ascending order")
     if graph.states.shape[0] != n:
         fail("states must have one row per state")
     if n and graph.initial != 0:

@@ -579,8 +579,10 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
         codes = np.array(uniq, dtype=object if any(c >= 2**63 for c in uniq) else np.int64)
     action = np.array([a for _, a, _ in flat], np.int32)
     qe = np.array([e for _, _, e in flat], np.int64)
-    costs = {r: np.asarray(g.costs[r])[qe] if qe.size else np.zeros(0, np.int64) for r in res}
-    tim = np.asarray(g.time)[qe] if qe.size else np.zeros(0, np.int64)
+    # Element by element (StateGraph.peek): a compact graph's costs are not computed whole.
+    costs = {r: np.asarray(g.peek("costs", qe, r), np.int64) if qe.size
+             else np.zeros(0, np.int64) for r in res}
+    tim = np.asarray(g.peek("time", qe), np.int64) if qe.size else np.zeros(0, np.int64)
     states_m = np.array(st_rows, dtype=np.int64).reshape(n, cm.n_slots)
     cycle = [int(indptr[s] + k) for s, k in cyc_ids]
     dead = np.array([i for i in end_ids if i != error_id], np.int64)

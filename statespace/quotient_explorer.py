@@ -176,8 +176,10 @@ class QuotientExplorer(Explorer):
                 alive = np.ones(src.shape[0], bool)
                 alive[drop] = False
                 src, act = new_src[alive], new_act[alive]
-                nkeys, err, tim = nkeys[alive], err[alive], tim[alive]
-                costs = {r: c[alive] for r, c in costs.items()}
+                nkeys, err = nkeys[alive], err[alive]
+                if costs is not None:   # (None: constant charges, read from the action)
+                    tim = tim[alive]
+                    costs = {r: c[alive] for r, c in costs.items()}
         if src.shape[0]:
             nkeys = self._canon_keys(nkeys)
         return src, act, nkeys, err, costs, tim

@@ -86,6 +86,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
             best = min(best, time.perf_counter() - t0)
             best_cpu = min(best_cpu, time.process_time() - c0)
         n_states, n_edges, graph_bytes = g.n_states, g.n_edges, g.nbytes
+        edge_bytes = g.edge_bytes()
         del g
         peak = None
         if not getattr(args, "no_memory", False):
@@ -100,17 +101,21 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
                      round(n_edges / best / 1e6, 3), round(best_cpu, 3),
                      round(n_edges / max(best_cpu, 1e-9) / 1e6, 3),
                      None if peak is None else round(peak / max(n_edges, 1), 1),
-                     round(graph_bytes / max(n_edges, 1), 1)))
+                     round(graph_bytes / max(n_edges, 1), 1),
+                     round(edge_bytes / max(n_edges, 1), 2)))
     notes = (("M edges/s: transitions generated per second of wall time, best of --repeat runs "
               "(target >= 2.5 on cs_10.dve); M edges/cpu-s: per second of this process's CPU "
               "time (NumPy runs on one thread), the fairer figure on a shared machine"),
              ("peak B/edge: tracemalloc peak of one exploration / edges (target <= 64); "
-              "graph B/edge: the returned StateGraph's arrays / edges"),
+              "graph B/edge: the returned StateGraph's arrays / edges; B/transition: its "
+              "edges alone (target, action and palette row per edge, and the palette: "
+              "StateGraph.edge_bytes), target <= 12"),
              (f"cpu: {os.cpu_count()} cores ({platform.processor() or platform.machine()}); "
               f"load average {os.getloadavg()[0]:.1f} at the end"))
     return Report("State generation (dvecost bench explore)",
                   ("model", "states", "edges", "parse s", "explore s", "M edges/s",
-                   "cpu s", "M edges/cpu-s", "peak B/edge", "graph B/edge"), tuple(rows), notes,
+                   "cpu s", "M edges/cpu-s", "peak B/edge", "graph B/edge", "B/transition"),
+                  tuple(rows), notes,
                   {"python": platform.python_version(), "cpus": os.cpu_count()})
 
 
@@ -156,7 +161,8 @@ def _run_gpu(args: argparse.Namespace, models, progress: Callable[[str], None]) 
         m = ref.n_edges
         rows.append((path.name, ref.n_states, m, round(cpu, 3), round(m / cpu / 1e6, 2),
                      round(first, 3), round(gpu, 3), round(m / gpu / 1e6, 2),
-                     round(cpu / gpu, 1), round(held / 2**20, 1), same))
+                     round(cpu / gpu, 1), round(held / 2**20, 1),
+                     round(g.edge_bytes() / max(m, 1), 2), same))
         del ref, g
         pool.free_all_blocks()
     dev = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
@@ -168,12 +174,14 @@ def _run_gpu(args: argparse.Namespace, models, progress: Callable[[str], None]) 
              "GPU first s: the process's first GPU exploration of the model (kernel "
              "compilation and CUDA start-up included; CuPy's on-disk kernel cache cuts it on "
              "later processes)",
-             "device MiB: the most CuPy's memory pool held during one exploration; identical: "
+             "device MiB: the most CuPy's memory pool held during one exploration; "
+             "B/transition: the graph's edges alone (StateGraph.edge_bytes) / edges; identical: "
              "every array of the two graphs equal",
              f"cpu: {os.cpu_count()} cores ({platform.processor() or platform.machine()})")
     return Report("State generation on the GPU (dvecost bench explore --backend gpu)",
                   ("model", "states", "edges", "CPU s", "CPU M edges/s", "GPU first s",
-                   "GPU s", "GPU M edges/s", "GPU/CPU", "device MiB", "identical"),
+                   "GPU s", "GPU M edges/s", "GPU/CPU", "device MiB", "B/transition",
+                   "identical"),
                   tuple(rows), notes, {"python": platform.python_version(),
                                        "cpus": os.cpu_count(), "device": dev})
 
@@ -183,6 +191,11 @@ def _same_graph(a, b, np) -> bool:
     names = ("indptr", "indices", "time", "action", "states", "parent", "parent_action",
              "deadlocks")
     arrays = [(getattr(a, k), getattr(b, k)) for k in names]
+    if a.charge is not None or b.charge is not None:   # the compact form itself too
+        if a.charge is None or b.charge is None:
+            return False
+        arrays += [(a.charge, b.charge), (a.palette.time, b.palette.time)]
+        arrays += [(a.palette.costs[r], b.palette.costs[r]) for r in a.palette.costs]
     arrays += [(a.costs[r], b.costs[r]) for r in a.costs]
     return (a.costs.keys() == b.costs.keys()
             and all(x.dtype == y.dtype and np.array_equal(x, y) for x, y in arrays)

@@ -340,8 +340,6 @@ def test_edges_left_on_the_device_feed_the_engine_and_are_let_go(backend, monkey
     # A graph explored on a GPU keeps its edges there (StateGraph.on_device): the engine reads
     # those (unless told to compute on the CPU), and the result keeps no reference to them.
     # Here the "device" copies are NumPy copies attached to the host explorer's graph.
-    import dataclasses
-
     import ocm
     from statespace.explore import Explorer
     finish, engine = Explorer._finish, ocm.optimal_cycle
@@ -349,10 +347,10 @@ def test_edges_left_on_the_device_feed_the_engine_and_are_let_go(backend, monkey
 
     def finish_on_device(self, complete):
         g = finish(self, complete)
-        dev = (g.indptr.copy(), g.indices.copy(), {r: c.copy() for r, c in g.costs.items()},
-               g.time.copy())
+        dev = (g.indptr.copy(), g.indices.copy(), g.charge.copy())
         attached.append(dev)
-        return dataclasses.replace(g, on_device=dev)
+        object.__setattr__(g, "on_device", dev)   # (replace() would compute the costs)
+        return g
 
     def spy(indptr, indices, cost, time=None, **kw):
         seen.append((indptr, indices, cost, time))
@@ -366,6 +364,11 @@ def test_edges_left_on_the_device_feed_the_engine_and_are_let_go(backend, monkey
     ref = analyze(path, ratio=True, backend="cpu", symmetry="off")
     assert (got.value, got.certified, got.cycle) == (ref.value, ref.certified, ref.cycle)
     (dev,), (args,) = attached, seen
-    used_device = [a is b for a, b in zip(args, (dev[0], dev[1], dev[2]["cost"], dev[3]))]
+    # The compact graph's rows, read through its palette (never expanded to costs).
+    used_device = [a is b for a, b in zip(args, (dev[0], dev[1], dev[2], dev[2]))]
+    used_device[2:] = [a.label is dev[2] for a in args[2:]]
     assert used_device == ([True] * 4 if backend == "auto" else [False] * 4)
+    assert all(isinstance(a, ocm.Palette) for a in args[2:])
+    for g in (got.graph, ref.graph):   # nothing expanded the charges to per-edge arrays
+        assert "costs" not in g.__dict__ and "time" not in g.__dict__
     assert got.graph.on_device is None

@@ -58,7 +58,8 @@ def trimmed(g):
     """The graph restricted to vertices that reach a cycle (Howard's precondition)."""
     indptr, indices, cost, time = g
     r = scc.restrict_by_trimming(indptr, indices, np)
-    return r.indptr, r.indices, cost[r.edges], time[r.edges]
+    e = slice(None) if r.edges is None else r.edges   # None: every edge kept
+    return r.indptr, r.indices, cost[e], time[e]
 
 
 def overflow_graph():

@@ -21,6 +21,12 @@ def same_graph(a, b) -> None:
     assert a.costs.keys() == b.costs.keys()
     for r in a.costs:
         assert a.costs[r].dtype == b.costs[r].dtype and np.array_equal(a.costs[r], b.costs[r])
+    # The compact form too: the same palette rows and the same row per edge.
+    assert (a.charge is None) == (b.charge is None)
+    if a.charge is not None:
+        assert a.charge.dtype == b.charge.dtype and np.array_equal(a.charge, b.charge)
+        assert np.array_equal(a.palette.time, b.palette.time)
+        assert all(np.array_equal(a.palette.costs[r], b.palette.costs[r]) for r in a.costs)
     assert (a.action_codes is None) == (b.action_codes is None)
     if a.action_codes is not None:
         assert np.array_equal(a.action_codes, b.action_codes)

@@ -18,5 +18,11 @@ def test_bench_explore_quick():
     report = explore.run(args, progress=lambda m: None)
     rows = {r[0]: r for r in report.rows}
     assert rows["cs_7.dve"][1:3] == (22599, 122472)
-    assert all(r[-2] is not None and r[-2] > 0 for r in report.rows)  # peak bytes per edge
-    assert "M edges/s" in report.as_markdown()
+    col = {name: i for i, name in enumerate(report.columns)}
+    assert all(r[col["peak B/edge"]] is not None and r[col["peak B/edge"]] > 0
+               for r in report.rows)
+    # What the user reads: the compact graph's bytes per transition, at most 12 (int32
+    # targets and actions, a one-byte palette row, and the palette spread over the edges).
+    for r in report.rows:
+        assert 9 <= r[col["B/transition"]] <= 12, r
+    assert "M edges/s" in report.as_markdown() and "B/transition" in report.as_markdown()

@@ -146,10 +146,9 @@ def test_gpu_client_server_many_chunks(cupy, monkeypatch):
     same_graph(ref, got)
     # The edges the explorer keeps on the device for the cycle engine equal the host's.
     assert ref.on_device is None and got.on_device is not None
-    indptr, indices, costs, tim = got.on_device
-    assert all(isinstance(a, cupy.ndarray) for a in (indptr, indices, tim, *costs.values()))
-    for dev, host in ((indptr, ref.indptr), (indices, ref.indices), (tim, ref.time),
-                      *((costs[r], ref.costs[r]) for r in ref.costs)):
+    indptr, indices, charge = got.on_device
+    assert all(isinstance(a, cupy.ndarray) for a in (indptr, indices, charge))
+    for dev, host in ((indptr, ref.indptr), (indices, ref.indices), (charge, ref.charge)):
         assert dev.dtype == host.dtype and np.array_equal(dev.get(), host)
 
 

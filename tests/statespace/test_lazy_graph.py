@@ -12,7 +12,7 @@ import pytest
 from device_stand_in import same_graph
 
 from statespace import build_state_graph, compile_model
-from statespace.graph import (DEVICE_FIELDS, StateGraph, decode_state, lazy_graph,
+from statespace.graph import (DEVICE_FIELDS, StateGraph, decode_state, derived, lazy_graph,
                               shortest_trace)
 from statespace.witness import Witness, decode_runs
 from statespace.quotient import build_quotient_graph
@@ -45,10 +45,13 @@ class Dev:
         return self.a.copy()
 
 
-def on_device(g: StateGraph, log: Copies) -> StateGraph:
-    """``g`` rebuilt with its DEVICE_FIELDS as stand-in device arrays."""
+def on_device(g: StateGraph, log: Copies, compact: bool = False) -> StateGraph:
+    """``g`` rebuilt with its DEVICE_FIELDS as stand-in device arrays (with ``compact``,
+    costs and times derived from its palette, as the explorer leaves them)."""
     arrays = {k: ({r: Dev(c, log) for r, c in g.costs.items()} if k == "costs"
                   else Dev(getattr(g, k), log)) for k in DEVICE_FIELDS}
+    if compact:
+        arrays["costs"] = arrays["time"] = derived()
     rest = {f.name: getattr(g, f.name) for f in dataclasses.fields(StateGraph)
             if f.name not in DEVICE_FIELDS}
     return lazy_graph(arrays, **rest)
@@ -63,7 +66,7 @@ def graph():
 def test_fields_are_copied_once_on_first_read(graph):
     log = Copies()
     g = on_device(graph, log)
-    assert isinstance(g, StateGraph) and type(g) is not StateGraph
+    assert type(g) is StateGraph and g.__dict__["_pending"]
     # Counts and resources without a copy.
     assert (g.n_states, g.n_edges, g.resources) == (graph.n_states, graph.n_edges,
                                                    graph.resources)
@@ -113,9 +116,9 @@ def test_released(graph):
     g.action   # read before: kept as read
     kept = g.released(lazy=True)
     assert log.whole == [graph.action.nbytes] and kept.on_device is None
-    assert type(kept) is not StateGraph and kept.action is g.action
+    assert kept.__dict__["_pending"] and kept.action is g.action
     full = g.released()
-    assert type(full) is StateGraph and full.on_device is None
+    assert not full.__dict__.get("_pending") and full.on_device is None
     same_graph(graph, full)
     # dataclasses.replace reads every field: an ordinary graph on the host.
     log2 = Copies()
@@ -130,8 +133,25 @@ def test_lazy_graph_rejects_other_fields_and_keeps_host_arrays(graph):
         lazy_graph({"indptr": graph.indptr}, **rest)
     arrays = {k: rest.pop(k) for k in DEVICE_FIELDS}
     g = lazy_graph(arrays, **rest)   # all NumPy: an ordinary graph
-    assert type(g) is StateGraph
+    assert not g.__dict__.get("_pending")
     same_graph(graph, g)
     del rest["indptr"]
     with pytest.raises(TypeError, match="indptr"):
         lazy_graph(arrays, **rest)
+
+
+def test_compact_graph_on_device_reads_no_costs(graph):
+    """A compact graph left on a device: traces and peeks read charges element by element,
+    released() keeps costs and times derived, and once read they equal the full arrays."""
+    log = Copies()
+    g = on_device(graph, log, compact=True)
+    e = graph.n_edges // 3
+    assert int(g.peek("costs", e, "cost")) == int(graph.costs["cost"][e])
+    assert int(g.peek("time", e)) == int(graph.time[e])
+    for s in (1, graph.n_states - 1):
+        assert shortest_trace(g, s) == shortest_trace(graph, s)
+    assert log.whole == []
+    full = g.released()
+    assert full.__dict__["_pending"] == {"costs": derived(), "time": derived()}
+    assert full.nbytes == graph.nbytes - graph.time.nbytes - graph.costs["cost"].nbytes
+    same_graph(graph, full)   # computes costs and times: equal to the full arrays
