@@ -28,6 +28,23 @@ CLEAN = ("Traceback", "KeyboardInterrupt", "Exception ignored", "internal error"
          "RuntimeError")
 
 
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) process ``pid`` has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_cpu(proc, seconds: float, limit: float = 60.0) -> None:
+    """Wait until the child has used ``seconds`` of CPU: a point of its own progress, whatever
+    the load of the machine (a fixed sleep may end before it has loaded its modules)."""
+    t0 = time.monotonic()
+    while cpu_seconds(proc.pid) < seconds:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() - t0 < limit
+        time.sleep(0.02)
+
+
 def _popen(*args, flags=()):
     return subprocess.Popen([sys.executable, *flags, "-m", "dvecost", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -58,7 +75,7 @@ def test_text_analyze_interrupted_prints_what_it_found(tmp_path):
     model = tmp_path / "endless.dve"
     model.write_text(ENDLESS)
     proc = _popen("analyze", str(model), "--backend", "cpu")
-    time.sleep(1.5)   # past the imports, exploring
+    wait_cpu(proc, 1.0)   # past the imports (about 0.3 s of CPU), exploring
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -104,11 +121,13 @@ def test_a_signal_while_the_pool_forks_is_not_lost(monkeypatch):
     assert len(w.points) < 7   # stopped, not run to its end
 
 
-@pytest.mark.parametrize("delay", [0.35, 0.5, 0.7, 0.9])
-def test_sigint_with_jobs_2_stops_cleanly(delay):
+@pytest.mark.parametrize("cpu", [0.2, 0.4, 0.6])   # of about 1.3 s in all
+def test_sigint_with_jobs_2_stops_cleanly(cpu):
+    """SIGINT at several points of a `--jobs 2` run (loading, forking, analysing), each a
+    point of the parent's own CPU time."""
     proc = _popen("workers", "editor", "--clients", "reader=6,exporter=3", "--jobs", "2",
                   "--backend", "cpu", "--json", "-q")
-    time.sleep(delay)
+    wait_cpu(proc, cpu)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
