@@ -118,7 +118,12 @@ def _curve_svg(curve: Sequence[tuple[int, str, float]], w: int = 480, h: int = 2
         return h - pad - y / y1 * (h - 2 * pad)
 
     pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, ys))
-    dots = "".join(f"<circle cx='{px(x):.1f}' cy='{py(y):.1f}' r='3'/>" for x, y in zip(xs, ys))
+    dots = "".join(f"<circle cx='{px(x):.1f}' cy='{py(y):.1f}' r='3'/>"
+                   f"<text x='{px(x):.1f}' y='{h - pad + 14}' font-size='10' "
+                   f"text-anchor='middle'>{x}</text>" for x, y in zip(xs, ys))
+    dots += (f"<text x='{pad - 4}' y='{py(max(ys)) + 4:.1f}' font-size='10' text-anchor='end'>"
+             f"{max(ys):.3g}</text><text x='{pad - 4}' y='{h - pad + 4}' font-size='10' "
+             "text-anchor='end'>0</text>")
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}'>"
             f"<line x1='{pad}' y1='{h - pad}' x2='{w - pad}' y2='{h - pad}' stroke='black'/>"
             f"<line x1='{pad}' y1='{pad}' x2='{pad}' y2='{h - pad}' stroke='black'/>"

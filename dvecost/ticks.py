@@ -314,7 +314,7 @@ def _by_phase(procs, clients, ticks, states, load, nsteps, model) -> TickView:
              for w in range(workers)]
     starved = tuple(c for c in clients if cells[c] and all(x == "w" for x in cells[c]))
     legend = {**PHASE_SYMBOLS, IDLE: "idle worker",
-              **{v: f"worker serving a {s}" for s, v in letters.items()}}
+              **{v: f"worker serving {s}" for s, v in letters.items()}}
     return TickView(True, tuple(rows), load, nsteps, workers,
                     tuple(len(x) for x in serving), starved, legend)
 

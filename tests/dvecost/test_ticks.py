@@ -267,3 +267,20 @@ def test_saturate_html_holds_the_curve_and_answer_of_json(tmp_path):
     loads = [v for k, v in p.items if k == "curve.exact"]
     want = {c["clients"]: c["exact"] for c in js["curve"] if c["exact"] is not None}
     assert clients and dict(zip(clients, loads)) == want
+
+
+def test_frontier_html_holds_the_staircase_of_json(tmp_path):
+    page = tmp_path / "f.html"
+    common = ["saturate", "editor", "--frontier", "reader,exporter", "--frontier-max", "3,3",
+              "-q"]
+    out = _dvecost(*common, "--html", str(page))
+    assert out.returncode == 0, out.stderr
+    js = json.loads(_dvecost(*common, "--json").stdout)
+    p = _All()
+    p.feed(page.read_text())
+    a = [int(v) for k, v in p.items if k == "stair.a"]
+    b = [v for k, v in p.items if k == "stair.b"]
+    want = [(s["n_a"], s["max_n_b"]) for s in js["stair"]]
+    assert list(zip(a, b)) == [(x, str(y) if y is not None else "none (saturates at 0)")
+                               for x, y in want]
+    assert "<svg" in page.read_text() and "<script" not in page.read_text()
