@@ -21,8 +21,7 @@ The largest ``sum_s f_s C_s`` under these is an upper bound on every cycle's mea
 (``u_s = n_s rho_s / C_s``, the most rounds per tick), computed here in exact fractions at
 the vertices of the dual's arrangement (the origin, the lines' crossings with the axes and
 with each other), so that the smallest is the program's optimum, exactly. It applies to
-scenarios of one round shape (no :class:`~scenarios.dsl.Choice`, loops of a fixed count:
-:func:`scenarios.schedule.tick_ring`); elsewhere :func:`rate_bound` says ``None``.
+scenarios of one round shape (no :class:`~scenarios.dsl.Choice`, loops of a fixed count); elsewhere :func:`rate_bound` says ``None``.
 
 Examples
 --------
@@ -50,7 +49,6 @@ from itertools import combinations
 from typing import Callable
 
 from .dsl import System
-from .schedule import tick_ring
 
 __all__ = ["RateBound", "rate_bound", "round_shape", "optimum", "dual_value"]
 
@@ -85,12 +83,24 @@ def round_shape(scenario) -> tuple[int, int, int] | None:
     >>> [round_shape(sc) for sc in EDITOR_SCENARIOS]
     [(1, 2, 2), (3, 4, 4), (2, 8, 8)]
     """
-    ring = tick_ring(scenario)
-    if ring is None:
-        return None
-    q = sum(1 for k in ring.kind if k == "wait")
-    b = sum(1 for k in ring.kind if k in ("wait", "busy"))
-    c = sum(c for k, c in zip(ring.kind, ring.cost) if k in ("wait", "busy"))
+    return _shape(scenario.steps)
+
+
+def _shape(steps) -> tuple[int, int, int] | None:
+    from .dsl import Loop, Request, Think
+
+    q = b = c = 0
+    for st in steps:
+        if isinstance(st, Request):
+            q, b, c = q + 1, b + st.service, c + st.service * st.cost
+        elif isinstance(st, Loop):
+            lo, hi = st.times
+            inner = _shape(st.body)
+            if inner is None or hi != lo:
+                return None
+            q, b, c = q + lo * inner[0], b + lo * inner[1], c + lo * inner[2]
+        elif not isinstance(st, Think):
+            return None          # a choice: rounds of several shapes
     return q, b, c
 
 

@@ -1060,7 +1060,7 @@ def _by_bounds(system: System, n: int, cap: Fraction, alone: Callable[[System], 
 #: ``method='auto'`` analyses a point exactly before trying the bounds where the model has at
 #: most this many classes of client phases (:func:`_small`): exact analysis is then quicker
 #: than the bounds' simulation.
-EXACT_FIRST_CLASSES = 20_000
+EXACT_FIRST_CLASSES = 200_000
 
 
 def _small(system: System) -> bool:
@@ -1071,7 +1071,7 @@ def _small(system: System) -> bool:
     which method runs first.
 
     >>> from scenarios.templates import editor
-    >>> _small(editor(2)), _small(editor(4))
+    >>> _small(editor(5)), _small(editor(6))
     (True, False)
     """
     from math import comb
