@@ -27,12 +27,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def single_load(tmp_path, counts: dict[str, int], workers: int = 1) -> Fraction:
-    """The load of one rendered editor model, analysed on its own without symmetry."""
+    """The occupancy of one rendered editor model, analysed on its own without symmetry."""
     system = System({SC[n]: k for n, k in counts.items() if k}, server=Server(workers=workers),
                     name="editor")
     path = tmp_path / f"m{sum(counts.values())}_{workers}.dve"
     path.write_text(dve.format_model(system.to_model()))
-    a = analyze(path, cost="server", backend="cpu", symmetry="off", witness=False)
+    a = analyze(path, cost="busy", backend="cpu", symmetry="off", witness=False)
     return Fraction(a.value).limit_denominator(10_000)
 
 
@@ -151,7 +151,7 @@ def test_saturate_jobs_change_nothing_the_user_reads(capsys):
         curve = [(p["clients"], p["exact"], p["n_states"]) for p in d["curve"]]
         runs[jobs] = text, done, curve, d["saturating_clients"]
     assert runs["1"] == runs["2"] and runs["1"][3] == 6
-    assert [c for c, _, _ in runs["1"][2]] == [1, 2, 4, 5, 6, 8]
+    assert [c for c, _, _ in runs["1"][2]] == [1, 2, 3, 4, 5, 6, 8]   # 3: decided after
     assert main(["saturate", "editor", "--jobs", "0"]) == 2
     assert "jobs must be an integer >= 1" in capsys.readouterr().err
 
@@ -354,8 +354,9 @@ def test_headroom_cli_agrees_with_a_single_analysis_and_its_run_replays(tmp_path
                  "--backend", "cpu", "-q"]) == 0
     text = capsys.readouterr().out.splitlines()
     assert text[0] == "editor: 2 reader, 2 exporter on a server with 2 workers, capacity 2"
-    assert text[1] == (f"worst load {exact} ({float(exact):.4f}): {float(exact / 2):.1%} of "
-                       f"capacity, headroom {2 - exact} ({float(2 - exact):.4f})")
+    assert text[1] == (f"worst busy workers per tick {exact} ({float(exact):.4f}): "
+                       f"{float(exact / 2):.1%} of capacity, headroom {2 - exact} "
+                       f"({float(2 - exact):.4f})")
     assert any(line.startswith("critical cycle: ") for line in text)
 
 
