@@ -152,6 +152,11 @@ def _run_point(key: Any) -> tuple[str, Any]:
         return "ok", _WORK(key)
     except StateSpaceError as exc:
         return "limit", str(exc)
+    except KeyboardInterrupt:
+        # Raised by the evaluation itself (workers ignore SIGINT): like any error of a point
+        # evaluated ahead, it counts only if and when the walk asks for that point; escaping
+        # here, it would reach the parent while it waits for another.
+        return "raise", KeyboardInterrupt()
     except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
         try:
             pickle.loads(pickle.dumps(exc))

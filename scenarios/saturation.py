@@ -922,9 +922,13 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
                       below_upto=_below_upto(family, answer, cap, alone, points)
                       if method != "exact" else None, upto=limit, cost=cost)
     except StateSpaceError as exc:  # a state or memory limit: the curve so far is the answer
+        if walker is not None and walker.current is not None:
+            state["current"] = walker.current   # (a point analysed ahead may have raised)
         where = state.get("where") or f"N={state['current']}"
         return result(answer, status="limit", stopped=f"{where}: {exc}")
     except (RunStopped, KeyboardInterrupt) as exc:
+        if walker is not None and walker.current is not None:
+            state["current"] = walker.current   # the point the walk asked for last
         status = getattr(exc, "status", "interrupted")
         inner = getattr(exc, "partial", None)
         found = getattr(inner, "n_states", None)
