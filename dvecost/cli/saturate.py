@@ -47,7 +47,7 @@ from .files import (check_output_files, need_matplotlib, save_figure, write_atom
                     write_outputs)
 from .views import add_view_options, check_view_files, render_cycle, text_width, write_views
 from .subcommand import add_command
-from .terminal import is_terminal
+from .terminal import LiveLines, is_terminal
 from .workers import add_resource
 
 __all__ = ["register", "run", "render_table", "render_answer", "render_capacity",
@@ -657,17 +657,8 @@ def progress_printer(stream: TextIO, *, quiet: bool = False, live: bool = False,
     """
     from scenarios.saturation import Plan, PointStarted, SaturationPoint, mix_text
 
-    showing = [False]   # whether a live line is on the terminal now
-
-    def clear() -> None:
-        if showing[0]:
-            stream.write("\r\x1b[K")
-            stream.flush()
-            showing[0] = False
-
-    def line(text: str) -> None:
-        clear()
-        print(text, file=stream, flush=True)
+    out = LiveLines(stream, live=live, quiet=quiet)
+    line = out.line
 
     def show(event: object) -> None:
         if isinstance(event, Plan):
@@ -692,12 +683,6 @@ def progress_printer(stream: TextIO, *, quiet: bool = False, live: bool = False,
             line(f"N = {event.clients} ({mix_text(event.mix)}): load {load}, {how}, "
                  f"{event.seconds:.2f} s")
 
-    def phase(name: str, message: str) -> None:
-        if live and not quiet:
-            stream.write(f"\r\x1b[K  {name}: {message}")
-            stream.flush()
-            showing[0] = True
-
-    show.phase = phase   # type: ignore[attr-defined]
-    show.clear = clear   # type: ignore[attr-defined]
+    show.phase = out.phase   # type: ignore[attr-defined]
+    show.clear = out.clear   # type: ignore[attr-defined]
     return show

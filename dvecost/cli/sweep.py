@@ -28,7 +28,7 @@ from dve.errors import ConfigurationError, ExplorationLimit, RunStopped
 
 from . import add_defines, emit_json, parse_defines, peak_memory_bytes, report_stop
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
-from .terminal import is_terminal
+from .terminal import LiveLines, is_terminal
 
 __all__ = ["is_model", "add_saturate_options", "add_headroom_options", "add_workers_options",
            "check_spec_options", "model_only_options", "run_saturate", "run_headroom",
@@ -454,18 +454,9 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
     """
     from ..sweep import PointStarted, SweepPlan, SweepPoint
 
-    showing = [False]
+    out = LiveLines(stream, live=live, quiet=quiet)
+    line = out.line
     name = ["value"]   # the swept input's name, once the plan says it
-
-    def clear() -> None:
-        if showing[0]:
-            stream.write("\r\x1b[K")
-            stream.flush()
-            showing[0] = False
-
-    def line(text: str) -> None:
-        clear()
-        print(text, file=stream, flush=True)
 
     def show(event: object) -> None:
         if isinstance(event, SweepPlan):
@@ -483,14 +474,8 @@ def progress_printer(stream: TextIO, *, quiet: bool = False,
                  f"{event.capacity}, {'saturated' if event.saturated else 'below'}, "
                  f"{event.n_states:,} states, {event.seconds:.2f} s")
 
-    def phase(phase_name: str, message: str) -> None:
-        if live and not quiet:
-            stream.write(f"\r\x1b[K  {phase_name}: {message}")
-            stream.flush()
-            showing[0] = True
-
-    show.phase = phase   # type: ignore[attr-defined]
-    show.clear = clear   # type: ignore[attr-defined]
+    show.phase = out.phase   # type: ignore[attr-defined]
+    show.clear = out.clear   # type: ignore[attr-defined]
     return show
 
 

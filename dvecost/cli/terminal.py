@@ -11,7 +11,7 @@ import threading
 import time
 from typing import TextIO
 
-__all__ = ["is_terminal", "use_color", "ProgressLine"]
+__all__ = ["is_terminal", "use_color", "ProgressLine", "LiveLines"]
 
 
 def is_terminal(stream: object) -> bool:
@@ -125,3 +125,40 @@ class ProgressLine:
                 self.stream.write("\r\x1b[K")
                 self.stream.flush()
                 self._shown = False
+
+
+class LiveLines:
+    r"""Lines of progress on ``stream``, and under them, with ``live`` (a terminal) and not
+    ``quiet``, one line of what is being done now, rewritten in place (:meth:`phase`) and wiped
+    before the next line (:meth:`line`) or on :meth:`clear`, so that a terminal ends up
+    showing the same lines as a file would.
+
+    >>> import io
+    >>> out = io.StringIO(); lines = LiveLines(out, live=True)
+    >>> lines.phase("explore", "1,000 states"); lines.line("N = 2: done")
+    >>> out.getvalue()
+    '\r\x1b[K  explore: 1,000 states\r\x1b[KN = 2: done\n'
+    """
+
+    def __init__(self, stream: TextIO, *, live: bool = False, quiet: bool = False) -> None:
+        self.stream, self.live, self.quiet = stream, live, quiet
+        self.showing = False    # whether a live line is on the terminal now
+
+    def clear(self) -> None:
+        """Wipe the live line, if one is shown."""
+        if self.showing:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.showing = False
+
+    def line(self, text: str) -> None:
+        """One line of progress, the live line wiped first."""
+        self.clear()
+        print(text, file=self.stream, flush=True)
+
+    def phase(self, name: str, message: str) -> None:
+        """Show ``name: message`` on the live line (nothing unless live and not quiet)."""
+        if self.live and not self.quiet:
+            self.stream.write(f"\r\x1b[K  {name}: {message}")
+            self.stream.flush()
+            self.showing = True
