@@ -39,7 +39,8 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
     backend : {'auto', 'cpu', 'gpu'}
         Where the cycle engine runs.
     max_states, max_memory : int, optional
-        Per-model limits on the state graph (states; bytes); a model beyond them raises
+        Per-model limits on the state graph (states; bytes; ``max_memory`` defaults to
+        :func:`memory_guard`, a quarter of the machine's memory); a model beyond them raises
         :class:`~dve.errors.StateLimitExceeded` / :class:`~dve.errors.MemoryLimitExceeded`,
         which ends the search with ``status='limit'``; so does a model the explorer refuses
         as too large for its encodings (more than
@@ -69,6 +70,10 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
 
     report = None if phases is None else (lambda phase, done, total, message:
                                           phases(phase, message))
+    if max_memory is None:
+        # Nothing the capacity questions do by default may take the machine: every analysis
+        # runs under the guard unless the caller gives its own limit.
+        max_memory = memory_guard()
 
     def evaluate(model, *, resource: str, witness: bool = False) -> Evaluation:
         # A model built in Python gets the static checks a parsed one gets in dve.load_model;
@@ -112,17 +117,15 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     (``cutoffs=True``: no ``N`` past the one from which the load cannot change); the other
     parameters are that function's, ``method`` included, whose default here is the
     command's, ``'auto'`` (bounds first, exact analysis where they do not decide; ``'exact'``
-    analyses every point). Outside ``'exact'``, ``max_memory`` defaults to
-    :func:`memory_guard`: a point whose exact analysis passes it is left open between its
-    bounds (its ``note`` says so) and the search goes on. With ``jobs > 1`` the points are
-    analysed
+    analyses every point). ``max_memory`` defaults to :func:`memory_guard` (see
+    :func:`evaluator`): outside ``'exact'`` a point whose exact analysis passes it is left open
+    between its bounds (its ``note`` says so) and the search goes on; with ``'exact'`` it stops
+    the search (``status='limit'``). With ``jobs > 1`` the points are analysed
     in worker processes, and ``phases`` is not called (a worker would write over the
     parent's lines). The answer's run is an :class:`~dvecost.Analysis` whichever way its
     point was decided (a simulated run: :func:`run_analysis`)."""
     from scenarios.bounds import WitnessRun
 
-    if method != "exact" and max_memory is None:
-        max_memory = memory_guard()
     result = _search(spec, capacity,
                      evaluate=evaluator(backend=backend, max_states=max_states,
                                         max_memory=max_memory,

@@ -595,7 +595,8 @@ def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
     capacity_per : number or str, optional
         See :func:`model_family` (``dvecost workers``).
     backend, max_states, max_memory
-        Passed to :func:`dvecost.analyze` for each value (the limits apply per model).
+        Passed to :func:`dvecost.analyze` for each value (the limits apply per model;
+        ``max_memory`` defaults to :func:`dvecost.saturation.memory_guard`).
     witness : bool
         Analyse the answer's value once more with its critical cycle decoded.
     progress : callable, optional
@@ -640,7 +641,7 @@ def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
         m = family.model(n)
         cap = family.capacity_of(m)
         a = analyze(m, cost=family.resource, backend=backend, max_states=max_states,
-                    max_memory=max_memory, witness=with_witness, progress=report)
+                    max_memory=_guarded(max_memory), witness=with_witness, progress=report)
         return a, cap
 
     def looked_for(n: int) -> bool:
@@ -831,6 +832,13 @@ def model_headroom(model: str | os.PathLike[str], *, defines: Mapping[str, int] 
                                      "give one with --capacity C")
         cap, why = Fraction(value), f"the model's constant {CAPACITY_NAME}"
     a = analyze(m, cost=resource, backend=backend, max_states=max_states,
-                max_memory=max_memory, progress=progress)
+                max_memory=_guarded(max_memory), progress=progress)
     return ModelHeadroom(source.name, tuple(sorted(fixed.items())), resource, cap, why, a,
                          _time.perf_counter() - t0)
+
+
+def _guarded(max_memory: int | None) -> int | None:
+    """``max_memory``, or the default guard of the capacity questions where none is given."""
+    from .saturation import memory_guard
+
+    return memory_guard() if max_memory is None else max_memory

@@ -82,7 +82,7 @@ above. Both are charged on the same transitions: the server's admission of a cli
 ticks of service (the one worker's, or those a pooled client serves itself). The cost of a
 cycle of the state graph is what one period of a periodic run charges, and its length is the
 period in ticks, so the cycle mean is a load per tick, and the maximal cycle mean is the worst
-over every run the clients and the server can produce forever (DESIGN.md, "Saturation").
+over every run the clients and the server can produce forever (docs/scenarios.md, section 3).
 
 - The maximal cycle mean of ``busy`` is the **occupancy**: the most workers some run keeps
   busy per tick. The server is **saturated** when it equals ``workers``: some infinite run

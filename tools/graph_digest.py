@@ -4,9 +4,9 @@ Run with one checkout's packages first on the path, then with another's, and com
 lines: the compact graph (a palette row per edge) must expand back to exactly the arrays the
 full form held. Models: the bundled examples, the client/server template rendered for a few
 ``N`` (whole and symmetry-reduced), the scenario examples rendered to DVE, and a sample of
-BEEM models from ``../shared/beem`` (when present)::
+BEEM models (when the benchmark is found beside the checkout, as the tests look for it)::
 
-    PYTHONPATH=/work/main python tools/graph_digest.py > before.txt
+    PYTHONPATH=/path/to/other/checkout python tools/graph_digest.py > before.txt
     PYTHONPATH=$PWD python tools/graph_digest.py > after.txt
     diff before.txt after.txt
 """

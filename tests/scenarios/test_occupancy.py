@@ -303,3 +303,23 @@ def test_requests_that_cost_nothing_still_occupy_workers():
     assert h.capacity == 2 and h.cost_load == 0 and not h.saturated
     w = workers_needed(base, {"free": 3}, backend="cpu", jobs=1)
     assert w.workers == 2 and w.tried[0].saturated and w.cost_load == 0
+
+
+def test_the_capacity_questions_run_under_a_memory_guard_by_default(monkeypatch):
+    """Nothing they do by default may take the machine: with no --max-memory, every analysis
+    runs under dvecost.saturation.memory_guard (here made tiny, so the first one stops)."""
+    import dvecost.saturation as sat
+    from dve.errors import MemoryLimitExceeded
+
+    monkeypatch.setattr(sat, "memory_guard", lambda: 1)
+    r = saturate(pair_family(CHEAP, DEAR), backend="cpu", method="exact")
+    assert r.status == "limit" and not r.certified and "memory" in r.stopped
+    w = workers_needed(System({CHEAP: 1}, server=Server()), {"cheap": 2}, backend="cpu",
+                       jobs=1)
+    assert w.status == "limit" and w.workers is None
+    with pytest.raises(MemoryLimitExceeded):
+        headroom(System({CHEAP: 1}, server=Server()), {"cheap": 2}, backend="cpu")
+    # a limit the caller gives wins over the guard
+    ok = headroom(System({CHEAP: 1}, server=Server()), {"cheap": 2}, backend="cpu",
+                  max_memory=2**40)
+    assert ok.exact == Fraction(1, 2)
