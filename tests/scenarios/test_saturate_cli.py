@@ -535,3 +535,39 @@ def test_a_stop_before_the_search_begins_still_answers_in_json(capsys, tmp_path,
     assert code == 3 and d["status"] == "timeout" and "Traceback" not in err
     assert "time limit of 0.2 s reached" in err
     assert d["limit"] == {"name": "--timeout", "value": "0.2"}
+
+
+PAIR = """
+from scenarios import Request, Scenario, Server, Think, apportion
+cheap = Scenario("cheap", [Think(1), Request("look", service=1, cost=1)])
+dear = Scenario("dear", [Think(1), Request("buy", service=1, cost=4)])
+def system(n):
+    return System(apportion({cheap: 1, dear: 1}, n), server=Server(workers=1))
+from scenarios import System
+"""
+
+
+def test_occupancy_and_cost_as_the_user_reads_them(capsys, tmp_path):
+    """The mixed-cost pair: text, JSON and the cost load's own cycle (replayed: its steps'
+    costs add up to the reported load), and headroom's JSON with both analyses."""
+    spec = tmp_path / "pair.py"
+    spec.write_text(PAIR)
+    code, out, _ = run(capsys, "saturate", spec, "--method", "exact", "--backend", "cpu",
+                       "--json", "-q")
+    d = json.loads(out)
+    assert code == 0 and d["resource"] == "busy" and d["capacity"] == 1
+    assert d["saturating_clients"] == 4 and d["answer_certified"] is True
+    assert d["undecided_below"] == [] and d["cost_resource"] == "server"
+    assert F(d["cost_load_exact"]) == F(5, 2)
+    cyc = d["cost_witness"]["cycle"]
+    assert F(sum(s["cost"] for s in cyc), len(cyc)) == F(5, 2)
+    assert F(sum(s["cost"] for s in d["witness"]["cycle"]), d["witness"]["cycle_steps"]) == 1
+    code, out, _ = run(capsys, "saturate", spec, "--method", "exact", "--backend", "cpu", "-q")
+    assert ("cost: at N=4 the worst load of 'server' (the requests' cost per tick, its own "
+            "worst case) is 5/2 (2.5000)") in out.splitlines()
+    code, out, _ = run(capsys, "headroom", spec, "--clients", "cheap=1,dear=1", "--backend",
+                       "cpu", "--json", "-q")
+    h = json.loads(out)
+    assert (F(h["exact"]), F(h["cost_load_exact"])) == (F(1, 2), F(5, 4))
+    assert h["analysis"]["cost"] == "busy" and h["cost_analysis"]["cost"] == "server"
+    assert F(h["cost_analysis"]["exact"]) == F(5, 4)

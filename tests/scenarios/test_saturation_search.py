@@ -479,3 +479,17 @@ def test_editor_curve(results):
 def test_one_scenario_of_the_editor():
     r = analyse_saturation("editor", scenario="exporter", backend="cpu", witness=False)
     assert r.saturating_clients == 3 and r.point(2).exact == F(8, 11)
+
+
+def test_the_report_names_the_n_left_undecided():
+    """Without an answer, the N the bisection skipped (no bound decides a stand-in load) are
+    named in the text, as ranges, and in the JSON; the answer is not certified."""
+    from dvecost.cli.saturate import render_report
+
+    r = saturate(family, max_clients=20, evaluate=fake(lambda n: F(n, 100)))
+    line = next(ln for ln in render_report(r).splitlines() if ln.startswith("not certified"))
+    assert line == ("not certified: N=3, 5..7, 9..15, 17..19 not decided (not evaluated, "
+                    "assumed below; --linear decides every N)")
+    assert r.as_dict()["undecided_below"] == [3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 17, 18,
+                                             19]
+    assert r.as_dict()["answer_certified"] is False
