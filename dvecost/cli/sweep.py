@@ -160,8 +160,6 @@ def run_saturate(args: argparse.Namespace) -> int:
     130/143 a signal, the curve so far printed)."""
     from scenarios.saturation import DEFAULT_MAX_CLIENTS
 
-    from ..sweep import SweepResult, sweep
-
     check_spec_options(args, {
         "--scenario": args.scenario is not None, "--frontier": bool(args.frontier),
         "--fixed": bool(args.fixed.strip()), "--workers": args.workers is not None,
@@ -175,29 +173,13 @@ def run_saturate(args: argparse.Namespace) -> int:
         raise ConfigurationError("--bisect and --linear contradict each other: choose one")
     check_output_files(args.csv, args.plot)
     start = 1 if args.sweep_from is None else args.sweep_from
-    exit_code = 0
-    show = progress_printer(sys.stderr, quiet=args.quiet, live=is_terminal(sys.stderr))
-    try:
-        result = sweep(args.spec, args.param, start=start, stop=args.sweep_to,
-                       capacity=args.capacity, resource=args.resource,
-                       defines=parse_defines(args.defines),
-                       search="bisect" if args.bisect else "linear", backend=args.backend,
-                       max_states=args.max_states, max_memory=args.max_memory,
-                       witness=not args.no_witness, progress=show, phases=show.phase)
-    except (RunStopped, KeyboardInterrupt) as exc:
-        result = getattr(exc, "partial", None)
-        show.clear()
-        if not isinstance(result, SweepResult):
-            if isinstance(exc, RunStopped) and not args.debug:
-                return report_stop(exc, args)  # before the sweep began: no curve to show
-            raise
-        exit_code = getattr(exc, "exit_code", 130)
-    show.clear()
-    if args.timeout:
-        # The sweep is over: the --timeout clock must not cut the report of what it found.
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    if result.status == "limit" and result.answer is None:
-        exit_code = 3
+    result, exit_code = _sweep_until_stopped(
+        args, args.spec, args.param, start=start, stop=args.sweep_to, capacity=args.capacity,
+        resource=args.resource, defines=parse_defines(args.defines),
+        search="bisect" if args.bisect else "linear", backend=args.backend,
+        max_states=args.max_states, max_memory=args.max_memory, witness=not args.no_witness)
+    if result is None:
+        return exit_code       # stopped before the sweep began: no curve to show
     if result.stopped:
         print(f"dvecost: {result.stopped}; the curve found so far follows", file=sys.stderr,
               flush=True)
@@ -528,34 +510,24 @@ def run_headroom(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- workers
 
-def run_workers(args: argparse.Namespace) -> int:
-    """``dvecost workers model.dve --param W``: the smallest ``W`` (from ``--from``, up to
-    ``--max-workers``) whose load stays below its capacity; exit codes as ``saturate``'s."""
+def _sweep_until_stopped(args: argparse.Namespace, *pos, **kwargs):
+    """``(result, exit code)`` of :func:`dvecost.sweep.sweep` with the progress on stderr, as
+    the commands run it: a signal or ``--timeout`` keeps the curve so far (its exit code, 130
+    / 143 / 3); a state or memory limit with no answer is exit 3; ``(None, code)`` when it
+    stopped before the sweep began (reported here, as ``analyze`` reports a stop). The
+    ``--timeout`` clock is stopped once the sweep is over, so it cannot cut the report."""
     from ..sweep import SweepResult, sweep
 
-    check_spec_options(args, {"--clients": args.clients is not None,
-                              "--jobs": args.jobs is not None})
-    if not args.param:
-        raise ConfigurationError(f"workers {args.spec} needs --param NAME: the model's input "
-                                 "giving its number of workers (e.g. --param W)")
-    start = 1 if args.sweep_from is None else args.sweep_from
-    stop = max(start, args.max_workers)
     exit_code = 0
     show = progress_printer(sys.stderr, quiet=args.quiet, live=is_terminal(sys.stderr))
     try:
-        # --capacity is one worker's, as for scenarios: W workers carry W x C.
-        result = sweep(args.spec, args.param, start=start, stop=stop,
-                       capacity_per=args.capacity, resource=args.resource,
-                       defines=parse_defines(args.defines), goal="below",
-                       backend=args.backend, max_states=args.max_states,
-                       max_memory=args.max_memory, witness=False, progress=show,
-                       phases=show.phase)
+        result = sweep(*pos, progress=show, phases=show.phase, **kwargs)
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)
         show.clear()
         if not isinstance(result, SweepResult):
             if isinstance(exc, RunStopped) and not args.debug:
-                return report_stop(exc, args)
+                return None, report_stop(exc, args)
             raise
         exit_code = getattr(exc, "exit_code", 130)
     show.clear()
@@ -563,6 +535,27 @@ def run_workers(args: argparse.Namespace) -> int:
         signal.setitimer(signal.ITIMER_REAL, 0)
     if result.status == "limit" and result.answer is None:
         exit_code = 3
+    return result, exit_code
+
+
+def run_workers(args: argparse.Namespace) -> int:
+    """``dvecost workers model.dve --param W``: the smallest ``W`` (from ``--from``, up to
+    ``--max-workers``) whose load stays below its capacity; exit codes as ``saturate``'s."""
+    check_spec_options(args, {"--clients": args.clients is not None,
+                              "--jobs": args.jobs is not None})
+    if not args.param:
+        raise ConfigurationError(f"workers {args.spec} needs --param NAME: the model's input "
+                                 "giving its number of workers (e.g. --param W)")
+    start = 1 if args.sweep_from is None else args.sweep_from
+    stop = max(start, args.max_workers)
+    # --capacity is one worker's, as for scenarios: W workers carry W x C.
+    result, exit_code = _sweep_until_stopped(
+        args, args.spec, args.param, start=start, stop=stop, capacity_per=args.capacity,
+        resource=args.resource, defines=parse_defines(args.defines), goal="below",
+        backend=args.backend, max_states=args.max_states, max_memory=args.max_memory,
+        witness=False)
+    if result is None:
+        return exit_code
     if result.stopped:
         print(f"dvecost: {result.stopped}; the values tried so far follow", file=sys.stderr,
               flush=True)
