@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Exploration on the GPU (issue 15), run on the device machine from the repository root:
+# Exploration on the GPU, run on the device machine from the repository root (README.md here):
 #   bash tools/device/run_explore_gpu.sh [tests] [bench] [analyze]   (default: all three)
 # Needs, carried with the call: .whl (the lark wheel; CuPy, NumPy, SciPy and pytest are on the
-# device image) and .bench (cs_10.dve, cs_11.dve, cs_12.dve from
-# `../shared/models/gen_client_server.py N`, and shared/ with models/ and a BEEM sample under
-# beem/models, for DVECOST_SHARED). Writes env.txt, pytest.log, bench.json/md, analyze.txt and
+# device image) and .bench (the client/server models cs_10.dve, cs_11.dve, cs_12.dve, and
+# shared/ with models/ and a BEEM sample under beem/models, for DVECOST_SHARED). Writes env.txt, pytest.log, bench.json/md, analyze.txt and
 # explore.log under $OUT.
 # MODELS (default "10 11 12"): the cs_N sizes benchmarked; ANALYZE (default MODELS): those
 # analysed; BACKENDS (default "gpu gpu cpu") the runs of each; REPEAT (default 2);

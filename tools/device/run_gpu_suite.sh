@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The GPU suite of issue 5, run on the device machine from the repository root:
+# The GPU suite, run on the device machine from the repository root (tools/device/README.md):
 #   bash tools/device/run_gpu_suite.sh [tests] [quick] [full] [sweep]   (default: tests full)
+# tests: every test marked gpu (tests/, the explorer's and the cycle engine's device paths);
+# quick, full, sweep: the cycle engine's GPU benchmark (python3 -m dvecost.benchmarks.ocm_gpu)
+# against the CPU engine and the ocmref reference solver.
 # Needs, carried with the call: .whl (the lark wheel: CuPy, NumPy, SciPy, networkx and pytest
-# are on the device image) and .bench (ocmref/ocmref, the static PORTABLE=1 build of
-# ../shared/tools/ocmref, ocmref/gen.py, and optionally cs_N.dve files: cs_10.dve from
-# ../shared/models, cs_11.dve from `../shared/models/gen_client_server.py 11`; each is explored
-# on the device and benchmarked as a state graph).
-# REF_TIMEOUT (seconds, default 200): Boost/LEMON runs still going then are killed and
+# are on the device image) and, for the benchmarks, .bench (ocmref/ocmref, a static build of
+# the reference solver, ocmref/gen.py, its graph generator, and optionally cs_N.dve client/server
+# models; each is explored on the device and benchmarked as a state graph).
+# REF_TIMEOUT (seconds, default 200): reference runs still going then are killed and
 # reported as '>T (killed)'. Writes env.txt, pytest.log, junit.xml, bench*.json/md and suite.log under $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-suite-out}
@@ -26,7 +28,7 @@ for s in "${steps[@]}"; do
   case "$s" in
     tests)
       t0=$(date +%s)
-      timeout 300 python3 -m pytest -q -m gpu tests/ocm -p no:cacheprovider \
+      timeout ${TEST_TIMEOUT:-540} python3 -m pytest -q -m gpu tests -p no:cacheprovider \
         --junitxml="$OUT/junit.xml" > "$OUT/pytest.log" 2>&1; trc=$?
       tail -25 "$OUT/pytest.log"; echo "tests: rc=$trc in $(( $(date +%s) - t0 )) s"
       [ $trc -ne 0 ] && rc=$trc ;;
