@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: Binary operators in canonical spelling, lowest precedence first (legacy DiVinE 2 table,
-#: C-like, every level left-associative; see docs/dve-reference.md section 5).
+#: C-like, every level left-associative; see docs/language.md, "Expressions").
 BINARY_OPS: tuple[tuple[str, ...], ...] = (
     ("imply",),
     ("or", "and"),

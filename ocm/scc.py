@@ -89,7 +89,7 @@ def _none_set(flags: Any, xp: Any) -> bool:
     """True when no element of the boolean array ``flags`` is set. On a device by a scan (the
     one the explorer's ``flatnonzero`` has already loaded) instead of CuPy's ``any``, a CUB
     reduction whose first use in a process costs 30 ms (its own compiler option set,
-    measured on the H100 machine with tools/device/kernel_census.py).
+    measured on the H100 machine, see docs/history/).
 
     >>> _none_set(np.array([False, False]), np), _none_set(np.array([False, True]), np)
     (True, False)

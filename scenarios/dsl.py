@@ -26,7 +26,7 @@ worst sustainable **load per tick** (of busy workers, or of cost: see "Occupancy
 
 Clients and server communicate through single-writer shared variables (``system sync`` passes no
 values through channels, and two processes assigning one variable in the same step lead to the
-error state; docs/dve-reference.md section 7):
+error state; docs/language.md, "The system line"):
 
 - ``req_C`` (written by client ``C`` only): 0, or the kind of its pending request (the constant
   named after the request, e.g. ``EDIT``);

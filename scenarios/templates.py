@@ -20,7 +20,7 @@ chosen so that the loads have closed forms:
   busy (saturation at 3).
 - ``paper-no-server``: a client does its heavy work itself, 6 ticks at cost 1 after 10 ticks of
   thinking; interleaved, the worst cycle is one client alone, 6/16 = 3/8 per step, whatever
-  ``n``: the interleaved product cannot show load over time (DESIGN.md, "Saturation").
+  ``n``: the interleaved product cannot show load over time (docs/scenarios.md).
 
 Examples
 --------

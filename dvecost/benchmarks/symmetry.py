@@ -10,7 +10,7 @@ Families timed:
   request in its own variable, a server transition per client), reduced. Target: 100 clients
   analysed in at most 60 s.
 - ``cs_N``: the same family expanded, a process and a reply channel per client
-  (``../shared/models/gen_client_server.py N``): nothing to reduce, so the full product is
+  (``cs_N.dve``, the benchmark family's models): nothing to reduce, so the full product is
   explored; only for ``N <= --full-max``.
 
 Each row is one :func:`dvecost.analyze` of the maximal cycle ratio without decoding a run

@@ -4,7 +4,7 @@ files. Each one's expected answer is pinned in ``tests/test_examples.py``.
 =====================  ==========================================================================
 name                   what it shows
 =====================  ==========================================================================
-``client_server.dve``  three clients and one server (``gen_client_server.py 3``): mean 13/5,
+``client_server.dve``  three clients and one server (the benchmark family's cs_3): mean 13/5,
                        ratio 13/14
 ``pipeline.dve``       producer, worker and sink over a buffered queue and a rendezvous; a cost
                        that depends on a variable

@@ -11,7 +11,7 @@ vertices).
   :func:`cycle_value`: the value ``dvecost cycle`` / ``analyze`` must print, or the reason it
   must not print one.
 - :class:`Model` and :func:`explore`: the semantics of the small models that
-  :mod:`fuzz_gen` writes (a subset of DVE: see docs/language.md and DESIGN.md), evaluated
+  :mod:`fuzz_gen` writes (a subset of DVE: see docs/language.md), evaluated
   directly from the generator's description, never from the DVE text. Guards and effects
   compute in 32 bits with wrap-around (C semantics, truncating division); costs and times
   exactly, every intermediate result checked to fit 64 bits, a result that does not fit or a
@@ -564,7 +564,7 @@ def _cast(v, typ):
 def _buffered_step(E, env, ctrl, i, tr, ch):
     """A send to or receive from a buffered channel: one process moves, its effects run first,
     then the value is evaluated and queued (send) or the head is taken into the target
-    (receive), as DiVinE 2 does (docs/dve-reference.md, section 7)."""
+    (receive), as DiVinE 2 does (docs/language.md, "Transitions")."""
     try:
         c, t = _charge(E, tr, env)
         new = dict(env)

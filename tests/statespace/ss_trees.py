@@ -24,7 +24,7 @@ def proc(name, states, transitions, decls=(), init=None, commit=()):
 
 
 def client_server(k: int) -> S.Model:
-    """The model of ``gen_client_server.py k`` as a syntax tree."""
+    """The client/server model of ``k`` clients (the benchmark family's cs_k) as a syntax tree."""
     items = [S.ChannelDecl("reqL"), S.ChannelDecl("reqH")]
     items += [S.ChannelDecl(f"rep{i}") for i in range(1, k + 1)]
     server = [

@@ -1,5 +1,5 @@
 """Semantics of state generation on small models written for these tests
-(``docs/dve-reference.md`` sections 5 to 7, ``DESIGN.md`` for cost and time)."""
+(docs/language.md: "Expressions", "Transitions", "The system line", "Cost and time")."""
 
 from __future__ import annotations
 
