@@ -13,7 +13,7 @@ only answers three questions, in one place, so that the API and the CLI agree:
 ``auto`` picks the GPU only for graphs of at least :data:`AUTO_MIN_EDGES` edges, and asks
 for a device (importing CuPy) only then: below that size a process's first GPU call (CUDA
 start-up, module loading) costs more than the CPU engine's whole run (measured on an H100, see
-``docs/benchmarks.md``, "Cycle engine, GPU"). Exploration, whose size is known only
+``docs/benchmarks.md``, "Cycle engine, GPU (issue 5)"). Exploration, whose size is known only
 at its end, gets a :class:`DeferredDevice` for ``auto`` (:func:`array_module_for`): CuPy is
 imported, and the device asked for, only when the explorer first hands work to it.
 
