@@ -79,7 +79,7 @@ class _NoSciPyInThread:
     import sits in ``try ... except ImportError`` and leaves the conversion unavailable. The
     device path of a ``dvecost`` process converts no SciPy matrix, so its warm-up thread
     imports ``cupyx`` with SciPy kept out, 0.1-0.2 s less holding the interpreter's lock
-    (measured on the H100 machine with ``tools/device/cupyx_probe.py``). Other threads import
+    (measured on the H100 machine, see docs/history/). Other threads import
     SciPy as usual (the CPU engine's components), during the warm-up or after it."""
 
     def __init__(self, thread_id: int) -> None:
@@ -98,7 +98,7 @@ class _NoCuTensorPreload:
 
     ``import cupy`` loads the cuTENSOR library of a pip-installed CuPy at once, and with it
     cuBLASLt (``cupy._environment._preload_library('cutensor')``): 0.06-0.07 s on the H100
-    machine (``tools/device/cupyx_probe.py``), for a library the device path of a ``dvecost``
+    machine (see docs/history/), for a library the device path of a ``dvecost``
     process never calls. CuPy skips a library its ``_preload_libs`` table marks as loaded; this
     finder marks cuTENSOR so right after ``cupy._environment`` is executed, before CuPy's
     ``__init__`` asks for the preload. Used only by :func:`warm_up`'s thread, only while it
@@ -159,7 +159,7 @@ def _first_uses(cupy) -> None:
     call costs per process, not per size. CuPy's first elementwise call loads ``cupyx``
     (through CuPy's lazy placeholder), which imports SciPy's sparse matrices: 0.24-0.3 s;
     NVRTC's start and the sort's and scan's kernels another 0.1-0.2 s (measured on the H100
-    machine with ``tools/device/kernel_census.py`` and ``first_use.py``). In
+    machine, see docs/history/). In
     :func:`warm_up`'s thread they overlap the host's first chunks instead of delaying the
     first chunk on the device (``dvecost analyze --backend gpu`` of cs_10: 1.63 -> 1.28 s,
     median of 5 processes each, together with :func:`_start_driver`). The results are

@@ -3,7 +3,7 @@
 ``python3 tools/device/cupyx_probe.py MODE`` in a fresh process: imports CuPy, makes the
 context, then times the first elementwise call. MODE ``plain`` as CuPy ships; ``noscipy``
 with ``scipy`` unimportable during that call (``sys.modules['scipy'] = None``); ``lean``
-CuPy imported as ``runtime.warmup.warm_up`` does (no cuTENSOR preload); ``stack``
+CuPy imported as ``ocm.backend.warm_up`` does (no cuTENSOR preload); ``stack``
 prints where ``cupyx`` is first imported. Prints the modules the call loaded, by package.
 """
 import sys
@@ -12,7 +12,7 @@ import time
 mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
 t0 = time.perf_counter()
 if mode == "lean":   # as dvecost's warm-up imports it: no cuTENSOR preload
-    from runtime.warmup import _import_cupy_lean
+    from ocm.backend import _import_cupy_lean
     t0 = time.perf_counter()
     _import_cupy_lean()
 import cupy  # noqa: E402

@@ -170,7 +170,7 @@ def main() -> int:
     if "--deferred" in sys.argv[1:sys.argv.index("--")]:
         # As the program runs with its warm-up thread still at work: the explorer gets a
         # device that is resolved on first use (and so rehearses, see Explorer.run).
-        import runtime.device as ob
+        import ocm.backend as ob
         plain = ob.array_module_for
         import dvecost.analysis as an
         an.array_module_for = ob.array_module_for = lambda b: (

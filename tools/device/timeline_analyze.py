@@ -89,7 +89,7 @@ def main() -> int:
     mark("dvecost.cli imported")
     import dve
     import ocm
-    import runtime.device
+    import ocm.backend
     import statespace
     import statespace.explore as ex
     import statespace.kernel as kn
@@ -117,7 +117,7 @@ def main() -> int:
     ex.Explorer._chunk = chunk
     wrap(dve, "load_model", "dve.load_model")
     wrap(an.statespace, "compile_model", "compile_model")
-    wrap(runtime.device, "gpu_unavailable_reason", "import cupy + device count", each=False)
+    wrap(ocm.backend, "gpu_unavailable_reason", "import cupy + device count", each=False)
     wrap(ex.Explorer, "_to_device", "hand-over to the device")
     wrap(kn.SuccessorKernel, "function", "successor kernel get/compile", each=False)
     wrap(ex.Explorer, "_finish", "Explorer._finish")
@@ -149,7 +149,7 @@ def main() -> int:
             setattr(cc, nm, g)
             break
 
-    orig_reason = runtime.device.gpu_unavailable_reason
+    orig_reason = ocm.backend.gpu_unavailable_reason
 
     hooked = []
 
@@ -159,7 +159,7 @@ def main() -> int:
             hooked.append(True)
             hook_cupy()
         return r
-    runtime.device.gpu_unavailable_reason = reason
+    ocm.backend.gpu_unavailable_reason = reason
 
     if "--as-program" in _OPTS:
         # As `python3 -m dvecost ARGS` runs: main() without argv (the device warm-up thread,
