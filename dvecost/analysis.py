@@ -50,7 +50,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
             cost: str | None = None, backend: str = "auto",
             defines: Mapping[str, int] | None = None, max_states: int | None = None,
             max_memory: int | None = None, progress: ProgressFn | None = None,
-            witness: bool = True, symmetry: str = "auto", lazy_graph: bool = False) -> Analysis:
+            witness: bool = True, symmetry: str = "auto", lazy_graph: bool = False,
+            explore: Callable | None = None) -> Analysis:
     """Analyse a DVE model: its optimal cycle mean (or ratio) and the run that attains it.
 
     Parameters
@@ -98,6 +99,11 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         to the host when first read (:func:`statespace.graph.lazy_graph`): what a process that
         shows the answer and exits wants (``dvecost analyze``), not a caller that keeps many
         results.
+    explore : callable, optional
+        Builds the graph in place of the one-process explorer: called as
+        ``explore(compiled, max_states=, max_memory=, progress=)`` with the compiled model,
+        it returns a :class:`statespace.quotient.Quotient` (``dvecost analyze`` under
+        ``mpiexec`` passes the distributed search of :mod:`statespace.dist`).
 
     Returns
     -------
@@ -114,7 +120,7 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     dve.errors.ConfigurationError
         Unknown ``mode`` or ``backend``; no ``cost=`` for a model with several resources, or
         one it does not name (the message lists them).
-    ocm.errors.BackendUnavailableError
+    runtime.errors.BackendUnavailableError
         ``backend='gpu'`` without CuPy or a CUDA device.
     runtime.errors.StateLimitExceeded, runtime.errors.MemoryLimitExceeded
         Exploration reached ``max_states`` or ``max_memory``.
@@ -168,12 +174,18 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
 
     t0 = _time.perf_counter()
     report("explore", None, None, "building the state graph")
-    quotient = pipeline.explore_quotient(
-        compiled, xp=pipeline.array_module(backend), backend=backend,
-        symmetry=None if symmetry == "auto" else NO_SYMMETRY,
-        max_states=max_states, max_memory=max_memory,
-        progress=None if progress is None else
-        lambda *counts: report("explore", None, None, explore_message(*counts)))
+    xp = pipeline.array_module(backend)
+    explore_progress = (None if progress is None else
+                        lambda *counts: report("explore", None, None, explore_message(*counts)))
+    if explore is not None:
+        with pipeline.quiet_absent_device(xp):
+            quotient = explore(compiled, max_states=max_states, max_memory=max_memory,
+                               progress=explore_progress)
+    else:
+        quotient = pipeline.explore_quotient(
+            compiled, xp=xp, backend=backend,
+            symmetry=None if symmetry == "auto" else NO_SYMMETRY,
+            max_states=max_states, max_memory=max_memory, progress=explore_progress)
     graph = quotient.graph
     seconds["explore"] = _time.perf_counter() - t0
 
