@@ -192,6 +192,13 @@ def _one_cycle(graph: dict[str, set[str]], comp: set[str]) -> list[str]:
     return sorted(comp)
 
 
+def _write_tree(root: pathlib.Path, files: dict[str, str]) -> None:
+    """A made-up tree of packages below ``root``: path -> text."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(text)
+
+
 def test_the_checker_sees_what_it_must(tmp_path):
     """A made-up tree with one violation of each kind, some hidden in functions or importlib."""
     files = {
@@ -206,9 +213,7 @@ def test_the_checker_sees_what_it_must(tmp_path):
         "scenarios/__init__.py": "import dvecost\n",
         "dvecost/__init__.py": "from dve.errors import __doc__\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(exist_ok=True)
-        (tmp_path / name).write_text(text)
+    _write_tree(tmp_path, files)
     found = _violations(tmp_path)
     assert sorted(found) == [
         "import cycle: ocm.a -> ocm.b -> ocm.a",
@@ -379,9 +384,7 @@ def test_the_object_check_sees_what_it_must(tmp_path):
                      "    q = o\n    q._own = 2\n"
                      "    A._m(o), self_like._x\n"),
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(exist_ok=True)
-        (tmp_path / name).write_text(text)
+    _write_tree(tmp_path, files)
     found = _object_violations(tmp_path)
     assert sorted(found) == [
         "dve.b reads ._m of another module's object",
