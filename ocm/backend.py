@@ -14,7 +14,7 @@ explorer (:mod:`runtime.device`). This module answers what is the engine's own:
 ``auto`` picks the GPU only for graphs of at least :data:`AUTO_MIN_EDGES` edges, and asks
 for a device (importing CuPy) only then: below that size a process's first GPU call (CUDA
 start-up, module loading) costs more than the CPU engine's whole run (measured on an H100, see
-``docs/benchmarks.md``, "Cycle engine, GPU (issue 5)").
+``docs/benchmarks.md``, "Cycle engine, GPU").
 
 Examples
 --------
