@@ -18,7 +18,7 @@ from dve import arith
 from ..evaluate import add_costs
 from ..model import CompiledModel
 from .record import Successors
-from .transitions import Transitions, _z
+from .transitions import Transitions, as_mask
 
 __all__ = ["AsyncGenerator", "charge_table"]
 
@@ -231,8 +231,9 @@ class AsyncGenerator:
                     cst, ovf = add_costs(cst, pc_)
                     if qt.time is not None:
                         tmq = xp.maximum(tmq, pt_)
-                emit(Rq, ai * nq + qi, nkq, err[sel] | perr[qi][Rq] | _z(pe_, Rq.shape[0], xp)
-                     | _z(ovf, Rq.shape[0], xp), cst, tmq)
+                emit(Rq, ai * nq + qi, nkq,
+                     err[sel] | perr[qi][Rq] | as_mask(pe_, Rq.shape[0], xp)
+                     | as_mask(ovf, Rq.shape[0], xp), cst, tmq)
         if prop is not None:
             # The property process moves alone where the system has no step.
             for qi, qid in enumerate(pp.transitions):
@@ -242,6 +243,7 @@ class AsyncGenerator:
                 qt = cm.transitions[qid]
                 nkq = tr.shift_pc(keys[Rq], pp.slot, qt.src, qt.dst)
                 cst, tmq, pe_ = tr.charge(qid, X, Rq)
-                emit(Rq, n_sys * nq + qi, nkq, perr[qi][Rq] | _z(pe_, Rq.shape[0], xp), cst, tmq)
+                emit(Rq, n_sys * nq + qi, nkq, perr[qi][Rq] | as_mask(pe_, Rq.shape[0], xp),
+                     cst, tmq)
         return tr.collect(out_src, out_act, out_key, out_err, out_cost, out_time,
                           charges=self.charge_table is None)

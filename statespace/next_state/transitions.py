@@ -343,5 +343,10 @@ def _or(a, b):
     return a | b
 
 
-def _z(e, k, xp=np):
+def as_mask(e, k, xp=np):
+    """``e``, a mask of ``k`` rows, or all false for None.
+
+    >>> as_mask(None, 2).tolist()
+    [False, False]
+    """
     return xp.zeros(k, bool) if e is None else e
