@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dve import syntax
-from dve.errors import StepLimitExceeded
+from runtime.device import to_host
+from runtime.errors import StepLimitExceeded
 
-from ..device import module_of, stable_argsort, to_host
+from ..device import module_of, stable_argsort
 from ..evaluate import add_costs
 from ..model import CompiledModel
 from .record import Successors, SyncStep
@@ -446,7 +447,7 @@ class StepNumbering:
 
         Raises
         ------
-        dve.errors.StepLimitExceeded
+        runtime.errors.StepLimitExceeded
             When the chunk brings the number of distinct steps past :data:`MAX_SYNC_STEPS`
             (the ids of the edges are int32); the search attaches the graph found so far.
         """
