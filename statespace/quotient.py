@@ -1,6 +1,8 @@
 """Exploration of the quotient graph: one canonical state per orbit of the symmetry groups.
 
-The explorer of :mod:`statespace.explore` runs unchanged but for these points:
+The breadth-first search of :mod:`statespace.search` runs unchanged over a generator that
+wraps the model's own (:class:`~statespace.next_state.QuotientGenerator`); it differs from
+the model's generator in these points:
 
 - the initial state and every successor are replaced by their canonical representative
   (:func:`statespace.symmetry.canonicalize`), so the visited set holds one state per orbit;
@@ -48,12 +50,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .explore import Explorer, as_compiled
+from .explore import as_compiled
 from .graph import StateGraph
 from .model import CompiledModel
 from .counting import counted_orbit_total, explore_counted
-from .next_state import generator_for
-from .quotient_explorer import QuotientExplorer
+from .next_state import QuotientGenerator, generator_for
+from .search import BreadthFirstSearch
 from .symmetry import (NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable,
                        transition_image)
 
@@ -237,15 +239,16 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
         if why is not None:
             sym = Symmetry((), sym.refused + tuple((g.template, why) for g in sym.groups), why)
     if not sym.reduces:
-        ex = Explorer(cm, xp, chunk_size, max_states, max_memory, progress, False,
-                      on_device_full=on_device_full)
-        return Quotient(ex.run(), sym, cm)
+        search = BreadthFirstSearch(generator_for(cm), xp, chunk_size, max_states, max_memory,
+                                    progress, False, on_device_full=on_device_full)
+        return Quotient(search.run(), sym, cm)
     args = (np, chunk_size, max_states, max_memory, progress, False)
     if counting:
         got = explore_counted(cm, sym, args)
         if got is not None:
             return Quotient(got[0], sym, cm, got[1])
-    return Quotient(QuotientExplorer(cm, sym, *args).run(), sym, cm)
+    gen = QuotientGenerator(generator_for(cm), sym)
+    return Quotient(BreadthFirstSearch(gen, *args).run(), sym, cm)
 
 
 def _apply_perm(sym: Symmetry, X: np.ndarray, perms) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 
 from dve import arith
 
-from ..evaluate import add_costs
+from ..evaluate import INT, add_costs
 from ..model import CompiledModel
 from .record import Successors
 from .transitions import Transitions, as_mask
@@ -111,6 +111,33 @@ class AsyncGenerator:
     def n_actions(self) -> int:
         """The number of action ids (the radix of (source, action) ranks)."""
         return self.cm.n_actions
+
+    #: The search hides the error state from this generator (its control state set to -1).
+    hides_error = True
+
+    def initial_key(self):
+        """The key of the initial state (1 x words)."""
+        return self.layout.pack(np.array(self.cm.initial, dtype=INT).reshape(-1, 1), np)
+
+    def error_key(self):
+        """The key of the error state (1 x words)."""
+        return self.layout.pack(np.array(self.cm.error_state, dtype=INT).reshape(-1, 1), np)
+
+    def unpack(self, keys, xp):
+        """The state matrix (slots x states) of ``keys``, on module ``xp``."""
+        return self.layout.unpack(keys, xp)
+
+    def action_codes(self):
+        """None: an action id is an index into ``CompiledModel.actions``."""
+        return None
+
+    def mark(self) -> int:
+        """Nothing changes between chunks here (see :meth:`SyncGenerator.mark
+        <statespace.next_state.SyncGenerator.mark>`)."""
+        return 0
+
+    def rewind(self, mark: int) -> None:
+        """Nothing to undo."""
 
     def enabled(self, X, tid, cache=None):
         """:meth:`Transitions.enabled <statespace.next_state.Transitions.enabled>`."""

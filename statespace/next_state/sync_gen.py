@@ -21,7 +21,7 @@ from runtime.device import to_host
 from runtime.errors import StepLimitExceeded
 
 from ..device import module_of, stable_argsort
-from ..evaluate import add_costs
+from ..evaluate import INT, add_costs
 from ..model import CompiledModel
 from .record import Successors, SyncStep
 from .transitions import Transitions
@@ -77,6 +77,29 @@ class SyncGenerator:
     def n_actions(self) -> int:
         """The number of step ids given so far (the radix of (source, action) ranks)."""
         return len(self.numbering.codes)
+
+    #: The search hides the error state from this generator (its control state set to -1).
+    hides_error = True
+
+    def initial_key(self):
+        """The key of the initial state (1 x words)."""
+        return self.layout.pack(np.array(self.cm.initial, dtype=INT).reshape(-1, 1), np)
+
+    def error_key(self):
+        """The key of the error state (1 x words)."""
+        return self.layout.pack(np.array(self.cm.error_state, dtype=INT).reshape(-1, 1), np)
+
+    def unpack(self, keys, xp):
+        """The state matrix (slots x states) of ``keys``, on module ``xp``."""
+        return self.layout.unpack(keys, xp)
+
+    def mark(self) -> int:
+        """How many step ids are given (a search's chunk boundary, for :meth:`rewind`)."""
+        return self.numbering.mark()
+
+    def rewind(self, mark: int) -> None:
+        """Forget the step ids given after :meth:`mark` (a chunk undone)."""
+        self.numbering.rewind(mark)
 
     def step_codes(self) -> list[int]:
         """The code of each step id (one digit per system process, the first most
