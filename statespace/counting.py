@@ -10,19 +10,21 @@ many states of the full model the classes stand for.
 
 Examples
 --------
+Six clients handing their key to a server that holds one at a time: 256 states of the full
+model, 13 classes.
+
 >>> from dve import load_model
->>> from statespace.quotient import build_quotient_graph
->>> src = '''
-... channel req;
-... process Server { byte who; state idle, busy; init idle;
-...     trans idle -> busy { sync req?who; cost 1; }, busy -> idle { effect who = 0; }; }
-... process Client(key id) { state a, b; init a;
-...     trans a -> b { sync req!id; }, b -> a { guard Server->who != id; cost 2; }; }
-... for (k : 1 .. 40) { process Client(k); }
-... system async;'''
->>> q = build_quotient_graph(load_model(src))
->>> q.graph.n_states, q.counted, q.full_size() == 21 * 2**40
-(81, True, True)
+>>> from statespace import compile_model
+>>> from statespace.symmetry import detect_symmetry
+>>> cm = compile_model(load_model(
+...     "channel go; process S { byte who; state i, w; init i; trans i -> w { sync go?who; }, "
+...     "w -> i { effect who = 0; }; } process C(key id) { state a, b; init a; "
+...     "trans a -> b { sync go!id; }, b -> a { guard S.i; }; } "
+...     "for (k : 1 .. 6) { process C(k); } system async;"))
+>>> sym = detect_symmetry(cm)
+>>> g, counts = explore_counted(cm, sym, (np, None, None, None, None, False))
+>>> g.n_states, counted_orbit_total(sym, counts)
+(13, 256)
 """
 
 from __future__ import annotations

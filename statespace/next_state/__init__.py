@@ -50,6 +50,7 @@ import numpy as np
 
 from ..model import CompiledModel
 from .async_gen import AsyncGenerator, charge_table
+from .base import ModelGenerator
 from .counted import (CountedGenerator, CountingOverflow, CountLayout, Counts, NotCountable,
                       Untracked, counted_plan)
 from .kernel_gen import KernelGenerator
@@ -59,10 +60,10 @@ from .sync_gen import MAX_SYNC_STEPS, StepNumbering, SyncGenerator, SyncPairs, r
 from .transitions import Transitions
 
 __all__ = ["AsyncGenerator", "CountLayout", "CountedGenerator", "Counts", "CountingOverflow",
-           "KernelGenerator", "MAX_SYNC_STEPS", "NotCountable", "QuotientGenerator",
-           "StepNumbering", "Successors", "SyncChoiceGenerator", "SyncGenerator", "SyncPairs",
-           "SyncStep", "Transitions", "Untracked", "charge_table", "counted_plan",
-           "generator_for", "reads_own_only"]
+           "KernelGenerator", "MAX_SYNC_STEPS", "ModelGenerator", "NotCountable",
+           "QuotientGenerator", "StepNumbering", "Successors", "SyncChoiceGenerator",
+           "SyncGenerator", "SyncPairs", "SyncStep", "Transitions", "Untracked", "charge_table",
+           "counted_plan", "generator_for", "reads_own_only"]
 
 
 def generator_for(cm: CompiledModel, xp=np, *, lazy: bool = False):

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from runtime.device import is_out_of_memory, to_host
+from runtime.device import to_host
 from runtime.errors import (MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimitExceeded,
                             StepLimitExceeded)
 from runtime.memory import current_rss, peak_rss
@@ -31,7 +31,7 @@ from ..graph import StateGraph
 from ..model import states_dtype
 from ..store import VisitedSet
 from .builder import GraphBuilder, trim
-from .placement import Placement
+from .placement import Placement, out_of_device_memory
 
 __all__ = ["BreadthFirstSearch", "DEVICE_CHUNK", "HOST_CHUNK"]
 
@@ -175,16 +175,8 @@ class BreadthFirstSearch:
     def chunk_on_device(self, k: int) -> None:
         """:meth:`chunk` on the device. A failed device allocation leaves the chunk half
         done: back to the boundary, and the chunk again on the host (or a clean stop)."""
-        snap, failed = self.snapshot(), False
-        try:
-            self.chunk(k)
-        except Exception as exc:   # noqa: BLE001 - only the device's OOM
-            if not is_out_of_memory(exc):
-                raise
-            failed = True
-        # Outside the handler: the failed chunk's device arrays, held by the exception's
-        # frames, are freed by now.
-        if failed:
+        snap = self.snapshot()
+        if out_of_device_memory(self.chunk, k):
             self.restore(snap)
             del snap
             self.placement.full(self, "an allocation on the GPU failed")

@@ -24,7 +24,7 @@ from ..device import on_device
 from ..kernel import SuccessorKernel
 from ..next_state import KernelGenerator
 
-__all__ = ["Placement"]
+__all__ = ["Placement", "out_of_device_memory"]
 
 
 class Placement:
@@ -69,14 +69,7 @@ class Placement:
     def move(self, search) -> None:
         """:meth:`to_device`; when an allocation there fails, :meth:`full` (what was moved
         comes back to the host, or the search stops)."""
-        failed = False
-        try:
-            self.to_device(search)
-        except Exception as exc:   # noqa: BLE001 - only the device's OOM
-            if not is_out_of_memory(exc):
-                raise
-            failed = True
-        if failed:
+        if out_of_device_memory(self.to_device, search):
             self.full(search, "an allocation on the GPU failed")
 
     def to_device(self, search) -> None:
@@ -153,3 +146,16 @@ class Placement:
 
 def _mib(n: int) -> str:
     return f"{n / 2**20:,.1f} MiB"
+
+
+def out_of_device_memory(fn, *args) -> bool:
+    """Call ``fn(*args)``; True when it failed for want of device memory (any other error
+    goes on up). The caller recovers after this returns, not inside the handler: by then the
+    failed call's device arrays, which the exception's frames held, are freed."""
+    try:
+        fn(*args)
+    except Exception as exc:   # noqa: BLE001 - only the device's OOM
+        if not is_out_of_memory(exc):
+            raise
+        return True
+    return False
