@@ -1,6 +1,8 @@
 """Exploration of the quotient graph: one canonical state per orbit of the symmetry groups.
 
-The explorer of :mod:`statespace.explore` runs unchanged but for these points:
+The breadth-first search of :mod:`statespace.search` runs unchanged over a generator that
+wraps the model's own (:class:`~statespace.next_state.QuotientGenerator`); it differs from
+the model's generator in these points:
 
 - the initial state and every successor are replaced by their canonical representative
   (:func:`statespace.symmetry.canonicalize`), so the visited set holds one state per orbit;
@@ -48,11 +50,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .explore import Explorer, as_compiled
+from .explore import as_compiled
 from .graph import StateGraph
 from .model import CompiledModel
 from .counting import counted_orbit_total, explore_counted
-from .quotient_explorer import QuotientExplorer
+from .next_state import QuotientGenerator, generator_for
+from .renaming import apply_renaming
+from .search import BreadthFirstSearch
 from .symmetry import (NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable,
                        transition_image)
 
@@ -236,32 +240,16 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
         if why is not None:
             sym = Symmetry((), sym.refused + tuple((g.template, why) for g in sym.groups), why)
     if not sym.reduces:
-        ex = Explorer(cm, xp, chunk_size, max_states, max_memory, progress, False,
-                      on_device_full=on_device_full)
-        return Quotient(ex.run(), sym, cm)
+        search = BreadthFirstSearch(generator_for(cm), xp, chunk_size, max_states, max_memory,
+                                    progress, False, on_device_full=on_device_full)
+        return Quotient(search.run(), sym, cm)
     args = (np, chunk_size, max_states, max_memory, progress, False)
     if counting:
         got = explore_counted(cm, sym, args)
         if got is not None:
             return Quotient(got[0], sym, cm, got[1])
-    return Quotient(QuotientExplorer(cm, sym, *args).run(), sym, cm)
-
-
-def _apply_perm(sym: Symmetry, X: np.ndarray, perms) -> np.ndarray:
-    """States ``X`` (slots x rows) with each group's members moved: member ``perms[g][p]``'s
-    local vector goes to position ``p`` and its key is renamed to ``keys[p]`` (the inverse of
-    what :func:`canonicalize` reports)."""
-    Y = np.array(X, copy=True)
-    for g, order in zip(sym.groups, perms):
-        M = np.asarray(g.member_slots)
-        order = np.asarray(order)
-        for p in range(g.size):
-            Y[M[p]] = X[M[order[p]]]
-        ren = {g.keys[order[p]]: g.keys[p] for p in range(g.size)}
-        for j in g.key_slots:
-            # Y, not X: a slot may hold keys of several groups (disjoint), each renamed once.
-            Y[j] = [ren.get(int(v), int(v)) for v in Y[j]]
-    return Y
+    gen = QuotientGenerator(generator_for(cm), sym)
+    return Quotient(BreadthFirstSearch(gen, *args).run(), sym, cm)
 
 
 def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=None):
@@ -278,8 +266,8 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     close : bool
         Walk ``edges`` again until the run is back at its first state (``edges`` must then be a
         cycle); ``False`` walks them once.
-    explorer : Explorer, optional
-        The explorer that computes the representatives' successors (:func:`walk_explorer`);
+    explorer : AsyncGenerator or SyncGenerator, optional
+        The generator that computes the representatives' successors (:func:`walk_explorer`);
         built here when not given (a caller lifting several walks builds it once).
 
     Returns
@@ -329,7 +317,7 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     column = {p.index: i for i, p in enumerate(cm.system_processes)}
     ids = sorted(set(srcs))
     rep_of = dict(zip(ids, q.representatives(ids).astype(np.int64)))
-    start = _apply_perm(sym, rep_of[srcs[0]].reshape(-1, 1), perm)[:, 0]
+    start = apply_renaming(sym, rep_of[srcs[0]].reshape(-1, 1), perm)[:, 0]
 
     # The representative's own successor along each edge and the canonical orders of it do
     # not depend on where the run stands (only the renaming applied after does): computed
@@ -343,8 +331,8 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
         X = np.stack([rep_of[s] for s in sorted(set(srcs))], axis=1) if uniq else None
         col = {s: i for i, s in enumerate(sorted(set(srcs)))}
         src_of = dict(zip(edges, srcs))
-        ex.ev.prepare(choices.ravel(), guards=False)   # what the steps run, as one module
-        Y, _, _, _ = ex._step_sync(X, np.asarray([col[src_of[e]] for e in uniq], np.int64),
+        ex.tr.ev.prepare(choices.ravel(), guards=False)   # what the steps run, as one module
+        Y, _, _, _ = ex.step(X, np.asarray([col[src_of[e]] for e in uniq], np.int64),
                                    choices, np.zeros(len(uniq), bool))
         Y = Y.astype(np.int64)
         err = np.asarray([int(g.indices[e]) == g.error_state for e in uniq])
@@ -399,7 +387,7 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
             if err:
                 return act, None, perm
             order = [o[:, 0] for o in canonicalize(sym, t.reshape(-1, 1), return_perm=True)[1]]
-        cur = _apply_perm(sym, t.reshape(-1, 1), perm)[:, 0]
+        cur = apply_renaming(sym, t.reshape(-1, 1), perm)[:, 0]
         return act, cur, [np.argsort(o)[p] for p, o in zip(perm, order)]
 
     cur = start.copy()
@@ -425,10 +413,10 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     raise AssertionError("the lifted walk did not close")
 
 
-def walk_explorer(cm: CompiledModel, sym: Symmetry) -> Explorer:
-    """The explorer :func:`lift_walk` steps representatives with (one row at a time)."""
-    return (QuotientExplorer(cm, sym, np, 1, None, None, None, False, lazy=True)
-            if cm.system == "sync" else Explorer(cm, np, 1, None, None, None, False, lazy=True))
+def walk_explorer(cm: CompiledModel, sym: Symmetry):
+    """The generator :func:`lift_walk` steps representatives with (one row at a time; each
+    guard and effect generated when first used)."""
+    return generator_for(cm, np, lazy=True)
 
 
 #: Steps tried at most while looking for a lifted cycle that closes in one round.
@@ -597,11 +585,12 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
 _MAX_ROUNDS = 1 << 20
 
 
-def _successor(ex: Explorer, rep: np.ndarray, action: int, cm: CompiledModel) -> np.ndarray:
+def _successor(ex, rep: np.ndarray, action: int, cm: CompiledModel) -> np.ndarray:
     """The concrete successor of state ``rep`` by ``action`` (full semantics, one row)."""
     X = rep.reshape(-1, 1).astype(np.int32)
     keys = ex.layout.pack(X, np)
-    src, act, nkeys, err, costs, tim = ex._successors_async(X.copy(), keys)
+    s = ex.successors(keys, X.copy())
+    act, nkeys, err = s.action, s.keys, s.error
     hit = np.flatnonzero(act == action)
     if hit.shape[0] == 0:
         raise AssertionError(f"action {action} is not enabled in the representative")
