@@ -1,0 +1,444 @@
+"""Level-synchronous breadth-first search over several processes, with the one-process ids.
+
+Every state is owned by one process, ``owner_of(key) = mix(key) mod P``. Level by level:
+
+1. each process expands the states of the level it owns (its frontier, in id order) and
+   gives every successor its *rank*, ``source id * A + action`` (``A`` actions): unique per
+   successor, and the order in which the one-process search discovers them;
+2. each successor's key and rank go to the key's owner (one ``alltoallv``), which looks the
+   keys up in its own visited set: a key first seen in this level is new, with the smallest
+   rank of its occurrences;
+3. the new states are numbered exactly as one process numbers them. The one-process explorer
+   gives new states the next ids in order of their smallest rank (expanding states in id order
+   and numbering by first (source, action) occurrence is FIFO breadth-first search, whatever
+   its chunks), so the ids of level ``L + 1`` are ``n`` (the states before it) plus the
+   position of each new state's smallest rank among all of the level's. Each rank goes to the
+   process owning its source's share of the level's id range (ranks of lower sources to lower
+   processes), which sorts what it received; an ``exscan`` of the counts gives its first id,
+   and the ids go back the way the ranks came;
+4. the owners send each successor's id back to the process that expanded its source, which
+   sorts its edges by (source, target, action): the CSR rows stay with their source's owner.
+
+Stops are agreed: a state or memory limit, a signal or the ``--timeout`` clock (recorded, not
+raised, while the search runs) and an allocation failure are shared by an ``allreduce`` at
+each level's end, so that every process stops at the same level with the same counts (no
+process is left waiting in a collective). At the end the graph is gathered to process 0, where
+it is assembled exactly as one process assembles it (the cycle engine runs there).
+"""
+
+from __future__ import annotations
+
+import signal
+import time as _time
+from collections.abc import Callable
+
+import numpy as np
+
+from dve.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
+                        StateLimitExceeded)
+from runtime.comm import Comm
+
+from ..explore import as_compiled, current_rss
+from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
+from ..store import VisitedSet
+from .successors import NextStates, states_dtype
+
+__all__ = ["explore_distributed", "owner_of", "DistributedRefused"]
+
+_U = np.uint64
+#: Successors expanded per batch of the successor function (memory of its temporaries).
+BATCH = 1 << 17
+#: Stops coded for the agreement at a level's end, the most urgent largest.
+_GO, _STATES, _MEMORY, _OOM, _SIGNAL = 0, 1, 2, 3, 4
+
+
+class DistributedRefused(ValueError):
+    """A model the distributed search does not explore (the message says why)."""
+
+
+def owner_of(keys: np.ndarray, size: int) -> np.ndarray:
+    """The process owning each packed key (rows of uint64 words): a 64-bit mix of the words
+    modulo ``size``, so that owners are balanced whatever the keys' structure.
+
+    >>> import numpy as np
+    >>> keys = np.arange(1000, dtype=np.uint64).reshape(-1, 1)
+    >>> counts = np.bincount(owner_of(keys, 4), minlength=4)
+    >>> int(counts.sum()), bool(counts.min() > 200)
+    (1000, True)
+    """
+    h = np.zeros(keys.shape[0], _U)
+    with np.errstate(over="ignore"):
+        for w in range(keys.shape[1]):
+            x = keys[:, w] ^ h
+            x = x * _U(0xBF58476D1CE4E5B9)
+            x ^= x >> _U(31)
+            x = x * _U(0x94D049BB133111EB)
+            x ^= x >> _U(29)
+            h = x
+    return (h % _U(size)).astype(np.int64)
+
+
+def explore_distributed(model, comm: Comm, *, property: bool = True,
+                        max_states: int | None = None, max_memory: int | None = None,
+                        progress: Callable[[int, int, float], None] | None = None,
+                        error_successors: bool = False) -> StateGraph | None:
+    """Explore ``model`` as one of ``comm.size`` processes (each calls this with its ``comm``).
+
+    Parameters
+    ----------
+    model : CompiledModel or dve.syntax.Model
+    comm : runtime.comm.Comm
+        The processes' communicator (:class:`~runtime.comm.SelfComm` for one process).
+    property, max_states, max_memory, progress, error_successors
+        As for :func:`statespace.build_state_graph`; ``max_memory`` bounds each process's
+        resident memory, checked at each level's end; ``progress`` is called on process 0.
+
+    Returns
+    -------
+    StateGraph or None
+        On process 0 the whole graph, identical array for array to
+        :func:`statespace.build_state_graph`'s; None on the others.
+
+    Raises
+    ------
+    DistributedRefused
+        For a ``system sync`` model (its step codes are numbered in discovery order, which a
+        distributed search would have to agree on first).
+    dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded, dve.errors.OutOfMemory
+        On every process, at the same level: ``n_explored`` and ``counts`` are the whole
+        search's so far (``partial`` is None: the graph is not gathered).
+    dve.errors.RunStopped
+        A signal or the timeout on any process: every process raises it at the level's end,
+        with the counts so far.
+    """
+    cm = as_compiled(model, property=property)
+    if cm.system == "sync":
+        raise DistributedRefused(
+            f"{cm.name}: a 'system sync' model cannot be explored by several processes yet "
+            "(its steps are numbered in the order they are met); run it as one process")
+    return _Search(cm, comm, max_states, max_memory, progress, error_successors).run()
+
+
+class _Search:
+    """One process's share of the search (see the module docstring)."""
+
+    def __init__(self, cm, comm, max_states, max_memory, progress, error_successors) -> None:
+        self.cm, self.comm = cm, comm
+        self.max_states, self.max_memory, self.progress = max_states, max_memory, progress
+        self.error_successors = error_successors
+        self.ns = NextStates(cm, error_successors=error_successors)
+        self.W = self.ns.layout.n_words
+        self.A = self.ns.n_actions
+        self.visited = VisitedSet(self.W, key_bits=sum(self.ns.layout.bits))
+        # Per local id (the visited set's numbering) its global id.
+        self.gid = np.zeros(0, np.int64)
+        # Owned states by level: ids, keys, parent, parent action (level index = depth).
+        self.own: list[tuple] = []
+        # Expanded states by level: their ids, out-degrees, and their edges in CSR order
+        # (target id, action, charges or None).
+        self.rows: list[tuple] = []
+        self.n = self.m = self.expanded = 0
+        self.pending_signal: int | None = None
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> StateGraph | None:
+        t0 = _time.perf_counter()
+        saved = _defer_signals(self)
+        try:
+            fkeys, fgid = self._start()
+            lo, hi, depth = 0, 1, 0
+            while lo < hi:
+                stop, fkeys, fgid = self._level(fkeys, fgid, lo, hi, depth)
+                lo, hi, depth = hi, self.n, depth + 1
+                if self.progress is not None and self.comm.rank == 0:
+                    self.progress(self.n, self.m, self.m / max(_time.perf_counter() - t0, 1e-9))
+                if stop != _GO:
+                    self._raise(stop, saved)
+            graph = self._gather(t0, depth)
+            if self.pending_signal is not None:   # one came while the graph was gathered
+                self._raise(_SIGNAL, saved)
+        finally:
+            _restore_signals(saved)
+        return graph
+
+    def _start(self):
+        key = self.ns.initial_key
+        self.n = 1
+        if owner_of(key, self.comm.size)[0] != self.comm.rank:
+            self.own.append(_own(np.zeros(0, np.int64), np.zeros((0, self.W), _U),
+                                 np.zeros(0, np.int64)))
+            return np.zeros((0, self.W), _U), np.zeros(0, np.int64)
+        self.visited.add(key)
+        self.gid = np.zeros(1, np.int64)
+        self.own.append(_own(self.gid.copy(), key, np.array([-1], np.int64)))
+        return key, self.gid.copy()
+
+    def _level(self, fkeys, fgid, lo, hi, depth):
+        """Expand one level (ids ``lo .. hi - 1``; this process's share ``fgid``): the new
+        frontier, and the agreed stop (``_GO`` to go on)."""
+        comm, P = self.comm, self.comm.size
+        status = _GO
+        try:
+            if self.n * self.A >= 2**62:
+                raise OverflowError("source id times actions exceeds 62 bits")
+            src, act, keys, charges = self._expand(fkeys, fgid)
+        except MemoryError:
+            status = _OOM
+        if self._agree(status) != _GO:
+            return _OOM, fkeys, fgid
+        rank = src * self.A + act
+        owner = owner_of(keys, P)
+        order = np.argsort(owner, kind="stable")
+        counts = np.bincount(owner, minlength=P)
+        send = np.concatenate([keys[order], rank[order].view(_U).reshape(-1, 1)], axis=1)
+        recv, rcounts = comm.alltoallv(send, counts)
+        del send
+        rkeys = np.ascontiguousarray(recv[:, :self.W])
+        rrank = np.ascontiguousarray(recv[:, self.W]).view(np.int64)
+        del recv
+        ids, new_rank, new_keys = self.visited.add(rkeys, rrank)
+        del rkeys, rrank
+        # 3. global ids of the new states: each smallest rank to the owner of its source's
+        # share of the level, sorted there (new_rank is sorted, so are the destinations).
+        span = hi - lo
+        dest = ((new_rank // self.A - lo) * P) // span
+        got, gcounts = comm.alltoallv(new_rank, np.bincount(dest, minlength=P))
+        mine = np.argsort(got)
+        first = self.n + comm.exscan(got.shape[0])
+        numbered = np.empty(got.shape[0], np.int64)
+        numbered[mine] = first + np.arange(got.shape[0], dtype=np.int64)
+        new_gid, _ = comm.alltoallv(numbered, gcounts)
+        self.gid = np.concatenate([self.gid, new_gid])
+        # 4. every successor's id back to the process that expanded its source.
+        back, _ = comm.alltoallv(self.gid[ids], rcounts)
+        target = np.empty(back.shape[0], np.int64)
+        target[order] = back
+        self._keep_rows(fgid, src, act, target, charges)
+        self.own.append(_own(new_gid, new_keys, new_rank))
+        # Counts and the stop, agreed by one allreduce.
+        status = self._local_stop()
+        agreed = comm.allreduce(np.array([new_gid.shape[0], src.shape[0], fgid.shape[0]],
+                                         np.int64))
+        self.n += int(agreed[0])
+        self.m += int(agreed[1])
+        self.expanded += int(agreed[2])
+        stop, signum = (int(v) for v in comm.allreduce(
+            np.array([status, self.pending_signal or 0], np.int64), "max"))
+        if signum:
+            self.pending_signal = self.pending_signal or signum
+            stop = _SIGNAL
+        if stop == _GO and self.max_states is not None and self.n > self.max_states:
+            stop = _STATES
+        order_new = np.argsort(new_gid, kind="stable")   # sorted already (by smallest rank)
+        return stop, new_keys[order_new], new_gid[order_new]
+
+    def _agree(self, status: int) -> int:
+        return int(self.comm.allreduce(np.array([status], np.int64), "max")[0])
+
+    def _local_stop(self) -> int:
+        if self.max_memory is not None and current_rss() > self.max_memory:
+            return _MEMORY
+        return _GO
+
+    def _expand(self, fkeys, fgid):
+        """The successors of this process's frontier, a batch at a time."""
+        parts = []
+        for a in range(0, fkeys.shape[0], BATCH):
+            s = self.ns.successors(fkeys[a:a + BATCH])
+            parts.append((fgid[a:a + BATCH][s.src], s.act.astype(np.int64), s.keys, s.charges))
+        if not parts:
+            e = np.zeros(0, np.int64)
+            ch = None if self.ns.charge_table is not None else \
+                np.zeros((0, len(self.cm.resources) + 1), np.int64)
+            return e, e, np.zeros((0, self.W), _U), ch
+        src = np.concatenate([p[0] for p in parts])
+        act = np.concatenate([p[1] for p in parts])
+        keys = np.concatenate([p[2] for p in parts])
+        charges = None if parts[0][3] is None else np.concatenate([p[3] for p in parts])
+        return src, act, keys, charges
+
+    def _keep_rows(self, fgid, src, act, target, charges) -> None:
+        """The level's edges in CSR order: by (source, target, action), unique per edge."""
+        order = np.lexsort((act, target, src))
+        deg = np.zeros(fgid.shape[0], np.int64)
+        if src.shape[0]:
+            deg = np.bincount(np.searchsorted(fgid, src), minlength=fgid.shape[0])
+        self.rows.append((fgid, deg, target[order], act[order].astype(np.int32),
+                          None if charges is None else charges[order]))
+
+    def _raise(self, stop: int, saved) -> None:
+        counts = {"states": self.n, "transitions": self.m, "expanded": self.expanded}
+        if stop == _SIGNAL:
+            exc = _signal_stop(self.pending_signal, saved)
+        elif stop == _STATES:
+            exc = StateLimitExceeded(self.max_states, self.n)
+        elif stop == _MEMORY:
+            exc = MemoryLimitExceeded(self.max_memory, self.n)
+        else:
+            exc = OutOfMemory(self.max_memory, self.n)
+        exc.counts = counts
+        raise exc
+
+    # ------------------------------------------------------------------ the graph
+    def _gather(self, t0: float, depth: int) -> StateGraph | None:
+        """Everything to process 0, assembled there as :func:`build_state_graph` does."""
+        comm = self.comm
+        own_id = np.concatenate([o[0] for o in self.own])
+        own_keys = np.concatenate([o[1] for o in self.own])
+        own_parent = np.concatenate([o[2] for o in self.own])
+        own_level = np.concatenate([np.full(o[0].shape[0], d, np.int64)
+                                    for d, o in enumerate(self.own)])
+        exp_id = np.concatenate([r[0] for r in self.rows])
+        exp_deg = np.concatenate([r[1] for r in self.rows])
+        tgt = np.concatenate([r[2] for r in self.rows])
+        act = np.concatenate([r[3] for r in self.rows]).astype(np.int64)
+        to0 = _to_root(comm)
+        states_part = np.concatenate([own_id.reshape(-1, 1).view(_U), own_keys,
+                                      own_parent.reshape(-1, 1).view(_U),
+                                      own_level.reshape(-1, 1).view(_U)], axis=1)
+        states_all, _ = comm.alltoallv(states_part, to0(states_part))
+        rows_all, _ = comm.alltoallv(np.stack([exp_id, exp_deg], axis=1),
+                                     to0(exp_id))
+        edges_all, _ = comm.alltoallv(np.stack([tgt, act], axis=1), to0(tgt))
+        charges_all = None
+        if self.ns.charge_table is None:
+            ch = np.concatenate([r[4] for r in self.rows])
+            charges_all, _ = comm.alltoallv(ch, to0(ch))
+        if comm.rank != 0:
+            return None
+        return self._assemble(states_all, rows_all, edges_all, charges_all, t0, depth)
+
+    def _assemble(self, states_all, rows_all, edges_all, charges_all, t0, depth):
+        cm, W, n = self.cm, self.W, self.n
+        ids = states_all[:, 0].view(np.int64)
+        keys = np.empty((n, W), _U)
+        keys[ids] = states_all[:, 1:1 + W]
+        parent = np.empty(n, np.int64)
+        parent[ids] = states_all[:, 1 + W].view(np.int64)
+        level = np.empty(n, np.int64)
+        level[ids] = states_all[:, 2 + W].view(np.int64)
+        par_action = np.where(parent >= 0, parent % self.A, -1).astype(np.int32)
+        parent = np.where(parent >= 0, parent // self.A, -1)
+        states = np.ascontiguousarray(self.ns.layout.unpack(keys, np).T).astype(
+            states_dtype(cm))
+        # The error state is the one state with the error key (only a faulting step leads
+        # there), as the one-process explorer finds it.
+        hit = np.flatnonzero((keys == self.ns.error_key[0]).all(axis=1))
+        error_id = int(hit[0]) if hit.shape[0] else -1
+        del keys
+        deg = np.zeros(n, np.int64)
+        deg[rows_all[:, 0]] = rows_all[:, 1]
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(deg, out=indptr[1:])
+        # Each process's rows are in its sources' order: a stable sort by source puts every
+        # edge in its CSR place.
+        src_of = np.repeat(rows_all[:, 0], rows_all[:, 1])
+        place = np.argsort(src_of, kind="stable")
+        idx_dtype = np.int32 if n < 2**31 else np.int64
+        indices = edges_all[place, 0].astype(idx_dtype)
+        action = edges_all[place, 1].astype(np.int32)
+        palette, charge = self._palette(action, indices, error_id,
+                                        None if charges_all is None else charges_all[place])
+        dead = np.flatnonzero(deg == 0)
+        if error_id >= 0:
+            dead = dead[dead != error_id]
+        big = {"indices": indices, "action": action, "charge": charge,
+               "costs": derived(), "time": derived(), "states": states,
+               "parent": parent, "parent_action": par_action}
+        return lazy_graph(big, indptr=indptr, deadlocks=dead.astype(np.int64),
+                          error_state=error_id, depth=int(level.max()) if n else 0,
+                          complete=True, error_successors=self.error_successors,
+                          action_codes=None, n_expanded=n, model=cm, name=cm.name,
+                          seconds=_time.perf_counter() - t0, on_device=None, palette=palette)
+
+    def _palette(self, action, indices, error_id, charges):
+        """The graph's palette and per-edge rows, as the one-process explorer numbers them:
+        with constant charges the actions' rows and the row of zeros, sorted; otherwise the
+        distinct rows met, sorted. Edges into the error state charge zeros."""
+        res = self.cm.resources
+        k = len(res)
+        into_err = indices == error_id if error_id >= 0 else np.zeros(indices.shape[0], bool)
+        if self.ns.charge_table is not None:
+            ct, tt = self.ns.charge_table
+            per_action = [tuple(int(v) for v in ct[:, a]) + (int(tt[a]),)
+                          for a in range(tt.shape[0])]
+            zero = (0,) * (k + 1)
+            rows = sorted(set(per_action) | {zero})
+            number = {r: j for j, r in enumerate(rows)}
+            act_row = np.array([number[r] for r in per_action], charge_dtype(len(rows)))
+            charge = act_row[action]
+            charge[into_err] = number[zero]
+            table = np.array(rows, np.int64).reshape(len(rows), k + 1)
+        else:
+            charges = charges.copy()
+            charges[into_err] = 0
+            if charges.shape[0]:
+                table, inv = np.unique(charges, axis=0, return_inverse=True)
+                # Rows in Python's tuple order (lexicographic on the signed values).
+                order = sorted(range(table.shape[0]), key=lambda j: tuple(table[j].tolist()))
+                remap = np.empty(table.shape[0], np.int64)
+                remap[order] = np.arange(table.shape[0])
+                table = table[order]
+                charge = remap[inv.reshape(-1)].astype(charge_dtype(table.shape[0]))
+            else:
+                table = np.zeros((0, k + 1), np.int64)
+                charge = np.zeros(0, np.uint8)
+        palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(res)},
+                          np.ascontiguousarray(table[:, k]))
+        return palette, charge
+
+
+def _own(ids, keys, rank):
+    return ids, keys, rank
+
+
+def _to_root(comm):
+    """Counts of an ``alltoallv`` sending everything to process 0 (a gather)."""
+    def counts(a):
+        c = np.zeros(comm.size, np.int64)
+        c[0] = a.shape[0]
+        return c
+    return counts
+
+
+# ---------------------------------------------------------------------- signals
+#: Signals a distributed search defers to the end of a level (see the module docstring).
+_DEFERRED = ("SIGINT", "SIGTERM", "SIGALRM")
+
+
+def _defer_signals(search: _Search) -> dict:
+    """Record SIGINT, SIGTERM and SIGALRM (the ``--timeout`` clock) instead of acting on
+    them; the handlers replaced, to act through them at the level's end."""
+    saved: dict = {}
+
+    def record(signum, frame):
+        if search.pending_signal is None:
+            search.pending_signal = signum
+
+    try:
+        for name in _DEFERRED:
+            num = getattr(signal, name)
+            saved[num] = signal.signal(num, record)
+    except ValueError:   # not the main thread: signals stay as they were
+        _restore_signals(saved)
+        return {}
+    return saved
+
+
+def _restore_signals(saved: dict) -> None:
+    for num, handler in saved.items():
+        signal.signal(num, handler)
+
+
+def _signal_stop(signum: int, saved: dict) -> RunStopped:
+    """The stop the replaced handler of ``signum`` raises (the command's Interrupted or
+    time limit), or an :class:`~dve.errors.Interrupted` when it raises none."""
+    handler = saved.get(signum)
+    if callable(handler):
+        try:
+            handler(signum, None)
+        except RunStopped as exc:
+            return exc
+        except KeyboardInterrupt:
+            pass
+    return Interrupted(signum, signal.Signals(signum).name)

@@ -1,0 +1,116 @@
+"""The one place the distributed search meets the successor function of a model.
+
+A narrow adapter: :class:`NextStates` gives the successors of a batch of packed states as
+plain arrays, the same successors, in the same (source, action) order, with the same error
+handling, as the one-process explorer computes. The search (:mod:`.search`) reads nothing else
+of the model's semantics, so moving to another successor function is an edit of this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dve import arith
+
+from ..evaluate import INT
+from ..explore import Explorer
+from ..model import CompiledModel
+from ..store import KeyLayout
+
+__all__ = ["NextStates", "Successors", "states_dtype"]
+
+
+@dataclass(frozen=True)
+class Successors:
+    """The successors of a batch: per successor its source (a row of the batch), action,
+    packed key (the error state's key where ``err``), and, unless the model's charges are
+    constants per action, its charges as int64 columns (costs by resource, then time)."""
+
+    src: np.ndarray
+    act: np.ndarray
+    keys: np.ndarray
+    err: np.ndarray
+    charges: np.ndarray | None
+
+
+def states_dtype(cm: CompiledModel):
+    """The narrowest integer dtype holding every slot's range (the graph's ``states``).
+
+    >>> from dve import load_model
+    >>> from statespace import compile_model
+    >>> states_dtype(compile_model(load_model("process P { byte v; state a; init a; } "
+    ...                                       "system async;")))
+    <class 'numpy.uint8'>
+    """
+    lo = min((s.lo for s in cm.slots), default=0)
+    hi = max((s.hi for s in cm.slots), default=0)
+    for dt in (np.uint8, np.int8, np.uint16, np.int16, np.int32):
+        info = np.iinfo(dt)
+        if info.min <= lo and hi <= info.max:
+            return dt
+    return np.int64
+
+
+class NextStates:
+    """The successor function of one compiled ``system async`` model on the host.
+
+    Attributes
+    ----------
+    layout : KeyLayout
+    n_actions : int
+        Actions are numbered ``0 .. n_actions - 1``.
+    initial_key, error_key : ndarray of uint64, shape (1, n_words)
+    charge_table : tuple or None
+        ``(costs[resource][action], time[action])`` when every action charges constants (the
+        palette is then known before exploring), else None.
+    """
+
+    def __init__(self, cm: CompiledModel, *, error_successors: bool = False) -> None:
+        self.cm = cm
+        self._ex = Explorer(cm, np, None, None, None, None, error_successors)
+        self.layout = KeyLayout.for_model(cm)
+        self.n_actions = max(cm.n_actions, 1)
+        self.initial_key = self.layout.pack(np.array(cm.initial, INT).reshape(-1, 1), np)
+        self.error_key = self.layout.pack(np.array(cm.error_state, INT).reshape(-1, 1), np)
+        self.err_pc = cm.error_state[0] if cm.slots and not error_successors else -1
+        self.charge_table = self._charge_table()
+
+    def _charge_table(self):
+        cm = self.cm
+        if cm.system != "async" or cm.property_process is not None or not cm.actions:
+            return None
+        const = [self._ex.ev.constant_charge(t.id) for t in cm.transitions]
+        if any(c is None for c in const):
+            return None
+        res = cm.resources
+        costs = np.zeros((len(res), len(cm.actions)), np.int64)
+        tim = np.zeros(len(cm.actions), np.int64)
+        for a_id, a in enumerate(cm.actions):
+            parts = [const[t] for t in a.transitions]
+            for k in range(len(res)):
+                total = sum(p[0][k] for p in parts)
+                if not arith.INT64[0] <= total <= arith.INT64[1]:
+                    return None
+                costs[k, a_id] = total
+            tim[a_id] = max(p[1] for p in parts)
+        return costs, tim
+
+    def successors(self, keys: np.ndarray) -> Successors:
+        """The successors of the states packed as ``keys`` (rows), in (row, action) order."""
+        X = self.layout.unpack(keys, np)
+        if self.err_pc >= 0:
+            bad = X[0] == self.err_pc
+            if bad.any():
+                # The error state has no successors: hidden from every transition.
+                for p in self.cm.processes:
+                    X[p.slot][bad] = -1
+        src, act, nkeys, err, costs, tim = self._ex._successors_async(X, keys)
+        nkeys[err] = self.error_key[0]
+        charges = None
+        if self.charge_table is None:
+            charges = np.stack([costs[r] for r in self.cm.resources] + [tim], axis=1) \
+                if src.shape[0] else np.zeros((0, len(self.cm.resources) + 1), np.int64)
+        return Successors(src.astype(np.int64, copy=False), act.astype(np.int32, copy=False),
+                          nkeys, err, charges)
