@@ -132,12 +132,15 @@ class _Search:
         self.visited = VisitedSet(self.W, key_bits=sum(self.ns.layout.bits))
         # Per local id (the visited set's numbering) its global id.
         self.gid = np.zeros(0, np.int64)
-        # Owned states by level: ids, keys, parent, parent action (level index = depth).
+        # Owned states by level: ids, states, parents and parent actions (see _owned).
         self.own: list[tuple] = []
         # Expanded states by level: their ids, out-degrees, and their edges in CSR order
         # (target id, action, charges or None).
         self.rows: list[tuple] = []
         self.n = self.m = self.expanded = 0
+        self.n_now = 1
+        self.error_gid = -1
+        self.sdtype = states_dtype(cm)
         self.pending_signal: int | None = None
 
     # ------------------------------------------------------------------ driver
@@ -146,9 +149,9 @@ class _Search:
         saved = _defer_signals(self)
         try:
             fkeys, fgid = self._start()
-            lo, hi, depth = 0, 1, 0
+            lo, hi, depth = 0, 1, -1
             while lo < hi:
-                stop, fkeys, fgid = self._level(fkeys, fgid, lo, hi, depth)
+                stop, fkeys, fgid = self._level(fkeys, fgid, lo, hi)
                 lo, hi, depth = hi, self.n, depth + 1
                 if self.progress is not None and self.comm.rank == 0:
                     self.progress(self.n, self.m, self.m / max(_time.perf_counter() - t0, 1e-9))
@@ -165,63 +168,87 @@ class _Search:
         key = self.ns.initial_key
         self.n = 1
         if owner_of(key, self.comm.size)[0] != self.comm.rank:
-            self.own.append(_own(np.zeros(0, np.int64), np.zeros((0, self.W), _U),
-                                 np.zeros(0, np.int64)))
+            self.own.append(self._owned(np.zeros(0, np.int64), np.zeros((0, self.W), _U),
+                                        np.zeros(0, np.int64), np.zeros(0, np.int32)))
             return np.zeros((0, self.W), _U), np.zeros(0, np.int64)
         self.visited.add(key)
         self.gid = np.zeros(1, np.int64)
-        self.own.append(_own(self.gid.copy(), key, np.array([-1], np.int64)))
+        self.own.append(self._owned(self.gid.copy(), key, np.array([-1], np.int64),
+                                    np.array([-1], np.int32)))
         return key, self.gid.copy()
 
-    def _level(self, fkeys, fgid, lo, hi, depth):
+    def _owned(self, ids, keys, parent, parent_action):
+        """A level's owned states as gathered: ids, states (unpacked here, in parallel),
+        parent and parent action."""
+        states = np.ascontiguousarray(self.ns.layout.unpack(keys, np).T).astype(self.sdtype)
+        err = np.flatnonzero((keys == self.ns.error_key[0]).all(axis=1))
+        if err.shape[0]:
+            self.error_gid = int(ids[err[0]])
+        return ids, states, parent, parent_action
+
+    def _level(self, fkeys, fgid, lo, hi):
         """Expand one level (ids ``lo .. hi - 1``; this process's share ``fgid``): the new
         frontier, and the agreed stop (``_GO`` to go on)."""
         comm, P = self.comm, self.comm.size
         status = _GO
         try:
-            if self.n * self.A >= 2**62:
-                raise OverflowError("source id times actions exceeds 62 bits")
-            src, act, keys, charges = self._expand(fkeys, fgid)
+            local, act, keys, charges = self._expand(fkeys)
         except MemoryError:
             status = _OOM
         if self._agree(status) != _GO:
             return _OOM, fkeys, fgid
-        rank = src * self.A + act
-        owner = owner_of(keys, P)
-        order = np.argsort(owner, kind="stable")
-        counts = np.bincount(owner, minlength=P)
-        send = np.concatenate([keys[order], rank[order].view(_U).reshape(-1, 1)], axis=1)
-        recv, rcounts = comm.alltoallv(send, counts)
-        del send
-        rkeys = np.ascontiguousarray(recv[:, :self.W])
-        rrank = np.ascontiguousarray(recv[:, self.W]).view(np.int64)
-        del recv
+        A = self.A
+        if self.n * A >= 2**62:
+            raise OverflowError(f"{self.n:,} states times {A:,} actions: ranks past 62 bits")
+        src = fgid[local]
+        rank = src * A + act
+        if P > 1:
+            owner = owner_of(keys, P)
+            # A stable sort of small integers is a radix sort: linear.
+            order = np.argsort(owner.astype(np.int16), kind="stable")
+            counts = np.bincount(owner, minlength=P)
+            del owner
+            rkeys, rcounts = comm.alltoallv(keys[order], counts)
+            rrank, _ = comm.alltoallv(rank[order], counts)
+        else:
+            order, rcounts = None, np.array([keys.shape[0]], np.int64)
+            rkeys, rrank = keys, rank
+        del keys, rank
         ids, new_rank, new_keys = self.visited.add(rkeys, rrank)
         del rkeys, rrank
-        # 3. global ids of the new states: each smallest rank to the owner of its source's
-        # share of the level, sorted there (new_rank is sorted, so are the destinations).
-        span = hi - lo
-        dest = ((new_rank // self.A - lo) * P) // span
-        got, gcounts = comm.alltoallv(new_rank, np.bincount(dest, minlength=P))
-        mine = np.argsort(got)
-        first = self.n + comm.exscan(got.shape[0])
-        numbered = np.empty(got.shape[0], np.int64)
-        numbered[mine] = first + np.arange(got.shape[0], dtype=np.int64)
-        new_gid, _ = comm.alltoallv(numbered, gcounts)
+        # 3. global ids of the new states: each smallest rank to the process owning its
+        # source's share of the level, sorted there (new_rank is sorted, so are the
+        # destinations, and the ids come back in new_rank's order).
+        if P > 1:
+            dest = ((new_rank // A - lo) * P) // (hi - lo)
+            got, gcounts = comm.alltoallv(new_rank, np.bincount(dest, minlength=P))
+            mine = np.argsort(got)
+            first = self.n + comm.exscan(got.shape[0])
+            numbered = np.empty(got.shape[0], np.int64)
+            numbered[mine] = first + np.arange(got.shape[0], dtype=np.int64)
+            new_gid, _ = comm.alltoallv(numbered, gcounts)
+        else:
+            new_gid = self.n + np.arange(new_rank.shape[0], dtype=np.int64)
         self.gid = np.concatenate([self.gid, new_gid])
         # 4. every successor's id back to the process that expanded its source.
-        back, _ = comm.alltoallv(self.gid[ids], rcounts)
-        target = np.empty(back.shape[0], np.int64)
-        target[order] = back
-        self._keep_rows(fgid, src, act, target, charges)
-        self.own.append(_own(new_gid, new_keys, new_rank))
+        if P > 1:
+            back, _ = comm.alltoallv(self.gid[ids], rcounts)
+            target = np.empty(back.shape[0], np.int64)
+            target[order] = back
+            del back
+        else:
+            target = self.gid[ids]
+        del ids
+        self.n_now = self.n + int(comm.allreduce(new_gid.shape[0]))
+        self._keep_rows(fgid, local, src - lo, act, target, charges, hi - lo)
+        self.own.append(self._owned(new_gid, new_keys, new_rank // A,
+                                    (new_rank % A).astype(np.int32)))
         # Counts and the stop, agreed by one allreduce.
         status = self._local_stop()
-        agreed = comm.allreduce(np.array([new_gid.shape[0], src.shape[0], fgid.shape[0]],
-                                         np.int64))
-        self.n += int(agreed[0])
-        self.m += int(agreed[1])
-        self.expanded += int(agreed[2])
+        agreed = comm.allreduce(np.array([local.shape[0], fgid.shape[0]], np.int64))
+        self.n = self.n_now
+        self.m += int(agreed[0])
+        self.expanded += int(agreed[1])
         stop, signum = (int(v) for v in comm.allreduce(
             np.array([status, self.pending_signal or 0], np.int64), "max"))
         if signum:
@@ -229,8 +256,8 @@ class _Search:
             stop = _SIGNAL
         if stop == _GO and self.max_states is not None and self.n > self.max_states:
             stop = _STATES
-        order_new = np.argsort(new_gid, kind="stable")   # sorted already (by smallest rank)
-        return stop, new_keys[order_new], new_gid[order_new]
+        # The new frontier in id order (new_gid ascends: ids follow the smallest ranks).
+        return stop, new_keys, new_gid
 
     def _agree(self, status: int) -> int:
         return int(self.comm.allreduce(np.array([status], np.int64), "max")[0])
@@ -240,31 +267,46 @@ class _Search:
             return _MEMORY
         return _GO
 
-    def _expand(self, fkeys, fgid):
-        """The successors of this process's frontier, a batch at a time."""
+    def _expand(self, fkeys):
+        """The successors of this process's frontier, a batch at a time: per successor its
+        source's place in the frontier, action, key, and charges (None when constant)."""
         parts = []
         for a in range(0, fkeys.shape[0], BATCH):
             s = self.ns.successors(fkeys[a:a + BATCH])
-            parts.append((fgid[a:a + BATCH][s.src], s.act.astype(np.int64), s.keys, s.charges))
+            parts.append((s.src + a, s.act.astype(np.int64), s.keys, s.charges))
         if not parts:
             e = np.zeros(0, np.int64)
             ch = None if self.ns.charge_table is not None else \
                 np.zeros((0, len(self.cm.resources) + 1), np.int64)
             return e, e, np.zeros((0, self.W), _U), ch
-        src = np.concatenate([p[0] for p in parts])
+        if len(parts) == 1:
+            return parts[0]
+        local = np.concatenate([p[0] for p in parts])
         act = np.concatenate([p[1] for p in parts])
         keys = np.concatenate([p[2] for p in parts])
         charges = None if parts[0][3] is None else np.concatenate([p[3] for p in parts])
-        return src, act, keys, charges
+        return local, act, keys, charges
 
-    def _keep_rows(self, fgid, src, act, target, charges) -> None:
-        """The level's edges in CSR order: by (source, target, action), unique per edge."""
-        order = np.lexsort((act, target, src))
-        deg = np.zeros(fgid.shape[0], np.int64)
-        if src.shape[0]:
-            deg = np.bincount(np.searchsorted(fgid, src), minlength=fgid.shape[0])
-        self.rows.append((fgid, deg, target[order], act[order].astype(np.int32),
-                          None if charges is None else charges[order]))
+    def _keep_rows(self, fgid, local, rel, act, target, charges, span) -> None:
+        """The level's edges in CSR order: by (source, target, action), a unique key, sorted
+        as one int64 where it fits (``rel``: the sources' ids less the level's first)."""
+        deg = np.bincount(local, minlength=fgid.shape[0]) if local.shape[0] else \
+            np.zeros(fgid.shape[0], np.int64)
+        n, A = self.n_now, self.A
+        tdt = np.int32 if n < 2**31 else np.int64
+        if span * n * A < 2**62:
+            key = (rel * n + target) * A + act
+            if charges is None:
+                key.sort()
+                tgt, a = (key // A) % n, key % A
+            else:
+                order = np.argsort(key)
+                tgt, a, charges = target[order], act[order], charges[order]
+        else:
+            order = np.lexsort((act, target, rel))
+            tgt, a = target[order], act[order]
+            charges = None if charges is None else charges[order]
+        self.rows.append((fgid, deg, tgt.astype(tdt), a.astype(np.int32), charges))
 
     def _raise(self, stop: int, saved) -> None:
         counts = {"states": self.n, "transitions": self.m, "expanded": self.expanded}
@@ -283,62 +325,61 @@ class _Search:
     def _gather(self, t0: float, depth: int) -> StateGraph | None:
         """Everything to process 0, assembled there as :func:`build_state_graph` does."""
         comm = self.comm
-        own_id = np.concatenate([o[0] for o in self.own])
-        own_keys = np.concatenate([o[1] for o in self.own])
-        own_parent = np.concatenate([o[2] for o in self.own])
-        own_level = np.concatenate([np.full(o[0].shape[0], d, np.int64)
-                                    for d, o in enumerate(self.own)])
-        exp_id = np.concatenate([r[0] for r in self.rows])
-        exp_deg = np.concatenate([r[1] for r in self.rows])
-        tgt = np.concatenate([r[2] for r in self.rows])
-        act = np.concatenate([r[3] for r in self.rows]).astype(np.int64)
         to0 = _to_root(comm)
-        states_part = np.concatenate([own_id.reshape(-1, 1).view(_U), own_keys,
-                                      own_parent.reshape(-1, 1).view(_U),
-                                      own_level.reshape(-1, 1).view(_U)], axis=1)
-        states_all, _ = comm.alltoallv(states_part, to0(states_part))
-        rows_all, _ = comm.alltoallv(np.stack([exp_id, exp_deg], axis=1),
-                                     to0(exp_id))
-        edges_all, _ = comm.alltoallv(np.stack([tgt, act], axis=1), to0(tgt))
-        charges_all = None
+
+        def gather(arrays):
+            a = arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+            return comm.alltoallv(a, to0(a))[0]
+
+        own = [gather([o[j] for o in self.own]) for j in range(4)]
+        rows = [gather([r[j] for r in self.rows]) for j in range(4)]
+        charges = None
         if self.ns.charge_table is None:
-            ch = np.concatenate([r[4] for r in self.rows])
-            charges_all, _ = comm.alltoallv(ch, to0(ch))
+            charges = gather([r[4] for r in self.rows])
+        error_gid = int(comm.allreduce(self.error_gid, "max"))
         if comm.rank != 0:
             return None
-        return self._assemble(states_all, rows_all, edges_all, charges_all, t0, depth)
+        return self._assemble(own, rows, charges, error_gid, t0, depth)
 
-    def _assemble(self, states_all, rows_all, edges_all, charges_all, t0, depth):
-        cm, W, n = self.cm, self.W, self.n
-        ids = states_all[:, 0].view(np.int64)
-        keys = np.empty((n, W), _U)
-        keys[ids] = states_all[:, 1:1 + W]
-        parent = np.empty(n, np.int64)
-        parent[ids] = states_all[:, 1 + W].view(np.int64)
-        level = np.empty(n, np.int64)
-        level[ids] = states_all[:, 2 + W].view(np.int64)
-        par_action = np.where(parent >= 0, parent % self.A, -1).astype(np.int32)
-        parent = np.where(parent >= 0, parent // self.A, -1)
-        states = np.ascontiguousarray(self.ns.layout.unpack(keys, np).T).astype(
-            states_dtype(cm))
-        # The error state is the one state with the error key (only a faulting step leads
-        # there), as the one-process explorer finds it.
-        hit = np.flatnonzero((keys == self.ns.error_key[0]).all(axis=1))
-        error_id = int(hit[0]) if hit.shape[0] else -1
-        del keys
+    def _assemble(self, own, rows, charges, error_id, t0, depth):
+        cm, n = self.cm, self.n
+        ids, states_part, parent_part, pact_part = own
+        P = self.comm.size
+        if P == 1 and np.array_equal(ids, np.arange(n)):
+            states, parent, par_action = states_part, parent_part, pact_part
+        else:
+            states = np.empty((n, cm.n_slots), self.sdtype)
+            states[ids] = states_part
+            parent = np.empty(n, np.int64)
+            parent[ids] = parent_part
+            par_action = np.empty(n, np.int32)
+            par_action[ids] = pact_part
+        del own, states_part, parent_part, pact_part
+        exp_id, exp_deg, tgt, act = rows
         deg = np.zeros(n, np.int64)
-        deg[rows_all[:, 0]] = rows_all[:, 1]
+        deg[exp_id] = exp_deg
         indptr = np.zeros(n + 1, np.int64)
         np.cumsum(deg, out=indptr[1:])
-        # Each process's rows are in its sources' order: a stable sort by source puts every
-        # edge in its CSR place.
-        src_of = np.repeat(rows_all[:, 0], rows_all[:, 1])
-        place = np.argsort(src_of, kind="stable")
         idx_dtype = np.int32 if n < 2**31 else np.int64
-        indices = edges_all[place, 0].astype(idx_dtype)
-        action = edges_all[place, 1].astype(np.int32)
-        palette, charge = self._palette(action, indices, error_id,
-                                        None if charges_all is None else charges_all[place])
+        if np.all(exp_id[1:] > exp_id[:-1]):
+            # The rows came in id order (one process): already the CSR order.
+            indices, action = tgt.astype(idx_dtype, copy=False), act
+        else:
+            # Each row's edges go where its source's row starts.
+            start = np.zeros(exp_id.shape[0], np.int64)
+            np.cumsum(exp_deg[:-1], out=start[1:])
+            place = np.repeat(indptr[exp_id] - start, exp_deg)
+            place += np.arange(place.shape[0], dtype=np.int64)
+            indices = np.empty(tgt.shape[0], idx_dtype)
+            indices[place] = tgt
+            action = np.empty(act.shape[0], np.int32)
+            action[place] = act
+            if charges is not None:
+                ch = np.empty_like(charges)
+                ch[place] = charges
+                charges = ch
+            del place
+        palette, charge = self._palette(action, indices, error_id, charges)
         dead = np.flatnonzero(deg == 0)
         if error_id >= 0:
             dead = dead[dead != error_id]
@@ -346,9 +387,9 @@ class _Search:
                "costs": derived(), "time": derived(), "states": states,
                "parent": parent, "parent_action": par_action}
         return lazy_graph(big, indptr=indptr, deadlocks=dead.astype(np.int64),
-                          error_state=error_id, depth=int(level.max()) if n else 0,
-                          complete=True, error_successors=self.error_successors,
-                          action_codes=None, n_expanded=n, model=cm, name=cm.name,
+                          error_state=error_id, depth=depth, complete=True,
+                          error_successors=self.error_successors, action_codes=None,
+                          n_expanded=n, model=cm, name=cm.name,
                           seconds=_time.perf_counter() - t0, on_device=None, palette=palette)
 
     def _palette(self, action, indices, error_id, charges):
@@ -386,10 +427,6 @@ class _Search:
         palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(res)},
                           np.ascontiguousarray(table[:, k]))
         return palette, charge
-
-
-def _own(ids, keys, rank):
-    return ids, keys, rank
 
 
 def _to_root(comm):
