@@ -52,7 +52,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
             cost: str | None = None, backend: str = "auto",
             defines: Mapping[str, int] | None = None, max_states: int | None = None,
             max_memory: int | None = None, progress: ProgressFn | None = None,
-            witness: bool = True, symmetry: str = "auto", lazy_graph: bool = False) -> Analysis:
+            witness: bool = True, symmetry: str = "auto", lazy_graph: bool = False,
+            explore: Callable | None = None) -> Analysis:
     """Analyse a DVE model: its optimal cycle mean (or ratio) and the run that attains it.
 
     Parameters
@@ -100,6 +101,11 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         to the host when first read (:func:`statespace.graph.lazy_graph`): what a process that
         shows the answer and exits wants (``dvecost analyze``), not a caller that keeps many
         results.
+    explore : callable, optional
+        Builds the graph in place of the one-process explorer: called as
+        ``explore(compiled, max_states=, max_memory=, progress=)`` with the compiled model,
+        it returns a :class:`statespace.quotient.Quotient` (``dvecost analyze`` under
+        ``mpiexec`` passes the distributed search of :mod:`statespace.dist`).
 
     Returns
     -------
@@ -172,15 +178,20 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     t0 = _time.perf_counter()
     report("explore", None, None, "building the state graph")
     xp = array_module_for(backend)
+    explore_progress = (None if progress is None else
+                        lambda *counts: report("explore", None, None, explore_message(*counts)))
     with quiet_absent_device(xp):
-        quotient = build_quotient_graph(
-            compiled, symmetry=None if symmetry == "auto" else NO_SYMMETRY,
-            max_states=max_states, max_memory=max_memory,
-            progress=None if progress is None else
-            lambda *counts: report("explore", None, None, explore_message(*counts)),
-            xp=xp,
-            # gpu: a full device stops the run (exit 3); auto: exploration goes on on the CPU.
-            on_device_full="stop" if backend == "gpu" else "host")
+        if explore is not None:
+            quotient = explore(compiled, max_states=max_states, max_memory=max_memory,
+                               progress=explore_progress)
+        else:
+            quotient = build_quotient_graph(
+                compiled, symmetry=None if symmetry == "auto" else NO_SYMMETRY,
+                max_states=max_states, max_memory=max_memory, progress=explore_progress,
+                xp=xp,
+                # gpu: a full device stops the run (exit 3); auto: exploration goes on on
+                # the CPU.
+                on_device_full="stop" if backend == "gpu" else "host")
     graph = quotient.graph
     seconds["explore"] = _time.perf_counter() - t0
 

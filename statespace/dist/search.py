@@ -34,16 +34,18 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dve.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
-                        StateLimitExceeded)
+from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, OutOfMemory,
+                        RunStopped, StateLimitExceeded)
 from runtime.comm import Comm
 
 from ..explore import as_compiled, current_rss
 from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
+from ..quotient import Quotient
+from ..symmetry import Symmetry
 from ..store import VisitedSet
 from .successors import NextStates, states_dtype
 
-__all__ = ["explore_distributed", "owner_of", "DistributedRefused"]
+__all__ = ["explore_distributed", "distributed_quotient", "owner_of", "DistributedRefused"]
 
 _U = np.uint64
 #: Successors expanded per batch of the successor function (memory of its temporaries).
@@ -52,8 +54,20 @@ BATCH = 1 << 17
 _GO, _STATES, _MEMORY, _OOM, _SIGNAL = 0, 1, 2, 3, 4
 
 
-class DistributedRefused(ValueError):
+class DistributedRefused(ConfigurationError):
     """A model the distributed search does not explore (the message says why)."""
+
+
+#: What a distributed search reduces: nothing (it explores the full product).
+DISTRIBUTED_SYMMETRY = Symmetry(reason="a distributed search explores the full product")
+
+
+def distributed_quotient(model, comm: Comm, **options) -> Quotient | None:
+    """:func:`explore_distributed` as the :class:`~statespace.quotient.Quotient` the analysis
+    takes (no symmetry reduced): on process 0; None on the others."""
+    cm = as_compiled(model)
+    graph = explore_distributed(cm, comm, **options)
+    return None if graph is None else Quotient(graph, DISTRIBUTED_SYMMETRY, cm)
 
 
 def owner_of(keys: np.ndarray, size: int) -> np.ndarray:
