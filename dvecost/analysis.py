@@ -28,10 +28,11 @@ from typing import Callable, Iterator, Mapping
 import dve
 import ocm
 import statespace
-from dve.errors import ConfigurationError, DeviceFallbackWarning, MemoryLimitExceeded, RunStopped
+from dve.errors import ConfigurationError
 from dve.summary import summarize
 from dve.syntax import DEFAULT_COST_RESOURCE, Model
-from ocm.backend import DeferredDevice, array_module_for
+from runtime.device import DeferredDevice, DeviceFallbackWarning, array_module_for
+from runtime.errors import MemoryLimitExceeded, RunStopped
 from ocm.errors import NoCycleError, ZeroTimeCycleError
 from statespace.quotient import build_quotient_graph
 from statespace.symmetry import NO_SYMMETRY
@@ -74,7 +75,7 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         Where exploration and the cycle engine run. ``'gpu'``: both on the GPU (exploration
         of a model whose symmetry reduces it stays on the CPU). ``'auto'``: exploration on the
         GPU when there is one and a chunk of the breadth-first search is large enough for it
-        (:func:`ocm.backend.array_module_for`: CuPy is not even imported before), the cycle
+        (:func:`runtime.device.array_module_for`: CuPy is not even imported before), the cycle
         engine there for large graphs, falling back to the CPU if the device runs out of
         memory (:mod:`ocm.backend`).
     defines : mapping of str to int, optional
@@ -124,7 +125,7 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         one it does not name (the message lists them).
     ocm.errors.BackendUnavailableError
         ``backend='gpu'`` without CuPy or a CUDA device.
-    dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded
+    runtime.errors.StateLimitExceeded, runtime.errors.MemoryLimitExceeded
         Exploration reached ``max_states`` or ``max_memory``.
     NoCycleRun
         (an ``ocm.errors.NoCycleError``) No cycle is reachable; ``exc.trace`` is a shortest
@@ -210,8 +211,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
 @contextlib.contextmanager
 def quiet_absent_device(xp) -> Iterator[None]:
     """Around an exploration with ``xp``: drop the explorer's
-    :class:`~dve.errors.DeviceFallbackWarning` when ``xp`` is ``auto``'s
-    :class:`~ocm.backend.DeferredDevice` and it found no device (CuPy installed, no GPU): the
+    :class:`~runtime.device.DeviceFallbackWarning` when ``xp`` is ``auto``'s
+    :class:`~runtime.device.DeferredDevice` and it found no device (CuPy installed, no GPU): the
     exploration stayed on the host as planned, nothing fell back. Every other warning is
     shown as it would have been (after the exploration, an exception included).
 
@@ -248,7 +249,7 @@ def _check_engine_memory(max_memory: int, graph) -> None:
     (:func:`ocm.backend.engine_memory_bytes`, the estimate ``dvecost cycle`` uses) would take
     the process past ``max_memory``: a MemoryLimitExceeded with the graph's counts."""
     from ocm.backend import engine_memory_bytes
-    from statespace.explore import current_rss
+    from runtime.memory import current_rss
     held, more = current_rss(), engine_memory_bytes(graph.n_states, graph.n_edges)
     if held + more > max_memory:
         exc = MemoryLimitExceeded(max_memory, graph.n_states)

@@ -21,11 +21,11 @@ Shared machinery for subcommands
     :func:`main` arms the timeout and the signal handlers for every command; a command only
     passes ``args.max_states`` / ``args.max_memory`` down to the explorer.
 Stops
-    SIGINT, SIGTERM and the ``--timeout`` clock raise :class:`dve.errors.Interrupted` /
-    :class:`dve.errors.TimeLimitExceeded` (both :class:`dve.errors.RunStopped`, a
+    SIGINT, SIGTERM and the ``--timeout`` clock raise :class:`runtime.errors.Interrupted` /
+    :class:`runtime.errors.TimeLimitExceeded` (both :class:`runtime.errors.RunStopped`, a
     ``BaseException``) wherever the program is. The explorer attaches the graph found so far as
     ``exc.partial`` (a :class:`statespace.StateGraph` with ``complete`` false), like the
-    limits (:class:`dve.errors.ExplorationLimit`: states, memory, system sync steps). A
+    limits (:class:`runtime.errors.ExplorationLimit`: states, memory, system sync steps). A
     command that has something to show catches them, prints it and returns
     :func:`stop_info(exc, args)["exit_code"] <stop_info>`; if it does not, :func:`main` prints
     the :func:`stop_info` message (and with ``--json`` a JSON object) and returns the exit
@@ -99,10 +99,11 @@ import traceback
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from dve.errors import (ConfigurationError, DeviceFallbackWarning, DvecostError,
-                        ExplorationLimit, Interrupted, MemoryLimitExceeded, ModelError,
-                        ModelErrors, OutOfMemory, RunStopped, StateLimitExceeded, StateSpaceError,
-                        StepLimitExceeded, TimeLimitExceeded)
+from dve.errors import ConfigurationError, DvecostError, ModelError, ModelErrors
+from runtime.device import DeviceFallbackWarning
+from runtime.errors import (ExplorationLimit, Interrupted, MemoryLimitExceeded, OutOfMemory,
+                            RunStopped, StateLimitExceeded, StateSpaceError, StepLimitExceeded,
+                            TimeLimitExceeded)
 from ocm.errors import AnalysisError, BackendUnavailableError, InputError, OcmError
 
 from .terminal import use_color
@@ -216,7 +217,7 @@ def add_limits(p: argparse.ArgumentParser, *, states: bool = True) -> None:
 
     Sets ``args.max_states`` (int or None), ``args.max_memory`` (:class:`ByteSize` or None)
     and ``args.timeout`` (:class:`Seconds`, a float, or None). :func:`main` enforces ``--timeout`` for the
-    whole command (it raises :class:`dve.errors.TimeLimitExceeded` where the run is); the two
+    whole command (it raises :class:`runtime.errors.TimeLimitExceeded` where the run is); the two
     others are for the command to pass to ``build_state_graph``.
     """
     if states:
@@ -232,12 +233,12 @@ def add_limits(p: argparse.ArgumentParser, *, states: bool = True) -> None:
 
 def peak_memory_bytes() -> int:
     """The peak resident memory (RSS) of this process so far, in bytes
-    (:func:`statespace.explore.peak_rss`: this process's own, not what it inherited).
+    (:func:`runtime.memory.peak_rss`: this process's own, not what it inherited).
 
     >>> peak_memory_bytes() > 0
     True
     """
-    from statespace.explore import peak_rss
+    from runtime.memory import peak_rss
     return peak_rss()
 
 
@@ -639,12 +640,12 @@ def _wants_gpu(words: Sequence[str]) -> bool:
 
 def _start_device(words: Sequence[str]) -> None:
     """For ``--backend gpu`` with a command of :data:`_DEVICE_COMMANDS`: start importing CuPy
-    and the CUDA context (:func:`ocm.backend.warm_up`) in a background thread now, so that
+    and the CUDA context (:func:`runtime.warmup.warm_up`) in a background thread now, so that
     they overlap the parsing and the first breadth-first chunks, which run on the host. The
     command finds them ready, or waits for them where it first needs the device (the import
     lock); a failure there is reported by the command, as without this."""
     if _command_of(words) in _DEVICE_COMMANDS and _wants_gpu(words):
-        from ocm.backend import warm_up
+        from runtime.warmup import warm_up
         warm_up()
 
 
@@ -797,7 +798,7 @@ def printing():
 
 @contextlib.contextmanager
 def _device_warnings():
-    """Show the explorer's :class:`~dve.errors.DeviceFallbackWarning` (the GPU was
+    """Show the explorer's :class:`~runtime.device.DeviceFallbackWarning` (the GPU was
     full, exploration went on on the CPU) as one ``dvecost: warning: ...`` line on stderr,
     once per message; other warnings as Python shows them."""
     import warnings

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped
+from dve.errors import ConfigurationError
+from runtime.errors import MemoryLimitExceeded, RunStopped
 
 from ..report import count
 from . import (add_limits, command, emit_json, peak_memory_bytes, result_is_final,
@@ -117,7 +118,7 @@ def _check_memory(args, n: int, m: int) -> None:
     if args.max_memory is None:
         return
     from ocm.backend import engine_memory_bytes
-    from statespace.explore import current_rss
+    from runtime.memory import current_rss
     held = current_rss()
     more = engine_memory_bytes(n, m)
     if held + more > args.max_memory:

@@ -32,8 +32,9 @@ import os
 import sys
 import time
 
-from dve.errors import (ConfigurationError, ExplorationLimit, Interrupted, MemoryLimitExceeded,
-                        OutOfMemory, RunStopped, TimeLimitExceeded)
+from dve.errors import ConfigurationError
+from runtime.errors import (ExplorationLimit, Interrupted, MemoryLimitExceeded, OutOfMemory,
+                            RunStopped, TimeLimitExceeded)
 
 from . import (add_model_run, command, emit_json, not_a_scenario_file, parse_defines,
                parse_size, peak_memory_bytes, printing, result_is_final, stop_info)
@@ -175,7 +176,7 @@ class _Run:
         """Load, explore, save and summarise; ends by declaring the result final."""
         from dve.loader import load_model
         from dvecost.analysis import quiet_absent_device
-        from ocm.backend import array_module_for
+        from runtime.device import array_module_for
         from statespace import build_state_graph, save_graph
         from statespace.compiler import compile_model
 

@@ -12,7 +12,8 @@ import signal
 import sys
 from typing import Callable, TextIO
 
-from dve.errors import ConfigurationError, RunStopped
+from dve.errors import ConfigurationError
+from runtime.errors import RunStopped
 
 from . import peak_memory_bytes, printing, report_stop, result_is_final
 from .files import (check_output_files, need_matplotlib, save_figure, write_atomic,
