@@ -19,8 +19,9 @@ import shutil
 import subprocess
 import sys
 
-from dve.errors import ConfigurationError, DvecostError, ExplorationLimit, RunStopped
+from dve.errors import ConfigurationError
 from runtime.comm import Comm, launched_world_size, world
+from runtime.errors import DvecostError, ExplorationLimit, RunStopped
 
 __all__ = ["distributed_world", "Rendezvous", "follow", "launch_gpus", "add_gpus"]
 

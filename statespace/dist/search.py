@@ -34,11 +34,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dve.errors import (ConfigurationError, Interrupted, MemoryLimitExceeded, OutOfMemory,
-                        RunStopped, StateLimitExceeded)
+from dve.errors import ConfigurationError
 from runtime.comm import Comm
+from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
+                            StateLimitExceeded)
+from runtime.memory import current_rss
 
-from ..explore import as_compiled, current_rss
+from ..explore import as_compiled
 from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
 from ..quotient import Quotient
 from ..symmetry import Symmetry
