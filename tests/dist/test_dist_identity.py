@@ -15,7 +15,7 @@ import pytest
 import dve
 from statespace import build_state_graph
 
-from .mpirun import ROOT, run
+from mpirun import ROOT, run
 
 sys.path.insert(0, str(ROOT / "tools"))
 from graph_digest import digest  # noqa: E402

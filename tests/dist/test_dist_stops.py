@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from .mpirun import ROOT, env, mpiexec, run
+from mpirun import ROOT, env, mpiexec, run
 
 TEMPLATE = ROOT / "dvecost" / "examples" / "client_server_template.dve"
 
