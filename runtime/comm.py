@@ -70,12 +70,14 @@ class Comm:
     size: int = 1
     xp = np
 
-    def alltoallv(self, send, counts):
+    def alltoallv(self, send, counts, recv_counts=None):
         """Each process sends ``send[sum(counts[:q]):sum(counts[:q+1])]`` (rows of a 1-D or
         2-D array, grouped by destination) to process ``q``.
 
         Returns ``(recv, recv_counts)``: the rows received, grouped by source in rank order,
-        and how many came from each process (a NumPy array of ``size``)."""
+        and how many came from each process (a NumPy array of ``size``). ``recv_counts``,
+        when the caller knows them (an answer to an earlier exchange goes back with its
+        counts swapped), saves exchanging the counts first."""
         raise NotImplementedError
 
     def allreduce(self, value, op: str = "sum"):
@@ -99,7 +101,7 @@ class Comm:
 class SelfComm(Comm):
     """One process: each collective's value for a world of one."""
 
-    def alltoallv(self, send, counts):
+    def alltoallv(self, send, counts, recv_counts=None):
         return send, np.asarray(counts, np.int64).reshape(1)
 
     def allreduce(self, value, op: str = "sum"):
@@ -150,10 +152,11 @@ class MpiComm(Comm):
         self.comm.Alltoall(counts, recv)
         return recv
 
-    def alltoallv(self, send, counts):
+    def alltoallv(self, send, counts, recv_counts=None):
         send = np.ascontiguousarray(send)
         counts = np.asarray(counts, np.int64).reshape(self.size)
-        rcounts = self._counts(counts)
+        rcounts = self._counts(counts) if recv_counts is None else \
+            np.asarray(recv_counts, np.int64).reshape(self.size)
         row = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
         recv = np.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)
         sb, rb = counts * row, rcounts * row
@@ -236,11 +239,12 @@ class NcclComm(Comm):
                  np.dtype(np.float64): n.NCCL_FLOAT64}
         return table[np.dtype(dtype)]
 
-    def alltoallv(self, send, counts):
+    def alltoallv(self, send, counts, recv_counts=None):
         xp = self.xp
         send = xp.ascontiguousarray(send)
         counts = np.asarray(counts, np.int64).reshape(self.size)
-        rcounts = self.mpi._counts(counts)
+        rcounts = self.mpi._counts(counts) if recv_counts is None else \
+            np.asarray(recv_counts, np.int64).reshape(self.size)
         width = int(np.prod(send.shape[1:], dtype=np.int64))
         recv = xp.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)
         sd, rd = _displs(counts) * width, _displs(rcounts) * width

@@ -97,7 +97,8 @@ def owner_of(keys: np.ndarray, size: int) -> np.ndarray:
 def explore_distributed(model, comm: Comm, *, property: bool = True,
                         max_states: int | None = None, max_memory: int | None = None,
                         progress: Callable[[int, int, float], None] | None = None,
-                        error_successors: bool = False) -> StateGraph | None:
+                        error_successors: bool = False,
+                        timings: dict | None = None) -> StateGraph | None:
     """Explore ``model`` as one of ``comm.size`` processes (each calls this with its ``comm``).
 
     Parameters
@@ -108,6 +109,9 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
     property, max_states, max_memory, progress, error_successors
         As for :func:`statespace.build_state_graph`; ``max_memory`` bounds each process's
         resident memory, checked at each level's end; ``progress`` is called on process 0.
+    timings : dict, optional
+        Filled with this process's wall seconds: ``search`` (the levels, the graph spread
+        over the processes) and ``gather`` (the graph to process 0 and assembled there).
 
     Returns
     -------
@@ -132,7 +136,11 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
         raise DistributedRefused(
             f"{cm.name}: a 'system sync' model cannot be explored by several processes yet "
             "(its steps are numbered in the order they are met); run it as one process")
-    return _Search(cm, comm, max_states, max_memory, progress, error_successors).run()
+    search = _Search(cm, comm, max_states, max_memory, progress, error_successors)
+    graph = search.run()
+    if timings is not None:
+        timings.update(search.seconds)
+    return graph
 
 
 class _Search:
@@ -158,6 +166,7 @@ class _Search:
         self.error_gid = -1
         self.sdtype = states_dtype(cm)
         self.pending_signal: int | None = None
+        self.seconds: dict[str, float] = {}
 
     # ------------------------------------------------------------------ driver
     def run(self) -> StateGraph | None:
@@ -173,7 +182,10 @@ class _Search:
                     self.progress(self.n, self.m, self.m / max(_time.perf_counter() - t0, 1e-9))
                 if stop != _GO:
                     self._raise(stop, saved)
+            t1 = _time.perf_counter()
+            self.seconds["search"] = t1 - t0
             graph = self._gather(t0, depth)
+            self.seconds["gather"] = _time.perf_counter() - t1
             if self.pending_signal is not None:   # one came while the graph was gathered
                 self._raise(_SIGNAL, saved)
         finally:
@@ -204,18 +216,21 @@ class _Search:
 
     def _level(self, fkeys, fgid, lo, hi):
         """Expand one level (ids ``lo .. hi - 1``; this process's share ``fgid``): the new
-        frontier, and the agreed stop (``_GO`` to go on)."""
+        frontier, and the agreed stop (``_GO`` to go on). Eight collectives whatever P:
+        the keys out (counts, then rows), the smallest ranks out (counts, rows) and their ids
+        back, the targets back, the new states' counts, and the stop."""
         comm, P = self.comm, self.comm.size
         status = _GO
-        try:
-            local, act, keys, charges = self._expand(fkeys)
-        except MemoryError:
-            status = _OOM
-        if self._agree(status) != _GO:
-            return _OOM, fkeys, fgid
         A = self.A
         if self.n * A >= 2**62:
             raise OverflowError(f"{self.n:,} states times {A:,} actions: ranks past 62 bits")
+        try:
+            local, act, keys, charges = self._expand(fkeys)
+        except MemoryError:
+            # This process goes on with no successors, so that the others meet it in every
+            # collective; the stop is agreed at the level's end.
+            status = _OOM
+            local, act, keys, charges = self._expand(fkeys[:0])
         src = fgid[local]
         rank = src * A + act
         if P > 1:
@@ -224,49 +239,64 @@ class _Search:
             order = np.argsort(owner.astype(np.int16), kind="stable")
             counts = np.bincount(owner, minlength=P)
             del owner
-            rkeys, rcounts = comm.alltoallv(keys[order], counts)
-            rrank, _ = comm.alltoallv(rank[order], counts)
+            # Key and rank as one row of words: one exchange.
+            send = np.empty((keys.shape[0], self.W + 1), _U)
+            send[:, :self.W] = keys[order]
+            send[:, self.W] = rank[order].view(_U)
+            recv, rcounts = comm.alltoallv(send, counts)
+            del send
+            rkeys = recv[:, :self.W]
+            rrank = np.ascontiguousarray(recv[:, self.W]).view(np.int64)
         else:
-            order, rcounts = None, np.array([keys.shape[0]], np.int64)
+            order, counts, rcounts = None, None, np.array([keys.shape[0]], np.int64)
             rkeys, rrank = keys, rank
         del keys, rank
         ids, new_rank, new_keys = self.visited.add(rkeys, rrank)
         del rkeys, rrank
         # 3. global ids of the new states: each smallest rank to the process owning its
         # source's share of the level, sorted there (new_rank is sorted, so are the
-        # destinations, and the ids come back in new_rank's order).
+        # destinations, and the ids come back in new_rank's order). Every process's count
+        # in its own place of a vector, summed: each one's first id and the total at once.
         if P > 1:
             dest = ((new_rank // A - lo) * P) // (hi - lo)
-            got, gcounts = comm.alltoallv(new_rank, np.bincount(dest, minlength=P))
+            gsend = np.bincount(dest, minlength=P)
+            got, gcounts = comm.alltoallv(new_rank, gsend)
             mine = np.argsort(got)
-            first = self.n + comm.exscan(got.shape[0])
+            per = np.zeros(P, np.int64)
+            per[comm.rank] = got.shape[0]
+            per = comm.allreduce(per)
+            first = self.n + int(per[:comm.rank].sum())
             numbered = np.empty(got.shape[0], np.int64)
             numbered[mine] = first + np.arange(got.shape[0], dtype=np.int64)
-            new_gid, _ = comm.alltoallv(numbered, gcounts)
+            new_gid, _ = comm.alltoallv(numbered, gcounts, gsend)
+            self.n_now = self.n + int(per.sum())
         else:
             new_gid = self.n + np.arange(new_rank.shape[0], dtype=np.int64)
+            self.n_now = self.n + new_gid.shape[0]
         self.gid = np.concatenate([self.gid, new_gid])
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
-            back, _ = comm.alltoallv(self.gid[ids], rcounts)
+            back, _ = comm.alltoallv(self.gid[ids], rcounts, counts)
             target = np.empty(back.shape[0], np.int64)
             target[order] = back
             del back
         else:
             target = self.gid[ids]
         del ids
-        self.n_now = self.n + int(comm.allreduce(new_gid.shape[0]))
         self._keep_rows(fgid, local, src - lo, act, target, charges, hi - lo)
         self.own.append(self._owned(new_gid, new_keys, new_rank // A,
                                     (new_rank % A).astype(np.int32)))
-        # Counts and the stop, agreed by one allreduce.
-        status = self._local_stop()
-        agreed = comm.allreduce(np.array([local.shape[0], fgid.shape[0]], np.int64))
+        # The counts and the stop, agreed by one allreduce (max): each process's counts in
+        # its own places, the stop and the signal where all write.
+        status = max(status, self._local_stop())
+        v = np.zeros(2 + 2 * P, np.int64)
+        v[0], v[1] = status, self.pending_signal or 0
+        v[2 + comm.rank], v[2 + P + comm.rank] = local.shape[0], fgid.shape[0]
+        v = comm.allreduce(v, "max")
         self.n = self.n_now
-        self.m += int(agreed[0])
-        self.expanded += int(agreed[1])
-        stop, signum = (int(v) for v in comm.allreduce(
-            np.array([status, self.pending_signal or 0], np.int64), "max"))
+        self.m += int(v[2:2 + P].sum())
+        self.expanded += int(v[2 + P:].sum())
+        stop, signum = int(v[0]), int(v[1])
         if signum:
             self.pending_signal = self.pending_signal or signum
             stop = _SIGNAL
@@ -274,9 +304,6 @@ class _Search:
             stop = _STATES
         # The new frontier in id order (new_gid ascends: ids follow the smallest ranks).
         return stop, new_keys, new_gid
-
-    def _agree(self, status: int) -> int:
-        return int(self.comm.allreduce(np.array([status], np.int64), "max")[0])
 
     def _local_stop(self) -> int:
         if self.max_memory is not None and current_rss() > self.max_memory:
