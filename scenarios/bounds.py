@@ -510,20 +510,21 @@ def _names(e: object) -> list[str]:
 
 class _Simulator:
     """Rows of one state matrix stepped together through the compiled model's own
-    ``system sync`` successor code (:class:`statespace.Explorer`: guards, effects, charges
-    and faults as exploration computes them, one implementation of the model's semantics)."""
+    ``system sync`` successor code (:class:`statespace.next_state.SyncGenerator`: guards,
+    effects, charges and faults as exploration computes them, one implementation of the
+    model's semantics)."""
 
     def __init__(self, system: System) -> None:
         import dve
         from statespace import compile_model
-        from statespace.explore import Explorer
+        from statespace.next_state import SyncGenerator
 
         model = dve.load_model(system.to_model())     # the front door's checks
         cm = compile_model(model)
         if cm.system != "sync":
             raise ValueError("find_witness simulates 'system sync' models")
         self.cm = cm
-        self.ex = Explorer(cm, np, None, None, None, None)
+        self.ex = SyncGenerator(cm)
         self.resource = system.resource
         self.procs = cm.system_processes
         index = {p.name: p.index for p in self.procs}
@@ -550,7 +551,7 @@ class _Simulator:
             others = {index[n] for n in names if n in index and index[n] != t.process}
             if len(others) == 1:
                 self.concerns[t.id] = others.pop()
-            charge = self.ex.const_charge[t.id]
+            charge = self.ex.tr.constant_charge(t.id)
             if charge is not None and self.resource in cm.resources:
                 self.weight[t.id] = charge[0][cm.resources.index(self.resource)]
             for a in t.node.effects:
@@ -662,7 +663,7 @@ class _Simulator:
                 continue
             rs, ts, gs = [], [], []
             for tid in cands:
-                r, ge = ex._enabled(X, R, rows_cache, None, tid)
+                r, ge = ex.enabled(X, tid, rows_cache)
                 if r.shape[0]:
                     rs.append(r)
                     ts.append(np.full(r.shape[0], tid, np.int64))
@@ -693,7 +694,7 @@ class _Simulator:
         time = np.zeros(R, np.int64)
         if live.shape[0]:
             err = gerr[live].copy()
-            Yl, err, costs, tm = ex._step_sync(X, live, C[live], err)
+            Yl, err, costs, tm = ex.step(X, live, C[live], err)
             Y[:, live] = Yl
             cost[live] = costs[self.resource] if self.resource in costs else 0
             time[live] = tm
@@ -881,11 +882,10 @@ class _Lift:
             # Every renamed transition enabled, without a guard fault, where it is taken.
             for tid in np.unique(C).tolist():
                 r = np.flatnonzero((C == tid).any(axis=1))
-                en, ge = ex._enabled(np.ascontiguousarray(Xs[:, r]), r.shape[0], {}, None,
-                                     tid)
+                en, ge = ex.enabled(np.ascontiguousarray(Xs[:, r]), tid)
                 if en.shape[0] != r.shape[0] or (ge is not None and ge.any()):
                     raise AssertionError(f"a renamed step does not enable transition {tid}")
-            Y, err, cost, tm = ex._step_sync(Xs, np.arange(L), C, np.zeros(L, bool))
+            Y, err, cost, tm = ex.step(Xs, np.arange(L), C, np.zeros(L, bool))
             if err.any() or not np.array_equal(np.asarray(Y, np.int64), X[:, 1:]):
                 raise AssertionError("a renamed step does not reach the renamed state")
             c = np.asarray(cost[sim.resource], np.int64) if sim.resource in cost else \

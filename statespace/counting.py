@@ -90,7 +90,7 @@ def counted_plan(ex: QuotientExplorer) -> dict | None:
     """Whether the quotient of ``ex`` can be explored by counting, and the layout facts it
     needs; ``None`` when it cannot (see the module docstring)."""
     cm, sym = ex.cm, ex.sym
-    if (cm.system != "async" or not ex.swap_ok or ex.has_commit or sym.families
+    if (cm.system != "async" or not ex.swap_ok or ex.gen.has_commit or sym.families
             or not sym.groups or ex.error_successors):
         return None
     groups = []
@@ -432,14 +432,15 @@ class CountedExplorer(QuotientExplorer):
         """Every step of every row, with its successor's compact key."""
         cm = self.cm
         rows_cache: dict = {}
-        G_, live, full = self._live_transitions(
+        tr = self.gen.tr
+        G_, live, full = tr.live(
             X, self.acting, lambda tid: self._enabled_rows(X, m, rows_cache, tid, rg))
         out_src, out_act, out_err, out_time, out_T, out_row = [], [], [], [], [], []
         out_cost = [[] for _ in self.res]
         for tid in live:
-            for ai, a in self.actions_of[tid]:
+            for ai, a in self.gen.actions_of[tid]:
                 gi = self.lead_group[ai]
-                R, gerr = self._action_rows(G_, full, a)
+                R, gerr = tr.action_rows(G_, full, a)
                 # A mover's row keeps only the steps of its group's lead (the others are the
                 # base row's).
                 own = (rg[R] == -1) | (rg[R] == gi)
@@ -448,11 +449,11 @@ class CountedExplorer(QuotientExplorer):
                     gerr = None if gerr is None else gerr[own]
                 if R.shape[0] == 0:
                     continue
-                writes, eerr = self.ev.effect(a.transitions)(X, R)
-                costs, tm, cerr = self._charge_action(a, X, R)
+                writes, eerr = tr.ev.effect(a.transitions)(X, R)
+                costs, tm, cerr = tr.charge_action(a, X, R)
                 moves = [(cm.processes[t.process].slot, t.dst)
                          for t in (cm.transitions[tid] for tid in a.transitions[::-1])]
-                err = self._step_faults(a, R, gerr, eerr, cerr)
+                err = tr.step_faults(a, R, gerr, eerr, cerr)
                 Tn = np.take(T, R, axis=1)   # C order, one copy (see Explorer._step_sync)
                 for j, vals in writes:
                     self._write(Tn, X, R, j, vals, info, rs)
@@ -473,7 +474,8 @@ class CountedExplorer(QuotientExplorer):
                     lst.append(c)
                 out_time.append(tm)
         if not out_src:
-            return self._collect([], [], [], [], out_cost, [])
+            return _tuple(tr.collect([], [], [], [], out_cost, [],
+                                     charges=self.charge_table is None))
         # The successors' compact keys, all of the chunk's steps at once.
         R = np.concatenate(out_row)
         Tn = np.concatenate(out_T, axis=1)
@@ -483,13 +485,14 @@ class CountedExplorer(QuotientExplorer):
         if ok.shape[0]:
             Rk = R[ok]
             nk[ok] = self._compact_keys(Tn[:, ok], [c[Rk] for c in base_cnt], info, rs[Rk])
-        return self._collect(out_src, out_act, [nk], out_err, out_cost, out_time)
+        return _tuple(tr.collect(out_src, out_act, [nk], out_err, out_cost, out_time,
+                                 charges=self.charge_table is None))
 
     def _enabled_rows(self, X, m, rows_cache, tid, rg):
         """Rows where ``tid`` is enabled: a lead member's transitions only in the base rows
         and in the rows of its own group's movers (:meth:`_steps` keeps only those steps
         there); the other processes' in every row."""
-        R, gerr = Explorer._enabled(self, X, m, rows_cache, None, tid)
+        R, gerr = self.gen.tr.enabled(X, tid, rows_cache)
         if R.shape[0] == 0:
             return R, gerr
         proc = self.cm.transitions[tid].process
@@ -617,7 +620,7 @@ class SyncChoiceExplorer(QuotientExplorer):
         #: process index -> the column of the member before it in its group.
         self.prev_column = {g.processes[k]: column[g.processes[k - 1]]
                             for g in sym.groups for k in range(1, g.size)}
-        self.digit = self._digits(np)   # each transition's place in its process
+        self.digit = self.gen.digits(np)   # each transition's place in its process
         self.red: dict[int, np.ndarray] = {}
 
     def _successors_sync(self, X, keys):
@@ -651,7 +654,7 @@ class SyncChoiceExplorer(QuotientExplorer):
         got = self.__dict__.get("_fusable_flags")
         if got is None:
             cm = self.cm
-            local = self._sync_local()
+            local = self.gen.local()
             column = {p.index: i for i, p in enumerate(cm.system_processes)}
             got = []
             for g in self.sym.groups:
@@ -681,7 +684,7 @@ class SyncChoiceExplorer(QuotientExplorer):
         for p, row in zip(g.processes, g.member_slots):
             c = column[p]
             t = tables[c]
-            _, _, _, vals, dst = self._pair_effects(X, t, cm.processes[p].transitions)
+            _, _, _, vals, dst = self.gen.pair_effects(X, t, cm.processes[p].transitions)
             vecs.append([dst] + [vals[s] if s in vals else X[s][t.row] for s in row[1:]])
         fields, constant, bits = [], [], 0
         for j in range(w - 1, -1, -1):       # the last slot least significant
@@ -846,3 +849,7 @@ def counted_orbit_total(sym: Symmetry, counts: Counts) -> int:
             size *= fact[g.size] // den
         total += m * size
     return total
+
+
+def _tuple(s) -> tuple:
+    return s.source, s.action, s.keys, s.error, s.costs, s.time

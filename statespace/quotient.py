@@ -52,6 +52,7 @@ from .explore import Explorer, as_compiled
 from .graph import StateGraph
 from .model import CompiledModel
 from .counting import counted_orbit_total, explore_counted
+from .next_state import generator_for
 from .quotient_explorer import QuotientExplorer
 from .symmetry import (NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable,
                        transition_image)
@@ -278,8 +279,8 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     close : bool
         Walk ``edges`` again until the run is back at its first state (``edges`` must then be a
         cycle); ``False`` walks them once.
-    explorer : Explorer, optional
-        The explorer that computes the representatives' successors (:func:`walk_explorer`);
+    explorer : AsyncGenerator or SyncGenerator, optional
+        The generator that computes the representatives' successors (:func:`walk_explorer`);
         built here when not given (a caller lifting several walks builds it once).
 
     Returns
@@ -343,8 +344,8 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
         X = np.stack([rep_of[s] for s in sorted(set(srcs))], axis=1) if uniq else None
         col = {s: i for i, s in enumerate(sorted(set(srcs)))}
         src_of = dict(zip(edges, srcs))
-        ex.ev.prepare(choices.ravel(), guards=False)   # what the steps run, as one module
-        Y, _, _, _ = ex._step_sync(X, np.asarray([col[src_of[e]] for e in uniq], np.int64),
+        ex.tr.ev.prepare(choices.ravel(), guards=False)   # what the steps run, as one module
+        Y, _, _, _ = ex.step(X, np.asarray([col[src_of[e]] for e in uniq], np.int64),
                                    choices, np.zeros(len(uniq), bool))
         Y = Y.astype(np.int64)
         err = np.asarray([int(g.indices[e]) == g.error_state for e in uniq])
@@ -425,10 +426,10 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     raise AssertionError("the lifted walk did not close")
 
 
-def walk_explorer(cm: CompiledModel, sym: Symmetry) -> Explorer:
-    """The explorer :func:`lift_walk` steps representatives with (one row at a time)."""
-    return (QuotientExplorer(cm, sym, np, 1, None, None, None, False, lazy=True)
-            if cm.system == "sync" else Explorer(cm, np, 1, None, None, None, False, lazy=True))
+def walk_explorer(cm: CompiledModel, sym: Symmetry):
+    """The generator :func:`lift_walk` steps representatives with (one row at a time; each
+    guard and effect generated when first used)."""
+    return generator_for(cm, np, lazy=True)
 
 
 #: Steps tried at most while looking for a lifted cycle that closes in one round.
@@ -597,11 +598,12 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
 _MAX_ROUNDS = 1 << 20
 
 
-def _successor(ex: Explorer, rep: np.ndarray, action: int, cm: CompiledModel) -> np.ndarray:
+def _successor(ex, rep: np.ndarray, action: int, cm: CompiledModel) -> np.ndarray:
     """The concrete successor of state ``rep`` by ``action`` (full semantics, one row)."""
     X = rep.reshape(-1, 1).astype(np.int32)
     keys = ex.layout.pack(X, np)
-    src, act, nkeys, err, costs, tim = ex._successors_async(X.copy(), keys)
+    s = ex.successors(keys, X.copy())
+    act, nkeys, err = s.action, s.keys, s.error
     hit = np.flatnonzero(act == action)
     if hit.shape[0] == 0:
         raise AssertionError(f"action {action} is not enabled in the representative")

@@ -102,6 +102,13 @@ class QuotientExplorer(Explorer):
                 gerr = gerr[keep] if gerr is not None else None
         return r, gerr
 
+    def _still(self) -> frozenset:
+        """The members that take no step of their own (swap mode: all but each group's
+        member 0, whose steps the swapped rows make)."""
+        if not self.movers:
+            return frozenset()
+        return frozenset(p for p in self.position if p not in self.movers)
+
     def _swapped_rows(self, X):
         """The rows to add: (state matrix, source row, group, member position) of each member
         that is not interchangeable with the one before it and has some transition."""
@@ -142,7 +149,7 @@ class QuotientExplorer(Explorer):
             if self.skip_ok:
                 # Computed on the rows as they are (the error state's are hidden as -1 already).
                 self.skip = interchangeable(self.sym, X)
-            out = super()._successors_async(X, keys)
+            out = super()._successors_async(X, keys, self._still(), self.skip)
             self.skip = {}
             src, act, nkeys, err, costs, tim = out
             if src.shape[0]:
@@ -154,7 +161,7 @@ class QuotientExplorer(Explorer):
             Xe, rows, grp, pos = extra
             X = np.concatenate([X, Xe.astype(X.dtype)], axis=1)
             keys = np.concatenate([keys, self.layout.pack(Xe, np)])
-        src, act, nkeys, err, costs, tim = super()._successors_async(X, keys)
+        src, act, nkeys, err, costs, tim = super()._successors_async(X, keys, self._still())
         if extra is not None and src.shape[0]:
             ext = src >= F
             if ext.any():
@@ -282,7 +289,3 @@ class QuotientExplorer(Explorer):
         Y, err, costs, tm = self._step_sync(X, rows, C, err)
         nk = self._canon_keys(self.layout.pack(Y, np))
         return rows, self._intern_choices(C), nk, err, costs, tm
-
-    def _intern_choices(self, C) -> np.ndarray:
-        """Dense step ids of choice rows (one transition id per system process)."""
-        return self._intern_sync(self._sync_code_words(C))

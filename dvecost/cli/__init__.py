@@ -1,8 +1,8 @@
 """The command line: ``dvecost SUBCOMMAND ...``. The only layer that prints or exits.
 
 Each subcommand lives in a module of this package exposing ``register(subparsers)``, which adds
-its parser and sets ``func=run`` where ``run(args) -> int`` (:func:`command` builds it from the
-command's name, help, description and options). Exit codes:
+its parser with :func:`dvecost.cli.subcommand.add_command` (help and description from the
+module's docstring, ``func=run`` where ``run(args) -> int``), then its options. Exit codes:
 
 - 0: success;
 - 2: invalid input (syntax or semantic error, bad usage, unreadable file, backend unavailable);
@@ -12,9 +12,9 @@ command's name, help, description and options). Exit codes:
 
 Shared machinery for subcommands
 --------------------------------
-:func:`command`
-    A module's ``register``: the parser with help, description, the command's own options,
-    the common ones, ``func=run``.
+:func:`dvecost.cli.subcommand.add_command`
+    The one way a module's ``register`` makes its parser: help and description from the
+    module's docstring, ``func=run``; the module then adds its options and :func:`add_common`.
 :func:`add_limits`
     ``--max-states N``, ``--max-memory SIZE`` (``args.max_memory`` is a :class:`ByteSize`:
     an ``int`` of bytes whose ``str()`` is the text the user wrote) and ``--timeout SECONDS``.
@@ -305,7 +305,7 @@ def stop_info(exc: BaseException, args: argparse.Namespace | None = None) -> dic
     for limits (the value as the user wrote it, from ``args``). ``message`` is the stderr
     line: ``dvecost: ... ; 1,234 states, 5,678 transitions found so far``.
 
-    >>> from dve.errors import Interrupted
+    >>> from runtime.errors import Interrupted
     >>> e = Interrupted(15, "SIGTERM"); e.counts = {"states": 1200, "transitions": 3400}
     >>> i = stop_info(e); i["status"], i["exit_code"], i["message"]
     ('interrupted', 143, 'dvecost: interrupted by SIGTERM; 1,200 states, 3,400 transitions found so far')
@@ -354,7 +354,7 @@ def report_stop(exc: BaseException, args: argparse.Namespace) -> int:
     ``limit``, ``counts``, ``message``) on stdout; returns the exit code.
 
     >>> import argparse, contextlib, io
-    >>> from dve.errors import TimeLimitExceeded
+    >>> from runtime.errors import TimeLimitExceeded
     >>> out, err = io.StringIO(), io.StringIO()
     >>> with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
     ...     code = report_stop(TimeLimitExceeded(0.3), argparse.Namespace(json=True))
@@ -485,35 +485,6 @@ def result_is_final() -> None:
     """
     if _ACTIVE:
         _ACTIVE[-1].hold()
-
-
-def command(name: str, run: Callable[[argparse.Namespace], int],
-            options: Callable[[argparse.ArgumentParser], None], *, help: str,
-            description: str) -> Callable[[argparse._SubParsersAction], argparse.ArgumentParser]:
-    """The ``register(sub)`` of a subcommand module: it adds subcommand ``name`` to ``sub``
-    with ``help`` (its line in ``dvecost --help``) and ``description``, then ``options(parser)``
-    (the command's own arguments, in the order ``--help`` lists them), then :func:`add_common`,
-    and sets ``func=run``; it returns the parser.
-
-    A module declares it after ``run``: ``register = command("check", run, _options, ...)``.
-
-    >>> parser = argparse.ArgumentParser(prog="dvecost")
-    >>> register = command("hello", lambda args: 0, lambda p: p.add_argument("who"),
-    ...                    help="greet", description="Greets.")
-    >>> _ = register(parser.add_subparsers())
-    >>> args = parser.parse_args(["hello", "world", "-q"])
-    >>> args.who, args.quiet, args.debug, args.func(args)
-    ('world', True, False, 0)
-    """
-    def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=description)
-        options(p)
-        add_common(p)
-        p.set_defaults(func=run)
-        return p
-
-    register.__doc__ = f"Add the ``{name}`` subcommand to the ``dvecost`` parser."
-    return register
 
 
 def add_common(p: argparse.ArgumentParser) -> None:

@@ -1,9 +1,11 @@
 """The one place the distributed search meets the successor function of a model.
 
-A narrow adapter: :class:`NextStates` gives the successors of a batch of packed states as
-plain arrays, the same successors, in the same (source, action) order, with the same error
-handling, as the one-process explorer computes. The search (:mod:`.search`) reads nothing else
-of the model's semantics, so moving to another successor function is an edit of this module.
+A narrow adapter over the public next-state interface (:mod:`statespace.next_state`):
+:class:`NextStates` gives the successors of a batch of packed states as plain arrays, the same
+successors, in the same (source, action) order, with the same error handling, as the
+one-process explorer computes (the error state has no successors unless ``error_successors``;
+a faulting step leads to the error state's key). The search (:mod:`.search`) reads nothing else
+of the model's semantics.
 """
 
 from __future__ import annotations
@@ -12,12 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dve import arith
-
 from ..evaluate import INT
-from ..explore import Explorer
 from ..model import CompiledModel
-from ..store import KeyLayout
+from ..next_state import generator_for
 
 __all__ = ["NextStates", "Successors", "states_dtype"]
 
@@ -69,33 +68,13 @@ class NextStates:
 
     def __init__(self, cm: CompiledModel, *, error_successors: bool = False) -> None:
         self.cm = cm
-        self._ex = Explorer(cm, np, None, None, None, None, error_successors)
-        self.layout = KeyLayout.for_model(cm)
+        self.gen = generator_for(cm, np)
+        self.layout = self.gen.layout
         self.n_actions = max(cm.n_actions, 1)
         self.initial_key = self.layout.pack(np.array(cm.initial, INT).reshape(-1, 1), np)
         self.error_key = self.layout.pack(np.array(cm.error_state, INT).reshape(-1, 1), np)
         self.err_pc = cm.error_state[0] if cm.slots and not error_successors else -1
-        self.charge_table = self._charge_table()
-
-    def _charge_table(self):
-        cm = self.cm
-        if cm.system != "async" or cm.property_process is not None or not cm.actions:
-            return None
-        const = [self._ex.ev.constant_charge(t.id) for t in cm.transitions]
-        if any(c is None for c in const):
-            return None
-        res = cm.resources
-        costs = np.zeros((len(res), len(cm.actions)), np.int64)
-        tim = np.zeros(len(cm.actions), np.int64)
-        for a_id, a in enumerate(cm.actions):
-            parts = [const[t] for t in a.transitions]
-            for k in range(len(res)):
-                total = sum(p[0][k] for p in parts)
-                if not arith.INT64[0] <= total <= arith.INT64[1]:
-                    return None
-                costs[k, a_id] = total
-            tim[a_id] = max(p[1] for p in parts)
-        return costs, tim
+        self.charge_table = self.gen.charge_table
 
     def successors(self, keys: np.ndarray) -> Successors:
         """The successors of the states packed as ``keys`` (rows), in (row, action) order."""
@@ -106,11 +85,13 @@ class NextStates:
                 # The error state has no successors: hidden from every transition.
                 for p in self.cm.processes:
                     X[p.slot][bad] = -1
-        src, act, nkeys, err, costs, tim = self._ex._successors_async(X, keys)
-        nkeys[err] = self.error_key[0]
+        s = self.gen.successors(keys, X)
+        nkeys = s.keys
+        nkeys[s.error] = self.error_key[0]
         charges = None
         if self.charge_table is None:
-            charges = np.stack([costs[r] for r in self.cm.resources] + [tim], axis=1) \
-                if src.shape[0] else np.zeros((0, len(self.cm.resources) + 1), np.int64)
-        return Successors(src.astype(np.int64, copy=False), act.astype(np.int32, copy=False),
-                          nkeys, err, charges)
+            res = self.cm.resources
+            charges = (np.stack([s.costs[r] for r in res] + [s.time], axis=1) if len(s)
+                       else np.zeros((0, len(res) + 1), np.int64))
+        return Successors(np.asarray(s.source, np.int64), np.asarray(s.action, np.int32),
+                          nkeys, s.error, charges)

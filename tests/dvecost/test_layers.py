@@ -15,6 +15,7 @@ another module's object is read (``obj._x``, see :func:`_object_violations`).
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -53,7 +54,7 @@ def _resolve(name: str, modules) -> str | None:
 def _imports(module: str, path: pathlib.Path, modules):
     """``(target module, imported name or None, line)`` for every import in ``module``,
     and the private attributes read off names bound to project modules."""
-    tree = ast.parse(path.read_text(), str(path))
+    tree = _tree(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found, aliases = [], {}
     for node in ast.walk(tree):
@@ -65,11 +66,7 @@ def _imports(module: str, path: pathlib.Path, modules):
                     if a.asname:
                         aliases[a.asname] = target
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[:len(parts) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
+            base = _from_base(node, package)
             if _resolve(base, modules) is None:
                 continue
             for a in node.names:
@@ -90,6 +87,22 @@ def _imports(module: str, path: pathlib.Path, modules):
                 and node.value.id in aliases and _private(node.attr)):
             found.append((aliases[node.value.id], node.attr, node.lineno))
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def _tree(path: pathlib.Path) -> ast.Module:
+    """The syntax tree of a module, parsed once for all the checks."""
+    return ast.parse(path.read_text(), str(path))
+
+
+def _from_base(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a ``from ... import`` reads from, relative levels resolved."""
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        parts = parts[:len(parts) - node.level + 1]
+        base = ".".join(parts + ([node.module] if node.module else []))
+    return base
 
 
 def _private(name: str) -> bool:
@@ -271,11 +284,7 @@ def _imported_objects(module: str, path: pathlib.Path, tree: ast.AST, modules) -
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[:len(parts) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
+            base = _from_base(node, package)
             if _resolve(base, modules) in (None, module):
                 continue
             out.update(a.asname or a.name for a in node.names
@@ -292,11 +301,7 @@ def _module_names(module: str, path: pathlib.Path, tree: ast.AST, modules) -> se
         if isinstance(node, ast.Import):
             out.update(a.asname or a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[:len(parts) - node.level + 1]
-                base = ".".join(parts + ([node.module] if node.module else []))
+            base = _from_base(node, package)
             out.update(a.asname or a.name for a in node.names if f"{base}.{a.name}" in modules)
     return out
 
@@ -329,7 +334,7 @@ def _object_reads(tree: ast.AST, module_names: set[str]) -> list[tuple[str, str 
 def _object_violations(root: pathlib.Path = ROOT) -> dict[str, list[str]]:
     """``'MODULE reads ._NAME of another module's object'`` with the places it occurs."""
     modules = _modules(root)
-    trees = {m: ast.parse(p.read_text(), str(p)) for m, p in modules.items()}
+    trees = {m: _tree(p) for m, p in modules.items()}
     defined = {m: _definitions(t) for m, t in trees.items()}
     anywhere = set().union(*defined.values()) if defined else set()
     out: dict[str, list[str]] = {}

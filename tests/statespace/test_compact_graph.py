@@ -12,7 +12,7 @@ import pytest
 import dve
 from dvecost.examples import example_path
 from statespace import build_state_graph, compile_model
-from statespace.explore import Explorer
+from statespace.next_state import async_gen
 from statespace.graph import charge_dtype, validate_graph
 
 EXAMPLES = ("client_server.dve", "resources.dve", "error_state.dve", "pipeline.dve",
@@ -53,7 +53,7 @@ def test_constant_charges_equal_charges_per_edge(name, monkeypatch):
     # whose charges depend on the state): the same costs and times on every edge.
     cm = _cm(name)
     ref = build_state_graph(cm)
-    monkeypatch.setattr(Explorer, "_charge_table", lambda self: None)
+    monkeypatch.setattr(async_gen, "charge_table", lambda cm, const: None)
     got = build_state_graph(cm, chunk_size=5)
     validate_graph(got)
     assert np.array_equal(got.time, ref.time)

@@ -388,12 +388,10 @@ def test_device_allocation_failure_stops_with_the_graph_so_far(monkeypatch):
 
 def _cli_on_small_device(monkeypatch, free_bytes, fail_at=None):
     """``dvecost`` in this process with the stand-in as the GPU's module."""
-    import dvecost.analysis
     import runtime.device
     monkeypatch.setattr(Explorer, "device_min_rows", 0)
     fake = _small_device(monkeypatch, free_bytes, fail_at)
     monkeypatch.setattr(runtime.device, "array_module_for", lambda backend: fake)
-    monkeypatch.setattr(dvecost.analysis, "array_module_for", lambda backend: fake)
     return fake
 
 

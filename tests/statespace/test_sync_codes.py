@@ -13,7 +13,8 @@ from ss_helpers import compiled
 from ss_models import RINGS_SYNC
 
 from dvecost.cli import main
-from statespace import build_state_graph, explore, validate_graph
+from statespace import build_state_graph, validate_graph
+from statespace.next_state import sync_gen
 
 
 def wide_model(n: int = 22) -> str:
@@ -110,8 +111,8 @@ def test_words_do_not_change_the_numbering(monkeypatch, text, chunk_size):
     """One digit per word (a word limit of 4) against the default packing: identical arrays."""
     cm = compiled(text)
     ref = build_state_graph(cm, chunk_size=chunk_size)
-    monkeypatch.setattr(explore, "SYNC_WORD_LIMIT", 4)
-    assert len(explore._sync_words(cm.system_processes)[1]) == len(cm.system_processes)
+    monkeypatch.setattr(sync_gen, "SYNC_WORD_LIMIT", 4)
+    assert len(sync_gen._sync_words(cm.system_processes)[1]) == len(cm.system_processes)
     same_graph(build_state_graph(cm, chunk_size=chunk_size), ref)
 
 
@@ -134,14 +135,14 @@ def test_words_with_guards_effects_and_write_conflicts(monkeypatch):
     cm = compiled(VARS)
     ref = against_oracle(cm, 1000)
     assert ref.n_states > 1000 and ref.error_state >= 0   # A and B both assign x: a fault
-    monkeypatch.setattr(explore, "SYNC_WORD_LIMIT", 3)
+    monkeypatch.setattr(sync_gen, "SYNC_WORD_LIMIT", 3)
     same_graph(against_oracle(cm, 1000), ref)
 
 
 def test_too_many_distinct_steps_is_a_clean_error(monkeypatch, tmp_path, capsys):
     path = tmp_path / "wide.dve"
     path.write_text(WIDE)
-    monkeypatch.setattr(explore, "MAX_SYNC_STEPS", 3)
+    monkeypatch.setattr(sync_gen, "MAX_SYNC_STEPS", 3)
     assert main(["explore", str(path)]) == 3
     err = capsys.readouterr().err
     assert "Traceback" not in err
@@ -155,7 +156,7 @@ def test_too_many_distinct_steps_is_a_limit_in_json(command, monkeypatch, tmp_pa
     # Like --max-states: exit 3 and one JSON object with status 'limit', the limit and counts.
     path = tmp_path / "wide.dve"
     path.write_text(WIDE)
-    monkeypatch.setattr(explore, "MAX_SYNC_STEPS", 3)
+    monkeypatch.setattr(sync_gen, "MAX_SYNC_STEPS", 3)
     assert main([command, str(path), "--json"]) == 3
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1

@@ -1,5 +1,5 @@
 """The ``system sync`` product from each process's enabled (row, transition) pairs
-(statespace/explore.py: ``_sync_pairs``, the effects of a process that reads and writes only
+(statespace/next_state/sync_gen.py: ``SyncGenerator.pairs``, the effects of a process that reads and writes only
 its own variables computed once per pair) against the plain interpreter of
 tests/statespace/ss_oracle.py; and the pairs' two constructions and the per-pair effects
 against the per-transition grouping, array for array."""
@@ -15,7 +15,7 @@ from device_stand_in import same_graph
 from ss_helpers import compiled
 
 from statespace import build_state_graph
-from statespace.explore import Explorer, _reads_own_only
+from statespace.next_state import SyncGenerator, reads_own_only
 
 # A and C read and write only their own variables (C's guard reads A, which is allowed:
 # guards are evaluated on the source state); D writes a global that E reads in an effect,
@@ -74,7 +74,7 @@ def _oracle_edges(cm, g):
 
 def test_locality_of_the_processes():
     cm = compiled(MODEL)
-    assert [_reads_own_only(cm, p) for p in cm.system_processes] == \
+    assert [reads_own_only(cm, p) for p in cm.system_processes] == \
         [True, False, True, False, False]
 
 
@@ -94,8 +94,8 @@ def test_pair_constructions_and_per_pair_effects_agree(chunk, monkeypatch):
     cm = compiled(MODEL)
     ref = build_state_graph(cm, chunk_size=chunk)
     # The pairs sorted by a stable sort of their rows (past the mask's size).
-    monkeypatch.setattr(sys.modules["statespace.explore"], "_PAIR_MATRIX", 0)
+    monkeypatch.setattr(sys.modules["statespace.next_state.sync_gen"], "_PAIR_MATRIX", 0)
     same_graph(ref, build_state_graph(cm, chunk_size=chunk))
     # No process's effects computed per pair: every one grouped by transition.
-    monkeypatch.setattr(Explorer, "_sync_local", lambda self: [False] * 5)
+    monkeypatch.setattr(SyncGenerator, "local", lambda self: [False] * 5)
     same_graph(ref, build_state_graph(cm, chunk_size=chunk))
