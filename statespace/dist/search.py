@@ -121,9 +121,6 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
 
     Raises
     ------
-    DistributedRefused
-        For a ``system sync`` model (its step codes are numbered in discovery order, which a
-        distributed search would have to agree on first).
     dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded, dve.errors.OutOfMemory
         On every process, at the same level: ``n_explored`` and ``counts`` are the whole
         search's so far (``partial`` is None: the graph is not gathered).
@@ -132,10 +129,6 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
         with the counts so far.
     """
     cm = as_compiled(model, property=property)
-    if cm.system == "sync":
-        raise DistributedRefused(
-            f"{cm.name}: a 'system sync' model cannot be explored by several processes yet "
-            "(its steps are numbered in the order they are met); run it as one process")
     search = _Search(cm, comm, max_states, max_memory, progress, error_successors)
     graph = search.run()
     if timings is not None:
@@ -167,6 +160,11 @@ class _Search:
         self.sdtype = states_dtype(cm)
         self.pending_signal: int | None = None
         self.seconds: dict[str, float] = {}
+        # system sync: the step codes by global id, their ids, and this process's step ids
+        # mapped to the global ones (-1: not yet).
+        self.codes: list[int] = []
+        self.code_id: dict[int, int] = {}
+        self.to_global = np.zeros(0, np.int64)
 
     # ------------------------------------------------------------------ driver
     def run(self) -> StateGraph | None:
@@ -232,6 +230,11 @@ class _Search:
             status = _OOM
             local, act, keys, charges = self._expand(fkeys[:0])
         src = fgid[local]
+        if self.ns.sync:
+            act = self._number_steps(src, act)
+            A = self.A = max(len(self.codes), 1)
+            if self.n * A >= 2**62:
+                raise OverflowError(f"{self.n:,} states times {A:,} steps: ranks past 62 bits")
         rank = src * A + act
         if P > 1:
             owner = owner_of(keys, P)
@@ -304,6 +307,36 @@ class _Search:
             stop = _STATES
         # The new frontier in id order (new_gid ascends: ids follow the smallest ranks).
         return stop, new_keys, new_gid
+
+    def _number_steps(self, src, act):
+        """``system sync``: global step ids for this level's steps (one ``allgather``). The
+        one-process explorer numbers a new step code when first met, and meets steps in
+        (source, code) order: so this level's new codes take the next ids in the order of
+        (smallest source id among their steps, code), whichever process met them."""
+        codes = self.ns.step_codes()
+        grown = np.full(len(codes), -1, np.int64)
+        grown[:self.to_global.shape[0]] = self.to_global
+        self.to_global = grown
+        proposals = []
+        if act.shape[0]:
+            order = np.lexsort((src, act))
+            a_sorted = act[order]
+            first = np.flatnonzero(np.r_[True, a_sorted[1:] != a_sorted[:-1]])
+            for i, s in zip(a_sorted[first].tolist(), src[order][first].tolist()):
+                if self.to_global[i] < 0 and codes[i] not in self.code_id:
+                    proposals.append((codes[i], s))
+        best: dict[int, int] = {}
+        for part in self.comm.allgather(proposals):
+            for code, s in part:
+                best[code] = min(s, best.get(code, s))
+        for code, _ in sorted(best.items(), key=lambda kv: (kv[1], kv[0])):
+            self.code_id[code] = len(self.codes)
+            self.codes.append(code)
+        unknown = np.flatnonzero(self.to_global < 0)
+        for i in unknown.tolist():
+            if codes[i] in self.code_id:
+                self.to_global[i] = self.code_id[codes[i]]
+        return self.to_global[act]
 
     def _local_stop(self) -> int:
         if self.max_memory is not None and current_rss() > self.max_memory:
@@ -431,7 +464,8 @@ class _Search:
                "parent": parent, "parent_action": par_action}
         return lazy_graph(big, indptr=indptr, deadlocks=dead.astype(np.int64),
                           error_state=error_id, depth=depth, complete=True,
-                          error_successors=self.error_successors, action_codes=None,
+                          error_successors=self.error_successors,
+                          action_codes=_code_array(self.codes) if self.ns.sync else None,
                           n_expanded=n, model=cm, name=cm.name,
                           seconds=_time.perf_counter() - t0, on_device=None, palette=palette)
 
@@ -470,6 +504,14 @@ class _Search:
         palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(res)},
                           np.ascontiguousarray(table[:, k]))
         return palette, charge
+
+
+def _code_array(codes: list[int]) -> np.ndarray:
+    """A graph's ``action_codes``: int64 while every code fits, else Python integers (as the
+    one-process explorer gives them)."""
+    if all(c < 2**63 for c in codes):
+        return np.array(codes, np.int64)
+    return np.array(codes, dtype=object)
 
 
 def _to_root(comm):

@@ -75,6 +75,13 @@ class NextStates:
         self.error_key = self.layout.pack(np.array(cm.error_state, INT).reshape(-1, 1), np)
         self.err_pc = cm.error_state[0] if cm.slots and not error_successors else -1
         self.charge_table = self.gen.charge_table
+        #: ``system sync``: actions are step ids numbered by this process's generator in the
+        #: order it met them (:meth:`step_codes` gives their codes); the search renumbers them.
+        self.sync = cm.system == "sync"
+
+    def step_codes(self) -> list[int]:
+        """``system sync``: the code of each step id this process's generator gave so far."""
+        return self.gen.step_codes()
 
     def successors(self, keys: np.ndarray) -> Successors:
         """The successors of the states packed as ``keys`` (rows), in (row, action) order."""

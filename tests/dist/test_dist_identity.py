@@ -9,31 +9,28 @@ from __future__ import annotations
 import json
 import sys
 
-import numpy as np
 import pytest
 
-import dve
 from statespace import build_state_graph
 
 from mpirun import ROOT, run
 
-sys.path.insert(0, str(ROOT / "tools"))
-from graph_digest import digest  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests" / "dist"))
+from dist_worker import load, summary  # noqa: E402
 
 EX = ROOT / "dvecost" / "examples"
-ASYNC_EXAMPLES = ["client_server.dve", "deadlock.dve", "error_state.dve", "pipeline.dve",
-                  "printer.dve", "resources.dve", "rings_async.dve", "zero_time.dve"]
-TEMPLATES = [("client_server_template.dve", 2), ("client_server_template.dve", 4)]
+EXAMPLES = ["client_server.dve", "deadlock.dve", "error_state.dve", "pipeline.dve",
+            "printer.dve", "resources.dve", "rings_async.dve", "zero_time.dve", "rings_sync.dve"]
+#: Rendered templates and scenario families (system sync, steps numbered as met).
+RENDERED = [("client_server_template.dve", 2), ("client_server_template.dve", 4),
+            ("pool_template.dve", 3), ("editor_farm.py", 2), ("analysts.py", 2),
+            ("converters.py", 3)]
 BEEM_SAMPLE = ["firewire_link.1", "public_subscribe.1", "msmie.1", "cyclic_scheduler.1",
                "B.prop1", "brp.1"]
 
 
 def _one_process(spec: str) -> dict:
-    path, _, n = spec.partition(":")
-    g = build_state_graph(dve.load_model(path, defines={"N": int(n)} if n else None))
-    return {"digest": digest(g), "charge": [str(g.charge.dtype), np.asarray(g.charge).tolist()],
-            "palette_time": np.asarray(g.palette.time).tolist(),
-            "states": g.n_states, "edges": g.n_edges}
+    return summary(build_state_graph(load(spec)))
 
 
 def _distributed(n: int, specs: list[str], tmp_path) -> list[dict]:
@@ -45,7 +42,7 @@ def _distributed(n: int, specs: list[str], tmp_path) -> list[dict]:
 
 @pytest.mark.parametrize("n", [2, 3])
 def test_examples_and_templates_identical_to_one_process(n, tmp_path):
-    specs = [str(EX / m) for m in ASYNC_EXAMPLES] + [f"{EX / m}:{n}" for m, n in TEMPLATES]
+    specs = [str(EX / m) for m in EXAMPLES] + [f"{EX / m}:{n}" for m, n in RENDERED]
     got = _distributed(n, specs, tmp_path)
     assert [g["model"] for g in got] == specs
     for g in got:
@@ -64,13 +61,6 @@ def test_beem_sample_identical_to_one_process(n, tmp_path, beem_dir):
         assert {k: g[k] for k in want} == want, g["model"]
 
 
-def test_sync_models_are_refused_clearly(tmp_path):
-    specs = [str(EX / "rings_sync.dve"), str(EX / "pool_template.dve")]
-    got = _distributed(2, specs, tmp_path)
-    for g in got:
-        assert "'system sync' model cannot be explored by several processes" in g["refused"]
-
-
 def _answer(stdout: str) -> dict:
     d = json.loads(stdout)
     d.pop("timings", None)
@@ -79,7 +69,8 @@ def _answer(stdout: str) -> dict:
     return d
 
 
-@pytest.mark.parametrize("model", ["client_server.dve", "error_state.dve", "zero_time.dve"])
+@pytest.mark.parametrize("model", ["client_server.dve", "error_state.dve", "zero_time.dve",
+                                   "rings_sync.dve"])
 def test_analyze_value_cycle_and_witness_equal_to_one_process(model, tmp_path):
     """What the user reads: ``mpiexec -n 2 dvecost analyze --json`` gives the one-process
     answer (value, certificate, critical cycle, prefix and runs), printed once."""
