@@ -245,26 +245,24 @@ class NcclComm(Comm):
         counts = np.asarray(counts, np.int64).reshape(self.size)
         rcounts = self.mpi._counts(counts) if recv_counts is None else \
             np.asarray(recv_counts, np.int64).reshape(self.size)
-        width = int(np.prod(send.shape[1:], dtype=np.int64))
+        row = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
         recv = xp.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)
-        sd, rd = _displs(counts) * width, _displs(rcounts) * width
-        flat_s, flat_r = send.reshape(-1), recv.reshape(-1)
-        t, s = self._type(send.dtype), self.stream.ptr
-        item = send.dtype.itemsize
+        # As bytes: every dtype (NCCL has no 16-bit integers), rows of any width.
+        sd, rd = _displs(counts) * row, _displs(rcounts) * row
+        sp, rp, s = send.data.ptr, recv.data.ptr, self.stream.ptr
+        u8 = self.nccl.NCCL_UINT8
         self.nccl.groupStart()
         for q in range(self.size):
             if counts[q]:
-                self.comm.send(flat_s.data.ptr + int(sd[q]) * item, int(counts[q]) * width, t,
-                               q, s)
+                self.comm.send(sp + int(sd[q]), int(counts[q]) * row, u8, q, s)
             if rcounts[q]:
-                self.comm.recv(flat_r.data.ptr + int(rd[q]) * item, int(rcounts[q]) * width, t,
-                               q, s)
+                self.comm.recv(rp + int(rd[q]), int(rcounts[q]) * row, u8, q, s)
         self.nccl.groupEnd()
         return recv, rcounts
 
     def allreduce(self, value, op: str = "sum"):
         _check_op(op)
-        if not hasattr(value, "data"):   # a Python int or a NumPy array: small, over MPI
+        if isinstance(value, (int, np.integer, np.ndarray)):   # small: over MPI
             return self.mpi.allreduce(value, op)
         xp = self.xp
         out = xp.empty_like(value)

@@ -9,6 +9,6 @@
 (2, 2)
 """
 
-from .search import DistributedRefused, distributed_quotient, explore_distributed, owner_of
+from .search import distributed_quotient, explore_distributed, owner_of
 
-__all__ = ["explore_distributed", "distributed_quotient", "owner_of", "DistributedRefused"]
+__all__ = ["explore_distributed", "distributed_quotient", "owner_of"]

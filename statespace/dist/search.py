@@ -34,10 +34,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dve.errors import ConfigurationError
 from runtime.comm import Comm
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
+from runtime.device import to_host
 from runtime.memory import current_rss
 
 from ..explore import as_compiled
@@ -47,17 +47,13 @@ from ..symmetry import Symmetry
 from ..store import VisitedSet
 from .successors import NextStates, states_dtype
 
-__all__ = ["explore_distributed", "distributed_quotient", "owner_of", "DistributedRefused"]
+__all__ = ["explore_distributed", "distributed_quotient", "owner_of"]
 
 _U = np.uint64
 #: Successors expanded per batch of the successor function (memory of its temporaries).
 BATCH = 1 << 17
 #: Stops coded for the agreement at a level's end, the most urgent largest.
 _GO, _STATES, _MEMORY, _OOM, _SIGNAL = 0, 1, 2, 3, 4
-
-
-class DistributedRefused(ConfigurationError):
-    """A model the distributed search does not explore (the message says why)."""
 
 
 #: What a distributed search reduces: nothing (it explores the full product).
@@ -246,7 +242,7 @@ class _Search:
             send = np.empty((keys.shape[0], self.W + 1), _U)
             send[:, :self.W] = keys[order]
             send[:, self.W] = rank[order].view(_U)
-            recv, rcounts = comm.alltoallv(send, counts)
+            recv, rcounts = self._exchange(send, counts)
             del send
             rkeys = recv[:, :self.W]
             rrank = np.ascontiguousarray(recv[:, self.W]).view(np.int64)
@@ -263,7 +259,7 @@ class _Search:
         if P > 1:
             dest = ((new_rank // A - lo) * P) // (hi - lo)
             gsend = np.bincount(dest, minlength=P)
-            got, gcounts = comm.alltoallv(new_rank, gsend)
+            got, gcounts = self._exchange(new_rank, gsend)
             mine = np.argsort(got)
             per = np.zeros(P, np.int64)
             per[comm.rank] = got.shape[0]
@@ -271,7 +267,7 @@ class _Search:
             first = self.n + int(per[:comm.rank].sum())
             numbered = np.empty(got.shape[0], np.int64)
             numbered[mine] = first + np.arange(got.shape[0], dtype=np.int64)
-            new_gid, _ = comm.alltoallv(numbered, gcounts, gsend)
+            new_gid, _ = self._exchange(numbered, gcounts, gsend)
             self.n_now = self.n + int(per.sum())
         else:
             new_gid = self.n + np.arange(new_rank.shape[0], dtype=np.int64)
@@ -279,7 +275,7 @@ class _Search:
         self.gid = np.concatenate([self.gid, new_gid])
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
-            back, _ = comm.alltoallv(self.gid[ids], rcounts, counts)
+            back, _ = self._exchange(self.gid[ids], rcounts, counts)
             target = np.empty(back.shape[0], np.int64)
             target[order] = back
             del back
@@ -307,6 +303,14 @@ class _Search:
             stop = _STATES
         # The new frontier in id order (new_gid ascends: ids follow the smallest ranks).
         return stop, new_keys, new_gid
+
+    def _exchange(self, a, counts, recv_counts=None):
+        """``comm.alltoallv`` of a host array: through the device where the communicator is
+        NCCL's (its arrays are CuPy's), the answer back on the host."""
+        if self.comm.xp is np:
+            return self.comm.alltoallv(a, counts, recv_counts)
+        got, rcounts = self.comm.alltoallv(self.comm.xp.asarray(a), counts, recv_counts)
+        return to_host(got), rcounts
 
     def _number_steps(self, src, act):
         """``system sync``: global step ids for this level's steps (one ``allgather``). The
@@ -405,7 +409,7 @@ class _Search:
 
         def gather(arrays):
             a = arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
-            return comm.alltoallv(a, to0(a))[0]
+            return self._exchange(a, to0(a))[0]
 
         own = [gather([o[j] for o in self.own]) for j in range(4)]
         rows = [gather([r[j] for r in self.rows]) for j in range(4)]

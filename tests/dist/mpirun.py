@@ -24,13 +24,16 @@ def mpiexec() -> str:
     return exe
 
 
-def env() -> dict:
-    """The environment of the processes: this checkout first on the path."""
+def env(**extra: str) -> dict:
+    """The environment of the processes: this checkout first on the path, and ``extra``."""
     return dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
+        **extra)
 
 
-def run(n: int, *args: str, timeout: float = 300, **kw) -> subprocess.CompletedProcess:
+def run(n: int, *args: str, timeout: float = 300, extra_env: dict | None = None,
+        **kw) -> subprocess.CompletedProcess:
     """``mpiexec -n n python ARGS`` to its end (output captured, text)."""
-    return subprocess.run([mpiexec(), "-n", str(n), sys.executable, *args], env=env(),
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT, **kw)
+    return subprocess.run([mpiexec(), "-n", str(n), sys.executable, *args],
+                          env=env(**(extra_env or {})), capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, **kw)
