@@ -15,7 +15,7 @@ from . import add_common, peak_memory_bytes
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="run a benchmark suite (parse, explore, ocm, analyze, "
-                                     "symmetry, saturate)",
+                                     "symmetry, saturate, scale)",
                        description="Timed benchmarks. Figures are reported against references "
                                    "measured in the same run.")
     suites = p.add_subparsers(dest="suite", metavar="SUITE")

@@ -3,8 +3,9 @@
 Every state is owned by one process, ``owner_of(key) = mix(key) mod P``. Level by level:
 
 1. each process expands the states of the level it owns (its frontier, in id order) and
-   gives every successor its *rank*, ``source id * A + action`` (``A`` actions): unique per
-   successor, and the order in which the one-process search discovers them;
+   gives every successor its *rank*, ``source id * A + action`` (``A`` actions; for ``system
+   sync`` the step ids, numbered as one process numbers them, see :meth:`_Search._number_steps`):
+   unique per successor, and the order in which the one-process search discovers them;
 2. each successor's key and rank go to the key's owner (one ``alltoallv``), which looks the
    keys up in its own visited set: a key first seen in this level is new, with the smallest
    rank of its occurrences;
@@ -14,8 +15,9 @@ Every state is owned by one process, ``owner_of(key) = mix(key) mod P``. Level b
    its chunks), so the ids of level ``L + 1`` are ``n`` (the states before it) plus the
    position of each new state's smallest rank among all of the level's. Each rank goes to the
    process owning its source's share of the level's id range (ranks of lower sources to lower
-   processes), which sorts what it received; an ``exscan`` of the counts gives its first id,
-   and the ids go back the way the ranks came;
+   processes), which sorts what it received; the counts (an ``allreduce`` of a vector, each
+   process's count in its own place) give its first id, and the ids go back the way the ranks
+   came;
 4. the owners send each successor's id back to the process that expanded its source, which
    sorts its edges by (source, target, action): the CSR rows stay with their source's owner.
 
@@ -50,7 +52,7 @@ from .successors import NextStates, states_dtype
 __all__ = ["explore_distributed", "distributed_quotient", "owner_of"]
 
 _U = np.uint64
-#: Successors expanded per batch of the successor function (memory of its temporaries).
+#: States expanded per call of the successor function (bounds its temporaries).
 BATCH = 1 << 17
 #: Stops coded for the agreement at a level's end, the most urgent largest.
 _GO, _STATES, _MEMORY, _OOM, _SIGNAL = 0, 1, 2, 3, 4
@@ -117,10 +119,10 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
 
     Raises
     ------
-    dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded, dve.errors.OutOfMemory
+    runtime.errors.StateLimitExceeded, MemoryLimitExceeded, OutOfMemory
         On every process, at the same level: ``n_explored`` and ``counts`` are the whole
         search's so far (``partial`` is None: the graph is not gathered).
-    dve.errors.RunStopped
+    runtime.errors.RunStopped
         A signal or the timeout on any process: every process raises it at the level's end,
         with the counts so far.
     """
