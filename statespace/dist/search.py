@@ -405,62 +405,92 @@ class _Search:
 
     # ------------------------------------------------------------------ the graph
     def _gather(self, t0: float, depth: int) -> StateGraph | None:
-        """Everything to process 0, assembled there as :func:`build_state_graph` does."""
+        """Everything to process 0, assembled there as :func:`build_state_graph` does.
+
+        With several processes, each first sends its states and CSR rows to the process
+        owning their ids' share of ``0 .. n - 1`` (:meth:`_by_ranges`), which puts them in
+        id order (the placing done by all processes at once); process 0 then receives the
+        shares in rank order, which is id order: a concatenation."""
         comm = self.comm
+        error_id = int(comm.allreduce(self.error_gid, "max"))
+        own_ids = _join([o[0] for o in self.own])
+        own = [_join([o[j] for o in self.own]) for j in range(1, 4)]
+        rows = [_join([r[j] for r in self.rows]) for j in range(4)]
+        charges = None if self.ns.charge_table is not None else \
+            _join([r[4] for r in self.rows])
+        self.own = self.rows = []
+        if comm.size > 1:
+            own, rows, charges = self._by_ranges(own_ids, own, rows, charges)
+        else:   # one process: its states and rows are in id order already
+            rows = rows[1:]
         to0 = _to_root(comm)
 
-        def gather(arrays):
-            a = arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
-            return self._exchange(a, to0(a))[0]
+        def gather(a):
+            return None if a is None else self._exchange(a, to0(a))[0]
 
-        own = [gather([o[j] for o in self.own]) for j in range(4)]
-        rows = [gather([r[j] for r in self.rows]) for j in range(4)]
-        charges = None
-        if self.ns.charge_table is None:
-            charges = gather([r[4] for r in self.rows])
-        error_gid = int(comm.allreduce(self.error_gid, "max"))
+        states, parent, par_action = (gather(a) for a in own)
+        deg, tgt, act = (gather(a) for a in rows)
+        charges = gather(charges)
         if comm.rank != 0:
             return None
-        return self._assemble(own, rows, charges, error_gid, t0, depth)
+        return self._assemble(states, parent, par_action, deg, tgt, act, charges, error_id,
+                              t0, depth)
 
-    def _assemble(self, own, rows, charges, error_id, t0, depth):
+    def _by_ranges(self, ids, own, rows, charges):
+        """This process's share of the states (ids ``lo .. hi - 1``, ``hi - lo`` about
+        ``n / P``): their rows of ``states``, ``parent``, ``parent_action``, out-degrees,
+        and their edges in CSR order (targets, actions, charges)."""
+        P, n, me = self.comm.size, self.n, self.comm.rank
+        bounds = np.array([(q * n) // P for q in range(P + 1)], np.int64)
+        lo, hi = int(bounds[me]), int(bounds[me + 1])
+
+        def route(ids):
+            d = np.searchsorted(bounds, ids, side="right") - 1
+            return np.argsort(d.astype(np.int16), kind="stable"), np.bincount(d, minlength=P)
+
+        # States: each to its id's place in the share.
+        order, counts = route(ids)
+        got_ids, rc = self._exchange(ids[order], counts)
+        place = got_ids - lo
+        dense = []
+        for a in own:
+            got, _ = self._exchange(a[order], counts, rc)
+            d = np.empty((hi - lo,) + a.shape[1:], a.dtype)
+            d[place] = got
+            dense.append(d)
+        # Rows: a stable grouping by destination keeps each row's edges together and in order.
+        rid, rdeg, tgt, act = rows
+        order, counts = route(rid)
+        e_dest = np.repeat(np.searchsorted(bounds, rid, side="right") - 1, rdeg)
+        e_order = np.argsort(e_dest.astype(np.int16), kind="stable")
+        e_counts = np.bincount(e_dest, minlength=P)
+        del e_dest
+        got_id, rc = self._exchange(rid[order], counts)
+        got_deg, _ = self._exchange(rdeg[order], counts, rc)
+        deg = np.zeros(hi - lo, np.int64)
+        deg[got_id - lo] = got_deg
+        ptr = np.zeros(hi - lo + 1, np.int64)
+        np.cumsum(deg, out=ptr[1:])
+        start = np.zeros(got_deg.shape[0], np.int64)
+        np.cumsum(got_deg[:-1], out=start[1:])
+        spot = np.repeat(ptr[got_id - lo] - start, got_deg)
+        spot += np.arange(spot.shape[0], dtype=np.int64)
+        out = [deg]
+        for a in (tgt, act) + (() if charges is None else (charges,)):
+            got, e_rc = self._exchange(a[e_order], e_counts)
+            d = np.empty_like(got)
+            d[spot] = got
+            out.append(d)
+        return dense, out[:3], (out[3] if charges is not None else None)
+
+    def _assemble(self, states, parent, par_action, deg, tgt, act, charges, error_id, t0,
+                  depth):
         cm, n = self.cm, self.n
-        ids, states_part, parent_part, pact_part = own
-        P = self.comm.size
-        if P == 1 and np.array_equal(ids, np.arange(n)):
-            states, parent, par_action = states_part, parent_part, pact_part
-        else:
-            states = np.empty((n, cm.n_slots), self.sdtype)
-            states[ids] = states_part
-            parent = np.empty(n, np.int64)
-            parent[ids] = parent_part
-            par_action = np.empty(n, np.int32)
-            par_action[ids] = pact_part
-        del own, states_part, parent_part, pact_part
-        exp_id, exp_deg, tgt, act = rows
-        deg = np.zeros(n, np.int64)
-        deg[exp_id] = exp_deg
         indptr = np.zeros(n + 1, np.int64)
         np.cumsum(deg, out=indptr[1:])
         idx_dtype = np.int32 if n < 2**31 else np.int64
-        if np.all(exp_id[1:] > exp_id[:-1]):
-            # The rows came in id order (one process): already the CSR order.
-            indices, action = tgt.astype(idx_dtype, copy=False), act
-        else:
-            # Each row's edges go where its source's row starts.
-            start = np.zeros(exp_id.shape[0], np.int64)
-            np.cumsum(exp_deg[:-1], out=start[1:])
-            place = np.repeat(indptr[exp_id] - start, exp_deg)
-            place += np.arange(place.shape[0], dtype=np.int64)
-            indices = np.empty(tgt.shape[0], idx_dtype)
-            indices[place] = tgt
-            action = np.empty(act.shape[0], np.int32)
-            action[place] = act
-            if charges is not None:
-                ch = np.empty_like(charges)
-                ch[place] = charges
-                charges = ch
-            del place
+        indices = tgt.astype(idx_dtype, copy=False)
+        action = act.astype(np.int32, copy=False)
         palette, charge = self._palette(action, indices, error_id, charges)
         dead = np.flatnonzero(deg == 0)
         if error_id >= 0:
@@ -510,6 +540,10 @@ class _Search:
         palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(res)},
                           np.ascontiguousarray(table[:, k]))
         return palette, charge
+
+
+def _join(parts: list) -> np.ndarray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _code_array(codes: list[int]) -> np.ndarray:
