@@ -69,8 +69,7 @@ def _answer(stdout: str) -> dict:
     return d
 
 
-@pytest.mark.parametrize("model", ["client_server.dve", "error_state.dve", "zero_time.dve",
-                                   "rings_sync.dve"])
+@pytest.mark.parametrize("model", ["client_server.dve", "error_state.dve", "rings_sync.dve"])
 def test_analyze_value_cycle_and_witness_equal_to_one_process(model, tmp_path):
     """What the user reads: ``mpiexec -n 2 dvecost analyze --json`` gives the one-process
     answer (value, certificate, critical cycle, prefix and runs), printed once."""
