@@ -15,7 +15,7 @@ __all__ = ["Report", "SUITES", "shared_roots"]
 
 #: Suite name -> module name under this package.
 SUITES = {"parse": "parse", "explore": "explore", "ocm": "ocm", "analyze": "analyze",
-          "symmetry": "symmetry", "saturate": "saturate"}
+          "symmetry": "symmetry", "saturate": "saturate", "scale": "scale"}
 
 
 def shared_roots() -> list[pathlib.Path]:

@@ -27,6 +27,7 @@ from ocm.errors import AnalysisError, NoCycleError, ZeroTimeCycleError
 from . import (add_common, add_model_run, drop_closed_outputs, emit_json,
                not_a_scenario_file, parse_defines, peak_memory_bytes, print_error, printing,
                stop_info)
+from .distributed import Rendezvous, add_gpus, distributed_world, follow, launch_gpus
 from .subcommand import add_command
 from .terminal import ProgressLine, is_terminal
 from .views import add_view_options, check_view_files, text_width, write_views
@@ -54,11 +55,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--symmetry", choices=("auto", "off"), default="auto",
                    help="auto (default): explore one state per orbit of interchangeable "
                         "template instances (same answer); off: the full product")
+    add_gpus(p)
     add_common(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``dvecost analyze``; returns the exit code."""
+    """Run ``dvecost analyze``; returns the exit code. One of several processes (under
+    ``mpiexec``, see :mod:`dvecost.cli.distributed`): process 0 explores its share, gathers
+    the graph and reports; the others explore their share and print nothing."""
+    comm = distributed_world()
+    if comm is None:
+        if args.gpus:
+            return launch_gpus(args.gpus, sys.argv[1:])
+        return _run(args, None)
+    if comm.rank != 0:
+        return follow(args, comm)
+    meet = Rendezvous(comm)
+    try:
+        return _run(args, meet.explore)
+    finally:
+        meet.abandon()
+
+
+def _run(args: argparse.Namespace, explore) -> int:
     from ..analysis import NoCycleRun, ZeroTimeCycleRun, analyze
     from ..report import render_steps
 
@@ -73,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                          cost=args.cost, backend=args.backend, defines=defines,
                          max_states=args.max_states, max_memory=args.max_memory,
                          progress=progress, witness=not args.no_witness,
-                         symmetry=args.symmetry,
+                         symmetry=args.symmetry, explore=explore,
                          # What is printed reads a few states and edges: the graph's arrays
                          # stay on the GPU (if there) and come to the host only when read.
                          lazy_graph=True)

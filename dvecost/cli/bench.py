@@ -1,5 +1,5 @@
 """``dvecost bench SUITE``: run a benchmark suite (parse, explore, ocm, analyze, symmetry,
-saturate).
+saturate, scale).
 
 Timed benchmarks. Figures are reported against references measured in the same run.
 

@@ -1,0 +1,129 @@
+"""Running ``dvecost analyze`` as several processes: under ``mpiexec``, or ``--gpus N``.
+
+``mpiexec -n P dvecost analyze MODEL`` starts P copies of the command; each finds the MPI
+world (:func:`runtime.comm.world`) and takes its share of the breadth-first search
+(:mod:`statespace.dist`). Process 0 gathers the graph, runs the cycle engine and prints; the
+others print nothing and end with the same exit code. ``dvecost analyze --gpus N`` starts
+``mpiexec -n N`` itself with one process per GPU exchanging through NCCL.
+
+Before exploring, the processes agree that every one of them is ready (an ``allreduce``): a
+process 0 that fails first (a bad option, a model that does not load) sets the others free
+instead of leaving them waiting in the search's first collective.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+from dve.errors import ConfigurationError
+from runtime.comm import Comm, launched_world_size, world
+from runtime.errors import DvecostError, ExplorationLimit, RunStopped
+
+__all__ = ["distributed_world", "Rendezvous", "follow", "launch_gpus", "add_gpus"]
+
+
+def add_gpus(p: argparse.ArgumentParser) -> None:
+    """``--gpus N``: one process per GPU of this host, through NCCL."""
+    p.add_argument("--gpus", type=int, metavar="N",
+                   help="explore with N GPUs of this host, one process each (NCCL; starts "
+                        "'mpiexec -n N' itself). Under 'mpiexec -n P' the P processes share "
+                        "the search on the CPU without this option")
+
+
+def distributed_world() -> Comm | None:
+    """The communicator when this process is one of several (started by ``mpiexec``, or by
+    ``--gpus``), else None (mpi4py is not imported then)."""
+    if launched_world_size() > 1 or os.environ.get("DVECOST_COMM") == "nccl":
+        comm = world()
+        return comm if comm.size > 1 else None
+    return None
+
+
+class Rendezvous:
+    """Process 0's side of the agreement to start (see the module docstring): :meth:`explore`
+    is the ``explore`` hook of :func:`dvecost.analyze`; :meth:`abandon` frees the others when
+    process 0 fails before exploring."""
+
+    def __init__(self, comm: Comm) -> None:
+        self.comm = comm
+        self.met = False
+
+    def explore(self, compiled, *, max_states, max_memory, progress):
+        from statespace.dist import distributed_quotient
+        self.met = True
+        if self.comm.allreduce(1, "min") == 0:
+            raise ConfigurationError("another process of the run could not start")
+        return distributed_quotient(compiled, self.comm, max_states=max_states,
+                                    max_memory=max_memory, progress=progress)
+
+    def abandon(self) -> None:
+        if not self.met:
+            self.met = True
+            self.comm.allreduce(0, "min")
+
+
+def follow(args: argparse.Namespace, comm: Comm) -> int:
+    """A process other than 0: its share of the search, printing nothing; the exit code is
+    the one process 0 ends with (2 bad input, 3 a limit, 128 + signal number)."""
+    from dve import load_model
+    from statespace import compile_model
+    from statespace.dist import explore_distributed
+
+    from . import parse_defines, stop_info
+
+    try:
+        try:
+            model = load_model(args.model, defines=parse_defines(args.defines))
+            compiled = compile_model(model)
+            ready = 1
+        except DvecostError:
+            ready = 0
+        if comm.allreduce(ready, "min") == 0:
+            return 2
+        explore_distributed(compiled, comm, max_states=args.max_states,
+                            max_memory=args.max_memory)
+        return 0
+    except ConfigurationError:
+        return 2
+    except (ExplorationLimit, RunStopped) as exc:
+        return stop_info(exc, args)["exit_code"]
+
+
+def launch_gpus(n: int, argv: list[str]) -> int:
+    """Run this command again as ``mpiexec -n n`` processes, one per GPU, exchanging through
+    NCCL (``DVECOST_COMM=nccl``); its exit code."""
+    if n < 1:
+        raise ConfigurationError(f"--gpus {n}: expected at least 1")
+    launcher = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or \
+        shutil.which("mpiexec")
+    if launcher is None:
+        raise ConfigurationError("--gpus starts its processes with mpiexec, which is not "
+                                 "installed: pip install 'dvecost[dist]' brings mpi4py and "
+                                 "MPICH's mpiexec")
+    words = _without_gpus(argv)
+    env = dict(os.environ, DVECOST_COMM="nccl")
+    return subprocess.call([launcher, "-n", str(n), sys.executable, "-m", "dvecost", *words],
+                           env=env)
+
+
+def _without_gpus(argv: list[str]) -> list[str]:
+    """``argv`` less its ``--gpus N`` (or ``--gpus=N``).
+
+    >>> _without_gpus(["analyze", "m.dve", "--gpus", "2", "-q"])
+    ['analyze', 'm.dve', '-q']
+    >>> _without_gpus(["analyze", "--gpus=4", "m.dve"])
+    ['analyze', 'm.dve']
+    """
+    out, skip = [], False
+    for w in argv:
+        if skip:
+            skip = False
+        elif w == "--gpus":
+            skip = True
+        elif not w.startswith("--gpus="):
+            out.append(w)
+    return out

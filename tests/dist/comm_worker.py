@@ -1,0 +1,70 @@
+"""Run under ``mpiexec``: every collective of :func:`runtime.comm.world` on data each process
+makes from its rank; process 0 writes what every process received (gathered with the
+collective under test's neighbour, ``allgather``) to the JSON file named first."""
+
+import json
+import pathlib
+import sys
+
+import numpy as np
+
+from runtime.comm import world
+
+
+def rows_for(rank: int, size: int):
+    """What ``rank`` sends: to process ``q``, ``(rank + q) % 3`` rows, each row
+    ``[rank, q, j]`` (uint64), and the same as int16 in a 1-D array."""
+    counts = np.array([(rank + q) % 3 for q in range(size)], np.int64)
+    rows = [[rank, q, j] for q in range(size) for j in range(counts[q])]
+    return np.array(rows, np.uint64).reshape(-1, 3), counts
+
+
+def expected(P: int) -> list[dict]:
+    """What each process must receive, from what each sends (:func:`rows_for`)."""
+    sent = [rows_for(r, P) for r in range(P)]
+    out = []
+    for q in range(P):
+        recv, rc = [], []
+        for r in range(P):
+            rows, counts = sent[r]
+            start = int(counts[:q].sum())
+            part = rows[start:start + counts[q]].tolist()
+            recv += part
+            rc.append(int(counts[q]))
+        out.append({"rank": q, "recv": recv, "recv_counts": rc,
+                    "recv16": [row[2] for row in recv], "back_is_sent": True,
+                    "sum": sum(r + 1 for r in range(P)), "max": 10 * (P - 1), "min": -5,
+                    "vec": [sum(k * (r + 1) for r in range(P)) for k in range(4)],
+                    "exscan": sum(r + 1 for r in range(q))})
+    return out
+
+
+def main() -> None:
+    comm = world()
+    xp = comm.xp
+    r, P = comm.rank, comm.size
+    send, counts = rows_for(r, P)
+    got, rcounts = comm.alltoallv(xp.asarray(send), counts)
+    small = xp.asarray(send[:, 2].astype(np.int16))
+    got16, _ = comm.alltoallv(small, counts, rcounts)
+    back, _ = comm.alltoallv(got, rcounts, counts)
+    out = {
+        "rank": r,
+        "recv": np.asarray(got.get() if hasattr(got, "get") else got).tolist(),
+        "recv_counts": rcounts.tolist(),
+        "recv16": np.asarray(got16.get() if hasattr(got16, "get") else got16).tolist(),
+        "back_is_sent": bool(np.array_equal(np.asarray(back.get() if hasattr(back, "get")
+                                                       else back), send)),
+        "sum": comm.allreduce(r + 1), "max": comm.allreduce(r * 10, "max"),
+        "min": comm.allreduce(r - 5, "min"),
+        "vec": comm.allreduce(np.arange(4, dtype=np.int64) * (r + 1)).tolist(),
+        "exscan": comm.exscan(r + 1),
+    }
+    comm.barrier()
+    everyone = comm.allgather(out)
+    if r == 0:
+        pathlib.Path(sys.argv[1]).write_text(json.dumps(everyone))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""Starting ``mpiexec`` from a test: where it is, and a skip with the reason when it is not."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def mpiexec() -> str:
+    """The ``mpiexec`` beside this Python (the 'dist' extra's MPICH) or on the PATH; skips
+    the test when mpi4py or ``mpiexec`` is absent."""
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install "
+                                         "'dvecost[dist]'): no distributed run to test")
+    exe = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
+    if exe is None:
+        pytest.skip("no mpiexec found (pip install mpich)")
+    return exe
+
+
+def env(**extra: str) -> dict:
+    """The environment of the processes: this checkout first on the path, and ``extra``."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
+        **extra)
+
+
+def run(n: int, *args: str, timeout: float = 300, extra_env: dict | None = None,
+        **kw) -> subprocess.CompletedProcess:
+    """``mpiexec -n n python ARGS`` to its end (output captured, text)."""
+    return subprocess.run([mpiexec(), "-n", str(n), sys.executable, *args],
+                          env=env(**(extra_env or {})), capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, **kw)

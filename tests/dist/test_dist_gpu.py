@@ -1,0 +1,84 @@
+"""The NCCL path (``DVECOST_COMM=nccl``, one process per GPU): the collectives, the distributed
+build identical to the one-process build, and ``dvecost analyze --gpus N`` giving the
+one-process answer. Needs CuPy, mpi4py and at least two GPUs; skipped otherwise."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from statespace import build_state_graph
+
+from mpirun import ROOT, env, mpiexec, run
+
+sys.path.insert(0, str(ROOT / "tests" / "dist"))
+from comm_worker import expected  # noqa: E402
+from dist_worker import load, summary  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+EX = ROOT / "dvecost" / "examples"
+
+
+def _gpus() -> int:
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:   # no CuPy, no driver, no device
+        return 0
+
+
+def _need(n: int) -> None:
+    mpiexec()
+    if _gpus() < n:
+        pytest.skip(f"needs CuPy and {n} GPUs (found {_gpus()})")
+
+
+NCCL = {"DVECOST_COMM": "nccl", "NCCL_NVLS_ENABLE": "0"}
+
+
+@pytest.mark.parametrize("P", [2, 4])
+def test_nccl_collectives(P, tmp_path):
+    _need(P)
+    out = tmp_path / "comm.json"
+    r = run(P, str(ROOT / "tests" / "dist" / "comm_worker.py"), str(out), extra_env=NCCL)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text()) == expected(P)
+
+
+@pytest.mark.parametrize("P", [2, 4])
+def test_nccl_builds_identical_to_one_process(P, tmp_path):
+    _need(P)
+    specs = [str(EX / m) for m in ("client_server.dve", "error_state.dve", "rings_sync.dve")]
+    specs += [f"{EX / 'client_server_template.dve'}:5", f"{EX / 'editor_farm.py'}:3"]
+    out = tmp_path / "out.jsonl"
+    r = run(P, str(ROOT / "tests" / "dist" / "dist_worker.py"), str(out), *specs,
+            extra_env=NCCL)
+    assert r.returncode == 0, r.stderr
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [g["model"] for g in got] == specs
+    for g in got:
+        want = summary(build_state_graph(load(g["model"])))
+        assert {k: g[k] for k in want} == want, g["model"]
+
+
+def test_analyze_gpus_gives_the_one_process_answer():
+    _need(2)
+    args = ["analyze", str(EX / "client_server.dve"), "--json", "--symmetry", "off"]
+    one = subprocess.run([sys.executable, "-m", "dvecost", *args], env=env(), cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    two = subprocess.run([sys.executable, "-m", "dvecost", *args, "--gpus", "2"],
+                         env=env(NCCL_NVLS_ENABLE="0"), cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert two.returncode == one.returncode == 0, two.stderr
+    assert len(two.stdout.strip().splitlines()) == 1
+
+    def answer(s):
+        d = json.loads(s)
+        for k in ("timings", "peak_memory_bytes", "symmetry", "backend", "iterations"):
+            d.pop(k, None)
+        return d
+    assert answer(two.stdout) == answer(one.stdout)
