@@ -132,15 +132,15 @@ def run(args: argparse.Namespace) -> int:
     if not args.spec:
         raise ConfigurationError("saturate needs a SPEC: a template name (dvecost saturate "
                                  "--list) or a scenario file")
-    if sweep.is_model(args.spec):
-        return sweep.run_saturate(args)    # a DVE model swept over an input (dvecost.sweep)
-    sweep.check_spec_options(args, sweep.model_only_options(args, "--param", "--from", "--to",
-                                                            "--bisect"))
-    if args.frontier:
+    if args.frontier:   # a scenario spec's two scenarios, or a DVE model's two inputs
         if args.chart or args.view != "steps":
             raise ConfigurationError("--chart and --view show a critical cycle, which "
                                      "--frontier does not decode")
         return frontier.run(args)
+    if sweep.is_model(args.spec):
+        return sweep.run_saturate(args)    # a DVE model swept over an input (dvecost.sweep)
+    sweep.check_spec_options(args, sweep.model_only_options(args, "--param", "--from", "--to",
+                                                            "--bisect"))
     if args.workers is not None:
         raise ConfigurationError("--workers applies to --frontier only")
     jobs = check_jobs(1 if args.jobs is None else args.jobs)

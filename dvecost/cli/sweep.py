@@ -25,6 +25,7 @@ from fractions import Fraction
 from typing import Any, Callable, TextIO
 
 from dve.errors import ConfigurationError, ExplorationLimit, RunStopped
+from scenarios.parallel import check_jobs
 
 from . import add_defines, emit_json, parse_defines, peak_memory_bytes, report_stop
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
@@ -161,9 +162,9 @@ def run_saturate(args: argparse.Namespace) -> int:
     from scenarios.saturation import DEFAULT_MAX_CLIENTS
 
     check_spec_options(args, {
-        "--scenario": args.scenario is not None, "--frontier": bool(args.frontier),
+        "--scenario": args.scenario is not None,
         "--fixed": bool(args.fixed.strip()), "--workers": args.workers is not None,
-        "--jobs": args.jobs is not None, "--list": args.list,
+        "--list": args.list,
         "--max-clients (use --to)": args.max_clients != DEFAULT_MAX_CLIENTS,
         "--method bounds": args.method == "bounds"})
     if not args.param:
@@ -177,7 +178,8 @@ def run_saturate(args: argparse.Namespace) -> int:
         args, args.spec, args.param, start=start, stop=args.sweep_to, capacity=args.capacity,
         resource=args.resource, defines=parse_defines(args.defines),
         search="bisect" if args.bisect else "linear", backend=args.backend,
-        max_states=args.max_states, max_memory=args.max_memory, witness=not args.no_witness)
+        max_states=args.max_states, max_memory=args.max_memory, witness=not args.no_witness,
+        jobs=check_jobs(1 if args.jobs is None else args.jobs))
     if result is None:
         return exit_code       # stopped before the sweep began: no curve to show
     if result.stopped:
@@ -541,8 +543,7 @@ def _sweep_until_stopped(args: argparse.Namespace, *pos, **kwargs):
 def run_workers(args: argparse.Namespace) -> int:
     """``dvecost workers model.dve --param W``: the smallest ``W`` (from ``--from``, up to
     ``--max-workers``) whose load stays below its capacity; exit codes as ``saturate``'s."""
-    check_spec_options(args, {"--clients": args.clients is not None,
-                              "--jobs": args.jobs is not None})
+    check_spec_options(args, {"--clients": args.clients is not None})
     if not args.param:
         raise ConfigurationError(f"workers {args.spec} needs --param NAME: the model's input "
                                  "giving its number of workers (e.g. --param W)")
@@ -553,7 +554,7 @@ def run_workers(args: argparse.Namespace) -> int:
         args, args.spec, args.param, start=start, stop=stop, capacity_per=args.capacity,
         resource=args.resource, defines=parse_defines(args.defines), goal="below",
         backend=args.backend, max_states=args.max_states, max_memory=args.max_memory,
-        witness=False)
+        witness=False, jobs=check_jobs(args.jobs))
     if result is None:
         return exit_code
     if result.stopped:
