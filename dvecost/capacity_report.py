@@ -27,14 +27,17 @@ from typing import Any
 
 __all__ = ["text_table", "md_table", "range_cell", "saturation_text", "saturation_markdown",
            "workers_text", "workers_markdown", "headroom_text", "headroom_markdown",
-           "frontier_text", "frontier_markdown", "frontier_csv", "WORKERS_HEAD"]
+           "frontier_text", "frontier_markdown", "frontier_csv", "WORKERS_HEAD",
+           "answer_cycle", "cycle_json"]
 
 
 def text_table(head: list[str], rows: list[list[str]]) -> str:
     """A table of right-aligned columns under a rule of dashes."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
               for i, h in enumerate(head)]
-    line = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) for c, w in zip(cells, widths)).rstrip()
+
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
@@ -48,6 +51,29 @@ def md_table(head: list[str], rows: list[list[str]]) -> str:
     """
     return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
                      + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+# ---------------------------------------------------------------------------- the answer's run
+
+def answer_cycle(a: Any) -> tuple[int, int, int] | None:
+    """``(steps, time, cost)`` of the critical cycle of the answer's analysis ``a`` (a
+    scenario search's or a DVE sweep's ``witness``), or ``None`` without one.
+
+    >>> from dvecost.result import demo
+    >>> answer_cycle(demo()), answer_cycle(None)
+    ((2, 2, 3), None)
+    """
+    if a is None or not getattr(a, "cycle", None):
+        return None
+    return len(a.cycle), sum(s.time for s in a.cycle), sum(s.cost for s in a.cycle)
+
+
+def cycle_json(a: Any) -> dict[str, Any]:
+    """The JSON of a critical cycle beside a capacity answer: ``cycle_steps``,
+    ``cycle_cost``, ``cycle_time``, ``cycle`` (each step's :meth:`as_dict`)."""
+    steps, ticks, cost = answer_cycle(a)
+    return {"cycle_steps": steps, "cycle_cost": cost, "cycle_time": ticks,
+            "cycle": [s.as_dict() for s in a.cycle]}
 
 
 # ---------------------------------------------------------------------------- saturate

@@ -78,10 +78,11 @@ from dve.errors import ConfigurationError, ModelError, RunStopped, StateSpaceErr
 from .dsl import Scenario, Server, System
 from .parallel import PointWalk
 from .saturation import Evaluator, Spec, parse_capacity, resolve_spec
+from .search import staircase
 
 __all__ = ["workers_needed", "WorkersResult", "WorkerPoint", "headroom", "HeadroomResult",
            "frontier", "FrontierResult", "FrontierPoint", "system_for", "DEFAULT_MAX_WORKERS",
-           "DEFAULT_FRONTIER_MAX", "walk_frontier", "staircase", "finish_walk", "linear_guess"]
+           "DEFAULT_FRONTIER_MAX", "walk_frontier", "finish_walk", "linear_guess"]
 
 #: The default limit of :func:`workers_needed` (a :class:`~scenarios.dsl.Server` has at most
 #: 16 workers).
@@ -780,8 +781,8 @@ def walk_frontier(name: str, a: str, b: str, fixed: tuple[tuple[str, int], ...],
                   grid: tuple[int, int], work: Callable[[tuple[int, int]], FrontierPoint], *,
                   jobs: int = 1, progress: Callable[[object], None] | None = None,
                   cutoffs: tuple[int | None, int | None] = (None, None)) -> FrontierResult:
-    """The frontier's walk (:func:`staircase`) over ``0..grid[0] x 0..grid[1]``, each point
-    decided by ``work((n_a, n_b)) -> FrontierPoint``, as a :class:`FrontierResult`: the
+    """The frontier's walk (:func:`scenarios.search.staircase`) over ``0..grid[0] x
+    0..grid[1]``, each point decided by ``work((n_a, n_b)) -> FrontierPoint``, as a :class:`FrontierResult`: the
     search :func:`frontier` runs on a scenario spec and :func:`dvecost.sweep.model_frontier`
     on a DVE model's two inputs. ``cutoffs``: counts above which the point is the cutoff's
     (same load); a state or memory limit, a signal: see :func:`finish_walk`.
@@ -838,84 +839,6 @@ def finish_walk(run: PointWalk, result: Callable[..., Any], at: Callable[[Any], 
                              tuple(run.spare[k] for k in sorted(run.spare)))
         raise
     return result()
-
-
-def staircase(max_a: int, max_b: int) -> Callable[[Callable[[tuple[int, int]], bool], list],
-                                                     None]:
-    """The frontier's walk over ``0..max_a x 0..max_b`` (for :class:`PointWalk`): appends
-    ``(n_a, largest n_b below capacity or None)`` for each ``n_a``.
-
-    Column 0 is found by exponential then binary search from ``n_b = 0`` up. Then, at each
-    level ``n_b`` of the stair, the last column still below capacity is found by galloping
-    right (``n_a + 1, n_a + 3, n_a + 7, ...``) and binary search: with a monotone load, a
-    point below capacity puts every point left of it below too, so a flat stretch of the
-    stair costs a logarithm of its length, not its length. In the next column the level steps
-    down one at a time until a point is below capacity.
-
-    >>> out, asked = [], []
-    >>> def saturated(k):
-    ...     asked.append(k)
-    ...     return 2 * k[0] + k[1] >= 4
-    >>> staircase(3, 4)(saturated, out)
-    >>> out
-    [(0, 3), (1, 1), (2, None), (3, None)]
-
-    A flat stair (the load does not depend on ``n_a``): 10 analyses for 31 columns, 5 of
-    them in column 0.
-
-    >>> out, asked = [], []
-    >>> staircase(30, 4)(lambda k: asked.append(k) or k[1] >= 3, out)
-    >>> out == [(n, 2) for n in range(31)], asked
-    (True, [(0, 0), (0, 1), (0, 2), (0, 4), (0, 3), (1, 2), (3, 2), (7, 2), (15, 2), (30, 2)])
-    """
-    def walk(saturated: Callable[[tuple[int, int]], bool], out: list) -> None:
-        # Column 0 by exponential then binary search from n_b = 0 up (small models first, as
-        # saturate does): hi is the smallest evaluated saturating n_b, lo the largest below.
-        lo, hi, n = -1, None, 0
-        while True:
-            if saturated((0, n)):
-                hi = n
-                break
-            lo = n
-            if n >= max_b:
-                break
-            n = min(max(1, 2 * n), max_b)
-        while hi is not None and hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if saturated((0, mid)) else (mid, hi)
-        if hi is not None and lo < 0:
-            out.extend((k, None) for k in range(max_a + 1))
-            return
-        # Invariant: (na, nb) is below capacity (evaluated, or left of an evaluated point
-        # below), and every column after na has its answer at most nb ((na, nb + 1), or a
-        # point left of it, saturates; none does when nb = max_b).
-        na, nb = 0, (lo if hi is not None else max_b)
-        out.append((0, nb))
-        while na < max_a:
-            # Gallop along level nb: left is below, right (if any) the first known to saturate.
-            left, right, step = na, None, 1
-            while left < max_a:
-                probe = min(left + step, max_a)
-                if saturated((probe, nb)):
-                    right = probe
-                    break
-                left, step = probe, 2 * step
-            while right is not None and right - left > 1:
-                mid = (left + right) // 2
-                left, right = (left, mid) if saturated((mid, nb)) else (mid, right)
-            out.extend((k, nb) for k in range(na + 1, left + 1))
-            if right is None:
-                return
-            # Column `right` saturates at nb: step the level down until a point is below.
-            na, nb = right, nb - 1
-            while nb >= 0 and saturated((na, nb)):
-                nb -= 1
-            if nb < 0:
-                out.extend((k, None) for k in range(na, max_a + 1))
-                return
-            out.append((na, nb))
-
-    return walk
 
 
 def linear_guess(cap: Fraction) -> Callable[[tuple[int, int], dict], float]:

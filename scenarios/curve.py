@@ -23,7 +23,8 @@ from dve.errors import ConfigurationError
 
 from .dsl import System
 
-__all__ = ["Curve", "SaturationResult", "SaturationPoint", "Evaluation", "Evaluator", "METHODS", "HOWS",
+__all__ = ["Curve", "SaturationResult", "SaturationPoint", "Evaluation", "Evaluator", "METHODS",
+           "HOWS",
            "Plan", "PointStarted", "Mix", "mix_of", "mix_text", "resolve_spec",
            "one_scenario", "parse_capacity", "server_capacity", "Spec", "DEFAULT_MAX_CLIENTS",
            "STATUSES", "no_server_warning"]

@@ -53,7 +53,7 @@ from .curve import (DEFAULT_MAX_CLIENTS, METHODS, STATUSES, Evaluation, Evaluato
                     no_server_warning, one_scenario, parse_capacity, resolve_spec,
                     server_capacity)
 
-__all__ = ["SaturationSearch", "linear", "bisect", "plateau", "small", "growth_guess",
+__all__ = ["SaturationSearch", "linear", "bisect", "staircase", "plateau", "small", "growth_guess",
            "EXACT_FIRST_CLASSES", "PLAN_SECONDS", "WITNESS_ROWS", "WITNESS_TICKS",
            "WITNESS_PATIENCE", "SPREAD_ROWS", "GUIDE_MIXES", "GUIDE_TICKS", "BELOW_ROWS",
            "BELOW_TICKS", "PLATEAU_CHECK_MAX"]
@@ -733,3 +733,81 @@ def bisect(found: Callable[[int], bool], start: int, stop: int) -> int | None:
         else:
             lo = mid
     return hi
+
+
+def staircase(max_a: int, max_b: int) -> Callable[[Callable[[tuple[int, int]], bool], list],
+                                                     None]:
+    """The frontier's walk over ``0..max_a x 0..max_b`` (for :class:`PointWalk`): appends
+    ``(n_a, largest n_b below capacity or None)`` for each ``n_a``.
+
+    Column 0 is found by exponential then binary search from ``n_b = 0`` up. Then, at each
+    level ``n_b`` of the stair, the last column still below capacity is found by galloping
+    right (``n_a + 1, n_a + 3, n_a + 7, ...``) and binary search: with a monotone load, a
+    point below capacity puts every point left of it below too, so a flat stretch of the
+    stair costs a logarithm of its length, not its length. In the next column the level steps
+    down one at a time until a point is below capacity.
+
+    >>> out, asked = [], []
+    >>> def saturated(k):
+    ...     asked.append(k)
+    ...     return 2 * k[0] + k[1] >= 4
+    >>> staircase(3, 4)(saturated, out)
+    >>> out
+    [(0, 3), (1, 1), (2, None), (3, None)]
+
+    A flat stair (the load does not depend on ``n_a``): 10 analyses for 31 columns, 5 of
+    them in column 0.
+
+    >>> out, asked = [], []
+    >>> staircase(30, 4)(lambda k: asked.append(k) or k[1] >= 3, out)
+    >>> out == [(n, 2) for n in range(31)], asked
+    (True, [(0, 0), (0, 1), (0, 2), (0, 4), (0, 3), (1, 2), (3, 2), (7, 2), (15, 2), (30, 2)])
+    """
+    def walk(saturated: Callable[[tuple[int, int]], bool], out: list) -> None:
+        # Column 0 by exponential then binary search from n_b = 0 up (small models first, as
+        # saturate does): hi is the smallest evaluated saturating n_b, lo the largest below.
+        lo, hi, n = -1, None, 0
+        while True:
+            if saturated((0, n)):
+                hi = n
+                break
+            lo = n
+            if n >= max_b:
+                break
+            n = min(max(1, 2 * n), max_b)
+        while hi is not None and hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if saturated((0, mid)) else (mid, hi)
+        if hi is not None and lo < 0:
+            out.extend((k, None) for k in range(max_a + 1))
+            return
+        # Invariant: (na, nb) is below capacity (evaluated, or left of an evaluated point
+        # below), and every column after na has its answer at most nb ((na, nb + 1), or a
+        # point left of it, saturates; none does when nb = max_b).
+        na, nb = 0, (lo if hi is not None else max_b)
+        out.append((0, nb))
+        while na < max_a:
+            # Gallop along level nb: left is below, right (if any) the first known to saturate.
+            left, right, step = na, None, 1
+            while left < max_a:
+                probe = min(left + step, max_a)
+                if saturated((probe, nb)):
+                    right = probe
+                    break
+                left, step = probe, 2 * step
+            while right is not None and right - left > 1:
+                mid = (left + right) // 2
+                left, right = (left, mid) if saturated((mid, nb)) else (mid, right)
+            out.extend((k, nb) for k in range(na + 1, left + 1))
+            if right is None:
+                return
+            # Column `right` saturates at nb: step the level down until a point is below.
+            na, nb = right, nb - 1
+            while nb >= 0 and saturated((na, nb)):
+                nb -= 1
+            if nb < 0:
+                out.extend((k, None) for k in range(na, max_a + 1))
+                return
+            out.append((na, nb))
+
+    return walk

@@ -43,6 +43,7 @@ from dve.errors import ConfigurationError, RunStopped
 
 from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes, printing,
                report_stop, result_is_final, sweep)
+from ..capacity_report import answer_cycle, cycle_json
 from .files import (check_output_files, need_matplotlib, save_figure, write_atomic,
                     write_outputs)
 from .views import add_view_options, check_view_files, render_cycle, text_width, write_views
@@ -464,11 +465,10 @@ def render_answer(result) -> str:
 def render_witness(result) -> str | None:
     """One line on the critical cycle of the answer's point, or ``None`` without one."""
     a = result.witness
-    if a is None or not getattr(a, "cycle", None):
+    if answer_cycle(a) is None:
         return None
     n = result.saturating_clients
-    ticks = sum(s.time for s in a.cycle)
-    cost = sum(s.cost for s in a.cycle)
+    _, ticks, cost = answer_cycle(a)
     if result.point(n) is not None and result.point(n).how == "witness":
         return (f"saturating run at N={n} (found by simulation, replayable): {len(a.prefix)} "
                 f"steps from the initial state, then a cycle of {len(a.cycle)} steps "
@@ -518,26 +518,20 @@ def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
     out = result.as_dict()
     seconds = out.pop("seconds")
     a = result.witness
-    if a is not None and getattr(a, "cycle", None):
+    if answer_cycle(a) is not None:
         p = result.point(result.saturating_clients)
         out["witness"] = {"clients": result.saturating_clients,
-                          "decided": None if p is None else p.how,
-                          "cycle_steps": len(a.cycle),
-                          "cycle_cost": sum(s.cost for s in a.cycle),
-                          "cycle_time": sum(s.time for s in a.cycle),
-                          "cycle": [s.as_dict() for s in a.cycle]}
+                          "decided": None if p is None else p.how, **cycle_json(a)}
         if p is not None and p.how == "witness":
             # A simulated run: the prefix from the initial state too (the exact method's
             # prefix is a shortest run, which `dvecost analyze` prints).
             out["witness"]["initial"] = a.as_dict()["initial"]
             out["witness"]["prefix"] = [s.as_dict() for s in a.prefix]
     c = result.cost_witness
-    if c is not None and getattr(c, "cycle", None):
+    if answer_cycle(c) is not None:
         # The worst cost load's own critical cycle (beside an occupancy answer).
         out["cost_witness"] = {"clients": result.saturating_clients,
-                               "cycle_steps": len(c.cycle),
-                               "cycle_cost": sum(s.cost for s in c.cycle),
-                               "cycle": [s.as_dict() for s in c.cycle]}
+                               **{k: v for k, v in cycle_json(c).items() if k != "cycle_time"}}
     out.update(files or {})
     out["timings"] = {"search": round(seconds, 6), "witness": round(result.witness_seconds, 6)}
     out["peak_memory_bytes"] = peak_memory_bytes()

@@ -28,6 +28,7 @@ from dve.errors import ConfigurationError, ExplorationLimit, RunStopped
 from scenarios.parallel import check_jobs
 
 from . import add_defines, emit_json, parse_defines, peak_memory_bytes, report_stop
+from ..capacity_report import answer_cycle, cycle_json
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
 from .terminal import LiveLines, is_terminal
 
@@ -316,12 +317,11 @@ def render_answer(result) -> str:
 def render_witness(result) -> str | None:
     """One line on the critical cycle of the answer's value, or ``None`` without one."""
     a = result.witness
-    if a is None or not getattr(a, "cycle", None):
+    if answer_cycle(a) is None:
         return None
     fam = result.family
     n = result.answer
-    ticks = sum(s.time for s in a.cycle)
-    cost = sum(s.cost for s in a.cycle)
+    _, ticks, cost = answer_cycle(a)
     sets = "".join(f" -D {k}={v}" for k, v in fam.defines)
     return (f"critical cycle at {fam.param}={n}: {len(a.cycle)} steps ({ticks} time units) "
             f"costing {cost}, load {Fraction(cost, len(a.cycle))}; to see it step by step: "
@@ -352,11 +352,8 @@ def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
     out = result.as_dict()
     seconds = out.pop("seconds")
     a = result.witness
-    if a is not None and getattr(a, "cycle", None):
-        out["witness"] = {"n": result.answer, "cycle_steps": len(a.cycle),
-                          "cycle_cost": sum(s.cost for s in a.cycle),
-                          "cycle_time": sum(s.time for s in a.cycle),
-                          "cycle": [s.as_dict() for s in a.cycle]}
+    if answer_cycle(a) is not None:
+        out["witness"] = {"n": result.answer, **cycle_json(a)}
     out.update(files or {})
     out["timings"] = {"search": round(seconds, 6), "witness": round(result.witness_seconds, 6)}
     out["peak_memory_bytes"] = peak_memory_bytes()
@@ -554,7 +551,7 @@ def run_workers(args: argparse.Namespace) -> int:
         args, args.spec, args.param, start=start, stop=stop, capacity_per=args.capacity,
         resource=args.resource, defines=parse_defines(args.defines), goal="below",
         backend=args.backend, max_states=args.max_states, max_memory=args.max_memory,
-        witness=False, jobs=check_jobs(args.jobs))
+        witness=False, jobs=check_jobs(1 if args.jobs is None else args.jobs))
     if result is None:
         return exit_code
     if result.stopped:

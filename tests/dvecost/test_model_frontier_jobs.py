@@ -101,8 +101,9 @@ def test_sweep_with_jobs_is_the_sweep_with_one(capsys):
         code, out, _ = run(capsys, *argv, "--jobs", jobs)
         assert code == 0
         outs.append([ln for ln in out.splitlines() if not ln.startswith("time:")])
-    strip = lambda lines: [ln.rsplit(None, 1)[0] if ln[:1].isspace() or ln[:1].isdigit()  # noqa: E731
-                           else ln for ln in lines]       # (the seconds column)
+    def strip(lines):      # the table's last column is the seconds
+        return [ln.rsplit(None, 1)[0] if ln[:1].isspace() or ln[:1].isdigit() else ln
+                for ln in lines]
     assert strip(outs[0]) == strip(outs[1])
 
 

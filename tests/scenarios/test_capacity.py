@@ -162,8 +162,9 @@ def test_frontier_says_which_points_are_not_certified():
         c = counts(model)
         return Evaluation(Fraction(c["y"], 3), n_states=1, certified=c["y"] != 2)
     r = frontier(SPEC, "x", "y", evaluate=evaluate, max_clients=(0, 4))
-    assert frontier_text(r).splitlines()[-1] == ("not certified (the exact check failed; values as "
-                                       "computed): (0,2)")
+    last = frontier_text(r).splitlines()[-1]
+    assert last == ("not certified (the exact check failed; values as "
+                    "computed): (0,2)")
     assert [p.certified for p in r.points] == [p.n_b != 2 for p in r.points]
 
 
