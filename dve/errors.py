@@ -11,8 +11,11 @@ reference to the :class:`Source` it came from, so any error can render its own s
 A position is kept as character offsets; its lines and columns are 1-based, ``end_column``
 exclusive (as in Lark).
 
-The cycle engine knows no model and has errors of its own (:mod:`ocm.errors`); terminal
-concerns such as colour live with the command line (:mod:`dvecost.cli.terminal`).
+The root of the tree, :class:`DvecostError`, lives with the run-time errors (limits, stops,
+out of memory) in :mod:`runtime.errors`, below every package; this module holds the errors of
+the language and of the arguments. The cycle engine knows no model and has errors of its own
+(:mod:`ocm.errors`); terminal concerns such as colour live with the command line
+(:mod:`dvecost.cli.terminal`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from bisect import bisect_right
 from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
+
+from runtime.errors import DvecostError
 
 __all__ = [
     "Source",
@@ -32,16 +37,6 @@ __all__ = [
     "ModelSemanticError",
     "EvaluationError",
     "ModelErrors",
-    "StateSpaceError",
-    "ExplorationLimit",
-    "StateLimitExceeded",
-    "MemoryLimitExceeded",
-    "StepLimitExceeded",
-    "OutOfMemory",
-    "DeviceFallbackWarning",
-    "RunStopped",
-    "Interrupted",
-    "TimeLimitExceeded",
     "ConfigurationError",
 ]
 
@@ -142,10 +137,6 @@ def synthetic_pos(name: str) -> SourcePos:
     '<scenario editor>:1:1'
     """
     return SourcePos(Source(name, ""), 0, 0)
-
-
-class DvecostError(Exception):
-    """Base of every error dvecost raises on purpose."""
 
 
 class ModelError(DvecostError):
@@ -256,110 +247,6 @@ class ModelErrors(DvecostError):
 
     def render(self, color: bool = False) -> str:
         return "\n".join(e.render(color) for e in self.errors)
-
-
-class StateSpaceError(DvecostError):
-    """Base of problems met while building the state graph."""
-
-
-class ExplorationLimit(StateSpaceError):
-    """Base of the limits that stop an exploration with what it found: ``n_explored`` states,
-    and ``partial``, the graph up to the last chunk boundary (None when even that could not
-    be assembled). A command reports them with the counts and exit code 3."""
-
-    def __init__(self, message: str, n_explored: int, partial: object = None) -> None:
-        super().__init__(message)
-        self.n_explored = n_explored
-        self.partial = partial
-
-
-class StateLimitExceeded(ExplorationLimit):
-    """Raised when exploration reaches ``--max-states`` (``limit``)."""
-
-    def __init__(self, limit: int, n_explored: int, partial: object = None) -> None:
-        super().__init__(f"state limit reached: {n_explored} states found, limit {limit}",
-                         n_explored, partial)
-        self.limit = limit
-
-
-class MemoryLimitExceeded(ExplorationLimit):
-    """Raised when exploration reaches ``--max-memory`` (``limit_bytes``)."""
-
-    def __init__(self, limit_bytes: int, n_explored: int, partial: object = None) -> None:
-        super().__init__(f"memory limit reached: {n_explored} states found, "
-                         f"limit {limit_bytes} bytes", n_explored, partial)
-        self.limit_bytes = limit_bytes
-
-
-class StepLimitExceeded(ExplorationLimit):
-    """Raised when a ``system sync`` model has more distinct steps than the explorer's 32-bit
-    action ids can number (``limit``)."""
-
-    def __init__(self, limit: int, n_explored: int, partial: object = None) -> None:
-        super().__init__(f"more than {limit:,} distinct system sync steps (the explorer "
-                         f"numbers them with 32-bit ids)", n_explored, partial)
-        self.limit = limit
-
-
-class OutOfMemory(MemoryLimitExceeded):
-    """Raised when an allocation failed during exploration (no ``--max-memory`` reached, the
-    machine ran out); ``limit_bytes`` is the limit in force or None. ``device`` is true when
-    the GPU's memory was what ran out (``--backend gpu``), ``why`` then says how it was found."""
-
-    device = False
-    why = ""
-
-    def __init__(self, limit_bytes: int | None, n_explored: int, partial: object = None) -> None:
-        ExplorationLimit.__init__(self, f"out of memory after {n_explored} states", n_explored,
-                                  partial)
-        self.limit_bytes = limit_bytes
-
-
-class DeviceFallbackWarning(UserWarning):
-    """Issued when an exploration started for the GPU continues on the host: the device's free
-    memory is less than the next step needs, or an allocation on it failed (``--backend
-    auto``; ``gpu`` raises :class:`OutOfMemory` instead)."""
-
-
-class RunStopped(BaseException):
-    """A run stopped from outside the computation: a signal (:class:`Interrupted`) or the
-    ``--timeout`` clock (:class:`TimeLimitExceeded`).
-
-    A ``BaseException`` like ``KeyboardInterrupt``, so that no ``except Exception`` on the way
-    swallows it. The stage that was running may fill in ``partial`` (e.g. the explorer's graph
-    found so far) and ``counts`` (e.g. ``{'states': 10, 'transitions': 31}``) before passing it
-    on; ``exit_code`` is the command line's exit status (3, or 128 + the signal number).
-    """
-
-    exit_code = 3
-    status = "stopped"
-
-    def __init__(self, message: str, partial: object = None) -> None:
-        super().__init__(message)
-        self.partial = partial
-        self.counts: dict[str, int] = {}
-
-
-class Interrupted(RunStopped):
-    """SIGINT or SIGTERM arrived; ``signal_name`` names it, exit status ``128 + signum``."""
-
-    status = "interrupted"
-
-    def __init__(self, signum: int, signal_name: str, partial: object = None) -> None:
-        super().__init__(f"interrupted by {signal_name}", partial)
-        self.signum = signum
-        self.signal_name = signal_name
-        self.exit_code = 128 + signum
-
-
-class TimeLimitExceeded(RunStopped):
-    """The ``--timeout`` clock ran out (exit status 3)."""
-
-    status = "timeout"
-
-    def __init__(self, seconds: float, partial: object = None) -> None:
-        super().__init__(f"time limit of {seconds:g} s reached", partial)
-        self.seconds = seconds
 
 
 class ConfigurationError(DvecostError, ValueError):

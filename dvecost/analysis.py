@@ -1,9 +1,11 @@
 """The whole pipeline in one call: :func:`analyze` a DVE model, get an :class:`Analysis`.
 
-``analyze`` chains the stages, each of which can also be called on its own::
+``analyze`` chains the stages of :mod:`dvecost.pipeline`, each of which can also be called on
+its own::
 
-    dve.load_model ─▶ statespace.compile_model ─▶ statespace.build_state_graph
-        ─▶ ocm.optimal_cycle ─▶ statespace.witness.decode_runs ─▶ Analysis
+    pipeline.load ─▶ pipeline.explore_quotient ─▶ pipeline.check_engine_memory
+        ─▶ ocm.optimal_cycle (on pipeline.engine_arrays) ─▶ statespace.witness.decode_runs
+        ─▶ Analysis
 
 and returns a frozen value (:mod:`dvecost.result`, which also assembles its parts: the
 engine's timings by phase, the symmetry summary, the run that explains a missing answer);
@@ -18,31 +20,27 @@ cycle: they are warnings, each with a shortest run to it, and do not stop the an
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import time as _time
-import warnings
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Mapping
 
-import dve
 import ocm
-import statespace
-from dve.errors import ConfigurationError, DeviceFallbackWarning, MemoryLimitExceeded, RunStopped
+from dve.errors import ConfigurationError
 from dve.summary import summarize
 from dve.syntax import DEFAULT_COST_RESOURCE, Model
-from ocm.backend import DeferredDevice, array_module_for
 from ocm.errors import NoCycleError, ZeroTimeCycleError
-from statespace.quotient import build_quotient_graph
+from runtime.errors import MemoryLimitExceeded, RunStopped
 from statespace.symmetry import NO_SYMMETRY
 from statespace.witness import Witness, decode_runs
 
+from . import pipeline
 from .report import explore_message
 from .result import (PHASES, Analysis, Move, NoCycleRun, Step, ZeroTimeCycleRun, no_answer,
                      phase_timings, symmetry_summary, with_counts)
 
 __all__ = ["analyze", "Analysis", "Step", "Move", "PHASES", "NoCycleRun", "ZeroTimeCycleRun",
-           "with_counts", "quiet_absent_device"]
+           "with_counts"]
 
 #: ``progress(phase, done, total, message)``: ``done``/``total`` are counts or ``None``.
 ProgressFn = Callable[[str, "float | None", "float | None", str], None]
@@ -52,7 +50,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
             cost: str | None = None, backend: str = "auto",
             defines: Mapping[str, int] | None = None, max_states: int | None = None,
             max_memory: int | None = None, progress: ProgressFn | None = None,
-            witness: bool = True, symmetry: str = "auto", lazy_graph: bool = False) -> Analysis:
+            witness: bool = True, symmetry: str = "auto", lazy_graph: bool = False,
+            explore: Callable | None = None) -> Analysis:
     """Analyse a DVE model: its optimal cycle mean (or ratio) and the run that attains it.
 
     Parameters
@@ -73,7 +72,7 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         Where exploration and the cycle engine run. ``'gpu'``: both on the GPU (exploration
         of a model whose symmetry reduces it stays on the CPU). ``'auto'``: exploration on the
         GPU when there is one and a chunk of the breadth-first search is large enough for it
-        (:func:`ocm.backend.array_module_for`: CuPy is not even imported before), the cycle
+        (:func:`runtime.device.array_module_for`: CuPy is not even imported before), the cycle
         engine there for large graphs, falling back to the CPU if the device runs out of
         memory (:mod:`ocm.backend`).
     defines : mapping of str to int, optional
@@ -100,6 +99,11 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         to the host when first read (:func:`statespace.graph.lazy_graph`): what a process that
         shows the answer and exits wants (``dvecost analyze``), not a caller that keeps many
         results.
+    explore : callable, optional
+        Builds the graph in place of the one-process explorer: called as
+        ``explore(compiled, max_states=, max_memory=, progress=)`` with the compiled model,
+        it returns a :class:`statespace.quotient.Quotient` (``dvecost analyze`` under
+        ``mpiexec`` passes the distributed search of :mod:`statespace.dist`).
 
     Returns
     -------
@@ -116,9 +120,9 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     dve.errors.ConfigurationError
         Unknown ``mode`` or ``backend``; no ``cost=`` for a model with several resources, or
         one it does not name (the message lists them).
-    ocm.errors.BackendUnavailableError
+    runtime.errors.BackendUnavailableError
         ``backend='gpu'`` without CuPy or a CUDA device.
-    dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded
+    runtime.errors.StateLimitExceeded, runtime.errors.MemoryLimitExceeded
         Exploration reached ``max_states`` or ``max_memory``.
     NoCycleRun
         (an ``ocm.errors.NoCycleError``) No cycle is reachable; ``exc.trace`` is a shortest
@@ -164,23 +168,24 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     if not isinstance(model, (str, os.PathLike, Model)):
         raise TypeError(f"expected a path, model text or dve.syntax.Model, got "
                         f"{type(model).__name__}: read models with dve.load_model")
-    syntax = dve.load_model(model, defines=dict(defines or {}))  # the front door's checks
-    compiled = statespace.compile_model(syntax)
+    syntax, compiled = pipeline.load(model, defines)   # the front door's checks
     resource = _choose_resource(compiled.resources, cost)
     seconds["parse"] = _time.perf_counter() - t0
 
     t0 = _time.perf_counter()
     report("explore", None, None, "building the state graph")
-    xp = array_module_for(backend)
-    with quiet_absent_device(xp):
-        quotient = build_quotient_graph(
-            compiled, symmetry=None if symmetry == "auto" else NO_SYMMETRY,
-            max_states=max_states, max_memory=max_memory,
-            progress=None if progress is None else
-            lambda *counts: report("explore", None, None, explore_message(*counts)),
-            xp=xp,
-            # gpu: a full device stops the run (exit 3); auto: exploration goes on on the CPU.
-            on_device_full="stop" if backend == "gpu" else "host")
+    xp = pipeline.array_module(backend)
+    explore_progress = (None if progress is None else
+                        lambda *counts: report("explore", None, None, explore_message(*counts)))
+    if explore is not None:
+        with pipeline.quiet_absent_device(xp):
+            quotient = explore(compiled, max_states=max_states, max_memory=max_memory,
+                               progress=explore_progress)
+    else:
+        quotient = pipeline.explore_quotient(
+            compiled, xp=xp, backend=backend,
+            symmetry=None if symmetry == "auto" else NO_SYMMETRY,
+            max_states=max_states, max_memory=max_memory, progress=explore_progress)
     graph = quotient.graph
     seconds["explore"] = _time.perf_counter() - t0
 
@@ -196,52 +201,12 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         raise with_counts(exc, graph)
 
 
-@contextlib.contextmanager
-def quiet_absent_device(xp) -> Iterator[None]:
-    """Around an exploration with ``xp``: drop the explorer's
-    :class:`~dve.errors.DeviceFallbackWarning` when ``xp`` is ``auto``'s
-    :class:`~ocm.backend.DeferredDevice` and it found no device (CuPy installed, no GPU): the
-    exploration stayed on the host as planned, nothing fell back. Every other warning is
-    shown as it would have been (after the exploration, an exception included).
-
-    >>> xp = DeferredDevice()
-    >>> xp.resolved, xp.unavailable = True, "no CUDA device found"   # as found on first use
-    >>> with warnings.catch_warnings(record=True) as seen:
-    ...     warnings.simplefilter("always")
-    ...     with quiet_absent_device(xp):
-    ...         warnings.warn("the GPU has 0 MiB free", DeviceFallbackWarning)
-    ...         warnings.warn("something else")
-    >>> [str(w.message) for w in seen]
-    ['something else']
-    """
-    if not isinstance(xp, DeferredDevice):
-        yield
-        return
-    caught: list = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            # Every fallback recorded (not only the first of its text): decided below.
-            warnings.simplefilter("always", DeviceFallbackWarning)
-            yield
-    finally:
-        for w in caught:
-            if not issubclass(w.category, DeviceFallbackWarning):
-                warnings.showwarning(w.message, w.category, w.filename, w.lineno, w.file,
-                                     w.line)   # the filters passed it already
-            elif xp.unavailable is None:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-
-
 def _check_engine_memory(max_memory: int, graph) -> None:
-    """Refuse to start the cycle engine when its estimated memory
-    (:func:`ocm.backend.engine_memory_bytes`, the estimate ``dvecost cycle`` uses) would take
-    the process past ``max_memory``: a MemoryLimitExceeded with the graph's counts."""
-    from ocm.backend import engine_memory_bytes
-    from statespace.explore import current_rss
-    held, more = current_rss(), engine_memory_bytes(graph.n_states, graph.n_edges)
-    if held + more > max_memory:
-        exc = MemoryLimitExceeded(max_memory, graph.n_states)
-        exc.held, exc.more = held, more
+    """:func:`dvecost.pipeline.check_engine_memory` on the explored graph, the stop carrying
+    the graph's counts."""
+    try:
+        pipeline.check_engine_memory(max_memory, graph.n_states, graph.n_edges)
+    except MemoryLimitExceeded as exc:
         raise with_counts(exc, graph)
 
 
@@ -252,20 +217,8 @@ def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *,
     report("howard", None, None, f"optimal cycle {kind}: SCCs, policy iteration, certificate")
     t0 = _time.perf_counter()
     try:
-        if graph.on_device is not None and backend != "cpu":
-            # Explored on the GPU: the engine reads the edges still there (no copy back).
-            indptr, indices, charge = graph.on_device
-        else:
-            indptr, indices, charge = graph.indptr, graph.indices, graph.charge
-        if charge is not None:   # a compact graph: the engine reads its palette by row
-            pal = graph.palette
-            arrays = (indptr, indices, ocm.Palette(charge, pal.costs[resource]),
-                      ocm.Palette(charge, pal.time))
-        else:
-            arrays = (indptr, indices, graph.cost(resource), graph.time)
-        del charge
-        result = ocm.optimal_cycle(*arrays[:3], arrays[3] if ratio else None, kind=kind,
-                                   mode=mode, backend=backend)
+        arrays = pipeline.engine_arrays(graph, resource, ratio=ratio, backend=backend)
+        result = ocm.optimal_cycle(*arrays, kind=kind, mode=mode, backend=backend)
         del arrays
     except (NoCycleError, ZeroTimeCycleError) as exc:
         raise no_answer(exc, quotient, resource) from exc

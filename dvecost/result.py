@@ -61,7 +61,7 @@ def with_counts(exc: BaseException, graph) -> BaseException:
     """``exc`` with ``exc.counts`` set to the states and transitions of ``graph`` (what a stop
     after exploration reports as found); counts already attached are kept.
 
-    >>> from dve.errors import Interrupted
+    >>> from runtime.errors import Interrupted
     >>> class G: n_states, n_edges = 6, 12
     >>> with_counts(Interrupted(2, "SIGINT"), G()).counts
     {'states': 6, 'transitions': 12}

@@ -41,11 +41,11 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
     max_states, max_memory : int, optional
         Per-model limits on the state graph (states; bytes; ``max_memory`` defaults to
         :func:`memory_guard`, a quarter of the machine's memory); a model beyond them raises
-        :class:`~dve.errors.StateLimitExceeded` / :class:`~dve.errors.MemoryLimitExceeded`,
+        :class:`~runtime.errors.StateLimitExceeded` / :class:`~runtime.errors.MemoryLimitExceeded`,
         which ends the search with ``status='limit'``; so does a model the explorer refuses
         as too large for its encodings (more than
         :data:`statespace.explore.MAX_SYNC_STEPS` distinct ``system sync`` steps, raised as
-        :class:`~dve.errors.StateSpaceError`).
+        :class:`~runtime.errors.StateSpaceError`).
     phases : callable, optional
         ``phases(phase, message)`` hears what each analysis is doing as it goes (phases of
         :data:`dvecost.analysis.PHASES`; during exploration, the states found so far).

@@ -30,7 +30,7 @@ Stopping
 --------
 ``progress`` hears a :class:`SweepPlan`, then a :class:`PointStarted` and a :class:`SweepPoint`
 per value. A state or memory limit ends the sweep with the curve so far (``status='limit'``); a
-signal or the time limit (:class:`~dve.errors.RunStopped`) and ``KeyboardInterrupt`` are passed
+signal or the time limit (:class:`~runtime.errors.RunStopped`) and ``KeyboardInterrupt`` are passed
 on carrying the result so far as ``exc.partial``.
 
 Examples
@@ -59,9 +59,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from dve.errors import (ConfigurationError, ModelError, ModelErrors, ModelSemanticError,
-                        RunStopped, Source, StateSpaceError)
+from dve.errors import ConfigurationError, ModelError, ModelErrors, ModelSemanticError, Source
 from dve.inputs import InputDecl, constant_value, global_constant, model_inputs, value_range
+from runtime.errors import RunStopped, StateSpaceError
 from scenarios.curve import Curve
 from scenarios.parallel import PointWalk
 from scenarios.saturation import parse_capacity
@@ -595,7 +595,7 @@ def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
     ------
     dve.errors.ConfigurationError, dve.errors.ModelError, dve.errors.ModelErrors
         See :func:`model_family`; a bad range or search; a model invalid at some value.
-    dve.errors.RunStopped, KeyboardInterrupt
+    runtime.errors.RunStopped, KeyboardInterrupt
         With the result so far as ``exc.partial``.
     """
     from .analysis import analyze
@@ -699,7 +699,7 @@ def model_frontier(model: str | os.PathLike[str], a: str, b: str, *,
     dve.errors.ConfigurationError, dve.errors.ModelError, dve.errors.ModelErrors
         As :func:`model_family` for each of ``a`` and ``b``; the two the same; a
         ``CAPACITY`` that varies over the grid.
-    dve.errors.RunStopped, KeyboardInterrupt
+    runtime.errors.RunStopped, KeyboardInterrupt
         With the result so far as ``exc.partial``.
 
     Examples

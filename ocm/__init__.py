@@ -100,7 +100,7 @@ def _is_cupy(a: Any) -> bool:
 
 
 def _host(a: Any) -> Any:
-    """``a`` on the host: an array (:func:`ocm.primitives.to_host`), a Palette's two arrays, or
+    """``a`` on the host: an array (:func:`runtime.device.to_host`), a Palette's two arrays, or
     None."""
     if a is None:
         return None
@@ -135,7 +135,9 @@ def _as_palette(p: Palette, name: str, xp: Any) -> Palette:
 def _resolve_xp(backend: str, arrays: list, n_edges: int, xp: Any) -> Any:
     if xp is not None:
         return xp
-    from .backend import array_module, resolve_backend
+    from runtime.device import array_module
+
+    from .backend import resolve_backend
 
     on_gpu = any(_is_cupy(a) for a in arrays)
     if backend == "auto" and on_gpu:

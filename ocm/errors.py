@@ -4,7 +4,9 @@
 vertices, edges and arguments; the application (``dvecost``) rewords them in terms of the
 model where it can (a zero-time cycle as a run of the model) and maps them to exit codes:
 :class:`InputError` and :class:`BackendUnavailableError` are bad input (2), an
-:class:`AnalysisError` means the question has no answer (3).
+:class:`AnalysisError` means the question has no answer (3). A GPU that cannot be had is a
+run-time concern shared with the explorer: :class:`BackendUnavailableError` is
+:class:`runtime.errors.BackendUnavailableError`, named here because the engine raises it.
 
 Examples
 --------
@@ -18,6 +20,8 @@ the graph has no cycle (2 vertices, 1 edge): every path ends in a vertex without
 """
 
 from __future__ import annotations
+
+from runtime.errors import BackendUnavailableError
 
 __all__ = [
     "OcmError",
@@ -37,10 +41,6 @@ class OcmError(Exception):
 class InputError(OcmError, ValueError):
     """Bad arguments: malformed CSR arrays, an unknown kind, mode or backend, an unreadable or
     malformed edge-list file."""
-
-
-class BackendUnavailableError(OcmError, RuntimeError):
-    """Raised when ``backend='gpu'`` is asked for and CuPy or a device is missing."""
 
 
 class AnalysisError(OcmError):

@@ -45,6 +45,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from runtime.device import to_host   # the run's one way back to the host (P.to_host)
+
 __all__ = [
     "Array",
     "INT_SAFE",
@@ -80,18 +82,6 @@ def is_numpy(xp: Any) -> bool:
     True
     """
     return getattr(xp, "__name__", "numpy") == "numpy"
-
-
-def to_host(a: Any) -> np.ndarray:
-    """A host (NumPy) copy of a CuPy array; a NumPy array (or a list) as it is.
-
-    The one way the engine brings data back from the device.
-
-    >>> to_host([1, 2]).tolist()
-    [1, 2]
-    """
-    get = getattr(a, "get", None)
-    return get() if get is not None and not isinstance(a, np.ndarray) else np.asarray(a)
 
 
 class Palette:

@@ -73,7 +73,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Mapping
 
-from dve.errors import ConfigurationError, ModelError, RunStopped, StateSpaceError
+from dve.errors import ConfigurationError, ModelError
+from runtime.errors import RunStopped, StateSpaceError
 
 from .dsl import Scenario, Server, System
 from .parallel import PointWalk

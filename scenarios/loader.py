@@ -32,7 +32,8 @@ from contextlib import contextmanager, redirect_stdout
 from types import TracebackType
 from typing import Any, Callable, Iterator, Mapping
 
-from dve.errors import ConfigurationError, DvecostError, ModelError, RunStopped, Source, SourcePos
+from dve.errors import ConfigurationError, DvecostError, ModelError, Source, SourcePos
+from runtime.errors import RunStopped
 
 from .dsl import Scenario, Server, System
 

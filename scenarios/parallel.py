@@ -25,7 +25,7 @@ or takes a point (a handler raising there would be lost or break the pool's shut
 handled as soon as that is done; when the parent stops (a signal, ``--timeout``, an error) it ends its
 workers, and :attr:`PointWalk.points` keeps every point the walk received, in order, and
 :attr:`PointWalk.spare` those evaluated ahead. A worker that dies (killed for memory) stops
-the walk with a :class:`~dve.errors.StateSpaceError` naming the point it was waiting for.
+the walk with a :class:`~runtime.errors.StateSpaceError` naming the point it was waiting for.
 
 Examples
 --------
@@ -57,7 +57,8 @@ from concurrent.futures import wait as _wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Hashable
 
-from dve.errors import ConfigurationError, StateSpaceError
+from dve.errors import ConfigurationError
+from runtime.errors import StateSpaceError
 
 __all__ = ["PointWalk", "default_jobs", "check_jobs"]
 

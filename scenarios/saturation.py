@@ -42,8 +42,8 @@ Stopping
 --------
 A search is a long job. ``progress`` hears of it as it goes (:class:`Plan`, then a
 :class:`PointStarted` and a :class:`SaturationPoint` per ``N``). An evaluator that raises
-:class:`~dve.errors.StateSpaceError` (a state or memory limit) ends the search there: the result
-keeps the curve so far with ``status='limit'``. A :class:`~dve.errors.RunStopped` (a signal,
+:class:`~runtime.errors.StateSpaceError` (a state or memory limit) ends the search there: the result
+keeps the curve so far with ``status='limit'``. A :class:`~runtime.errors.RunStopped` (a signal,
 a time limit) or ``KeyboardInterrupt`` is passed on, carrying the result so far as its
 ``partial`` attribute (``status`` ``'interrupted'`` or ``'timeout'``), so that the caller can
 show the curve before it stops.
@@ -167,10 +167,10 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
         Bad arguments, an unknown template or scenario, a system the DSL refuses.
     dve.errors.ModelError
         A scenario file that fails to load or raises (code ``scenario-error``).
-    dve.errors.RunStopped, KeyboardInterrupt
+    runtime.errors.RunStopped, KeyboardInterrupt
         Passed on from wherever they arrive, with the result so far as ``exc.partial``.
     Exception
-        Whatever ``evaluate`` raises other than a :class:`~dve.errors.StateSpaceError`.
+        Whatever ``evaluate`` raises other than a :class:`~runtime.errors.StateSpaceError`.
 
     See Also
     --------

@@ -43,7 +43,8 @@ import time as _time
 from fractions import Fraction
 from typing import Any, Callable
 
-from dve.errors import ConfigurationError, RunStopped, StateSpaceError
+from dve.errors import ConfigurationError
+from runtime.errors import RunStopped, StateSpaceError
 
 from .bounds import alone_rate, bound_gap
 from .dsl import Scenario, System

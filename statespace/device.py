@@ -6,7 +6,9 @@ has the same name and meaning in both; the exceptions live here, each with one d
 module that gives identical results (the GPU tests compare the two builds bit for bit).
 
 This module imports no CuPy: a CuPy array's module is recognised by its name, and CuPy's own
-functions are reached through the module the caller passed in.
+functions are reached through the module the caller passed in. What is not about spelling (the
+way back to the host, the device's free memory, its out-of-memory errors, the fallback
+warning) is the run's and lives in :mod:`runtime.device`.
 
 Examples
 --------
@@ -15,21 +17,16 @@ Examples
 >>> scatter_min(np, out, np.array([0, 1, 0]), np.array([5, 7, 3]))
 >>> out.tolist()
 [3, 7]
->>> to_host(np.arange(3)).tolist(), on_device(np)
-([0, 1, 2], False)
+>>> on_device(np), module_of(out).__name__
+(False, 'numpy')
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from dve.errors import DeviceFallbackWarning
-
-__all__ = ["on_device", "module_of", "to_host", "scatter_min", "scatter_add", "any_true",
-           "count_values", "stable_argsort", "lexsort", "device_free_bytes", "is_device_oom", "release_pool",
-           "DeviceFallbackWarning"]
+__all__ = ["on_device", "module_of", "scatter_min", "scatter_add", "any_true", "count_values",
+           "add_slot_change", "stable_argsort", "lexsort"]
 
 
 def on_device(xp) -> bool:
@@ -43,14 +40,6 @@ def module_of(a):
         return np
     import cupy
     return cupy
-
-
-def to_host(a) -> np.ndarray:
-    """``a`` as a NumPy array: itself when it already is one, else copied from the device."""
-    if isinstance(a, np.ndarray):
-        return a
-    get = getattr(a, "get", None)
-    return get() if get is not None else np.asarray(a)
 
 
 def _scatter(xp, op: str, out, idx, vals) -> None:
@@ -196,72 +185,3 @@ def lexsort(xp, keys):
     if xp is np:
         return np.lexsort(keys)
     return xp.lexsort(xp.stack(list(keys)))
-
-
-#: Seconds for which :func:`device_free_bytes` answers from its last query of the device,
-#: less what CuPy's memory pool took from the device since (``cudaMemGetInfo`` costs ~4 ms
-#: on the H100 machine, measured: 0.12 s of a 2.5 s ``dvecost analyze`` of cs_10 that asked
-#: once per chunk).
-FREE_QUERY_SECONDS = 0.5
-_LAST_QUERY: dict = {}   # id -> (memGetInfo, monotonic time, device free, pool total) then
-
-
-def device_free_bytes(xp) -> int | None:
-    """The bytes the device of ``xp`` can still allocate: its free memory
-    (``cuda.runtime.memGetInfo``) plus the free blocks CuPy's memory pool holds; None for
-    NumPy or a module without a CUDA runtime (nothing to check).
-
-    The device is asked at most once in :data:`FREE_QUERY_SECONDS`: in between, the answer
-    is the last one less the growth of the pool's ``total_bytes()`` (what this process took
-    since); a pool that cannot tell its total has the device asked every time.
-
-    >>> device_free_bytes(np) is None
-    True
-    """
-    if xp is np:
-        return None
-    try:
-        query = xp.cuda.runtime.memGetInfo
-    except AttributeError:
-        return None
-    pool = getattr(xp, "get_default_memory_pool", lambda: None)()
-    total = getattr(pool, "total_bytes", None)
-    total = int(total()) if total is not None else None
-    now = time.monotonic()
-    # By the query function (one per device runtime: CuPy's whatever module object wraps it),
-    # held in the entry so that its id cannot be reused by another while cached.
-    last = _LAST_QUERY.get(id(query))
-    if (total is not None and last is not None and last[0] is query
-            and now - last[1] < FREE_QUERY_SECONDS):
-        free = last[2] - (total - last[3])
-    else:
-        free = int(query()[0])
-        if total is not None:
-            _LAST_QUERY[id(query)] = (query, now, free, total)
-    try:
-        free += int(pool.free_bytes())
-    except AttributeError:
-        pass
-    return free
-
-
-def release_pool(xp) -> None:
-    """Hand the free blocks of CuPy's memory pool back to the device (best effort)."""
-    try:
-        xp.get_default_memory_pool().free_all_blocks()
-    except AttributeError:
-        pass
-
-
-def is_device_oom(exc: BaseException) -> bool:
-    """True when ``exc`` is a failed device allocation (CuPy's
-    ``cuda.memory.OutOfMemoryError``, or CUDA's out-of-memory error), recognised without
-    importing CuPy.
-
-    >>> is_device_oom(MemoryError()), is_device_oom(ValueError("cudaErrorMemoryAllocation"))
-    (False, True)
-    """
-    if type(exc).__name__ == "OutOfMemoryError":
-        return True
-    text = str(exc)
-    return "cudaErrorMemoryAllocation" in text or "CUDA_ERROR_OUT_OF_MEMORY" in text

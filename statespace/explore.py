@@ -29,20 +29,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dve import arith, syntax
-from dve.errors import (MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimitExceeded,
-                        StepLimitExceeded)
+from runtime.device import (DeviceFallbackWarning, device_free_bytes, is_out_of_memory,
+                            release_pool, to_host)
+from runtime.errors import (MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimitExceeded,
+                            StepLimitExceeded)
+from runtime.memory import current_rss, peak_rss
 
 from .compiler import compile_model
 from .evaluate import INT, Evaluator, Fault, add_costs
 from .graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
 from .kernel import SuccessorKernel
 from .model import CompiledModel
-from .device import (DeviceFallbackWarning, add_slot_change, any_true, count_values,
-                     device_free_bytes, is_device_oom, lexsort, module_of, on_device,
-                     release_pool, scatter_add, stable_argsort, to_host)
+from .device import (add_slot_change, any_true, count_values, lexsort, module_of, on_device,
+                     scatter_add, stable_argsort)
 from .store import KeyLayout, VisitedSet
 
-__all__ = ["build_state_graph", "current_rss", "peak_rss", "as_compiled", "Explorer"]
+__all__ = ["build_state_graph", "as_compiled", "Explorer"]
 
 _U = np.uint64
 _EMPTY = np.zeros(0, np.int64)
@@ -122,8 +124,8 @@ def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = T
         With a device module: what happens when the device's free memory is less than the
         next step needs (checked before the hand-over and before each chunk on the device),
         or an allocation on it fails: ``'host'`` (default) continues on the host from the last
-        chunk boundary (the same graph) with a :class:`~dve.errors.DeviceFallbackWarning`;
-        ``'stop'`` raises :class:`dve.errors.OutOfMemory` with the graph found so far.
+        chunk boundary (the same graph) with a :class:`~runtime.device.DeviceFallbackWarning`;
+        ``'stop'`` raises :class:`runtime.errors.OutOfMemory` with the graph found so far.
 
     Returns
     -------
@@ -131,9 +133,9 @@ def build_state_graph(model: CompiledModel | syntax.Model, *, property: bool = T
 
     Raises
     ------
-    dve.errors.StateLimitExceeded, dve.errors.MemoryLimitExceeded
+    runtime.errors.StateLimitExceeded, runtime.errors.MemoryLimitExceeded
         When a limit is reached; ``partial`` holds the graph found so far (``complete`` false).
-        :class:`~dve.errors.OutOfMemory` (a MemoryLimitExceeded) with ``device`` true: the
+        :class:`~runtime.errors.OutOfMemory` (a MemoryLimitExceeded) with ``device`` true: the
         device was full and ``on_device_full`` is ``'stop'``.
     dve.errors.EvaluationError
         When the model does not compile (an initial value out of its type's range, ...).
@@ -329,7 +331,7 @@ class Explorer:
                     try:
                         self._chunk(k)
                     except Exception as exc:   # noqa: BLE001 - only the device's OOM
-                        if not is_device_oom(exc):
+                        if not is_out_of_memory(exc):
                             raise
                         failed = True
                     # Outside the handler: the failed chunk's device arrays, held by the
@@ -606,7 +608,7 @@ class Explorer:
             try:
                 self.kernel.function(xp)   # compiled now, once
             except Exception as exc:   # noqa: BLE001 - the array form computes the same
-                if is_device_oom(exc):
+                if is_out_of_memory(exc):
                     raise
                 self.kernel = None
                 warnings.warn(f"{self.cm.name}: the generated successor kernel did not "
@@ -625,7 +627,7 @@ class Explorer:
         try:
             self._to_device()
         except Exception as exc:   # noqa: BLE001 - only the device's OOM
-            if not is_device_oom(exc):
+            if not is_out_of_memory(exc):
                 raise
             failed = True
         if failed:
@@ -1354,7 +1356,7 @@ class Explorer:
 
         Raises
         ------
-        dve.errors.StepLimitExceeded
+        runtime.errors.StepLimitExceeded
             When the chunk brings the number of distinct steps past :data:`MAX_SYNC_STEPS`
             (the ids of the edges are int32); :meth:`run` attaches the graph found so far.
         """
@@ -1704,7 +1706,7 @@ def _join(pieces: list, up: bool = False):
         try:
             return xp.concatenate([xp.asarray(a) for a in pieces])
         except Exception as exc:   # noqa: BLE001 - only the device's OOM: join on the host
-            if not is_device_oom(exc):
+            if not is_out_of_memory(exc):
                 raise
     return np.concatenate([to_host(a) for a in pieces])
 
@@ -1731,39 +1733,6 @@ def _counts(graph, mark) -> dict[str, int]:
         return {"states": graph.n_states, "transitions": graph.n_edges,
                 "expanded": graph.n_expanded}
     return {"states": mark[0], "transitions": mark[1], "expanded": mark[2]}
-
-
-def current_rss() -> int:
-    """The resident memory of this process now, in bytes (Linux; 0 elsewhere)."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def peak_rss() -> int:
-    """The peak resident memory of this process so far, in bytes.
-
-    On Linux the high-water mark of this process's own memory (``VmHWM``), not
-    ``getrusage``'s ``ru_maxrss``, which a process started by fork and exec inherits from its
-    parent: run from a Python holding 2 GB, a fresh process reads 2 GB there, and a
-    ``--max-memory`` check built on it stopped exploring at once.
-
-    >>> 0 < peak_rss() < 2**40
-    True
-    """
-    try:
-        with open("/proc/self/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    import resource
-    import sys
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
 
 
 def _or(a, b):

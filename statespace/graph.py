@@ -63,9 +63,10 @@ from typing import Any
 
 import numpy as np
 
-from dve.errors import ConfigurationError, StateSpaceError
+from dve.errors import ConfigurationError
+from runtime.device import to_host
+from runtime.errors import StateSpaceError
 
-from .device import to_host
 from .model import CompiledModel
 
 __all__ = [
@@ -822,7 +823,7 @@ def validate_graph(graph: StateGraph) -> None:
 
     Raises
     ------
-    dve.errors.StateSpaceError
+    runtime.errors.StateSpaceError
         Naming the invariant that does not hold.
 
     Examples

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .device import any_true, module_of, scatter_min, to_host
+from runtime.device import to_host
+
+from .device import any_true, module_of, scatter_min
 from .model import CompiledModel
 
 __all__ = ["KeyLayout", "VisitedSet"]

@@ -125,7 +125,8 @@ def _run_gpu(args: argparse.Namespace, models, progress: Callable[[str], None]) 
 
     import dve
     import statespace
-    from ocm.backend import array_module, resolve_backend
+    from ocm.backend import resolve_backend
+    from runtime.device import array_module
 
     cupy = array_module(resolve_backend("gpu", 0))   # BackendUnavailableError without one
     pool = cupy.get_default_memory_pool()

@@ -305,8 +305,8 @@ def select_graphs(args: argparse.Namespace) -> tuple[list[str], list[pathlib.Pat
 def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: None) -> Report:
     """Time the GPU engine against the CPU engine and ocmref on each graph (never prints)."""
     from dve.errors import ConfigurationError
-    from ocm.errors import BackendUnavailableError
-    from ocm.backend import gpu_unavailable_reason
+    from runtime.errors import BackendUnavailableError
+    from runtime.device import gpu_unavailable_reason
 
     reason = gpu_unavailable_reason()
     if reason is not None:

@@ -93,7 +93,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _search(spec: str, scenario: str | None, method: str) -> dict:
     """One search, in the worker process: its figures as plain values."""
     from dvecost.saturation import saturate
-    from statespace.explore import peak_rss
+    from runtime.memory import peak_rss
 
     t0 = time.perf_counter()
     r = saturate(_FUNCTIONS.get(spec, spec), scenario=scenario, backend="cpu", method=method)

@@ -1,8 +1,8 @@
 """The command line: ``dvecost SUBCOMMAND ...``. The only layer that prints or exits.
 
 Each subcommand lives in a module of this package exposing ``register(subparsers)``, which adds
-its parser and sets ``func=run`` where ``run(args) -> int`` (:func:`command` builds it from the
-command's name, help, description and options). Exit codes:
+its parser with :func:`dvecost.cli.subcommand.add_command` (help and description from the
+module's docstring, ``func=run`` where ``run(args) -> int``), then its options. Exit codes:
 
 - 0: success;
 - 2: invalid input (syntax or semantic error, bad usage, unreadable file, backend unavailable);
@@ -12,20 +12,20 @@ command's name, help, description and options). Exit codes:
 
 Shared machinery for subcommands
 --------------------------------
-:func:`command`
-    A module's ``register``: the parser with help, description, the command's own options,
-    the common ones, ``func=run``.
+:func:`dvecost.cli.subcommand.add_command`
+    The one way a module's ``register`` makes its parser: help and description from the
+    module's docstring, ``func=run``; the module then adds its options and :func:`add_common`.
 :func:`add_limits`
     ``--max-states N``, ``--max-memory SIZE`` (``args.max_memory`` is a :class:`ByteSize`:
     an ``int`` of bytes whose ``str()`` is the text the user wrote) and ``--timeout SECONDS``.
     :func:`main` arms the timeout and the signal handlers for every command; a command only
     passes ``args.max_states`` / ``args.max_memory`` down to the explorer.
 Stops
-    SIGINT, SIGTERM and the ``--timeout`` clock raise :class:`dve.errors.Interrupted` /
-    :class:`dve.errors.TimeLimitExceeded` (both :class:`dve.errors.RunStopped`, a
+    SIGINT, SIGTERM and the ``--timeout`` clock raise :class:`runtime.errors.Interrupted` /
+    :class:`runtime.errors.TimeLimitExceeded` (both :class:`runtime.errors.RunStopped`, a
     ``BaseException``) wherever the program is. The explorer attaches the graph found so far as
     ``exc.partial`` (a :class:`statespace.StateGraph` with ``complete`` false), like the
-    limits (:class:`dve.errors.ExplorationLimit`: states, memory, system sync steps). A
+    limits (:class:`runtime.errors.ExplorationLimit`: states, memory, system sync steps). A
     command that has something to show catches them, prints it and returns
     :func:`stop_info(exc, args)["exit_code"] <stop_info>`; if it does not, :func:`main` prints
     the :func:`stop_info` message (and with ``--json`` a JSON object) and returns the exit
@@ -99,10 +99,11 @@ import traceback
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from dve.errors import (ConfigurationError, DeviceFallbackWarning, DvecostError,
-                        ExplorationLimit, Interrupted, MemoryLimitExceeded, ModelError,
-                        ModelErrors, OutOfMemory, RunStopped, StateLimitExceeded, StateSpaceError,
-                        StepLimitExceeded, TimeLimitExceeded)
+from dve.errors import ConfigurationError, DvecostError, ModelError, ModelErrors
+from runtime.device import DeviceFallbackWarning
+from runtime.errors import (ExplorationLimit, Interrupted, MemoryLimitExceeded, OutOfMemory,
+                            RunStopped, StateLimitExceeded, StateSpaceError, StepLimitExceeded,
+                            TimeLimitExceeded)
 from ocm.errors import AnalysisError, BackendUnavailableError, InputError, OcmError
 
 from .terminal import use_color
@@ -216,7 +217,7 @@ def add_limits(p: argparse.ArgumentParser, *, states: bool = True) -> None:
 
     Sets ``args.max_states`` (int or None), ``args.max_memory`` (:class:`ByteSize` or None)
     and ``args.timeout`` (:class:`Seconds`, a float, or None). :func:`main` enforces ``--timeout`` for the
-    whole command (it raises :class:`dve.errors.TimeLimitExceeded` where the run is); the two
+    whole command (it raises :class:`runtime.errors.TimeLimitExceeded` where the run is); the two
     others are for the command to pass to ``build_state_graph``.
     """
     if states:
@@ -232,12 +233,12 @@ def add_limits(p: argparse.ArgumentParser, *, states: bool = True) -> None:
 
 def peak_memory_bytes() -> int:
     """The peak resident memory (RSS) of this process so far, in bytes
-    (:func:`statespace.explore.peak_rss`: this process's own, not what it inherited).
+    (:func:`runtime.memory.peak_rss`: this process's own, not what it inherited).
 
     >>> peak_memory_bytes() > 0
     True
     """
-    from statespace.explore import peak_rss
+    from runtime.memory import peak_rss
     return peak_rss()
 
 
@@ -304,7 +305,7 @@ def stop_info(exc: BaseException, args: argparse.Namespace | None = None) -> dic
     for limits (the value as the user wrote it, from ``args``). ``message`` is the stderr
     line: ``dvecost: ... ; 1,234 states, 5,678 transitions found so far``.
 
-    >>> from dve.errors import Interrupted
+    >>> from runtime.errors import Interrupted
     >>> e = Interrupted(15, "SIGTERM"); e.counts = {"states": 1200, "transitions": 3400}
     >>> i = stop_info(e); i["status"], i["exit_code"], i["message"]
     ('interrupted', 143, 'dvecost: interrupted by SIGTERM; 1,200 states, 3,400 transitions found so far')
@@ -353,7 +354,7 @@ def report_stop(exc: BaseException, args: argparse.Namespace) -> int:
     ``limit``, ``counts``, ``message``) on stdout; returns the exit code.
 
     >>> import argparse, contextlib, io
-    >>> from dve.errors import TimeLimitExceeded
+    >>> from runtime.errors import TimeLimitExceeded
     >>> out, err = io.StringIO(), io.StringIO()
     >>> with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
     ...     code = report_stop(TimeLimitExceeded(0.3), argparse.Namespace(json=True))
@@ -486,35 +487,6 @@ def result_is_final() -> None:
         _ACTIVE[-1].hold()
 
 
-def command(name: str, run: Callable[[argparse.Namespace], int],
-            options: Callable[[argparse.ArgumentParser], None], *, help: str,
-            description: str) -> Callable[[argparse._SubParsersAction], argparse.ArgumentParser]:
-    """The ``register(sub)`` of a subcommand module: it adds subcommand ``name`` to ``sub``
-    with ``help`` (its line in ``dvecost --help``) and ``description``, then ``options(parser)``
-    (the command's own arguments, in the order ``--help`` lists them), then :func:`add_common`,
-    and sets ``func=run``; it returns the parser.
-
-    A module declares it after ``run``: ``register = command("check", run, _options, ...)``.
-
-    >>> parser = argparse.ArgumentParser(prog="dvecost")
-    >>> register = command("hello", lambda args: 0, lambda p: p.add_argument("who"),
-    ...                    help="greet", description="Greets.")
-    >>> _ = register(parser.add_subparsers())
-    >>> args = parser.parse_args(["hello", "world", "-q"])
-    >>> args.who, args.quiet, args.debug, args.func(args)
-    ('world', True, False, 0)
-    """
-    def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=description)
-        options(p)
-        add_common(p)
-        p.set_defaults(func=run)
-        return p
-
-    register.__doc__ = f"Add the ``{name}`` subcommand to the ``dvecost`` parser."
-    return register
-
-
 def add_common(p: argparse.ArgumentParser) -> None:
     """Options every subcommand takes."""
     p.add_argument("--debug", action="store_true", help="show Python tracebacks")
@@ -639,12 +611,12 @@ def _wants_gpu(words: Sequence[str]) -> bool:
 
 def _start_device(words: Sequence[str]) -> None:
     """For ``--backend gpu`` with a command of :data:`_DEVICE_COMMANDS`: start importing CuPy
-    and the CUDA context (:func:`ocm.backend.warm_up`) in a background thread now, so that
+    and the CUDA context (:func:`runtime.warmup.warm_up`) in a background thread now, so that
     they overlap the parsing and the first breadth-first chunks, which run on the host. The
     command finds them ready, or waits for them where it first needs the device (the import
     lock); a failure there is reported by the command, as without this."""
     if _command_of(words) in _DEVICE_COMMANDS and _wants_gpu(words):
-        from ocm.backend import warm_up
+        from runtime.warmup import warm_up
         warm_up()
 
 
@@ -797,7 +769,7 @@ def printing():
 
 @contextlib.contextmanager
 def _device_warnings():
-    """Show the explorer's :class:`~dve.errors.DeviceFallbackWarning` (the GPU was
+    """Show the explorer's :class:`~runtime.device.DeviceFallbackWarning` (the GPU was
     full, exploration went on on the CPU) as one ``dvecost: warning: ...`` line on stderr,
     once per message; other warnings as Python shows them."""
     import warnings

@@ -20,7 +20,8 @@ import argparse
 import sys
 from typing import TextIO
 
-from dve.errors import ConfigurationError, ExplorationLimit, RunStopped
+from dve.errors import ConfigurationError
+from runtime.errors import ExplorationLimit, RunStopped
 from ocm.errors import AnalysisError, NoCycleError, ZeroTimeCycleError
 
 from . import (add_common, add_model_run, drop_closed_outputs, emit_json,

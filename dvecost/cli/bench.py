@@ -1,4 +1,10 @@
-"""``dvecost bench SUITE``: timed benchmarks, printed as a Markdown table or JSON."""
+"""``dvecost bench SUITE``: run a benchmark suite (parse, explore, ocm, analyze, symmetry,
+saturate).
+
+Timed benchmarks. Figures are reported against references measured in the same run.
+
+Each suite prints its figures as a Markdown table, or with ``--json`` as one JSON object.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +17,12 @@ import time
 
 from ..benchmarks import SUITES
 from . import add_common, peak_memory_bytes
+from .subcommand import add_command
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="run a benchmark suite (parse, explore, ocm, analyze, "
-                                     "symmetry, saturate)",
-                       description="Timed benchmarks. Figures are reported against references "
-                                   "measured in the same run.")
+    """Add the ``bench`` subcommand (one sub-subcommand per suite) to ``sub``."""
+    p = add_command(sub, "bench", __doc__, lambda args: (p.print_help(sys.stderr), 2)[1])
     suites = p.add_subparsers(dest="suite", metavar="SUITE")
     for name, module_name in SUITES.items():
         try:
@@ -31,7 +36,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         sp.add_argument("--json", action="store_true", help="print one JSON object")
         module.add_arguments(sp)
         sp.set_defaults(func=_run, _module=module)
-    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
 
 
 def suite_help(doc: str | None) -> str:

@@ -1,4 +1,10 @@
-"""``dvecost check FILE...``: parse, expand and check models; a summary or diagnostics per file.
+"""``dvecost check FILE...``: parse and check models, without exploring them.
+
+Parse, expand and statically check DVE models. Prints one summary line per correct file,
+and compiler-style diagnostics for the others. Exit code 0 when all files are correct, 2
+otherwise.
+
+In detail: parse, expand and check models; a summary or diagnostics per file.
 
 Each file is read, parsed, expanded (``-D name=value`` overrides ``input`` declarations) and
 checked in this one process, by :func:`dve.loader.load_checked` (the front door of
@@ -33,8 +39,9 @@ from dve.errors import ConfigurationError, DvecostError, ModelError, ModelErrors
 from dve.loader import load_checked, read_source
 from dve.summary import ModelSummary, summarize
 
-from . import (add_defines, command, not_a_scenario_file, parse_defines, peak_memory_bytes,
+from . import (add_common, add_defines, not_a_scenario_file, parse_defines, peak_memory_bytes,
                print_error)
+from .subcommand import add_command
 from .terminal import use_color
 
 __all__ = ["register", "run", "check_file", "SUMMARY_FIELDS"]
@@ -156,8 +163,10 @@ def _options(p: argparse.ArgumentParser) -> None:
     add_defines(p)
 
 
-register = command("check", run, _options,
-                   help="parse and check models, without exploring them",
-                   description="Parse, expand and statically check DVE models. Prints one summary "
-                               "line per correct file, and compiler-style diagnostics for the "
-                               "others. Exit code 0 when all files are correct, 2 otherwise.")
+
+def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``check`` subcommand to ``sub``."""
+    p = add_command(sub, "check", __doc__, run)
+    _options(p)
+    add_common(p)
+    return p

@@ -1,4 +1,7 @@
-"""``dvecost cycle GRAPH``: the optimal cycle mean or ratio of a saved graph.
+"""``dvecost cycle GRAPH``: optimal cycle mean or ratio of a saved graph (.npz or edge list).
+
+Maximal (or minimal) cycle mean or ratio of a graph, exact and certified, with its critical
+cycle. Exit code 3 when the graph has no cycle or, for ratios, a cycle of total time 0.
 
 GRAPH is a state graph saved by ``dvecost explore --save graph.npz`` (or any ``.npz`` with
 ``indptr``, ``indices``, ``cost`` and ``time`` arrays) or a text edge list in the format of
@@ -31,11 +34,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dve.errors import ConfigurationError, MemoryLimitExceeded, RunStopped
+from dve.errors import ConfigurationError
+from runtime.errors import MemoryLimitExceeded, RunStopped
 
 from ..report import count
-from . import (add_limits, command, emit_json, peak_memory_bytes, result_is_final,
+from . import (add_common, add_limits, emit_json, peak_memory_bytes, result_is_final,
                stop_info)
+from .subcommand import add_command
 
 __all__ = ["register", "run", "load_cycle_graph", "CycleInput"]
 
@@ -113,18 +118,14 @@ def load_cycle_graph(path: str, resource: str | None = None) -> CycleInput:
 
 
 def _check_memory(args, n: int, m: int) -> None:
-    """Refuse to start the engine when it would take the process past ``--max-memory``."""
-    if args.max_memory is None:
-        return
-    from ocm.backend import engine_memory_bytes
-    from statespace.explore import current_rss
-    held = current_rss()
-    more = engine_memory_bytes(n, m)
-    if held + more > args.max_memory:
-        exc = MemoryLimitExceeded(args.max_memory, n)
+    """Refuse to start the engine when it would take the process past ``--max-memory``
+    (:func:`dvecost.pipeline.check_engine_memory`), the stop carrying the graph's counts."""
+    from ..pipeline import check_engine_memory
+    try:
+        check_engine_memory(args.max_memory, n, m)
+    except MemoryLimitExceeded as exc:
         exc.counts = {"vertices": n, "edges": m}
-        exc.held, exc.more = held, more
-        raise exc
+        raise
 
 
 def run(args: argparse.Namespace) -> int:
@@ -253,8 +254,10 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-register = command("cycle", run, _options,
-                   help="optimal cycle mean or ratio of a saved graph (.npz or edge list)",
-                   description="Maximal (or minimal) cycle mean or ratio of a graph, exact and "
-                               "certified, with its critical cycle. Exit code 3 when the graph "
-                               "has no cycle or, for ratios, a cycle of total time 0.")
+
+def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``cycle`` subcommand to ``sub``."""
+    p = add_command(sub, "cycle", __doc__, run)
+    _options(p)
+    add_common(p)
+    return p

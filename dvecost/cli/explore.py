@@ -1,4 +1,7 @@
-"""``dvecost explore MODEL``: build the reachable state graph and report on it.
+"""``dvecost explore MODEL``: build the reachable state graph and count states and transitions.
+
+Build the reachable state graph of a DVE model: states, transitions, deadlocks, the error
+state (with a shortest run to it), depth, time. Exit code 3 when a limit stops the run.
 
 Prints the number of states, transitions (generated successors, duplicates and self-loops
 included) and deadlocks, whether the error state is reachable (with a shortest run to it,
@@ -32,11 +35,13 @@ import os
 import sys
 import time
 
-from dve.errors import (ConfigurationError, ExplorationLimit, Interrupted, MemoryLimitExceeded,
-                        OutOfMemory, RunStopped, TimeLimitExceeded)
+from dve.errors import ConfigurationError
+from runtime.errors import (ExplorationLimit, Interrupted, MemoryLimitExceeded, OutOfMemory,
+                            RunStopped, TimeLimitExceeded)
 
-from . import (add_model_run, command, emit_json, not_a_scenario_file, parse_defines,
+from . import (add_common, add_model_run, emit_json, not_a_scenario_file, parse_defines,
                parse_size, peak_memory_bytes, printing, result_is_final, stop_info)
+from .subcommand import add_command
 from .terminal import ProgressLine, is_terminal
 
 __all__ = ["check_save_path", "parse_size", "register", "run", "summary"]
@@ -173,26 +178,21 @@ class _Run:
 
     def work(self, defines: dict[str, int]) -> None:
         """Load, explore, save and summarise; ends by declaring the result final."""
-        from dve.loader import load_model
-        from dvecost.analysis import quiet_absent_device
-        from ocm.backend import array_module_for
-        from statespace import build_state_graph, save_graph
-        from statespace.compiler import compile_model
+        from statespace import save_graph
+
+        from .. import pipeline
 
         args = self.args
-        xp = array_module_for(args.backend)   # refused (exit 2) before any work
-        model = load_model(args.model, defines=defines)
-        cm = compile_model(model, property=not args.no_property)
+        xp = pipeline.array_module(args.backend)   # refused (exit 2) before any work
+        _, cm = pipeline.load(args.model, defines, property=not args.no_property)
         self._lap("load", "explore")
         if is_terminal(sys.stderr) and not args.quiet:
             self.prog = ProgressLine(sys.stderr)
         try:
-            with quiet_absent_device(xp):
-                self.graph = build_state_graph(
-                    cm, max_states=args.max_states, max_memory=args.max_memory,
-                    progress=self.prog.states if self.prog else None,
-                    error_successors=args.legacy_error_state, xp=xp,
-                    on_device_full="stop" if args.backend == "gpu" else "host")
+            self.graph = pipeline.explore(
+                cm, xp=xp, backend=args.backend, max_states=args.max_states,
+                max_memory=args.max_memory, progress=self.prog.states if self.prog else None,
+                error_successors=args.legacy_error_state)
         except ExplorationLimit as exc:
             self.stop, self.stopped_in = exc, "explore"
             if exc.partial is None:   # not even the partial graph fitted in memory
@@ -293,8 +293,10 @@ def _options(p: argparse.ArgumentParser) -> None:
                         "BEEM's published counts did (default: it has no successors)")
 
 
-register = command("explore", run, _options,
-                   help="build the reachable state graph and count states and transitions",
-                   description="Build the reachable state graph of a DVE model: states, "
-                               "transitions, deadlocks, the error state (with a shortest run to "
-                               "it), depth, time. Exit code 3 when a limit stops the run.")
+
+def register(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``explore`` subcommand to ``sub``."""
+    p = add_command(sub, "explore", __doc__, run)
+    _options(p)
+    add_common(p)
+    return p

@@ -12,7 +12,8 @@ import signal
 import sys
 from typing import Callable, TextIO
 
-from dve.errors import ConfigurationError, RunStopped
+from dve.errors import ConfigurationError
+from runtime.errors import RunStopped
 
 from ..capacity_report import frontier_csv, frontier_text
 from . import parse_defines, peak_memory_bytes, printing, report_stop, result_is_final

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from dve.errors import ConfigurationError, ExplorationLimit, RunStopped
+from dve.errors import ConfigurationError
+from runtime.errors import ExplorationLimit, RunStopped
 
 from ..capacity_report import headroom_text
 from . import (add_backend, add_common, add_limits, emit_json, printing, report_stop,

@@ -39,7 +39,8 @@ import sys
 from fractions import Fraction
 from typing import Any, Callable, TextIO
 
-from dve.errors import ConfigurationError, RunStopped
+from dve.errors import ConfigurationError
+from runtime.errors import RunStopped
 
 from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes, printing,
                report_stop, result_is_final, sweep)

@@ -1,9 +1,17 @@
-"""``add_command``: a subcommand whose ``--help`` is its module's docstring.
+"""``add_command``: the one way to add a subcommand; its ``--help`` is its module's docstring.
 
 A command's module docstring opens with ``` ``dvecost NAME ...``: what it answers.``` and a
 paragraph saying what it does; those are its one-line help (in ``dvecost --help``) and its
 description (in ``dvecost NAME --help``), so the two texts are written once and cannot drift
 apart.
+
+Every command module registers so::
+
+    def register(sub):
+        p = add_command(sub, "NAME", __doc__, run)
+        ...   # the command's own options, in the order --help lists them
+        add_common(p)
+        return p
 """
 
 from __future__ import annotations

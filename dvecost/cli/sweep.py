@@ -24,7 +24,8 @@ import sys
 from fractions import Fraction
 from typing import Any, Callable, TextIO
 
-from dve.errors import ConfigurationError, ExplorationLimit, RunStopped
+from dve.errors import ConfigurationError
+from runtime.errors import ExplorationLimit, RunStopped
 from scenarios.parallel import check_jobs
 
 from . import add_defines, emit_json, parse_defines, peak_memory_bytes, report_stop

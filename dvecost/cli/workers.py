@@ -16,7 +16,8 @@ import signal
 import sys
 import time
 
-from dve.errors import ConfigurationError, RunStopped
+from dve.errors import ConfigurationError
+from runtime.errors import RunStopped
 
 from ..capacity_report import workers_text
 from . import (add_backend, add_common, add_limits, peak_memory_bytes, printing, report_stop,

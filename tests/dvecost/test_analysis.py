@@ -256,7 +256,7 @@ def test_progress_is_called_per_phase():
 
 
 def test_max_states():
-    from dve.errors import StateLimitExceeded
+    from runtime.errors import StateLimitExceeded
     with pytest.raises(StateLimitExceeded):
         analyze(CS / "cs_2.dve", max_states=10, backend="cpu")
 
@@ -301,7 +301,7 @@ def test_pipeline_item_kinds(ratio, mode, expected):
                                       ("pipeline", {"mode": "min"}), ("rings_sync", {}),
                                       ("deadlock", {"ratio": True})])
 def test_gpu_backend_gives_the_cpu_answer(name, kw):
-    from ocm.backend import gpu_available
+    from runtime.device import gpu_available
     if not gpu_available():
         pytest.skip("no CuPy or no CUDA device")
     cpu = analyze(example_path(name), backend="cpu", **kw)

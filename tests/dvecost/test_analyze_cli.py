@@ -162,7 +162,7 @@ def test_dot_stdout(capsys):
 
 
 def test_gpu_backend_unavailable_exits_2(capsys):
-    from ocm.backend import gpu_available
+    from runtime.device import gpu_available
     if gpu_available():
         pytest.skip("a GPU is present")
     code, out, err = run(capsys, example_path("rings_async"), "--backend", "gpu")

@@ -21,10 +21,10 @@ import pytest
 
 import dve
 import dvecost
-from dve.errors import DeviceFallbackWarning
+from runtime.device import DeviceFallbackWarning
 from dvecost.cli import main
-from ocm.backend import DeferredDevice, array_module_for, cupy_installed, gpu_unavailable_reason
-from dvecost.analysis import quiet_absent_device
+from runtime.device import DeferredDevice, array_module_for, cupy_installed, gpu_unavailable_reason
+from dvecost.pipeline import quiet_absent_device
 from statespace import build_state_graph, compile_model
 from statespace.explore import Explorer
 

@@ -26,9 +26,9 @@ def test_one_command_parser_parses_as_the_full_one(words):
 
 
 def test_device_started_only_for_gpu_runs_of_device_commands(monkeypatch):
-    import ocm.backend
+    import runtime.warmup
     started = []
-    monkeypatch.setattr(ocm.backend, "warm_up", lambda: started.append(1))
+    monkeypatch.setattr(runtime.warmup, "warm_up", lambda: started.append(1))
     cli._start_device(["analyze", "m.dve", "--backend", "cpu"])
     cli._start_device(["saturate", "s.py", "--backend", "gpu"])
     cli._start_device(["--backend", "gpu"])
@@ -89,7 +89,7 @@ class _Alive:
 @pytest.fixture
 def warming_without_device(monkeypatch):
     """As while warm_up's thread is at work on a machine with CuPy but no device."""
-    import ocm.backend as ob
+    import runtime.device as ob
     monkeypatch.setattr(ob, "_WARMING", _Alive())
     monkeypatch.setattr(ob, "cupy_installed", lambda: True)
     monkeypatch.setattr(ob, "gpu_unavailable_reason", lambda: "no CUDA device found")
@@ -97,7 +97,7 @@ def warming_without_device(monkeypatch):
 
 
 def test_gpu_while_warming_up_defers_the_device(warming_without_device, monkeypatch):
-    from ocm.errors import BackendUnavailableError
+    from runtime.errors import BackendUnavailableError
     ob = warming_without_device
     xp = ob.array_module_for("gpu")
     assert isinstance(xp, ob.DeferredDevice) and xp.required and not xp.resolved

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from dve.errors import Interrupted
+from runtime.errors import Interrupted
 from dvecost.cli import main
 
 #: A counter that runs for 2**31 steps: exploring it never ends within a test.

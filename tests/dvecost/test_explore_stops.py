@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from dve.errors import Interrupted
+from runtime.errors import Interrupted
 from dvecost.cli import main
 
 #: 3 x 31 x 31 x 31 = 89,373 states: big enough that every phase takes measurable time.

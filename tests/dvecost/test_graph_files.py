@@ -15,7 +15,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from dve.errors import ConfigurationError, Interrupted
+from dve.errors import ConfigurationError
+from runtime.errors import Interrupted
 from dvecost.cli import main
 
 LADDER = """

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dvecost.cli import ByteSize, emit_json, main, parse_seconds, parse_size, stop_info
-from dve.errors import Interrupted, StateLimitExceeded
+from runtime.errors import Interrupted, StateLimitExceeded
 
 #: A counter that runs for 2**31 steps: exploring it never ends within a test.
 ENDLESS = """

@@ -16,7 +16,8 @@ from fractions import Fraction as F
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dve.errors import ConfigurationError, Interrupted, ModelError
+from dve.errors import ConfigurationError, ModelError
+from runtime.errors import Interrupted
 from dvecost import analyze
 from dvecost.cli import main
 from dvecost import examples

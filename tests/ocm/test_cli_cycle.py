@@ -62,8 +62,8 @@ def test_missing_file(capsys):
 
 
 def test_gpu_backend_unavailable(triangle, capsys, monkeypatch):
-    from ocm import backend
-    monkeypatch.setattr(backend, "gpu_unavailable_reason", lambda: "CuPy is not installed")
+    from runtime import device
+    monkeypatch.setattr(device, "gpu_unavailable_reason", lambda: "CuPy is not installed")
     assert main(["cycle", triangle, "--backend", "gpu"]) == 2
     err = capsys.readouterr().err
     assert "pip install dvecost[gpu]" in err and "--backend cpu" in err

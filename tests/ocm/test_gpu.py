@@ -14,7 +14,7 @@ from ocm import howard as H
 from ocm import howard_gpu as HG
 from ocm import kernels as K
 from ocm import primitives as P
-from ocm.backend import gpu_available
+from runtime.device import gpu_available
 from ocm.ops import ops
 
 pytestmark = pytest.mark.gpu
@@ -167,7 +167,7 @@ def test_iteration_runs_as_cuda_graph():
 
 def test_out_of_memory_falls_back_to_cpu(monkeypatch):
     """An out-of-memory error on the device: a warning, and the CPU engine's answer."""
-    from ocm.backend import GpuFallbackWarning
+    from runtime.device import DeviceFallbackWarning
 
     def boom(*args, **kwargs):
         raise cupy.cuda.memory.OutOfMemoryError(1 << 40, 0)
@@ -176,6 +176,6 @@ def test_out_of_memory_falls_back_to_cpu(monkeypatch):
     rng = np.random.default_rng(11)
     indptr, indices, cost, time = random_graph(rng, 300, 1500, time=(1, 4))
     cpu = ocm.optimal_cycle(indptr, indices, cost, time, kind="ratio", backend="cpu")
-    with pytest.warns(GpuFallbackWarning, match="out of memory"):
+    with pytest.warns(DeviceFallbackWarning, match="out of memory"):
         r = ocm.optimal_cycle(*on_gpu(indptr, indices, cost, time), kind="ratio")
     assert r.value == cpu.value and r.certified and r.backend == "cpu"

@@ -8,16 +8,18 @@ import pytest
 import ocm
 from ocm.errors import BackendUnavailableError, InputError
 from ocm import backend
+from runtime import device
+from runtime.device import DeviceFallbackWarning, is_out_of_memory
 
 
 @pytest.fixture
 def no_gpu(monkeypatch):
-    monkeypatch.setattr(backend, "gpu_unavailable_reason", lambda: "CuPy is not installed")
+    monkeypatch.setattr(device, "gpu_unavailable_reason", lambda: "CuPy is not installed")
 
 
 @pytest.fixture
 def fake_gpu(monkeypatch):
-    monkeypatch.setattr(backend, "gpu_unavailable_reason", lambda: None)
+    monkeypatch.setattr(device, "gpu_unavailable_reason", lambda: None)
 
 
 def test_explicit_gpu_without_one_says_how_to_get_one(no_gpu):
@@ -80,7 +82,7 @@ def test_out_of_memory_reruns_on_cpu_with_a_warning():
     import types
 
     fake_cupy = types.SimpleNamespace(__name__="cupy")
-    with pytest.warns(backend.GpuFallbackWarning, match="ran out of memory"):
+    with pytest.warns(DeviceFallbackWarning, match="ran out of memory"):
         assert backend.call_with_cpu_fallback(run, fake_cupy, 10) == "cpu answer"
     assert calls == ["cupy", "numpy"]
 
@@ -91,5 +93,5 @@ def test_other_errors_are_not_swallowed():
 
     with pytest.raises(ValueError, match="boom"):
         backend.call_with_cpu_fallback(run, np, 10)
-    assert backend.is_out_of_memory(RuntimeError("cudaErrorMemoryAllocation: out of memory"))
-    assert not backend.is_out_of_memory(RuntimeError("something else"))
+    assert is_out_of_memory(RuntimeError("cudaErrorMemoryAllocation: out of memory"))
+    assert not is_out_of_memory(RuntimeError("something else"))

@@ -1,4 +1,4 @@
-"""The device warm-up's two import finders (ocm.backend): cuTENSOR's preload skipped while
+"""The device warm-up's two import finders (runtime.warmup): cuTENSOR's preload skipped while
 CuPy is imported, SciPy kept out of one thread. Checked with stand-in packages, so that they
 run where there is no CuPy."""
 
@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from ocm import backend
+from runtime import warmup
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def _run(root, code):
 
 def test_cupy_imported_lean_skips_the_cutensor_preload(fake_cupy):
     assert _run(fake_cupy, "import cupy; print(cupy.PRELOADED)") == "True"
-    lean = ("from ocm.backend import _import_cupy_lean; _import_cupy_lean(); import cupy, sys; "
+    lean = ("from runtime.warmup import _import_cupy_lean; _import_cupy_lean(); import cupy, sys; "
             "print(cupy.PRELOADED, cupy._environment._preload_libs['nccl'], "
             "any(type(f).__name__ == '_NoCuTensorPreload' for f in sys.meta_path))")
     # cuTENSOR marked loaded, nothing else touched, the finder gone afterwards.
@@ -51,7 +51,7 @@ def test_cupy_imported_lean_skips_the_cutensor_preload(fake_cupy):
 
 
 def test_scipy_is_kept_out_of_one_thread_only():
-    finder = backend._NoSciPyInThread(threading.get_ident())
+    finder = warmup._NoSciPyInThread(threading.get_ident())
     with pytest.raises(ModuleNotFoundError, match="warm-up"):
         finder.find_spec("scipy.sparse")
     assert finder.find_spec("numpy") is None

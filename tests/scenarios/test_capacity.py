@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dve.errors import ConfigurationError, StateSpaceError
+from dve.errors import ConfigurationError
+from runtime.errors import StateSpaceError
 from scenarios import Request, Scenario, Server, System, Think
 from scenarios.capacity import frontier, workers_needed
 from scenarios.saturation import Evaluation

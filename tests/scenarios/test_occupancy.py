@@ -311,7 +311,7 @@ def test_the_capacity_questions_run_under_a_memory_guard_by_default(monkeypatch)
     """Nothing they do by default may take the machine: with no --max-memory, every analysis
     runs under dvecost.saturation.memory_guard (here made tiny, so the first one stops)."""
     import dvecost.saturation as sat
-    from dve.errors import MemoryLimitExceeded
+    from runtime.errors import MemoryLimitExceeded
 
     monkeypatch.setattr(sat, "memory_guard", lambda: 1)
     r = saturate(pair_family(CHEAP, DEAR), backend="cpu", method="exact")

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dve import syntax
-from dve.errors import ConfigurationError, Interrupted, StateLimitExceeded, TimeLimitExceeded
+from dve.errors import ConfigurationError
+from runtime.errors import Interrupted, StateLimitExceeded, TimeLimitExceeded
 from dvecost.cli import main
 from dvecost.saturation import saturate as dvecost_saturate
 from scenarios import Request, Scenario, Server, System, saturate

@@ -12,7 +12,8 @@ import time
 import pytest
 
 import dve
-from dve.errors import ConfigurationError, Interrupted, ModelError
+from dve.errors import ConfigurationError, ModelError
+from runtime.errors import Interrupted
 from dvecost.cli import main
 from scenarios import load_spec
 from scenarios.loader import MAX_CLIENTS
@@ -56,7 +57,7 @@ def test_ctrl_c_and_signals_are_not_swallowed(tmp_path):
     path = write(tmp_path, "def system(n):\n    raise KeyboardInterrupt\n")
     with pytest.raises(KeyboardInterrupt):
         load_spec(path)(2)
-    path = write(tmp_path, "from dve.errors import Interrupted\n"
+    path = write(tmp_path, "from runtime.errors import Interrupted\n"
                            "raise Interrupted(15, 'SIGTERM')\n")
     with pytest.raises(Interrupted):
         load_spec(path)

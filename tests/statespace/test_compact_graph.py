@@ -84,7 +84,7 @@ def test_edges_into_the_error_state_charge_nothing():
 
 
 def test_a_partial_graph_is_compact_too():
-    from dve.errors import StateLimitExceeded
+    from runtime.errors import StateLimitExceeded
     with pytest.raises(StateLimitExceeded) as exc:
         build_state_graph(_cm("client_server.dve"), max_states=20, chunk_size=4)
     g = exc.value.partial

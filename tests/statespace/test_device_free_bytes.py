@@ -1,4 +1,4 @@
-"""statespace.device.device_free_bytes asks the device at most once in FREE_QUERY_SECONDS and
+"""runtime.device.device_free_bytes asks the device at most once in FREE_QUERY_SECONDS and
 in between subtracts what the memory pool took since; without a pool total it always asks."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import types
 
 import numpy as np
 
-from statespace import device
+from runtime import device
 
 
 def fake_module(free: list[int], pool_total: list[int], with_total: bool = True):

@@ -3,7 +3,7 @@
 plain Python loops: on NumPy, on the stand-in device module (their specifications), and on a
 real device (marked ``gpu``), where they must also leave ``cupyx`` unloaded (its import pulls
 in SciPy's sparse matrices, 0.24-0.3 s; CuPy's first elementwise call loads it anyway, see
-``ocm.backend._first_uses``, but these kernels add no other way in)."""
+``runtime.warmup._first_uses``, but these kernels add no other way in)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_any_true_and_scatter_min(xp_name, monkeypatch):
 
 @pytest.mark.gpu
 def test_device_kernels_on_cupy_without_cupyx():
-    from ocm.backend import gpu_available
+    from runtime.device import gpu_available
     if not gpu_available():
         pytest.skip("no CuPy or no CUDA device")
     code = """

@@ -70,7 +70,7 @@ def test_state_limit_exit_3(model, capsys):
 
 
 def test_limit_partial_graph():
-    from dve.errors import StateLimitExceeded
+    from runtime.errors import StateLimitExceeded
     from dve import load_model
     from statespace import build_state_graph, validate_graph
     model = load_model("byte x; process P { state s; init s; trans s -> s { "

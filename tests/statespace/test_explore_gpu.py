@@ -77,7 +77,7 @@ gpu = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def cupy():
-    from ocm.backend import gpu_available
+    from runtime.device import gpu_available
     if not gpu_available():
         pytest.skip("no CuPy or no CUDA device")
     import cupy
@@ -190,7 +190,7 @@ def test_backend_gpu_without_a_device_is_refused(argv, tmp_path):
     # What the user reads on a machine without CuPy or a device: exit 2, the reason and the
     # way out, no traceback; nothing explored.
     import subprocess
-    from ocm.backend import gpu_available
+    from runtime.device import gpu_available
     if gpu_available():
         pytest.skip("a GPU is present here")
     path = ROOT / "dvecost" / "examples" / "client_server.dve"
@@ -295,7 +295,7 @@ def _is_prefix(part, ref) -> None:
 def test_device_too_small_continues_on_the_host(first_fits, monkeypatch):
     # 0: the hand-over is refused, all on the host; 4: the first checks pass (the
     # exploration moves to the "device"), then the device is full: back to the host.
-    from statespace.device import DeviceFallbackWarning
+    from runtime.device import DeviceFallbackWarning
     monkeypatch.setattr(Explorer, "device_min_rows", 0)
     cm = _client_server()
     ref = build_state_graph(cm)
@@ -311,7 +311,7 @@ def test_device_too_small_continues_on_the_host(first_fits, monkeypatch):
 
 
 def test_device_too_small_stops_with_the_graph_so_far(monkeypatch):
-    from dve.errors import OutOfMemory
+    from runtime.errors import OutOfMemory
     monkeypatch.setattr(Explorer, "device_min_rows", 0)
     cm = _client_server()
     ref = build_state_graph(cm)
@@ -331,7 +331,7 @@ def test_device_too_small_stops_with_the_graph_so_far(monkeypatch):
 def test_device_allocation_failure_redoes_the_chunk_on_the_host(path, monkeypatch):
     # The third chunk fails after numbering its states and storing its edges: back to the
     # chunk boundary (visited set, frontier, outputs, sync step ids), the rest on the host.
-    from statespace.device import DeviceFallbackWarning
+    from runtime.device import DeviceFallbackWarning
     monkeypatch.setattr(Explorer, "device_min_rows", 0)
     cm = compile_model(dve.load_model(str(path)))
     ref = build_state_graph(cm)
@@ -352,7 +352,7 @@ def test_device_allocation_failure_redoes_the_chunk_on_the_host(path, monkeypatc
 def test_device_allocation_failure_during_the_hand_over(fail_at, monkeypatch):
     # The copy to the device fails (at its first array, or with the visited set moved): what
     # moved comes back, and the whole exploration runs on the host.
-    from statespace.device import DeviceFallbackWarning
+    from runtime.device import DeviceFallbackWarning
     monkeypatch.setattr(Explorer, "device_min_rows", 0)
     cm = _client_server()
     ref = build_state_graph(cm)
@@ -373,7 +373,7 @@ def test_device_allocation_failure_during_the_hand_over(fail_at, monkeypatch):
 
 
 def test_device_allocation_failure_stops_with_the_graph_so_far(monkeypatch):
-    from dve.errors import OutOfMemory
+    from runtime.errors import OutOfMemory
     monkeypatch.setattr(Explorer, "device_min_rows", 0)
     cm = _client_server()
     ref = build_state_graph(cm)
@@ -388,12 +388,10 @@ def test_device_allocation_failure_stops_with_the_graph_so_far(monkeypatch):
 
 def _cli_on_small_device(monkeypatch, free_bytes, fail_at=None):
     """``dvecost`` in this process with the stand-in as the GPU's module."""
-    import dvecost.analysis
-    import ocm.backend
+    import runtime.device
     monkeypatch.setattr(Explorer, "device_min_rows", 0)
     fake = _small_device(monkeypatch, free_bytes, fail_at)
-    monkeypatch.setattr(ocm.backend, "array_module_for", lambda backend: fake)
-    monkeypatch.setattr(dvecost.analysis, "array_module_for", lambda backend: fake)
+    monkeypatch.setattr(runtime.device, "array_module_for", lambda backend: fake)
     return fake
 
 

@@ -123,7 +123,7 @@ def test_save_load_roundtrip(tmp_path):
 def test_validate_catches_broken_graphs():
     from dataclasses import replace
 
-    from dve.errors import StateSpaceError
+    from runtime.errors import StateSpaceError
     g = build_state_graph(compiled(RDV))
     bad = replace(g, indices=g.indices[::-1].copy())
     with pytest.raises(StateSpaceError, match="sorted"):

@@ -168,7 +168,7 @@ def test_out_of_scope_models_use_the_array_form(monkeypatch):
 
 
 def test_a_kernel_that_does_not_compile_falls_back_with_a_warning(monkeypatch):
-    from dve.errors import DeviceFallbackWarning
+    from runtime.device import DeviceFallbackWarning
     cm = compile_model(dve.load_model(str(ROOT / "dvecost" / "examples" / "pipeline.dve")))
     fake = _module(monkeypatch)
 

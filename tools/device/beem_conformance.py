@@ -195,7 +195,8 @@ def check_one(spec: dict, kind: str, digest: bool = False,
 
     import dve
     import statespace
-    from dve.errors import DeviceFallbackWarning, ExplorationLimit
+    from runtime.device import DeviceFallbackWarning
+    from runtime.errors import ExplorationLimit
 
     row: dict = {}
     notes = []
@@ -648,7 +649,7 @@ def main(argv=None) -> int:
     if not (args.beem / "expected.tsv").exists():
         ap.error(f"{args.beem / 'expected.tsv'} not found (set DVECOST_SHARED or --beem)")
     if args.backend == "gpu":
-        from ocm.backend import gpu_unavailable_reason
+        from runtime.device import gpu_unavailable_reason
         reason = gpu_unavailable_reason()
         if reason is not None:
             ap.error(f"--backend gpu: {reason}")
