@@ -634,8 +634,10 @@ def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
                           bool(a.certified))
 
     walks = linear if search == "linear" else bisect
-    walker = PointWalk(lambda found, out: out.append(walks(found, start, stop)), work,
-                       jobs=jobs, progress=tell, waiting=lambda n: tell(PointStarted(n)),
+    walker = PointWalk(lambda found, out: out.append(walks(found, start, stop)),
+                       _loading_here(work, jobs), jobs=jobs,
+                       progress=_raising_here(tell, lambda n: family.model(n)),
+                       waiting=lambda n: tell(PointStarted(n)),
                        outcome=lambda p: p.saturated if goal == "saturate"
                        else not p.saturated)
     current: int | None = None
@@ -749,8 +751,48 @@ def model_frontier(model: str | os.PathLike[str], a: str, b: str, *,
         return FrontierPoint(na, nb, load, load >= cap, int(full), _time.perf_counter() - t0,
                              bool(an.certified))
 
+    def load(key: tuple[int, int]) -> None:
+        _with_defines(fam_a, {**fixed, b: key[1]}).model(key[0])
+
     return walk_frontier(fam_a.name, a, b, tuple(sorted(fixed.items())), cap, (max_a, max_b),
-                         work, jobs=jobs, progress=progress)
+                         _loading_here(work, jobs), jobs=jobs,
+                         progress=_raising_here(progress or (lambda point: None), load))
+
+
+@dataclass(frozen=True)
+class Unloadable:
+    """What a worker process returns for a member that does not load (an invalid value of
+    the input): its error does not survive pickling, so the parent loads the member again
+    to raise it, positioned in the model, when the walk receives this point."""
+
+    key: Any
+
+
+def _loading_here(work: Callable[[Any], Any], jobs: int) -> Callable[[Any], Any]:
+    """``work``, which in a worker process (``jobs > 1``) returns :class:`Unloadable` for a
+    member whose model does not load instead of raising its error."""
+    if jobs == 1:
+        return work
+
+    def guarded(key: Any) -> Any:
+        try:
+            return work(key)
+        except (ModelError, ModelErrors):
+            return Unloadable(key)
+
+    return guarded
+
+
+def _raising_here(tell: Callable[[object], None],
+                  load: Callable[[Any], None]) -> Callable[[object], None]:
+    """``tell``, which raises the error of an :class:`Unloadable` point (``load(key)``) as
+    the walk receives it, where ``jobs=1`` would have raised it."""
+    def hear(point: object) -> None:
+        if isinstance(point, Unloadable):
+            load(point.key)
+        tell(point)
+
+    return hear
 
 
 def _with_defines(family: ModelFamily, defines: Mapping[str, int]) -> ModelFamily:

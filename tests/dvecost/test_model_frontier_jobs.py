@@ -114,3 +114,18 @@ def test_workers_of_a_model_take_jobs(capsys):
     d = json.loads(out)
     # 4 clients offer 12/7 busy workers: W = 2 keeps the load below 2.
     assert code == 0 and d["answer"] == 2 and d["goal"] == "below"
+
+
+def test_a_value_that_does_not_load_is_its_error_whatever_the_jobs(capsys, tmp_path):
+    """A worker process cannot send a model's error back (it does not pickle): the value is
+    loaded again here and its error is exit 2 with its position, as with --jobs 1."""
+    model = tmp_path / "bad_at_3.dve"
+    model.write_text("input int N = 2; byte a[3 - N]; process P { state s; init s; "
+                     "trans s -> s { cost 1; }; } system sync;")
+    errs = []
+    for jobs in ("1", "2"):
+        code, _, err = run(capsys, "saturate", model, "--param", "N", "--capacity", "5",
+                           "--to", "4", "--backend", "cpu", "--jobs", jobs, "-q")
+        errs.append((code, err))
+    assert errs[0] == errs[1] and errs[0][0] == 2
+    assert "array-size-invalid" in errs[0][1] and "(with N = 3)" in errs[0][1]
