@@ -45,7 +45,7 @@ from runtime.errors import RunStopped
 from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes, printing,
                report_stop, result_is_final, sweep)
 from ..capacity_report import answer_cycle, cycle_json
-from .files import (check_output_files, need_matplotlib, save_figure, write_atomic,
+from .files import (check_output_files, save_figure, write_atomic,
                     write_outputs)
 from .views import add_view_options, check_view_files, render_cycle, text_width, write_views
 from .subcommand import add_command
@@ -580,14 +580,9 @@ def render_csv(result) -> str:
 def build_figure(result):
     """The plot as a matplotlib figure: one marker per *evaluated* N (no line through the N
     that were not), integer ticks on the clients axis, the capacity line and the answer."""
-    matplotlib = need_matplotlib()
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import FixedLocator, MaxNLocator
-
     known = [p for p in result.curve if p.exact is not None]
     xs = [p.clients for p in result.curve]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = sweep.curve_figure()
     ax.plot([p.clients for p in known], [p.value for p in known], "o", linestyle="none",
             label=f"load ({result.resource}), evaluated N")
     bracketed = [p for p in result.curve if p.exact is None]
@@ -603,18 +598,10 @@ def build_figure(result):
     if n is not None:
         ax.plot([n], [float(result.point(n).lower)], "o", markersize=12, markerfacecolor="none",
                 color="tab:green", label=f"saturation at {n}")
-    if 0 < len(xs) <= 16:
-        ax.xaxis.set_major_locator(FixedLocator(xs))   # ticks exactly at the evaluated N
-    else:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("clients" + (f" ({result.scenario})" if result.scenario else ""))
-    ax.set_ylabel("worst load per tick")
-    title = f"dvecost saturate {result.spec}"
-    ax.set_title(title + (" (partial)" if result.partial else ""))
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    return fig
+    return sweep.finish_curve(fig, ax, xs, "clients" + (f" ({result.scenario})"
+                                                         if result.scenario else ""),
+                              "worst load per tick", f"dvecost saturate {result.spec}"
+                              + (" (partial)" if result.partial else ""))
 
 
 def write_plot(result, path: str) -> str:

@@ -37,7 +37,7 @@ __all__ = ["is_model", "add_saturate_options", "add_headroom_options", "add_work
            "check_spec_options", "model_only_options", "run_saturate", "run_headroom",
            "run_workers",
            "render_table", "render_answer", "render_report", "render_csv", "json_object",
-           "build_figure", "progress_printer"]
+           "build_figure", "progress_printer", "curve_figure", "finish_curve"]
 
 
 def is_model(spec: str | None) -> bool:
@@ -382,17 +382,40 @@ def render_csv(result) -> str:
     return buf.getvalue()
 
 
-def build_figure(result):
-    """The plot: one marker per analysed value, load against the input, the capacity (a line,
-    or a marker per value when it varies) and the answer circled."""
+def curve_figure():
+    """``(fig, ax)``: an empty figure for a curve of load against ``N`` (matplotlib, headless;
+    exit 2 with the hint to install it when missing)."""
     matplotlib = need_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(6, 4))
+
+
+def finish_curve(fig, ax, xs: list[int], xlabel: str, ylabel: str, title: str):
+    """The axes of a curve figure: ticks exactly at the evaluated ``xs`` (up to 16 of them;
+    integers otherwise), labels, title, the load from 0, the legend; returns ``fig``."""
     from matplotlib.ticker import FixedLocator, MaxNLocator
 
+    if 0 < len(xs) <= 16:
+        ax.xaxis.set_major_locator(FixedLocator(xs))   # ticks exactly at the evaluated N
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def build_figure(result):
+    """The plot: one marker per analysed value, load against the input, the capacity (a line,
+    or a marker per value when it varies) and the answer circled."""
     fam = result.family
     xs = [p.n for p in result.curve]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = curve_figure()
     ax.plot(xs, [p.value for p in result.curve], "o", linestyle="none",
             label=f"load ({fam.resource}), analysed {fam.param}")
     if result.capacity is not None:
@@ -406,18 +429,9 @@ def build_figure(result):
         what = "saturation" if result.goal == "saturate" else "answer"
         ax.plot([p.n], [p.value], "o", markersize=12, markerfacecolor="none",
                 color="tab:green", label=f"{what} at {p.n}")
-    if 0 < len(xs) <= 16:
-        ax.xaxis.set_major_locator(FixedLocator(xs))
-    else:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel(fam.param)
-    ax.set_ylabel(f"worst load per {_per(result)}")
-    ax.set_title(f"dvecost saturate {fam.name} --param {fam.param}"
-                 + (" (partial)" if result.partial else ""))
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    return fig
+    return finish_curve(fig, ax, xs, fam.param, f"worst load per {_per(result)}",
+                        f"dvecost saturate {fam.name} --param {fam.param}"
+                        + (" (partial)" if result.partial else ""))
 
 
 def progress_printer(stream: TextIO, *, quiet: bool = False,
