@@ -28,7 +28,7 @@ from typing import Any
 __all__ = ["text_table", "md_table", "range_cell", "saturation_text", "saturation_markdown",
            "workers_text", "workers_markdown", "headroom_text", "headroom_markdown",
            "frontier_text", "frontier_markdown", "frontier_csv", "WORKERS_HEAD",
-           "answer_cycle", "cycle_json"]
+           "answer_cycle", "cycle_json", "not_monotone"]
 
 
 def text_table(head: list[str], rows: list[list[str]]) -> str:
@@ -66,6 +66,15 @@ def answer_cycle(a: Any) -> tuple[int, int, int] | None:
     if a is None or not getattr(a, "cycle", None):
         return None
     return len(a.cycle), sum(s.time for s in a.cycle), sum(s.cost for s in a.cycle)
+
+
+def not_monotone(what: str, pairs: str, why: str = "") -> str:
+    """The warning line of a curve whose load falls somewhere as ``N`` grows.
+
+    >>> not_monotone("N", "N=2: 1 > N=3: 1/2")
+    'warning: the load is not monotone in N (N=2: 1 > N=3: 1/2)'
+    """
+    return f"warning: the load is not monotone in {what} ({pairs}){why}"
 
 
 def cycle_json(a: Any) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from runtime.errors import RunStopped
 
 from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes, printing,
                report_stop, result_is_final, sweep)
-from ..capacity_report import answer_cycle, cycle_json
+from ..capacity_report import answer_cycle, cycle_json, not_monotone
 from .files import (check_output_files, save_figure, write_atomic,
                     write_outputs)
 from .views import add_view_options, check_view_files, render_cycle, text_width, write_views
@@ -457,9 +457,8 @@ def render_answer(result) -> str:
     if not result.monotone:
         pairs = ", ".join(f"N={a.clients}: {_load_cells(a)[0]} > N={b.clients}: "
                           f"{_load_cells(b)[0]}" for a, b in result.violations[:5])
-        lines.append("warning: the load is not monotone in the number of clients (" + pairs
-                     + "); the answer does not rely on it: every N below the answer was "
-                     "decided")
+        lines.append(not_monotone("the number of clients", pairs, "; the answer does not rely "
+                                  "on it: every N below the answer was decided"))
     return "\n".join(lines)
 
 

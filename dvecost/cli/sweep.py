@@ -29,7 +29,7 @@ from runtime.errors import ExplorationLimit, RunStopped
 from scenarios.parallel import check_jobs
 
 from . import add_defines, emit_json, parse_defines, peak_memory_bytes, report_stop
-from ..capacity_report import answer_cycle, cycle_json
+from ..capacity_report import answer_cycle, cycle_json, not_monotone
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
 from .terminal import LiveLines, is_terminal
 
@@ -309,7 +309,7 @@ def render_answer(result) -> str:
     if not result.monotone:
         pairs = ", ".join(f"{x}={a.n}: {a.exact} > {x}={b.n}: {b.exact}"
                           for a, b in result.violations[:5])
-        lines.append(f"warning: the load is not monotone in {x} ({pairs})")
+        lines.append(not_monotone(x, pairs))
     for w in result.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
