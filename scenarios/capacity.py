@@ -68,6 +68,7 @@ busy a third of the time), on a server of cost 1 per tick:
 
 from __future__ import annotations
 
+import dataclasses
 import time as _time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -75,7 +76,7 @@ from typing import Any, Callable, Mapping
 
 from dve.errors import ConfigurationError, ModelError, RunStopped, StateSpaceError
 
-from .dsl import Scenario, Server, System
+from .dsl import Scenario, System
 from .parallel import PointWalk
 from .saturation import Evaluator, Spec, parse_capacity, resolve_spec
 
@@ -149,9 +150,10 @@ def system_for(spec: Spec, clients: Mapping[str, int], *, workers: int | None = 
 
     def build(counts: Mapping[str, int], workers: int | None = workers) -> System:
         # Another number of workers keeps the server's admissions per tick (at most the
-        # workers: a server cannot admit more requests on a tick than it has workers).
-        server = base.server if workers is None else Server(
-            workers=workers, admissions=min(base.server.admissions, workers))
+        # workers: a server cannot admit more requests on a tick than it has workers) and
+        # its policy.
+        server = base.server if workers is None else dataclasses.replace(
+            base.server, workers=workers, admissions=min(base.server.admissions, workers))
         return System({found[n]: c for n, c in counts.items()}, server=server,
                       composition=base.composition, name=base.name, resource=resource)
 
@@ -464,6 +466,9 @@ class HeadroomResult:
     cost_resource: str | None = None
     cost_load: Fraction | None = None
     cost_witness: Any = None
+    #: The server's policy (:class:`scenarios.dsl.Server`) and, unless ``'any'``, its words.
+    policy: str = "any"
+    policy_words: str = ""
 
     @property
     def used(self) -> Fraction:
@@ -492,7 +497,9 @@ class HeadroomResult:
                 "value": float(self.exact), "used": float(self.used),
                 "headroom_exact": str(self.headroom), "headroom": float(self.headroom),
                 "saturated": self.saturated, "certified": self.certified,
-                "n_states": self.n_states, "seconds": round(self.seconds, 4)}
+                "n_states": self.n_states, "seconds": round(self.seconds, 4)} | (
+                    {} if self.policy == "any" else {"policy": self.policy,
+                                                     "policy_words": self.policy_words})
 
     def summary(self) -> str:
         """Two lines: the population and server, then the load against the capacity."""
@@ -504,8 +511,9 @@ class HeadroomResult:
         cost = ("" if self.cost_load is None else
                 f"\nworst cost load ('{self.cost_resource}' per tick, its own worst case): "
                 f"{self.cost_load} ({float(self.cost_load):.4f})")
+        served = "" if self.policy == "any" else f" ({self.policy_words})"
         return (f"{self.spec}: {who} on a server with {self.workers} worker"
-                f"{'s' * (self.workers != 1)}, capacity {self.capacity}\n"
+                f"{'s' * (self.workers != 1)}{served}, capacity {self.capacity}\n"
                 f"worst {what} {self.exact} ({float(self.exact):.4f}): {float(self.used):.1%} "
                 f"of capacity, {state}"
                 + ("" if self.certified else " (not certified: the exact check failed)")
@@ -591,7 +599,8 @@ def headroom(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
     return HeadroomResult(name, tuple(clients.items()), system.server.workers, cap,
                           Fraction(ev.exact), int(ev.n_states), _time.perf_counter() - t0,
                           bool(ev.certified), ev.witness, system.resource,
-                          system.cost_resource if system.occupancy else None, load, run)
+                          system.cost_resource if system.occupancy else None, load, run,
+                          system.server.policy, system.server.policy_words())
 
 
 # ---------------------------------------------------------------------------- the frontier

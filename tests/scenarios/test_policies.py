@@ -186,14 +186,26 @@ def model_load(system: System, symmetry: str = "auto") -> F:
 # ---------------------------------------------------------------------------- by hand
 
 def test_hand_worked_fifo_example():
-    """docs/scenarios.md's worked example: a quick client and a slow one on one worker."""
-    quick = Scenario("quick", [Think(1), Request("ping", service=1)])
-    slow = Scenario("slow", [Think(1), Request("job", service=3)])
-    loads = {p: model_load(System({quick: 1, slow: 1}, server=Server(policy=p)))
-             for p in ("any", "fifo")}
-    assert loads == {"any": F(3, 4), "fifo": F(3, 4)}
-    two = System({quick: 2, slow: 1}, server=Server(policy="fifo"))
-    assert model_load(two) == oracle_load(two)
+    """docs/scenarios.md, "Server policies": a ping (think 2, 1 tick of service) and a job
+    (2 ticks of service, no think) on one worker. Both clients are deterministic, so under
+    FIFO the whole system is: one run, which from tick 12 repeats a 5-tick cycle with 3 busy
+    ticks (both send on one tick, the ping goes first as its scenario is listed first). The
+    adversarial server does better by taking the job first: 2/3. Priority to the job is
+    that choice made a rule."""
+    ping = Scenario("ping", [Think(2), Request("ping", service=1)])
+    job = Scenario("job", [Request("job", service=2)])
+    loads = {}
+    for name, server in [("any", Server()), ("fifo", Server(policy="fifo")),
+                         ("ping first", Server(policy="priority", order=["ping"])),
+                         ("job first", Server(policy="priority", order=["job"]))]:
+        system = System({ping: 1, job: 1}, server=server)
+        loads[name] = model_load(system)
+        assert loads[name] == oracle_load(system)
+    assert loads == {"any": F(2, 3), "fifo": F(3, 5), "ping first": F(3, 5),
+                     "job first": F(2, 3)}
+    fifo = analyze(System({ping: 1, job: 1}, server=Server(policy="fifo")).to_model(),
+                   cost="busy", backend="cpu")
+    assert len(fifo.prefix) == 11 and len(fifo.cycle) == 5
 
 
 # ---------------------------------------------------------------------------- properties
@@ -252,3 +264,85 @@ def test_server_policy_validation():
     a = Scenario("a", [Think(1), Request("r", 1)])
     assert Server(policy="priority", order=[a]).order == ("a",)
     assert repr(Server(workers=2)) == "Server(workers=2, admissions=1)"
+
+
+# ---------------------------------------------------------------------------- capacity questions
+
+_SPEC = '''
+from scenarios import Request, Scenario, Server, Think
+
+ping = Scenario("ping", [Think(2), Request("ping", service=1)])
+job = Scenario("job", [Request("job", service=2)])
+server = Server({server})
+
+
+def system(n):
+    return {{ping: n, job: 1}}
+'''
+
+
+def _spec(tmp_path, server: str) -> str:
+    path = tmp_path / "pj.py"
+    path.write_text(_SPEC.format(server=server))
+    return str(path)
+
+
+def _cli(capsys, *argv):
+    from dvecost.cli import main
+    code = main([*map(str, argv)])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+@pytest.mark.parametrize("server, policy, words", [
+    ("", None, None),
+    ("policy='fifo'", "fifo", "first come, first served"),
+    ("policy='priority', order=['job', 'ping']", "priority",
+     "priority job > ping, first come, first served within each")])
+def test_headroom_says_the_policy_and_gives_the_oracle_load(tmp_path, capsys, server, policy,
+                                                            words):
+    import json
+    spec = _spec(tmp_path, server)
+    code, out, _ = _cli(capsys, "headroom", spec, "--clients", "ping=1,job=1", "--json")
+    assert code == 0
+    data = json.loads(out)
+    ping = Scenario("ping", [Think(2), Request("ping", service=1)])
+    job = Scenario("job", [Request("job", service=2)])
+    srv = eval(f"Server({server})")
+    assert F(data["exact"]) == oracle_load(System({ping: 1, job: 1}, server=srv))
+    assert data.get("policy") == policy and data.get("policy_words") == words
+    code, out, _ = _cli(capsys, "headroom", spec, "--clients", "ping=1,job=1")
+    head = out.splitlines()[0]
+    assert (f"on a server with 1 worker ({words}), capacity 1" if words
+            else "on a server with 1 worker, capacity 1") in head
+
+
+def test_saturate_and_workers_with_a_fifo_server(tmp_path, capsys):
+    """The FIFO shop of pings and one job: each point's load is the oracle's, the answer is
+    the first N whose load reaches the capacity, and the policy is named in the text and in
+    the JSON; ``workers`` on two workers agrees with the loads of one and two."""
+    import json
+    spec = _spec(tmp_path, "policy='fifo'")
+    code, out, _ = _cli(capsys, "saturate", spec, "--json", "--max-clients", "4",
+                        "--no-witness")
+    data = json.loads(out)
+    ping = Scenario("ping", [Think(2), Request("ping", service=1)])
+    job = Scenario("job", [Request("job", service=2)])
+    loads = {n: oracle_load(System({ping: n, job: 1}, server=Server(policy="fifo")))
+             for n in range(1, 5)}
+    for point in data["curve"]:
+        if point.get("exact") is not None:
+            assert F(point["exact"]) == loads[point["clients"]]
+    first = min((n for n, x in loads.items() if x >= 1), default=None)
+    assert data["saturating_clients"] == first
+    assert "server policy: first come, first served" in data["capacity_why"]
+    code, out, _ = _cli(capsys, "saturate", spec, "--max-clients", "4", "--no-witness")
+    assert "server policy: first come, first served" in out
+    code, out, _ = _cli(capsys, "workers", spec, "--clients", "ping=3,job=1", "--json")
+    data = json.loads(out)
+    one = oracle_load(System({ping: 3, job: 1}, server=Server(policy="fifo")))
+    two = oracle_load(System({ping: 3, job: 1}, server=Server(workers=2, policy="fifo")))
+    tried = {x["workers"]: F(x["exact"]) for x in data["tried"]}
+    assert tried[1] == one and tried.get(2, two) == two
+    assert data["workers"] == (1 if one < 1 else 2 if two < 2 else None)
