@@ -346,3 +346,54 @@ def test_saturate_and_workers_with_a_fifo_server(tmp_path, capsys):
     tried = {x["workers"]: F(x["exact"]) for x in data["tried"]}
     assert tried[1] == one and tried.get(2, two) == two
     assert data["workers"] == (1 if one < 1 else 2 if two < 2 else None)
+
+
+# ---------------------------------------------------------------------------- symmetry, cutoffs
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_policy_models_are_reduced_by_symmetry(workers):
+    """The clients of a scenario stay interchangeable under a policy: the groups are found,
+    fewer classes than states, and the load is the full product's."""
+    u = Scenario("u", [Think(2), Request("r", service=2)])
+    v = Scenario("v", [Think(1), Request("s", service=1)])
+    for server in (Server(workers, policy="fifo"),
+                   Server(workers, policy="priority", order=["v"])):
+        system = System({u: 3, v: 2}, server=server)
+        a = analyze(system.to_model(), cost="busy", backend="cpu", witness=False)
+        assert a.symmetry["reduced"]
+        assert {g["template"]: g["instances"] for g in a.symmetry["groups"]} == {"u": 3, "v": 2}
+        assert a.symmetry["classes"] < a.symmetry["full_states"]
+        assert F(a.exact) == model_load(system, "off") == oracle_load(system)
+
+
+def test_no_cutoff_under_a_policy_and_why():
+    """Past the free server's cutoff one more client changes the FIFO load (and lowers it):
+    the cutoff's bisimulation does not hold with a queue, so none is given."""
+    from scenarios.cutoff import cutoff
+    x = Scenario("x", [Request("x", service=1)])
+    y = Scenario("y", [Request("y", service=2)])
+    free = System({x: 1, y: 1}, server=Server(2))
+    assert cutoff(free, "x") == 3
+    assert cutoff(System({x: 1, y: 1}, server=Server(2, policy="fifo")), "x") is None
+    fifo = [oracle_load(System({x: n, y: 1}, server=Server(2, policy="fifo"))) for n in (3, 4)]
+    assert fifo == [F(6, 5), F(7, 6)]
+    assert [model_load(System({x: n, y: 1}, server=Server(2, policy="fifo")))
+            for n in (3, 4)] == fifo
+    anyl = [oracle_load(System({x: n, y: 1}, server=Server(2))) for n in (3, 4)]
+    assert anyl[0] == anyl[1]
+
+
+def test_the_editor_under_each_policy():
+    """docs/scenarios.md's table, at 4 and 5 users."""
+    from scenarios import apportion
+    from scenarios.templates import EDITOR_SCENARIOS, EDITOR_WEIGHTS
+    table = {Server(): (F(16, 19), F(22, 23)),
+             Server(policy="fifo"): (F(5, 6), F(12, 13)),
+             Server(policy="priority", order=["exporter", "writer", "reader"]): (F(18, 23),
+                                                                                 F(10, 11)),
+             Server(policy="priority", order=["reader", "writer", "exporter"]): (F(5, 6),
+                                                                                 F(12, 13))}
+    for server, loads in table.items():
+        got = tuple(model_load(System(apportion(dict(zip(EDITOR_SCENARIOS, EDITOR_WEIGHTS)),
+                                                n), server=server)) for n in (4, 5))
+        assert got == loads, server
