@@ -265,6 +265,9 @@ class WorkersResult:
     #: answer's workers (exact), where one was computed.
     cost_resource: str | None = None
     cost_load: Fraction | None = None
+    #: The server's policy (:class:`scenarios.dsl.Server`) and, unless ``'any'``, its words.
+    policy: str = "any"
+    policy_words: str = ""
 
     def as_dict(self) -> dict:
         """The JSON form (``dvecost workers --json``)."""
@@ -275,7 +278,9 @@ class WorkersResult:
                 "workers": self.workers, "per_worker": _num(self.per_worker),
                 "max_workers": self.max_workers, "monotone": self.monotone,
                 "violations": [list(v) for v in self.violations], "stopped": self.stopped,
-                "tried": [p.as_dict() for p in self.tried]}
+                "tried": [p.as_dict() for p in self.tried]} | (
+                    {} if self.policy == "any" else {"policy": self.policy,
+                                                     "policy_words": self.policy_words})
 
     def _rows(self) -> list[list[str]]:
         return [[str(p.workers), str(p.exact), f"{float(p.exact):.4f}", str(p.capacity),
@@ -287,6 +292,8 @@ class WorkersResult:
     def summary(self) -> str:
         """One line: the answer."""
         who = ", ".join(f"{k} {n}" for n, k in self.clients)
+        if self.policy != "any":
+            who += f" ({self.policy_words})"
         if self.workers is not None:
             return f"{who}: {self.workers} worker{'s' * (self.workers != 1)} needed"
         if self.status != "ok":
@@ -418,7 +425,8 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluato
                 if cost and status == "ok" and answer is not None else None)
         return WorkersResult(name, tuple(clients.items()), answer, tried, per, not viol, viol,
                              max_workers, status, stopped, system.resource,
-                             system.cost_resource if system.occupancy else None, load)
+                             system.cost_resource if system.occupancy else None, load,
+                             system.server.policy, system.server.policy_words())
 
     return _finish(run, result, lambda w: f"workers={w}")
 

@@ -12,7 +12,8 @@ A **scenario** is the cyclic behaviour of one kind of client, written as steps:
 
 When the last step ends the scenario starts again. A :class:`Server` has ``workers`` (default 1)
 that serve requests one at a time each, and admits up to ``admissions`` requests per tick
-(default 1). A :class:`System` puts ``{scenario: count}`` clients
+(default 1), any waiting one or as its ``policy`` says (first come first served, priority:
+:mod:`scenarios.policy`). A :class:`System` puts ``{scenario: count}`` clients
 together, with a server or without one, and :meth:`System.to_model` builds the DVE model as a
 :class:`dve.syntax.Model` with synthetic positions (``<scenario NAME>``), so a generated model
 goes through the same checks as a hand-written one and can be written out with
@@ -805,9 +806,11 @@ class System:
             Constants for the request kinds and the server's ``done`` variable (with a
             server; with several workers the constants ``WORKERS``, ``BUSY``, ``SERVED`` and
             the variable ``adm`` instead; with several admissions per tick ``phase`` and
-            ``adm1``, ..., ``admA`` instead of ``adm``), the server process, one process per
-            client (with a server, each keeps its pending request in its own ``req``, which
-            the server reads as ``C->req``), and ``system sync`` or ``system async``.
+            ``adm1``, ..., ``admA`` instead of ``adm``; with a policy other than ``'any'``
+            also ``ngroups`` and ``gone``), the server process, one process per client (with
+            a server, each keeps its pending request in its own ``req``, which the server
+            reads as ``C->req``, and under a policy its group of arrival in ``rank``:
+            :mod:`scenarios.policy`), and ``system sync`` or ``system async``.
 
         Examples
         --------

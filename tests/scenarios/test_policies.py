@@ -346,6 +346,9 @@ def test_saturate_and_workers_with_a_fifo_server(tmp_path, capsys):
     tried = {x["workers"]: F(x["exact"]) for x in data["tried"]}
     assert tried[1] == one and tried.get(2, two) == two
     assert data["workers"] == (1 if one < 1 else 2 if two < 2 else None)
+    assert data["policy"] == "fifo"
+    code, out, _ = _cli(capsys, "workers", spec, "--clients", "ping=3,job=1")
+    assert out.startswith("3 ping, 1 job (first come, first served): ")
 
 
 # ---------------------------------------------------------------------------- symmetry, cutoffs
