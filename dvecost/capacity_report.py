@@ -154,6 +154,8 @@ def _workers_rows(result: Any) -> list[list[str]]:
 
 def _workers_summary(result: Any) -> str:
     who = ", ".join(f"{k} {n}" for n, k in result.clients)
+    if result.policy != "any":
+        who += f" ({result.policy_words})"
     if result.workers is not None:
         return f"{who}: {result.workers} worker{'s' * (result.workers != 1)} needed"
     if result.status != "ok":
@@ -213,8 +215,9 @@ def headroom_text(result: Any) -> str:
     cost = ("" if result.cost_load is None else
             f"\nworst cost load ('{result.cost_resource}' per tick, its own worst case): "
             f"{result.cost_load} ({float(result.cost_load):.4f})")
+    served = "" if result.policy == "any" else f" ({result.policy_words})"
     return (f"{result.spec}: {who} on a server with {result.workers} worker"
-            f"{'s' * (result.workers != 1)}, capacity {result.capacity}\n"
+            f"{'s' * (result.workers != 1)}{served}, capacity {result.capacity}\n"
             f"worst {what} {result.exact} ({float(result.exact):.4f}): "
             f"{float(result.used):.1%} of capacity, {state}"
             + ("" if result.certified else " (not certified: the exact check failed)")

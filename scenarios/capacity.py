@@ -68,6 +68,7 @@ busy a third of the time), on a server of cost 1 per tick:
 
 from __future__ import annotations
 
+import dataclasses
 import time as _time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -76,7 +77,7 @@ from typing import Any, Callable, Mapping
 from dve.errors import ConfigurationError, ModelError
 from runtime.errors import RunStopped, StateSpaceError
 
-from .dsl import Scenario, Server, System
+from .dsl import Scenario, System
 from .parallel import PointWalk
 from .saturation import Evaluator, Spec, parse_capacity, resolve_spec
 from .search import staircase
@@ -151,9 +152,10 @@ def system_for(spec: Spec, clients: Mapping[str, int], *, workers: int | None = 
 
     def build(counts: Mapping[str, int], workers: int | None = workers) -> System:
         # Another number of workers keeps the server's admissions per tick (at most the
-        # workers: a server cannot admit more requests on a tick than it has workers).
-        server = base.server if workers is None else Server(
-            workers=workers, admissions=min(base.server.admissions, workers))
+        # workers: a server cannot admit more requests on a tick than it has workers) and
+        # its policy.
+        server = base.server if workers is None else dataclasses.replace(
+            base.server, workers=workers, admissions=min(base.server.admissions, workers))
         return System({found[n]: c for n, c in counts.items()}, server=server,
                       composition=base.composition, name=base.name, resource=resource)
 
@@ -266,6 +268,9 @@ class WorkersResult:
     #: answer's workers (exact), where one was computed.
     cost_resource: str | None = None
     cost_load: Fraction | None = None
+    #: The server's policy (:class:`scenarios.dsl.Server`) and, unless ``'any'``, its words.
+    policy: str = "any"
+    policy_words: str = ""
 
     def as_dict(self) -> dict:
         """The JSON form (``dvecost workers --json``)."""
@@ -276,7 +281,9 @@ class WorkersResult:
                 "workers": self.workers, "per_worker": _num(self.per_worker),
                 "max_workers": self.max_workers, "monotone": self.monotone,
                 "violations": [list(v) for v in self.violations], "stopped": self.stopped,
-                "tried": [p.as_dict() for p in self.tried]}
+                "tried": [p.as_dict() for p in self.tried]} | (
+                    {} if self.policy == "any" else {"policy": self.policy,
+                                                     "policy_words": self.policy_words})
 
     def __repr__(self) -> str:
         # One line: the dataclass's own repr spells out every point tried.
@@ -378,7 +385,8 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluato
                 if cost and status == "ok" and answer is not None else None)
         return WorkersResult(name, tuple(clients.items()), answer, tried, per, not viol, viol,
                              max_workers, status, stopped, system.resource,
-                             system.cost_resource if system.occupancy else None, load)
+                             system.cost_resource if system.occupancy else None, load,
+                             system.server.policy, system.server.policy_words())
 
     return finish_walk(run, result, lambda w: f"workers={w}")
 
@@ -426,6 +434,9 @@ class HeadroomResult:
     cost_resource: str | None = None
     cost_load: Fraction | None = None
     cost_witness: Any = None
+    #: The server's policy (:class:`scenarios.dsl.Server`) and, unless ``'any'``, its words.
+    policy: str = "any"
+    policy_words: str = ""
 
     @property
     def used(self) -> Fraction:
@@ -454,7 +465,9 @@ class HeadroomResult:
                 "value": float(self.exact), "used": float(self.used),
                 "headroom_exact": str(self.headroom), "headroom": float(self.headroom),
                 "saturated": self.saturated, "certified": self.certified,
-                "n_states": self.n_states, "seconds": round(self.seconds, 4)}
+                "n_states": self.n_states, "seconds": round(self.seconds, 4)} | (
+                    {} if self.policy == "any" else {"policy": self.policy,
+                                                     "policy_words": self.policy_words})
 
     def __repr__(self) -> str:
         # One line: the dataclass's own repr spells out the witness (the whole analysis).
@@ -527,7 +540,8 @@ def headroom(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
     return HeadroomResult(name, tuple(clients.items()), system.server.workers, cap,
                           Fraction(ev.exact), int(ev.n_states), _time.perf_counter() - t0,
                           bool(ev.certified), ev.witness, system.resource,
-                          system.cost_resource if system.occupancy else None, load, run)
+                          system.cost_resource if system.occupancy else None, load, run,
+                          system.server.policy, system.server.policy_words())
 
 
 # ---------------------------------------------------------------------------- the frontier

@@ -464,7 +464,9 @@ def server_capacity(system: System) -> tuple[Fraction, str]:
             "capacity: give one (--capacity C), or judge occupancy (the default: all workers "
             "busy on every tick)")
     w = system.server.workers
-    return Fraction(w), f"{w} worker{'s' * (w != 1)}, all busy on every tick"
+    served = ("" if system.server.policy == "any"
+              else f"; server policy: {system.server.policy_words()}")
+    return Fraction(w), f"{w} worker{'s' * (w != 1)}, all busy on every tick{served}"
 
 
 # ---------------------------------------------------------------------------- specs
