@@ -64,8 +64,6 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
     >>> ev.exact, ev.n_states, ev.witness
     (Fraction(2, 3), 200, None)
     """
-    from dve import check_model
-
     from .analysis import analyze
 
     report = None if phases is None else (lambda phase, done, total, message:
@@ -76,10 +74,10 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
         max_memory = memory_guard()
 
     def evaluate(model, *, resource: str, witness: bool = False) -> Evaluation:
-        # A model built in Python gets the static checks a parsed one gets in dve.load_model;
-        # one that fails them (a bug of the generator) raises ModelErrors positioned in its
-        # '<scenario NAME>' source. Their warnings are not the user's to act on: dropped.
-        check_model(model)
+        # A model built in Python gets the static checks a parsed one gets, once: analyze
+        # passes it through dve.load_model, and one that fails them (a bug of the generator)
+        # raises ModelErrors positioned in its '<scenario NAME>' source. Their warnings are
+        # not the user's to act on: dropped.
         a = analyze(model, cost=resource, backend=backend, max_states=max_states,
                     max_memory=max_memory, witness=witness, progress=report)
         # The model's state space: the full product's size, also when the clients were

@@ -60,10 +60,14 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 from dve.errors import ConfigurationError, ModelError, ModelErrors, ModelSemanticError, Source
-from runtime.errors import RunStopped, StateSpaceError
 from dve.inputs import InputDecl, constant_value, global_constant, model_inputs, value_range
+from runtime.errors import RunStopped, StateSpaceError
+from scenarios.curve import Curve
+from scenarios.parallel import PointWalk
+from scenarios.saturation import parse_capacity
+from scenarios.search import bisect, linear
 
-__all__ = ["sweep", "model_family", "model_headroom", "ModelFamily", "SweepPlan",
+__all__ = ["sweep", "model_family", "model_headroom", "model_frontier", "ModelFamily", "SweepPlan",
            "PointStarted", "SweepPoint", "SweepResult", "ModelHeadroom", "CAPACITY_NAME",
            "DEFAULT_SPAN", "SEARCHES", "parse_capacity"]
 
@@ -75,26 +79,6 @@ DEFAULT_SPAN = 64
 SEARCHES = ("linear", "bisect")
 #: ``SweepResult.status`` values.
 STATUSES = ("ok", "limit", "interrupted", "timeout")
-
-
-def parse_capacity(text: str | int | float | Fraction) -> Fraction:
-    """``'2'``, ``'1.5'``, ``'3/2'`` (or a number) -> a positive Fraction.
-
-    >>> parse_capacity("3/2"), parse_capacity(2)
-    (Fraction(3, 2), Fraction(2, 1))
-    >>> parse_capacity("0")
-    Traceback (most recent call last):
-    ...
-    dve.errors.ConfigurationError: bad capacity '0': it must be above 0
-    """
-    try:
-        value = text if isinstance(text, Fraction) else Fraction(str(text).strip())
-    except (ValueError, ZeroDivisionError):
-        raise ConfigurationError(f"bad capacity '{text}': expected a positive number such as "
-                                 "1, 1.5 or 3/2") from None
-    if value <= 0:
-        raise ConfigurationError(f"bad capacity '{text}': it must be above 0")
-    return value
 
 
 # ---------------------------------------------------------------------------- the family
@@ -239,9 +223,11 @@ def _no_capacity(name: str, resource: str) -> ConfigurationError:
         f"`const int {CAPACITY_NAME} = ...;` (it may use the inputs)")
 
 
-def _read(model: str | os.PathLike[str]) -> Source:
+def _read(model: str | os.PathLike[str] | Source) -> Source:
     from dve.loader import read_source
 
+    if isinstance(model, Source):
+        return model      # read once already (a frontier checks its two inputs on it)
     text = os.fspath(model)
     if isinstance(model, str) and any(c in text for c in "\n{;"):
         return Source("<string>", text)   # model text, as dvecost.analyze takes it
@@ -415,7 +401,7 @@ class SweepPoint:
 
 
 @dataclass(frozen=True)
-class SweepResult:
+class SweepResult(Curve):
     """The answer of :func:`sweep`.
 
     Attributes
@@ -457,6 +443,9 @@ class SweepResult:
     warnings: tuple[str, ...] = ()
     witness: Any = None
     witness_seconds: float = 0.0
+    #: The name of a point's value (:class:`~scenarios.curve.Curve`: ``seconds``,
+    #: ``partial`` and ``point(n)`` come from there).
+    KEY = "n"
 
     def found(self, p: SweepPoint) -> bool:
         """Whether ``p`` is what the sweep looks for (saturated, or below for ``'below'``)."""
@@ -466,20 +455,6 @@ class SweepResult:
     def saturating(self) -> int | None:
         """The answer of a ``'saturate'`` sweep (``None`` for the other goal)."""
         return self.answer if self.goal == "saturate" else None
-
-    @property
-    def seconds(self) -> float:
-        """Total time spent analysing the values of the curve."""
-        return sum(p.seconds for p in self.curve)
-
-    @property
-    def partial(self) -> bool:
-        """Whether the sweep stopped before its end."""
-        return self.status != "ok"
-
-    def point(self, n: int) -> SweepPoint | None:
-        """The analysed point of value ``n``, or ``None``."""
-        return next((p for p in self.curve if p.n == n), None)
 
     @property
     def capacity(self) -> Fraction | None:
@@ -573,7 +548,7 @@ def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
           capacity_per: int | float | str | Fraction | None = None, backend: str = "auto",
           max_states: int | None = None, max_memory: int | None = None, witness: bool = True,
           progress: Callable[[object], None] | None = None,
-          phases: Callable[[str, str], None] | None = None) -> SweepResult:
+          phases: Callable[[str, str], None] | None = None, jobs: int = 1) -> SweepResult:
     """The smallest value of input ``param`` from ``start`` whose load reaches the capacity
     (``goal='below'``: stays below it).
 
@@ -603,7 +578,14 @@ def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
         Hears a :class:`SweepPlan`, then per value a :class:`PointStarted` and its
         :class:`SweepPoint`.
     phases : callable, optional
-        ``phases(phase, message)`` while a value is analysed (the analysis's phases).
+        ``phases(phase, message)`` while a value is analysed (the analysis's phases; only
+        with ``jobs=1``: a worker process would write over the parent's lines).
+    jobs : int
+        Processes analysing values (:class:`~scenarios.parallel.PointWalk`, as the scenario
+        search's): with more than one, worker processes analyse ahead the values the search
+        will likely ask for next while it waits for one; the values it uses, their order and
+        the answer are those of ``jobs=1``, and a :class:`PointStarted` is heard only for the
+        values it waits for.
 
     Returns
     -------
@@ -632,10 +614,10 @@ def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
     warnings = _warnings(family)
     tell = progress or (lambda event: None)
     tell(SweepPlan(family, start, stop, search, warnings))
+    if jobs != 1:
+        phases = None   # (a worker process would write over the parent's lines)
     report = None if phases is None else (lambda phase, done, total, message:
                                           phases(phase, message))
-    points: dict[int, SweepPoint] = {}
-    current: list[int | None] = [None]
 
     def analysed(n: int, with_witness: bool):
         m = family.model(n)
@@ -644,84 +626,180 @@ def sweep(model: str | os.PathLike[str], param: str, *, start: int = 1,
                     max_memory=_guarded(max_memory), witness=with_witness, progress=report)
         return a, cap
 
-    def looked_for(n: int) -> bool:
-        if n not in points:
-            current[0] = n
-            tell(PointStarted(n))
-            t0 = _time.perf_counter()
-            a, cap = analysed(n, False)
-            full = (a.symmetry or {}).get("full_states") or a.n_states
-            points[n] = SweepPoint(n, Fraction(a.value), cap, int(full),
-                                   _time.perf_counter() - t0, bool(a.certified))
-            tell(points[n])
-        p = points[n]
-        return p.saturated if goal == "saturate" else not p.saturated
+    def work(n: int) -> SweepPoint:
+        t0 = _time.perf_counter()
+        a, cap = analysed(n, False)
+        full = (a.symmetry or {}).get("full_states") or a.n_states
+        return SweepPoint(n, Fraction(a.value), cap, int(full), _time.perf_counter() - t0,
+                          bool(a.certified))
+
+    walks = linear if search == "linear" else bisect
+    walker = PointWalk(lambda found, out: out.append(walks(found, start, stop)),
+                       _loading_here(work, jobs), jobs=jobs,
+                       progress=_raising_here(tell, lambda n: family.model(n)),
+                       waiting=lambda n: tell(PointStarted(n)),
+                       outcome=lambda p: p.saturated if goal == "saturate"
+                       else not p.saturated)
+    current: int | None = None
 
     def result(answer, **kw) -> SweepResult:
+        points = walker.points
         return SweepResult(family, start, stop, search, goal, answer,
                            tuple(points[n] for n in sorted(points)), warnings=warnings, **kw)
 
     answer = None
     try:
-        answer = (_linear if search == "linear" else _bisect)(looked_for, start, stop)
+        answer = walker.run()[0]
         run, seconds = None, 0.0
         if answer is not None and witness:
-            current[0] = answer
+            current = answer
             tell(PointStarted(answer, witness=True))
             t0 = _time.perf_counter()
             run = analysed(answer, True)[0]
             seconds = _time.perf_counter() - t0
         return result(answer, witness=run, witness_seconds=seconds)
     except StateSpaceError as exc:   # a state or memory limit: the curve so far is the answer
-        return result(answer, status="limit", stopped=f"{param}={current[0]}: {exc}")
+        current = walker.current if current is None else current
+        return result(answer, status="limit", stopped=f"{param}={current}: {exc}")
     except (RunStopped, KeyboardInterrupt) as exc:
+        current = walker.current if current is None else current
         status = getattr(exc, "status", "interrupted")
         found = getattr(getattr(exc, "partial", None), "n_states", None)
         after = f" after {found:,} states" if isinstance(found, int) else ""
-        where = f"{param}={current[0]}" if current[0] is not None else "before the first value"
-        exc.partial = result(answer if answer in points else None,
+        where = f"{param}={current}" if current is not None else "before the first value"
+        exc.partial = result(answer if answer in walker.points else None,
                              status=status if status in STATUSES else "interrupted",
                              stopped=f"{where}: {str(exc) or 'interrupted'}{after}")
         raise
 
 
-def _linear(found: Callable[[int], bool], start: int, stop: int) -> int | None:
-    """The first ``n`` in ``start .. stop`` with ``found(n)``, every one before it asked.
+# ---------------------------------------------------------------------------- frontier
 
-    >>> asked = []
-    >>> _linear(lambda n: asked.append(n) or n >= 3, 1, 9), asked
-    (3, [1, 2, 3])
+def model_frontier(model: str | os.PathLike[str], a: str, b: str, *,
+                   max_values: tuple[int, int] = (8, 8),
+                   defines: Mapping[str, int] | None = None,
+                   capacity: int | float | str | Fraction | None = None,
+                   resource: str | None = None, backend: str = "auto",
+                   max_states: int | None = None, max_memory: int | None = None,
+                   jobs: int = 1, progress: Callable[[object], None] | None = None):
+    """The saturation frontier over two ``input`` constants of a DVE model: for each value of
+    ``a`` (``0 .. max_values[0]``), the largest value of ``b`` (``0 .. max_values[1]``) whose
+    load stays below the capacity; the walk of :func:`scenarios.capacity.frontier`
+    (:func:`scenarios.capacity.walk_frontier`), each point the model loaded with ``-D a=..
+    -D b=..`` (``defines`` held fixed) and analysed exactly.
+
+    The capacity is one for the whole grid: ``capacity``, or the model's
+    :data:`CAPACITY_NAME`, which must then not change with ``a`` or ``b``.
+
+    Returns
+    -------
+    scenarios.capacity.FrontierResult
+        ``fixed`` holds ``defines``.
+
+    Raises
+    ------
+    dve.errors.ConfigurationError, dve.errors.ModelError, dve.errors.ModelErrors
+        As :func:`model_family` for each of ``a`` and ``b``; the two the same; a
+        ``CAPACITY`` that varies over the grid.
+    runtime.errors.RunStopped, KeyboardInterrupt
+        With the result so far as ``exc.partial``.
+
+    Examples
+    --------
+    A load of ``(x + y) / 2`` against capacity 1:
+
+    >>> text = ("input int X = 0; input int Y = 0; process P { state s; init s; "
+    ...         "trans s -> s { cost X + Y; }; } system sync;")
+    >>> model_frontier(text, "X", "Y", max_values=(2, 3), capacity=2, backend="cpu").stair
+    ((0, 1), (1, 0), (2, None))
     """
-    return next((n for n in range(start, stop + 1) if found(n)), None)
+    from scenarios.capacity import FrontierPoint, walk_frontier
+    from statespace import compile_model
+
+    from .analysis import analyze
+
+    if a == b:
+        raise ConfigurationError(f"the frontier needs two different inputs, not '{a}' twice")
+    max_a, max_b = max_values
+    fixed = dict(defines or {})
+    # Each input checked over its range (both ends must fit its type); the resource is
+    # resolved on the largest member, where every kind of client is present and charges.
+    fam_a = model_family(model, a, defines={**fixed, b: max_b}, resource=resource,
+                         capacity=capacity, values=(max_a, 0))
+    fam_b = model_family(fam_a.source, b, defines={**fixed, a: max_a},
+                         resource=fam_a.resource, capacity=capacity, values=(max_b, 0))
+    cap = fam_a.capacity_of(_with_defines(fam_a, {**fixed, b: 0}).model(0))
+
+    def work(key: tuple[int, int]) -> FrontierPoint:
+        na, nb = key
+        t0 = _time.perf_counter()
+        member = _with_defines(fam_a, {**fixed, b: nb}).model(na)
+        if fam_a.capacity is None and fam_a.capacity_of(member) != cap:
+            raise ConfigurationError(
+                f"{fam_a.name}: {CAPACITY_NAME} changes over the grid ({cap} at {a}=0, "
+                f"{b}=0; {fam_a.capacity_of(member)} at {a}={na}, {b}={nb}): a frontier "
+                "needs one capacity; give it with --capacity C")
+        if fam_b.resource not in compile_model(member).resources:
+            # Nothing charges the resource here (no client of a kind that does): load 0, as
+            # the scenario frontier's point with no client, not analysed.
+            return FrontierPoint(na, nb, Fraction(0), Fraction(0) >= cap, 0,
+                                 _time.perf_counter() - t0)
+        an = analyze(member, cost=fam_b.resource, backend=backend, max_states=max_states,
+                     max_memory=_guarded(max_memory))
+        full = (an.symmetry or {}).get("full_states") or an.n_states
+        load = Fraction(an.value)
+        return FrontierPoint(na, nb, load, load >= cap, int(full), _time.perf_counter() - t0,
+                             bool(an.certified))
+
+    def load(key: tuple[int, int]) -> None:
+        _with_defines(fam_a, {**fixed, b: key[1]}).model(key[0])
+
+    return walk_frontier(fam_a.name, a, b, tuple(sorted(fixed.items())), cap, (max_a, max_b),
+                         _loading_here(work, jobs), jobs=jobs,
+                         progress=_raising_here(progress or (lambda point: None), load))
 
 
-def _bisect(found: Callable[[int], bool], start: int, stop: int) -> int | None:
-    """Exponential steps from ``start`` (``start``, ``+1``, ``+3``, ``+7``, ...) up to the first
-    ``n`` with ``found(n)``, then bisection below it.
+@dataclass(frozen=True)
+class Unloadable:
+    """What a worker process returns for a member that does not load (an invalid value of
+    the input): its error does not survive pickling, so the parent loads the member again
+    to raise it, positioned in the model, when the walk receives this point."""
 
-    Invariant of the bisection: ``lo`` was asked and not found (or is ``start - 1``), ``hi``
-    found; ``hi`` is the smallest asked value found.
+    key: Any
 
-    >>> asked = []
-    >>> _bisect(lambda n: asked.append(n) or n >= 6, 1, 64), asked
-    (6, [1, 2, 4, 8, 6, 5])
-    >>> _bisect(lambda n: False, 3, 5)
-    """
-    lo, step, n = start - 1, 1, start
-    while not found(n):
-        lo = n
-        if n >= stop:
-            return None
-        n = min(n + step, stop)
-        step *= 2
-    hi = n
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if found(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+
+def _loading_here(work: Callable[[Any], Any], jobs: int) -> Callable[[Any], Any]:
+    """``work``, which in a worker process (``jobs > 1``) returns :class:`Unloadable` for a
+    member whose model does not load instead of raising its error."""
+    if jobs == 1:
+        return work
+
+    def guarded(key: Any) -> Any:
+        try:
+            return work(key)
+        except (ModelError, ModelErrors):
+            return Unloadable(key)
+
+    return guarded
+
+
+def _raising_here(tell: Callable[[object], None],
+                  load: Callable[[Any], None]) -> Callable[[object], None]:
+    """``tell``, which raises the error of an :class:`Unloadable` point (``load(key)``) as
+    the walk receives it, where ``jobs=1`` would have raised it."""
+    def hear(point: object) -> None:
+        if isinstance(point, Unloadable):
+            load(point.key)
+        tell(point)
+
+    return hear
+
+
+def _with_defines(family: ModelFamily, defines: Mapping[str, int]) -> ModelFamily:
+    """``family`` with the other inputs set to ``defines``."""
+    from dataclasses import replace
+
+    return replace(family, defines=tuple(sorted(defines.items())))
 
 
 # ---------------------------------------------------------------------------- headroom

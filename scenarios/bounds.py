@@ -134,7 +134,10 @@ def bound_gap(system: System) -> str | None:
         return None        # clients that serve themselves: their costs are their own
     # The renderings read: one worker (``done``, ``cur``), a pool admitting one request per
     # tick (``adm``), and several admissions per tick through desks (``admK``), any counts.
-    known = {"workers", "admissions"}
+    # A policy (scenarios.policy) only narrows which waiting client the server admits:
+    # every run of its model is a run of the 'any' model with the same charges, so the
+    # bound of 'any' holds for it (docs/algorithms.md, "Server policies").
+    known = {"workers", "admissions", "policy", "order"}
     odd = {f.name: getattr(server, f.name) for f in dataclasses.fields(server)
            if f.name not in known}
     if odd:

@@ -68,6 +68,7 @@ busy a third of the time), on a server of cost 1 per tick:
 
 from __future__ import annotations
 
+import dataclasses
 import time as _time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -76,13 +77,14 @@ from typing import Any, Callable, Mapping
 from dve.errors import ConfigurationError, ModelError
 from runtime.errors import RunStopped, StateSpaceError
 
-from .dsl import Scenario, Server, System
+from .dsl import Scenario, System
 from .parallel import PointWalk
 from .saturation import Evaluator, Spec, parse_capacity, resolve_spec
+from .search import staircase
 
 __all__ = ["workers_needed", "WorkersResult", "WorkerPoint", "headroom", "HeadroomResult",
            "frontier", "FrontierResult", "FrontierPoint", "system_for", "DEFAULT_MAX_WORKERS",
-           "DEFAULT_FRONTIER_MAX"]
+           "DEFAULT_FRONTIER_MAX", "walk_frontier", "finish_walk", "linear_guess"]
 
 #: The default limit of :func:`workers_needed` (a :class:`~scenarios.dsl.Server` has at most
 #: 16 workers).
@@ -150,9 +152,10 @@ def system_for(spec: Spec, clients: Mapping[str, int], *, workers: int | None = 
 
     def build(counts: Mapping[str, int], workers: int | None = workers) -> System:
         # Another number of workers keeps the server's admissions per tick (at most the
-        # workers: a server cannot admit more requests on a tick than it has workers).
-        server = base.server if workers is None else Server(
-            workers=workers, admissions=min(base.server.admissions, workers))
+        # workers: a server cannot admit more requests on a tick than it has workers) and
+        # its policy.
+        server = base.server if workers is None else dataclasses.replace(
+            base.server, workers=workers, admissions=min(base.server.admissions, workers))
         return System({found[n]: c for n, c in counts.items()}, server=server,
                       composition=base.composition, name=base.name, resource=resource)
 
@@ -222,7 +225,8 @@ class WorkerPoint:
 
 @dataclass(frozen=True)
 class WorkersResult:
-    """The answer of :func:`workers_needed`; printed, the table of ``dvecost workers``.
+    """The answer of :func:`workers_needed` (``dvecost workers``'s table:
+    :func:`dvecost.capacity_report.workers_text`).
 
     Attributes
     ----------
@@ -264,6 +268,9 @@ class WorkersResult:
     #: answer's workers (exact), where one was computed.
     cost_resource: str | None = None
     cost_load: Fraction | None = None
+    #: The server's policy (:class:`scenarios.dsl.Server`) and, unless ``'any'``, its words.
+    policy: str = "any"
+    policy_words: str = ""
 
     def as_dict(self) -> dict:
         """The JSON form (``dvecost workers --json``)."""
@@ -274,48 +281,9 @@ class WorkersResult:
                 "workers": self.workers, "per_worker": _num(self.per_worker),
                 "max_workers": self.max_workers, "monotone": self.monotone,
                 "violations": [list(v) for v in self.violations], "stopped": self.stopped,
-                "tried": [p.as_dict() for p in self.tried]}
-
-    def _rows(self) -> list[list[str]]:
-        return [[str(p.workers), str(p.exact), f"{float(p.exact):.4f}", str(p.capacity),
-                 f"{float(p.utilisation):.1%}", "yes" if p.saturated else "no",
-                 f"{p.n_states:,}"] for p in self.tried]
-
-    _HEAD = ["workers", "load", "≈", "capacity", "used", "saturated", "states"]
-
-    def summary(self) -> str:
-        """One line: the answer."""
-        who = ", ".join(f"{k} {n}" for n, k in self.clients)
-        if self.workers is not None:
-            return f"{who}: {self.workers} worker{'s' * (self.workers != 1)} needed"
-        if self.status != "ok":
-            return f"{who}: stopped ({self.stopped})"
-        return f"{who}: saturates every server up to {self.max_workers} workers"
-
-    def __str__(self) -> str:
-        loose = [str(p.workers) for p in self.tried if not p.certified]
-        return "\n".join([self.summary(), _text_table(self._HEAD, self._rows())]
-                         + self._judged()
-                         + [f"not monotone: the load drops between workers {a} and {b}"
-                            for a, b in self.violations]
-                         + ([f"not certified (the exact check failed; values as computed): "
-                             f"workers {', '.join(loose)}"] if loose else []))
-
-    def _judged(self) -> list[str]:
-        """What the load column is, and the cost load beside occupancy."""
-        if self.resource != "busy":
-            return [f"load: the worst load of '{self.resource}' per tick, against "
-                    f"{self.per_worker} per worker"]
-        out = ["load: the worst number of busy workers per tick (occupancy); saturated: "
-               "some run keeps every worker busy on every tick"]
-        if self.cost_load is not None:
-            out.append(f"cost: with {self.workers} worker{'s' * (self.workers != 1)} the worst "
-                       f"load of '{self.cost_resource}' (the requests' cost per tick) is "
-                       f"{self.cost_load} ({float(self.cost_load):.4f})")
-        return out
-
-    def _repr_markdown_(self) -> str:
-        return f"**{self.summary()}**\n\n" + _md_table(self._HEAD, self._rows())
+                "tried": [p.as_dict() for p in self.tried]} | (
+                    {} if self.policy == "any" else {"policy": self.policy,
+                                                     "policy_words": self.policy_words})
 
     def __repr__(self) -> str:
         # One line: the dataclass's own repr spells out every point tried.
@@ -417,9 +385,10 @@ def workers_needed(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluato
                 if cost and status == "ok" and answer is not None else None)
         return WorkersResult(name, tuple(clients.items()), answer, tried, per, not viol, viol,
                              max_workers, status, stopped, system.resource,
-                             system.cost_resource if system.occupancy else None, load)
+                             system.cost_resource if system.occupancy else None, load,
+                             system.server.policy, system.server.policy_words())
 
-    return _finish(run, result, lambda w: f"workers={w}")
+    return finish_walk(run, result, lambda w: f"workers={w}")
 
 
 # ---------------------------------------------------------------------------- headroom
@@ -465,6 +434,9 @@ class HeadroomResult:
     cost_resource: str | None = None
     cost_load: Fraction | None = None
     cost_witness: Any = None
+    #: The server's policy (:class:`scenarios.dsl.Server`) and, unless ``'any'``, its words.
+    policy: str = "any"
+    policy_words: str = ""
 
     @property
     def used(self) -> Fraction:
@@ -493,30 +465,9 @@ class HeadroomResult:
                 "value": float(self.exact), "used": float(self.used),
                 "headroom_exact": str(self.headroom), "headroom": float(self.headroom),
                 "saturated": self.saturated, "certified": self.certified,
-                "n_states": self.n_states, "seconds": round(self.seconds, 4)}
-
-    def summary(self) -> str:
-        """Two lines: the population and server, then the load against the capacity."""
-        who = ", ".join(f"{n} {k}" for k, n in self.clients)
-        state = ("saturated: no headroom" if self.saturated
-                 else f"headroom {self.headroom} ({float(self.headroom):.4f})")
-        what = ("busy workers per tick" if self.resource == "busy"
-                else f"load of '{self.resource}'")
-        cost = ("" if self.cost_load is None else
-                f"\nworst cost load ('{self.cost_resource}' per tick, its own worst case): "
-                f"{self.cost_load} ({float(self.cost_load):.4f})")
-        return (f"{self.spec}: {who} on a server with {self.workers} worker"
-                f"{'s' * (self.workers != 1)}, capacity {self.capacity}\n"
-                f"worst {what} {self.exact} ({float(self.exact):.4f}): {float(self.used):.1%} "
-                f"of capacity, {state}"
-                + ("" if self.certified else " (not certified: the exact check failed)")
-                + cost)
-
-    def __str__(self) -> str:
-        return self.summary()
-
-    def _repr_markdown_(self) -> str:
-        return "**" + self.summary().replace("\n", "**\n\n")
+                "n_states": self.n_states, "seconds": round(self.seconds, 4)} | (
+                    {} if self.policy == "any" else {"policy": self.policy,
+                                                     "policy_words": self.policy_words})
 
     def __repr__(self) -> str:
         # One line: the dataclass's own repr spells out the witness (the whole analysis).
@@ -571,9 +522,6 @@ def headroom(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
     ...              cost=False)
     >>> r.exact, r.capacity, r.used, r.headroom, r.witness
     (Fraction(4, 3), Fraction(2, 1), Fraction(2, 3), Fraction(2, 3), 'run')
-    >>> print(r)
-    system: 4 u on a server with 2 workers, capacity 2
-    worst busy workers per tick 4/3 (1.3333): 66.7% of capacity, headroom 2/3 (0.6667)
     """
     if not clients or sum(clients.values()) < 1:
         raise ConfigurationError("headroom needs at least one client")
@@ -592,7 +540,8 @@ def headroom(spec: Spec, clients: Mapping[str, int], *, evaluate: Evaluator,
     return HeadroomResult(name, tuple(clients.items()), system.server.workers, cap,
                           Fraction(ev.exact), int(ev.n_states), _time.perf_counter() - t0,
                           bool(ev.certified), ev.witness, system.resource,
-                          system.cost_resource if system.occupancy else None, load, run)
+                          system.cost_resource if system.occupancy else None, load, run,
+                          system.server.policy, system.server.policy_words())
 
 
 # ---------------------------------------------------------------------------- the frontier
@@ -723,70 +672,6 @@ class FrontierResult:
                 "cutoffs": {self.a: self.cutoff_a, self.b: self.cutoff_b}, "note": self.note,
                 "points": [p.as_dict() for p in self.points]}
 
-    def csv(self) -> str:
-        """Every evaluated point, one a line: ``n_a,n_b,exact,value,saturated,n_states``."""
-        lines = [f"{self.a},{self.b},exact,value,saturated,n_states"]
-        lines += [f"{p.n_a},{p.n_b},{p.exact},{float(p.exact):.6g},{int(p.saturated)},"
-                  f"{p.n_states}" for p in sorted(self.points, key=lambda p: (p.n_a, p.n_b))]
-        return "\n".join(lines) + "\n"
-
-    def _head(self) -> list[str]:
-        return [self.a, f"largest {self.b} below capacity", "load there", "load at +1"]
-
-    def _rows(self) -> list[list[str]]:
-        rows = []
-        for a, b in self.stair:
-            here = None if b is None else self.point(a, b)
-            # The point that shows b + 1 saturates: (a, b + 1) itself, or, by monotonicity,
-            # the one evaluated at (a', b + 1) with the largest a' < a.
-            nb = 0 if b is None else b + 1
-            above = max((p for p in self.points if p.n_b == nb and p.n_a <= a and p.saturated),
-                        key=lambda p: p.n_a, default=None)
-            rows.append([str(a),
-                         "none" if b is None else (f"≥ {b}" if b == self.max_b else str(b)),
-                         "" if b is None else str(here.exact) if here is not None
-                         else _range_cell(*self.load_range(a, b)),
-                         "" if above is None else str(above.exact) if above.n_a == a
-                         else f"{above.exact} at ({above.n_a},{above.n_b})"])
-        return rows
-
-    def summary(self) -> str:
-        """One line: what was computed and how cheaply."""
-        fixed = "".join(f", {k} {n} fixed" for n, k in self.fixed)
-        return (f"{self.spec}: frontier of {self.a} x {self.b} (0..{self.max_a} x "
-                f"0..{self.max_b}{fixed}), capacity {self.capacity}; {self.analyses} analyses "
-                f"of {(self.max_a + 1) * (self.max_b + 1)} grid points")
-
-    def _notes(self) -> list[str]:
-        notes = [f"not monotone: load({p.n_a},{p.n_b}) = {p.exact} > load({q.n_a},{q.n_b}) = "
-                 f"{q.exact}" for p, q in self.violations]
-        loose = [f"({p.n_a},{p.n_b})" for p in self.points if p.n_states and not p.certified]
-        if loose:
-            notes.append("not certified (the exact check failed; values as computed): "
-                         + ", ".join(loose))
-        if any(row[2].endswith("*") for row in self._rows()):
-            notes.append("* not analysed: below capacity since a point to its right on the "
-                         "same level is (the load grows with each count); its load lies "
-                         "between the loads of analysed points around it")
-        for name, c, top in ((self.a, self.cutoff_a, self.max_a),
-                             (self.b, self.cutoff_b, self.max_b)):
-            if c is not None and c < top:
-                notes.append(f"{name} from {c} on: the load of {c} {name} (one more always "
-                             "waits and changes nothing; not analysed again)")
-        if self.note:
-            notes.append(f"why: {self.note}")
-        if self.stopped:
-            notes.append(f"stopped: {self.stopped}")
-        return notes
-
-    def __str__(self) -> str:
-        return "\n".join([self.summary(), _text_table(self._head(), self._rows())]
-                         + self._notes())
-
-    def _repr_markdown_(self) -> str:
-        return "\n\n".join([f"**{self.summary()}**", _md_table(self._head(), self._rows())]
-                           + self._notes())
-
     def __repr__(self) -> str:
         # One line: the dataclass's own repr spells out every point evaluated.
         return (f"FrontierResult(spec={self.spec!r}, a={self.a!r}, b={self.b!r}, "
@@ -903,36 +788,43 @@ def frontier(spec: Spec, a: str, b: str, *, evaluate: Evaluator,
         return FrontierPoint(na, nb, Fraction(ev.exact), Fraction(ev.exact) >= cap,
                              int(ev.n_states), _time.perf_counter() - t0, bool(ev.certified))
 
-    walk = _staircase(max_a, max_b)
+    return walk_frontier(name, a, b, tuple(others.items()), cap, (max_a, max_b), work,
+                         jobs=jobs, progress=progress, cutoffs=(cut_a, cut_b))
+
+
+def walk_frontier(name: str, a: str, b: str, fixed: tuple[tuple[str, int], ...], cap: Fraction,
+                  grid: tuple[int, int], work: Callable[[tuple[int, int]], FrontierPoint], *,
+                  jobs: int = 1, progress: Callable[[object], None] | None = None,
+                  cutoffs: tuple[int | None, int | None] = (None, None)) -> FrontierResult:
+    """The frontier's walk (:func:`scenarios.search.staircase`) over ``0..grid[0] x
+    0..grid[1]``, each point decided by ``work((n_a, n_b)) -> FrontierPoint``, as a :class:`FrontierResult`: the
+    search :func:`frontier` runs on a scenario spec and :func:`dvecost.sweep.model_frontier`
+    on a DVE model's two inputs. ``cutoffs``: counts above which the point is the cutoff's
+    (same load); a state or memory limit, a signal: see :func:`finish_walk`.
+
+    >>> from fractions import Fraction as F
+    >>> def work(key):
+    ...     load = F(key[0] + key[1], 2)
+    ...     return FrontierPoint(*key, load, load >= 1, 1, 0.0)
+    >>> walk_frontier("s", "x", "y", (), F(1), (2, 2), work).stair
+    ((0, 1), (1, 0), (2, None))
+    """
+    max_a, max_b = grid
+    cut_a, cut_b = cutoffs
+    walk = staircase(max_a, max_b)
     run = PointWalk(lambda saturated, out: walk(
                         lambda key: saturated(_clamp(key, cut_a, cut_b)), out),
-                    work, jobs=jobs, guess=_linear_guess(cap), progress=progress)
+                    work, jobs=jobs, guess=linear_guess(cap), progress=progress)
 
     def result(status: str = "ok", stopped: str | None = None, more: tuple = ()) \
             -> FrontierResult:
         pts = tuple(run.points.values()) + more
         viol = tuple((p, q) for p in pts for q in pts
                      if p is not q and p.n_a <= q.n_a and p.n_b <= q.n_b and p.exact > q.exact)
-        return FrontierResult(name, a, b, tuple(others.items()), cap, max_a, max_b,
-                              tuple(run.so_far()), pts, not viol, viol, status, stopped,
-                              cut_a, cut_b)
+        return FrontierResult(name, a, b, fixed, cap, max_a, max_b, tuple(run.so_far()), pts,
+                              not viol, viol, status, stopped, cut_a, cut_b)
 
-    return _finish(run, result, lambda key: f"({key[0]}, {key[1]})")
-
-
-def _range_cell(low: Fraction | None, high: Fraction | None) -> str:
-    """A table cell for a load known only by bounds, marked ``*``.
-
-    >>> _range_cell(Fraction(1, 2), Fraction(1, 2)), _range_cell(None, Fraction(3, 4))
-    ('1/2*', '≤ 3/4*')
-    >>> _range_cell(Fraction(1, 2), Fraction(3, 4)), _range_cell(None, None)
-    ('1/2..3/4*', '')
-    """
-    if high is None:  # no analysed point bounds it (nothing was analysed)
-        return ""
-    if low == high:
-        return f"{high}*"
-    return f"≤ {high}*" if low is None else f"{low}..{high}*"
+    return finish_walk(run, result, lambda key: f"({key[0]}, {key[1]})")
 
 
 def _clamp(key: tuple[int, int], cut_a: int | None, cut_b: int | None) -> tuple[int, int]:
@@ -945,7 +837,7 @@ def _clamp(key: tuple[int, int], cut_a: int | None, cut_b: int | None) -> tuple[
     return (na if cut_a is None else min(na, cut_a), nb if cut_b is None else min(nb, cut_b))
 
 
-def _finish(run: PointWalk, result: Callable[..., Any], at: Callable[[Any], str]) -> Any:
+def finish_walk(run: PointWalk, result: Callable[..., Any], at: Callable[[Any], str]) -> Any:
     """Run the walk and return ``result()``, or ``result('limit', why)`` when a state or
     memory limit stops it. A signal or a time limit is passed on with
     ``result(status, why, points evaluated ahead)`` as its ``partial``; ``at(key)`` names the
@@ -964,85 +856,7 @@ def _finish(run: PointWalk, result: Callable[..., Any], at: Callable[[Any], str]
     return result()
 
 
-def _staircase(max_a: int, max_b: int) -> Callable[[Callable[[tuple[int, int]], bool], list],
-                                                     None]:
-    """The frontier's walk over ``0..max_a x 0..max_b`` (for :class:`PointWalk`): appends
-    ``(n_a, largest n_b below capacity or None)`` for each ``n_a``.
-
-    Column 0 is found by exponential then binary search from ``n_b = 0`` up. Then, at each
-    level ``n_b`` of the stair, the last column still below capacity is found by galloping
-    right (``n_a + 1, n_a + 3, n_a + 7, ...``) and binary search: with a monotone load, a
-    point below capacity puts every point left of it below too, so a flat stretch of the
-    stair costs a logarithm of its length, not its length. In the next column the level steps
-    down one at a time until a point is below capacity.
-
-    >>> out, asked = [], []
-    >>> def saturated(k):
-    ...     asked.append(k)
-    ...     return 2 * k[0] + k[1] >= 4
-    >>> _staircase(3, 4)(saturated, out)
-    >>> out
-    [(0, 3), (1, 1), (2, None), (3, None)]
-
-    A flat stair (the load does not depend on ``n_a``): 10 analyses for 31 columns, 5 of
-    them in column 0.
-
-    >>> out, asked = [], []
-    >>> _staircase(30, 4)(lambda k: asked.append(k) or k[1] >= 3, out)
-    >>> out == [(n, 2) for n in range(31)], asked
-    (True, [(0, 0), (0, 1), (0, 2), (0, 4), (0, 3), (1, 2), (3, 2), (7, 2), (15, 2), (30, 2)])
-    """
-    def walk(saturated: Callable[[tuple[int, int]], bool], out: list) -> None:
-        # Column 0 by exponential then binary search from n_b = 0 up (small models first, as
-        # saturate does): hi is the smallest evaluated saturating n_b, lo the largest below.
-        lo, hi, n = -1, None, 0
-        while True:
-            if saturated((0, n)):
-                hi = n
-                break
-            lo = n
-            if n >= max_b:
-                break
-            n = min(max(1, 2 * n), max_b)
-        while hi is not None and hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if saturated((0, mid)) else (mid, hi)
-        if hi is not None and lo < 0:
-            out.extend((k, None) for k in range(max_a + 1))
-            return
-        # Invariant: (na, nb) is below capacity (evaluated, or left of an evaluated point
-        # below), and every column after na has its answer at most nb ((na, nb + 1), or a
-        # point left of it, saturates; none does when nb = max_b).
-        na, nb = 0, (lo if hi is not None else max_b)
-        out.append((0, nb))
-        while na < max_a:
-            # Gallop along level nb: left is below, right (if any) the first known to saturate.
-            left, right, step = na, None, 1
-            while left < max_a:
-                probe = min(left + step, max_a)
-                if saturated((probe, nb)):
-                    right = probe
-                    break
-                left, step = probe, 2 * step
-            while right is not None and right - left > 1:
-                mid = (left + right) // 2
-                left, right = (left, mid) if saturated((mid, nb)) else (mid, right)
-            out.extend((k, nb) for k in range(na + 1, left + 1))
-            if right is None:
-                return
-            # Column `right` saturates at nb: step the level down until a point is below.
-            na, nb = right, nb - 1
-            while nb >= 0 and saturated((na, nb)):
-                nb -= 1
-            if nb < 0:
-                out.extend((k, None) for k in range(na, max_a + 1))
-                return
-            out.append((na, nb))
-
-    return walk
-
-
-def _linear_guess(cap: Fraction) -> Callable[[tuple[int, int], dict], float]:
+def linear_guess(cap: Fraction) -> Callable[[tuple[int, int], dict], float]:
     """``guess(key, known)`` for :class:`PointWalk`: the chance that ``key`` saturates, from
     a least-squares plane ``load ~ c + x n_a + y n_b`` through the points below capacity (a
     load grows about linearly until clients wait for each other; while the points lie on one
@@ -1059,17 +873,3 @@ def _linear_guess(cap: Fraction) -> Callable[[tuple[int, int], dict], float]:
         return 0.8 if fit @ np.array([1.0, key[0], key[1]]) >= float(cap) else 0.2
 
     return guess
-
-
-# ---------------------------------------------------------------------------- tables
-
-def _text_table(head: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-              for i, h in enumerate(head)]
-    line = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths)).rstrip()
-    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(r) for r in rows])
-
-
-def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-                     + ["| " + " | ".join(r) + " |" for r in rows])

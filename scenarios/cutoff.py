@@ -62,7 +62,8 @@ def _requests_on_fixed_path(steps) -> int | None:
 def cutoff(system: System, scenario: str) -> int | None:
     """``P`` such that ``n >= P`` clients of ``scenario`` give the load of ``P`` (the other
     scenarios' counts and the server as in ``system``), or ``None`` when the module's argument
-    does not apply: no server, a server admitting several requests per tick, a scenario whose
+    does not apply: no server, a server admitting several requests per tick or with a policy
+    other than ``'any'`` (:class:`~scenarios.dsl.Server`), a scenario whose
     round is not one fixed path with exactly one request, or a period that the solo run does
     not show.
 
@@ -73,8 +74,11 @@ def cutoff(system: System, scenario: str) -> int | None:
 
     sc = system.scenario(scenario)
     if (system.server is None or system.server.admissions != 1 or sc is None
-            or _requests_on_fixed_path(sc.steps) != 1):
-        return None     # (several admissions per tick: the argument counts one per tick)
+            or _requests_on_fixed_path(sc.steps) != 1 or system.server.policy != "any"):
+        # (several admissions per tick: the argument counts one per tick; a policy other
+        # than 'any' queues the extra waiter behind its twin instead of letting the server
+        # take either: the two systems are not bisimilar, docs/algorithms.md)
+        return None
     solo = System({sc: 1}, server=system.server, name=system.name)
     g = build_state_graph(solo.to_model())
     deg = g.indptr[1:] - g.indptr[:-1]

@@ -12,7 +12,8 @@ A **scenario** is the cyclic behaviour of one kind of client, written as steps:
 
 When the last step ends the scenario starts again. A :class:`Server` has ``workers`` (default 1)
 that serve requests one at a time each, and admits up to ``admissions`` requests per tick
-(default 1). A :class:`System` puts ``{scenario: count}`` clients
+(default 1), any waiting one or as its ``policy`` says (first come first served, priority:
+:mod:`scenarios.policy`). A :class:`System` puts ``{scenario: count}`` clients
 together, with a server or without one, and :meth:`System.to_model` builds the DVE model as a
 :class:`dve.syntax.Model` with synthetic positions (``<scenario NAME>``), so a generated model
 goes through the same checks as a hand-written one and can be written out with
@@ -131,9 +132,11 @@ from typing import Iterable, Mapping, Sequence, Union
 from dve import syntax as s
 from dve.errors import ConfigurationError, SourcePos, synthetic_pos
 
+from .policy import POLICIES, RANK, PolicyRendering
+
 __all__ = [
     "Think", "Request", "Choice", "Loop", "Step", "Scenario", "Server", "System", "apportion",
-    "SERVER_RESOURCE", "CLIENT_RESOURCE", "OCCUPANCY_RESOURCE", "DVE_KEYWORDS",
+    "SERVER_RESOURCE", "CLIENT_RESOURCE", "OCCUPANCY_RESOURCE", "DVE_KEYWORDS", "POLICIES",
 ]
 
 #: Resource charged by the server's transitions (systems with a server).
@@ -386,14 +389,28 @@ class Scenario:
         return tuple(out)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Server:
     """A server with ``workers`` workers, each serving one request at a time, that admits up
-    to ``admissions`` waiting requests per tick (``1..workers``, default 1).
+    to ``admissions`` waiting requests per tick (``1..workers``, default 1), choosing which by
+    its ``policy``.
 
     With one admission per tick a server's load never passes the work of one request per
     tick, however many workers it has (:meth:`System.load_bound`); ``admissions=A`` lets it
     take up to ``A`` requests on one tick, as many as workers are free.
+
+    Policies (:mod:`scenarios.policy`; docs/scenarios.md, "Server policies"):
+
+    - ``'any'`` (the default): the server may take any waiting request, and the worst case
+      takes the worst choice;
+    - ``'fifo'``: first come, first served: requests in the order they were sent; requests
+      sent on the same tick in the order of their scenarios in the system, then of their
+      place in the scenario (the waiting state that the scenario's steps reach first);
+    - ``'priority'``: by scenario, in the order ``order`` lists them (highest first; the
+      system's other scenarios after them, in the system's order), and first come, first
+      served within a scenario, ties as for ``'fifo'``.
+
+    A policy other than ``'any'`` needs one admission per tick.
 
     >>> Server().workers, Server(workers=2).workers, Server(8, admissions=8).admissions
     (1, 2, 8)
@@ -401,14 +418,74 @@ class Server:
     Traceback (most recent call last):
     ...
     dve.errors.ConfigurationError: Server(admissions) must be 1..2, not 3
+    >>> Server(policy="priority", order=["buyer", "browser"])
+    Server(workers=1, admissions=1, policy='priority', order=('buyer', 'browser'))
+    >>> Server(policy="lifo")
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: unknown server policy 'lifo': expected 'any', 'fifo' or 'priority'
     """
 
     workers: int = 1
     admissions: int = 1
+    policy: str = "any"
+    order: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_int("Server(workers)", self.workers, 1, 16)
         _check_int("Server(admissions)", self.admissions, 1, self.workers)
+        if self.policy not in POLICIES:
+            raise ConfigurationError(f"unknown server policy {self.policy!r}: expected "
+                                     + ", ".join(f"'{p}'" for p in POLICIES[:-1])
+                                     + f" or '{POLICIES[-1]}'")
+        order = self.order
+        if isinstance(order, (str, Scenario)):
+            order = (order,)
+        try:
+            names = tuple(x.name if isinstance(x, Scenario) else x for x in order)
+        except TypeError:
+            raise ConfigurationError(f"Server(order) must be a list of scenarios or their "
+                                     f"names, not {order!r}") from None
+        for x in names:
+            _check_name("a scenario name in Server(order)", x)
+        dup = sorted({x for x in names if names.count(x) > 1})
+        if dup:
+            raise ConfigurationError(f"Server(order) names the scenario '{dup[0]}' twice")
+        object.__setattr__(self, "order", names)
+        if self.policy == "priority" and not names:
+            raise ConfigurationError("Server(policy='priority') needs order=[...]: the "
+                                     "scenarios' names, highest priority first")
+        if self.policy != "priority" and names:
+            raise ConfigurationError(f"Server(order) is for policy='priority', not "
+                                     f"policy={self.policy!r}")
+        if self.policy != "any" and self.admissions > 1:
+            raise ConfigurationError(f"Server(policy={self.policy!r}) admits one request per "
+                                     f"tick; admissions={self.admissions} is rendered for "
+                                     "policy='any' only")
+
+    def __repr__(self) -> str:
+        # (a server of the default policy prints as it did before policies existed)
+        out = f"Server(workers={self.workers}, admissions={self.admissions}"
+        if self.policy != "any":
+            out += f", policy={self.policy!r}"
+        if self.order:
+            out += f", order={self.order!r}"
+        return out + ")"
+
+    def policy_words(self) -> str:
+        """The policy in words, as reports say it.
+
+        >>> Server().policy_words(), Server(policy="fifo").policy_words()
+        ('any waiting request (the worst choice)', 'first come, first served')
+        >>> Server(policy="priority", order=("buyer", "browser")).policy_words()
+        'priority buyer > browser, first come, first served within each'
+        """
+        if self.policy == "fifo":
+            return "first come, first served"
+        if self.policy == "priority":
+            return ("priority " + " > ".join(self.order)
+                    + ", first come, first served within each")
+        return "any waiting request (the worst choice)"
 
 
 def apportion(weights: Mapping[Scenario, int | float | Fraction], n: int) -> dict[Scenario, int]:
@@ -706,6 +783,8 @@ class System:
         '3 clients (u: 3), server with 2 workers, system sync'
         >>> System({u: 3}, server=Server(4, admissions=2)).describe()
         '3 clients (u: 3), server with 4 workers admitting 2 requests per tick, system sync'
+        >>> System({u: 3}, server=Server(policy="fifo")).describe()
+        '3 clients (u: 3), server with 1 worker (first come, first served), system sync'
         """
         parts = ", ".join(f"{sc.name}: {k}" for sc, k in self.counts)
         n = self.n_clients
@@ -713,6 +792,8 @@ class System:
                f"server with {self.server.workers} worker{'s' * (self.server.workers != 1)}")
         if self.server is not None and self.server.admissions > 1:
             srv += f" admitting {self.server.admissions} requests per tick"
+        if self.server is not None and self.server.policy != "any":
+            srv += f" ({self.server.policy_words()})"
         return f"{n} client{'s' * (n != 1)} ({parts}), {srv}, system {self.composition}"
 
     # -- the model --------------------------------------------------------------------------
@@ -725,9 +806,11 @@ class System:
             Constants for the request kinds and the server's ``done`` variable (with a
             server; with several workers the constants ``WORKERS``, ``BUSY``, ``SERVED`` and
             the variable ``adm`` instead; with several admissions per tick ``phase`` and
-            ``adm1``, ..., ``admA`` instead of ``adm``), the server process, one process per
-            client (with a server, each keeps its pending request in its own ``req``, which
-            the server reads as ``C->req``), and ``system sync`` or ``system async``.
+            ``adm1``, ..., ``admA`` instead of ``adm``; with a policy other than ``'any'``
+            also ``ngroups`` and ``gone``), the server process, one process per client (with
+            a server, each keeps its pending request in its own ``req``, which the server
+            reads as ``C->req``, and under a policy its group of arrival in ``rank``:
+            :mod:`scenarios.policy`), and ``system sync`` or ``system async``.
 
         Examples
         --------
@@ -949,7 +1032,7 @@ def _unique(labels: list[str], taken: frozenset[str] = frozenset()) -> list[str]
 
 # ---------------------------------------------------------------------------- the AST builder
 
-class _Builder:
+class _Builder(PolicyRendering):
     """Builds the model of one :class:`System`; every node gets the same synthetic position."""
 
     def __init__(self, system: System) -> None:
@@ -994,6 +1077,8 @@ class _Builder:
         self.mult = self.admissions + 1 if self.phased else 1
         self.phase, self.nbusy = clear("phase"), clear("nbusy")
         self.adm_k = {k: clear(f"adm{k}") for k in range(1, self.admissions + 1)}
+        # A server policy other than 'any' (scenarios.policy): ranks of arrival.
+        self.setup_policy(clear)
 
     # -- expression helpers -----------------------------------------------------------------
     def lit(self, v: int) -> s.Expr:
@@ -1074,17 +1159,25 @@ class _Builder:
                     items += [self.byte(self.adm_k[k]) for k in self.adm_k]
                 else:
                     items.append(self.byte(self.adm))
+            items += self.policy_globals()
+        # (the server of a policy reads the clients' states by name: known before it is built)
+        self.global_names = {d.name for d in items if isinstance(d, s.VarDecl)}
+        if self.server is not None:
             items.append(self.server_process())
-        global_names = {d.name for d in items if isinstance(d, s.VarDecl)}
         for j, proc, sc in self.clients:
-            items.append(self.client_process(j, proc, self.autos[sc.name], global_names))
+            items.append(self.client_process(j, proc, self.autos[sc.name], sc))
         return s.Model(tuple(items), s.SystemDecl(self.sys.composition, pos=self.pos),
                        pos=self.pos)
 
-    def client_process(self, j: int, proc: str, auto: _Automaton,
-                       global_names: set[str]) -> s.Process:
-        taken = global_names | {_TIMER, _REQ}
-        names = _unique(auto.states, frozenset(taken))
+    def state_names(self, sc: Scenario) -> list[str]:
+        """The names of the states of a client of ``sc`` (its automaton's, made distinct and
+        clear of the variables it sees)."""
+        taken = self.global_names | {_TIMER, _REQ} | ({RANK} if self.ranked else set())
+        return _unique(self.autos[sc.name].states, frozenset(taken))
+
+    def client_process(self, j: int, proc: str, auto: _Automaton, sc: Scenario) -> s.Process:
+        taken = self.global_names | {_TIMER, _REQ} | ({RANK} if self.ranked else set())
+        names = self.state_names(sc)
         req = _REQ
         done_any = self.bin("==", self.var("done"), self.lit(j))
         done_none = self.bin("!=", self.var("done"), self.lit(j))
@@ -1124,7 +1217,9 @@ class _Builder:
                 trans.append(self.trans(src, dst, guard=[done_any],
                                         effects=[self.assign(req, self.lit(0))]))
         decls = ((self.byte(_TIMER),) if auto.uses_timer or timer else ()) + \
-            ((self.byte(_REQ),) if self.server is not None else ())
+            ((self.byte(_REQ),) if self.server is not None else ()) + \
+            ((self.byte(RANK),) if self.ranked else ())
+        trans = self.ranked_client(j, sc, trans)
         if self.phased:
             trans = self.phased_client(trans, names + list(extra.values()))
         return s.Process(proc, decls, tuple(s.StateDecl(x, pos=self.pos)
@@ -1207,17 +1302,19 @@ class _Builder:
         out = [
             # serving, more ticks to go
             self.trans("serve", "serve", guard=[self.bin(">", v(left), n(1))],
-                       effects=[self.assign(left, self.bin("-", v(left), n(1)))],
+                       effects=self.keep_groups()
+                       + [self.assign(left, self.bin("-", v(left), n(1)))],
                        costs=self.cost(v(cpt))),
             # serving the last tick: tell the client
             self.trans("serve", "serve", guard=[self.bin("==", v(left), n(1))],
-                       effects=[self.assign(done, v(cur)), self.assign(cur, n(0)),
-                                self.assign(left, n(0)), self.assign(cpt, n(0))],
+                       effects=self.keep_groups()
+                       + [self.assign(done, v(cur)), self.assign(cur, n(0)),
+                          self.assign(left, n(0)), self.assign(cpt, n(0))],
                        costs=self.cost(v(cpt))),
             # free and nobody waiting
             self.trans("serve", "serve", guard=[self.all_of([free, s.Unary(
                 "not", self.any_of([self.admissible(j, p) for j, p, _ in self.clients]),
-                pos=self.pos)])], effects=[self.assign(done, n(0))]),
+                pos=self.pos)])], effects=self.keep_groups() + [self.assign(done, n(0))]),
         ]
         for j, proc, sc in self.clients:
             for r in self.requests_of(sc):
@@ -1228,6 +1325,9 @@ class _Builder:
                 effects = ([self.assign(done, n(j))] if last else
                            [self.assign(cur, n(j)), self.assign(left, n(r.service - 1)),
                             self.assign(cpt, n(r.cost)), self.assign(done, n(0))])
+                if self.ranked:
+                    guard = self.bin("and", guard, self.best(j, proc, sc))
+                    effects = self.admit_groups(j, proc) + effects
                 out.append(self.trans("serve", "serve", guard=[guard], effects=effects,
                                       costs=self.cost(n(r.cost))))
         return out
@@ -1267,14 +1367,18 @@ class _Builder:
 
         idle = s.Unary("not", self.all_of([free, self.any_of(
             [waiting(j, p) for j, p, _ in self.clients])]), pos=self.pos)
-        out = [self.trans("serve", "serve", guard=[idle], effects=[self.assign(self.adm, n(0))])]
+        out = [self.trans("serve", "serve", guard=[idle],
+                          effects=self.keep_groups() + [self.assign(self.adm, n(0))])]
         for j, proc, sc in self.clients:
             for r in self.requests_of(sc):
                 guard = self.all_of([free, self.bin("==", self.req(proc),
                                                     v(self.kind_const[r.name])),
                                      self.bin("!=", v(self.adm), n(j))])
-                out.append(self.trans("serve", "serve", guard=[guard],
-                                      effects=[self.assign(self.adm, n(j))],
+                effects = [self.assign(self.adm, n(j))]
+                if self.ranked:
+                    guard = self.bin("and", guard, self.best(j, proc, sc))
+                    effects = self.admit_groups(j, proc) + effects
+                out.append(self.trans("serve", "serve", guard=[guard], effects=effects,
                                       costs=self.cost(n(r.cost))))
         return out
 

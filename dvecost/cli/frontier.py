@@ -15,9 +15,11 @@ from typing import Callable, TextIO
 from dve.errors import ConfigurationError
 from runtime.errors import RunStopped
 
-from . import peak_memory_bytes, printing, report_stop, result_is_final
+from ..capacity_report import frontier_csv, frontier_text
+from . import parse_defines, peak_memory_bytes, printing, report_stop, result_is_final
 from .files import (check_output_files, need_matplotlib, save_figure, write_atomic,
                     write_outputs)
+from .sweep import check_spec_options, is_model, model_only_options
 from .workers import add_jobs, parse_clients
 
 
@@ -76,20 +78,47 @@ def run(args: argparse.Namespace) -> int:
     does a state or memory limit (exit 3).
     """
     from scenarios.capacity import FrontierResult
+    from scenarios.parallel import check_jobs
 
     from ..capacity import frontier
+    from ..sweep import model_frontier
 
     a, b = parse_pair(args.frontier, "--frontier")
+    model = is_model(args.spec)
+    if model:
+        # A DVE model's two inputs: the other inputs are held with -D, and its server is the
+        # model's own (no --workers to change it).
+        check_spec_options(args, {"--fixed (use -D)": bool(args.fixed.strip()),
+                                  "--workers": args.workers is not None,
+                                  "--scenario": args.scenario is not None})
+        given = [f for f, on in (("--param", args.param), ("--from", args.sweep_from),
+                                 ("--to", args.sweep_to), ("--bisect", args.bisect)) if on]
+        if given:
+            raise ConfigurationError(f"{', '.join(given)} sweep{'s' * (len(given) == 1)} one "
+                                     "input; --frontier A,B walks two (their ranges: "
+                                     "--frontier-max NA,NB)")
+    else:
+        check_spec_options(args, model_only_options(args, "--param", "--from", "--to",
+                                                    "--bisect"))
     others = parse_clients(args.fixed) if args.fixed.strip() else {}
     check_output_files(args.csv, args.plot)
     check_output_files(getattr(args, "html", None), None)
     exit_code = 0
+    progress = None if args.quiet else point_printer(sys.stderr, a, b)
     try:
-        result = frontier(args.spec, a, b, max_clients=parse_limits(args.frontier_max),
-                          others=others, capacity=args.capacity, backend=args.backend,
-                          max_states=args.max_states, max_memory=args.max_memory,
-                          workers=args.workers, jobs=args.jobs, resource=args.resource,
-                          progress=None if args.quiet else point_printer(sys.stderr, a, b))
+        if model:
+            result = model_frontier(args.spec, a, b, max_values=parse_limits(args.frontier_max),
+                                    defines=parse_defines(args.defines),
+                                    capacity=args.capacity, resource=args.resource,
+                                    backend=args.backend, max_states=args.max_states,
+                                    max_memory=args.max_memory, jobs=check_jobs(args.jobs),
+                                    progress=progress)
+        else:
+            result = frontier(args.spec, a, b, max_clients=parse_limits(args.frontier_max),
+                              others=others, capacity=args.capacity, backend=args.backend,
+                              max_states=args.max_states, max_memory=args.max_memory,
+                              workers=args.workers, jobs=args.jobs, resource=args.resource,
+                              progress=progress)
         result_is_final()   # a signal from here on stops nothing: the result is printed whole
     except (RunStopped, KeyboardInterrupt) as exc:
         result = getattr(exc, "partial", None)
@@ -108,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
               flush=True)
     writers = {}
     if args.csv:
-        writers["csv"] = lambda: write_atomic(args.csv, result.csv())
+        writers["csv"] = lambda: write_atomic(args.csv, frontier_csv(result))
     if args.plot:
         writers["plot"] = lambda: save_figure(build_figure(result), args.plot)
     if getattr(args, "html", None):
@@ -126,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             d["peak_memory_bytes"] = peak_memory_bytes()
             print(json.dumps(d), flush=True)
         else:
-            print(result)
+            print(frontier_text(result))
             for what, path in files.items():
                 print(f"{what}: written to {path}")
     for message in failed:   # after the result, which a failed file must not cost

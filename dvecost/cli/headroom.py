@@ -14,6 +14,7 @@ import argparse
 from dve.errors import ConfigurationError
 from runtime.errors import ExplorationLimit, RunStopped
 
+from ..capacity_report import headroom_text
 from . import (add_backend, add_common, add_limits, emit_json, printing, report_stop,
                result_is_final, sweep)
 from .subcommand import add_command
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
                       cost_analysis=None if cost is None else cost.as_dict(),
                       timings={"total": seconds})
         else:
-            print(result)
+            print(headroom_text(result))
             print()
             print(render_text(result.witness, trace=args.trace, view=args.view,
                               width=text_width()))

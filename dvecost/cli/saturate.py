@@ -44,7 +44,8 @@ from runtime.errors import RunStopped
 
 from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes, printing,
                report_stop, result_is_final, sweep)
-from .files import (check_output_files, need_matplotlib, save_figure, write_atomic,
+from ..capacity_report import answer_cycle, cycle_json, not_monotone
+from .files import (check_output_files, save_figure, write_atomic,
                     write_outputs)
 from .views import add_view_options, check_view_files, render_cycle, text_width, write_views
 from .subcommand import add_command
@@ -133,15 +134,15 @@ def run(args: argparse.Namespace) -> int:
     if not args.spec:
         raise ConfigurationError("saturate needs a SPEC: a template name (dvecost saturate "
                                  "--list) or a scenario file")
-    if sweep.is_model(args.spec):
-        return sweep.run_saturate(args)    # a DVE model swept over an input (dvecost.sweep)
-    sweep.check_spec_options(args, sweep.model_only_options(args, "--param", "--from", "--to",
-                                                            "--bisect"))
-    if args.frontier:
+    if args.frontier:   # a scenario spec's two scenarios, or a DVE model's two inputs
         if args.chart or args.view != "steps":
             raise ConfigurationError("--chart and --view show a critical cycle, which "
                                      "--frontier does not decode")
         return frontier.run(args)
+    if sweep.is_model(args.spec):
+        return sweep.run_saturate(args)    # a DVE model swept over an input (dvecost.sweep)
+    sweep.check_spec_options(args, sweep.model_only_options(args, "--param", "--from", "--to",
+                                                            "--bisect"))
     if args.workers is not None:
         raise ConfigurationError("--workers applies to --frontier only")
     jobs = check_jobs(1 if args.jobs is None else args.jobs)
@@ -456,20 +457,18 @@ def render_answer(result) -> str:
     if not result.monotone:
         pairs = ", ".join(f"N={a.clients}: {_load_cells(a)[0]} > N={b.clients}: "
                           f"{_load_cells(b)[0]}" for a, b in result.violations[:5])
-        lines.append("warning: the load is not monotone in the number of clients (" + pairs
-                     + "); the answer does not rely on it: every N below the answer was "
-                     "decided")
+        lines.append(not_monotone("the number of clients", pairs, "; the answer does not rely "
+                                  "on it: every N below the answer was decided"))
     return "\n".join(lines)
 
 
 def render_witness(result) -> str | None:
     """One line on the critical cycle of the answer's point, or ``None`` without one."""
     a = result.witness
-    if a is None or not getattr(a, "cycle", None):
+    if answer_cycle(a) is None:
         return None
     n = result.saturating_clients
-    ticks = sum(s.time for s in a.cycle)
-    cost = sum(s.cost for s in a.cycle)
+    _, ticks, cost = answer_cycle(a)
     if result.point(n) is not None and result.point(n).how == "witness":
         return (f"saturating run at N={n} (found by simulation, replayable): {len(a.prefix)} "
                 f"steps from the initial state, then a cycle of {len(a.cycle)} steps "
@@ -519,26 +518,20 @@ def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
     out = result.as_dict()
     seconds = out.pop("seconds")
     a = result.witness
-    if a is not None and getattr(a, "cycle", None):
+    if answer_cycle(a) is not None:
         p = result.point(result.saturating_clients)
         out["witness"] = {"clients": result.saturating_clients,
-                          "decided": None if p is None else p.how,
-                          "cycle_steps": len(a.cycle),
-                          "cycle_cost": sum(s.cost for s in a.cycle),
-                          "cycle_time": sum(s.time for s in a.cycle),
-                          "cycle": [s.as_dict() for s in a.cycle]}
+                          "decided": None if p is None else p.how, **cycle_json(a)}
         if p is not None and p.how == "witness":
             # A simulated run: the prefix from the initial state too (the exact method's
             # prefix is a shortest run, which `dvecost analyze` prints).
             out["witness"]["initial"] = a.as_dict()["initial"]
             out["witness"]["prefix"] = [s.as_dict() for s in a.prefix]
     c = result.cost_witness
-    if c is not None and getattr(c, "cycle", None):
+    if answer_cycle(c) is not None:
         # The worst cost load's own critical cycle (beside an occupancy answer).
         out["cost_witness"] = {"clients": result.saturating_clients,
-                               "cycle_steps": len(c.cycle),
-                               "cycle_cost": sum(s.cost for s in c.cycle),
-                               "cycle": [s.as_dict() for s in c.cycle]}
+                               **{k: v for k, v in cycle_json(c).items() if k != "cycle_time"}}
     out.update(files or {})
     out["timings"] = {"search": round(seconds, 6), "witness": round(result.witness_seconds, 6)}
     out["peak_memory_bytes"] = peak_memory_bytes()
@@ -586,14 +579,9 @@ def render_csv(result) -> str:
 def build_figure(result):
     """The plot as a matplotlib figure: one marker per *evaluated* N (no line through the N
     that were not), integer ticks on the clients axis, the capacity line and the answer."""
-    matplotlib = need_matplotlib()
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import FixedLocator, MaxNLocator
-
     known = [p for p in result.curve if p.exact is not None]
     xs = [p.clients for p in result.curve]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = sweep.curve_figure()
     ax.plot([p.clients for p in known], [p.value for p in known], "o", linestyle="none",
             label=f"load ({result.resource}), evaluated N")
     bracketed = [p for p in result.curve if p.exact is None]
@@ -609,18 +597,10 @@ def build_figure(result):
     if n is not None:
         ax.plot([n], [float(result.point(n).lower)], "o", markersize=12, markerfacecolor="none",
                 color="tab:green", label=f"saturation at {n}")
-    if 0 < len(xs) <= 16:
-        ax.xaxis.set_major_locator(FixedLocator(xs))   # ticks exactly at the evaluated N
-    else:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("clients" + (f" ({result.scenario})" if result.scenario else ""))
-    ax.set_ylabel("worst load per tick")
-    title = f"dvecost saturate {result.spec}"
-    ax.set_title(title + (" (partial)" if result.partial else ""))
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    return fig
+    return sweep.finish_curve(fig, ax, xs, "clients" + (f" ({result.scenario})"
+                                                         if result.scenario else ""),
+                              "worst load per tick", f"dvecost saturate {result.spec}"
+                              + (" (partial)" if result.partial else ""))
 
 
 def write_plot(result, path: str) -> str:

@@ -26,8 +26,10 @@ from typing import Any, Callable, TextIO
 
 from dve.errors import ConfigurationError
 from runtime.errors import ExplorationLimit, RunStopped
+from scenarios.parallel import check_jobs
 
 from . import add_defines, emit_json, parse_defines, peak_memory_bytes, report_stop
+from ..capacity_report import answer_cycle, cycle_json, not_monotone
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
 from .terminal import LiveLines, is_terminal
 
@@ -35,7 +37,7 @@ __all__ = ["is_model", "add_saturate_options", "add_headroom_options", "add_work
            "check_spec_options", "model_only_options", "run_saturate", "run_headroom",
            "run_workers",
            "render_table", "render_answer", "render_report", "render_csv", "json_object",
-           "build_figure", "progress_printer"]
+           "build_figure", "progress_printer", "curve_figure", "finish_curve"]
 
 
 def is_model(spec: str | None) -> bool:
@@ -162,9 +164,9 @@ def run_saturate(args: argparse.Namespace) -> int:
     from scenarios.saturation import DEFAULT_MAX_CLIENTS
 
     check_spec_options(args, {
-        "--scenario": args.scenario is not None, "--frontier": bool(args.frontier),
+        "--scenario": args.scenario is not None,
         "--fixed": bool(args.fixed.strip()), "--workers": args.workers is not None,
-        "--jobs": args.jobs is not None, "--list": args.list,
+        "--list": args.list,
         "--max-clients (use --to)": args.max_clients != DEFAULT_MAX_CLIENTS,
         "--method bounds": args.method == "bounds"})
     if not args.param:
@@ -178,7 +180,8 @@ def run_saturate(args: argparse.Namespace) -> int:
         args, args.spec, args.param, start=start, stop=args.sweep_to, capacity=args.capacity,
         resource=args.resource, defines=parse_defines(args.defines),
         search="bisect" if args.bisect else "linear", backend=args.backend,
-        max_states=args.max_states, max_memory=args.max_memory, witness=not args.no_witness)
+        max_states=args.max_states, max_memory=args.max_memory, witness=not args.no_witness,
+        jobs=check_jobs(1 if args.jobs is None else args.jobs))
     if result is None:
         return exit_code       # stopped before the sweep began: no curve to show
     if result.stopped:
@@ -306,7 +309,7 @@ def render_answer(result) -> str:
     if not result.monotone:
         pairs = ", ".join(f"{x}={a.n}: {a.exact} > {x}={b.n}: {b.exact}"
                           for a, b in result.violations[:5])
-        lines.append(f"warning: the load is not monotone in {x} ({pairs})")
+        lines.append(not_monotone(x, pairs))
     for w in result.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
@@ -315,12 +318,11 @@ def render_answer(result) -> str:
 def render_witness(result) -> str | None:
     """One line on the critical cycle of the answer's value, or ``None`` without one."""
     a = result.witness
-    if a is None or not getattr(a, "cycle", None):
+    if answer_cycle(a) is None:
         return None
     fam = result.family
     n = result.answer
-    ticks = sum(s.time for s in a.cycle)
-    cost = sum(s.cost for s in a.cycle)
+    _, ticks, cost = answer_cycle(a)
     sets = "".join(f" -D {k}={v}" for k, v in fam.defines)
     return (f"critical cycle at {fam.param}={n}: {len(a.cycle)} steps ({ticks} time units) "
             f"costing {cost}, load {Fraction(cost, len(a.cycle))}; to see it step by step: "
@@ -351,11 +353,8 @@ def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
     out = result.as_dict()
     seconds = out.pop("seconds")
     a = result.witness
-    if a is not None and getattr(a, "cycle", None):
-        out["witness"] = {"n": result.answer, "cycle_steps": len(a.cycle),
-                          "cycle_cost": sum(s.cost for s in a.cycle),
-                          "cycle_time": sum(s.time for s in a.cycle),
-                          "cycle": [s.as_dict() for s in a.cycle]}
+    if answer_cycle(a) is not None:
+        out["witness"] = {"n": result.answer, **cycle_json(a)}
     out.update(files or {})
     out["timings"] = {"search": round(seconds, 6), "witness": round(result.witness_seconds, 6)}
     out["peak_memory_bytes"] = peak_memory_bytes()
@@ -383,17 +382,40 @@ def render_csv(result) -> str:
     return buf.getvalue()
 
 
-def build_figure(result):
-    """The plot: one marker per analysed value, load against the input, the capacity (a line,
-    or a marker per value when it varies) and the answer circled."""
+def curve_figure():
+    """``(fig, ax)``: an empty figure for a curve of load against ``N`` (matplotlib, headless;
+    exit 2 with the hint to install it when missing)."""
     matplotlib = need_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(6, 4))
+
+
+def finish_curve(fig, ax, xs: list[int], xlabel: str, ylabel: str, title: str):
+    """The axes of a curve figure: ticks exactly at the evaluated ``xs`` (up to 16 of them;
+    integers otherwise), labels, title, the load from 0, the legend; returns ``fig``."""
     from matplotlib.ticker import FixedLocator, MaxNLocator
 
+    if 0 < len(xs) <= 16:
+        ax.xaxis.set_major_locator(FixedLocator(xs))   # ticks exactly at the evaluated N
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def build_figure(result):
+    """The plot: one marker per analysed value, load against the input, the capacity (a line,
+    or a marker per value when it varies) and the answer circled."""
     fam = result.family
     xs = [p.n for p in result.curve]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = curve_figure()
     ax.plot(xs, [p.value for p in result.curve], "o", linestyle="none",
             label=f"load ({fam.resource}), analysed {fam.param}")
     if result.capacity is not None:
@@ -407,18 +429,9 @@ def build_figure(result):
         what = "saturation" if result.goal == "saturate" else "answer"
         ax.plot([p.n], [p.value], "o", markersize=12, markerfacecolor="none",
                 color="tab:green", label=f"{what} at {p.n}")
-    if 0 < len(xs) <= 16:
-        ax.xaxis.set_major_locator(FixedLocator(xs))
-    else:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel(fam.param)
-    ax.set_ylabel(f"worst load per {_per(result)}")
-    ax.set_title(f"dvecost saturate {fam.name} --param {fam.param}"
-                 + (" (partial)" if result.partial else ""))
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    return fig
+    return finish_curve(fig, ax, xs, fam.param, f"worst load per {_per(result)}",
+                        f"dvecost saturate {fam.name} --param {fam.param}"
+                        + (" (partial)" if result.partial else ""))
 
 
 def progress_printer(stream: TextIO, *, quiet: bool = False,
@@ -542,8 +555,7 @@ def _sweep_until_stopped(args: argparse.Namespace, *pos, **kwargs):
 def run_workers(args: argparse.Namespace) -> int:
     """``dvecost workers model.dve --param W``: the smallest ``W`` (from ``--from``, up to
     ``--max-workers``) whose load stays below its capacity; exit codes as ``saturate``'s."""
-    check_spec_options(args, {"--clients": args.clients is not None,
-                              "--jobs": args.jobs is not None})
+    check_spec_options(args, {"--clients": args.clients is not None})
     if not args.param:
         raise ConfigurationError(f"workers {args.spec} needs --param NAME: the model's input "
                                  "giving its number of workers (e.g. --param W)")
@@ -554,7 +566,7 @@ def run_workers(args: argparse.Namespace) -> int:
         args, args.spec, args.param, start=start, stop=stop, capacity_per=args.capacity,
         resource=args.resource, defines=parse_defines(args.defines), goal="below",
         backend=args.backend, max_states=args.max_states, max_memory=args.max_memory,
-        witness=False)
+        witness=False, jobs=check_jobs(1 if args.jobs is None else args.jobs))
     if result is None:
         return exit_code
     if result.stopped:

@@ -19,6 +19,7 @@ import time
 from dve.errors import ConfigurationError
 from runtime.errors import RunStopped
 
+from ..capacity_report import workers_text
 from . import (add_backend, add_common, add_limits, peak_memory_bytes, printing, report_stop,
                result_is_final)
 from .subcommand import add_command
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             d["peak_memory_bytes"] = peak_memory_bytes()
             print(json.dumps(d), flush=True)
         else:
-            print(result)
+            print(workers_text(result))
     return exit_code
 
 

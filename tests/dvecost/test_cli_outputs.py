@@ -260,6 +260,10 @@ def test_headroom_timeout_prints_a_json_object():
 # ---------------------------------------------------------------- printed results, the API
 
 def test_printed_results_are_short_and_say_the_answer():
+    from dvecost.capacity_report import (frontier_markdown, frontier_text, headroom_markdown,
+                                         headroom_text, saturation_markdown, saturation_text,
+                                         workers_markdown, workers_text)
+
     r = dvecost.saturate("paper-server", backend="cpu")
     h = dvecost.headroom("paper-server", {"client": 2}, backend="cpu")
     w = dvecost.workers("paper-server", {"client": 4}, backend="cpu", jobs=1)
@@ -269,15 +273,18 @@ def test_printed_results_are_short_and_say_the_answer():
         text = repr(result)
         assert "\n" not in text and len(text) < 200
         assert text.startswith(type(result).__name__ + "(spec=")
-        assert len(str(result)) < 2000 and result._repr_markdown_()
+    texts = [saturation_text(r), headroom_text(h), workers_text(w), frontier_text(f)]
+    marks = (saturation_markdown(r), headroom_markdown(h), workers_markdown(w),
+             frontier_markdown(f))
+    assert all(0 < len(t) < 2000 for t in texts) and all(marks)
     assert "saturating_clients=3" in repr(r) and "exact=2/3" in repr(h)
     assert "workers=2" in repr(w)
-    lines = str(r).splitlines()
+    lines = texts[0].splitlines()
     assert lines[1].split() == ["clients", "mix", "load", "decided"]
     assert [ln.split()[0] for ln in lines[2:-1]] == [str(p.clients) for p in r.curve]
     assert lines[-1] == "saturation: 3 clients reach the capacity 1"
-    assert "2/3 (0.6667)" in str(h).splitlines()[1]
-    assert "| clients | mix | load | decided |" in r._repr_markdown_()
+    assert "2/3 (0.6667)" in texts[1].splitlines()[1]
+    assert "| clients | mix | load | decided |" in marks[0]
 
 
 def test_the_api_is_the_commands():

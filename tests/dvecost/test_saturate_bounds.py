@@ -16,6 +16,7 @@ from fractions import Fraction
 import pytest
 
 import scenarios
+import scenarios.search
 from dvecost.cli import main
 from dvecost.saturation import saturate, system_load
 from replay import replay_analysis
@@ -103,7 +104,7 @@ def test_auto_answers_as_exact_and_its_bounds_hold(tmp_path, spec, capacity):
                                   pytest.param("admissions", marks=pytest.mark.slow)])
 def test_the_simulated_answer_replays_on_its_model(tmp_path, spec, monkeypatch):
     # (the bounds' path, also where the model is small enough to analyse exactly first)
-    monkeypatch.setattr(scenarios.saturation, "EXACT_FIRST_CLASSES", 0)
+    monkeypatch.setattr(scenarios.search, "EXACT_FIRST_CLASSES", 0)
     spec = _spec(tmp_path, spec)
     r = saturate(spec, backend="cpu", method="auto")
     n = r.saturating_clients
@@ -140,7 +141,7 @@ def test_the_json_witness_replays_as_printed(capsys, tmp_path):
 
 
 def test_the_text_report_says_how_each_point_was_decided(capsys, monkeypatch):
-    monkeypatch.setattr(scenarios.saturation, "EXACT_FIRST_CLASSES", 0)   # the bounds first
+    monkeypatch.setattr(scenarios.search, "EXACT_FIRST_CLASSES", 0)   # the bounds first
     code, out, err = run(capsys, "saturate", "editor", "--backend", "cpu", "-q")
     assert code == 0 and err == ""
     lines = out.splitlines()
@@ -192,7 +193,7 @@ def test_a_limit_in_the_exact_fallback_leaves_the_point_open_between_its_bounds(
 
 
 def test_the_csv_says_how_each_point_was_decided(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(scenarios.saturation, "EXACT_FIRST_CLASSES", 0)   # the bounds first
+    monkeypatch.setattr(scenarios.search, "EXACT_FIRST_CLASSES", 0)   # the bounds first
     path = tmp_path / "curve.csv"
     code, _, _ = run(capsys, "saturate", "paper-server", "--csv", path, "-q")
     assert code == 0
@@ -252,9 +253,9 @@ def test_a_point_decided_by_the_bounds_shows_its_progress_on_a_terminal(capsys, 
     import dvecost.cli.saturate as cli_saturate
     from scenarios import bounds, schedule
 
-    monkeypatch.setattr(scenarios.saturation, "EXACT_FIRST_CLASSES", 0)   # the bounds first
+    monkeypatch.setattr(scenarios.search, "EXACT_FIRST_CLASSES", 0)   # the bounds first
     # (no time for the planner: the count model's spread rows and the simulation run)
-    monkeypatch.setattr(scenarios.saturation, "PLAN_SECONDS", 0.0)
+    monkeypatch.setattr(scenarios.search, "PLAN_SECONDS", 0.0)
     monkeypatch.setattr(cli_saturate, "is_terminal", lambda stream: True)
     monkeypatch.setattr(bounds, "PROGRESS_TICKS", 1)
     monkeypatch.setattr(schedule, "PROGRESS_TICKS", 1)

@@ -277,7 +277,7 @@ def test_a_signal_keeps_the_curve():
     (["--param", "N", "--resource", "busy", "--scenario", "x"],
      "--scenario applies to scenario specs"),
     (["--param", "N", "--resource", "busy", "--frontier", "a,b"],
-     "--frontier applies to scenario specs"),
+     "--param sweeps one input; --frontier A,B walks two"),
     (["--param", "N", "--resource", "busy", "--max-clients", "9"], "--max-clients (use --to)"),
     (["--param", "N", "--resource", "busy", "--method", "bounds"], "--method bounds applies"),
     (["--param", "N", "--resource", "busy", "--bisect", "--linear"], "contradict"),

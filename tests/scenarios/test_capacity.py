@@ -15,6 +15,8 @@ from runtime.errors import StateSpaceError
 from scenarios import Request, Scenario, Server, System, Think
 from scenarios.capacity import frontier, workers_needed
 from scenarios.saturation import Evaluation
+from dvecost.capacity_report import (frontier_csv, frontier_markdown, frontier_text,
+                                     workers_text)
 
 X = Scenario("x", [Think(1), Request("r", 1)])
 Y = Scenario("y", [Think(2), Request("r", 1)])
@@ -116,10 +118,10 @@ def test_a_flat_frontier_is_not_walked_column_by_column():
     assert 0 in analysed and 40 in analysed and len(analysed) < 10
     e2 = d["stair"][2]  # between the points at 1 and 3, on level 9
     assert not e2["analysed"] and (e2["load_low"], e2["load_high"]) == ("901/1000", "903/1000")
-    rows = {row.split()[0]: row.split() for row in str(r).splitlines()[3:44]}
+    rows = {row.split()[0]: row.split() for row in frontier_text(r).splitlines()[3:44]}
     assert rows["2"][1:] == ["9", "901/1000..903/1000*", "1", "at", "(0,10)"]
     assert rows["1"][2] == "901/1000"  # analysed: the exact load, no mark
-    assert "* not analysed" in str(r)
+    assert "* not analysed" in frontier_text(r)
 
 
 def test_frontier_reports_a_non_monotone_load():
@@ -129,13 +131,13 @@ def test_frontier_reports_a_non_monotone_load():
     assert not r.monotone
     for p, q in r.violations:
         assert p.n_a <= q.n_a and p.n_b <= q.n_b and p.exact > q.exact
-    assert "not monotone" in str(r)
+    assert "not monotone" in frontier_text(r)
 
 
 def test_frontier_table_json_csv():
     load = MONOTONE_LOADS[0]
     r = frontier(SPEC, "x", "y", evaluate=evaluator(load, []), max_clients=(2, 3))
-    text = str(r).splitlines()
+    text = frontier_text(r).splitlines()
     assert text[0].startswith("system: frontier of x x y (0..2 x 0..3)")
     assert f"{r.analyses} analyses of 12 grid points" in text[0]
     rows = [line.split() for line in text[3:]]
@@ -150,10 +152,10 @@ def test_frontier_table_json_csv():
         assert e["analysed"] and e["load_low"] == e["load_high"] == str(
             load({"x": e["n_a"], "y": e["max_n_b"], "z": 0}))
     assert d["grid"] == 12 and d["analyses"] == r.analyses
-    lines = r.csv().splitlines()
+    lines = frontier_csv(r).splitlines()
     assert lines[0] == "x,y,exact,value,saturated,n_states"
     assert len(lines) == 1 + len(r.points)
-    assert "| x |" in r._repr_markdown_()
+    assert "| x |" in frontier_markdown(r)
 
 
 def test_frontier_says_which_points_are_not_certified():
@@ -161,8 +163,9 @@ def test_frontier_says_which_points_are_not_certified():
         c = counts(model)
         return Evaluation(Fraction(c["y"], 3), n_states=1, certified=c["y"] != 2)
     r = frontier(SPEC, "x", "y", evaluate=evaluate, max_clients=(0, 4))
-    assert str(r).splitlines()[-1] == ("not certified (the exact check failed; values as "
-                                       "computed): (0,2)")
+    last = frontier_text(r).splitlines()[-1]
+    assert last == ("not certified (the exact check failed; values as "
+                    "computed): (0,2)")
     assert [p.certified for p in r.points] == [p.n_b != 2 for p in r.points]
 
 
@@ -195,7 +198,7 @@ def test_workers_needed_is_the_first_unsaturated(n):
     assert [c["w"] for c in calls] == [p.workers for p in r.tried]
     assert all(p.capacity == p.workers for p in r.tried)
     assert r.monotone
-    assert f"{brute} worker" in str(r).splitlines()[0]
+    assert f"{brute} worker" in workers_text(r).splitlines()[0]
 
 
 def test_workers_none_within_limit_and_violation():
@@ -207,8 +210,8 @@ def test_workers_none_within_limit_and_violation():
     r2 = workers_needed(SPEC, {"x": 2}, evaluate=evaluator(load2, []), max_workers=3)
     assert r2.workers == 2
     assert not r2.monotone and r2.violations == ((1, 2),)
-    assert "drops between workers 1 and 2" in str(r2)
-    assert "saturates every server up to 3 workers" in str(r)
+    assert "drops between workers 1 and 2" in workers_text(r2)
+    assert "saturates every server up to 3 workers" in workers_text(r)
 
 
 def test_workers_say_which_values_are_not_certified():
@@ -217,7 +220,7 @@ def test_workers_say_which_values_are_not_certified():
         return Evaluation(min(Fraction(w), Fraction(5, 2)), n_states=1, certified=w != 2)
     r = workers_needed(SPEC, {"x": 3}, evaluate=evaluate, max_workers=4)
     assert r.workers == 3
-    assert str(r).splitlines()[-1] == ("not certified (the exact check failed; values as "
+    assert workers_text(r).splitlines()[-1] == ("not certified (the exact check failed; values as "
                                        "computed): workers 2")
 
 
@@ -315,7 +318,7 @@ def test_an_interrupted_workers_search_keeps_the_values_tried():
     assert part.status == "interrupted" and part.workers is None
     assert [p.workers for p in part.tried][:2] == [1, 2]
     assert all(p.exact == load({"x": 12, "w": p.workers}) for p in part.tried)
-    assert "stopped (workers=2: interrupted)" in str(part)
+    assert "stopped (workers=2: interrupted)" in workers_text(part)
     assert multiprocessing.active_children() == []
 
 
@@ -353,5 +356,5 @@ def test_a_frontier_the_admissions_decide_analyses_nothing():
     why = ("the load can never reach 4: it is at most 1 (one request admitted per tick, none "
            "holding a worker more than 1 tick: r)")
     assert r.note == why and r.as_dict()["note"] == why
-    text = str(r)
+    text = frontier_text(r)
     assert f"why: {why}" in text and "*" not in text and "None" not in text

@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import pytest
 
+from dvecost.capacity_report import frontier_text
 from dvecost.analysis import analyze
 from dvecost.saturation import evaluator
 from scenarios import Choice, Loop, Request, Scenario, Server, System, Think
@@ -97,7 +98,7 @@ def test_the_frontier_with_cutoffs_is_the_frontier_without():
             low, high = cut.load_range(a, b)
             assert (low is None or low <= exact) and exact <= high
     assert compared >= 2 and all(cut.point(a, 2) is cut.point(5, 2) for a in range(5, 9))
-    assert "x from 5 on: the load of 5 x" in str(cut)
+    assert "x from 5 on: the load of 5 x" in frontier_text(cut)
     assert cut.as_dict()["cutoffs"] == {"x": 5, "o": None}
 
 
@@ -142,7 +143,7 @@ def test_saturate_with_cutoffs_finds_the_same_answer():
 
 
 def test_no_plateau_when_a_scenario_has_no_cutoff():
-    from scenarios.saturation import _plateau
+    from scenarios.search import plateau as _plateau
 
     both = lambda n: System({X: n, PICK: 1}, server=Server(3))      # noqa: E731
     assert _plateau(both, 20) is None
