@@ -83,7 +83,7 @@ def tick_ring(scenario: Scenario, occupancy: bool = False) -> TickRing | None:
     # A node is ("a", state, timer): a state of the automaton with its tick counter (a
     # request's wait state: waiting, served on this tick if admitted); ("b", state, m, cost):
     # a further tick of service, m of them left; ("f", state): the reply's tick. The model's
-    # rendering does the same in its own terms (dsl._Builder.pooled_phased, service_ticks).
+    # rendering does the same in its own terms (render.ModelBuilder.pooled_phased, service_ticks).
     node = ("a", auto.init, 0)
     while node not in seen:
         seen.add(node)

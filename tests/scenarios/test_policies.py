@@ -400,3 +400,42 @@ def test_the_editor_under_each_policy():
         got = tuple(model_load(System(apportion(dict(zip(EDITOR_SCENARIOS, EDITOR_WEIGHTS)),
                                                 n), server=server)) for n in (4, 5))
         assert got == loads, server
+
+
+# ---------------------------------------------------------------------------- on the device
+
+@pytest.fixture(scope="module")
+def cupy():
+    from ocm.backend import gpu_available
+    if not gpu_available():
+        pytest.skip("no CuPy or no CUDA device")
+    import cupy
+    return cupy
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("workers", [1, 2])
+def test_policy_models_explored_on_the_device(workers, cupy, monkeypatch):
+    """The rank bookkeeping (remote state tests, conditions used as numbers) explored on the
+    GPU gives the host's graph, array for array, and the same load."""
+    import numpy as np
+
+    import dve
+    from statespace import build_state_graph, compile_model
+    from statespace.explore import Explorer
+    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    u = Scenario("u", [Think(2), Request("r", service=2)])
+    v = Scenario("v", [Think(1), Request("s", service=1), Request("r", service=2)])
+    for server in (Server(workers, policy="fifo"),
+                   Server(workers, policy="priority", order=["v", "u"])):
+        system = System({u: 2, v: 2}, server=server)
+        cm = compile_model(dve.load_model(system.to_model()))
+        ref = build_state_graph(cm)
+        got = build_state_graph(cm, xp=cupy)
+        for name in ("indptr", "indices", "cost", "time", "states"):
+            a, b = getattr(ref, name), getattr(got, name)
+            b = b.get() if hasattr(b, "get") else b
+            assert np.array_equal(np.asarray(a), np.asarray(b)), name
+        gpu = analyze(system.to_model(), cost="busy", backend="gpu", symmetry="off",
+                      witness=False)
+        assert F(gpu.exact) == model_load(system, "off") == oracle_load(system)
