@@ -44,7 +44,7 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
         :class:`~runtime.errors.StateLimitExceeded` / :class:`~runtime.errors.MemoryLimitExceeded`,
         which ends the search with ``status='limit'``; so does a model the explorer refuses
         as too large for its encodings (more than
-        :data:`statespace.explore.MAX_SYNC_STEPS` distinct ``system sync`` steps, raised as
+        :data:`statespace.next_state.MAX_SYNC_STEPS` distinct ``system sync`` steps, raised as
         :class:`~runtime.errors.StateSpaceError`).
     phases : callable, optional
         ``phases(phase, message)`` hears what each analysis is doing as it goes (phases of

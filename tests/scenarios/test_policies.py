@@ -406,7 +406,7 @@ def test_the_editor_under_each_policy():
 
 @pytest.fixture(scope="module")
 def cupy():
-    from ocm.backend import gpu_available
+    from runtime.device import gpu_available
     if not gpu_available():
         pytest.skip("no CuPy or no CUDA device")
     import cupy

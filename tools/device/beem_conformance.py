@@ -21,7 +21,7 @@ wheel and ``DVECOST_SHARED``)::
 Builds run in worker processes (``--jobs``, default one per core), the costliest first
 (:func:`cost`) so that the long ones start early; at most ``--gpu-jobs`` of them use CuPy at
 once, and models with fewer than ``--gpu-min-states`` published states run on NumPy only (the
-explorer keeps frontiers of fewer than ``Explorer.device_min_rows`` states on the host anyway).
+explorer keeps frontiers of fewer than ``Placement.device_min_rows`` states on the host anyway).
 A build running longer than ``--timeout`` seconds is stopped (its worker killed and replaced).
 One line per finished instance goes to stderr; ``conformance.tsv`` (one row per instance:
 ``seconds`` is the worker time of its builds, ``explore_s`` / ``cpu_explore_s`` the explorer's
@@ -232,7 +232,7 @@ def check_one(spec: dict, kind: str, digest: bool = False,
         notes += [f"fallback: {w.message}" for w in caught
                   if issubclass(w.category, DeviceFallbackWarning)]
         # What CuPy's pool held at the end (freed blocks stay cached in it): zero when the
-        # frontier never reached Explorer.device_min_rows and the run stayed on the host.
+        # frontier never reached Placement.device_min_rows and the run stayed on the host.
         row["device_bytes"] = int(pool.total_bytes())
         pool.free_all_blocks()
     else:
