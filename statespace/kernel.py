@@ -1,6 +1,6 @@
 """One generated kernel per model: the successors of a chunk of states, one GPU thread a state.
 
-The array form of the explorer (:meth:`statespace.explore.Explorer._successors_async`) runs
+The array form of the generator (:meth:`statespace.next_state.AsyncGenerator.successors`) runs
 one array operation per operator of every guard and effect: on a GPU each is a kernel launch,
 a few thousand per breadth-first chunk whatever its size. This module writes the model's whole
 successor function as one CUDA C++ kernel instead (as GPUexplore does), from the same walk over

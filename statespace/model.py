@@ -41,6 +41,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from dve import arith, syntax
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "ProcessInfo",
     "Slot",
     "VarInfo",
+    "states_dtype",
 ]
 
 #: Value range of each DVE type (legacy storage: byte = uint8, int = int16).
@@ -296,3 +299,22 @@ class CompiledModel:
     def action_positions(self, action: int) -> tuple:
         """The source positions of the transitions of an action."""
         return tuple(self.transitions[t].pos for t in self.action_transitions(action))
+
+
+def states_dtype(cm: CompiledModel):
+    """The narrowest integer dtype that holds every slot value of ``cm`` (a graph's
+    ``states``).
+
+    >>> from dve import load_model
+    >>> from statespace import compile_model
+    >>> states_dtype(compile_model(load_model("byte x; process P { state a; init a; } "
+    ...                                       "system async;"))).__name__
+    'uint8'
+    """
+    lo = min((s.lo for s in cm.slots), default=0)
+    hi = max((s.hi for s in cm.slots), default=0)
+    for dt in (np.uint8, np.int8, np.uint16, np.int16, np.int32):
+        info = np.iinfo(dt)
+        if info.min <= lo and hi <= info.max:
+            return dt
+    return np.int64

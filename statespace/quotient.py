@@ -1,6 +1,8 @@
 """Exploration of the quotient graph: one canonical state per orbit of the symmetry groups.
 
-The explorer of :mod:`statespace.explore` runs unchanged but for these points:
+The breadth-first search of :mod:`statespace.search` runs unchanged over a generator that
+wraps the model's own (:class:`~statespace.next_state.QuotientGenerator`); it differs from
+the model's generator in these points:
 
 - the initial state and every successor are replaced by their canonical representative
   (:func:`statespace.symmetry.canonicalize`), so the visited set holds one state per orbit;
@@ -48,12 +50,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .explore import Explorer, as_compiled
+from .explore import as_compiled
 from .graph import StateGraph
 from .model import CompiledModel
 from .counting import counted_orbit_total, explore_counted
-from .next_state import generator_for
-from .quotient_explorer import QuotientExplorer
+from .next_state import QuotientGenerator, generator_for
+from .renaming import apply_renaming
+from .search import BreadthFirstSearch
 from .symmetry import (NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable,
                        transition_image)
 
@@ -237,32 +240,16 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
         if why is not None:
             sym = Symmetry((), sym.refused + tuple((g.template, why) for g in sym.groups), why)
     if not sym.reduces:
-        ex = Explorer(cm, xp, chunk_size, max_states, max_memory, progress, False,
-                      on_device_full=on_device_full)
-        return Quotient(ex.run(), sym, cm)
+        search = BreadthFirstSearch(generator_for(cm), xp, chunk_size, max_states, max_memory,
+                                    progress, False, on_device_full=on_device_full)
+        return Quotient(search.run(), sym, cm)
     args = (np, chunk_size, max_states, max_memory, progress, False)
     if counting:
         got = explore_counted(cm, sym, args)
         if got is not None:
             return Quotient(got[0], sym, cm, got[1])
-    return Quotient(QuotientExplorer(cm, sym, *args).run(), sym, cm)
-
-
-def _apply_perm(sym: Symmetry, X: np.ndarray, perms) -> np.ndarray:
-    """States ``X`` (slots x rows) with each group's members moved: member ``perms[g][p]``'s
-    local vector goes to position ``p`` and its key is renamed to ``keys[p]`` (the inverse of
-    what :func:`canonicalize` reports)."""
-    Y = np.array(X, copy=True)
-    for g, order in zip(sym.groups, perms):
-        M = np.asarray(g.member_slots)
-        order = np.asarray(order)
-        for p in range(g.size):
-            Y[M[p]] = X[M[order[p]]]
-        ren = {g.keys[order[p]]: g.keys[p] for p in range(g.size)}
-        for j in g.key_slots:
-            # Y, not X: a slot may hold keys of several groups (disjoint), each renamed once.
-            Y[j] = [ren.get(int(v), int(v)) for v in Y[j]]
-    return Y
+    gen = QuotientGenerator(generator_for(cm), sym)
+    return Quotient(BreadthFirstSearch(gen, *args).run(), sym, cm)
 
 
 def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=None):
@@ -330,7 +317,7 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     column = {p.index: i for i, p in enumerate(cm.system_processes)}
     ids = sorted(set(srcs))
     rep_of = dict(zip(ids, q.representatives(ids).astype(np.int64)))
-    start = _apply_perm(sym, rep_of[srcs[0]].reshape(-1, 1), perm)[:, 0]
+    start = apply_renaming(sym, rep_of[srcs[0]].reshape(-1, 1), perm)[:, 0]
 
     # The representative's own successor along each edge and the canonical orders of it do
     # not depend on where the run stands (only the renaming applied after does): computed
@@ -400,7 +387,7 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
             if err:
                 return act, None, perm
             order = [o[:, 0] for o in canonicalize(sym, t.reshape(-1, 1), return_perm=True)[1]]
-        cur = _apply_perm(sym, t.reshape(-1, 1), perm)[:, 0]
+        cur = apply_renaming(sym, t.reshape(-1, 1), perm)[:, 0]
         return act, cur, [np.argsort(o)[p] for p, o in zip(perm, order)]
 
     cur = start.copy()

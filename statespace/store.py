@@ -353,6 +353,30 @@ class VisitedSet:
     def tags(self, keys) -> np.ndarray:
         return keys[:, 0] if self.n_words == 1 else _mix(keys)
 
+    def merge_bytes(self, new_states: int) -> int:
+        """The bytes of the key table's next growth when ``new_states`` more are added (the
+        grown table beside the old one), 0 when it need not grow."""
+        if self._keys is not None and self.n + new_states > self._keys.shape[0]:
+            return 2 * self._keys.nbytes
+        return 0
+
+    def to(self, xp) -> None:
+        """Move the runs and the keys to array module ``xp`` (NumPy: back to the host)."""
+        move = to_host if xp is np else xp.asarray
+        self.xp = xp
+        self.runs = [(move(h), move(i)) for h, i in self.runs]
+        if self._keys is not None:
+            self._keys = move(self._keys)
+
+    def snapshot(self):
+        """The set as it is (an insertion replaces runs and never writes below ``n``), for
+        :meth:`restore`."""
+        return list(self.runs), self.n, self._keys
+
+    def restore(self, snap) -> None:
+        """Back to :meth:`snapshot`'s set (after a batch that failed half way)."""
+        self.runs, self.n, self._keys = snap
+
     def add(self, keys: np.ndarray, rank: np.ndarray | None = None):
         """Look up a batch of keys ``(m, n_words)``, insert the new ones, number them.
 

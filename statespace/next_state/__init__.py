@@ -50,14 +50,20 @@ import numpy as np
 
 from ..model import CompiledModel
 from .async_gen import AsyncGenerator, charge_table
+from .base import ModelGenerator
+from .counted import (CountedGenerator, CountingOverflow, CountLayout, Counts, NotCountable,
+                      Untracked, counted_plan)
 from .kernel_gen import KernelGenerator
 from .record import Successors, SyncStep
+from .symmetric import QuotientGenerator, SyncChoiceGenerator
 from .sync_gen import MAX_SYNC_STEPS, StepNumbering, SyncGenerator, SyncPairs, reads_own_only
 from .transitions import Transitions
 
-__all__ = ["AsyncGenerator", "KernelGenerator", "MAX_SYNC_STEPS", "StepNumbering",
-           "Successors", "SyncGenerator", "SyncPairs", "SyncStep", "Transitions",
-           "charge_table", "generator_for", "reads_own_only"]
+__all__ = ["AsyncGenerator", "CountLayout", "CountedGenerator", "Counts", "CountingOverflow",
+           "KernelGenerator", "MAX_SYNC_STEPS", "ModelGenerator", "NotCountable",
+           "QuotientGenerator", "StepNumbering", "Successors", "SyncChoiceGenerator",
+           "SyncGenerator", "SyncPairs", "SyncStep", "Transitions", "Untracked", "charge_table",
+           "counted_plan", "generator_for", "reads_own_only"]
 
 
 def generator_for(cm: CompiledModel, xp=np, *, lazy: bool = False):

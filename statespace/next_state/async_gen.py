@@ -9,7 +9,6 @@ change of each written slot) and charges.
 
 from __future__ import annotations
 
-import copy
 
 import numpy as np
 
@@ -17,6 +16,7 @@ from dve import arith
 
 from ..evaluate import add_costs
 from ..model import CompiledModel
+from .base import ModelGenerator
 from .record import Successors
 from .transitions import Transitions, as_mask
 
@@ -56,7 +56,7 @@ def charge_table(cm: CompiledModel, const_charge):
     return costs, tim
 
 
-class AsyncGenerator:
+class AsyncGenerator(ModelGenerator):
     """The successors of ``system async`` states (interleaving, rendezvous, committed states,
     the product with a property process), computed as array operations over a chunk.
 
@@ -64,15 +64,11 @@ class AsyncGenerator:
     ----------
     cm : CompiledModel
         A ``system async`` model.
-    xp : module
-        The array module of the chunks (NumPy, or CuPy).
-    lazy : bool
-        As for :class:`~statespace.next_state.Transitions`.
+    xp, lazy, transitions
+        As for :class:`~statespace.next_state.ModelGenerator`.
 
     Attributes
     ----------
-    layout : KeyLayout
-        How a state is packed into its key.
     charge_table : tuple or None
         ``(costs[resource][action], time[action])`` when every action charges constants
         (:func:`charge_table`): then :meth:`successors` computes no costs.
@@ -82,11 +78,7 @@ class AsyncGenerator:
 
     def __init__(self, cm: CompiledModel, xp=np, *, lazy: bool = False,
                  transitions: Transitions | None = None) -> None:
-        self.cm = cm
-        self.tr = transitions if transitions is not None else Transitions(cm, xp, lazy=lazy)
-        self.xp = self.tr.xp
-        self.layout = self.tr.layout
-        self.res = cm.resources
+        super().__init__(cm, xp, lazy=lazy, transitions=transitions)
         self.has_commit = any(p.commit for p in cm.system_processes)
         # System actions by their first transition (with a property process: the system
         # step's index and the action of its first pairing), in ascending order.
@@ -99,22 +91,21 @@ class AsyncGenerator:
             self.actions_of[a.transitions[0]].append((i, a))
         self.charge_table = charge_table(cm, self.tr.const_charge)
 
-    def at(self, xp) -> AsyncGenerator:
-        """This generator over arrays of module ``xp`` (the same tables)."""
-        if xp is self.xp:
-            return self
-        other = copy.copy(self)
-        other.tr = self.tr.at(xp)
-        other.xp = xp
-        return other
-
     def n_actions(self) -> int:
         """The number of action ids (the radix of (source, action) ranks)."""
         return self.cm.n_actions
 
-    def enabled(self, X, tid, cache=None):
-        """:meth:`Transitions.enabled <statespace.next_state.Transitions.enabled>`."""
-        return self.tr.enabled(X, tid, cache)
+    def action_codes(self):
+        """None: an action id is an index into ``CompiledModel.actions``."""
+        return None
+
+    def mark(self) -> int:
+        """Nothing changes between chunks here (see :meth:`SyncGenerator.mark
+        <statespace.next_state.SyncGenerator.mark>`)."""
+        return 0
+
+    def rewind(self, mark: int) -> None:
+        """Nothing to undo."""
 
     def successors(self, keys, X, *, still=frozenset(), skip=None) -> Successors:
         """Every step of every state of the chunk: ``keys`` (states x words) and ``X`` (slots

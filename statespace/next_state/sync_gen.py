@@ -11,7 +11,6 @@ of a walk uses). Each distinct step gets a dense id in the order first met
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,28 +22,25 @@ from runtime.errors import StepLimitExceeded
 from ..device import module_of, stable_argsort
 from ..evaluate import add_costs
 from ..model import CompiledModel
+from .base import ModelGenerator
 from .record import Successors, SyncStep
 from .transitions import Transitions
 
 __all__ = ["MAX_SYNC_STEPS", "StepNumbering", "SyncGenerator", "SyncPairs", "reads_own_only"]
 
 
-class SyncGenerator:
+class SyncGenerator(ModelGenerator):
     """The successors of ``system sync`` states, computed as array operations over a chunk.
 
     Parameters
     ----------
     cm : CompiledModel
         A ``system sync`` model.
-    xp : module
-        The array module of the chunks (NumPy, or CuPy).
-    lazy : bool
-        As for :class:`~statespace.next_state.Transitions`.
+    xp, lazy, transitions
+        As for :class:`~statespace.next_state.ModelGenerator`.
 
     Attributes
     ----------
-    layout : KeyLayout
-        How a state is packed into its key.
     numbering : StepNumbering
         The step codes numbered so far (shared by every view of :meth:`at`).
     charge_table : None
@@ -56,27 +52,22 @@ class SyncGenerator:
 
     def __init__(self, cm: CompiledModel, xp=np, *, lazy: bool = False,
                  transitions: Transitions | None = None) -> None:
-        self.cm = cm
-        self.tr = transitions if transitions is not None else Transitions(cm, xp, lazy=lazy)
-        self.xp = self.tr.xp
-        self.layout = self.tr.layout
-        self.res = cm.resources
+        super().__init__(cm, xp, lazy=lazy, transitions=transitions)
         #: Tables made once for all views (digits, per-process locality).
         self.shared = self.tr.shared
         self.numbering = StepNumbering(cm.system_processes)
 
-    def at(self, xp) -> SyncGenerator:
-        """This generator over arrays of module ``xp`` (the same tables and numbering)."""
-        if xp is self.xp:
-            return self
-        other = copy.copy(self)
-        other.tr = self.tr.at(xp)
-        other.xp = xp
-        return other
-
     def n_actions(self) -> int:
         """The number of step ids given so far (the radix of (source, action) ranks)."""
         return len(self.numbering.codes)
+
+    def mark(self) -> int:
+        """How many step ids are given (a search's chunk boundary, for :meth:`rewind`)."""
+        return self.numbering.mark()
+
+    def rewind(self, mark: int) -> None:
+        """Forget the step ids given after :meth:`mark` (a chunk undone)."""
+        self.numbering.rewind(mark)
 
     def step_codes(self) -> list[int]:
         """The code of each step id (one digit per system process, the first most
@@ -88,10 +79,6 @@ class SyncGenerator:
         """:meth:`step_codes` as a graph's ``action_codes``: int64 while every code fits,
         else Python integers."""
         return _code_array(self.numbering.codes)
-
-    def enabled(self, X, tid, cache=None):
-        """:meth:`Transitions.enabled <statespace.next_state.Transitions.enabled>`."""
-        return self.tr.enabled(X, tid, cache)
 
     def number_steps(self, C) -> np.ndarray:
         """Dense step ids (int32) of choice rows ``C`` (one transition id per system process,

@@ -341,12 +341,12 @@ def test_edges_left_on_the_device_feed_the_engine_and_are_let_go(backend, monkey
     # those (unless told to compute on the CPU), and the result keeps no reference to them.
     # Here the "device" copies are NumPy copies attached to the host explorer's graph.
     import ocm
-    from statespace.explore import Explorer
-    finish, engine = Explorer._finish, ocm.optimal_cycle
+    from statespace.search import GraphBuilder
+    finish, engine = GraphBuilder.finish, ocm.optimal_cycle
     attached, seen = [], []
 
-    def finish_on_device(self, complete):
-        g = finish(self, complete)
+    def finish_on_device(self, counts, t0):
+        g = finish(self, counts, t0)
         dev = (g.indptr.copy(), g.indices.copy(), g.charge.copy())
         attached.append(dev)
         object.__setattr__(g, "on_device", dev)   # (replace() would compute the costs)
@@ -356,7 +356,7 @@ def test_edges_left_on_the_device_feed_the_engine_and_are_let_go(backend, monkey
         seen.append((indptr, indices, cost, time))
         return engine(indptr, indices, cost, time, **kw)
 
-    monkeypatch.setattr(Explorer, "_finish", finish_on_device)
+    monkeypatch.setattr(GraphBuilder, "finish", finish_on_device)
     monkeypatch.setattr(ocm, "optimal_cycle", spy)
     path = str(example_path("client_server.dve"))
     got = analyze(path, ratio=True, backend=backend, symmetry="off")

@@ -26,7 +26,7 @@ from dvecost.cli import main
 from runtime.device import DeferredDevice, array_module_for, cupy_installed, gpu_unavailable_reason
 from dvecost.pipeline import quiet_absent_device
 from statespace import build_state_graph, compile_model
-from statespace.explore import Explorer
+from statespace.search import Placement
 
 EXAMPLES = Path(dvecost.__file__).parent / "examples"
 PIPELINE = EXAMPLES / "pipeline.dve"   # 126 states, 240 transitions, no symmetry to reduce
@@ -121,7 +121,7 @@ def test_auto_large_frontier_imports_cupy_and_uses_it(fake_cupy, monkeypatch):
     # The same run with the hand-over lowered to chunks of 4 states: the explorer reaches the
     # device, so CuPy is imported (once) and the work moved to it; the answer is the same.
     cupy = fake_cupy(device=True)
-    monkeypatch.setattr(Explorer, "device_min_rows", 4)
+    monkeypatch.setattr(Placement, "device_min_rows", 4)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeviceFallbackWarning)
         a = dvecost.analyze(PIPELINE, backend="auto", symmetry="off")
@@ -135,7 +135,7 @@ def test_auto_without_a_device_stays_on_the_host_quietly(fake_cupy, monkeypatch)
     # CuPy imports but finds no device: the exploration that would have moved stays on the
     # host, with no "fell back" warning (nothing fell back), and the same answer.
     cupy = fake_cupy(device=False)
-    monkeypatch.setattr(Explorer, "device_min_rows", 4)
+    monkeypatch.setattr(Placement, "device_min_rows", 4)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         a = dvecost.analyze(PIPELINE, backend="auto", symmetry="off")
@@ -146,7 +146,7 @@ def test_auto_without_a_device_stays_on_the_host_quietly(fake_cupy, monkeypatch)
 
 def test_explore_cli_without_a_device_prints_no_warning(fake_cupy, monkeypatch, capsys):
     fake_cupy(device=False)
-    monkeypatch.setattr(Explorer, "device_min_rows", 4)
+    monkeypatch.setattr(Placement, "device_min_rows", 4)
     assert main(["explore", str(PIPELINE), "--backend", "auto"]) == 0
     err = capsys.readouterr().err
     assert "warning" not in err
@@ -156,7 +156,7 @@ def test_other_warnings_pass_through_the_quiet_exploration(fake_cupy, monkeypatc
     # With a device the explorer's own fallback warnings still reach the user: here the
     # "device" is full (no free memory), so the exploration continues on the host and says so.
     cupy = fake_cupy(device=True)
-    monkeypatch.setattr(Explorer, "device_min_rows", 4)
+    monkeypatch.setattr(Placement, "device_min_rows", 4)
     cm = compile_model(dve.load_model(PIPELINE))
     xp = array_module_for("auto")
     xp.cuda   # resolve now, then take its free memory away

@@ -114,8 +114,8 @@ def test_gpu_without_device_found_late_is_still_exit_2(host_below, warming_witho
                                                        monkeypatch, capsys):
     # host_below 0: the explorer asks for the device at its first chunk; the default: the
     # small example stays on the host and the cycle engine asks for it.
-    from statespace.explore import Explorer
-    monkeypatch.setattr(Explorer, "device_min_rows", host_below)
+    from statespace.search import Placement
+    monkeypatch.setattr(Placement, "device_min_rows", host_below)
     code = cli.main(["analyze", str(example_path("client_server.dve")), "--backend", "gpu"])
     err = capsys.readouterr().err
     assert code == 2 and "the GPU backend is unavailable: no CUDA device found" in err

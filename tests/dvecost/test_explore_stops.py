@@ -92,15 +92,15 @@ def _interrupted_json(out, err, phase, signame="SIGINT"):
 
 def test_a_signal_while_the_graph_is_assembled_reports_all_of_it(grid, full, tmp_path,
                                                                   monkeypatch, capsys):
-    import statespace.explore as ex
-    real = ex.Explorer._finish
+    from statespace.search import GraphBuilder
+    real = GraphBuilder.finish
 
-    def finish(self, complete):
-        if complete:   # the loop is over, the arrays are being put together
+    def finish(self, counts, t0):
+        if counts[3]:   # complete: the loop is over, the arrays are being put together
             raise Interrupted(15, "SIGTERM")
-        return real(self, complete)
+        return real(self, counts, t0)
 
-    monkeypatch.setattr(ex.Explorer, "_finish", finish)
+    monkeypatch.setattr(GraphBuilder, "finish", finish)
     target = str(tmp_path / "g.npz")
     assert main(["explore", grid, "--json", "--save", target]) == 143
     out, err = capsys.readouterr()

@@ -1,5 +1,5 @@
-"""``system sync`` models reduced with per-class joint choices (statespace/counting.py,
-``SyncChoiceExplorer``): the optimum equals the full product's, and the lifted critical cycle
+"""``system sync`` models reduced with per-class joint choices (statespace/next_state/symmetric.py,
+``SyncChoiceGenerator``): the optimum equals the full product's, and the lifted critical cycle
 is a run of the full model (replayed independently by tests/dvecost/replay.py)."""
 
 from __future__ import annotations

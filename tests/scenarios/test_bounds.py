@@ -146,7 +146,7 @@ def test_a_walk_that_closes_up_to_a_renaming_of_the_clients_is_lifted(monkeypatc
     _assert_concrete_run(system, run)
     assert run.mean == 1 and run.mean <= exact(system)
     # Without the renamings the same budget closes no walk at all.
-    monkeypatch.setattr(bounds._Lift, "of", classmethod(lambda cls, sim: None))
+    monkeypatch.setattr(bounds.Lift, "of", classmethod(lambda cls, sim: None))
     assert find_witness(system, rows=1, max_ticks=20, policies=("oldest",)) is None
 
 
@@ -162,7 +162,7 @@ def test_a_renaming_is_lifted_through_the_desks_of_a_pool(monkeypatch):
     assert run is not None and "renaming" in run.policy
     _assert_concrete_run(system, run)
     assert run.mean == 2 == exact(system)
-    monkeypatch.setattr(bounds._Lift, "of", classmethod(lambda cls, sim: None))
+    monkeypatch.setattr(bounds.Lift, "of", classmethod(lambda cls, sim: None))
     assert find_witness(system, rows=1, max_ticks=25, policies=("oldest",)) is None
 
 

@@ -25,7 +25,7 @@ from ss_models import WIDE_KEYS
 
 import dve
 from statespace import build_state_graph, compile_model, validate_graph
-from statespace.explore import Explorer
+from statespace.search import Placement
 
 EXAMPLES = sorted((ROOT / "dvecost" / "examples").glob("*.dve"))
 
@@ -46,7 +46,7 @@ TEMPLATE_SIZES = (("paper-no-server", 3), ("paper-server", 3), ("editor", 4))
 def test_stand_in_module_builds_the_same_graph(path, host_below, monkeypatch):
     # host_below 0: every chunk's successors on the "device"; 5: chunks of fewer than 5 states
     # computed on the host (NumPy) and moved over, the others on the "device".
-    monkeypatch.setattr(Explorer, "device_min_rows", host_below)
+    monkeypatch.setattr(Placement, "device_min_rows", host_below)
     cm = compile_model(dve.load_model(str(path)))
     ref = build_state_graph(cm)
     # A small chunk: several batches, so the visited set merges runs and numbers across them.
@@ -59,7 +59,7 @@ def test_stand_in_module_wide_keys_and_legacy_error_state(monkeypatch):
     # Three words per key (tags mixed and confirmed), an error state expanded like any state.
     text = WIDE_KEYS
     cm = compile_model(dve.load_model(text))
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     from statespace.store import KeyLayout
     assert KeyLayout.for_model(cm).n_words >= 2
     for legacy in (False, True):
@@ -95,7 +95,7 @@ def both(cm, cupy, **kw):
 @pytest.mark.parametrize("chunk", [None, 5])
 def test_gpu_examples(path, chunk, cupy, monkeypatch):
     # Every chunk's successors on the device (small chunks go to the host by default).
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     cm = compile_model(dve.load_model(str(path)))
     ref, got = both(cm, cupy, chunk_size=chunk)
     validate_graph(got)
@@ -105,7 +105,7 @@ def test_gpu_examples(path, chunk, cupy, monkeypatch):
 @gpu
 @pytest.mark.parametrize("name,n", TEMPLATE_SIZES)
 def test_gpu_rendered_templates(name, n, cupy, monkeypatch):
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     from scenarios.templates import TEMPLATES
     model = TEMPLATES[name].family(n).to_model()
     cm = compile_model(model)
@@ -120,7 +120,7 @@ def test_gpu_rendered_templates(name, n, cupy, monkeypatch):
 def test_gpu_beem_sample(name, host_below, cupy, monkeypatch):
     # host_below 0: all on the device from the first chunk; 1 << 14 (the default): on the
     # host until a chunk holds that many states, small chunks on the host afterwards.
-    monkeypatch.setattr(Explorer, "device_min_rows", host_below)
+    monkeypatch.setattr(Placement, "device_min_rows", host_below)
     if host_below and name == "plc.1":
         pytest.skip("plc.1's frontier never reaches 2**14 states: all on the host")
     path = BEEM / "models" / f"{name}.dve"
@@ -136,7 +136,7 @@ def test_gpu_beem_sample(name, host_below, cupy, monkeypatch):
 def test_gpu_client_server_many_chunks(cupy, monkeypatch):
     # cs_7 in chunks of 1,000 states: the visited set's runs merge many times on the device
     # (where every chunk goes: by default chunks of fewer than 16,384 states stay on the host).
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     path = SHARED / "models" / "cs_7.dve"
     if not path.exists():
         pytest.skip(f"{path} not found")
@@ -296,7 +296,7 @@ def test_device_too_small_continues_on_the_host(first_fits, monkeypatch):
     # 0: the hand-over is refused, all on the host; 4: the first checks pass (the
     # exploration moves to the "device"), then the device is full: back to the host.
     from runtime.device import DeviceFallbackWarning
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     cm = _client_server()
     ref = build_state_graph(cm)
     fake = _small_device(monkeypatch, lambda k: 1 << 40 if k < first_fits else 0)
@@ -312,7 +312,7 @@ def test_device_too_small_continues_on_the_host(first_fits, monkeypatch):
 
 def test_device_too_small_stops_with_the_graph_so_far(monkeypatch):
     from runtime.errors import OutOfMemory
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     cm = _client_server()
     ref = build_state_graph(cm)
     fake = _small_device(monkeypatch, lambda k: 1 << 40 if k < 4 else 0)
@@ -332,7 +332,7 @@ def test_device_allocation_failure_redoes_the_chunk_on_the_host(path, monkeypatc
     # The third chunk fails after numbering its states and storing its edges: back to the
     # chunk boundary (visited set, frontier, outputs, sync step ids), the rest on the host.
     from runtime.device import DeviceFallbackWarning
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     cm = compile_model(dve.load_model(str(path)))
     ref = build_state_graph(cm)
     fake = _small_device(monkeypatch, lambda k: 1 << 40, fail_at=3)
@@ -353,7 +353,7 @@ def test_device_allocation_failure_during_the_hand_over(fail_at, monkeypatch):
     # The copy to the device fails (at its first array, or with the visited set moved): what
     # moved comes back, and the whole exploration runs on the host.
     from runtime.device import DeviceFallbackWarning
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     cm = _client_server()
     ref = build_state_graph(cm)
     fake = _small_device(monkeypatch, lambda k: 1 << 40)
@@ -374,7 +374,7 @@ def test_device_allocation_failure_during_the_hand_over(fail_at, monkeypatch):
 
 def test_device_allocation_failure_stops_with_the_graph_so_far(monkeypatch):
     from runtime.errors import OutOfMemory
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     cm = _client_server()
     ref = build_state_graph(cm)
     fake = _small_device(monkeypatch, lambda k: 1 << 40, fail_at=3)
@@ -389,7 +389,7 @@ def test_device_allocation_failure_stops_with_the_graph_so_far(monkeypatch):
 def _cli_on_small_device(monkeypatch, free_bytes, fail_at=None):
     """``dvecost`` in this process with the stand-in as the GPU's module."""
     import runtime.device
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     fake = _small_device(monkeypatch, free_bytes, fail_at)
     monkeypatch.setattr(runtime.device, "array_module_for", lambda backend: fake)
     return fake

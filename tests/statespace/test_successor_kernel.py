@@ -5,7 +5,7 @@ The kernel's CUDA source runs here on the CPU, compiled by the host's C++ compil
 (``test_explore_gpu.py``'s GPU tests then cover it). Three levels:
 
 - one chunk: every state of a model expanded by the kernel and by the array form
-  (``Explorer._successors_async``), the same successors, faults, keys, costs and times;
+  (``AsyncGenerator.successors``), the same successors, faults, keys, costs and times;
 - whole graphs: ``build_state_graph`` on a stand-in device module whose ``RawModule`` is the
   host compiler equals the NumPy build array for array;
 - random expressions in guards, effects, costs and times: the graph built through the kernel
@@ -31,7 +31,8 @@ from ss_models import BUF, COMMIT2, RDV, WIDE_KEYS
 import dve
 from dve.errors import DvecostError
 from statespace import build_state_graph, compile_model
-from statespace.explore import Explorer
+from statespace.next_state import AsyncGenerator
+from statespace.search import Placement
 from statespace.kernel import SuccessorKernel, kernel_source
 from statespace.store import KeyLayout
 
@@ -57,10 +58,11 @@ def _one_chunk(cm, fake, n_max=2000) -> int:
     if 0 <= g.error_state < n_max:
         X[[p.slot for p in cm.processes], g.error_state] = -1   # as the explorer hides it
     keys = KeyLayout.for_model(cm).pack(X, np)
-    ex = Explorer(cm, np, 1000, None, None, None)
-    ref = ex._successors_async(X.copy(), keys)
-    if ref[4] is None:   # constant charges: the explorer reads them from the action table
-        ct, tt = ex.charge_host
+    gen = AsyncGenerator(cm)
+    s = gen.successors(keys, X.copy())
+    ref = (s.source, s.action, s.keys, s.error, s.costs, s.time)
+    if ref[4] is None:   # constant charges: the search reads them from the action table
+        ct, tt = gen.charge_table
         ref = (*ref[:4], {r: ct[k][ref[1]] for k, r in enumerate(cm.resources)}, tt[ref[1]])
     for charges in (True, False):
         got = SuccessorKernel(cm, charges=charges).successors(fake, X, keys)
@@ -71,7 +73,7 @@ def _one_chunk(cm, fake, n_max=2000) -> int:
         err = ref[3][o1]
         assert np.array_equal(err, got[3][o2])
         assert np.array_equal(ref[2][o1][~err], got[2][o2][~err])
-        assert (got[2][o2][err] == ex.err_key[0]).all()
+        assert (got[2][o2][err] == gen.error_key()[0]).all()
         if charges:
             for r in cm.resources:
                 assert np.array_equal(ref[4][r][o1][~err], got[4][r][o2][~err]), r
@@ -107,7 +109,7 @@ def test_beem_one_chunk(name, monkeypatch):
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_examples_whole_graph_through_the_kernel(path, monkeypatch):
     cm = compile_model(dve.load_model(str(path)))
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     ref = build_state_graph(cm)
     with warnings.catch_warnings():
         warnings.simplefilter("error")   # the kernel compiles: no fallback warning
@@ -139,7 +141,7 @@ system async;
 def test_small_models_whole_graph_through_the_kernel(text, monkeypatch):
     cm = compile_model(dve.load_model(text))
     assert kernel_source(cm, charges=True) is not None
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     ref = build_state_graph(cm)
     same_graph(ref, build_state_graph(cm, xp=_module(monkeypatch), chunk_size=2))
     assert (ref.error_state >= 0) == (text in (SAME_GLOBAL, WIDE_INDEX))
@@ -151,7 +153,7 @@ def test_error_state_and_wide_keys_through_the_kernel(legacy, monkeypatch):
     text = WIDE_KEYS
     cm = compile_model(dve.load_model(text))
     assert KeyLayout.for_model(cm).n_words >= 2
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     ref = build_state_graph(cm, error_successors=legacy)
     got = build_state_graph(cm, xp=_module(monkeypatch), chunk_size=3, error_successors=legacy)
     same_graph(ref, got)
@@ -162,7 +164,7 @@ def test_out_of_scope_models_use_the_array_form(monkeypatch):
     sync = compile_model(dve.load_model(str(ROOT / "dvecost" / "examples" / "rings_sync.dve")))
     assert kernel_source(sync, charges=True) is None
     assert SuccessorKernel.for_model(sync, charges=True) is None
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     same_graph(build_state_graph(sync), build_state_graph(sync, xp=_module(monkeypatch),
                                                            chunk_size=5))
 
@@ -176,7 +178,7 @@ def test_a_kernel_that_does_not_compile_falls_back_with_a_warning(monkeypatch):
         raise RuntimeError("nvrtc: error")
 
     fake.RawModule = broken
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     with pytest.warns(DeviceFallbackWarning, match="did not compile"):
         got = build_state_graph(cm, xp=fake, chunk_size=5)
     same_graph(build_state_graph(cm), got)
@@ -227,7 +229,7 @@ def test_random_expressions_through_the_kernel_agree_with_the_oracle(
         cm = compile_model(dve.load_model(text))
     except DvecostError:
         return   # refused statically (a literal that does not fit, ...): nothing to run
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         g = build_state_graph(cm, xp=_module(monkeypatch), chunk_size=2)

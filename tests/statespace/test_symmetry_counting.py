@@ -13,6 +13,7 @@ import pytest
 import dve
 import statespace
 from statespace import counting
+from statespace.next_state import counted
 from statespace.quotient import build_quotient_graph, lift_walk
 from test_symmetry import CS, DONE, MODELS, QUEUE, TWO
 
@@ -63,7 +64,7 @@ def test_a_narrow_layout_widens(monkeypatch):
 
 
 def test_large_graphs_keep_counts_and_give_representatives_on_demand(monkeypatch):
-    monkeypatch.setattr(counting, "FULL_STATES_BYTES", 0)
+    monkeypatch.setattr(counted, "FULL_STATES_BYTES", 0)
     cm = compiled(CS, N=7)
     q = build_quotient_graph(cm)
     ref = build_quotient_graph(cm, counting=False)

@@ -1,6 +1,6 @@
-"""``system sync`` quotients with the joint choices made per class (statespace/counting.py,
-``SyncChoiceExplorer``) against the sorting explorer's loop over states
-(statespace/quotient_explorer.py, ``counting=False``): the same graph, array for array; and
+"""``system sync`` quotients with the joint choices made per class
+(statespace/next_state/symmetric.py, ``SyncChoiceGenerator``) against the sorting loop over
+states (``QuotientGenerator``, ``counting=False``): the same graph, array for array; and
 against the plain interpreter of tests/statespace/ss_oracle.py, which steps every concrete
 combination of a representative's choices."""
 
@@ -14,7 +14,7 @@ import pytest
 import dve
 import statespace
 from ss_oracle import Interp, successors
-from statespace.counting import SyncChoiceExplorer
+from statespace.next_state import SyncChoiceGenerator
 from statespace.quotient import build_quotient_graph
 from test_symmetry import SYNC
 from test_symmetry_counting import same_graph
@@ -60,12 +60,12 @@ def test_per_class_choices_build_the_sorting_explorers_graph(i, chunk):
 
 def test_sync_models_use_the_per_class_explorer(monkeypatch):
     made = []
-    real = SyncChoiceExplorer.__init__
+    real = SyncChoiceGenerator.__init__
 
     def spy(self, *a):
         made.append(self)
         real(self, *a)
-    monkeypatch.setattr(SyncChoiceExplorer, "__init__", spy)
+    monkeypatch.setattr(SyncChoiceGenerator, "__init__", spy)
     build_quotient_graph(compiled(SYNC, N=3))
     assert len(made) == 1
     build_quotient_graph(compiled(SYNC, N=3), counting=False)
@@ -129,10 +129,10 @@ def test_codes_from_pairs_and_from_the_steps_agree(i, how, monkeypatch):
     cm = CASES[i][1]()
     ref = build_quotient_graph(cm, chunk_size=16)
     if how == "from-steps":
-        monkeypatch.setattr(SyncChoiceExplorer, "_fusable",
+        monkeypatch.setattr(SyncChoiceGenerator, "_fusable",
                             lambda self: [False] * len(self.sym.groups))
     else:
-        monkeypatch.setattr(sys.modules["statespace.counting"], "_CODE_BITS", 0)
+        monkeypatch.setattr(sys.modules["statespace.next_state.symmetric"], "_CODE_BITS", 0)
     got = build_quotient_graph(cm, chunk_size=16)
     same_graph(ref.graph, got.graph)
     assert np.array_equal(ref.graph.states, got.graph.states)

@@ -1,6 +1,6 @@
 """The ``system sync`` product from each process's enabled (row, transition) pairs
-(statespace/next_state/sync_gen.py: ``SyncGenerator.pairs``, the effects of a process that reads and writes only
-its own variables computed once per pair) against the plain interpreter of
+(statespace/next_state/sync_gen.py: ``SyncGenerator.pairs``, the effects of a process that
+reads and writes only its own variables computed once per pair) against the plain interpreter of
 tests/statespace/ss_oracle.py; and the pairs' two constructions and the per-pair effects
 against the per-transition grouping, array for array."""
 

@@ -3,7 +3,7 @@
 The tool runs as the lead runs it on the device, as a process, on a few tiny instances of
 ``../shared/beem`` (skipped where that is absent). Its GPU path runs here on a stand-in
 ``cupy`` (NumPy under CuPy's names, written below) that the worker processes import from
-``PYTHONPATH``; the stand-in lowers ``Explorer.device_min_rows`` so that the explorer really
+``PYTHONPATH``; the stand-in lowers ``Placement.device_min_rows`` so that the explorer really
 moves to it, and keeps the array form (no generated kernel: nothing compiles CUDA here).
 """
 
@@ -73,9 +73,9 @@ class cuda:
         getDeviceCount = staticmethod(lambda: 1)
         memGetInfo = staticmethod(lambda: (int(os.environ.get("FAKE_FREE", 1 << 34)), 1 << 34))
 
-from statespace.explore import Explorer
-Explorer.device_min_rows = int(os.environ.get("FAKE_DEVICE_MIN_ROWS", Explorer.device_min_rows))
-Explorer.use_kernel = False   # the array form: no NVRTC here
+from statespace.search import Placement
+Placement.device_min_rows = int(os.environ.get("FAKE_DEVICE_MIN_ROWS", Placement.device_min_rows))
+Placement.use_kernel = False   # the array form: no NVRTC here
 '''
 
 
