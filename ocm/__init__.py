@@ -71,6 +71,7 @@ from . import primitives as P
 from .ops import ops
 from . import scc as _scc
 from .edgelist import EdgeList, read_edge_list
+from .on_device import device_bytes
 from .primitives import Palette
 from .result import CycleResult, SccOptimum
 
@@ -84,6 +85,7 @@ __all__ = [
     "SccOptimum",
     "EdgeList",
     "Palette",
+    "device_bytes",
     "read_edge_list",
     "KINDS",
     "MODES",

@@ -52,7 +52,7 @@ class _Buffers:
     """Device buffers of one solve, allocated once so that a captured graph can be replayed.
 
     Packed records are int64 arrays viewed by the kernels as structs: ``ja``/``jb`` hold
-    (jump, minimum) pairs of int32; ``br`` (the policy edge of each vertex), ``ta`` and
+    (jump, minimum) pairs of int32 (in the first ``8 n`` bytes of ``ta``/``tb``); ``br`` (the policy edge of each vertex), ``ta`` and
     ``tb`` (tree doubling) hold (jump, cost, time) records of 16 bytes (32 when ``wide``);
     ``xr`` (bias, root) pairs. ``act`` holds the per-round flags of cycle detection (the
     first ``K + 3``) and of the tree doubling (the other ``K + 1``).
@@ -64,7 +64,9 @@ class _Buffers:
         self.wide = wide  # 32-byte records (TS) instead of 16 (TS16)
         w = 4 if wide else 2
         self.br, self.ta, self.tb = e(w), e(w), e(w)
-        self.ja, self.jb = e(), e()  # (int32, int32) pairs
+        # (int32, int32) pairs of cycle detection, in the tree records' memory: an iteration
+        # detects cycles before p_tree_init first writes ta, and reads them no more after.
+        self.ja, self.jb = self.ta[:n], self.tb[:n]
         self.xr = e(2)
         self.ra, self.rb = xp.zeros(n, dtype=xp.int64), xp.ones(n, dtype=xp.int64)
         self.cand = xp.zeros(n, dtype=xp.int8)

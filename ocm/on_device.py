@@ -13,7 +13,7 @@ engine allocates no array of 8 bytes per edge:
 2. **restriction**: sinks trimmed repeatedly (a vertex flag each); when every vertex
    survives the graph is used as it is, otherwise the live rows are copied compactly
    (``compact``: int32 targets and the label, 4 + 1 bytes an edge for a byte-wide palette);
-3. **Howard** (:func:`ocm.howard_gpu.howard_solve`), about 140 bytes a vertex;
+3. **Howard** (:func:`ocm.howard_gpu.howard_solve`), 122 bytes a vertex;
 4. **certificate**: one pass per row (``certify``), exact int64 where the bound holds, else
    Python ints on host copies (:func:`ocm.certify.check_potentials`);
 5. **critical cycle**: walked by one thread (``policy_walk``), its edges mapped back to the
@@ -40,27 +40,30 @@ from .result import CycleResult
 
 __all__ = ["solve_on_device", "device_bytes", "VERTEX_BYTES"]
 
-#: Device bytes per vertex that Howard's iteration holds (:class:`ocm.howard_gpu._Buffers`:
-#: three 16-byte records, two 8-byte doubling pairs, the 16-byte bias records, the classes,
-#: the two-slot undo log, the policy) plus the trimming flag; 48 more with 32-byte records.
-VERTEX_BYTES = 3 * 16 + 2 * 8 + 16 + 2 * 8 + 1 + 2 * 16 + 8 + 1
+#: Device bytes per vertex the engine holds at its peak, Howard's iteration
+#: (:class:`ocm.howard_gpu._Buffers`: three 16-byte records, whose memory the cycle detection's
+#: pairs share, the 16-byte bias records, the classes' two int64, the flag of a
+#: representative, the two-slot undo log of 16 bytes, the policy) and the trimming's flag;
+#: 48 more with 32-byte records (path times past 2**31).
+VERTEX_BYTES = 3 * 16 + 16 + 2 * 8 + 1 + 2 * 16 + 8 + 1
 
 
-def device_bytes(n: int, m: int, label_bytes: int = 1, kept: float = 1.0) -> int:
+def device_bytes(n: int, m: int, label_bytes: int = 1, restricted: bool = False) -> int:
     """Estimated device bytes the engine allocates at its peak on a graph of ``n`` vertices
     and ``m`` edges whose charges take ``label_bytes`` per edge (8 or 16 for per-edge
-    arrays), besides the graph it reads (``indptr``, targets, charges); ``kept``: the share
-    of edges the restriction keeps when it is not the whole graph (then each kept edge costs
-    a 4-byte target and its label, each kept vertex 28 bytes of maps and offsets).
+    arrays), besides the graph it reads (``indptr``, int32 targets, the charges). With
+    ``restricted``, as if the trimming kept nearly all of it but not all (the worst case: the
+    live rows are copied, a 4-byte target and the label per edge, 28 bytes of maps and
+    offsets per vertex); otherwise the whole graph is one piece and no edge is copied.
 
-    >>> device_bytes(1000, 10000)     # the whole graph is one piece: no edge is copied
-    139000
-    >>> device_bytes(1000, 10000, kept=0.5)
-    192000
+    >>> device_bytes(1000, 10000)
+    122000
+    >>> device_bytes(1000, 10000, restricted=True)
+    200000
     """
     total = VERTEX_BYTES * n
-    if kept < 1.0:
-        total += int(kept * m) * (4 + label_bytes) + 28 * n
+    if restricted:
+        total += m * (4 + label_bytes) + 28 * n
     return total
 
 

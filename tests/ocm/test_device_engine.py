@@ -192,8 +192,7 @@ def test_no_array_of_eight_bytes_per_edge(dev, sinks):
         ocm.optimal_cycle(indptr, indices, cost, time, kind="ratio", xp=dev)))
     assert result[0].certified
     # Fixed costs of a call (the emulator, Python objects): 64 KiB.
-    kept = 1.0 if sinks == 0 else 0.99
-    budget = on_device.device_bytes(n, m, 1, kept) + 64 * 1024
+    budget = on_device.device_bytes(n, m, 1, restricted=sinks > 0) + 64 * 1024
     assert peak <= budget, (peak, budget)
     # Below one int64 per edge; without restriction, below half of one.
     assert peak < (4 if sinks == 0 else 8) * m
