@@ -207,8 +207,12 @@ def engine_arrays(graph, resource: str, *, ratio: bool, backend: str) -> tuple:
     import ocm
 
     if graph.on_device is not None and backend != "cpu":
-        # Explored on the GPU: the engine reads the edges still there (no copy back).
+        # Explored on the GPU: the engine reads the edges still there (no copy back); the
+        # arrays it does not read go to the host first if it would not fit beside them.
         indptr, indices, charge = graph.on_device
+        graph.make_room(ocm.device_bytes(
+            graph.n_states, graph.n_edges, 8 if charge is None else charge.dtype.itemsize,
+            restricted=True))
     else:
         indptr, indices, charge = graph.indptr, graph.indices, graph.charge
     if charge is not None:   # a compact graph: the engine reads its palette by row

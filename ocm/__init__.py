@@ -71,6 +71,7 @@ from . import primitives as P
 from .ops import ops
 from . import scc as _scc
 from .edgelist import EdgeList, read_edge_list
+from .on_device import device_bytes
 from .primitives import Palette
 from .result import CycleResult, SccOptimum
 
@@ -84,6 +85,7 @@ __all__ = [
     "SccOptimum",
     "EdgeList",
     "Palette",
+    "device_bytes",
     "read_edge_list",
     "KINDS",
     "MODES",
@@ -127,9 +129,26 @@ def _as_palette(p: Palette, name: str, xp: Any) -> Palette:
         if P.is_numpy(xp):
             used = np.zeros(k, dtype=bool)
             used[label] = True   # (no index copy, unlike a bincount of a narrow array)
-            if not used.all():
-                values = np.where(used, values, 0)
+        else:
+            used = _rows_in_use(label, k, xp)
+        if not bool(used.all()):
+            values = xp.where(used, values, 0)
     return Palette(label, values)
+
+
+def _rows_in_use(label: Any, k: int, xp: Any) -> Any:
+    """On a device: which of the ``k`` rows some edge of ``label`` uses (a kernel reading the
+    rows as they are, no index array)."""
+    from . import kernels as K
+
+    used = xp.zeros(k, dtype=xp.int8)
+    suffix = K.LABEL_SUFFIX.get(label.dtype.name)
+    if suffix is None:
+        used[label.astype(xp.int64)] = 1
+    else:
+        K.launcher_for(xp).launch("mark_rows" + suffix, label.shape[0],
+                                  xp.ascontiguousarray(label), label.shape[0], used)
+    return used.astype(bool)
 
 
 def _resolve_xp(backend: str, arrays: list, n_edges: int, xp: Any) -> Any:
@@ -143,16 +162,6 @@ def _resolve_xp(backend: str, arrays: list, n_edges: int, xp: Any) -> Any:
     if backend == "auto" and on_gpu:
         return array_module("gpu")
     return array_module(resolve_backend(backend, n_edges))
-
-
-def _solver(xp: Any):
-    """Howard's iteration for ``xp``: :func:`ocm.howard.solve`, or on CuPy its twin
-    :func:`ocm.howard_gpu.howard_solve` (one captured CUDA graph per iteration)."""
-    if P.is_numpy(xp):
-        return _howard.solve
-    from .howard_gpu import howard_solve
-
-    return howard_solve
 
 
 def _as_int64(a: Any, name: str, xp: Any) -> Any:
@@ -181,9 +190,9 @@ def _validate(indptr, indices, cost, time, kind, mode, xp):
     if mode not in MODES:
         raise InputError(f"unknown mode '{mode}': expected one of {', '.join(MODES)}")
     indptr = _as_int64(indptr, "indptr", xp)
-    # Targets in int32 stay so on the host (every step there indexes with them as they are);
-    # the device's kernels read int64.
-    keep32 = P.is_numpy(xp) and getattr(indices, "dtype", None) == np.int32
+    # Targets in int32 stay so (every step on the host indexes with them as they are, and the
+    # device's kernels read int32).
+    keep32 = getattr(indices, "dtype", None) == np.int32
     indices = xp.asarray(indices) if keep32 else _as_int64(indices, "indices", xp)
     if keep32 and indices.ndim != 1:
         raise InputError(f"'indices' must be one-dimensional, got shape {indices.shape}")
@@ -318,9 +327,17 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     on_numpy = P.is_numpy(xp)
     if on_numpy:
         arrays = [_host(a) for a in arrays]
+    if not on_numpy and (per_scc or int(getattr(arrays[0], "shape", (0,))[0]) > 2**31):
+        # Per-SCC optima (SciPy) and graphs past 32-bit vertex ids: the host engine.
+        return _optimal_cycle([_host(a) for a in arrays], kind, mode, np, per_scc, max_iter,
+                              t_start)
     indptr, indices, cost, time = _validate(*arrays, kind, mode, xp)
     if kind == "mean":
         time = None
+    if not on_numpy:
+        # The device engine reads the compact graph as it is (ocm.on_device).
+        from .on_device import solve_on_device
+        return solve_on_device(indptr, indices, cost, time, kind, mode, xp, max_iter, t_start)
     n = indptr.shape[0] - 1
     m = indices.shape[0]
     timings: dict[str, float] = {}
@@ -337,17 +354,11 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     timings["zero_time_check"] = _time.perf_counter() - t0
     work_cost = -cost if mode == "min" else cost
     if per_scc is None:
-        per_scc = on_numpy
+        per_scc = True
     t0 = _time.perf_counter()
     row = ops(xp).edge_rows(indptr, xp)
     if per_scc:
-        if on_numpy:
-            restr = _scc.restrict_to_sccs(indptr, indices, row)
-        else:
-            h = P.to_host
-            r0 = _scc.restrict_to_sccs(h(indptr), h(indices), h(row))
-            restr = _scc.Restriction(*(xp.asarray(a) for a in
-                                       (r0.vertices, r0.edges, r0.indptr, r0.indices, r0.label)))
+        restr = _scc.restrict_to_sccs(indptr, indices, row)
     else:
         restr = _scc.restrict_by_trimming(indptr, indices, xp, row)
     timings["restrict"] = _time.perf_counter() - t0
@@ -364,12 +375,8 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
         s_cost = P.subset(work_cost, restr.edges)
         s_time = P.subset(time, restr.edges)
         s_row = ops(xp).edge_rows(restr.indptr, xp)
-    if not on_numpy:
-        # The device's kernels read one int64 per edge: a palette is expanded there, for the
-        # solve and the certificate.
-        s_cost, s_time = P.dense(s_cost), P.dense(s_time)
     t0 = _time.perf_counter()
-    solve = _solver(xp)
+    solve = _howard.solve
     st = solve(restr.indptr, restr.indices, s_cost, s_time, xp=xp, max_iter=max_iter, row=s_row)
     iterations = st.iterations
     timings["howard"] = _time.perf_counter() - t0
@@ -387,27 +394,19 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     # The critical cycle: the policy cycle of the top class with the smallest representative.
     top = st.rank_num.shape[0] - 1
     h = P.to_host
-    walk = ops(xp).policy_cycle
-    if walk is not None and _is_cupy(st.succ) and _is_cupy(st.policy):
-        # On the device: the smallest top-class representative and its cycle, mapped back to
-        # the original ids, walked by one thread; only the cycle comes back to the host.
-        cyc, cyc_edges = walk(st.succ, st.policy, st.reps, st.rank, top, restr.vertices,
-                              restr.edges, xp)
-    else:
-        reps = h(st.reps)
-        rep_rank = h(st.rank[st.reps])
-        r = int(reps[np.flatnonzero(rep_rank == top)[0]])
-        # Host copies of succ and policy, walked without tolist(): only the cycle is visited.
-        succ = h(st.succ)
-        pol = h(st.policy)
-        verts_l, edges_l = [r], [int(pol[r])]
-        v = int(succ[r])
-        while v != r:
-            verts_l.append(v)
-            edges_l.append(int(pol[v]))
-            v = int(succ[v])
-        cyc = tuple(int(x) for x in h(restr.vertices[verts_l]))
-        cyc_edges = tuple(int(x) for x in h(restr.edge_ids(edges_l)))
+    reps = h(st.reps)
+    rep_rank = h(st.rank[st.reps])
+    r = int(reps[np.flatnonzero(rep_rank == top)[0]])
+    # Walked without tolist(): only the cycle is visited.
+    succ, pol = st.succ, st.policy
+    verts_l, edges_l = [r], [int(pol[r])]
+    v = int(succ[r])
+    while v != r:
+        verts_l.append(v)
+        edges_l.append(int(pol[v]))
+        v = int(succ[v])
+    cyc = tuple(int(x) for x in restr.vertices[verts_l])
+    cyc_edges = tuple(int(x) for x in restr.edge_ids(edges_l))
     c_sum, t_sum = _certify.cycle_sums(indptr, indices, cost, time, cyc, cyc_edges)
     value = Fraction(c_sum, t_sum)
     top_value = Fraction(int(h(st.rank_num)[top]), int(h(st.rank_den)[top]))
@@ -428,7 +427,7 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     timings["total"] = _time.perf_counter() - t_start
     return CycleResult(value=value, cycle=cyc, cycle_edges=cyc_edges, kind=kind, mode=mode,
                        certified=bool(certified), iterations=iterations,
-                       backend="cpu" if on_numpy else "gpu", timings=timings,
+                       backend="cpu", timings=timings,
                        scc_optima=scc_optima, n_vertices=n, n_edges=m)
 
 

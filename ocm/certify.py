@@ -23,7 +23,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import primitives as P
-from .ops import ops
 
 __all__ = ["Certificate", "check_potentials", "cycle_sums"]
 
@@ -57,7 +56,7 @@ def _absmax(a: Any) -> int:
 
 def check_potentials(indptr: Any, indices: Any, cost: Any, time: Any | None, rank: Any,
                      rank_num: Any, rank_den: Any, potential: Any, xp: Any,
-                     row: Any | None = None) -> Certificate:
+                     row: Any | None = None, launcher: Any = None) -> Certificate:
     """Check conditions (1) and (2) of the module docstring on every edge, exactly.
 
     Parameters
@@ -70,6 +69,9 @@ def check_potentials(indptr: Any, indices: Any, cost: Any, time: Any | None, ran
     potential : int64 or object array, shape (n,)
     xp : module
     row : int64 array, optional
+        The source of every edge (host only; computed when needed).
+    launcher : ocm.kernels.Launcher, optional
+        How the device's kernel runs (CuPy's by default; tests pass an emulating one).
 
     Returns
     -------
@@ -85,8 +87,6 @@ def check_potentials(indptr: Any, indices: Any, cost: Any, time: Any | None, ran
     >>> c.ok
     True
     """
-    if row is None:
-        row = ops(xp).edge_rows(indptr, xp)
     violations = 0
     # Class values strictly increasing, exactly (few classes: Python ints on the host).
     a = P.to_host(rank_num).astype(object)
@@ -95,26 +95,41 @@ def check_potentials(indptr: Any, indices: Any, cost: Any, time: Any | None, ran
         violations += int(np.count_nonzero(~(a[:-1] * b[1:] < a[1:] * b[:-1])))
     if np.any(b <= 0):
         violations += 1
-    fused = ops(xp).certify_violations
-    if fused is not None:
-        cost, time = P.dense(cost), P.dense(time)
-    if fused is not None and potential.dtype != object:
-        # CuPy: the three edge-size bounds reduced on the device and read back at once (the
-        # class values are on the host already), then the fused pass below if they fit.
-        probes = [xp.abs(cost).max() if cost.shape[0] else xp.zeros((), xp.int64),
-                  xp.abs(potential).max() if potential.shape[0] else xp.zeros((), xp.int64)]
-        if time is not None:
-            probes.append(xp.abs(time).max() if time.shape[0] else xp.zeros((), xp.int64))
-        got = P.to_host(xp.stack([p.astype(xp.int64) for p in probes])).tolist()
-        cmax, pmax = got[0], got[1]
-        tmax = got[2] if time is not None else 1
-        if P.fits_int64(_absmax(b) * cmax, _absmax(a) * tmax, 2 * pmax):
-            violations += fused(row, indices, cost, time, rank, potential, rank_num, rank_den)
-            return Certificate(violations == 0, violations, "int64")
     if not P.is_numpy(xp):
-        bad, path = _edge_violations(row, indices, cost, time, rank, rank_num, rank_den,
-                                     potential, xp, a, b)
-        return Certificate(violations + bad == 0, violations + bad, path)
+        from . import kernels as K
+
+        # On the device: one pass per row over int32 targets and the palette's rows (no
+        # per-edge array), in int64 where the bounds (read back at once) allow it.
+        ch = K.Charges.of(cost, time, xp)
+        if potential.dtype != object:
+            n = rank.shape[0]
+            probes = [xp.abs(ch.ctab).max(), xp.abs(potential).max() if n else
+                      xp.zeros((), xp.int64)]
+            if time is not None:
+                probes.append(xp.abs(ch.ttab).max())
+            got = P.to_host(xp.stack([p.astype(xp.int64) for p in probes])).tolist()
+            tmax = got[2] if time is not None else 1
+            if P.fits_int64(_absmax(b) * got[0], _absmax(a) * tmax, 2 * got[1]):
+                L = launcher or K.launcher_for(xp)
+                c = lambda v: xp.ascontiguousarray(v, dtype=xp.int64)  # noqa: E731
+                count = xp.zeros(1, dtype=xp.int64)
+                if n:
+                    L.launch("certify" + ch.suffix, n, c(indptr),
+                             xp.ascontiguousarray(indices, dtype=xp.int32), ch.lab, ch.ctab,
+                             ch.ttab, ch.has_time, c(rank), c(potential), c(rank_num),
+                             c(rank_den), n, count)
+                violations += int(P.to_host(count)[0])
+                return Certificate(violations == 0, violations, "int64")
+        # Python ints: on host copies, a block of edges at a time (the class values are
+        # checked there again: its count is the whole count).
+        h = P.to_host
+        pot = potential if potential.dtype == object else h(potential)
+        host = check_potentials(h(indptr), h(indices), P.edges_to_host(cost),
+                                P.edges_to_host(time), h(rank), h(rank_num), h(rank_den), pot,
+                                np)
+        return host
+    if row is None:
+        row = P.edge_rows(indptr, np)
     # On the host a block of edges at a time: the temporaries (ranks at both ends, the
     # condition's terms) are those of a block, not eight bytes per edge each.
     path = "int64"
@@ -177,29 +192,17 @@ def cycle_sums(indptr: Any, indices: Any, cost: Any, time: Any | None,
     if not vertices or len(vertices) != len(edges):
         raise ValueError("a cycle needs as many edges as vertices, at least one")
     k = len(vertices)
-    # Gather the cycle's entries where the arrays live (CuPy too), then copy only those.
     vs, es = [int(v) for v in vertices], [int(e) for e in edges]
-    if not isinstance(indptr, np.ndarray) and all(
-            getattr(a, "dtype", None) == np.int64 for a in (indptr, indices, cost)) and (
-            time is None or getattr(time, "dtype", None) == np.int64):
-        # CuPy int64 arrays: one copy of the ids to the device and one of the entries back.
-        xp = __import__("cupy")
-        ids = xp.asarray(np.array(vs + es, dtype=np.int64))
-        iv, ie = ids[:k], ids[k:]
-        parts = [indptr[iv], indptr[iv + 1], indices[ie], cost[ie]]
-        if time is not None:
-            parts.append(time[ie])
-        g = h(xp.stack(parts)).tolist()
-        lo, hi, ix = g[0], g[1], g[2]
-        for i, (v, e) in enumerate(zip(vs, es)):
-            if not (lo[i] <= e < hi[i]) or ix[i] != vs[(i + 1) % k]:
-                raise ValueError(f"edge {e} does not go from vertex {v} to {vs[(i + 1) % k]}")
-        return sum(g[3]), (k if time is None else sum(g[4]))
-    lo, hi = h(indptr[vs]).tolist(), h(indptr[[v + 1 for v in vs]]).tolist()
-    ix = h(indices[es]).tolist()
+    # Gather the cycle's entries where the arrays live (CuPy too), then copy only those.
+    xp = np if isinstance(indptr, np.ndarray) else __import__(type(indptr).__module__
+                                                              .split(".")[0])
+    iv = xp.asarray(np.array(vs, dtype=np.int64))
+    ie = xp.asarray(np.array(es, dtype=np.int64))
+    lo, hi = h(indptr[iv]).tolist(), h(indptr[iv + 1]).tolist()
+    ix = h(indices[ie]).tolist()
     for i, (v, e) in enumerate(zip(vs, es)):
         if not (lo[i] <= e < hi[i]) or ix[i] != vs[(i + 1) % k]:
             raise ValueError(f"edge {e} does not go from vertex {v} to {vs[(i + 1) % k]}")
-    c = sum(int(x) for x in h(cost[es]).tolist())
-    t = k if time is None else sum(int(x) for x in h(time[es]).tolist())
+    c = sum(int(x) for x in h(P.dense(P.subset(cost, ie))).tolist())
+    t = k if time is None else sum(int(x) for x in h(P.dense(P.subset(time, ie))).tolist())
     return c, t

@@ -52,7 +52,7 @@ class _Buffers:
     """Device buffers of one solve, allocated once so that a captured graph can be replayed.
 
     Packed records are int64 arrays viewed by the kernels as structs: ``ja``/``jb`` hold
-    (jump, minimum) pairs of int32; ``br`` (the policy edge of each vertex), ``ta`` and
+    (jump, minimum) pairs of int32 (in the first ``8 n`` bytes of ``ta``/``tb``); ``br`` (the policy edge of each vertex), ``ta`` and
     ``tb`` (tree doubling) hold (jump, cost, time) records of 16 bytes (32 when ``wide``);
     ``xr`` (bias, root) pairs. ``act`` holds the per-round flags of cycle detection (the
     first ``K + 3``) and of the tree doubling (the other ``K + 1``).
@@ -64,7 +64,9 @@ class _Buffers:
         self.wide = wide  # 32-byte records (TS) instead of 16 (TS16)
         w = 4 if wide else 2
         self.br, self.ta, self.tb = e(w), e(w), e(w)
-        self.ja, self.jb = e(), e()  # (int32, int32) pairs
+        # (int32, int32) pairs of cycle detection, in the tree records' memory: an iteration
+        # detects cycles before p_tree_init first writes ta, and reads them no more after.
+        self.ja, self.jb = self.ta[:n], self.tb[:n]
         self.xr = e(2)
         self.ra, self.rb = xp.zeros(n, dtype=xp.int64), xp.ones(n, dtype=xp.int64)
         self.cand = xp.zeros(n, dtype=xp.int8)
@@ -79,6 +81,12 @@ class _Buffers:
         self.act = xp.zeros(2 * K + 4, dtype=xp.int64)
         self.cact, self.tact = self.act[:K + 3], self.act[K + 3:]
 
+    def release(self, *names: str) -> None:
+        """Drop the buffers ``names`` (their memory goes back to the array module's pool);
+        only after the last iteration, which no launch reads any more."""
+        for name in names:
+            setattr(self, name, None)
+
     def start_policy(self, policy: Any, first: int) -> Any:
         """The policy iteration ``first`` (counted from 1) started from: ``policy`` with the
         switches of iterations ``iter[0]`` down to ``first`` undone (at most two)."""
@@ -90,8 +98,8 @@ class _Buffers:
         return policy
 
 
-def _issue_iteration(L: kern.Launcher, B: _Buffers, policy: Any, indices: Any, cost: Any,
-                     time: Any, has_time: int, indptr: Any, n: int, K: int) -> None:
+def _issue_iteration(L: kern.Launcher, B: _Buffers, policy: Any, indices: Any,
+                     ch: kern.Charges, indptr: Any, n: int, K: int) -> None:
     """Launch one complete iteration (value determination, then improvement) on fixed buffers.
 
     ``2 K + 6`` launches: cycle-detection rounds ``0 .. K + 1`` and tree-doubling rounds
@@ -116,8 +124,9 @@ def _issue_iteration(L: kern.Launcher, B: _Buffers, policy: Any, indices: Any, c
         t0, t1 = t1, t0
     launch("p_class" + suf, n, B.cand, B.br, B.ta, B.tb, n, B.ra, B.rb, B.flags)
     launch("p_potential" + suf, n, B.ta, B.tb, B.ra, B.rb, n, B.xr, B.flags)
-    launch("p_improve" + suf, n, indptr, indices, cost, time, has_time, B.xr, B.ra, B.rb, n,
-           B.cmax, B.tmax, B.iter, policy, B.old, B.stamp, B.br, B.flags)
+    launch("p_improve" + suf + ch.suffix, n, indptr, indices, ch.lab, ch.ctab, ch.ttab,
+           ch.has_time, B.xr, B.ra, B.rb, n, B.cmax, B.tmax, B.iter, policy, B.old, B.stamp,
+           B.br, B.flags)
 
 
 def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
@@ -157,23 +166,28 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     n = indptr.shape[0] - 1
     if exact_objects or n == 0 or n >= 2 ** 31:  # 32-bit vertex ids in the device loop
         return _host_solve(indptr, indices, cost, time, policy, max_iter, exact_objects, xp, 0)
-    c = lambda a: xp.ascontiguousarray(a, dtype=xp.int64)  # noqa: E731
-    indptr, indices, cost = c(indptr), c(indices), c(cost)
-    has_time = int(time is not None)
-    tarr = c(time) if time is not None else cost
+    # The graph as the kernels read it: int64 offsets, int32 targets, and the charges as a
+    # palette row per edge (or per-edge arrays): no int64 copy of the edges is made.
+    indptr = xp.ascontiguousarray(indptr, dtype=xp.int64)
+    indices = xp.ascontiguousarray(indices, dtype=xp.int32)
+    ch = kern.Charges.of(cost, time, xp)
     if policy is None:
-        _, policy = kern.segment_argmax(cost, indptr, None, xp, launcher=L)
-    policy = xp.array(policy, dtype=xp.int64, copy=True)
+        policy = xp.empty(n, dtype=xp.int64)
+        L.launch("charge_argmax" + ch.suffix, n, indptr, ch.lab, ch.ctab, n, policy)
+    else:
+        policy = xp.array(policy, dtype=xp.int64, copy=True)
     if max_iter is None:
         max_iter = max(1000, 10 * n)
     K = kern.doubling_rounds(n)
-    # The extremes of cost and time, reduced on the device and read back at once (one host
-    # synchronisation instead of five).
-    if cost.shape[0]:
-        ext = [cost.max(), cost.min()] + ([tarr.max(), tarr.min()] if has_time else [])
+    # The extremes of cost and time (over the table: its rows no edge uses are 0, see
+    # ocm.optimal_cycle), reduced on the device and read back at once.
+    if indices.shape[0]:
+        ext = [ch.ctab.max(), ch.ctab.min()] + ([ch.ttab.max(), ch.ttab.min()]
+                                                if ch.has_time else [])
         ext = [int(x) for x in P.to_host(xp.stack(ext)).tolist()]
     else:
         ext = [0, 0, 0, 0]
+    has_time = ch.has_time
     # 32-bit path time sums unless a path (at most n - 1 edges) could reach 2^31.
     tmax = ext[2] if has_time else 1
     B = _Buffers(xp, n, K, wide=n * max(tmax, 1) >= 2 ** 31)
@@ -182,9 +196,9 @@ def howard_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: 
     B.cmax = min(max(ext[0], -ext[1]), 2 ** 63 - 1)
     B.tmax = min(max(ext[2], -ext[3]), 2 ** 63 - 1) if has_time else 1
     # The policy records; from here on the improvement keeps them up to date.
-    L.launch("p_gather" + ("" if B.wide else "16"), n, policy, indices, cost, tarr, has_time,
-             n, B.br)
-    args = (indices, cost, tarr, has_time, indptr, n, K)
+    L.launch("p_gather" + ("" if B.wide else "16") + ch.suffix, n, policy, indices, ch.lab,
+             ch.ctab, ch.ttab, has_time, n, B.br)
+    args = (indices, ch, indptr, n, K)
     S = _Stepper(L, B, policy, args)
     # Run one iteration ahead (queued behind the one whose flags the host waits for, so the
     # GPU does not idle through the host's round trip: 60 to 100 us an iteration measured on
@@ -248,15 +262,25 @@ def _final_state(B: _Buffers, policy: Any, indices: Any, cost: Any, time: Any | 
         cs, ts = R[:, 1], R[:, 2]
     else:  # TS16 {c; int j, int t}: t is the high (signed) half of the second word
         cs, ts = R[:, 0], R[:, 1] >> 32
+    # The buffers not read below go back to the pool first, and those read once the vertex
+    # arrays are out of them: the state is built in the memory the iteration used.
+    B.release("br", "ja", "jb", "old", "stamp", "ra", "rb")
     cs, ts = xp.ascontiguousarray(cs), xp.ascontiguousarray(ts)
+    del R
+    B.release("ta", "tb")
     xr = B.xr.reshape(n, 2)
     pot, root = xp.ascontiguousarray(xr[:, 0]), xp.ascontiguousarray(xr[:, 1])
+    del xr
+    B.release("xr")
     succ = indices[policy].astype(xp.int64, copy=False)
     reps = xp.flatnonzero(B.cand).astype(xp.int64, copy=False)
-    wc = cost[policy]
-    wt = time[policy] if time is not None else xp.ones(n, dtype=xp.int64)
-    cc = wc[reps] + cs[succ[reps]]
-    tt = wt[reps] + ts[succ[reps]]
+    B.release("cand")
+    # The policy edges of the representatives only (costs and times may be a palette).
+    pe = policy[reps]
+    wc = P.dense(P.subset(cost, pe))
+    wt = P.dense(P.subset(time, pe)) if time is not None else xp.ones(reps.shape[0], xp.int64)
+    cc = wc + cs[succ[reps]]
+    tt = wt + ts[succ[reps]]
     rrank, rnum, rden = P.rank_fractions(cc, tt, xp)
     bd = P.to_host(xp.stack([xp.abs(x).max() for x in (rden, cs, rnum, ts)])).tolist()
     if not P.fits_int64(int(bd[0]) * int(bd[1]), int(bd[2]) * int(bd[3])):
@@ -354,7 +378,7 @@ def _host_solve(indptr: Any, indices: Any, cost: Any, time: Any | None, policy: 
     """Continue with the NumPy engine from ``policy``; device arrays back in the state."""
     h = P.to_host
     t0 = _time.perf_counter()
-    st = H.solve(h(indptr), h(indices), h(cost), None if time is None else h(time), xp=np,
+    st = H.solve(h(indptr), h(indices), P.edges_to_host(cost), P.edges_to_host(time), xp=np,
                  policy=None if policy is None else h(policy), max_iter=max_iter,
                  exact_objects=exact_objects)
     back = lambda a: a if a.dtype == object else xp.asarray(a)  # noqa: E731

@@ -30,8 +30,8 @@ from . import primitives as P
 TWINS = ("edge_rows", "segment_sum", "segment_max", "segment_argmax", "best_edges",
          "cycle_reps", "tree_sums", "trim_sinks")
 
-__all__ = ["SOURCE", "KERNEL_NAMES", "TWINS", *TWINS, "policy_cycle", "certify_violations",
-           "Launcher", "cupy_launcher", "launcher_for", "doubling_rounds"]
+__all__ = ["SOURCE", "KERNEL_NAMES", "LABEL_SUFFIX", "TWINS", *TWINS, "Charges", "Launcher",
+           "cupy_launcher", "launcher_for", "doubling_rounds"]
 
 #: The CUDA C source of every kernel (int64 throughout, ``i64`` = ``long long``).
 SOURCE = r"""
@@ -262,13 +262,29 @@ struct __align__(16) XR { i64 x, r; };
 __device__ __forceinline__ i64 min64(i64 a, i64 b) { return a < b ? a : b; }
 __device__ __forceinline__ i64 max64(i64 a, i64 b) { return a > b ? a : b; }
 
+// The charges of an edge: a row of a palette (cost ctab[r], time ttab[r]), the row read from
+// the edge's label (1, 2 or 4 bytes), or, for per-edge arrays (label kind Id, no label), the
+// edge id itself. Targets are int32 throughout (the device loop has n < 2^31).
+struct Id { };
+template <class L> struct Rows {
+    static __device__ __forceinline__ i64 at(const L* lab, i64 e) { return (i64)lab[e]; }
+    static __device__ __forceinline__ i64 stream(const L* lab, i64 e) {
+        return (i64)__ldcs(lab + e);
+    }
+};
+template <> struct Rows<Id> {
+    static __device__ __forceinline__ i64 at(const Id*, i64 e) { return e; }
+    static __device__ __forceinline__ i64 stream(const Id*, i64 e) { return e; }
+};
+
 // Policy edge of every vertex as a record (run once per solve; p_improve keeps it current).
-template <class T>
-__device__ __forceinline__ void gather_t(const i64* policy, const i64* indices, const i64* cost,
-                                         const i64* time, i64 has_time, i64 n, T* br) {
+template <class T, class L>
+__device__ __forceinline__ void gather_t(const i64* policy, const int* indices, const L* lab,
+                                         const i64* ctab, const i64* ttab, i64 has_time, i64 n,
+                                         T* br) {
     GRID_LOOP(v, n) {
-        i64 e = policy[v];
-        T x; x.j = indices[e]; x.c = cost[e]; x.t = has_time ? time[e] : 1;
+        i64 e = policy[v], r = Rows<L>::at(lab, e);
+        T x; x.j = indices[e]; x.c = ctab[r]; x.t = has_time ? ttab[r] : 1;
         br[v] = x;
     }
 }
@@ -401,19 +417,20 @@ __device__ __forceinline__ void potential_t(const T* ta, const T* tb, const i64*
 // its former edge and the iteration's number in the undo log (slot iter % 2 of old, stamp),
 // from which the host rebuilds the policy an iteration started from (its fall-back).
 // A block takes blockDim consecutive rows; their edges (a contiguous range) pass through
-// shared memory in chunks of up to 4 * blockDim, loaded coalesced (indices, cost, time
-// streamed past the cache) with the bias, root and class (a, b) of each target; then each
+// shared memory in chunks of up to 4 * blockDim, loaded coalesced (targets and palette
+// rows streamed past the cache, the rows' costs and times read from the small tables) with the bias, root and class (a, b) of each target; then each
 // thread scans its own row's part of the chunk, in edge order, exactly as one thread per row
 // would. The int64 bounds are checked per edge only where the iteration's global bounds
 // (largest |a|, b, |bias| of this iteration, cmax = max |cost|, tmax = max time) do not
 // already guarantee them: per-edge checks would then all pass, so the result is the same.
 // Launched with 256 threads per block, at least 4 blocks per SM (64 registers at most).
 #define IMP_CHUNK 1024
-template <class T>
+template <class T, class L>
 __device__ __forceinline__ void improve_t(const i64* __restrict__ indptr,
-                                          const i64* __restrict__ indices,
-                                          const i64* __restrict__ cost,
-                                          const i64* __restrict__ time, i64 has_time,
+                                          const int* __restrict__ indices,
+                                          const L* __restrict__ lab,
+                                          const i64* __restrict__ ctab,
+                                          const i64* __restrict__ ttab, i64 has_time,
                                           const XR* __restrict__ xr, const i64* ra,
                                           const i64* rb, i64 n, i64 cmax, i64 tmax,
                                           const i64* iter, i64* policy, i64* old, i64* stamp,
@@ -440,12 +457,12 @@ __device__ __forceinline__ void improve_t(const i64* __restrict__ indptr,
         for (i64 c0 = E0; c0 < E1; c0 += CH) {
             i64 cn = min64(CH, E1 - c0);
             __syncthreads();  // the previous chunk is consumed
-            i64 w[4], ce[4];
+            i64 w[4], ce[4];  // target and palette row of the edge
 #pragma unroll
             for (int h = 0; h < 4; ++h) {
                 i64 i = threadIdx.x + h * B;
-                w[h] = i < cn ? __ldcs(indices + c0 + i) : 0;
-                ce[h] = i < cn ? __ldcs(cost + c0 + i) : 0;
+                w[h] = i < cn ? (i64)__ldcs(indices + c0 + i) : 0;
+                ce[h] = i < cn ? Rows<L>::stream(lab, c0 + i) : 0;
             }
             // Targets' records two at a time (registers: 64 per thread at most).
 #pragma unroll
@@ -462,8 +479,8 @@ __device__ __forceinline__ void improve_t(const i64* __restrict__ indptr,
                     if (i < cn) {
                         sx[i] = q[h].x; sr[i] = (int)q[h].r;
                         sa[i] = ra[q[h].r]; sb[i] = rb[q[h].r];
-                        sc[i] = ce[h0 + h];
-                        st[i] = has_time ? __ldcs(time + c0 + i) : 1;
+                        sc[i] = ctab[ce[h0 + h]];
+                        st[i] = has_time ? ttab[ce[h0 + h]] : 1;
                     }
                 }
             }
@@ -492,7 +509,8 @@ __device__ __forceinline__ void improve_t(const i64* __restrict__ indptr,
                     i64 sl = (it & 1) * n;
                     old[sl + u] = policy[u]; stamp[sl + u] = it;
                     policy[u] = be;
-                    T x; x.j = indices[be]; x.c = cost[be]; x.t = has_time ? time[be] : 1;
+                    i64 rr = Rows<L>::at(lab, be);
+                    T x; x.j = indices[be]; x.c = ctab[rr]; x.t = has_time ? ttab[rr] : 1;
                     br[u] = x;
                 }
             } else {
@@ -504,10 +522,62 @@ __device__ __forceinline__ void improve_t(const i64* __restrict__ indptr,
     }
 }
 
+// ---- the engine's passes over the edges of a compact graph (any label kind) ---------------
+
+// Per row, the lowest edge of largest cost: Howard's first policy (as segment_argmax of the
+// costs). Non-empty rows.
+template <class L>
+__device__ __forceinline__ void charge_argmax_t(const i64* indptr, const L* lab, const i64* ctab,
+                                                i64 n, i64* edge) {
+    GRID_LOOP(u, n) {
+        i64 s = indptr[u], t = indptr[u + 1];
+        i64 b = ctab[Rows<L>::at(lab, s)], be = s;
+        for (i64 e = s + 1; e < t; ++e) {
+            i64 k = ctab[Rows<L>::at(lab, e)];
+            if (k > b) { b = k; be = e; }
+        }
+        edge[u] = be;
+    }
+}
+
+// One round of sink trimming in place (as trim_round), on int32 targets; with zero_only only
+// the edges of time 0 count (the zero-time subgraph: a cycle survives iff one of time 0 exists).
+template <class L>
+__device__ __forceinline__ void trim_t(const i64* indptr, const int* indices, const L* lab,
+                                       const i64* ttab, i64 zero_only, signed char* alive, i64 n,
+                                       i64* changed) {
+    GRID_LOOP(u, n) {
+        if (!alive[u]) continue;
+        bool live = false;
+        for (i64 e = indptr[u]; e < indptr[u + 1] && !live; ++e)
+            live = alive[indices[e]] != 0 && (!zero_only || ttab[Rows<L>::at(lab, e)] == 0);
+        if (!live) alive[u] = 0;
+        warp_set_flag(!live, changed);
+    }
+}
+
+// The certificate's conditions on every edge of the rows (ocm.certify): count[0] += the edges
+// with rank(w) > rank(u), or with equal ranks and b*cost - a*time + X(w) > X(u). int64 only
+// where ocm.certify's bound proved that no intermediate overflows.
+template <class L>
+__device__ __forceinline__ void certify_t(const i64* indptr, const int* indices, const L* lab,
+                                          const i64* ctab, const i64* ttab, i64 has_time,
+                                          const i64* rank, const i64* pot, const i64* rnum,
+                                          const i64* rden, i64 n, i64* count) {
+    GRID_LOOP(u, n) {
+        i64 ru = rank[u], pu = pot[u], a = rnum[ru], b = rden[ru], bad = 0;
+        for (i64 e = indptr[u]; e < indptr[u + 1]; ++e) {
+            i64 w = indices[e], rw = rank[w];
+            if (rw > ru) { ++bad; continue; }
+            if (rw < ru) continue;
+            i64 r = Rows<L>::at(lab, e), tm = has_time ? ttab[r] : 1;
+            if (b * ctab[r] - a * tm + pot[w] > pu) ++bad;
+        }
+        if (bad) atomicAdd((unsigned long long*)count, (unsigned long long)bad);
+    }
+}
+
 #define ITER_KERNELS(SUF, T) \
-extern "C" __global__ void p_gather##SUF(const i64* policy, const i64* indices, \
-        const i64* cost, const i64* time, i64 has_time, i64 n, T* br) { \
-    gather_t<T>(policy, indices, cost, time, has_time, n, br); } \
 extern "C" __global__ void p_cyc0##SUF(const T* br, i64 n, JL* out, signed char* cand, \
         i64* iter, i64* flags, i64* act, i64 nact) { \
     cyc0_t<T>(br, n, out, cand, iter, flags, act, nact); } \
@@ -521,24 +591,185 @@ extern "C" __global__ void p_class##SUF(const signed char* cand, const T* br, co
     class_t<T>(cand, br, ta, tb, n, ra, rb, flags); } \
 extern "C" __global__ void p_potential##SUF(const T* ta, const T* tb, const i64* ra, \
         const i64* rb, i64 n, XR* xr, i64* flags) { \
-    potential_t<T>(ta, tb, ra, rb, n, xr, flags); } \
-extern "C" __global__ void __launch_bounds__(256, 4) p_improve##SUF(const i64* indptr, \
-        const i64* indices, const i64* cost, const i64* time, i64 has_time, const XR* xr, \
-        const i64* ra, const i64* rb, i64 n, i64 cmax, i64 tmax, const i64* iter, \
-        i64* policy, i64* old, i64* stamp, T* br, i64* flags) { \
-    improve_t<T>(indptr, indices, cost, time, has_time, xr, ra, rb, n, cmax, tmax, iter, \
-                 policy, old, stamp, br, flags); }
+    potential_t<T>(ta, tb, ra, rb, n, xr, flags); }
+
+#define EDGE_KERNELS(SUF, T, LS, L) \
+extern "C" __global__ void p_gather##SUF##LS(const i64* policy, const int* indices, \
+        const L* lab, const i64* ctab, const i64* ttab, i64 has_time, i64 n, T* br) { \
+    gather_t<T, L>(policy, indices, lab, ctab, ttab, has_time, n, br); } \
+extern "C" __global__ void __launch_bounds__(256, 4) p_improve##SUF##LS(const i64* indptr, \
+        const int* indices, const L* lab, const i64* ctab, const i64* ttab, i64 has_time, \
+        const XR* xr, const i64* ra, const i64* rb, i64 n, i64 cmax, i64 tmax, \
+        const i64* iter, i64* policy, i64* old, i64* stamp, T* br, i64* flags) { \
+    improve_t<T, L>(indptr, indices, lab, ctab, ttab, has_time, xr, ra, rb, n, cmax, tmax, \
+                    iter, policy, old, stamp, br, flags); }
+
+#define LABEL_KERNELS(LS, L) \
+EDGE_KERNELS(, TS, LS, L) \
+EDGE_KERNELS(16, TS16, LS, L) \
+extern "C" __global__ void charge_argmax##LS(const i64* indptr, const L* lab, const i64* ctab, \
+        i64 n, i64* edge) { charge_argmax_t<L>(indptr, lab, ctab, n, edge); } \
+extern "C" __global__ void trim##LS(const i64* indptr, const int* indices, const L* lab, \
+        const i64* ttab, i64 zero_only, signed char* alive, i64 n, i64* changed) { \
+    trim_t<L>(indptr, indices, lab, ttab, zero_only, alive, n, changed); } \
+extern "C" __global__ void certify##LS(const i64* indptr, const int* indices, const L* lab, \
+        const i64* ctab, const i64* ttab, i64 has_time, const i64* rank, const i64* pot, \
+        const i64* rnum, const i64* rden, i64 n, i64* count) { \
+    certify_t<L>(indptr, indices, lab, ctab, ttab, has_time, rank, pot, rnum, rden, n, count); }
+
+// Labels proper (not Id): the rows in use, and the restriction to the live vertices (each
+// live row keeps its edges to live vertices, in order, renumbered by newid).
+#define ROW_KERNELS(LS, L) \
+extern "C" __global__ void mark_rows##LS(const L* lab, i64 m, signed char* used) { \
+    GRID_LOOP(e, m) { i64 r = lab[e]; if (!used[r]) used[r] = 1; } } \
+extern "C" __global__ void compact##LS(const i64* indptr, const int* indices, const L* lab, \
+        const int* newid, i64 n, const i64* sub_indptr, int* sub_indices, L* sub_lab) { \
+    GRID_LOOP(u, n) { \
+        int nu = newid[u]; if (nu < 0) continue; \
+        i64 p = sub_indptr[nu]; \
+        for (i64 e = indptr[u]; e < indptr[u + 1]; ++e) { \
+            int nw = newid[indices[e]]; \
+            if (nw >= 0) { sub_indices[p] = nw; sub_lab[p] = lab[e]; ++p; } \
+        } } }
 
 ITER_KERNELS(, TS)
 ITER_KERNELS(16, TS16)
+LABEL_KERNELS(_u8, unsigned char)
+LABEL_KERNELS(_u16, unsigned short)
+LABEL_KERNELS(_i32, int)
+LABEL_KERNELS(_id, Id)
+ROW_KERNELS(_u8, unsigned char)
+ROW_KERNELS(_u16, unsigned short)
+ROW_KERNELS(_i32, int)
+
+// The restriction's row lengths: per live vertex u (newid[u] >= 0), its edges to live vertices.
+extern "C" __global__ void live_degree(const i64* indptr, const int* indices, const int* newid,
+                                       i64 n, i64* deg) {
+    GRID_LOOP(u, n) {
+        int nu = newid[u]; if (nu < 0) continue;
+        i64 d = 0;
+        for (i64 e = indptr[u]; e < indptr[u + 1]; ++e) d += newid[indices[e]] >= 0;
+        deg[nu] = d;
+    }
+}
+
+// The restriction of per-edge arrays (label kind Id): the original id of every kept edge.
+extern "C" __global__ void compact_ids(const i64* indptr, const int* indices, const int* newid,
+                                       i64 n, const i64* sub_indptr, int* sub_indices,
+                                       i64* ids) {
+    GRID_LOOP(u, n) {
+        int nu = newid[u]; if (nu < 0) continue;
+        i64 p = sub_indptr[nu];
+        for (i64 e = indptr[u]; e < indptr[u + 1]; ++e) {
+            int nw = newid[indices[e]];
+            if (nw >= 0) { sub_indices[p] = nw; ids[p] = e; ++p; }
+        }
+    }
+}
+
+// The original id of kept edges given as (original source v, position p among the row's
+// edges to live vertices): the inverse of compact, for the few edges of a critical cycle.
+extern "C" __global__ void edges_back(const i64* indptr, const int* indices,
+                                      const signed char* alive, const i64* verts,
+                                      const i64* pos, i64 k, i64* out) {
+    GRID_LOOP(i, k) {
+        i64 v = verts[i], p = pos[i];
+        out[i] = -1;
+        for (i64 e = indptr[v]; e < indptr[v + 1]; ++e) {
+            if (!alive[indices[e]]) continue;
+            if (p == 0) { out[i] = e; break; }
+            --p;
+        }
+    }
+}
+
+// One thread walks the policy cycle through start[0]: out[0] its length, or 0 when longer
+// than cap (the caller retries with a larger cap); out[1 + k], out[1 + cap + k] its k-th
+// vertex and policy edge.
+extern "C" __global__ void policy_walk(const i64* succ, const i64* pol, const i64* start,
+                                       i64 cap, i64* out) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    const i64 r = start[0];
+    i64 v = r, k = 0;
+    do {
+        if (k == cap) { out[0] = 0; return; }
+        out[1 + k] = v;
+        out[1 + cap + k] = pol[v];
+        v = succ[v];
+        ++k;
+    } while (v != r);
+    out[0] = k;
+}
 """
 
 #: Kernels defined in :data:`SOURCE` (what a launcher must provide).
+#: The label kinds of the engine's edge kernels: the suffix of each label dtype (``_id``:
+#: per-edge arrays, no label).
+LABEL_SUFFIX = {"uint8": "_u8", "uint16": "_u16", "int32": "_i32"}
+
 KERNEL_NAMES = ("edge_rows_k", "segment_sum_k", "segment_argmax_i64", "segment_argmax_f64",
                 "best_edges_k", "trim_round", "dbl_min", "mark_image", "reps_out", "dbl_sum2",
-                "dbl_sum1", "tree_init2", "tree_init1", "p_cyc") + tuple(
-    k + suf for suf in ("", "16") for k in ("p_gather", "p_cyc0", "p_tree_init", "p_tsum",
-                                            "p_class", "p_potential", "p_improve"))
+                "dbl_sum1", "tree_init2", "tree_init1", "p_cyc", "live_degree", "compact_ids",
+                "edges_back",
+                "policy_walk") + tuple(
+    k + suf for suf in ("", "16") for k in ("p_cyc0", "p_tree_init", "p_tsum", "p_class",
+                                            "p_potential")) + tuple(
+    k + suf + ls for ls in ("_u8", "_u16", "_i32", "_id") for suf in ("", "16")
+    for k in ("p_gather", "p_improve")) + tuple(
+    k + ls for ls in ("_u8", "_u16", "_i32", "_id") for k in ("charge_argmax", "trim",
+                                                             "certify")) + tuple(
+    k + ls for ls in ("_u8", "_u16", "_i32") for k in ("mark_rows", "compact"))
+
+class Charges:
+    """The costs and times of a graph's edges as the engine's edge kernels read them.
+
+    Either a palette (``lab``: the row of every edge, of 1, 2 or 4 bytes; ``ctab``, ``ttab``:
+    int64 tables, one entry per row) or per-edge int64 arrays (``ctab``, ``ttab`` of one
+    entry per edge, ``lab`` a placeholder the kernels do not read; suffix ``_id``).
+    ``suffix`` names the kernels' variant; ``ttab`` is ``ctab`` (unread) without times.
+
+    Examples
+    --------
+    >>> ch = Charges.of(P.Palette(np.array([1, 0], np.uint16), np.array([4, 5])), None, np)
+    >>> ch.suffix, ch.has_time, ch.ctab.tolist(), ch.edge_bytes
+    ('_u16', 0, [4, 5], 2)
+    >>> Charges.of(np.array([3, 1]), np.array([1, 1]), np).suffix
+    '_id'
+    """
+
+    __slots__ = ("suffix", "lab", "ctab", "ttab", "has_time")
+
+    def __init__(self, suffix: str, lab: Any, ctab: Any, ttab: Any, has_time: int) -> None:
+        self.suffix, self.lab, self.ctab, self.ttab = suffix, lab, ctab, ttab
+        self.has_time = has_time
+
+    @classmethod
+    def of(cls, cost: Any, time: Any | None, xp: Any) -> "Charges":
+        """The charges of ``cost`` and ``time`` (arrays or :class:`ocm.primitives.Palette`):
+        a palette when both are palettes over one label array (as a compact state graph
+        gives them), its label kept as it is when it is 1, 2 or 4 bytes wide (else made
+        int32); per-edge int64 arrays otherwise."""
+        c64 = lambda a: xp.ascontiguousarray(a, dtype=xp.int64)  # noqa: E731
+        has_time = int(time is not None)
+        if isinstance(cost, P.Palette) and (time is None or (
+                isinstance(time, P.Palette) and time.label is cost.label)):
+            lab = xp.ascontiguousarray(cost.label)
+            suffix = LABEL_SUFFIX.get(lab.dtype.name)
+            if suffix is None:   # other widths: rows as int32 (ocm.optimal_cycle checked them)
+                lab, suffix = lab.astype(xp.int32), "_i32"
+            ctab = c64(cost.values)
+            return cls(suffix, lab, ctab, c64(time.values) if has_time else ctab, has_time)
+        ctab = c64(P.dense(cost))
+        ttab = c64(P.dense(time)) if has_time else ctab
+        return cls("_id", ctab, ctab, ttab, has_time)
+
+    @property
+    def edge_bytes(self) -> int:
+        """Bytes per edge these charges take (the label, or the per-edge arrays)."""
+        if self.suffix != "_id":
+            return int(self.lab.dtype.itemsize)
+        return 8 * (1 + self.has_time)
+
 
 _BLOCK = 256
 #: Grids are capped at one full wave (the blocks all SMs hold at once, at most 2048 threads
@@ -770,104 +1001,3 @@ def trim_sinks(indptr: Any, indices: Any, alive: Any, xp: Any, *,
         if not int(changed[0]):
             break
     return a.astype(bool)
-
-
-# ---- the result's fixed steps (CuPy only: not part of SOURCE nor of the emulated tests) -----
-
-#: One-thread walk of a policy cycle, and the certificate's per-edge test as one elementwise
-#: kernel. They replace host copies of whole arrays and chains of elementwise passes with one
-#: launch (and one sum) and one small read-back each; the NumPy engine computes the same values
-#: with the same formulas.
-_WALK_SOURCE = r"""
-extern "C" __global__ void policy_cycle_walk(
-    const long long* succ, const long long* pol, const long long* vmap, const long long* emap,
-    const long long* start, long long cap, long long* out)
-{
-    // out[0]: the cycle's length, or 0 when it is longer than cap (the caller retries);
-    // out[1 + k], out[1 + cap + k]: its k-th vertex and edge (original ids), from start[0].
-    if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    const long long r = start[0];
-    long long v = r, k = 0;
-    do {
-        if (k == cap) { out[0] = 0; return; }
-        out[1 + k] = vmap[v];
-        out[1 + cap + k] = emap[pol[v]];
-        v = succ[v];
-        ++k;
-    } while (v != r);
-    out[0] = k;
-}
-"""
-_EXTRA: dict[str, Any] = {}
-
-
-def _extra(name: str) -> Any:
-    """The CuPy kernels of the result's fixed steps, built once per process."""
-    if not _EXTRA:
-        import cupy
-
-        _EXTRA["walk"] = cupy.RawKernel(_WALK_SOURCE, "policy_cycle_walk")
-        # Condition (1) failing, or (2) failing on an edge whose ranks are equal: the two are
-        # disjoint, so the sum is (1)'s count plus (2)'s as ocm.certify counts them. int64 only
-        # where ocm.certify's bound proved that no intermediate overflows.
-        viol = ("bad = (rank[w] > rank[u]) ? 1 : ((rank[w] == rank[u] && "
-                "den[rank[u]] * c - num[rank[u]] * {t} + pot[w] > pot[u]) ? 1 : 0)")
-        raw = "raw int64 rank, raw int64 pot, raw int64 num, raw int64 den"
-        _EXTRA["cert_t"] = cupy.ElementwiseKernel(
-            "int64 u, int64 w, int64 c, int64 t, " + raw, "int32 bad", viol.format(t="t"),
-            "ocm_cert_ratio")
-        _EXTRA["cert_1"] = cupy.ElementwiseKernel(
-            "int64 u, int64 w, int64 c, " + raw, "int32 bad", viol.format(t="1LL"),
-            "ocm_cert_mean")
-    return _EXTRA[name]
-
-
-def policy_cycle(succ: Any, policy: Any, reps: Any, rank: Any, top: int, vertices: Any,
-                 edges: Any, xp: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The critical cycle as ``ocm.optimal_cycle`` takes it, found on the device.
-
-    The policy cycle of the smallest representative of class ``top`` (``reps`` is ascending,
-    so that is the first one of ``reps`` in that class, as on the host), walked from it along
-    ``succ``; vertices mapped through ``vertices`` and edges (``policy``) through ``edges``.
-    Only the cycle comes back to the host.
-
-    Returns
-    -------
-    (vertices, edges) : tuples of int
-        Original ids, starting at the representative.
-    """
-    c = lambda a: xp.ascontiguousarray(a, dtype=xp.int64)  # noqa: E731
-    succ, policy, vertices, edges = c(succ), c(policy), c(vertices), c(edges)
-    n = succ.shape[0]
-    start = xp.where(rank[reps] == top, reps, n).min().reshape(1).astype(xp.int64)
-    walk = _extra("walk")
-    cap = min(n, 1024)
-    while True:
-        out = xp.empty(1 + 2 * cap, dtype=xp.int64)
-        walk((1,), (1,), (succ, policy, vertices, edges, start, np.int64(cap), out))
-        got = P.to_host(out)
-        k = int(got[0])
-        if k:  # a cycle has at most n vertices, so cap = n always succeeds
-            return (tuple(got[1:1 + k].tolist()), tuple(got[1 + cap:1 + cap + k].tolist()))
-        cap = min(n, 16 * cap)
-
-
-def certify_violations(row: Any, indices: Any, cost: Any, time: Any | None, rank: Any,
-                       potential: Any, rank_num: Any, rank_den: Any) -> int:
-    """Edges violating condition (1) or (2) of :mod:`ocm.certify`, in int64, in one pass.
-
-    Only for int64 data that ``ocm.certify.check_potentials`` has proved safe from overflow;
-    the same count as its elementwise form.
-    """
-    import cupy
-
-    c = lambda a: cupy.ascontiguousarray(a, dtype=cupy.int64)  # noqa: E731
-    args = [c(row), c(indices), c(cost)]
-    if time is not None:
-        args.append(c(time))
-    args += [c(rank), c(potential), c(rank_num), c(rank_den)]
-    k = _extra("cert_1" if time is None else "cert_t")
-    # The flags are 0 or 1, so their sum is the number set: counted by the scan that
-    # flatnonzero runs (loaded by the explorer already), not by CuPy's sum, a CUB reduction
-    # with a compiler option set of its own (30 ms at its first use in a process).
-    return int(cupy.flatnonzero(k(*args)).shape[0])

@@ -12,8 +12,6 @@ Examples
 >>> O = ops(np)
 >>> O.edge_rows(np.array([0, 2, 3]), np).tolist()
 [0, 0, 1]
->>> O.policy_cycle is None  # a device-only step: the host walks the cycle itself
-True
 """
 
 from __future__ import annotations
@@ -32,22 +30,17 @@ NAMES = ("edge_rows", "segment_sum", "segment_max", "segment_argmax", "best_edge
          "cycle_reps", "tree_sums", "policy_sums", "trim_sinks", "rank_fractions")
 
 #: The generic versions (NumPy); the device-only steps are absent there.
-_HOST = SimpleNamespace(**{name: getattr(P, name) for name in NAMES},
-                        policy_cycle=None, certify_violations=None)
+_HOST = SimpleNamespace(**{name: getattr(P, name) for name in NAMES})
 
 #: CuPy: the twins where ``ocm.kernels`` has one, the generic versions otherwise
 #: (``rank_fractions`` works on the few policy classes, on the host; ``policy_sums`` is the
 #: generic composition of the twins of ``cycle_reps`` and ``tree_sums``).
 _DEVICE = SimpleNamespace(
     **{name: getattr(K, name) for name in K.TWINS}, rank_fractions=P.rank_fractions,
-    policy_sums=functools.partial(P.policy_sums, reps=K.cycle_reps, sums=K.tree_sums),
-    policy_cycle=K.policy_cycle, certify_violations=K.certify_violations)
+    policy_sums=functools.partial(P.policy_sums, reps=K.cycle_reps, sums=K.tree_sums))
 
 
 def ops(xp: Any) -> SimpleNamespace:
-    """The primitives for array module ``xp``: the generic ones for NumPy, CuPy's otherwise.
-
-    Besides :data:`NAMES` the namespace has ``policy_cycle`` and ``certify_violations``,
-    steps of the result that run on the device (``None`` for NumPy).
-    """
+    """The primitives for array module ``xp``: the generic ones for NumPy, CuPy's otherwise
+    (the device engine's own passes are kernels of :mod:`ocm.on_device`)."""
     return _HOST if P.is_numpy(xp) else _DEVICE

@@ -52,6 +52,7 @@ __all__ = [
     "INT_SAFE",
     "Palette",
     "dense",
+    "edges_to_host",
     "edge_rows",
     "segment_sum",
     "segment_max",
@@ -168,6 +169,20 @@ def dense(a: Any) -> Any:
     ([3], [7, 7])
     """
     return a.dense() if isinstance(a, Palette) else a
+
+
+def edges_to_host(a: Any) -> Any:
+    """Per-edge values on the host: a :class:`Palette` (both its arrays) or an array
+    (:func:`to_host`); None stays None.
+
+    >>> edges_to_host(Palette(np.array([1, 0], np.uint8), np.array([5, 6]))).values.tolist()
+    [5, 6]
+    """
+    if a is None:
+        return None
+    if isinstance(a, Palette):
+        return Palette(to_host(a.label), to_host(a.values))
+    return to_host(a)
 
 
 def subset(a: Any, edges: Any) -> Any:

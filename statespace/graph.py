@@ -316,6 +316,47 @@ class StateGraph:
         values["on_device"] = None
         return lazy_graph(keep, **values)
 
+    def make_room(self, nbytes: int, free: int | None = None) -> StateGraph:
+        """Bring to the host, as their first reads would, the arrays still on a device that
+        the cycle engine does not read (all but the edges of ``on_device``), the largest
+        first, until the device has ``nbytes`` free; nothing when it has already
+        (``free``: the device's free bytes, :func:`statespace.device.device_free_bytes` when
+        not given; nothing either when that is unknown). Returns the graph itself (the arrays
+        read are cached in it, as reads do).
+
+        Examples
+        --------
+        NumPy arrays stand in for device arrays (reading one "copies" it):
+
+        >>> g = lazy_graph({"indices": np.array([1, 0], np.int32),
+        ...                 "action": np.zeros(2, np.int32)}, indptr=np.array([0, 1, 2]),
+        ...                costs={"cost": np.array([3, 4])}, time=np.ones(2, np.int64),
+        ...                states=np.zeros((2, 1), np.int8), parent=np.array([-1, 0]),
+        ...                parent_action=np.array([-1, 0], np.int32),
+        ...                deadlocks=np.zeros(0, np.int64))
+        >>> g.make_room(100, free=100) is g, g.make_room(100, free=0) is g
+        (True, True)
+        """
+        pending = self.__dict__.get("_pending") or {}
+        engine = {id(a) for a in (self.on_device or ())}
+        spare = sorted(((int(np.prod(a.shape)) * a.dtype.itemsize, name)
+                        for name, a in pending.items()
+                        if a is not _DERIVED and not isinstance(a, dict)
+                        and id(a) not in engine), reverse=True)
+        if not spare:
+            return self
+        if free is None:
+            from .device import device_free_bytes, module_of
+            free = device_free_bytes(module_of(pending[spare[0][1]]))
+            if free is None:
+                return self
+        for size, name in spare:
+            if free >= nbytes:
+                break
+            getattr(self, name)   # to the host; its device memory goes back to the pool
+            free += size
+        return self
+
     def replace(self, **changes) -> StateGraph:
         """``dataclasses.replace`` that leaves what is pending pending (on a device, or derived
         from the palette) instead of reading it.

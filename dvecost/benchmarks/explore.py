@@ -59,6 +59,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "reference (default: cpu only)")
 
 
+#: What the column ``GPU engine B/transition`` holds.
+_ENGINE_NOTE = ("GPU engine B/transition: the device memory the cycle engine allocates at its "
+                "peak on this graph (ocm.device_bytes, an estimate from the sizes of its "
+                "buffers: 122 bytes a state, no array per edge when the graph is one piece), "
+                "per transition, besides the edges it reads in place (B/transition)")
+
+
+def _engine_bytes(g) -> int:
+    """The GPU cycle engine's estimated peak device bytes on ``g`` (its charges' width)."""
+    import ocm
+
+    charge = g.charge
+    return ocm.device_bytes(g.n_states, g.n_edges,
+                            8 if charge is None else charge.dtype.itemsize)
+
+
 def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: None) -> Report:
     """Time state generation on each model; returns the report (never prints)."""
     import dve
@@ -87,6 +103,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
             best_cpu = min(best_cpu, time.process_time() - c0)
         n_states, n_edges, graph_bytes = g.n_states, g.n_edges, g.nbytes
         edge_bytes = g.edge_bytes()
+        engine = _engine_bytes(g)
         del g
         peak = None
         if not getattr(args, "no_memory", False):
@@ -102,7 +119,8 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
                      round(n_edges / max(best_cpu, 1e-9) / 1e6, 3),
                      None if peak is None else round(peak / max(n_edges, 1), 1),
                      round(graph_bytes / max(n_edges, 1), 1),
-                     round(edge_bytes / max(n_edges, 1), 2)))
+                     round(edge_bytes / max(n_edges, 1), 2),
+                     round(engine / max(n_edges, 1), 2)))
     notes = (("M edges/s: transitions generated per second of wall time, best of --repeat runs "
               "(target >= 2.5 on cs_10.dve); M edges/cpu-s: per second of this process's CPU "
               "time (NumPy runs on one thread), the fairer figure on a shared machine"),
@@ -110,11 +128,13 @@ def run(args: argparse.Namespace, progress: Callable[[str], None] = lambda m: No
               "graph B/edge: the returned StateGraph's arrays / edges; B/transition: its "
               "edges alone (target, action and palette row per edge, and the palette: "
               "StateGraph.edge_bytes), target <= 12"),
+             _ENGINE_NOTE,
              (f"cpu: {os.cpu_count()} cores ({platform.processor() or platform.machine()}); "
               f"load average {os.getloadavg()[0]:.1f} at the end"))
     return Report("State generation (dvecost bench explore)",
                   ("model", "states", "edges", "parse s", "explore s", "M edges/s",
-                   "cpu s", "M edges/cpu-s", "peak B/edge", "graph B/edge", "B/transition"),
+                   "cpu s", "M edges/cpu-s", "peak B/edge", "graph B/edge", "B/transition",
+                   "GPU engine B/transition"),
                   tuple(rows), notes,
                   {"python": platform.python_version(), "cpus": os.cpu_count()})
 
@@ -163,7 +183,8 @@ def _run_gpu(args: argparse.Namespace, models, progress: Callable[[str], None]) 
         rows.append((path.name, ref.n_states, m, round(cpu, 3), round(m / cpu / 1e6, 2),
                      round(first, 3), round(gpu, 3), round(m / gpu / 1e6, 2),
                      round(cpu / gpu, 1), round(held / 2**20, 1),
-                     round(g.edge_bytes() / max(m, 1), 2), same))
+                     round(g.edge_bytes() / max(m, 1), 2),
+                     round(_engine_bytes(g) / max(m, 1), 2), same))
         del ref, g
         pool.free_all_blocks()
     dev = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
@@ -177,12 +198,12 @@ def _run_gpu(args: argparse.Namespace, models, progress: Callable[[str], None]) 
              "later processes)",
              "device MiB: the most CuPy's memory pool held during one exploration; "
              "B/transition: the graph's edges alone (StateGraph.edge_bytes) / edges; identical: "
-             "every array of the two graphs equal",
+             "every array of the two graphs equal", _ENGINE_NOTE,
              f"cpu: {os.cpu_count()} cores ({platform.processor() or platform.machine()})")
     return Report("State generation on the GPU (dvecost bench explore --backend gpu)",
                   ("model", "states", "edges", "CPU s", "CPU M edges/s", "GPU first s",
                    "GPU s", "GPU M edges/s", "GPU/CPU", "device MiB", "B/transition",
-                   "identical"),
+                   "GPU engine B/transition", "identical"),
                   tuple(rows), notes, {"python": platform.python_version(),
                                        "cpus": os.cpu_count(), "device": dev})
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 import pytest
+
+import ocm
 from ss_helpers import SHARED
 
 
@@ -25,4 +27,9 @@ def test_bench_explore_quick():
     # targets and actions, a one-byte palette row, and the palette spread over the edges).
     for r in report.rows:
         assert 9 <= r[col["B/transition"]] <= 12, r
+        # The GPU cycle engine's estimated peak beside it: its buffers (per state) spread over
+        # the transitions (the estimate itself is checked against the engine's allocations in
+        # tests/ocm/test_device_engine.py).
+        assert r[col["GPU engine B/transition"]] == round(ocm.device_bytes(r[1], r[2], 1)
+                                                          / r[2], 2)
     assert "M edges/s" in report.as_markdown() and "B/transition" in report.as_markdown()

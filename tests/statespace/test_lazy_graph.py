@@ -155,3 +155,25 @@ def test_compact_graph_on_device_reads_no_costs(graph):
     assert full.__dict__["_pending"] == {"costs": derived(), "time": derived()}
     assert full.nbytes == graph.nbytes - graph.time.nbytes - graph.costs["cost"].nbytes
     same_graph(graph, full)   # computes costs and times: equal to the full arrays
+
+
+@pytest.mark.parametrize("need", [0, 1, 10**12])
+def test_make_room_moves_only_what_the_engine_does_not_read(graph, need):
+    """Short of device memory for the cycle engine: the arrays it does not read come to the
+    host, the largest first, until enough is free; its edges (on_device) stay."""
+    log = Copies()
+    g = on_device(graph, log, compact=True)
+    pend = g.__dict__["_pending"]
+    object.__setattr__(g, "on_device", (graph.indptr, pend["indices"], pend["charge"]))
+    sizes = {k: getattr(graph, k).nbytes for k in ("action", "states", "parent",
+                                                   "parent_action")}
+    assert g.make_room(need, free=0) is g
+    moved = sorted(log.whole, reverse=True)
+    if need == 0:
+        assert moved == []
+    elif need == 1:   # the largest alone suffices
+        assert moved == [max(sizes.values())]
+    else:             # all of them, never the engine's
+        assert moved == sorted(sizes.values(), reverse=True)
+    assert "indices" in pend and "charge" in pend
+    same_graph(graph, g)   # what was moved reads as before
