@@ -346,7 +346,9 @@ class StateGraph:
         if not spare:
             return self
         if free is None:
-            from .device import device_free_bytes, module_of
+            from runtime.device import device_free_bytes
+
+            from .device import module_of
             free = device_free_bytes(module_of(pending[spare[0][1]]))
             if free is None:
                 return self

@@ -422,8 +422,8 @@ def test_policy_models_explored_on_the_device(workers, cupy, monkeypatch):
 
     import dve
     from statespace import build_state_graph, compile_model
-    from statespace.explore import Explorer
-    monkeypatch.setattr(Explorer, "device_min_rows", 0)
+    from statespace.search import Placement
+    monkeypatch.setattr(Placement, "device_min_rows", 0)
     u = Scenario("u", [Think(2), Request("r", service=2)])
     v = Scenario("v", [Think(1), Request("s", service=1), Request("r", service=2)])
     for server in (Server(workers, policy="fifo"),
