@@ -19,8 +19,8 @@ from dvecost.saturation import run_analysis, system_load
 from replay import replay_analysis
 from scenarios import Request, Scenario, Server, System, Think
 from scenarios.bounds import find_witness
-from scenarios.periodic import admissions, plan_cycle
-from scenarios.schedule import tick_ring
+from scenarios.periodic import admissions, plan_cycle, plan_split, walk_plan
+from scenarios.schedule import plan_spread, simulate, tick_ring
 
 PAIR = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
 
@@ -152,3 +152,78 @@ def test_some_quick_seeds_have_plans():
     found = [s for s in QUICK_SEEDS
              if plan_cycle(_random_system(s), time_limit=10, horizons=(8, 16, 24))]
     assert len(found) >= 2
+
+
+# ---------------------------------------------------------------- plans in two parts, and walks
+
+def _walk_of(system: System, ticks: int = 400):
+    """The first spread row that closes a walk of full ticks on the count model, recorded:
+    ``(closing tick, nodes per tick, admitted per tick)``, or ``None``."""
+    cap = Fraction(system.server.workers)
+    mix = tuple(k for _, k in system.counts)
+    plan = plan_spread(system, cap, [mix], ticks=ticks, keep=1)
+    if not plan.aims:
+        return None
+    walk = []
+    assert simulate(system, cap, [plan.aims[0]], ticks=plan.ticks[0], walk=walk) == \
+        (plan.ticks[0],)
+    return plan.ticks[0], [n[0] for n, _ in walk], [a[0] for _, a in walk]
+
+
+@pytest.mark.parametrize("seed", [s if s in QUICK_SEEDS else
+                                  pytest.param(s, marks=pytest.mark.slow)
+                                  for s in range(16)])
+def test_plans_in_two_parts_and_cut_walks_are_saturating_runs(seed):
+    """plan_split (a cycle, then a run to one of its ticks) and walk_plan (a spread row's
+    walk cut where its counts repeat): every plan checks out on the counts written out
+    again, on the clients and on the model, and exists only where exact analysis gives
+    the full capacity; a cut walk is never longer than the walk."""
+    system = _random_system(seed)
+    load = system_load(system, backend="cpu").exact
+    plans = [plan_split(system, time_limit=10)]
+    walked = _walk_of(system)
+    if walked is not None:
+        closed, nodes, adm = walked
+        plans.append(walk_plan(system, nodes, adm))
+        assert plans[-1] is not None and plans[-1].horizon <= closed
+    for plan in plans:
+        if plan is None:
+            continue
+        assert load == system.server.workers
+        _check_plan(system, plan)
+        _check_admissions(system, plan, admissions(system, plan))
+        run = _followed(system, plan)
+        assert run.mean == system.server.workers
+        d = run_analysis(run).as_dict()
+        assert replay_analysis(system.to_model(), d) == len(d["prefix"]) + len(d["cycle"])
+
+
+def test_the_quick_seeds_have_plans_in_two_parts_and_walks():
+    """(so that the test above checks plans of both kinds)"""
+    assert sum(plan_split(_random_system(s), time_limit=10) is not None
+               for s in QUICK_SEEDS) >= 2
+    assert sum(_walk_of(_random_system(s)) is not None for s in QUICK_SEEDS) >= 2
+
+
+def test_a_walk_that_closes_no_cycle_of_full_ticks_gives_no_plan():
+    # four pair clients load two workers 6/5 at most: no walk has a full cycle
+    system = System({PAIR: 4}, server=Server(workers=2, admissions=2))
+    walk = []
+    assert simulate(system, Fraction(2), [[0, 2, 5, 7]], ticks=60, walk=walk) == (None,)
+    assert walk_plan(system, [n[0] for n, _ in walk], [a[0] for _, a in walk]) is None
+    assert plan_split(system, time_limit=10) is None
+
+
+def test_a_cut_walk_of_the_pair_is_shorter_than_the_walk():
+    """The even row of seven pair clients closes its first full walk at tick 60 on the count
+    model; cut where its counts repeat, the plan is a prefix and a cycle of at most that,
+    and the model follows it to a run that checks."""
+    system = System({PAIR: 7}, server=Server(workers=2, admissions=2))
+    walk = []
+    assert simulate(system, Fraction(2), [[0, 1, 2, 4, 5, 7, 8]], ticks=100,
+                    walk=walk) == (60,)
+    plan = walk_plan(system, [n[0] for n, _ in walk], [a[0] for _, a in walk])
+    assert plan.horizon < 60
+    _check_plan(system, plan)
+    _check_admissions(system, plan, admissions(system, plan))
+    assert _followed(system, plan).mean == 2
