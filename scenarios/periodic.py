@@ -52,7 +52,8 @@ import numpy as np
 from .dsl import System
 from .schedule import tick_ring
 
-__all__ = ["CyclePlan", "plan_cycle", "plan_split", "walk_plan", "admissions", "HORIZONS"]
+__all__ = ["CyclePlan", "plan_cycle", "plan_split", "walk_plan", "walked_run", "admissions",
+           "HORIZONS"]
 
 #: The horizons :func:`plan_cycle` tries in turn (ticks from the initial state to the end of
 #: the period); the period starts at least :data:`MIN_PREFIX` ticks in.
@@ -362,9 +363,16 @@ def plan_split(system: System, *, periods=range(1, 25), horizons=(8, 16, 24, 32)
 def admissions(system: System, plan: CyclePlan) -> list[list[int]]:
     """Per tick ``0 .. plan.horizon - 1``, the clients (columns in the order of
     ``system.counts``, then by number) the server admits: of the clients at each ``wait``
-    node, the plan's number, those who came first (then the lowest numbers).
+    node, the plan's number: on the prefix's ticks those who came first (then the lowest
+    numbers); on the period's ticks those with the least waiting left to do, a client of a
+    ring of ``T`` nodes being aimed at ``P`` ticks of waiting modulo ``T`` over the period
+    of ``P`` ticks (then it is back at its node when the period ends: ``P - w`` moves on a
+    ring of ``T`` nodes), the clients who came first on a tie.
 
-    Following it from the initial state, the clients stand where the plan counts them.
+    Following it from the initial state, the clients stand where the plan counts them
+    (whom a node admits changes no count). The aims only make the period's renaming of the
+    clients small (the identity where every aim is met: the model's walk then closes
+    exactly, with nothing to lift).
     """
     node: list[int] = []
     base = 0
@@ -375,9 +383,17 @@ def admissions(system: System, plan: CyclePlan) -> list[list[int]]:
     for ks in plan.kinds:
         b = len(succ)
         succ += [b + (i + 1) % len(ks) for i in range(len(ks))]
+    ring = [len(ks) for ks, (_, cnt) in zip(plan.kinds, system.counts) for _ in range(cnt)]
     arrived = [0] * len(node)
+    waited = [0] * len(node)          # ticks waited since the period began
     out: list[list[int]] = []
     for t in range(plan.horizon):
+        if t >= plan.start:
+            def order(c: int) -> tuple[int, int, int]:
+                return ((plan.period - waited[c]) % ring[c], arrived[c], c)
+        else:
+            def order(c: int) -> tuple[int, int, int]:
+                return (0, arrived[c], c)
         here: dict[int, list[int]] = {}
         for c, v in enumerate(node):
             here.setdefault(v, []).append(c)
@@ -385,13 +401,15 @@ def admissions(system: System, plan: CyclePlan) -> list[list[int]]:
         for v, cs in here.items():
             k = int(plan.admitted[t, v])
             if k:
-                chosen += sorted(cs, key=lambda c: (arrived[c], c))[:k]
+                chosen += sorted(cs, key=order)[:k]
         go = set(chosen)
         for c, v in enumerate(node):
             wait = plan.admitted.shape[1] and _kind(plan, v) == "wait"
             if not wait or c in go:
                 node[c] = succ[v]
                 arrived[c] = t + 1
+            elif t >= plan.start:
+                waited[c] += 1
         out.append(sorted(chosen))
     return out
 
@@ -504,3 +522,35 @@ def walk_plan(system: System, node, admitted) -> CyclePlan | None:
     start = len(pre) - 1
     return CyclePlan(tuple(tuple(ks) for ks in model.kinds), np.stack(rows),
                      np.stack(moves).reshape(-1, V), start, start + len(turn), W, 0.0)
+
+
+def walked_run(system: System, cap: Fraction, upper: Fraction | None, guide, *,
+               progress=None):
+    """A run of the model that keeps the server at ``cap``, cut out of the first spread row
+    of ``guide`` (a :class:`scenarios.schedule.SpreadPlan`: rows the count model shows
+    closing a walk of full ticks) and followed on the model itself, every step checked
+    (:func:`scenarios.bounds.find_witness`'s ``plans``); ``None`` where there is no such
+    row or the run does not reach ``cap``.
+
+    The row is simulated again on the count model alone, its walk recorded and cut
+    (:func:`walk_plan`), and the clients admitted by :func:`admissions`: the model then
+    runs one row for the plan's ticks instead of many rows for the whole walk, and its
+    cycle closes exactly where every aim is met (nothing to lift). ``progress`` is
+    :func:`~scenarios.bounds.find_witness`'s.
+    """
+    from .bounds import find_witness
+    from .schedule import simulate
+
+    if guide is None or not guide.aims:
+        return None
+    walk: list = []
+    simulate(system, cap, [guide.aims[0]], ticks=guide.ticks[0], walk=walk)
+    if not walk:
+        return None
+    plan = walk_plan(system, [n[0] for n, _ in walk], [a[0] for _, a in walk])
+    if plan is None:
+        return None
+    run = find_witness(system, target=cap, upper=upper, rows=1,
+                       max_ticks=plan.horizon + 4, plans=[admissions(system, plan)],
+                       progress=progress)
+    return run if run is not None and run.mean >= cap else None

@@ -1121,17 +1121,14 @@ def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
     model for as long as the count model needed (none where it found none); on other servers
     the evenly spread mixes of least surplus, :data:`SPREAD_ROWS` of them."""
     from .bounds import alone_rates, bound_gap, find_witness, spread_aims, spread_mixes
+    from .periodic import walked_run
     from .schedule import plan_spread
 
     key = (system, cap, upper)
     if key in _RUNS:
         return _RUNS[key]
-    run = _planned_run(system, cap, upper, phases)
-    if run is not None:
-        _RUNS.clear()
-        _RUNS[key] = run
-        return run
     spread, ticks, patience = [], WITNESS_TICKS, WITNESS_PATIENCE
+    plan = None
     if system.server is not None and bound_gap(system) is None:
         rates = {name: rho for name, _, rho in alone_rates(system, alone)}
         mixes = spread_mixes(system, cap, rates, most=GUIDE_MIXES)
@@ -1139,6 +1136,21 @@ def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
                            is None else lambda t, most, done: phases(
                                "count model", f"tick {t:,} of at most {most:,}: {done} "
                                "spread rows keep the server full"))
+    # The planner (scenarios.periodic): a spread row's walk cut short, else the integer
+    # program; each followed on the model, every step checked.
+    run = None
+    if WALKED_RUNS and plan is not None and plan.aims:
+        if phases is not None:
+            phases("planner", f"a spread row's walk of {plan.ticks[0]:,} ticks cut short, "
+                   "followed on the model")
+        run = walked_run(system, cap, upper, plan)
+    if run is None:
+        run = _planned_run(system, cap, upper, phases)
+    if run is not None:
+        _RUNS.clear()
+        _RUNS[key] = run
+        return run
+    if system.server is not None and bound_gap(system) is None:
         if plan is None:
             spread = spread_aims(system, mixes[:SPREAD_ROWS])
         elif plan.aims:
@@ -1158,6 +1170,9 @@ def _witness_run(system: System, cap: Fraction, upper: Fraction | None,
 
 #: Seconds the integer program of :func:`scenarios.periodic.plan_cycle` gets per point.
 PLAN_SECONDS = 20.0
+#: Whether a spread row's walk on the count model is cut short and followed on the model
+#: first (:func:`scenarios.periodic.walked_run`).
+WALKED_RUNS = True
 
 
 def _planned_run(system: System, cap: Fraction, upper: Fraction | None,
