@@ -15,6 +15,8 @@ from fractions import Fraction
 
 import pytest
 
+import scenarios
+
 from dvecost.saturation import run_analysis, system_load
 from replay import replay_analysis
 from scenarios import Request, Scenario, Server, System, Think
@@ -227,3 +229,40 @@ def test_a_cut_walk_of_the_pair_is_shorter_than_the_walk():
     _check_plan(system, plan)
     _check_admissions(system, plan, admissions(system, plan))
     assert _followed(system, plan).mean == 2
+
+
+def test_saturate_follows_a_cut_walk_and_its_witness_replays(tmp_path, monkeypatch):
+    """With the bounds deciding, the point that saturates is decided by a spread row's walk
+    cut short (the integer program gets no time): the same answer as with the spread rows'
+    simulation alone, certified, and the witness, replayed step by step from its JSON, is
+    no longer than that simulation's."""
+    import scenarios.saturation as sat
+    from dvecost.saturation import saturate
+
+    spec = tmp_path / "bursts.py"
+    spec.write_text(
+        "from scenarios import Scenario, Request, Think, Server\n"
+        "burst = Scenario('burst', [Request('load', service=3), Request('ack', service=1),"
+        " Think(1)])\n"
+        "server = Server(workers=2, admissions=2)\n"
+        "def system(n):\n    return {burst: n}\n")
+    monkeypatch.setattr(sat, "EXACT_FIRST_CLASSES", 0)
+    monkeypatch.setattr(sat, "PLAN_SECONDS", 0.0)
+    import scenarios.periodic as periodic
+    runs = []
+    walked_run = periodic.walked_run
+    monkeypatch.setattr(periodic, "walked_run",
+                        lambda *a, **k: runs.append(walked_run(*a, **k)) or runs[-1])
+    got = {}
+    for walked in (True, False):
+        monkeypatch.setattr(sat, "WALKED_RUNS", walked)
+        sat._RUNS.clear()
+        r = saturate(str(spec), backend="cpu", method="bounds")
+        assert r.saturating_clients == 5 and r.certified
+        assert r.point(5).how == "witness" and r.point(5).low == 2
+        d = r.witness.as_dict()
+        model = scenarios.resolve_spec(str(spec))[1](5).to_model()
+        assert replay_analysis(model, d) == len(d["prefix"]) + len(d["cycle"])
+        got[walked] = len(d["prefix"]) + len(d["cycle"])
+    assert got[True] <= got[False]
+    assert any(run is not None and run.policy.startswith("plan 1") for run in runs)
