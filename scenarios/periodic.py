@@ -487,20 +487,18 @@ def walk_plan(system: System, node, admitted) -> CyclePlan | None:
     # closes): every tick lies on one, each of full ticks; the shortest is kept.
     stack: list[int] = []
     where: dict[bytes, int] = {}
-    best: tuple[int, int] | None = None
+    ticks_of_cycle: list[int] = []        # the shortest's ticks, in order
     for t in range(i, j + 1):
         k = key[t]
         if k in where:
             a = where[k]
-            if best is None or len(stack) - a < best[1] - best[0]:
-                best = (stack[a], stack[a] + (len(stack) - a))
-                cyc = stack[a:]
+            if not ticks_of_cycle or len(stack) - a < len(ticks_of_cycle):
+                ticks_of_cycle = stack[a:]
             for x in stack[a:]:
                 del where[key[x]]
             del stack[a:]
         where[k] = len(stack)
         stack.append(t)
-    ticks_of_cycle = cyc
     on_cycle = {key[t]: n for n, t in enumerate(ticks_of_cycle)}
     first = next(t for t in range(j + 1) if key[t] in on_cycle)
     pre: list[int] = []
@@ -534,9 +532,9 @@ def walked_run(system: System, cap: Fraction, upper: Fraction | None, guide, *,
 
     The row is simulated again on the count model alone, its walk recorded and cut
     (:func:`walk_plan`), and the clients admitted by :func:`admissions`: the model then
-    runs one row for the plan's ticks instead of many rows for the whole walk, and its
-    cycle closes exactly where every aim is met (nothing to lift). ``progress`` is
-    :func:`~scenarios.bounds.find_witness`'s.
+    runs two rows (the plan's, one fixed policy's) for the plan's ticks instead of many
+    rows for the whole walk, and its cycle closes exactly where every aim is met (nothing
+    to lift). ``progress`` is :func:`~scenarios.bounds.find_witness`'s.
     """
     from .bounds import find_witness
     from .schedule import simulate
