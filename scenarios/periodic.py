@@ -44,6 +44,7 @@ True
 from __future__ import annotations
 
 import time as _time
+from fractions import Fraction
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,7 +52,8 @@ import numpy as np
 from .dsl import System
 from .schedule import tick_ring
 
-__all__ = ["CyclePlan", "plan_cycle", "admissions", "HORIZONS"]
+__all__ = ["CyclePlan", "plan_cycle", "plan_split", "walk_plan", "walked_run", "admissions",
+           "HORIZONS"]
 
 #: The horizons :func:`plan_cycle` tries in turn (ticks from the initial state to the end of
 #: the period); the period starts at least :data:`MIN_PREFIX` ticks in.
@@ -130,7 +132,8 @@ class _Counts:
         self.busys = [v for v in range(self.V) if self.flat[v] == "busy"]
 
     def solve(self, ticks: int, *, starts: list[tuple[int, int]] | None,
-              time_limit: float):
+              time_limit: float, targets: np.ndarray | None = None,
+              initial: np.ndarray | None = None):
         """One integer program over ``ticks`` ticks of the count model.
 
         ``starts=None``: a cycle alone (the counts at tick 0 free but for each scenario's
@@ -144,12 +147,15 @@ class _Counts:
 
         V, W, A, N = self.V, self.W, self.A, self.N
         waits, busys, flat, succ = self.waits, self.busys, self.flat, self.succ
-        cyclic = starts is None
+        cyclic = starts is None and targets is None
         widx = {v: i for i, v in enumerate(waits)}
         n_t = ticks if cyclic else ticks + 1
         nv, na = n_t * V, ticks * len(waits)
         nz = 0 if cyclic else 3 * ticks
-        nvar = nv + na + nz + (0 if cyclic else len(starts))
+        if targets is not None:
+            starts = []
+        nvar = nv + na + nz + (0 if cyclic else len(starts)) + (
+            0 if targets is None else len(targets))
 
         def n_of(t, v):
             return (t % ticks if cyclic else t) * V + v
@@ -162,6 +168,9 @@ class _Counts:
 
         def p_of(i):
             return nv + na + nz + i
+
+        def y_of(r):
+            return nv + na + nz + r
 
         rows: list[int] = []
         cols: list[int] = []
@@ -217,10 +226,18 @@ class _Counts:
             for g, cnt in enumerate(self.counts):
                 add([(n_of(0, v), 1.0) for v in range(V) if self.group[v] == g], cnt, cnt)
         else:
-            for g, cnt in enumerate(self.counts):
-                lb[self.first[g]] = ub[self.first[g]] = cnt
-            ub[:V][[v for v in range(V) if v not in self.first]] = 0
-            add([(p_of(i), 1.0) for i in range(len(starts))], 1, 1)
+            if initial is None:
+                initial = np.zeros(V, np.int64)
+                for g, cnt in enumerate(self.counts):
+                    initial[self.first[g]] = cnt
+            lb[:V] = ub[:V] = np.asarray(initial, float)
+            if targets is not None:
+                add([(y_of(r), 1.0) for r in range(len(targets))], 1, 1)
+                for v in range(V):
+                    add([(n_of(ticks, v), 1.0)] + [(y_of(r), -float(targets[r][v]))
+                                                   for r in range(len(targets))], 0, 0)
+            else:
+                add([(p_of(i), 1.0) for i in range(len(starts))], 1, 1)
             for i, (j, P) in enumerate(starts):
                 for v in range(V):
                     add([(n_of(j + P, v), 1.0), (n_of(j, v), -1.0), (p_of(i), N)],
@@ -240,6 +257,9 @@ class _Counts:
         for t in range(ticks):
             for w in waits:
                 adm[t, w] = x[a_of(t, w)]
+        if targets is not None:
+            got = next(r for r in range(len(targets)) if x[y_of(r)] == 1)
+            return counts, adm, got
         got = (0, ticks) if cyclic else next(
             jp for i, jp in enumerate(starts) if x[p_of(i)] == 1)
         return counts, adm, got
@@ -284,12 +304,75 @@ def plan_cycle(system: System, *, horizons=HORIZONS, time_limit: float = 30.0
     return None
 
 
+def plan_split(system: System, *, periods=range(1, 25), horizons=(8, 16, 24, 32),
+               time_limit: float = 30.0) -> CyclePlan | None:
+    """A run of the count model of ``system`` that ends in a cycle of full ticks, found in
+    two parts: first a cycle alone (the counts at its start free but for each scenario's
+    total: a program without the server's rule, whose ticks are all full), for each period
+    of ``periods`` in turn until one has one; then a run from the initial state, under the
+    server's rule, of ``H`` ticks (``H`` of ``horizons`` in turn) whose counts at ``H`` are
+    those of one of the cycle's ticks (one binary per tick of the cycle: the end is a choice
+    among known vectors, which the solver propagates well). ``None`` where either part finds
+    nothing within ``time_limit`` seconds in all, or no run reaches the cycle found: another
+    cycle may be reachable, so ``None`` proves nothing.
+
+    A full tick obeys the server's rule whatever the counts (it admits ``W - busy``, at most
+    ``A`` and at most the waiting, so the smallest of the three), so the cycle needs no
+    binaries; the run to it does, but its end is pinned.
+
+    >>> from scenarios import Scenario, Server, System, Think, Request
+    >>> pair = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
+    >>> plan = plan_split(System({pair: 7}, server=Server(workers=2, admissions=2)))
+    >>> [plan.served(t) for t in range(plan.start, plan.horizon)] == [2] * plan.period
+    True
+    """
+    rings = _rings(system)
+    if rings is None:
+        return None
+    model = _Counts(system, rings)
+    t0 = _time.perf_counter()
+
+    def left() -> float:
+        return time_limit - (_time.perf_counter() - t0)
+
+    for P in periods:
+        if left() <= 0.2:
+            return None
+        cyc = model.solve(P, starts=None, time_limit=left())
+        if cyc:
+            break
+    else:
+        return None
+    ring = cyc[0]                                    # counts at the cycle's ticks 0 .. P - 1
+    for H in horizons:
+        if left() <= 0.2:
+            return None
+        got = model.solve(H, starts=[], time_limit=left(), targets=ring)
+        if not got:
+            continue
+        counts, adm, r = got
+        # the prefix, then the cycle turned to start at its tick r
+        turn = [(r + k) % P for k in range(P)]
+        rows = [counts[t] for t in range(H + 1)] + [ring[(x + 1) % P] for x in turn]
+        moves = [adm[t] for t in range(H)] + [cyc[1][x] for x in turn]
+        return CyclePlan(tuple(tuple(ks) for ks in model.kinds), np.stack(rows),
+                         np.stack(moves), H, H + P, model.W, _time.perf_counter() - t0)
+    return None
+
+
 def admissions(system: System, plan: CyclePlan) -> list[list[int]]:
     """Per tick ``0 .. plan.horizon - 1``, the clients (columns in the order of
     ``system.counts``, then by number) the server admits: of the clients at each ``wait``
-    node, the plan's number, those who came first (then the lowest numbers).
+    node, the plan's number: on the prefix's ticks those who came first (then the lowest
+    numbers); on the period's ticks those with the least waiting left to do, a client of a
+    ring of ``T`` nodes being aimed at ``P`` ticks of waiting modulo ``T`` over the period
+    of ``P`` ticks (then it is back at its node when the period ends: ``P - w`` moves on a
+    ring of ``T`` nodes), the clients who came first on a tie.
 
-    Following it from the initial state, the clients stand where the plan counts them.
+    Following it from the initial state, the clients stand where the plan counts them
+    (whom a node admits changes no count). The aims only make the period's renaming of the
+    clients small (the identity where every aim is met: the model's walk then closes
+    exactly, with nothing to lift).
     """
     node: list[int] = []
     base = 0
@@ -300,9 +383,17 @@ def admissions(system: System, plan: CyclePlan) -> list[list[int]]:
     for ks in plan.kinds:
         b = len(succ)
         succ += [b + (i + 1) % len(ks) for i in range(len(ks))]
+    ring = [len(ks) for ks, (_, cnt) in zip(plan.kinds, system.counts) for _ in range(cnt)]
     arrived = [0] * len(node)
+    waited = [0] * len(node)          # ticks waited since the period began
     out: list[list[int]] = []
     for t in range(plan.horizon):
+        if t >= plan.start:
+            def order(c: int) -> tuple[int, int, int]:
+                return ((plan.period - waited[c]) % ring[c], arrived[c], c)
+        else:
+            def order(c: int) -> tuple[int, int, int]:
+                return (0, arrived[c], c)
         here: dict[int, list[int]] = {}
         for c, v in enumerate(node):
             here.setdefault(v, []).append(c)
@@ -310,13 +401,15 @@ def admissions(system: System, plan: CyclePlan) -> list[list[int]]:
         for v, cs in here.items():
             k = int(plan.admitted[t, v])
             if k:
-                chosen += sorted(cs, key=lambda c: (arrived[c], c))[:k]
+                chosen += sorted(cs, key=order)[:k]
         go = set(chosen)
         for c, v in enumerate(node):
             wait = plan.admitted.shape[1] and _kind(plan, v) == "wait"
             if not wait or c in go:
                 node[c] = succ[v]
                 arrived[c] = t + 1
+            elif t >= plan.start:
+                waited[c] += 1
         out.append(sorted(chosen))
     return out
 
@@ -327,3 +420,135 @@ def _kind(plan: CyclePlan, v: int) -> str:
             return ks[v]
         v -= len(ks)
     raise IndexError(v)
+
+
+def walk_plan(system: System, node, admitted) -> CyclePlan | None:
+    """The shortest plan hidden in a walk of the count model: ``node[t]`` (ticks ``0 ..
+    T - 1``, clients: the ring node of each client at tick ``t``'s start, numbered as
+    :func:`scenarios.schedule.simulate` numbers them) and ``admitted[t]`` (whom the server
+    admits on tick ``t``), a walk of the server's rule such as a
+    spread row of :func:`scenarios.schedule.simulate` records. ``None`` where the walk closes
+    no cycle of full ticks.
+
+    The count model's state is the count vector and its moves depend on it alone, so a walk
+    may be cut where its count vector repeats: the first closed walk of full ticks is split
+    into simple cycles (each of full ticks), the shortest kept, and the prefix to it loses its
+    loops (from a count vector met again, the walk goes on with the move taken at its last
+    visit). Nothing here is a result; the plan is checked on the model like any other.
+
+    >>> from scenarios import Scenario, Server, System, Think, Request
+    >>> from scenarios.schedule import simulate
+    >>> pair = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
+    >>> system = System({pair: 7}, server=Server(workers=2, admissions=2))
+    >>> walk = []
+    >>> simulate(system, Fraction(2), [[0, 1, 2, 4, 5, 7, 8]], ticks=100, walk=walk)
+    (60,)
+    >>> plan = walk_plan(system, [n[0] for n, _ in walk], [a[0] for _, a in walk])
+    >>> plan.horizon < 60, [plan.served(t) for t in range(plan.start, plan.horizon)]
+    (True, [2, 2, 2])
+    """
+    rings = _rings(system)
+    if rings is None:
+        return None
+    model = _Counts(system, rings)
+    V, W = model.V, model.W
+    node = np.asarray(node, np.int64)
+    admitted = np.asarray(admitted, bool)
+    T = admitted.shape[0]
+    counts = np.zeros((T + 1, V), np.int64)
+    for t in range(T):
+        counts[t] = np.bincount(node[t], minlength=V)
+    adm = np.stack([np.bincount(node[t][admitted[t]], minlength=V) for t in range(T)])
+    # (the counts after the last tick: who is not waiting, and who is admitted, moves on)
+    succ = np.array(model.succ)
+    wait = np.array([k == "wait" for k in model.flat])
+    go = np.where(wait, adm[T - 1], counts[T - 1])
+    counts[T] = counts[T - 1] - go
+    np.add.at(counts[T], succ, go)
+    busy = counts[:T, model.busys].sum(axis=1) if model.busys else np.zeros(T, np.int64)
+    full = busy + adm.sum(axis=1) == W
+    key = [counts[t].tobytes() for t in range(T + 1)]
+    # The first closed walk of full ticks: i .. t, with counts[t] == counts[i].
+    seen: dict[bytes, int] = {}
+    last_short = -1             # the last tick that was not full
+    closed = None
+    for t in range(T + 1):
+        i = seen.get(key[t])
+        if i is not None and i > last_short:
+            closed = (i, t)
+            break
+        seen[key[t]] = t
+        if t < T and not full[t]:
+            last_short = t
+    if closed is None:
+        return None
+    i, j = closed
+    # Its simple cycles (a stack of distinct count vectors; one met again pops the cycle it
+    # closes): every tick lies on one, each of full ticks; the shortest is kept.
+    stack: list[int] = []
+    where: dict[bytes, int] = {}
+    ticks_of_cycle: list[int] = []        # the shortest's ticks, in order
+    for t in range(i, j + 1):
+        k = key[t]
+        if k in where:
+            a = where[k]
+            if not ticks_of_cycle or len(stack) - a < len(ticks_of_cycle):
+                ticks_of_cycle = stack[a:]
+            for x in stack[a:]:
+                del where[key[x]]
+            del stack[a:]
+        where[k] = len(stack)
+        stack.append(t)
+    on_cycle = {key[t]: n for n, t in enumerate(ticks_of_cycle)}
+    first = next(t for t in range(j + 1) if key[t] in on_cycle)
+    pre: list[int] = []
+    at: dict[bytes, int] = {}
+    for t in range(first + 1):
+        if key[t] in at:
+            del pre[at[key[t]] + 1:]
+            at = {key[x]: n for n, x in enumerate(pre)}
+            continue
+        at[key[t]] = len(pre)
+        pre.append(t)
+    o = on_cycle[key[first]]
+    turn = ticks_of_cycle[o:] + ticks_of_cycle[:o]
+    rows = [counts[p] for p in pre]
+    moves = [adm[pre[n + 1] - 1] for n in range(len(pre) - 1)]
+    for t in turn:
+        moves.append(adm[t])
+        rows.append(counts[t + 1])
+    start = len(pre) - 1
+    return CyclePlan(tuple(tuple(ks) for ks in model.kinds), np.stack(rows),
+                     np.stack(moves).reshape(-1, V), start, start + len(turn), W, 0.0)
+
+
+def walked_run(system: System, cap: Fraction, upper: Fraction | None, guide, *,
+               progress=None):
+    """A run of the model that keeps the server at ``cap``, cut out of the first spread row
+    of ``guide`` (a :class:`scenarios.schedule.SpreadPlan`: rows the count model shows
+    closing a walk of full ticks) and followed on the model itself, every step checked
+    (:func:`scenarios.bounds.find_witness`'s ``plans``); ``None`` where there is no such
+    row or the run does not reach ``cap``.
+
+    The row is simulated again on the count model alone, its walk recorded and cut
+    (:func:`walk_plan`), and the clients admitted by :func:`admissions`: the model then
+    runs two rows (the plan's, one fixed policy's) for the plan's ticks instead of many
+    rows for the whole walk, and its cycle closes exactly where every aim is met (nothing
+    to lift). ``progress`` is :func:`~scenarios.bounds.find_witness`'s.
+    """
+    from .bounds import find_witness
+    from .schedule import simulate
+
+    if guide is None or not guide.aims:
+        return None
+    walk: list = []
+    simulate(system, cap, [guide.aims[0]], ticks=guide.ticks[0], walk=walk)
+    if not walk:
+        return None
+    plan = walk_plan(system, [n[0] for n, _ in walk], [a[0] for _, a in walk])
+    if plan is None:
+        return None
+    run = find_witness(system, target=cap, upper=upper, rows=1,
+                       max_ticks=plan.horizon + 4, plans=[admissions(system, plan)],
+                       progress=progress)
+    return run if run is not None and run.mean >= cap else None

@@ -151,6 +151,7 @@ def describes(system: System) -> bool:
 def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
              ticks: int = 1000, enough: int | None = None,
              trace: list | None = None,
+             walk: list | None = None,
              progress: Callable[[int, int, int], None] | None = None
              ) -> tuple[int | None, ...]:
     """Per spread row (``aims``: per row, each client's aim in the clients' order, ``-1``
@@ -164,7 +165,9 @@ def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
     ticks of waiting modulo its round ``T``; of the clients waiting, those with no waiting
     left to do first, then those with the most, the inactive ones last, ties to the first
     client. With ``enough``, it stops once that many rows have closed such a walk; with
-    ``trace`` (a list), each tick's charge per row is appended to it; ``progress(tick,
+    ``trace`` (a list), each tick's charge per row is appended to it; with ``walk`` (a
+    list), each tick's ``(node, admitted)`` (rows x clients: the global ring node of each
+    client at the tick's start, whether the server admits it on the tick); ``progress(tick,
     ticks, closed)`` is called every :data:`PROGRESS_TICKS` ticks with the rows closed so
     far.
     """
@@ -214,6 +217,8 @@ def simulate(system: System, cap: Fraction, aims: Sequence[Sequence[int]],
         charged = (cost_a[node] * (busy | admitted)).sum(axis=1)
         if trace is not None:
             trace.append(charged)
+        if walk is not None:
+            walk.append((node, admitted))
         stay = wait & ~admitted
         waited += stay
         node = np.where(stay, node, next_a[node])

@@ -55,7 +55,7 @@ from .curve import (DEFAULT_MAX_CLIENTS, METHODS, STATUSES, Evaluation, Evaluato
                     server_capacity)
 
 __all__ = ["SaturationSearch", "linear", "bisect", "staircase", "plateau", "small", "growth_guess",
-           "EXACT_FIRST_CLASSES", "PLAN_SECONDS", "WITNESS_ROWS", "WITNESS_TICKS",
+           "EXACT_FIRST_CLASSES", "PLAN_SECONDS", "WALKED_RUNS", "WITNESS_ROWS", "WITNESS_TICKS",
            "WITNESS_PATIENCE", "SPREAD_ROWS", "GUIDE_MIXES", "GUIDE_TICKS", "BELOW_ROWS",
            "BELOW_TICKS", "PLATEAU_CHECK_MAX"]
 
@@ -71,6 +71,9 @@ GUIDE_MIXES, GUIDE_TICKS = 400, 3000
 BELOW_ROWS, BELOW_TICKS = 7, 150
 #: Seconds the integer program of :func:`scenarios.periodic.plan_cycle` gets per point.
 PLAN_SECONDS = 20.0
+#: Whether a spread row's walk on the count model is cut short and followed on the model
+#: first (:func:`scenarios.periodic.walked_run`).
+WALKED_RUNS = True
 #: ``method='auto'`` analyses a point exactly before trying the bounds where the model has at
 #: most this many classes of client phases (:func:`small`): exact analysis is then quicker
 #: than the bounds' simulation.
@@ -536,18 +539,32 @@ class Bounds:
 
         if self.kept_run is not None and self.kept_run[1] == (system, upper):
             return self.kept_run[2]
+        from .periodic import walked_run
+
         cap, phases = self.capacity, self.phases
-        run = self.planned_run(system, upper)
-        if run is not None:
-            return run
         spread, ticks, patience = [], WITNESS_TICKS, WITNESS_PATIENCE
-        if system.server is not None and bound_gap(system) is None:
+        plan = mixes = None
+        counted = system.server is not None and bound_gap(system) is None
+        if counted:
             rates = {name: rho for name, _, rho in alone_rates(system, self.alone)}
             mixes = spread_mixes(system, cap, rates, most=GUIDE_MIXES)
             plan = plan_spread(system, cap, mixes, ticks=GUIDE_TICKS, progress=None if phases
                                is None else lambda t, most, done: phases(
                                    "count model", f"tick {t:,} of at most {most:,}: {done} "
                                    "spread rows keep the server full"))
+        # The planner (scenarios.periodic): the count model's first closing spread row cut
+        # short, else the integer program; each followed on the model, every step checked.
+        run = None
+        if WALKED_RUNS and plan is not None and plan.aims:
+            if phases is not None:
+                phases("planner", f"a spread row's walk of {plan.ticks[0]:,} ticks cut short, "
+                       "followed on the model")
+            run = walked_run(system, cap, upper, plan)
+        if run is None:
+            run = self.planned_run(system, upper)
+        if run is not None:
+            return run
+        if counted:
             if plan is None:
                 spread = spread_aims(system, mixes[:SPREAD_ROWS])
             elif plan.aims:

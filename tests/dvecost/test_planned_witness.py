@@ -15,12 +15,14 @@ from fractions import Fraction
 
 import pytest
 
+import scenarios
+
 from dvecost.saturation import run_analysis, system_load
 from replay import replay_analysis
 from scenarios import Request, Scenario, Server, System, Think
 from scenarios.bounds import find_witness
-from scenarios.periodic import admissions, plan_cycle
-from scenarios.schedule import tick_ring
+from scenarios.periodic import admissions, plan_cycle, plan_split, walk_plan
+from scenarios.schedule import plan_spread, simulate, tick_ring
 
 PAIR = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
 
@@ -152,3 +154,114 @@ def test_some_quick_seeds_have_plans():
     found = [s for s in QUICK_SEEDS
              if plan_cycle(_random_system(s), time_limit=10, horizons=(8, 16, 24))]
     assert len(found) >= 2
+
+
+# ---------------------------------------------------------------- plans in two parts, and walks
+
+def _walk_of(system: System, ticks: int = 400):
+    """The first spread row that closes a walk of full ticks on the count model, recorded:
+    ``(closing tick, nodes per tick, admitted per tick)``, or ``None``."""
+    cap = Fraction(system.server.workers)
+    mix = tuple(k for _, k in system.counts)
+    plan = plan_spread(system, cap, [mix], ticks=ticks, keep=1)
+    if not plan.aims:
+        return None
+    walk = []
+    assert simulate(system, cap, [plan.aims[0]], ticks=plan.ticks[0], walk=walk) == \
+        (plan.ticks[0],)
+    return plan.ticks[0], [n[0] for n, _ in walk], [a[0] for _, a in walk]
+
+
+@pytest.mark.parametrize("seed", [s if s in QUICK_SEEDS else
+                                  pytest.param(s, marks=pytest.mark.slow)
+                                  for s in range(16)])
+def test_plans_in_two_parts_and_cut_walks_are_saturating_runs(seed):
+    """plan_split (a cycle, then a run to one of its ticks) and walk_plan (a spread row's
+    walk cut where its counts repeat): every plan checks out on the counts written out
+    again, on the clients and on the model, and exists only where exact analysis gives
+    the full capacity; a cut walk is never longer than the walk."""
+    system = _random_system(seed)
+    load = system_load(system, backend="cpu").exact
+    plans = [plan_split(system, time_limit=10)]
+    walked = _walk_of(system)
+    if walked is not None:
+        closed, nodes, adm = walked
+        plans.append(walk_plan(system, nodes, adm))
+        assert plans[-1] is not None and plans[-1].horizon <= closed
+    for plan in plans:
+        if plan is None:
+            continue
+        assert load == system.server.workers
+        _check_plan(system, plan)
+        _check_admissions(system, plan, admissions(system, plan))
+        run = _followed(system, plan)
+        assert run.mean == system.server.workers
+        d = run_analysis(run).as_dict()
+        assert replay_analysis(system.to_model(), d) == len(d["prefix"]) + len(d["cycle"])
+
+
+def test_the_quick_seeds_have_plans_in_two_parts_and_walks():
+    """(so that the test above checks plans of both kinds)"""
+    assert sum(plan_split(_random_system(s), time_limit=10) is not None
+               for s in QUICK_SEEDS) >= 2
+    assert sum(_walk_of(_random_system(s)) is not None for s in QUICK_SEEDS) >= 2
+
+
+def test_a_walk_that_closes_no_cycle_of_full_ticks_gives_no_plan():
+    # four pair clients load two workers 6/5 at most: no walk has a full cycle
+    system = System({PAIR: 4}, server=Server(workers=2, admissions=2))
+    walk = []
+    assert simulate(system, Fraction(2), [[0, 2, 5, 7]], ticks=60, walk=walk) == (None,)
+    assert walk_plan(system, [n[0] for n, _ in walk], [a[0] for _, a in walk]) is None
+    assert plan_split(system, time_limit=10) is None
+
+
+def test_a_cut_walk_of_the_pair_is_shorter_than_the_walk():
+    """The even row of seven pair clients closes its first full walk at tick 60 on the count
+    model; cut where its counts repeat, the plan is a prefix and a cycle of at most that,
+    and the model follows it to a run that checks."""
+    system = System({PAIR: 7}, server=Server(workers=2, admissions=2))
+    walk = []
+    assert simulate(system, Fraction(2), [[0, 1, 2, 4, 5, 7, 8]], ticks=100,
+                    walk=walk) == (60,)
+    plan = walk_plan(system, [n[0] for n, _ in walk], [a[0] for _, a in walk])
+    assert plan.horizon < 60
+    _check_plan(system, plan)
+    _check_admissions(system, plan, admissions(system, plan))
+    assert _followed(system, plan).mean == 2
+
+
+def test_saturate_follows_a_cut_walk_and_its_witness_replays(tmp_path, monkeypatch):
+    """With the bounds deciding, the point that saturates is decided by a spread row's walk
+    cut short (the integer program gets no time): the same answer as with the spread rows'
+    simulation alone, certified, and the witness, replayed step by step from its JSON, is
+    no longer than that simulation's."""
+    import scenarios.search as sat
+    from dvecost.saturation import saturate
+
+    spec = tmp_path / "bursts.py"
+    spec.write_text(
+        "from scenarios import Scenario, Request, Think, Server\n"
+        "burst = Scenario('burst', [Request('load', service=3), Request('ack', service=1),"
+        " Think(1)])\n"
+        "server = Server(workers=2, admissions=2)\n"
+        "def system(n):\n    return {burst: n}\n")
+    monkeypatch.setattr(sat, "EXACT_FIRST_CLASSES", 0)
+    monkeypatch.setattr(sat, "PLAN_SECONDS", 0.0)
+    import scenarios.periodic as periodic
+    runs = []
+    walked_run = periodic.walked_run
+    monkeypatch.setattr(periodic, "walked_run",
+                        lambda *a, **k: runs.append(walked_run(*a, **k)) or runs[-1])
+    got = {}
+    for walked in (True, False):
+        monkeypatch.setattr(sat, "WALKED_RUNS", walked)
+        r = saturate(str(spec), backend="cpu", method="bounds")
+        assert r.saturating_clients == 5 and r.certified
+        assert r.point(5).how == "witness" and r.point(5).low == 2
+        d = r.witness.as_dict()
+        model = scenarios.resolve_spec(str(spec))[1](5).to_model()
+        assert replay_analysis(model, d) == len(d["prefix"]) + len(d["cycle"])
+        got[walked] = len(d["prefix"]) + len(d["cycle"])
+    assert got[True] <= got[False]
+    assert any(run is not None and run.policy.startswith("plan 1") for run in runs)

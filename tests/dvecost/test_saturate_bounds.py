@@ -254,8 +254,9 @@ def test_a_point_decided_by_the_bounds_shows_its_progress_on_a_terminal(capsys, 
     from scenarios import bounds, schedule
 
     monkeypatch.setattr(scenarios.search, "EXACT_FIRST_CLASSES", 0)   # the bounds first
-    # (no time for the planner: the count model's spread rows and the simulation run)
+    # (no planner: the count model's spread rows and the simulation run)
     monkeypatch.setattr(scenarios.search, "PLAN_SECONDS", 0.0)
+    monkeypatch.setattr(scenarios.search, "WALKED_RUNS", False)
     monkeypatch.setattr(cli_saturate, "is_terminal", lambda stream: True)
     monkeypatch.setattr(bounds, "PROGRESS_TICKS", 1)
     monkeypatch.setattr(schedule, "PROGRESS_TICKS", 1)
