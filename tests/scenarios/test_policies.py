@@ -432,8 +432,11 @@ def test_policy_models_explored_on_the_device(workers, cupy, monkeypatch):
         cm = compile_model(dve.load_model(system.to_model()))
         ref = build_state_graph(cm)
         got = build_state_graph(cm, xp=cupy)
-        for name in ("indptr", "indices", "cost", "time", "states"):
-            a, b = getattr(ref, name), getattr(got, name)
+        pairs = [(getattr(ref, name), getattr(got, name))
+                 for name in ("indptr", "indices", "time", "states")]
+        pairs += [(ref.cost(r), got.cost(r)) for r in ("busy", "server")]
+        for name, (a, b) in zip(("indptr", "indices", "time", "states", "busy", "server"),
+                                pairs):
             b = b.get() if hasattr(b, "get") else b
             assert np.array_equal(np.asarray(a), np.asarray(b)), name
         gpu = analyze(system.to_model(), cost="busy", backend="gpu", symmetry="off",
