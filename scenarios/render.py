@@ -240,14 +240,8 @@ class ModelBuilder(PolicyRendering):
             trans.append(self.trans(src, src, guard=[self.bin("!=", v(self.adm), n(j))]))
             if r.service == 1:
                 return False
-            fin = self.fresh(f"{src}_served", names, extra)
-            if r.service == 2:
-                trans.append(self.trans(src, fin, guard=[admitted], costs=costs,
-                                        effects=[self.assign(REQ, v(self.served))]))
-                return False
-            svc = self.fresh(f"{src}_served_more", names, extra)
-            trans += self.service_ticks(src, svc, fin, admitted, costs, r.service - 2)
-            return True
+            # (the admission's tick was the one before: the first tick here is the second)
+            return self.serve_request(src, admitted, costs, r.service - 2, names, trans, extra)
         # the reply: straight from waiting when one tick of service was all, else after it
         if r.service == 1:
             trans.append(self.trans(src, dst, guard=[admitted],
@@ -489,15 +483,23 @@ class ModelBuilder(PolicyRendering):
         ks = range(1, self.admissions + 1)
         admitted = self.any_of([self.bin("==", v(self.adm_k[k]), n(j)) for k in ks])
         costs = self.cost(n(self.mult * r.cost))
-        fin = self.fresh(f"{src}_served", names, extra)
         trans.append(self.trans(src, src, guard=[self.all_of(
             [self.bin("!=", v(self.adm_k[k]), n(j)) for k in ks])]))
-        if r.service == 1:
+        return self.serve_request(src, admitted, costs, r.service - 1, names, trans, extra)
+
+    def serve_request(self, src: str, admitted: s.Expr, costs, ticks: int, names: list[str],
+               trans: list[s.Transition], extra: dict[str, str]) -> bool:
+        """The tick on which client ``src`` serves, once ``admitted``, the first tick of its
+        request this state sees, then ``ticks`` more (:meth:`service_ticks`), into
+        ``<src>_served`` (``req = SERVED``); appended to ``trans``. True when the client's
+        ``timer`` counts the ticks after the first."""
+        fin = self.fresh(f"{src}_served", names, extra)
+        if ticks == 0:
             trans.append(self.trans(src, fin, guard=[admitted], costs=costs,
-                                    effects=[self.assign(REQ, v(self.served))]))
+                                    effects=[self.assign(REQ, self.var(self.served))]))
             return False
         svc = self.fresh(f"{src}_served_more", names, extra)
-        trans += self.service_ticks(src, svc, fin, admitted, costs, r.service - 1)
+        trans += self.service_ticks(src, svc, fin, admitted, costs, ticks)
         return True
 
     def service_ticks(self, src: str, svc: str, fin: str, admitted: s.Expr, costs,
