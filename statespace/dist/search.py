@@ -407,10 +407,11 @@ class _Search:
     def _gather(self, t0: float, depth: int) -> StateGraph | None:
         """Everything to process 0, assembled there as :func:`build_state_graph` does.
 
-        With several processes, each first sends its states and CSR rows to the process
-        owning their ids' share of ``0 .. n - 1`` (:meth:`_by_ranges`), which puts them in
-        id order (the placing done by all processes at once); process 0 then receives the
-        shares in rank order, which is id order: a concatenation."""
+        With several processes, each sends process 0 its states and CSR rows with their ids
+        (one exchange per array, the counts exchanged once), and process 0 puts them in id
+        order (:func:`_place_states`, :func:`_place_rows`): each array crosses once. (Placing
+        the shares in parallel first, then concatenating at process 0, crossed every array
+        twice and cost more than process 0's placing saved.)"""
         comm = self.comm
         error_id = int(comm.allreduce(self.error_gid, "max"))
         own_ids = _join([o[0] for o in self.own])
@@ -419,69 +420,35 @@ class _Search:
         charges = None if self.ns.charge_table is not None else \
             _join([r[4] for r in self.rows])
         self.own = self.rows = []
-        if comm.size > 1:
-            own, rows, charges = self._by_ranges(own_ids, own, rows, charges)
-        else:   # one process: its states and rows are in id order already
-            rows = rows[1:]
-        to0 = _to_root(comm)
+        if comm.size == 1:   # one process: its states and rows are in id order already
+            states, parent, par_action = own
+            deg, tgt, act = rows[1:]
+        else:
+            to0 = np.zeros(comm.size, np.int64)
 
-        def gather(a):
-            return None if a is None else self._exchange(a, to0(a))[0]
+            def gather(a, known=None):
+                to0[0] = a.shape[0]
+                return self._exchange(a, to0, known)
 
-        states, parent, par_action = (gather(a) for a in own)
-        deg, tgt, act = (gather(a) for a in rows)
-        charges = gather(charges)
+            ids, n_own = gather(own_ids)
+            states, parent, par_action = (_place_states(gather(a, n_own)[0], ids, self.n)
+                                          for a in own)
+            del ids
+            rid, n_rows = gather(rows[0])
+            rdeg = gather(rows[1], n_rows)[0]
+            edges = [rows[2], rows[3]] + ([] if charges is None else [charges])
+            del rows
+            got, n_edges = gather(edges[0])
+            got = [got] + [gather(a, n_edges)[0] for a in edges[1:]]
+            del edges
+            placed = _place_rows(rid, rdeg, self.n, got)
+            del got
+            deg, tgt, act = placed[0], placed[1], placed[2]
+            charges = placed[3] if charges is not None else None
         if comm.rank != 0:
             return None
         return self._assemble(states, parent, par_action, deg, tgt, act, charges, error_id,
                               t0, depth)
-
-    def _by_ranges(self, ids, own, rows, charges):
-        """This process's share of the states (ids ``lo .. hi - 1``, ``hi - lo`` about
-        ``n / P``): their rows of ``states``, ``parent``, ``parent_action``, out-degrees,
-        and their edges in CSR order (targets, actions, charges)."""
-        P, n, me = self.comm.size, self.n, self.comm.rank
-        bounds = np.array([(q * n) // P for q in range(P + 1)], np.int64)
-        lo, hi = int(bounds[me]), int(bounds[me + 1])
-
-        def route(ids):
-            d = np.searchsorted(bounds, ids, side="right") - 1
-            return np.argsort(d.astype(np.int16), kind="stable"), np.bincount(d, minlength=P)
-
-        # States: each to its id's place in the share.
-        order, counts = route(ids)
-        got_ids, rc = self._exchange(ids[order], counts)
-        place = got_ids - lo
-        dense = []
-        for a in own:
-            got, _ = self._exchange(a[order], counts, rc)
-            d = np.empty((hi - lo,) + a.shape[1:], a.dtype)
-            d[place] = got
-            dense.append(d)
-        # Rows: a stable grouping by destination keeps each row's edges together and in order.
-        rid, rdeg, tgt, act = rows
-        order, counts = route(rid)
-        e_dest = np.repeat(np.searchsorted(bounds, rid, side="right") - 1, rdeg)
-        e_order = np.argsort(e_dest.astype(np.int16), kind="stable")
-        e_counts = np.bincount(e_dest, minlength=P)
-        del e_dest
-        got_id, rc = self._exchange(rid[order], counts)
-        got_deg, _ = self._exchange(rdeg[order], counts, rc)
-        deg = np.zeros(hi - lo, np.int64)
-        deg[got_id - lo] = got_deg
-        ptr = np.zeros(hi - lo + 1, np.int64)
-        np.cumsum(deg, out=ptr[1:])
-        start = np.zeros(got_deg.shape[0], np.int64)
-        np.cumsum(got_deg[:-1], out=start[1:])
-        spot = np.repeat(ptr[got_id - lo] - start, got_deg)
-        spot += np.arange(spot.shape[0], dtype=np.int64)
-        out = [deg]
-        for a in (tgt, act) + (() if charges is None else (charges,)):
-            got, e_rc = self._exchange(a[e_order], e_counts)
-            d = np.empty_like(got)
-            d[spot] = got
-            out.append(d)
-        return dense, out[:3], (out[3] if charges is not None else None)
 
     def _assemble(self, states, parent, par_action, deg, tgt, act, charges, error_id, t0,
                   depth):
@@ -542,6 +509,52 @@ class _Search:
         return palette, charge
 
 
+def _place_states(got: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+    """Rows ``got`` of the states with ids ``ids`` (every id of ``0 .. n - 1`` once, on
+    process 0; none elsewhere) in id order.
+
+    >>> import numpy as np
+    >>> _place_states(np.array([[30], [10], [20]]), np.array([2, 0, 1]), 3).ravel().tolist()
+    [10, 20, 30]
+    """
+    if ids.shape[0] == 0:
+        return got
+    out = np.empty((n,) + got.shape[1:], got.dtype)
+    out[ids] = got
+    return out
+
+
+def _place_rows(rid: np.ndarray, deg: np.ndarray, n: int, edges: list) -> list:
+    """CSR rows received as whole rows (sources ``rid`` with out-degrees ``deg``, each row's
+    edges together and in order in every array of ``edges``) in id order: the out-degree of
+    each of ``0 .. n - 1`` and each array of ``edges`` in CSR order. Elsewhere than process 0
+    (nothing received) the arrays as they are.
+
+    >>> import numpy as np
+    >>> deg, tgt = _place_rows(np.array([1, 0]), np.array([1, 2]), 2,
+    ...                        [np.array([7, 8, 9])])
+    >>> deg.tolist(), tgt.tolist()
+    ([2, 1], [8, 9, 7])
+    """
+    if rid.shape[0] == 0:
+        return [deg] + list(edges)
+    out_deg = np.zeros(n, np.int64)
+    out_deg[rid] = deg
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(out_deg, out=ptr[1:])
+    start = np.zeros(deg.shape[0], np.int64)
+    np.cumsum(deg[:-1], out=start[1:])
+    # Edge j of the received order goes to its row's first place plus its offset in the row.
+    spot = np.repeat(ptr[rid] - start, deg)
+    spot += np.arange(spot.shape[0], dtype=np.int64)
+    placed = [out_deg]
+    for a in edges:
+        d = np.empty_like(a)
+        d[spot] = a
+        placed.append(d)
+    return placed
+
+
 def _join(parts: list) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
@@ -552,15 +565,6 @@ def _code_array(codes: list[int]) -> np.ndarray:
     if all(c < 2**63 for c in codes):
         return np.array(codes, np.int64)
     return np.array(codes, dtype=object)
-
-
-def _to_root(comm):
-    """Counts of an ``alltoallv`` sending everything to process 0 (a gather)."""
-    def counts(a):
-        c = np.zeros(comm.size, np.int64)
-        c[0] = a.shape[0]
-        return c
-    return counts
 
 
 # ---------------------------------------------------------------------- signals
