@@ -15,16 +15,17 @@ Every state is owned by one process, ``owner_of(key) = mix(key) mod P``. Level b
    its chunks), so the ids of level ``L + 1`` are ``n`` (the states before it) plus the
    position of each new state's smallest rank among all of the level's. Each rank goes to the
    process owning its source's share of the level's id range (ranks of lower sources to lower
-   processes), which sorts what it received; the counts (an ``allreduce`` of a vector, each
-   process's count in its own place) give its first id, and the ids go back the way the ranks
-   came;
+   processes), which sorts what it received; the counts (the matrix of who sends how many
+   ranks to whom, in the level's one ``allreduce``, which also agrees the stop) give its first
+   id, and the ids go back the way the ranks came;
 4. the owners send each successor's id back to the process that expanded its source, which
    sorts its edges by (source, target, action): the CSR rows stay with their source's owner.
 
 Stops are agreed: a state or memory limit, a signal or the ``--timeout`` clock (recorded, not
-raised, while the search runs) and an allocation failure are shared by an ``allreduce`` at
-each level's end, so that every process stops at the same level with the same counts (no
-process is left waiting in a collective). At the end the graph is gathered to process 0, where
+raised, while the search runs) and an allocation failure are shared by the level's
+``allreduce`` (once its successors are looked up) and acted on at the level's end, so that
+every process stops at the same level with the same counts (no process is left waiting in a
+collective). At the end the graph is gathered to process 0, where
 it is assembled exactly as one process assembles it (the cycle engine runs there).
 """
 
@@ -212,9 +213,9 @@ class _Search:
 
     def _level(self, fkeys, fgid, lo, hi):
         """Expand one level (ids ``lo .. hi - 1``; this process's share ``fgid``): the new
-        frontier, and the agreed stop (``_GO`` to go on). Eight collectives whatever P:
-        the keys out (counts, then rows), the smallest ranks out (counts, rows) and their ids
-        back, the targets back, the new states' counts, and the stop."""
+        frontier, and the agreed stop (``_GO`` to go on). Six collectives whatever P:
+        the keys out (counts, then rows), the stop and every count of the level (one
+        ``allreduce``), the smallest ranks out and their ids back, and the targets back."""
         comm, P = self.comm, self.comm.size
         status = _GO
         A = self.A
@@ -254,26 +255,38 @@ class _Search:
         del keys, rank
         ids, new_rank, new_keys = self.visited.add(rkeys, rrank)
         del rkeys, rrank
+        # The stop and the counts, agreed by one allreduce (max), each process writing its
+        # own places: the stop and the signal (where all write), its successors and expanded
+        # states, and its row of the P x P matrix of step 3's routing counts, whose column
+        # sums are the new states each process numbers (so that every process knows its
+        # first id and the level's total, and step 3 needs no exchange of counts).
+        status = max(status, self._local_stop())
+        dest = ((new_rank // A - lo) * P) // (hi - lo) if P > 1 else None
+        v = np.zeros(2 + 2 * P + P * P, np.int64)
+        v[0], v[1] = status, self.pending_signal or 0
+        v[2 + comm.rank], v[2 + P + comm.rank] = local.shape[0], fgid.shape[0]
+        if P > 1:
+            at = 2 + 2 * P + comm.rank * P
+            v[at:at + P] = np.bincount(dest, minlength=P)
+        else:
+            v[2 + 2 * P] = new_rank.shape[0]
+        v = comm.allreduce(v, "max")
+        route = v[2 + 2 * P:].reshape(P, P)
+        per = route.sum(axis=0)
         # 3. global ids of the new states: each smallest rank to the process owning its
         # source's share of the level, sorted there (new_rank is sorted, so are the
-        # destinations, and the ids come back in new_rank's order). Every process's count
-        # in its own place of a vector, summed: each one's first id and the total at once.
+        # destinations, and the ids come back in new_rank's order).
         if P > 1:
-            dest = ((new_rank // A - lo) * P) // (hi - lo)
-            gsend = np.bincount(dest, minlength=P)
-            got, gcounts = self._exchange(new_rank, gsend)
+            gsend, gcounts = route[comm.rank], route[:, comm.rank]
+            got, _ = self._exchange(new_rank, gsend, gcounts)
             mine = np.argsort(got)
-            per = np.zeros(P, np.int64)
-            per[comm.rank] = got.shape[0]
-            per = comm.allreduce(per)
             first = self.n + int(per[:comm.rank].sum())
             numbered = np.empty(got.shape[0], np.int64)
             numbered[mine] = first + np.arange(got.shape[0], dtype=np.int64)
             new_gid, _ = self._exchange(numbered, gcounts, gsend)
-            self.n_now = self.n + int(per.sum())
         else:
             new_gid = self.n + np.arange(new_rank.shape[0], dtype=np.int64)
-            self.n_now = self.n + new_gid.shape[0]
+        self.n_now = self.n + int(per.sum())
         self.gid = np.concatenate([self.gid, new_gid])
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
@@ -287,16 +300,9 @@ class _Search:
         self._keep_rows(fgid, local, src - lo, act, target, charges, hi - lo)
         self.own.append(self._owned(new_gid, new_keys, new_rank // A,
                                     (new_rank % A).astype(np.int32)))
-        # The counts and the stop, agreed by one allreduce (max): each process's counts in
-        # its own places, the stop and the signal where all write.
-        status = max(status, self._local_stop())
-        v = np.zeros(2 + 2 * P, np.int64)
-        v[0], v[1] = status, self.pending_signal or 0
-        v[2 + comm.rank], v[2 + P + comm.rank] = local.shape[0], fgid.shape[0]
-        v = comm.allreduce(v, "max")
         self.n = self.n_now
         self.m += int(v[2:2 + P].sum())
-        self.expanded += int(v[2 + P:].sum())
+        self.expanded += int(v[2 + P:2 + 2 * P].sum())
         stop, signum = int(v[0]), int(v[1])
         if signum:
             self.pending_signal = self.pending_signal or signum
