@@ -110,7 +110,8 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
         resident memory, checked at each level's end; ``progress`` is called on process 0.
     timings : dict, optional
         Filled with this process's wall seconds: ``search`` (the levels, the graph spread
-        over the processes) and ``gather`` (the graph to process 0 and assembled there).
+        over the processes) and ``gather`` (the graph to process 0 and assembled there); and
+        ``sent``, the bytes it sent to other processes during the levels.
 
     Returns
     -------
@@ -159,6 +160,8 @@ class _Search:
         self.sdtype = states_dtype(cm)
         self.pending_signal: int | None = None
         self.seconds: dict[str, float] = {}
+        # Bytes this process sent to others in the levels' exchanges (see _exchange).
+        self.sent = 0
         # system sync: the step codes by global id, their ids, and this process's step ids
         # mapped to the global ones (-1: not yet).
         self.codes: list[int] = []
@@ -181,6 +184,7 @@ class _Search:
                     self._raise(stop, saved)
             t1 = _time.perf_counter()
             self.seconds["search"] = t1 - t0
+            self.seconds["sent"] = float(self.sent)
             graph = self._gather(t0, depth)
             self.seconds["gather"] = _time.perf_counter() - t1
             if self.pending_signal is not None:   # one came while the graph was gathered
@@ -290,7 +294,10 @@ class _Search:
         self.gid = np.concatenate([self.gid, new_gid])
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
-            back, _ = self._exchange(self.gid[ids], rcounts, counts)
+            # As int32 while the ids fit (half the bytes of the answer).
+            tid = self.gid[ids].astype(np.int32) if self.n_now < 2**31 else self.gid[ids]
+            back, _ = self._exchange(tid, rcounts, counts)
+            del tid
             target = np.empty(back.shape[0], np.int64)
             target[order] = back
             del back
@@ -314,7 +321,10 @@ class _Search:
 
     def _exchange(self, a, counts, recv_counts=None):
         """``comm.alltoallv`` of a host array: through the device where the communicator is
-        NCCL's (its arrays are CuPy's), the answer back on the host."""
+        NCCL's (its arrays are CuPy's), the answer back on the host. Counts the bytes this
+        process sends to others (``seconds['sent']`` once the levels are done)."""
+        mine = int(counts[self.comm.rank]) if self.comm.size > 1 else int(a.shape[0])
+        self.sent += (int(a.shape[0]) - mine) * (a.nbytes // max(int(a.shape[0]), 1))
         if self.comm.xp is np:
             return self.comm.alltoallv(a, counts, recv_counts)
         got, rcounts = self.comm.alltoallv(self.comm.xp.asarray(a), counts, recv_counts)
