@@ -106,8 +106,21 @@ def launch_gpus(n: int, argv: list[str]) -> int:
                                  "MPICH's mpiexec")
     words = _without_gpus(argv)
     env = dict(os.environ, DVECOST_COMM="nccl")
-    return subprocess.call([launcher, "-n", str(n), sys.executable, "-m", "dvecost", *words],
+    # mpiexec's own messages go straight to our stderr (inherited, not captured), so a launch
+    # that fails shows why. Open MPI refuses to run as root unless the user allows it: said
+    # as a hint, never allowed for them.
+    code = subprocess.call([launcher, "-n", str(n), sys.executable, "-m", "dvecost", *words],
                            env=env)
+    if code not in (0, 2, 3, 130, 143) and _root() and \
+            "OMPI_ALLOW_RUN_AS_ROOT" not in os.environ:
+        print("dvecost: hint: if mpiexec is Open MPI's, it refuses to run as root unless "
+              "OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 are set",
+              file=sys.stderr)
+    return code
+
+
+def _root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def _without_gpus(argv: list[str]) -> list[str]:

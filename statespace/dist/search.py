@@ -15,16 +15,17 @@ Every state is owned by one process, ``owner_of(key) = mix(key) mod P``. Level b
    its chunks), so the ids of level ``L + 1`` are ``n`` (the states before it) plus the
    position of each new state's smallest rank among all of the level's. Each rank goes to the
    process owning its source's share of the level's id range (ranks of lower sources to lower
-   processes), which sorts what it received; the counts (an ``allreduce`` of a vector, each
-   process's count in its own place) give its first id, and the ids go back the way the ranks
-   came;
+   processes), which sorts what it received; the counts (the matrix of who sends how many
+   ranks to whom, in the level's one ``allreduce``, which also agrees the stop) give its first
+   id, and the ids go back the way the ranks came;
 4. the owners send each successor's id back to the process that expanded its source, which
    sorts its edges by (source, target, action): the CSR rows stay with their source's owner.
 
 Stops are agreed: a state or memory limit, a signal or the ``--timeout`` clock (recorded, not
-raised, while the search runs) and an allocation failure are shared by an ``allreduce`` at
-each level's end, so that every process stops at the same level with the same counts (no
-process is left waiting in a collective). At the end the graph is gathered to process 0, where
+raised, while the search runs) and an allocation failure are shared by the level's
+``allreduce`` (once its successors are looked up) and acted on at the level's end, so that
+every process stops at the same level with the same counts (no process is left waiting in a
+collective). At the end the graph is gathered to process 0, where
 it is assembled exactly as one process assembles it (the cycle engine runs there).
 """
 
@@ -109,7 +110,8 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
         resident memory, checked at each level's end; ``progress`` is called on process 0.
     timings : dict, optional
         Filled with this process's wall seconds: ``search`` (the levels, the graph spread
-        over the processes) and ``gather`` (the graph to process 0 and assembled there).
+        over the processes) and ``gather`` (the graph to process 0 and assembled there); and
+        ``sent``, the bytes it sent to other processes during the levels.
 
     Returns
     -------
@@ -158,6 +160,8 @@ class _Search:
         self.sdtype = states_dtype(cm)
         self.pending_signal: int | None = None
         self.seconds: dict[str, float] = {}
+        # Bytes this process sent to others in the levels' exchanges (see _exchange).
+        self.sent = 0
         # system sync: the step codes by global id, their ids, and this process's step ids
         # mapped to the global ones (-1: not yet).
         self.codes: list[int] = []
@@ -180,6 +184,7 @@ class _Search:
                     self._raise(stop, saved)
             t1 = _time.perf_counter()
             self.seconds["search"] = t1 - t0
+            self.seconds["sent"] = float(self.sent)
             graph = self._gather(t0, depth)
             self.seconds["gather"] = _time.perf_counter() - t1
             if self.pending_signal is not None:   # one came while the graph was gathered
@@ -212,9 +217,9 @@ class _Search:
 
     def _level(self, fkeys, fgid, lo, hi):
         """Expand one level (ids ``lo .. hi - 1``; this process's share ``fgid``): the new
-        frontier, and the agreed stop (``_GO`` to go on). Eight collectives whatever P:
-        the keys out (counts, then rows), the smallest ranks out (counts, rows) and their ids
-        back, the targets back, the new states' counts, and the stop."""
+        frontier, and the agreed stop (``_GO`` to go on). Six collectives whatever P:
+        the keys out (counts, then rows), the stop and every count of the level (one
+        ``allreduce``), the smallest ranks out and their ids back, and the targets back."""
         comm, P = self.comm, self.comm.size
         status = _GO
         A = self.A
@@ -254,30 +259,45 @@ class _Search:
         del keys, rank
         ids, new_rank, new_keys = self.visited.add(rkeys, rrank)
         del rkeys, rrank
+        # The stop and the counts, agreed by one allreduce (max), each process writing its
+        # own places: the stop and the signal (where all write), its successors and expanded
+        # states, and its row of the P x P matrix of step 3's routing counts, whose column
+        # sums are the new states each process numbers (so that every process knows its
+        # first id and the level's total, and step 3 needs no exchange of counts).
+        status = max(status, self._local_stop())
+        dest = ((new_rank // A - lo) * P) // (hi - lo) if P > 1 else None
+        v = np.zeros(2 + 2 * P + P * P, np.int64)
+        v[0], v[1] = status, self.pending_signal or 0
+        v[2 + comm.rank], v[2 + P + comm.rank] = local.shape[0], fgid.shape[0]
+        if P > 1:
+            at = 2 + 2 * P + comm.rank * P
+            v[at:at + P] = np.bincount(dest, minlength=P)
+        else:
+            v[2 + 2 * P] = new_rank.shape[0]
+        v = comm.allreduce(v, "max")
+        route = v[2 + 2 * P:].reshape(P, P)
+        per = route.sum(axis=0)
         # 3. global ids of the new states: each smallest rank to the process owning its
         # source's share of the level, sorted there (new_rank is sorted, so are the
-        # destinations, and the ids come back in new_rank's order). Every process's count
-        # in its own place of a vector, summed: each one's first id and the total at once.
+        # destinations, and the ids come back in new_rank's order).
         if P > 1:
-            dest = ((new_rank // A - lo) * P) // (hi - lo)
-            gsend = np.bincount(dest, minlength=P)
-            got, gcounts = self._exchange(new_rank, gsend)
+            gsend, gcounts = route[comm.rank], route[:, comm.rank]
+            got, _ = self._exchange(new_rank, gsend, gcounts)
             mine = np.argsort(got)
-            per = np.zeros(P, np.int64)
-            per[comm.rank] = got.shape[0]
-            per = comm.allreduce(per)
             first = self.n + int(per[:comm.rank].sum())
             numbered = np.empty(got.shape[0], np.int64)
             numbered[mine] = first + np.arange(got.shape[0], dtype=np.int64)
             new_gid, _ = self._exchange(numbered, gcounts, gsend)
-            self.n_now = self.n + int(per.sum())
         else:
             new_gid = self.n + np.arange(new_rank.shape[0], dtype=np.int64)
-            self.n_now = self.n + new_gid.shape[0]
+        self.n_now = self.n + int(per.sum())
         self.gid = np.concatenate([self.gid, new_gid])
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
-            back, _ = self._exchange(self.gid[ids], rcounts, counts)
+            # As int32 while the ids fit (half the bytes of the answer).
+            tid = self.gid[ids].astype(np.int32) if self.n_now < 2**31 else self.gid[ids]
+            back, _ = self._exchange(tid, rcounts, counts)
+            del tid
             target = np.empty(back.shape[0], np.int64)
             target[order] = back
             del back
@@ -287,16 +307,9 @@ class _Search:
         self._keep_rows(fgid, local, src - lo, act, target, charges, hi - lo)
         self.own.append(self._owned(new_gid, new_keys, new_rank // A,
                                     (new_rank % A).astype(np.int32)))
-        # The counts and the stop, agreed by one allreduce (max): each process's counts in
-        # its own places, the stop and the signal where all write.
-        status = max(status, self._local_stop())
-        v = np.zeros(2 + 2 * P, np.int64)
-        v[0], v[1] = status, self.pending_signal or 0
-        v[2 + comm.rank], v[2 + P + comm.rank] = local.shape[0], fgid.shape[0]
-        v = comm.allreduce(v, "max")
         self.n = self.n_now
         self.m += int(v[2:2 + P].sum())
-        self.expanded += int(v[2 + P:].sum())
+        self.expanded += int(v[2 + P:2 + 2 * P].sum())
         stop, signum = int(v[0]), int(v[1])
         if signum:
             self.pending_signal = self.pending_signal or signum
@@ -308,7 +321,10 @@ class _Search:
 
     def _exchange(self, a, counts, recv_counts=None):
         """``comm.alltoallv`` of a host array: through the device where the communicator is
-        NCCL's (its arrays are CuPy's), the answer back on the host."""
+        NCCL's (its arrays are CuPy's), the answer back on the host. Counts the bytes this
+        process sends to others (``seconds['sent']`` once the levels are done)."""
+        mine = int(counts[self.comm.rank]) if self.comm.size > 1 else int(a.shape[0])
+        self.sent += (int(a.shape[0]) - mine) * (a.nbytes // max(int(a.shape[0]), 1))
         if self.comm.xp is np:
             return self.comm.alltoallv(a, counts, recv_counts)
         got, rcounts = self.comm.alltoallv(self.comm.xp.asarray(a), counts, recv_counts)
@@ -407,10 +423,11 @@ class _Search:
     def _gather(self, t0: float, depth: int) -> StateGraph | None:
         """Everything to process 0, assembled there as :func:`build_state_graph` does.
 
-        With several processes, each first sends its states and CSR rows to the process
-        owning their ids' share of ``0 .. n - 1`` (:meth:`_by_ranges`), which puts them in
-        id order (the placing done by all processes at once); process 0 then receives the
-        shares in rank order, which is id order: a concatenation."""
+        With several processes, each sends process 0 its states and CSR rows with their ids
+        (one exchange per array, the counts exchanged once), and process 0 puts them in id
+        order (:func:`_place_states`, :func:`_place_rows`): each array crosses once. (Placing
+        the shares in parallel first, then concatenating at process 0, crossed every array
+        twice and cost more than process 0's placing saved.)"""
         comm = self.comm
         error_id = int(comm.allreduce(self.error_gid, "max"))
         own_ids = _join([o[0] for o in self.own])
@@ -419,69 +436,35 @@ class _Search:
         charges = None if self.ns.charge_table is not None else \
             _join([r[4] for r in self.rows])
         self.own = self.rows = []
-        if comm.size > 1:
-            own, rows, charges = self._by_ranges(own_ids, own, rows, charges)
-        else:   # one process: its states and rows are in id order already
-            rows = rows[1:]
-        to0 = _to_root(comm)
+        if comm.size == 1:   # one process: its states and rows are in id order already
+            states, parent, par_action = own
+            deg, tgt, act = rows[1:]
+        else:
+            to0 = np.zeros(comm.size, np.int64)
 
-        def gather(a):
-            return None if a is None else self._exchange(a, to0(a))[0]
+            def gather(a, known=None):
+                to0[0] = a.shape[0]
+                return self._exchange(a, to0, known)
 
-        states, parent, par_action = (gather(a) for a in own)
-        deg, tgt, act = (gather(a) for a in rows)
-        charges = gather(charges)
+            ids, n_own = gather(own_ids)
+            states, parent, par_action = (_place_states(gather(a, n_own)[0], ids, self.n)
+                                          for a in own)
+            del ids
+            rid, n_rows = gather(rows[0])
+            rdeg = gather(rows[1], n_rows)[0]
+            edges = [rows[2], rows[3]] + ([] if charges is None else [charges])
+            del rows
+            got, n_edges = gather(edges[0])
+            got = [got] + [gather(a, n_edges)[0] for a in edges[1:]]
+            del edges
+            placed = _place_rows(rid, rdeg, self.n, got)
+            del got
+            deg, tgt, act = placed[0], placed[1], placed[2]
+            charges = placed[3] if charges is not None else None
         if comm.rank != 0:
             return None
         return self._assemble(states, parent, par_action, deg, tgt, act, charges, error_id,
                               t0, depth)
-
-    def _by_ranges(self, ids, own, rows, charges):
-        """This process's share of the states (ids ``lo .. hi - 1``, ``hi - lo`` about
-        ``n / P``): their rows of ``states``, ``parent``, ``parent_action``, out-degrees,
-        and their edges in CSR order (targets, actions, charges)."""
-        P, n, me = self.comm.size, self.n, self.comm.rank
-        bounds = np.array([(q * n) // P for q in range(P + 1)], np.int64)
-        lo, hi = int(bounds[me]), int(bounds[me + 1])
-
-        def route(ids):
-            d = np.searchsorted(bounds, ids, side="right") - 1
-            return np.argsort(d.astype(np.int16), kind="stable"), np.bincount(d, minlength=P)
-
-        # States: each to its id's place in the share.
-        order, counts = route(ids)
-        got_ids, rc = self._exchange(ids[order], counts)
-        place = got_ids - lo
-        dense = []
-        for a in own:
-            got, _ = self._exchange(a[order], counts, rc)
-            d = np.empty((hi - lo,) + a.shape[1:], a.dtype)
-            d[place] = got
-            dense.append(d)
-        # Rows: a stable grouping by destination keeps each row's edges together and in order.
-        rid, rdeg, tgt, act = rows
-        order, counts = route(rid)
-        e_dest = np.repeat(np.searchsorted(bounds, rid, side="right") - 1, rdeg)
-        e_order = np.argsort(e_dest.astype(np.int16), kind="stable")
-        e_counts = np.bincount(e_dest, minlength=P)
-        del e_dest
-        got_id, rc = self._exchange(rid[order], counts)
-        got_deg, _ = self._exchange(rdeg[order], counts, rc)
-        deg = np.zeros(hi - lo, np.int64)
-        deg[got_id - lo] = got_deg
-        ptr = np.zeros(hi - lo + 1, np.int64)
-        np.cumsum(deg, out=ptr[1:])
-        start = np.zeros(got_deg.shape[0], np.int64)
-        np.cumsum(got_deg[:-1], out=start[1:])
-        spot = np.repeat(ptr[got_id - lo] - start, got_deg)
-        spot += np.arange(spot.shape[0], dtype=np.int64)
-        out = [deg]
-        for a in (tgt, act) + (() if charges is None else (charges,)):
-            got, e_rc = self._exchange(a[e_order], e_counts)
-            d = np.empty_like(got)
-            d[spot] = got
-            out.append(d)
-        return dense, out[:3], (out[3] if charges is not None else None)
 
     def _assemble(self, states, parent, par_action, deg, tgt, act, charges, error_id, t0,
                   depth):
@@ -542,6 +525,52 @@ class _Search:
         return palette, charge
 
 
+def _place_states(got: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+    """Rows ``got`` of the states with ids ``ids`` (every id of ``0 .. n - 1`` once, on
+    process 0; none elsewhere) in id order.
+
+    >>> import numpy as np
+    >>> _place_states(np.array([[30], [10], [20]]), np.array([2, 0, 1]), 3).ravel().tolist()
+    [10, 20, 30]
+    """
+    if ids.shape[0] == 0:
+        return got
+    out = np.empty((n,) + got.shape[1:], got.dtype)
+    out[ids] = got
+    return out
+
+
+def _place_rows(rid: np.ndarray, deg: np.ndarray, n: int, edges: list) -> list:
+    """CSR rows received as whole rows (sources ``rid`` with out-degrees ``deg``, each row's
+    edges together and in order in every array of ``edges``) in id order: the out-degree of
+    each of ``0 .. n - 1`` and each array of ``edges`` in CSR order. Elsewhere than process 0
+    (nothing received) the arrays as they are.
+
+    >>> import numpy as np
+    >>> deg, tgt = _place_rows(np.array([1, 0]), np.array([1, 2]), 2,
+    ...                        [np.array([7, 8, 9])])
+    >>> deg.tolist(), tgt.tolist()
+    ([2, 1], [8, 9, 7])
+    """
+    if rid.shape[0] == 0:
+        return [deg] + list(edges)
+    out_deg = np.zeros(n, np.int64)
+    out_deg[rid] = deg
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(out_deg, out=ptr[1:])
+    start = np.zeros(deg.shape[0], np.int64)
+    np.cumsum(deg[:-1], out=start[1:])
+    # Edge j of the received order goes to its row's first place plus its offset in the row.
+    spot = np.repeat(ptr[rid] - start, deg)
+    spot += np.arange(spot.shape[0], dtype=np.int64)
+    placed = [out_deg]
+    for a in edges:
+        d = np.empty_like(a)
+        d[spot] = a
+        placed.append(d)
+    return placed
+
+
 def _join(parts: list) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
@@ -552,15 +581,6 @@ def _code_array(codes: list[int]) -> np.ndarray:
     if all(c < 2**63 for c in codes):
         return np.array(codes, np.int64)
     return np.array(codes, dtype=object)
-
-
-def _to_root(comm):
-    """Counts of an ``alltoallv`` sending everything to process 0 (a gather)."""
-    def counts(a):
-        c = np.zeros(comm.size, np.int64)
-        c[0] = a.shape[0]
-        return c
-    return counts
 
 
 # ---------------------------------------------------------------------- signals

@@ -24,9 +24,16 @@ def mpiexec() -> str:
     return exe
 
 
+#: Open MPI's ``mpiexec`` refuses to start as root (the GPU machines run tests as root) unless
+#: both are set; MPICH ignores them. Set for the tests' children only: ``dvecost --gpus``
+#: leaves that choice to its user.
+ALLOW_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
 def env(**extra: str) -> dict:
-    """The environment of the processes: this checkout first on the path, and ``extra``."""
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+    """The environment of the processes: this checkout first on the path, Open MPI allowed to
+    run as root (:data:`ALLOW_ROOT`), and ``extra``."""
+    return dict(os.environ, **ALLOW_ROOT, PYTHONPATH=os.pathsep.join(
         [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
         **extra)
 
