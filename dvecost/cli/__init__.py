@@ -627,6 +627,10 @@ def _end_process(code: int) -> None:
     are written at exit)."""
     if "cupy" not in sys.modules or sys.getprofile() is not None or sys.gettrace() is not None:
         return
+    if "mpi4py.MPI" in sys.modules:
+        # One of several processes (mpiexec, --gpus): MPI_Finalize runs at the interpreter's
+        # exit, and Open MPI's mpiexec counts a process that skips it as failed.
+        return
     monitoring = getattr(sys, "monitoring", None)   # Python 3.12's cProfile, coverage
     if monitoring is not None and any(monitoring.get_tool(i) is not None for i in range(6)):
         return
