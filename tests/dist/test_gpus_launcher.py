@@ -60,3 +60,29 @@ def test_a_stop_of_dvecost_itself_gets_no_hint(tmp_path, monkeypatch, capfd):
     monkeypatch.delenv("OMPI_ALLOW_RUN_AS_ROOT", raising=False)
     assert distributed.launch_gpus(2, ["analyze", "m.dve"]) == 3
     assert "hint" not in capfd.readouterr().err
+
+
+def test_a_process_of_an_mpi_run_is_not_ended_early(monkeypatch):
+    """After a GPU run the CLI ends its process at once (skipping CUDA's teardown), but not a
+    process of an MPI run: MPI_Finalize runs at the interpreter's exit, and Open MPI's mpiexec
+    fails a run whose processes skip it (seen with ``analyze --gpus 2`` on a GPU host)."""
+    import os
+    import types
+
+    import dvecost.cli as cli
+
+    ended = []
+    monkeypatch.setattr(os, "_exit", lambda code: ended.append(code))
+    monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))
+    monkeypatch.setattr(sys, "gettrace", lambda: None)
+    monkeypatch.setattr(sys, "getprofile", lambda: None)
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:
+        monkeypatch.setattr(monitoring, "get_tool", lambda i: None)
+    end = getattr(cli, "_end_process")
+    end(0)
+    assert ended == [0]            # a GPU run alone: ended at once
+    ended.clear()
+    monkeypatch.setitem(sys.modules, "mpi4py.MPI", types.ModuleType("mpi4py.MPI"))
+    end(3)
+    assert ended == []             # one of an MPI run's processes: left to finalize
