@@ -81,11 +81,7 @@ def strong_components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.
         # int32 offsets with int32 targets: SciPy keeps the targets as they are (with int64
         # offsets it copies both to int64, 8 bytes per edge more).
         indptr = indptr.astype(np.int32)
-    # The components read the structure alone: the edges' data is one float64 seen m times
-    # (a stride-0 view), which SciPy's input check accepts as it is, instead of converting
-    # an array of m entries to float64 (8 bytes an edge).
-    data = np.broadcast_to(np.float64(1.0), (m,))
-    g = csr_array((data, indices, indptr), shape=(n, n))
+    g = csr_array((np.ones(m, dtype=np.int8), indices, indptr), shape=(n, n))
     n_comp, label = connected_components(g, directed=True, connection="strong")
     return int(n_comp), label
 

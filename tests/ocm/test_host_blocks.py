@@ -99,8 +99,7 @@ def test_restriction_by_blocks_equals_the_per_edge_rule(size, monkeypatch):
 
 
 def test_strong_components_equal_networkx():
-    """SciPy reads the structure alone (the edges' data is a stride-0 view): the partition
-    is networkx's."""
+    """The partition is networkx's."""
     nx = pytest.importorskip("networkx")
     for seed in range(15):
         indptr, indices, _, _ = _graph(seed, False)
