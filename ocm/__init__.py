@@ -68,7 +68,6 @@ from .errors import InputError, NoCycleError, ZeroTimeCycleError
 from . import certify as _certify
 from . import howard as _howard
 from . import primitives as P
-from .ops import ops
 from . import scc as _scc
 from .edgelist import EdgeList, read_edge_list
 from .on_device import device_bytes
@@ -356,11 +355,13 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
     if per_scc is None:
         per_scc = True
     t0 = _time.perf_counter()
-    row = ops(xp).edge_rows(indptr, xp)
+    # No array of the edges' sources (``row``) is made: every pass over the edges goes a
+    # block of rows at a time (ocm.primitives.row_blocks).
+    row = None
     if per_scc:
-        restr = _scc.restrict_to_sccs(indptr, indices, row)
+        restr = _scc.restrict_to_sccs(indptr, indices)
     else:
-        restr = _scc.restrict_by_trimming(indptr, indices, xp, row)
+        restr = _scc.restrict_by_trimming(indptr, indices, xp)
     timings["restrict"] = _time.perf_counter() - t0
     k = restr.vertices.shape[0]
     if k == 0:
@@ -373,8 +374,12 @@ def _optimal_cycle(arrays: list, kind: str, mode: str, xp: Any, per_scc: bool | 
         s_cost, s_time, s_row = work_cost, time, row
     else:
         s_cost = P.subset(work_cost, restr.edges)
-        s_time = P.subset(time, restr.edges)
-        s_row = ops(xp).edge_rows(restr.indptr, xp)
+        if isinstance(time, Palette) and isinstance(s_cost, Palette) and \
+                time.label is work_cost.label:   # one palette's rows: taken once, shared
+            s_time = Palette(s_cost.label, time.values)
+        else:
+            s_time = P.subset(time, restr.edges)
+        s_row = None
     t0 = _time.perf_counter()
     solve = _howard.solve
     st = solve(restr.indptr, restr.indices, s_cost, s_time, xp=xp, max_iter=max_iter, row=s_row)

@@ -128,17 +128,16 @@ def check_potentials(indptr: Any, indices: Any, cost: Any, time: Any | None, ran
                                 P.edges_to_host(time), h(rank), h(rank_num), h(rank_den), pot,
                                 np)
         return host
-    if row is None:
-        row = P.edge_rows(indptr, np)
-    # On the host a block of edges at a time: the temporaries (ranks at both ends, the
-    # condition's terms) are those of a block, not eight bytes per edge each.
+    # On the host a block of rows at a time: the temporaries (sources, ranks at both ends,
+    # the condition's terms) are those of a block, not eight bytes per edge each.
     path = "int64"
-    m = indices.shape[0]
-    for lo in range(0, m, CERTIFY_BLOCK):
-        blk = slice(lo, min(m, lo + CERTIFY_BLOCK))
-        bad, p = _edge_violations(row[blk], indices[blk], P.subset(cost, blk),
-                                  P.subset(time, blk), rank, rank_num, rank_den, potential,
-                                  xp, a, b)
+    for r0, r1 in P.row_blocks(indptr, CERTIFY_BLOCK):
+        lo, hi = int(indptr[r0]), int(indptr[r1])
+        blk = slice(lo, hi)
+        src = row[blk] if row is not None else np.repeat(
+            np.arange(r0, r1, dtype=np.int64), np.diff(indptr[r0:r1 + 1]))
+        bad, p = _edge_violations(src, indices[blk], P.subset(cost, blk), P.subset(time, blk),
+                                  rank, rank_num, rank_den, potential, xp, a, b)
         violations += bad
         path = p if p != "int64" else path
     return Certificate(violations == 0, violations, path)

@@ -131,6 +131,7 @@ def value_determination(indptr: Any, indices: Any, cost: Any, time: Any | None, 
     # the cycle is a self-loop, where cs[r] = 0).
     cc = wc[reps] + cs[succ[reps]]
     tt = wt[reps] + ts[succ[reps]]
+    del wc, wt, is_rep   # (the vertex arrays no longer read go before the next are made)
     zero = xp.flatnonzero(tt == 0)
     if zero.shape[0]:
         r = int(reps[int(zero[0])])
@@ -147,8 +148,7 @@ def value_determination(indptr: Any, indices: Any, cost: Any, time: Any | None, 
     rank_of = xp.zeros(n, dtype=xp.int64)
     rank_of[reps] = rrank
     rank = rank_of[root]
-    a = rnum[rank]
-    b = rden[rank]
+    del rank_of
     if exact_objects:
         wide = True
     elif not P.is_numpy(xp) and rden.shape[0] and n:
@@ -161,11 +161,18 @@ def value_determination(indptr: Any, indices: Any, cost: Any, time: Any | None, 
     if wide:
         # Overflow guard: Python ints (NumPy object arrays) instead of int64.
         h = P.to_host
-        pot = (h(b).astype(object) * h(cs).astype(object)
-               - h(a).astype(object) * h(ts).astype(object))
+        pot = (h(rden[rank]).astype(object) * h(cs).astype(object)
+               - h(rnum[rank]).astype(object) * h(ts).astype(object))
         pot = xp.asarray(pot) if P.is_numpy(xp) else pot
     else:
-        pot = b * cs - a * ts
+        # X = b * cs - a * ts, in place: two arrays of the vertices, not five.
+        pot = rden[rank]
+        pot *= cs
+        del cs
+        a_ts = rnum[rank]
+        a_ts *= ts
+        pot -= a_ts
+        del a_ts
     return HowardState(policy=policy, succ=succ, root=root, rank=rank, rank_num=rnum,
                        rank_den=rden, potential=pot, reps=reps, rep_cost=cc, rep_time=tt)
 
@@ -216,24 +223,30 @@ def solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
     ([3, 3], [1, 1], [1, 3])
     """
     n = indptr.shape[0] - 1
-    if row is None:
+    aux: dict = {}   # per-edge constants of the host's improvement, kept across iterations
+    host = P.is_numpy(xp)
+    if row is None and not host:
         row = ops(xp).edge_rows(indptr, xp)
     if policy is None:
-        if isinstance(cost, P.Palette) and P.is_numpy(xp):
-            # The palette's values by rank (same order, narrow): the same first maximisers.
+        if isinstance(cost, P.Palette) and host:
+            # The palette's values by rank (same order, small): the same first maximisers,
+            # a block of rows at a time.
             _, vr = np.unique(cost.values, return_inverse=True)
-            key = vr.reshape(-1).astype(np.int32)[cost.label]
+            vr = vr.reshape(-1).astype(np.int64)
+            label = cost.label
+            policy = P.packed_argmax(indptr, lambda lo, hi: vr[label[lo:hi]], aux)
         else:
             key = P.dense(cost)
-        _, policy = ops(xp).segment_argmax(key, indptr, row, xp)
-        del key
+            if row is None:
+                row = P.edge_rows(indptr, np)
+            _, policy = ops(xp).segment_argmax(key, indptr, row, xp)
+            del key
     if max_iter is None:
         max_iter = max(1000, 10 * n)
     t_value = t_improve = 0.0
     cmax = _absmax(cost, xp)
     tmax = _absmax(time, xp) if time is not None else 1
     it = 0
-    aux: dict = {}
     while True:
         if it >= max_iter:
             raise ConvergenceError(it, f"Howard's iteration did not converge in {it} iterations")
@@ -250,6 +263,8 @@ def solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
         if pot.dtype == object:
             rnum = P.to_host(rnum).astype(object)
             rden = P.to_host(rden).astype(object)
+        if row is None and pot.dtype == object:   # the generic pass needs the edges' rows
+            row = P.edge_rows(indptr, np)
         best_rank, best_val, best_edge = ops(xp).best_edges(indptr, indices, cost, time, row,
                                                       st.rank, pot, rnum, rden, xp, aux=aux)
         improve = (best_rank > st.rank) | ((best_rank == st.rank) & (best_val > pot))
@@ -259,3 +274,5 @@ def solve(indptr: Any, indices: Any, cost: Any, time: Any | None, *, xp: Any,
             st.timings = {"value": t_value, "improve": t_improve}
             return st
         policy = xp.where(improve, best_edge, policy)
+        # Nothing of this policy's state is read again: its memory serves the next one.
+        del st, pot, best_rank, best_val, best_edge, improve

@@ -58,6 +58,8 @@ __all__ = [
     "segment_max",
     "segment_argmax",
     "best_edges",
+    "packed_argmax",
+    "row_blocks",
     "cycle_reps",
     "tree_sums",
     "policy_sums",
@@ -300,8 +302,9 @@ def best_edges(indptr: Array, indices: Array, cost: Array, time: Array | None, r
     cost : int64 array, shape (m,)
     time : int64 array, shape (m,), or None
         None means every edge has time 1 (cycle mean).
-    row : int64 array, shape (m,)
-        :func:`edge_rows` of ``indptr``.
+    row : int array, shape (m,), or None
+        :func:`edge_rows` of ``indptr`` (computed when needed: the NumPy fast path does not
+        read it).
     rank : int64 array, shape (n,)
         Dense rank (0, 1, ...) of every vertex's value class, increasing with the value.
     potential : int64 or object array, shape (n,)
@@ -340,6 +343,8 @@ def best_edges(indptr: Array, indices: Array, cost: Array, time: Array | None, r
                                     rank_den, aux, row)
         if packed is not None:
             return packed
+    if row is None:
+        row = edge_rows(indptr, xp)
     cost, time = dense(cost), dense(time)
     rk = rank[indices]
     best_rank = xp.maximum.reduceat(rk, indptr[:-1])
@@ -360,13 +365,80 @@ def best_edges(indptr: Array, indices: Array, cost: Array, time: Array | None, r
     return best_rank.astype(xp.int64, copy=False), best_val, best_edge
 
 
-#: Edges per block where the host engine adds a gathered term to a per-edge array.
+#: Edges per block of the host engine's passes over the edges (:func:`row_blocks`).
 _BLOCK = 1 << 20
+
+
+def row_blocks(indptr: np.ndarray, size: int | None = None) -> list[tuple[int, int]]:
+    """Consecutive ranges of rows ``(r0, r1)`` holding about ``size`` edges each (a longer
+    row alone), covering every row: the host engine's passes over the edges go a block at a
+    time, so that their temporaries are those of a block, never one array per edge.
+
+    >>> row_blocks(np.array([0, 2, 3, 9, 10]), 3)
+    [(0, 2), (2, 3), (3, 4)]
+    """
+    size = _BLOCK if size is None else size
+    n = indptr.shape[0] - 1
+    out, r0 = [], 0
+    while r0 < n:
+        r1 = int(np.searchsorted(indptr, int(indptr[r0]) + size, side="right")) - 1
+        r1 = min(max(r1, r0 + 1), n)
+        out.append((r0, r1))
+        r0 = r1
+    return out
+
+
+def _block_rev(indptr: np.ndarray, r0: int, r1: int, d: int, dt) -> np.ndarray:
+    """``d - 1 -`` (offset of the edge in its row) for the edges of rows ``r0:r1``."""
+    lo, hi = int(indptr[r0]), int(indptr[r1])
+    start = indptr[r0:r1] - lo + (d - 1)
+    rev = np.repeat(start.astype(np.int64), np.diff(indptr[r0:r1 + 1]))
+    rev -= np.arange(hi - lo, dtype=np.int64)
+    return rev.astype(dt)
+
+
+def _rev_offsets(indptr: np.ndarray, aux: dict) -> tuple[int, list]:
+    """The largest out-degree ``d`` and, per row block, ``d - 1 -`` the offset of every edge
+    in its row, in the narrowest unsigned dtype (a byte while rows have at most 256 edges),
+    kept in ``aux`` for the iterations on one graph."""
+    if "rev" not in aux:
+        n = indptr.shape[0] - 1
+        d = int(np.diff(indptr).max()) if n else 1
+        dt = np.uint8 if d <= 1 << 8 else np.uint16 if d <= 1 << 16 else \
+            np.uint32 if d <= 1 << 32 else np.int64
+        blocks = row_blocks(indptr)
+        aux["d"], aux["blocks"] = d, blocks
+        aux["rev"] = [_block_rev(indptr, r0, r1, d, dt) for r0, r1 in blocks]
+    return aux["d"], aux["rev"]
+
+
+def packed_argmax(indptr: np.ndarray, gather: Callable[[int, int], np.ndarray],
+                  aux: dict | None = None) -> np.ndarray:
+    """Per row, the lowest edge with the largest key, where ``gather(lo, hi)`` gives the
+    (non-negative int64) keys of edges ``lo:hi``, small enough that ``key * d + d - 1`` fits
+    int64 (``d`` the largest out-degree). *Non-empty rows.* Row blocks at a time: the key
+    packs the edge's reversed offset in its row below the value, one ``reduceat`` per block.
+
+    >>> packed_argmax(np.array([0, 3, 4]), lambda lo, hi: np.array([2, 7, 7, 0])[lo:hi])
+    array([1, 3])
+    """
+    aux = {} if aux is None else aux
+    d, revs = _rev_offsets(indptr, aux)
+    n = indptr.shape[0] - 1
+    edge = np.empty(n, dtype=np.int64)
+    for (r0, r1), rev in zip(aux["blocks"], revs):
+        lo, hi = int(indptr[r0]), int(indptr[r1])
+        key = gather(lo, hi) * d
+        key += rev
+        best = np.maximum.reduceat(key, indptr[r0:r1] - lo)
+        edge[r0:r1] = indptr[r0:r1] + (d - 1) - best % d
+    return edge
 
 
 def _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num, rank_den,
                        aux=None, row=None):
-    """NumPy fast path of :func:`best_edges`: the lexicographic key in one int64, one reduceat.
+    """NumPy fast path of :func:`best_edges`: the lexicographic key in one int64, one reduceat
+    per block of rows.
 
     For an edge ``e = (u, w)`` with ``r = rank[w]`` the key is
     ``(r * span + val_w(e) - lo) * D + (D - 1 - offset of e in its row)``, where
@@ -376,32 +448,22 @@ def _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num, r
     is the lexicographic maximum of ``(rank[w], val, -e)``. Only one random gather per edge
     (``z[w]``, the per-vertex part of the key); the rank of ``w`` is decoded from it. Returns
     None when the key could exceed int64 (the generic path then runs). ``aux`` (a dict kept by
-    the caller across iterations on one graph) caches the per-edge constants.
+    the caller across iterations on one graph) caches the per-edge constants: the reversed
+    offsets, one byte an edge while rows have at most 256 edges. The keys are those of a
+    block of rows at a time (about a million edges), never an array per edge; ``row`` is
+    not needed.
     """
     if aux is None:
         aux = {}
     n = indptr.shape[0] - 1
     m = indices.shape[0]
-    starts = indptr[:-1]
-    if "rev_off" not in aux:
-        deg = np.diff(indptr)
-        d = int(deg.max()) if n else 1
-        aux["d"] = d
-        # (d - 1 - the edge's offset in its row), in int32 where it fits: added to the int64
-        # key in place, it needs no wider copy.
-        wide = d >= 2**31 or m >= 2**31
-        dt = np.int64 if wide else np.int32
-        rev = (starts + (d - 1)).astype(dt)[row] if row is not None else \
-            np.repeat((starts + (d - 1)).astype(dt), deg)
-        for j in range(0, m, _BLOCK):   # the row's (start + d - 1) minus the edge's id
-            rev[j:j + _BLOCK] -= np.arange(j, min(m, j + _BLOCK), dtype=dt)
-        aux["rev_off"] = rev
-        del rev
+    d, revs = _rev_offsets(indptr, aux)
+    if "cmax" not in aux:
         cv = cost.values if isinstance(cost, Palette) else cost
         aux["cmax"] = int(np.abs(cv).max()) if m and cv.shape[0] else 0
         tv = time.values if isinstance(time, Palette) else time
         aux["tmax"] = int(tv.max()) if time is not None and m and tv.shape[0] else 1
-    d, cmax, tmax = aux["d"], aux["cmax"], aux["tmax"]
+    cmax, tmax = aux["cmax"], aux["tmax"]
     amax = int(np.abs(rank_num).max())
     bmax = int(rank_den.max())
     xmax = int(np.abs(potential).max()) if n else 0
@@ -412,41 +474,33 @@ def _best_edges_packed(indptr, indices, cost, time, rank, potential, rank_num, r
         return None
     vd = span * d
     z = rank * vd + (potential - lo) * d            # per target vertex
-    key = z[indices]   # (fancy indexing reads int32 targets as they are; np.take copies them)
     shared = isinstance(cost, Palette) and (time is None or (
         isinstance(time, Palette) and time.label is cost.label))
+    table = None
     if n_ranks == 1 and shared:
         # One class, and costs and times in one palette: the edge term is a table of one
-        # entry per row, gathered per edge (no array of the edges' terms is kept).
+        # entry per row, gathered per edge.
         a0, b0 = int(rank_num[0]), int(rank_den[0])
         table = d * b0 * cost.values - d * a0 * (1 if time is None else time.values)
-        label = cost.label
-        for j in range(0, m, _BLOCK):   # a block's gather at a time, not 8 bytes per edge
-            key[j:j + _BLOCK] += table[label[j:j + _BLOCK]]
-        key += aux["rev_off"]
-    elif n_ranks == 1:
-        cost, time = dense(cost), dense(time)
-        # One class: the edge term is a constant array while the class value stays the same.
-        cache = aux.get("edge_term")
-        tag = (int(rank_num[0]), int(rank_den[0]), d)
-        if cache is None or cache[0] != tag:
-            if time is None:
-                term = d * int(rank_den[0]) * cost - d * int(rank_num[0])
-            else:
-                term = d * int(rank_den[0]) * cost - d * int(rank_num[0]) * time
-            term += aux["rev_off"]
-            aux["edge_term"] = cache = (tag, term)
-        key += cache[1]
-    else:
-        cost, time = dense(cost), dense(time)
-        rk = key // vd
-        key += d * np.take(rank_den, rk) * cost
-        if time is None:
-            key -= d * np.take(rank_num, rk)
+    best = np.empty(n, dtype=np.int64)
+    for (r0, r1), rev in zip(aux["blocks"], revs):
+        e0, e1 = int(indptr[r0]), int(indptr[r1])
+        key = z[indices[e0:e1]]   # (fancy indexing reads int32 targets as they are)
+        if table is not None:
+            key += table[cost.label[e0:e1]]
         else:
-            key -= d * np.take(rank_num, rk) * time
-        key += aux["rev_off"]
-    best = np.maximum.reduceat(key, starts)
+            cb = dense(subset(cost, slice(e0, e1)))
+            tb = dense(subset(time, slice(e0, e1)))
+            if n_ranks == 1:
+                key += d * int(rank_den[0]) * cb
+                key -= d * int(rank_num[0]) * (1 if tb is None else tb)
+            else:
+                rk = key // vd
+                key += d * np.take(rank_den, rk) * cb
+                key -= d * np.take(rank_num, rk) * (1 if tb is None else tb)
+        key += rev
+        best[r0:r1] = np.maximum.reduceat(key, indptr[r0:r1] - e0)
+    starts = indptr[:-1]
     best_rank = best // vd
     rem = best - best_rank * vd
     best_val = rem // d + lo

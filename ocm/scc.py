@@ -35,9 +35,10 @@ class Restriction:
     ----------
     vertices : int64 array, shape (k,)
         Original id of every kept vertex (ascending).
-    edges : int64 array, shape (m_k,), or None
-        Original id of every kept edge (ascending, so rows stay in CSR order); None on the
-        host when every edge is kept (see :meth:`edge_ids`).
+    edges : int array, shape (m_k,), or None
+        Original id of every kept edge (ascending, so rows stay in CSR order): int64, or on
+        the host int32 below 2**31 edges; None on the host when every edge is kept (see
+        :meth:`edge_ids`).
     indptr, indices : int arrays
         The subgraph's CSR on ids ``0..k-1``; every row is non-empty. ``indptr`` is int64;
         ``indices`` int64 on a device, on the host the original targets' dtype when every
@@ -103,23 +104,61 @@ def _subgraph(indptr: Any, indices: Any, keep_edge: Any, xp: Any,
               label: Any = None) -> Restriction:
     n = indptr.shape[0] - 1
     host = P.is_numpy(xp)
+    if host:
+        return _host_subgraph(indptr, indices, keep_edge, label)
     if _none_set(~keep_edge, xp) and (n == 0 or _none_set(indptr[1:] == indptr[:-1], xp)):
-        # Nothing to drop (e.g. a strongly connected graph): the identity restriction. On the
-        # host its edges are None (no array of m ids) and the targets keep their dtype.
+        # Nothing to drop (e.g. a strongly connected graph): the identity restriction.
         ar = xp.arange(n, dtype=xp.int64)
-        return Restriction(ar, None if host else xp.arange(indices.shape[0], dtype=xp.int64),
+        return Restriction(ar, xp.arange(indices.shape[0], dtype=xp.int64),
                            indptr.astype(xp.int64, copy=False),
-                           indices if host else indices.astype(xp.int64, copy=False),
-                           None if label is None else label)
+                           indices.astype(xp.int64, copy=False), label)
     deg = ops(xp).segment_sum(keep_edge.astype(xp.int64), indptr, xp)
     vertices = xp.flatnonzero(deg > 0).astype(xp.int64)
-    # New ids in int32 on the host where they fit (the subgraph's targets are of this dtype).
-    idt = xp.int32 if host and vertices.shape[0] < 2**31 else xp.int64
-    newid = xp.full(n, -1, dtype=idt)
-    newid[vertices] = xp.arange(vertices.shape[0], dtype=idt)
+    newid = xp.full(n, -1, dtype=xp.int64)
+    newid[vertices] = xp.arange(vertices.shape[0], dtype=xp.int64)
     edges = xp.flatnonzero(keep_edge).astype(xp.int64)
     sub_indptr = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(deg[vertices])])
     sub_indices = newid[indices[edges]]
+    return Restriction(vertices, edges, sub_indptr, sub_indices,
+                       None if label is None else label[vertices])
+
+
+def _host_subgraph(indptr: np.ndarray, indices: np.ndarray, keep_edge: np.ndarray,
+                   label: Any) -> Restriction:
+    """:func:`_subgraph` on the host, a block of rows at a time: besides the subgraph itself
+    (int32 targets and edge ids where they fit) no array of the edges is made."""
+    n = indptr.shape[0] - 1
+    m = indices.shape[0]
+    if bool(keep_edge.all()) and (n == 0 or int(np.diff(indptr).min()) > 0):
+        # Nothing to drop (e.g. a strongly connected graph): the identity restriction. Its
+        # edges are None (no array of m ids) and the targets keep their dtype.
+        return Restriction(np.arange(n, dtype=np.int64), None,
+                           indptr.astype(np.int64, copy=False), indices, label)
+    blocks = P.row_blocks(indptr)
+    deg = np.zeros(n, dtype=np.int64)
+    for r0, r1 in blocks:
+        lo, hi = int(indptr[r0]), int(indptr[r1])
+        if hi > lo:   # per-row counts of the kept edges (empty rows count 0)
+            cs = np.concatenate([[0], np.cumsum(keep_edge[lo:hi], dtype=np.int64)])
+            deg[r0:r1] = cs[indptr[r0 + 1:r1 + 1] - lo] - cs[indptr[r0:r1] - lo]
+    vertices = np.flatnonzero(deg > 0).astype(np.int64)
+    k = vertices.shape[0]
+    idt = np.int32 if k < 2**31 else np.int64
+    newid = np.full(n, -1, dtype=idt)
+    newid[vertices] = np.arange(k, dtype=idt)
+    sub_indptr = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(deg[vertices])])
+    del deg
+    mk = int(sub_indptr[-1])
+    edt = np.int32 if m < 2**31 else np.int64
+    edges = np.empty(mk, dtype=edt)
+    sub_indices = np.empty(mk, dtype=idt)
+    at = 0
+    for r0, r1 in blocks:
+        lo, hi = int(indptr[r0]), int(indptr[r1])
+        e = np.flatnonzero(keep_edge[lo:hi])
+        edges[at:at + e.shape[0]] = e + lo
+        sub_indices[at:at + e.shape[0]] = newid[indices[lo:hi][e]]
+        at += e.shape[0]
     return Restriction(vertices, edges, sub_indptr, sub_indices,
                        None if label is None else label[vertices])
 
@@ -132,10 +171,13 @@ def restrict_to_sccs(indptr: np.ndarray, indices: np.ndarray,
     >>> r.vertices.tolist(), r.edges.tolist(), r.indptr.tolist(), r.indices.tolist()
     ([0, 1, 3], [0, 2, 3], [0, 1, 2, 3], [1, 0, 2])
     """
-    if row is None:
-        row = P.edge_rows(indptr, np)
     _, label = strong_components(indptr, indices)
-    keep = label[row] == label[indices]
+    # A block of rows at a time: the labels gathered at both ends are a block's.
+    keep = np.empty(indices.shape[0], dtype=bool)
+    for r0, r1 in P.row_blocks(indptr):
+        lo, hi = int(indptr[r0]), int(indptr[r1])
+        src = np.repeat(label[r0:r1], np.diff(indptr[r0:r1 + 1]))
+        np.equal(src, label[indices[lo:hi]], out=keep[lo:hi])
     return _subgraph(indptr, indices, keep, np, label)
 
 

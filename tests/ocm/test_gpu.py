@@ -179,3 +179,34 @@ def test_out_of_memory_falls_back_to_cpu(monkeypatch):
     with pytest.warns(DeviceFallbackWarning, match="out of memory"):
         r = ocm.optimal_cycle(*on_gpu(indptr, indices, cost, time), kind="ratio")
     assert r.value == cpu.value and r.certified and r.backend == "cpu"
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int32])
+@pytest.mark.parametrize("kind", ["mean", "ratio"])
+@pytest.mark.parametrize("mode", ["max", "min"])
+def test_palette_read_in_place_on_device(dtype, kind, mode):
+    """The compact graph's form on the device (int32 targets, a palette row per edge): the
+    answers of the host engine on the same restriction, every label width, sinks included."""
+    for seed in range(8):
+        rng = np.random.default_rng(900 + seed)
+        n = int(rng.integers(2, 4000))
+        indptr, indices, _, _ = random_graph(rng, n, int(rng.integers(n, 6 * n)), sinks=0.1)
+        indices = indices.astype(np.int32)
+        k = 200 if dtype is np.uint8 else 3000
+        label = rng.integers(0, k, size=indices.shape[0]).astype(dtype)
+        cv, tv = rng.integers(-50, 51, size=k), rng.integers(1, 5, size=k)
+        cost, time = ocm.Palette(label, cv), ocm.Palette(label, tv)
+        t = time if kind == "ratio" else None
+        try:
+            cpu = ocm.optimal_cycle(indptr, indices, cost, t, kind=kind, mode=mode,
+                                    backend="cpu", per_scc=False)
+        except ocm.errors.NoCycleError:
+            continue
+        dl = cupy.asarray(label)
+        gcost = ocm.Palette(dl, cupy.asarray(cv))
+        gt = ocm.Palette(dl, cupy.asarray(tv)) if kind == "ratio" else None
+        gpu = ocm.optimal_cycle(cupy.asarray(indptr), cupy.asarray(indices), gcost, gt,
+                                kind=kind, mode=mode)
+        assert gpu.backend == "gpu"
+        assert_same_result(gpu, cpu)
+        assert gpu.iterations == cpu.iterations
