@@ -9,15 +9,8 @@
 
 from .compiler import compile_model
 from .explore import build_state_graph
-from .graph import (
-                    StateGraph,
-                    TraceStep,
-                    decode_state,
-                    load_graph,
-                    save_graph,
-                    shortest_trace,
-                    validate_graph,
-)
+from .graph import StateGraph, TraceStep, decode_state, shortest_trace
+from .graphfile import load_graph, save_graph, validate_graph
 from .model import Action, CompiledModel, CompiledTransition
 
 __all__ = [

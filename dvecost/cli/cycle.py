@@ -70,7 +70,7 @@ def load_cycle_graph(path: str, resource: str | None = None) -> CycleInput:
     MemoryError
         An edge list announces more vertices than this machine's memory.
     """
-    from statespace.graph import check_int_range, graph_from_arrays, read_npz
+    from statespace.graphfile import check_int_range, graph_from_arrays, read_npz
     if not os.path.exists(path):
         raise ConfigurationError(f"no such file: '{path}'")
     if os.path.isdir(path):

@@ -113,7 +113,7 @@ def test_a_signal_while_the_graph_is_assembled_reports_all_of_it(grid, full, tmp
 
 def test_a_signal_while_saving_reports_the_graph_and_writes_nothing(grid, full, tmp_path,
                                                                     monkeypatch, capsys):
-    from statespace import graph as graph_mod
+    from statespace import graphfile as graph_mod
 
     def savez_then_signal(f, **arrays):
         f.write(b"PK\x03\x04 the first bytes of the archive")
@@ -130,7 +130,7 @@ def test_a_signal_while_saving_reports_the_graph_and_writes_nothing(grid, full, 
 
 
 def test_a_signal_while_saving_keeps_the_old_file(grid, full, tmp_path, monkeypatch, capsys):
-    from statespace import graph as graph_mod
+    from statespace import graphfile as graph_mod
     target = str(tmp_path / "g.npz")
     assert main(["explore", grid, "-q", "--save", target]) == 0
     before = open(target, "rb").read()
@@ -242,7 +242,7 @@ def test_real_signals_at_a_sweep_of_delays_keep_the_invariant(grid, tmp_path):
 def test_a_signal_while_saving_the_partial_graph_of_a_limit(grid, full, tmp_path, monkeypatch,
                                                             capsys):
     # The case of issue 12: a limit stops the run, the partial graph is being saved, SIGINT.
-    from statespace import graph as graph_mod
+    from statespace import graphfile as graph_mod
     _stop_once(monkeypatch, graph_mod.np, "savez")
     target = str(tmp_path / "g.npz")
     assert main(["explore", grid, "--json", "--max-states", "5000", "--save", target]) == 130

@@ -81,7 +81,7 @@ def test_save_uses_the_name_as_given(model, tmp_path, capsys):
 
 def test_interrupted_save_leaves_the_old_file_and_no_temporary(model, tmp_path, monkeypatch):
     from dve import load_model
-    from statespace import build_state_graph, graph as graph_mod, load_graph, save_graph
+    from statespace import build_state_graph, graphfile as graph_mod, load_graph, save_graph
     g = build_state_graph(load_model(LADDER))
     target = tmp_path / "g.npz"
     save_graph(g, target)

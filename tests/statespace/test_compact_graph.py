@@ -13,7 +13,8 @@ import dve
 from dvecost.examples import example_path
 from statespace import build_state_graph, compile_model
 from statespace.next_state import async_gen
-from statespace.graph import charge_dtype, validate_graph
+from statespace.graph import charge_dtype
+from statespace.graphfile import validate_graph
 
 EXAMPLES = ("client_server.dve", "resources.dve", "error_state.dve", "pipeline.dve",
             "rings_sync.dve", "printer.dve")
