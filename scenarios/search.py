@@ -304,10 +304,13 @@ class SaturationSearch:
                                    below_upto=answer - 1 or None)
             flat = plateau(self.family, self.max_clients) if self.cutoffs else None
             limit = self.max_clients if flat is None else flat[0]
-            walks = linear if self.search == "linear" else bisect
+            floor = self.floor if uses_alone and self.method != "exact" else None
 
             def walk(saturated: Callable[[int], bool], out: list) -> None:
-                out.append(walks(saturated, 1, limit))
+                if self.search == "linear":
+                    out.append(linear(saturated, 1, limit))
+                else:
+                    out.append(bisect(saturated, 1, limit, floor=floor))
 
             self.walker = PointWalk(walk, self.point, jobs=self.jobs,
                                     guess=growth_guess(cap), progress=self.received,
@@ -387,6 +390,23 @@ class SaturationSearch:
                                      witness=True)
             cost = (Fraction(ev.exact) if ev.certified else None, ev.witness)
         return run, cost
+
+    def floor(self, n: int) -> int:
+        """The smallest ``m >= n`` (``max_clients + 1`` where none) whose upper bound
+        (:func:`scenarios.bounds.upper_bound`, cheap: no state graph) reaches the capacity:
+        every ``N`` from ``n`` to ``m - 1`` is below it for certain. :func:`bisect`'s
+        ``floor``: the search asks the first ``N`` the bound lets saturate before bisecting
+        (the points skipped are decided by the bound afterwards, :meth:`decide_below`)."""
+        from .bounds import upper_bound
+
+        m = n
+        while m <= self.max_clients:
+            system = self.family(m)
+            if system.composition != "sync" or \
+                    upper_bound(system, self.alone).value >= self.capacity:
+                return m
+            m += 1
+        return m
 
     def decide_below(self, answer: int | None, limit: int, uses_alone: bool) -> int | None:
         """The smallest ``N`` that saturates, once every ``N`` below ``answer`` that the
@@ -720,13 +740,22 @@ def linear(found: Callable[[int], bool], start: int, stop: int) -> int | None:
     return next((n for n in range(start, stop + 1) if found(n)), None)
 
 
-def bisect(found: Callable[[int], bool], start: int, stop: int) -> int | None:
+def bisect(found: Callable[[int], bool], start: int, stop: int, *,
+           floor: Callable[[int], int] | None = None) -> int | None:
     """Exponential steps from ``start`` (``start``, ``+1``, ``+3``, ``+7``, ...: from 1, the
     powers of two) up to the first ``n`` with ``found(n)`` (``stop`` at the most), then
     bisection below it.
 
-    Invariant of the bisection: ``lo`` was asked and not found (or is ``start - 1``), ``hi``
-    found; ``hi`` is always the smallest asked value found.
+    Invariant of the bisection: ``lo`` was asked and not found (or is ``start - 1``, or
+    below ``floor``), ``hi`` found; ``hi`` is always the smallest asked value found.
+
+    ``floor(n)``, where given, is the smallest ``m >= n`` that may be found, every value in
+    ``n .. m - 1`` being known not found without asking (for the search: the upper bound is
+    below the capacity there). When the exponential steps have found ``hi`` and the floor
+    above ``lo`` jumps over values, the bisection starts at the floor instead: it asks the
+    floor, then ``+1``, ``+3``, ... below ``hi``, before bisecting what is left (the answer
+    tends to lie just above where the bound lets it). Without a jump, the walk is the plain
+    one.
 
     >>> asked = []
     >>> bisect(lambda n: asked.append(n) or n * n >= 50, 1, 64), asked
@@ -735,6 +764,17 @@ def bisect(found: Callable[[int], bool], start: int, stop: int) -> int | None:
     >>> bisect(lambda n: asked.append(n) or n >= 6, 1, 64), asked
     (6, [1, 2, 4, 8, 6, 5])
     >>> bisect(lambda n: False, 3, 5)
+
+    A floor at 37 (nothing below it can be found): after 32 and 64, it asks 37 first.
+
+    >>> asked = []
+    >>> bisect(lambda n: asked.append(n) or n >= 37, 1, 64,
+    ...        floor=lambda n: max(n, 37)), asked
+    (37, [1, 2, 4, 8, 16, 32, 64, 37])
+    >>> asked = []
+    >>> bisect(lambda n: asked.append(n) or n >= 41, 1, 64,
+    ...        floor=lambda n: max(n, 37)), asked
+    (41, [1, 2, 4, 8, 16, 32, 64, 37, 38, 40, 44, 42, 41])
     """
     lo, step, n = start - 1, 1, start
     while not found(n):
@@ -744,6 +784,17 @@ def bisect(found: Callable[[int], bool], start: int, stop: int) -> int | None:
         n = min(n + step, stop)
         step *= 2
     hi = n
+    first = lo + 1 if floor is None else floor(lo + 1)
+    if first > lo + 1 and first < hi:
+        # Every value below the floor is known not found: gallop up from it.
+        lo, step, n = first - 1, 1, first
+        while n < hi:
+            if found(n):
+                hi = n
+                break
+            lo = n
+            n += step
+            step *= 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if found(mid):
