@@ -60,7 +60,8 @@ from .search import BreadthFirstSearch
 from .symmetry import (NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable,
                        transition_image)
 
-__all__ = ["Quotient", "build_quotient_graph", "lift_walk", "orbit_size", "witness_graph"]
+__all__ = ["Quotient", "build_quotient_graph", "lift_walk", "orbit_size", "prime_walks",
+           "witness_graph"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -252,7 +253,8 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
     return Quotient(BreadthFirstSearch(gen, *args).run(), sym, cm)
 
 
-def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=None):
+def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=None,
+              memo: dict | None = None):
     """A run of the full model following a walk of the quotient (repeated until it closes).
 
     Parameters
@@ -269,6 +271,11 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     explorer : AsyncGenerator or SyncGenerator, optional
         The generator that computes the representatives' successors (:func:`walk_explorer`);
         built here when not given (a caller lifting several walks builds it once).
+    memo : dict, optional
+        What lifting a walk of ``q`` learns that does not depend on where the run stands (the
+        representatives and their successors along each edge, the transitions' images under
+        each renaming), kept for the next walk of the same ``q`` with the same ``explorer``
+        (:func:`witness_graph` passes one for all its walks, after :func:`prime_walks`).
 
     Returns
     -------
@@ -289,10 +296,11 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     ``canon(t) = o·t`` is taken by the run as ``π(a)``, reaching ``π·t = (o⁻¹[π])·canon(t)``.
     Invariance of the model under the group makes each such step a step of the full model with
     the edge's (cost, time). A cycle is walked ``r`` times where ``r`` is the order of the
-    permutation it closes with, so the lifted cycle has the same mean and ratio. When the first
-    round does not close, a run that closes in one round is looked for first
-    (:func:`_one_round`: interchangeable members of a representative may trade places, which
-    leaves the state as it is and changes which member takes the later steps).
+    permutation it closes with, so the lifted cycle has the same mean and ratio. A run that
+    closes in one round is looked for first (:func:`_one_round`: interchangeable members of a
+    representative may trade places, which leaves the state as it is and changes which member
+    takes the later steps); the search tries the plain round first, so a walk whose plain
+    round closes costs one round.
     """
     g = q.graph
     cm = q.model
@@ -303,47 +311,15 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
         perm = [np.arange(gr.size) for gr in sym.groups]
     if not edges:
         return [], [], [], perm
-    perm0 = [np.asarray(p) for p in perm]
+    perm = perm0 = [np.asarray(p) for p in perm]
     ex = walk_explorer(cm, sym) if explorer is None else explorer
-    where = {}   # transition id -> (group, member position, index within the process)
-    table = []   # group -> position -> transition ids
-    for gi, gr in enumerate(sym.groups):
-        table.append([cm.processes[p].transitions for p in gr.processes])
-        for pos, p in enumerate(gr.processes):
-            for j, tid in enumerate(cm.processes[p].transitions):
-                where[tid] = (gi, pos, j)
-    action_of = {a.transitions + ((a.property,) if a.property is not None else ()): i
-                 for i, a in enumerate(cm.actions)}
-    column = {p.index: i for i, p in enumerate(cm.system_processes)}
-    ids = sorted(set(srcs))
-    rep_of = dict(zip(ids, q.representatives(ids).astype(np.int64)))
+    memo = {} if memo is None else memo
+    prime_walks(q, ex, memo, edges)
+    where, table, action_of, column = memo["tables"]
+    rep_of, succ = memo["reps"], memo["succ"]
+    inverse_perm: dict[tuple, list] = memo.setdefault("inverse", {})
+    images: dict[tuple, int] = memo.setdefault("images", {})
     start = apply_renaming(sym, rep_of[srcs[0]].reshape(-1, 1), perm)[:, 0]
-
-    # The representative's own successor along each edge and the canonical orders of it do
-    # not depend on where the run stands (only the renaming applied after does): computed
-    # once per edge, for a sync model in one call for every edge of the walk. The twist
-    # search below steps along the same edges many times.
-    succ: dict[int, tuple] = {}
-    if cm.system == "sync":
-        uniq = sorted(set(edges))
-        choices = np.asarray([cm.sync_choice(g.model_action(int(g.action[e]))) for e in uniq],
-                             np.int64).reshape(len(uniq), -1)
-        X = np.stack([rep_of[s] for s in sorted(set(srcs))], axis=1) if uniq else None
-        col = {s: i for i, s in enumerate(sorted(set(srcs)))}
-        src_of = dict(zip(edges, srcs))
-        ex.tr.ev.prepare(choices.ravel(), guards=False)   # what the steps run, as one module
-        Y, _, _, _ = ex.step(X, np.asarray([col[src_of[e]] for e in uniq], np.int64),
-                                   choices, np.zeros(len(uniq), bool))
-        Y = Y.astype(np.int64)
-        err = np.asarray([int(g.indices[e]) == g.error_state for e in uniq])
-        ok = np.flatnonzero(~err)
-        orders = canonicalize(sym, Y[:, ok], return_perm=True)[1] if ok.size else []
-        for k, e in enumerate(uniq):
-            succ[e] = (choices[k], None, None)
-        for j, k in enumerate(ok):
-            succ[uniq[k]] = (choices[k], Y[:, k], [o[:, j] for o in orders])
-    inverse_perm: dict[tuple, list] = {}
-    images: dict[tuple, int] = {}
 
     def step(e, s, perm):
         """The run's step along quotient edge ``e`` from class ``s`` when it stands at
@@ -351,14 +327,10 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
         state, the permutation after)."""
         a = int(g.action[e])
         rep = rep_of[s]
-        pkey = tuple(tuple(int(x) for x in p) for p in perm)
+        pkey = tuple(tuple(p.tolist()) for p in perm)
         inv = inverse_perm.get(pkey)
         if inv is None:
-            inv = inverse_perm[pkey] = [np.argsort(p) for p in perm]
-
-        # Member q of the representative is member inv[q] of the run: key k_q -> k_inv[q].
-        ren = {gr.template: {gr.keys[q]: gr.keys[int(inv[gi][q])] for q in range(gr.size)}
-               for gi, gr in enumerate(sym.groups)}
+            inv = inverse_perm[pkey] = [np.argsort(p).tolist() for p in perm]
 
         def mapped(tid):
             w = where.get(tid)
@@ -366,17 +338,22 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
                 key = (tid, pkey)
                 m = images.get(key)
                 if m is None:
+                    # Member q of the representative is member inv[q] of the run: key k_q ->
+                    # k_inv[q] (built only here: the images are kept by renaming).
+                    ren = {gr.template: {gr.keys[q]: gr.keys[inv[gi][q]]
+                                         for q in range(gr.size)}
+                           for gi, gr in enumerate(sym.groups)}
                     m = images[key] = transition_image(cm, sym, tid, ren)
                 return m
             gi, pos, j = w
-            return table[gi][int(inv[gi][pos])][j]
+            return table[gi][inv[gi][pos]][j]
 
         if cm.system == "sync":
             choice, t, order = succ[e]
             # Member q's transition is taken by member inv[q]: it goes to that column.
             conc = [0] * len(choice)
             for tid in choice:
-                m = mapped(int(tid))
+                m = mapped(tid)
                 conc[column[cm.transitions[m].process]] = m
             act = sync_code(cm, conc)
             if t is None:
@@ -390,6 +367,11 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
         cur = apply_renaming(sym, t.reshape(-1, 1), perm)[:, 0]
         return act, cur, [np.argsort(o)[p] for p, o in zip(perm, order)]
 
+    if close and all(int(g.indices[e]) != g.error_state for e in edges):
+        # The search's first try is the plain round: when it closes, it is the answer.
+        one = _one_round(edges, srcs, start, perm0, rep_of, sym, step)
+        if one is not None:
+            return one
     cur = start.copy()
     states, acts, used = [cur.copy()], [], []
     for rounds in range(_MAX_ROUNDS):
@@ -404,13 +386,62 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
             states.append(cur.copy())
         if not close or np.array_equal(cur, start):
             return states, acts, used, perm
-        if rounds == 0:
-            # The first round ended elsewhere in the class: look for a run that closes in one
-            # round by letting interchangeable members trade places on the way.
-            one = _one_round(edges, srcs, states[0], perm0, rep_of, sym, step)
-            if one is not None:
-                return one
     raise AssertionError("the lifted walk did not close")
+
+
+def prime_walks(q: Quotient, ex, memo: dict, edges) -> None:
+    """Fill ``memo`` (see :func:`lift_walk`) for walks over quotient ``edges``: the lookup
+    tables of the model's transitions, the representatives of the edges' sources and, for a
+    ``system sync`` model, each edge's step from its representative with the canonical orders
+    of the successor, for all edges not seen yet in one call of the explorer ``ex`` (what its
+    steps run is generated once, as one module).
+
+    The step from a representative along an edge and the canonical orders of its successor do
+    not depend on where the run stands (only the renaming applied after does), so they are
+    computed once per edge; the search of :func:`_one_round` steps along the same edges many
+    times, and :func:`witness_graph` lifts several walks through the same classes."""
+    g, cm, sym = q.graph, q.model, q.symmetry
+    if "tables" not in memo:
+        where = {}   # transition id -> (group, member position, index within the process)
+        table = []   # group -> position -> transition ids
+        for gi, gr in enumerate(sym.groups):
+            table.append([cm.processes[p].transitions for p in gr.processes])
+            for pos, p in enumerate(gr.processes):
+                for j, tid in enumerate(cm.processes[p].transitions):
+                    where[tid] = (gi, pos, j)
+        action_of = ({a.transitions + ((a.property,) if a.property is not None else ()): i
+                      for i, a in enumerate(cm.actions)} if cm.system != "sync" else {})
+        column = {p.index: i for i, p in enumerate(cm.system_processes)}
+        memo["tables"] = (where, table, action_of, column)
+        memo["reps"], memo["succ"] = {}, {}
+    rep_of, succ = memo["reps"], memo["succ"]
+    edges = sorted({int(e) for e in edges})
+    srcs = [int(s) for s in np.searchsorted(g.indptr, edges, side="right") - 1] if edges else []
+    ids = sorted(set(srcs) - rep_of.keys())
+    if ids:
+        rep_of.update(zip(ids, q.representatives(ids).astype(np.int64)))
+    if cm.system != "sync":
+        return
+    todo = [(e, s) for e, s in zip(edges, srcs) if e not in succ]
+    if not todo:
+        return
+    uniq = [e for e, _ in todo]
+    cols = sorted({s for _, s in todo})
+    col = {s: i for i, s in enumerate(cols)}
+    choices = np.asarray([cm.sync_choice(g.model_action(int(g.action[e]))) for e in uniq],
+                         np.int64).reshape(len(uniq), -1)
+    X = np.stack([rep_of[s] for s in cols], axis=1)
+    ex.tr.ev.prepare(choices.ravel(), guards=False)   # what the steps run, as one module
+    Y, _, _, _ = ex.step(X, np.asarray([col[s] for _, s in todo], np.int64),
+                         choices, np.zeros(len(uniq), bool))
+    Y = Y.astype(np.int64)
+    err = np.asarray([int(g.indices[e]) == g.error_state for e in uniq])
+    ok = np.flatnonzero(~err)
+    orders = canonicalize(sym, Y[:, ok], return_perm=True)[1] if ok.size else []
+    for k, e in enumerate(uniq):
+        succ[e] = (choices[k].tolist(), None, None)
+    for j, k in enumerate(ok):
+        succ[uniq[k]] = (choices[k].tolist(), Y[:, k], [o[:, j] for o in orders])
 
 
 def walk_explorer(cm: CompiledModel, sym: Symmetry):
@@ -429,7 +460,9 @@ def _one_round(edges, srcs, start, perm, rep_of, sym, step):
     ``perm∘h·rep`` for a transposition ``h`` of two of them (the same state: ``h`` fixes the
     representative), which changes which concrete member takes each later step; a depth-first
     search over those choices (adjacent transpositions, which generate every permutation of a
-    run), bounded by ``_TWIST_STEPS`` steps."""
+    run), bounded by ``_TWIST_STEPS`` steps. Its first try is the plain round (no twist at
+    any step); the run found returns where it ends: ``perm`` after a twist (back at the start
+    state), the plain round's own end otherwise."""
     budget = [_TWIST_STEPS]
     if len(edges) > _TWIST_STEPS // 4:
         return None           # (and the search's depth stays far below Python's limit)
@@ -451,15 +484,21 @@ def _one_round(edges, srcs, start, perm, rep_of, sym, step):
     # costs a longer lifted cycle, never a wrong one.
     seen: set = set()
 
-    def go(i, perm, states, acts):
+    def go(i, perm, states, acts, plain):
         if i == len(edges):
-            return (states, acts) if np.array_equal(states[-1], start) else None
+            if not np.array_equal(states[-1], start):
+                return None
+            return states, acts, (perm if plain else None)
         key = (i, states[-1].tobytes())
         if key in seen:
             return None
         seen.add(key)
-        options = [None] + twists(srcs[i])
-        for tw in options:
+        # The twists are listed only when the plain step's subtree fails.
+        options = [None]
+        k = 0
+        while k < len(options):
+            tw = options[k]
+            k += 1
             if budget[0] <= 0:
                 return None
             p = perm
@@ -467,21 +506,23 @@ def _one_round(edges, srcs, start, perm, rep_of, sym, step):
                 gi, x, y = tw
                 h = np.arange(sym.groups[gi].size)
                 h[x], h[y] = y, x
-                p = [h[q] if k == gi else q for k, q in enumerate(perm)]
+                p = [h[q] if k2 == gi else q for k2, q in enumerate(perm)]
             budget[0] -= 1
             act, nxt, p2 = step(edges[i], srcs[i], p)
-            if nxt is None:
-                continue
-            got = go(i + 1, p2, states + [nxt], acts + [act])
-            if got is not None:
-                return got
+            if nxt is not None:
+                got = go(i + 1, p2, states + [nxt], acts + [act], plain and tw is None)
+                if got is not None:
+                    return got
+            if tw is None:
+                options += twists(srcs[i])
         return None
 
-    found = go(0, perm, [start.copy()], [])
+    found = go(0, perm, [start.copy()], [], True)
     if found is None:
         return None
-    states, acts = found
-    perm_end = perm  # back at the start state: the run ends where it began
+    states, acts, perm_end = found
+    if perm_end is None:
+        perm_end = perm  # back at the start state: the run ends where it began
     return states, acts, list(edges), perm_end
 
 
@@ -513,11 +554,17 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     error_id = -1
 
     ex = walk_explorer(cm, q.symmetry)
+    memo: dict = {}
+    c0 = (int(np.searchsorted(g.indptr, int(cycle_edges[0]), side="right") - 1)
+          if len(cycle_edges) else None)
+    # Every walk is known before any is lifted: their edges' steps are computed in one call.
+    walks = {int(d): [t.edge for t in shortest_trace(g, int(d))]
+             for d in ([c0] if c0 is not None else []) + [int(d) for d in ends]}
+    prime_walks(q, ex, memo, [e for w in walks.values() for e in w] + list(cycle_edges))
 
     def path(to_class: int):
-        steps = shortest_trace(g, to_class)
-        states, acts, used, perm = lift_walk(q, [t.edge for t in steps], close=False,
-                                             explorer=ex)
+        states, acts, used, perm = lift_walk(q, walks[to_class], close=False, explorer=ex,
+                                             memo=memo)
         prev = 0
         for k, (x, a, e) in enumerate(zip(states[1:], acts, used)):
             st_rows.append(x)
@@ -529,10 +576,10 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
         return prev, perm
 
     cyc_ids: list[int] = []
-    if len(cycle_edges):
-        c0 = int(np.searchsorted(g.indptr, int(cycle_edges[0]), side="right") - 1)
+    if c0 is not None:
         head, perm = path(c0)
-        states, acts, used, _ = lift_walk(q, cycle_edges, perm=perm, close=True, explorer=ex)
+        states, acts, used, _ = lift_walk(q, cycle_edges, perm=perm, close=True, explorer=ex,
+                                          memo=memo)
         prev = head
         for k, (x, a, e) in enumerate(zip(states[1:], acts, used)):
             last = k == len(acts) - 1

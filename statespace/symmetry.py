@@ -684,16 +684,25 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
     # rewriting one is thousands of nodes).
     sigs = memo.get(("keys", t.process))
     if sigs is None:
-        sigs = memo[("keys", t.process)] = _key_signatures(cm, t.process, fams)
-    mine = sigs["of"][tid]
+        sigs = memo[("keys", t.process)] = _KeySignatures(cm, t.process, fams)
 
     def renamed(part):     # (key counts per family, shape) under the renaming
         return tuple(tuple(sorted(Counter({ren[tpl].get(k, k): c for k, c in counts}).items()))
                      for (tpl, _, _), counts in zip(fams, part[:-1])) + (part[-1],)
 
+    # The head (local states, sync and effects) first: transitions whose heads differ from
+    # the image's cannot be it, and when one alone has that head it is the image (there is
+    # one: detect_symmetry proved the family invariant). Only transitions alike in their
+    # heads (a client's light and heavy request differ there) need their guards' conjuncts.
+    head = sigs.head(tid)
+    cands = sigs.by_head((head[0], head[1], renamed(head[2])))
+    if len(cands) == 1:
+        memo[key] = cands[0]
+        return cands[0]
+    mine = sigs.signature(tid)
     want = (t.src, t.dst, renamed(mine[2]),
             tuple(sorted((renamed(x) for x in mine[3]), key=repr)))
-    hits = sigs["by"].get(want, ())
+    hits = [c for c in cands if sigs.signature(c) == want]
     if len(hits) == 1:
         memo[key] = hits[0]
         return hits[0]
@@ -707,42 +716,68 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
     return other
 
 
-def _key_signatures(cm: CompiledModel, process: int, fams) -> dict:
+class _KeySignatures:
     """For each transition of ``process`` (outside the groups), what a renaming of the keys
     maps onto its image's: its local states; for its sync and effects, per family the
     multiset of the keys they name (literals among the family's ``ids``, instance names) and
     their shape (every key renamed to one); the same for each small conjunct of its guard,
-    as a multiset (conjuncts commute). ``{"of": {tid: signature}, "by": {signature:
-    [tids]}}``: a signature that one transition alone holds names the image.
+    as a multiset (conjuncts commute). A signature that one transition alone holds names the
+    image.
 
     Large conjuncts are left out: a server's guards count over every client (thousands of
     nodes) while what tells its transitions apart (the client admitted, the kind of its
     request) is small; transitions alike without them fall back on the full rewrite. Leaving
     a part out in every transition keeps the signature a function that renaming commutes
-    with."""
-    counted: list[dict] = [{} for _ in fams]    # one memo per family: its own ids
-    rewrites: dict = {}
-    norms: dict = {}
+    with.
 
-    def part(node):
+    Computed as asked: the *heads* (local states, sync and effects: small) of every
+    transition when the first is asked, the guards' conjuncts only of the transitions whose
+    heads tie (lifting a run asks for a few images; most heads are unique)."""
+
+    def __init__(self, cm: CompiledModel, process: int, fams) -> None:
+        self.cm, self.process, self.fams = cm, process, fams
+        self.counted: list[dict] = [{} for _ in fams]    # one memo per family: its own ids
+        self.rewrites: dict = {}
+        self.norms: dict = {}
+        self.heads: dict | None = None     # tid -> head
+        self.by: dict = {}                 # head -> [tids], in order
+        self.full: dict = {}               # tid -> signature
+
+    def part(self, node):
         out = []
-        for (_, ids, names), memo in zip(fams, counted):
+        for (_, ids, names), memo in zip(self.fams, self.counted):
             by_name = {n: k for k, n in names.items()}
             out.append(tuple(sorted(_key_counts(node, ids, by_name, memo).items())))
-        for _, ids, names in fams:
+        for _, ids, names in self.fams:
             one = min(names)
-            node = _rewrite(node, ids, {k: one for k in names}, names, rewrites)
-        return tuple(out) + (_norm(node, norms),)
+            node = _rewrite(node, ids, {k: one for k in names}, names, self.rewrites)
+        return tuple(out) + (_norm(node, self.norms),)
 
-    of, by = {}, {}
-    for tid in cm.processes[process].transitions:
-        t = cm.transitions[tid]
-        small = [c for g in t.node.guard for c in _conjuncts(g) if _size(c, _SMALL) <= _SMALL]
-        sig = (t.src, t.dst, part((t.node.sync, t.node.effects)),
-               tuple(sorted((part(c) for c in small), key=repr)))
-        of[tid] = sig
-        by.setdefault(sig, []).append(tid)
-    return {"of": of, "by": by}
+    def head(self, tid: int) -> tuple:
+        """``(src, dst, part of (sync, effects))`` of transition ``tid``."""
+        if self.heads is None:
+            self.heads = {}
+            for t_id in self.cm.processes[self.process].transitions:
+                t = self.cm.transitions[t_id]
+                h = (t.src, t.dst, self.part((t.node.sync, t.node.effects)))
+                self.heads[t_id] = h
+                self.by.setdefault(h, []).append(t_id)
+        return self.heads[tid]
+
+    def by_head(self, head: tuple) -> list:
+        """The transitions (in order) whose head is ``head``."""
+        return self.by.get(head, [])
+
+    def signature(self, tid: int) -> tuple:
+        """The head of ``tid`` and the sorted parts of its guard's small conjuncts."""
+        sig = self.full.get(tid)
+        if sig is None:
+            t = self.cm.transitions[tid]
+            small = [c for g in t.node.guard for c in _conjuncts(g)
+                     if _size(c, _SMALL) <= _SMALL]
+            sig = self.full[tid] = self.head(tid) + (
+                tuple(sorted((self.part(c) for c in small), key=repr)),)
+        return sig
 
 
 #: Conjuncts of a guard with at most this many nodes enter a transition's key signature.
