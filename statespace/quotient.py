@@ -54,7 +54,7 @@ from .explore import as_compiled
 from .graph import StateGraph
 from .model import CompiledModel
 from .counting import counted_orbit_total, explore_counted
-from .next_state import QuotientGenerator, generator_for
+from .next_state import QuotientGenerator, SyncGenerator, Transitions, generator_for
 from .renaming import apply_renaming
 from .search import BreadthFirstSearch
 from .symmetry import (NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable,
@@ -78,6 +78,10 @@ class Quotient:
     #: The classes' counts when the quotient was explored by counting
     #: (:class:`statespace.counting.Counts`), else None.
     counts: object = None
+    #: The guards, charges and effects the exploration generated for the full model
+    #: (:class:`statespace.next_state.Transitions`, NumPy), kept so that lifting runs
+    #: (:func:`walk_explorer`) steps with them instead of generating them again; or None.
+    transitions: object = None
 
     @property
     def reduced(self) -> bool:
@@ -246,9 +250,12 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
         return Quotient(search.run(), sym, cm)
     args = (np, chunk_size, max_states, max_memory, progress, False)
     if counting:
-        got = explore_counted(cm, sym, args)
+        # A sync model's generator runs these (all generated, as one module): kept with the
+        # quotient for lifting its runs.
+        tr = Transitions(cm, np) if cm.system == "sync" else None
+        got = explore_counted(cm, sym, args, transitions=tr)
         if got is not None:
-            return Quotient(got[0], sym, cm, got[1])
+            return Quotient(got[0], sym, cm, got[1], tr)
     gen = QuotientGenerator(generator_for(cm), sym)
     return Quotient(BreadthFirstSearch(gen, *args).run(), sym, cm)
 
@@ -312,7 +319,7 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     if not edges:
         return [], [], [], perm
     perm = perm0 = [np.asarray(p) for p in perm]
-    ex = walk_explorer(cm, sym) if explorer is None else explorer
+    ex = walk_explorer(cm, sym, q.transitions) if explorer is None else explorer
     memo = {} if memo is None else memo
     prime_walks(q, ex, memo, edges)
     where, table, action_of, column = memo["tables"]
@@ -367,7 +374,8 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
         cur = apply_renaming(sym, t.reshape(-1, 1), perm)[:, 0]
         return act, cur, [np.argsort(o)[p] for p, o in zip(perm, order)]
 
-    if close and all(int(g.indices[e]) != g.error_state for e in edges):
+    if (close and all(int(g.indices[e]) != g.error_state for e in edges)
+            and (cm.system != "sync" or _may_close(edges, srcs, rep_of, sym, succ))):
         # The search's first try is the plain round: when it closes, it is the answer.
         one = _one_round(edges, srcs, start, perm0, rep_of, sym, step)
         if one is not None:
@@ -444,14 +452,63 @@ def prime_walks(q: Quotient, ex, memo: dict, edges) -> None:
         succ[uniq[k]] = (choices[k].tolist(), Y[:, k], [o[:, j] for o in orders])
 
 
-def walk_explorer(cm: CompiledModel, sym: Symmetry):
-    """The generator :func:`lift_walk` steps representatives with (one row at a time; each
-    guard and effect generated when first used)."""
+def walk_explorer(cm: CompiledModel, sym: Symmetry, transitions=None):
+    """The generator :func:`lift_walk` steps representatives with (one row at a time): on
+    ``transitions`` (:attr:`Quotient.transitions`, what the exploration generated) when
+    given (a ``system sync`` model's), else with each guard and effect generated when first
+    used."""
+    if transitions is not None:
+        return SyncGenerator(cm, np, transitions=transitions)
     return generator_for(cm, np, lazy=True)
 
 
 #: Steps tried at most while looking for a lifted cycle that closes in one round.
 _TWIST_STEPS = 4000
+
+
+def _twists(sym: Symmetry, rep: np.ndarray) -> list[tuple[int, int, int]]:
+    """The transpositions ``(group, i - 1, i)`` of neighbours that canonical state ``rep``
+    holds interchangeable (each fixes it: :func:`~statespace.symmetry.interchangeable`)."""
+    red = interchangeable(sym, rep.reshape(-1, 1))
+    return [(gi, i - 1, i) for gi, g in enumerate(sym.groups) for i in range(1, g.size)
+            if red[g.processes[i]][0]]
+
+
+def _may_close(edges, srcs, rep_of, sym: Symmetry, succ: dict) -> bool:
+    """False when no choice of twists lets a ``system sync`` walk close in one round, so
+    that :func:`_one_round` would search in vain; True when it may.
+
+    A run along the walk ends at ``F∘perm`` where ``F = τ_L-1 h_L-1 ... τ_0 h_0``: ``τ_i``
+    the renaming of edge ``i`` (the inverse of its successor's canonical order), ``h_i`` a
+    product of the twists at step ``i`` (the stabiliser ``H_i`` of class ``i``'s
+    representative). With ``U_i = τ_i-1 ... τ_0``, ``F = U_L ∘ g`` where ``g`` lies in the
+    group ``G`` generated by the conjugates ``U_i⁻¹ H_i U_i``: transpositions, so ``G`` is the
+    product of the symmetric groups on the components of the positions they join. The run
+    closes when ``F`` fixes the first representative, i.e. lies in ``H_0`` (its whole
+    stabiliser, whose size ``orbit_size`` counts), which ``G`` contains: so only if ``U_L``
+    keeps every position in its component. The test is necessary, not sufficient (the search
+    takes one twist per step); when it passes the search runs as before."""
+    for gi, gr in enumerate(sym.groups):
+        root = list(range(gr.size))
+
+        def find(x):
+            while root[x] != x:
+                root[x] = root[root[x]]
+                x = root[x]
+            return x
+
+        U = np.arange(gr.size)
+        for e, s in zip(edges, srcs):
+            inv = None
+            for gj, x, y in _twists(sym, rep_of[s]):
+                if gj == gi:
+                    if inv is None:
+                        inv = np.argsort(U)
+                    root[find(int(inv[x]))] = find(int(inv[y]))
+            U = np.argsort(succ[e][2][gi])[U]
+        if any(find(int(U[z])) != find(z) for z in range(gr.size)):
+            return False
+    return True
 
 
 def _one_round(edges, srcs, start, perm, rep_of, sym, step):
@@ -468,14 +525,7 @@ def _one_round(edges, srcs, start, perm, rep_of, sym, step):
         return None           # (and the search's depth stays far below Python's limit)
 
     def twists(s):
-        rep = rep_of[s].reshape(-1, 1)
-        red = interchangeable(sym, rep)
-        out = []
-        for gi, g in enumerate(sym.groups):
-            for i in range(1, g.size):
-                if red[g.processes[i]][0]:
-                    out.append((gi, i - 1, i))
-        return out
+        return _twists(sym, rep_of[s])
 
     # (position, concrete state) pairs already searched. A run standing at the same concrete
     # state at the same position of the walk has (up to the twists still to come) the same
@@ -553,7 +603,7 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     out: list[list] = [[]]          # per state: [(target, action, quotient edge)]
     error_id = -1
 
-    ex = walk_explorer(cm, q.symmetry)
+    ex = walk_explorer(cm, q.symmetry, q.transitions)
     memo: dict = {}
     c0 = (int(np.searchsorted(g.indptr, int(cycle_edges[0]), side="right") - 1)
           if len(cycle_edges) else None)
