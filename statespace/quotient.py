@@ -583,7 +583,7 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     the quotient from the initial class to the cycle's first class, lifted; the cycle lifted
     from there until it closes; and, for each class in ``ends`` (deadlocks, the error state), a
     lifted shortest run to it. Each state has the breadth-first parent of its run, so
-    :func:`~statespace.graph.shortest_trace` gives those runs back.
+    :func:`~statespace.graph.shortest_edges` gives those runs back.
 
     Returns
     -------
@@ -594,7 +594,7 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     end_states : list of int
         The state of ``graph`` standing for each of ``ends``.
     """
-    from .graph import shortest_trace
+    from .graph import shortest_edges
     g = q.graph
     cm = q.model
     res = list(g.costs)
@@ -608,7 +608,7 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     c0 = (int(np.searchsorted(g.indptr, int(cycle_edges[0]), side="right") - 1)
           if len(cycle_edges) else None)
     # Every walk is known before any is lifted: their edges' steps are computed in one call.
-    walks = {int(d): [t.edge for t in shortest_trace(g, int(d))]
+    walks = {int(d): shortest_edges(g, int(d))
              for d in ([c0] if c0 is not None else []) + [int(d) for d in ends]}
     prime_walks(q, ex, memo, [e for w in walks.values() for e in w] + list(cycle_edges))
 

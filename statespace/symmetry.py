@@ -573,7 +573,7 @@ def _chain(x) -> list:
     return ops
 
 
-def _norm(x, memo: dict | None = None):
+def _norm(x, memo: dict | None = None, swap=None):
     """A hashable form of a syntax tree in which ``and``/``or`` chains and the operands of
     ``==``/``!=`` are sorted (they commute), so that a family of transitions written for keys in
     one order equals its image under a renaming of the keys.
@@ -581,12 +581,18 @@ def _norm(x, memo: dict | None = None):
     ``memo`` keeps the form of each node by its ``id`` and the sort key (``repr``) of each
     form, so that a subtree shared by many transitions is normalised and printed once (without
     it, a server with a guard over all ``n`` clients in each of its ``n`` transitions costs
-    ``n^2`` and more)."""
+    ``n^2`` and more).
+
+    ``swap`` (node -> node or None): the form of the tree with the nodes it answers for
+    replaced by its answers, as if rewritten first (:func:`_rewrite` replaces leaves only, and
+    rebuilds every node above them: this walks the tree once and builds nothing). ``memo``
+    then holds the forms under that ``swap`` only."""
     if memo is not None and not isinstance(x, (int, str, type(None))):
         hit = memo.get(id(x))
         if hit is not None and hit[0] is x:
             return hit[1]
-    out = _norm1(x, memo)
+    y = swap(x) if swap is not None else None
+    out = _norm1(x, memo, swap) if y is None else _norm1(y, None, None)
     if memo is not None and dataclasses.is_dataclass(x):
         memo[id(x)] = (x, out)
     return out
@@ -603,9 +609,9 @@ def _sort_key(y, memo: dict | None) -> str:
     return r
 
 
-def _norm1(x, memo: dict | None):
+def _norm1(x, memo: dict | None, swap=None):
     def norms(ys):
-        return sorted((_norm(y, memo) for y in ys), key=lambda y: _sort_key(y, memo))
+        return sorted((_norm(y, memo, swap) for y in ys), key=lambda y: _sort_key(y, memo))
 
     if isinstance(x, S.Binary) and x.op in ("and", "or"):
         return (x.op, tuple(norms(_chain(x))))
@@ -618,14 +624,14 @@ def _norm1(x, memo: dict | None):
     if isinstance(x, S.Binary) and x.op in ("==", "!="):
         return (x.op, tuple(norms((x.left, x.right))))
     if isinstance(x, S.Transition):
-        return ("trans", _norm(x.src, memo), _norm(x.dst, memo), tuple(norms(x.guard)),
-                _norm(x.sync, memo), _norm(x.effects, memo), _norm(x.costs, memo),
-                _norm(x.time, memo))
+        return ("trans", _norm(x.src, memo, swap), _norm(x.dst, memo, swap),
+                tuple(norms(x.guard)), _norm(x.sync, memo, swap), _norm(x.effects, memo, swap),
+                _norm(x.costs, memo, swap), _norm(x.time, memo, swap))
     if isinstance(x, tuple):
-        return tuple(_norm(y, memo) for y in x)
+        return tuple(_norm(y, memo, swap) for y in x)
     names = _field_names(type(x))
     if names is not None:
-        return (type(x).__name__,) + tuple(_norm(getattr(x, f), memo) for f in names)
+        return (type(x).__name__,) + tuple(_norm(getattr(x, f), memo, swap) for f in names)
     return x
 
 
@@ -737,21 +743,40 @@ class _KeySignatures:
     def __init__(self, cm: CompiledModel, process: int, fams) -> None:
         self.cm, self.process, self.fams = cm, process, fams
         self.counted: list[dict] = [{} for _ in fams]    # one memo per family: its own ids
-        self.rewrites: dict = {}
-        self.norms: dict = {}
+        self.norms: dict = {}                            # the shapes' forms (under swap)
         self.heads: dict | None = None     # tid -> head
         self.by: dict = {}                 # head -> [tids], in order
         self.full: dict = {}               # tid -> signature
 
     def part(self, node):
+        """Per family the keys ``node`` names, counted, and its shape: its normal form with
+        every key of each family renamed to the family's smallest (``_norm`` of
+        ``_rewrite``, in one walk: :meth:`swap`)."""
         out = []
         for (_, ids, names), memo in zip(self.fams, self.counted):
             by_name = {n: k for k, n in names.items()}
             out.append(tuple(sorted(_key_counts(node, ids, by_name, memo).items())))
-        for _, ids, names in self.fams:
-            one = min(names)
-            node = _rewrite(node, ids, {k: one for k in names}, names, self.rewrites)
-        return tuple(out) + (_norm(node, self.norms),)
+        return tuple(out) + (_norm(node, self.norms, self.swap),)
+
+    def swap(self, node):
+        """The leaf :func:`_rewrite` would put in place of ``node`` when renaming every key
+        to its family's smallest (a key literal, an instance's name), or None where it would
+        walk on. The families'
+        literals and names are disjoint (a literal's value is a key of one template only), so
+        renaming the families one after the other, as ``_rewrite`` would, changes each leaf
+        once."""
+        if isinstance(node, S.IntLit):
+            for _, ids, names in self.fams:
+                if id(node) in ids:
+                    return S.IntLit(min(names))
+            return None
+        if isinstance(node, S.ProcRef):
+            for _, _, names in self.fams:
+                for k, n in names.items():
+                    if node.name == n:
+                        return dataclasses.replace(node, name=names[min(names)])
+            return node       # as _rewrite: kept whole (its keys are not walked)
+        return None
 
     def head(self, tid: int) -> tuple:
         """``(src, dst, part of (sync, effects))`` of transition ``tid``."""

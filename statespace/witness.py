@@ -10,7 +10,7 @@ messages, tests), so that every one of them shows the same run:
   described once and kept;
 - states are decoded with :func:`~statespace.decode_state`, only those on the runs asked for,
   each once;
-- shortest runs from the initial state come from :func:`~statespace.shortest_trace`;
+- shortest runs from the initial state come from :func:`~statespace.graph.shortest_edges`;
 - a sync's values are printed with :func:`dve.format.format_expr`.
 
 Decoding costs what it shows: a run of ``k`` steps decodes ``k + 1`` states and describes at
@@ -41,7 +41,7 @@ import numpy as np
 from dve.format import format_expr
 
 from .evaluate import explain_fault
-from .graph import StateGraph, decode_state, shortest_trace
+from .graph import StateGraph, decode_state, shortest_edges
 from .quotient import Quotient, witness_graph
 
 __all__ = ["Move", "Runs", "Step", "Witness", "decode_runs", "jsonable", "lifted_runs"]
@@ -271,8 +271,9 @@ class Witness:
         return tuple(self.step(e) for e in edges)
 
     def trace_to(self, sid: int) -> tuple[Step, ...]:
-        """A shortest run from the initial state to state ``sid`` (:func:`shortest_trace`)."""
-        return self.run([t.edge for t in shortest_trace(self.graph, int(sid))])
+        """A shortest run from the initial state to state ``sid`` (the breadth-first tree's:
+        :func:`~statespace.graph.shortest_edges`)."""
+        return self.run(shortest_edges(self.graph, int(sid)))
 
     def cycle(self, edges: Sequence[int]) -> tuple[Step, ...]:
         """A cycle given by its edges, started at its state with the smallest id: the one
