@@ -322,7 +322,8 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     ex = walk_explorer(cm, sym, q.transitions) if explorer is None else explorer
     memo = {} if memo is None else memo
     prime_walks(q, ex, memo, edges)
-    where, table, action_of, column = memo["tables"]
+    where, table, action_of, column, digits = memo["tables"]
+    process_of = [t.process for t in cm.transitions]
     rep_of, succ = memo["reps"], memo["succ"]
     inverse_perm: dict[tuple, list] = memo.setdefault("inverse", {})
     images: dict[tuple, int] = memo.setdefault("images", {})
@@ -361,8 +362,10 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
             conc = [0] * len(choice)
             for tid in choice:
                 m = mapped(tid)
-                conc[column[cm.transitions[m].process]] = m
-            act = sync_code(cm, conc)
+                conc[column[process_of[m]]] = m
+            act = 0         # sync_code(cm, conc), on tables built once
+            for (radix, digit), m in zip(digits, conc):
+                act = act * radix + digit[m]
             if t is None:
                 return act, None, perm
         else:
@@ -419,8 +422,12 @@ def prime_walks(q: Quotient, ex, memo: dict, edges) -> None:
                     where[tid] = (gi, pos, j)
         action_of = ({a.transitions + ((a.property,) if a.property is not None else ()): i
                       for i, a in enumerate(cm.actions)} if cm.system != "sync" else {})
-        column = {p.index: i for i, p in enumerate(cm.system_processes)}
-        memo["tables"] = (where, table, action_of, column)
+        sps = cm.system_processes
+        column = {p.index: i for i, p in enumerate(sps)}
+        # sync_code's mixed radix, by column: (radix, transition id -> digit).
+        digits = [(max(1, len(p.transitions)), {t: j for j, t in enumerate(p.transitions)})
+                  for p in sps]
+        memo["tables"] = (where, table, action_of, column, digits)
         memo["reps"], memo["succ"] = {}, {}
     rep_of, succ = memo["reps"], memo["succ"]
     edges = sorted({int(e) for e in edges})

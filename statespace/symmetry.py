@@ -700,8 +700,12 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
     # the image's cannot be it, and when one alone has that head it is the image (there is
     # one: detect_symmetry proved the family invariant). Only transitions alike in their
     # heads (a client's light and heavy request differ there) need their guards' conjuncts.
-    head = sigs.head(tid)
-    cands = sigs.by_head((head[0], head[1], renamed(head[2])))
+    keys = sigs.keys(tid)
+    cands = sigs.by_keys((keys[0], keys[1], renamed(keys[2])))
+    if len(cands) > 1:
+        head = sigs.head(tid)
+        want = (head[0], head[1], renamed(head[2]))
+        cands = [c for c in cands if sigs.head(c) == want]
     if len(cands) == 1:
         memo[key] = cands[0]
         return cands[0]
@@ -736,27 +740,37 @@ class _KeySignatures:
     a part out in every transition keeps the signature a function that renaming commutes
     with.
 
-    Computed as asked: the *heads* (local states, sync and effects: small) of every
-    transition when the first is asked, the guards' conjuncts only of the transitions whose
-    heads tie (lifting a run asks for a few images; most heads are unique)."""
+    Computed as asked, coarse to fine: the keys that the sync and effects of every transition
+    name when the first image is asked; the *heads* (local states, sync and effects, shape
+    included) only of the transitions whose keys tie; the guards' conjuncts only of those
+    whose heads tie (lifting a run asks for a few images). Each stage is a part of the
+    signature that renaming commutes with, so the image is among the transitions that match
+    at every stage, and when one alone matches, it is the image (there is one:
+    detect_symmetry proved the family invariant)."""
 
     def __init__(self, cm: CompiledModel, process: int, fams) -> None:
         self.cm, self.process, self.fams = cm, process, fams
-        self.counted: list[dict] = [{} for _ in fams]    # one memo per family: its own ids
+        self.by_name = [{n: k for k, n in names.items()} for _, _, names in fams]
         self.norms: dict = {}                            # the shapes' forms (under swap)
-        self.heads: dict | None = None     # tid -> head
-        self.by: dict = {}                 # head -> [tids], in order
+        self.key_heads: dict | None = None  # tid -> keys (the head without its shape)
+        self.by: dict = {}                 # keys -> [tids], in order
+        self.heads: dict = {}              # tid -> head
         self.full: dict = {}               # tid -> signature
 
     def part(self, node):
         """Per family the keys ``node`` names, counted, and its shape: its normal form with
         every key of each family renamed to the family's smallest (``_norm`` of
         ``_rewrite``, in one walk: :meth:`swap`)."""
-        out = []
-        for (_, ids, names), memo in zip(self.fams, self.counted):
-            by_name = {n: k for k, n in names.items()}
-            out.append(tuple(sorted(_key_counts(node, ids, by_name, memo).items())))
-        return tuple(out) + (_norm(node, self.norms, self.swap),)
+        return self.counts(node) + (self.shape(node),)
+
+    def counts(self, node) -> tuple:
+        """Per family, the keys ``node`` names with their counts (sorted pairs)."""
+        return tuple(tuple(sorted(_count_keys(node, ids, by_name).items()))
+                     for (_, ids, _), by_name in zip(self.fams, self.by_name))
+
+    def shape(self, node):
+        """The normal form of ``node`` with every key renamed to its family's smallest."""
+        return _norm(node, self.norms, self.swap)
 
     def swap(self, node):
         """The leaf :func:`_rewrite` would put in place of ``node`` when renaming every key
@@ -778,20 +792,32 @@ class _KeySignatures:
             return node       # as _rewrite: kept whole (its keys are not walked)
         return None
 
-    def head(self, tid: int) -> tuple:
-        """``(src, dst, part of (sync, effects))`` of transition ``tid``."""
-        if self.heads is None:
-            self.heads = {}
+    def keys(self, tid: int) -> tuple:
+        """``(src, dst, (key counts per family of (sync, effects)..., None))``: the head
+        without its shape (what tells a family's transitions apart is mostly which keys they
+        name), computed for every transition when first asked."""
+        if self.key_heads is None:
+            self.key_heads = {}
             for t_id in self.cm.processes[self.process].transitions:
                 t = self.cm.transitions[t_id]
-                h = (t.src, t.dst, self.part((t.node.sync, t.node.effects)))
-                self.heads[t_id] = h
-                self.by.setdefault(h, []).append(t_id)
-        return self.heads[tid]
+                k = (t.src, t.dst, self.counts((t.node.sync, t.node.effects)) + (None,))
+                self.key_heads[t_id] = k
+                self.by.setdefault(k, []).append(t_id)
+        return self.key_heads[tid]
 
-    def by_head(self, head: tuple) -> list:
-        """The transitions (in order) whose head is ``head``."""
-        return self.by.get(head, [])
+    def by_keys(self, keys: tuple) -> list:
+        """The transitions (in order) whose :meth:`keys` are ``keys``."""
+        return self.by.get(keys, [])
+
+    def head(self, tid: int) -> tuple:
+        """``(src, dst, part of (sync, effects))`` of transition ``tid``."""
+        h = self.heads.get(tid)
+        if h is None:
+            src, dst, counts = self.keys(tid)
+            t = self.cm.transitions[tid]
+            h = self.heads[tid] = (src, dst, counts[:-1] + (self.shape((t.node.sync,
+                                                                         t.node.effects)),))
+        return h
 
     def signature(self, tid: int) -> tuple:
         """The head of ``tid`` and the sorted parts of its guard's small conjuncts."""
@@ -844,6 +870,29 @@ def _field_names(cls: type) -> tuple[str, ...] | None:
                  if dataclasses.is_dataclass(cls) else None)
         _FIELDS[cls] = names
         return names
+
+
+def _count_keys(node, ids, by_name: dict) -> dict:
+    """What :func:`_key_counts` counts, in one walk without a memo (for the small trees of a
+    transition's head and conjuncts: a Counter per node costs more than the walk)."""
+    out: dict = {}
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, S.IntLit):
+            if id(x) in ids:
+                out[x.value] = out.get(x.value, 0) + 1
+        elif isinstance(x, S.ProcRef):
+            k = by_name.get(x.name)
+            if k is not None:
+                out[k] = out.get(k, 0) + 1
+        elif isinstance(x, tuple):
+            stack.extend(x)
+        else:
+            names = _field_names(type(x))
+            if names is not None:
+                stack.extend(getattr(x, f) for f in names)
+    return out
 
 
 def _key_counts(node, ids, by_name: dict, memo: dict) -> Counter:
