@@ -190,6 +190,7 @@ class Witness:
             graph.cost(resource)   # raises the error that names the resources
         self._states: dict[int, dict[str, Any]] = {}
         self._moves: dict[int, tuple[Move, ...]] = {}
+        self._by_transition: dict[int, tuple[tuple, Move]] = {}
         model = graph.model
         self._pcs = frozenset(p.name for p in model.processes) if model is not None \
             else frozenset(graph.process_states)
@@ -215,17 +216,29 @@ class Witness:
             model = self.graph.model
             if model is None:
                 return ()
-            items = []
-            for mv in self.graph.action_moves(label):
-                t = model.transitions[mv["transition"]]
-                key = (t.process == model.property_process, mv["op"] != "!", t.process)
-                pos = mv["pos"]
-                items.append((key, Move(mv["process"], mv["src"], mv["dst"],
-                                        _sync_text(t.node.sync),
-                                        pos.line if pos is not None else None)))
+            # (what CompiledModel.action_moves tells of each transition, one Move per
+            # transition kept: a sync step's label is new at every step, its moves are not)
+            items = [self._move(tid)
+                     for tid in model.action_transitions(self.graph.model_action(label))]
             out = tuple(m for _, m in sorted(items, key=lambda x: x[0]))
             self._moves[label] = out
         return out
+
+    def _move(self, tid: int) -> tuple[tuple, Move]:
+        """Transition ``tid``'s move and its place among a step's moves (sender before
+        receiver, the property process last), built once."""
+        got = self._by_transition.get(tid)
+        if got is None:
+            model = self.graph.model
+            t = model.transitions[tid]
+            p = model.processes[t.process]
+            sync = t.node.sync
+            op = sync.op if sync is not None else None
+            got = ((t.process == model.property_process, op != "!", t.process),
+                   Move(p.name, p.states[t.src], p.states[t.dst], _sync_text(sync),
+                        t.pos.line if t.pos is not None else None))
+            self._by_transition[tid] = got
+        return got
 
     def source_of(self, edge: int) -> int:
         """The state edge ``edge`` leaves."""
