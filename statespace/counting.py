@@ -50,15 +50,16 @@ FIRST_WIDTH = 8
 MAX_WIDTH = 256
 
 
-def explore_counted(cm: CompiledModel, sym: Symmetry, args: tuple):
+def explore_counted(cm: CompiledModel, sym: Symmetry, args: tuple, *, transitions=None):
     """The quotient graph explored by counting and its :class:`Counts`, or ``None`` when the
     model is not one :func:`~statespace.next_state.counted_plan` accepts (or a step reaches
     a member the window does not hold: checked while exploring). A ``system sync`` model
     gets the graph of :class:`~statespace.next_state.SyncChoiceGenerator` and no counts.
     ``args`` are the search's ``(xp, chunk_size, max_states, max_memory, progress,
-    error_successors)``."""
+    error_successors)``. ``transitions``: the :class:`~statespace.next_state.Transitions`
+    (NumPy, prepared) a ``system sync`` model's generator runs, when the caller keeps it."""
     if cm.system == "sync":
-        gen = SyncChoiceGenerator(SyncGenerator(cm), sym)
+        gen = SyncChoiceGenerator(SyncGenerator(cm, transitions=transitions), sym)
         return BreadthFirstSearch(gen, *args).run(), None
     if cm.property_process is not None or sym.families:
         return None           # (checked again by counted_plan; this spares building one)

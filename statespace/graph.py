@@ -77,6 +77,7 @@ __all__ = [
     "decode_state",
     "derived",
     "lazy_graph",
+    "shortest_edges",
     "shortest_trace",
 ]
 
@@ -609,18 +610,24 @@ class TraceStep:
     edge: int = -1
 
 
-def shortest_trace(graph: StateGraph, i: int) -> list[TraceStep]:
-    """A shortest run from the initial state to state ``i`` (breadth-first tree), as steps.
+def shortest_edges(graph: StateGraph, i: int) -> list[int]:
+    """The edges of a shortest run from the initial state to state ``i`` (breadth-first tree):
+    what :func:`shortest_trace` tells as steps, for a caller that reads the edges only (the
+    report's runs: no action is described twice).
 
-    Examples
-    --------
     >>> import dve
     >>> from statespace import build_state_graph
     >>> text = "process P { state a, b, c; init a; trans a -> b {}, b -> c {}; } system async;"
     >>> g = build_state_graph(dve.load_model(text))
-    >>> [(s.source, s.target, s.description) for s in shortest_trace(g, 2)]
-    [(0, 1, 'P: a -> b'), (1, 2, 'P: b -> c')]
+    >>> shortest_edges(g, 2), [s.edge for s in shortest_trace(g, 2)]
+    ([0, 1], [0, 1])
     """
+    return [e for _, _, _, e in _tree_path(graph, i)]
+
+
+def _tree_path(graph: StateGraph, i: int) -> list[tuple[int, int, int, int]]:
+    """``(source, target, action, edge)`` of each step of the breadth-first tree's run to
+    ``i``."""
     i = int(i)
     if not 0 <= i < graph.n_states:
         raise ConfigurationError(f"no state {i}: the graph has {graph.n_states} states")
@@ -635,7 +642,23 @@ def shortest_trace(graph: StateGraph, i: int) -> list[TraceStep]:
         lo, hi = int(graph.indptr[s]), int(graph.indptr[s + 1])
         row_t, row_a = graph.peek("indices", slice(lo, hi)), graph.peek("action", slice(lo, hi))
         e = lo + int(np.flatnonzero((row_t == t) & (row_a == a))[0])
-        steps.append(TraceStep(s, t, a, graph.describe_action(a),
-                               {k: int(graph.peek("costs", e, k)) for k in graph.resources},
-                               int(graph.peek("time", e)), e))
+        steps.append((s, t, a, e))
     return steps
+
+
+def shortest_trace(graph: StateGraph, i: int) -> list[TraceStep]:
+    """A shortest run from the initial state to state ``i`` (breadth-first tree), as steps.
+
+    Examples
+    --------
+    >>> import dve
+    >>> from statespace import build_state_graph
+    >>> text = "process P { state a, b, c; init a; trans a -> b {}, b -> c {}; } system async;"
+    >>> g = build_state_graph(dve.load_model(text))
+    >>> [(s.source, s.target, s.description) for s in shortest_trace(g, 2)]
+    [(0, 1, 'P: a -> b'), (1, 2, 'P: b -> c')]
+    """
+    return [TraceStep(s, t, a, graph.describe_action(a),
+                      {k: int(graph.peek("costs", e, k)) for k in graph.resources},
+                      int(graph.peek("time", e)), e)
+            for s, t, a, e in _tree_path(graph, i)]

@@ -54,13 +54,14 @@ from .explore import as_compiled
 from .graph import StateGraph
 from .model import CompiledModel
 from .counting import counted_orbit_total, explore_counted
-from .next_state import QuotientGenerator, generator_for
+from .next_state import QuotientGenerator, SyncGenerator, Transitions, generator_for
 from .renaming import apply_renaming
 from .search import BreadthFirstSearch
 from .symmetry import (NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable,
                        transition_image)
 
-__all__ = ["Quotient", "build_quotient_graph", "lift_walk", "orbit_size", "witness_graph"]
+__all__ = ["Quotient", "build_quotient_graph", "lift_walk", "orbit_size", "prime_walks",
+           "witness_graph"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +78,10 @@ class Quotient:
     #: The classes' counts when the quotient was explored by counting
     #: (:class:`statespace.counting.Counts`), else None.
     counts: object = None
+    #: The guards, charges and effects the exploration generated for the full model
+    #: (:class:`statespace.next_state.Transitions`, NumPy), kept so that lifting runs
+    #: (:func:`walk_explorer`) steps with them instead of generating them again; or None.
+    transitions: object = None
 
     @property
     def reduced(self) -> bool:
@@ -245,14 +250,18 @@ def build_quotient_graph(model, *, symmetry: Symmetry | None = None,
         return Quotient(search.run(), sym, cm)
     args = (np, chunk_size, max_states, max_memory, progress, False)
     if counting:
-        got = explore_counted(cm, sym, args)
+        # A sync model's generator runs these (all generated, as one module): kept with the
+        # quotient for lifting its runs.
+        tr = Transitions(cm, np) if cm.system == "sync" else None
+        got = explore_counted(cm, sym, args, transitions=tr)
         if got is not None:
-            return Quotient(got[0], sym, cm, got[1])
+            return Quotient(got[0], sym, cm, got[1], tr)
     gen = QuotientGenerator(generator_for(cm), sym)
     return Quotient(BreadthFirstSearch(gen, *args).run(), sym, cm)
 
 
-def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=None):
+def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=None,
+              memo: dict | None = None):
     """A run of the full model following a walk of the quotient (repeated until it closes).
 
     Parameters
@@ -269,6 +278,11 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     explorer : AsyncGenerator or SyncGenerator, optional
         The generator that computes the representatives' successors (:func:`walk_explorer`);
         built here when not given (a caller lifting several walks builds it once).
+    memo : dict, optional
+        What lifting a walk of ``q`` learns that does not depend on where the run stands (the
+        representatives and their successors along each edge, the transitions' images under
+        each renaming), kept for the next walk of the same ``q`` with the same ``explorer``
+        (:func:`witness_graph` passes one for all its walks, after :func:`prime_walks`).
 
     Returns
     -------
@@ -289,10 +303,11 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
     ``canon(t) = o·t`` is taken by the run as ``π(a)``, reaching ``π·t = (o⁻¹[π])·canon(t)``.
     Invariance of the model under the group makes each such step a step of the full model with
     the edge's (cost, time). A cycle is walked ``r`` times where ``r`` is the order of the
-    permutation it closes with, so the lifted cycle has the same mean and ratio. When the first
-    round does not close, a run that closes in one round is looked for first
-    (:func:`_one_round`: interchangeable members of a representative may trade places, which
-    leaves the state as it is and changes which member takes the later steps).
+    permutation it closes with, so the lifted cycle has the same mean and ratio. A run that
+    closes in one round is looked for first (:func:`_one_round`: interchangeable members of a
+    representative may trade places, which leaves the state as it is and changes which member
+    takes the later steps); the search tries the plain round first, so a walk whose plain
+    round closes costs one round.
     """
     g = q.graph
     cm = q.model
@@ -303,47 +318,16 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
         perm = [np.arange(gr.size) for gr in sym.groups]
     if not edges:
         return [], [], [], perm
-    perm0 = [np.asarray(p) for p in perm]
-    ex = walk_explorer(cm, sym) if explorer is None else explorer
-    where = {}   # transition id -> (group, member position, index within the process)
-    table = []   # group -> position -> transition ids
-    for gi, gr in enumerate(sym.groups):
-        table.append([cm.processes[p].transitions for p in gr.processes])
-        for pos, p in enumerate(gr.processes):
-            for j, tid in enumerate(cm.processes[p].transitions):
-                where[tid] = (gi, pos, j)
-    action_of = {a.transitions + ((a.property,) if a.property is not None else ()): i
-                 for i, a in enumerate(cm.actions)}
-    column = {p.index: i for i, p in enumerate(cm.system_processes)}
-    ids = sorted(set(srcs))
-    rep_of = dict(zip(ids, q.representatives(ids).astype(np.int64)))
+    perm = perm0 = [np.asarray(p) for p in perm]
+    ex = walk_explorer(cm, sym, q.transitions) if explorer is None else explorer
+    memo = {} if memo is None else memo
+    prime_walks(q, ex, memo, edges)
+    where, table, action_of, column, digits = memo["tables"]
+    process_of = [t.process for t in cm.transitions]
+    rep_of, succ = memo["reps"], memo["succ"]
+    inverse_perm: dict[tuple, list] = memo.setdefault("inverse", {})
+    images: dict[tuple, int] = memo.setdefault("images", {})
     start = apply_renaming(sym, rep_of[srcs[0]].reshape(-1, 1), perm)[:, 0]
-
-    # The representative's own successor along each edge and the canonical orders of it do
-    # not depend on where the run stands (only the renaming applied after does): computed
-    # once per edge, for a sync model in one call for every edge of the walk. The twist
-    # search below steps along the same edges many times.
-    succ: dict[int, tuple] = {}
-    if cm.system == "sync":
-        uniq = sorted(set(edges))
-        choices = np.asarray([cm.sync_choice(g.model_action(int(g.action[e]))) for e in uniq],
-                             np.int64).reshape(len(uniq), -1)
-        X = np.stack([rep_of[s] for s in sorted(set(srcs))], axis=1) if uniq else None
-        col = {s: i for i, s in enumerate(sorted(set(srcs)))}
-        src_of = dict(zip(edges, srcs))
-        ex.tr.ev.prepare(choices.ravel(), guards=False)   # what the steps run, as one module
-        Y, _, _, _ = ex.step(X, np.asarray([col[src_of[e]] for e in uniq], np.int64),
-                                   choices, np.zeros(len(uniq), bool))
-        Y = Y.astype(np.int64)
-        err = np.asarray([int(g.indices[e]) == g.error_state for e in uniq])
-        ok = np.flatnonzero(~err)
-        orders = canonicalize(sym, Y[:, ok], return_perm=True)[1] if ok.size else []
-        for k, e in enumerate(uniq):
-            succ[e] = (choices[k], None, None)
-        for j, k in enumerate(ok):
-            succ[uniq[k]] = (choices[k], Y[:, k], [o[:, j] for o in orders])
-    inverse_perm: dict[tuple, list] = {}
-    images: dict[tuple, int] = {}
 
     def step(e, s, perm):
         """The run's step along quotient edge ``e`` from class ``s`` when it stands at
@@ -351,14 +335,10 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
         state, the permutation after)."""
         a = int(g.action[e])
         rep = rep_of[s]
-        pkey = tuple(tuple(int(x) for x in p) for p in perm)
+        pkey = tuple(tuple(p.tolist()) for p in perm)
         inv = inverse_perm.get(pkey)
         if inv is None:
-            inv = inverse_perm[pkey] = [np.argsort(p) for p in perm]
-
-        # Member q of the representative is member inv[q] of the run: key k_q -> k_inv[q].
-        ren = {gr.template: {gr.keys[q]: gr.keys[int(inv[gi][q])] for q in range(gr.size)}
-               for gi, gr in enumerate(sym.groups)}
+            inv = inverse_perm[pkey] = [np.argsort(p).tolist() for p in perm]
 
         def mapped(tid):
             w = where.get(tid)
@@ -366,19 +346,26 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
                 key = (tid, pkey)
                 m = images.get(key)
                 if m is None:
+                    # Member q of the representative is member inv[q] of the run: key k_q ->
+                    # k_inv[q] (built only here: the images are kept by renaming).
+                    ren = {gr.template: {gr.keys[q]: gr.keys[inv[gi][q]]
+                                         for q in range(gr.size)}
+                           for gi, gr in enumerate(sym.groups)}
                     m = images[key] = transition_image(cm, sym, tid, ren)
                 return m
             gi, pos, j = w
-            return table[gi][int(inv[gi][pos])][j]
+            return table[gi][inv[gi][pos]][j]
 
         if cm.system == "sync":
             choice, t, order = succ[e]
             # Member q's transition is taken by member inv[q]: it goes to that column.
             conc = [0] * len(choice)
             for tid in choice:
-                m = mapped(int(tid))
-                conc[column[cm.transitions[m].process]] = m
-            act = sync_code(cm, conc)
+                m = mapped(tid)
+                conc[column[process_of[m]]] = m
+            act = 0         # sync_code(cm, conc), on tables built once
+            for (radix, digit), m in zip(digits, conc):
+                act = act * radix + digit[m]
             if t is None:
                 return act, None, perm
         else:
@@ -390,6 +377,12 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
         cur = apply_renaming(sym, t.reshape(-1, 1), perm)[:, 0]
         return act, cur, [np.argsort(o)[p] for p, o in zip(perm, order)]
 
+    if (close and all(int(g.indices[e]) != g.error_state for e in edges)
+            and (cm.system != "sync" or _may_close(edges, srcs, rep_of, sym, succ))):
+        # The search's first try is the plain round: when it closes, it is the answer.
+        one = _one_round(edges, srcs, start, perm0, rep_of, sym, step)
+        if one is not None:
+            return one
     cur = start.copy()
     states, acts, used = [cur.copy()], [], []
     for rounds in range(_MAX_ROUNDS):
@@ -404,23 +397,125 @@ def lift_walk(q: Quotient, edges, *, perm=None, close: bool = True, explorer=Non
             states.append(cur.copy())
         if not close or np.array_equal(cur, start):
             return states, acts, used, perm
-        if rounds == 0:
-            # The first round ended elsewhere in the class: look for a run that closes in one
-            # round by letting interchangeable members trade places on the way.
-            one = _one_round(edges, srcs, states[0], perm0, rep_of, sym, step)
-            if one is not None:
-                return one
     raise AssertionError("the lifted walk did not close")
 
 
-def walk_explorer(cm: CompiledModel, sym: Symmetry):
-    """The generator :func:`lift_walk` steps representatives with (one row at a time; each
-    guard and effect generated when first used)."""
+def prime_walks(q: Quotient, ex, memo: dict, edges) -> None:
+    """Fill ``memo`` (see :func:`lift_walk`) for walks over quotient ``edges``: the lookup
+    tables of the model's transitions, the representatives of the edges' sources and, for a
+    ``system sync`` model, each edge's step from its representative with the canonical orders
+    of the successor, for all edges not seen yet in one call of the explorer ``ex`` (what its
+    steps run is generated once, as one module).
+
+    The step from a representative along an edge and the canonical orders of its successor do
+    not depend on where the run stands (only the renaming applied after does), so they are
+    computed once per edge; the search of :func:`_one_round` steps along the same edges many
+    times, and :func:`witness_graph` lifts several walks through the same classes."""
+    g, cm, sym = q.graph, q.model, q.symmetry
+    if "tables" not in memo:
+        where = {}   # transition id -> (group, member position, index within the process)
+        table = []   # group -> position -> transition ids
+        for gi, gr in enumerate(sym.groups):
+            table.append([cm.processes[p].transitions for p in gr.processes])
+            for pos, p in enumerate(gr.processes):
+                for j, tid in enumerate(cm.processes[p].transitions):
+                    where[tid] = (gi, pos, j)
+        action_of = ({a.transitions + ((a.property,) if a.property is not None else ()): i
+                      for i, a in enumerate(cm.actions)} if cm.system != "sync" else {})
+        sps = cm.system_processes
+        column = {p.index: i for i, p in enumerate(sps)}
+        # sync_code's mixed radix, by column: (radix, transition id -> digit).
+        digits = [(max(1, len(p.transitions)), {t: j for j, t in enumerate(p.transitions)})
+                  for p in sps]
+        memo["tables"] = (where, table, action_of, column, digits)
+        memo["reps"], memo["succ"] = {}, {}
+    rep_of, succ = memo["reps"], memo["succ"]
+    edges = sorted({int(e) for e in edges})
+    srcs = [int(s) for s in np.searchsorted(g.indptr, edges, side="right") - 1] if edges else []
+    ids = sorted(set(srcs) - rep_of.keys())
+    if ids:
+        rep_of.update(zip(ids, q.representatives(ids).astype(np.int64)))
+    if cm.system != "sync":
+        return
+    todo = [(e, s) for e, s in zip(edges, srcs) if e not in succ]
+    if not todo:
+        return
+    uniq = [e for e, _ in todo]
+    cols = sorted({s for _, s in todo})
+    col = {s: i for i, s in enumerate(cols)}
+    choices = np.asarray([cm.sync_choice(g.model_action(int(g.action[e]))) for e in uniq],
+                         np.int64).reshape(len(uniq), -1)
+    X = np.stack([rep_of[s] for s in cols], axis=1)
+    ex.tr.ev.prepare(choices.ravel(), guards=False)   # what the steps run, as one module
+    Y, _, _, _ = ex.step(X, np.asarray([col[s] for _, s in todo], np.int64),
+                         choices, np.zeros(len(uniq), bool))
+    Y = Y.astype(np.int64)
+    err = np.asarray([int(g.indices[e]) == g.error_state for e in uniq])
+    ok = np.flatnonzero(~err)
+    orders = canonicalize(sym, Y[:, ok], return_perm=True)[1] if ok.size else []
+    for k, e in enumerate(uniq):
+        succ[e] = (choices[k].tolist(), None, None)
+    for j, k in enumerate(ok):
+        succ[uniq[k]] = (choices[k].tolist(), Y[:, k], [o[:, j] for o in orders])
+
+
+def walk_explorer(cm: CompiledModel, sym: Symmetry, transitions=None):
+    """The generator :func:`lift_walk` steps representatives with (one row at a time): on
+    ``transitions`` (:attr:`Quotient.transitions`, what the exploration generated) when
+    given (a ``system sync`` model's), else with each guard and effect generated when first
+    used."""
+    if transitions is not None:
+        return SyncGenerator(cm, np, transitions=transitions)
     return generator_for(cm, np, lazy=True)
 
 
 #: Steps tried at most while looking for a lifted cycle that closes in one round.
 _TWIST_STEPS = 4000
+
+
+def _twists(sym: Symmetry, rep: np.ndarray) -> list[tuple[int, int, int]]:
+    """The transpositions ``(group, i - 1, i)`` of neighbours that canonical state ``rep``
+    holds interchangeable (each fixes it: :func:`~statespace.symmetry.interchangeable`)."""
+    red = interchangeable(sym, rep.reshape(-1, 1))
+    return [(gi, i - 1, i) for gi, g in enumerate(sym.groups) for i in range(1, g.size)
+            if red[g.processes[i]][0]]
+
+
+def _may_close(edges, srcs, rep_of, sym: Symmetry, succ: dict) -> bool:
+    """False when no choice of twists lets a ``system sync`` walk close in one round, so
+    that :func:`_one_round` would search in vain; True when it may.
+
+    A run along the walk ends at ``F∘perm`` where ``F = τ_L-1 h_L-1 ... τ_0 h_0``: ``τ_i``
+    the renaming of edge ``i`` (the inverse of its successor's canonical order), ``h_i`` a
+    product of the twists at step ``i`` (the stabiliser ``H_i`` of class ``i``'s
+    representative). With ``U_i = τ_i-1 ... τ_0``, ``F = U_L ∘ g`` where ``g`` lies in the
+    group ``G`` generated by the conjugates ``U_i⁻¹ H_i U_i``: transpositions, so ``G`` is the
+    product of the symmetric groups on the components of the positions they join. The run
+    closes when ``F`` fixes the first representative, i.e. lies in ``H_0`` (its whole
+    stabiliser, whose size ``orbit_size`` counts), which ``G`` contains: so only if ``U_L``
+    keeps every position in its component. The test is necessary, not sufficient (the search
+    takes one twist per step); when it passes the search runs as before."""
+    for gi, gr in enumerate(sym.groups):
+        root = list(range(gr.size))
+
+        def find(x):
+            while root[x] != x:
+                root[x] = root[root[x]]
+                x = root[x]
+            return x
+
+        U = np.arange(gr.size)
+        for e, s in zip(edges, srcs):
+            inv = None
+            for gj, x, y in _twists(sym, rep_of[s]):
+                if gj == gi:
+                    if inv is None:
+                        inv = np.argsort(U)
+                    root[find(int(inv[x]))] = find(int(inv[y]))
+            U = np.argsort(succ[e][2][gi])[U]
+        if any(find(int(U[z])) != find(z) for z in range(gr.size)):
+            return False
+    return True
 
 
 def _one_round(edges, srcs, start, perm, rep_of, sym, step):
@@ -429,20 +524,15 @@ def _one_round(edges, srcs, start, perm, rep_of, sym, step):
     ``perm∘h·rep`` for a transposition ``h`` of two of them (the same state: ``h`` fixes the
     representative), which changes which concrete member takes each later step; a depth-first
     search over those choices (adjacent transpositions, which generate every permutation of a
-    run), bounded by ``_TWIST_STEPS`` steps."""
+    run), bounded by ``_TWIST_STEPS`` steps. Its first try is the plain round (no twist at
+    any step); the run found returns where it ends: ``perm`` after a twist (back at the start
+    state), the plain round's own end otherwise."""
     budget = [_TWIST_STEPS]
     if len(edges) > _TWIST_STEPS // 4:
         return None           # (and the search's depth stays far below Python's limit)
 
     def twists(s):
-        rep = rep_of[s].reshape(-1, 1)
-        red = interchangeable(sym, rep)
-        out = []
-        for gi, g in enumerate(sym.groups):
-            for i in range(1, g.size):
-                if red[g.processes[i]][0]:
-                    out.append((gi, i - 1, i))
-        return out
+        return _twists(sym, rep_of[s])
 
     # (position, concrete state) pairs already searched. A run standing at the same concrete
     # state at the same position of the walk has (up to the twists still to come) the same
@@ -451,15 +541,21 @@ def _one_round(edges, srcs, start, perm, rep_of, sym, step):
     # costs a longer lifted cycle, never a wrong one.
     seen: set = set()
 
-    def go(i, perm, states, acts):
+    def go(i, perm, states, acts, plain):
         if i == len(edges):
-            return (states, acts) if np.array_equal(states[-1], start) else None
+            if not np.array_equal(states[-1], start):
+                return None
+            return states, acts, (perm if plain else None)
         key = (i, states[-1].tobytes())
         if key in seen:
             return None
         seen.add(key)
-        options = [None] + twists(srcs[i])
-        for tw in options:
+        # The twists are listed only when the plain step's subtree fails.
+        options = [None]
+        k = 0
+        while k < len(options):
+            tw = options[k]
+            k += 1
             if budget[0] <= 0:
                 return None
             p = perm
@@ -467,21 +563,23 @@ def _one_round(edges, srcs, start, perm, rep_of, sym, step):
                 gi, x, y = tw
                 h = np.arange(sym.groups[gi].size)
                 h[x], h[y] = y, x
-                p = [h[q] if k == gi else q for k, q in enumerate(perm)]
+                p = [h[q] if k2 == gi else q for k2, q in enumerate(perm)]
             budget[0] -= 1
             act, nxt, p2 = step(edges[i], srcs[i], p)
-            if nxt is None:
-                continue
-            got = go(i + 1, p2, states + [nxt], acts + [act])
-            if got is not None:
-                return got
+            if nxt is not None:
+                got = go(i + 1, p2, states + [nxt], acts + [act], plain and tw is None)
+                if got is not None:
+                    return got
+            if tw is None:
+                options += twists(srcs[i])
         return None
 
-    found = go(0, perm, [start.copy()], [])
+    found = go(0, perm, [start.copy()], [], True)
     if found is None:
         return None
-    states, acts = found
-    perm_end = perm  # back at the start state: the run ends where it began
+    states, acts, perm_end = found
+    if perm_end is None:
+        perm_end = perm  # back at the start state: the run ends where it began
     return states, acts, list(edges), perm_end
 
 
@@ -492,7 +590,7 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     the quotient from the initial class to the cycle's first class, lifted; the cycle lifted
     from there until it closes; and, for each class in ``ends`` (deadlocks, the error state), a
     lifted shortest run to it. Each state has the breadth-first parent of its run, so
-    :func:`~statespace.graph.shortest_trace` gives those runs back.
+    :func:`~statespace.graph.shortest_edges` gives those runs back.
 
     Returns
     -------
@@ -503,7 +601,7 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     end_states : list of int
         The state of ``graph`` standing for each of ``ends``.
     """
-    from .graph import shortest_trace
+    from .graph import shortest_edges
     g = q.graph
     cm = q.model
     res = list(g.costs)
@@ -512,12 +610,18 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
     out: list[list] = [[]]          # per state: [(target, action, quotient edge)]
     error_id = -1
 
-    ex = walk_explorer(cm, q.symmetry)
+    ex = walk_explorer(cm, q.symmetry, q.transitions)
+    memo: dict = {}
+    c0 = (int(np.searchsorted(g.indptr, int(cycle_edges[0]), side="right") - 1)
+          if len(cycle_edges) else None)
+    # Every walk is known before any is lifted: their edges' steps are computed in one call.
+    walks = {int(d): shortest_edges(g, int(d))
+             for d in ([c0] if c0 is not None else []) + [int(d) for d in ends]}
+    prime_walks(q, ex, memo, [e for w in walks.values() for e in w] + list(cycle_edges))
 
     def path(to_class: int):
-        steps = shortest_trace(g, to_class)
-        states, acts, used, perm = lift_walk(q, [t.edge for t in steps], close=False,
-                                             explorer=ex)
+        states, acts, used, perm = lift_walk(q, walks[to_class], close=False, explorer=ex,
+                                             memo=memo)
         prev = 0
         for k, (x, a, e) in enumerate(zip(states[1:], acts, used)):
             st_rows.append(x)
@@ -529,10 +633,10 @@ def witness_graph(q: Quotient, cycle_edges, ends=()) -> tuple[StateGraph, list[i
         return prev, perm
 
     cyc_ids: list[int] = []
-    if len(cycle_edges):
-        c0 = int(np.searchsorted(g.indptr, int(cycle_edges[0]), side="right") - 1)
+    if c0 is not None:
         head, perm = path(c0)
-        states, acts, used, _ = lift_walk(q, cycle_edges, perm=perm, close=True, explorer=ex)
+        states, acts, used, _ = lift_walk(q, cycle_edges, perm=perm, close=True, explorer=ex,
+                                          memo=memo)
         prev = head
         for k, (x, a, e) in enumerate(zip(states[1:], acts, used)):
             last = k == len(acts) - 1

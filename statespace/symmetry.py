@@ -573,7 +573,7 @@ def _chain(x) -> list:
     return ops
 
 
-def _norm(x, memo: dict | None = None):
+def _norm(x, memo: dict | None = None, swap=None):
     """A hashable form of a syntax tree in which ``and``/``or`` chains and the operands of
     ``==``/``!=`` are sorted (they commute), so that a family of transitions written for keys in
     one order equals its image under a renaming of the keys.
@@ -581,12 +581,18 @@ def _norm(x, memo: dict | None = None):
     ``memo`` keeps the form of each node by its ``id`` and the sort key (``repr``) of each
     form, so that a subtree shared by many transitions is normalised and printed once (without
     it, a server with a guard over all ``n`` clients in each of its ``n`` transitions costs
-    ``n^2`` and more)."""
+    ``n^2`` and more).
+
+    ``swap`` (node -> node or None): the form of the tree with the nodes it answers for
+    replaced by its answers, as if rewritten first (:func:`_rewrite` replaces leaves only, and
+    rebuilds every node above them: this walks the tree once and builds nothing). ``memo``
+    then holds the forms under that ``swap`` only."""
     if memo is not None and not isinstance(x, (int, str, type(None))):
         hit = memo.get(id(x))
         if hit is not None and hit[0] is x:
             return hit[1]
-    out = _norm1(x, memo)
+    y = swap(x) if swap is not None else None
+    out = _norm1(x, memo, swap) if y is None else _norm1(y, None, None)
     if memo is not None and dataclasses.is_dataclass(x):
         memo[id(x)] = (x, out)
     return out
@@ -603,9 +609,9 @@ def _sort_key(y, memo: dict | None) -> str:
     return r
 
 
-def _norm1(x, memo: dict | None):
+def _norm1(x, memo: dict | None, swap=None):
     def norms(ys):
-        return sorted((_norm(y, memo) for y in ys), key=lambda y: _sort_key(y, memo))
+        return sorted((_norm(y, memo, swap) for y in ys), key=lambda y: _sort_key(y, memo))
 
     if isinstance(x, S.Binary) and x.op in ("and", "or"):
         return (x.op, tuple(norms(_chain(x))))
@@ -618,14 +624,14 @@ def _norm1(x, memo: dict | None):
     if isinstance(x, S.Binary) and x.op in ("==", "!="):
         return (x.op, tuple(norms((x.left, x.right))))
     if isinstance(x, S.Transition):
-        return ("trans", _norm(x.src, memo), _norm(x.dst, memo), tuple(norms(x.guard)),
-                _norm(x.sync, memo), _norm(x.effects, memo), _norm(x.costs, memo),
-                _norm(x.time, memo))
+        return ("trans", _norm(x.src, memo, swap), _norm(x.dst, memo, swap),
+                tuple(norms(x.guard)), _norm(x.sync, memo, swap), _norm(x.effects, memo, swap),
+                _norm(x.costs, memo, swap), _norm(x.time, memo, swap))
     if isinstance(x, tuple):
-        return tuple(_norm(y, memo) for y in x)
+        return tuple(_norm(y, memo, swap) for y in x)
     names = _field_names(type(x))
     if names is not None:
-        return (type(x).__name__,) + tuple(_norm(getattr(x, f), memo) for f in names)
+        return (type(x).__name__,) + tuple(_norm(getattr(x, f), memo, swap) for f in names)
     return x
 
 
@@ -684,16 +690,29 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
     # rewriting one is thousands of nodes).
     sigs = memo.get(("keys", t.process))
     if sigs is None:
-        sigs = memo[("keys", t.process)] = _key_signatures(cm, t.process, fams)
-    mine = sigs["of"][tid]
+        sigs = memo[("keys", t.process)] = _KeySignatures(cm, t.process, fams)
 
     def renamed(part):     # (key counts per family, shape) under the renaming
         return tuple(tuple(sorted(Counter({ren[tpl].get(k, k): c for k, c in counts}).items()))
                      for (tpl, _, _), counts in zip(fams, part[:-1])) + (part[-1],)
 
+    # The head (local states, sync and effects) first: transitions whose heads differ from
+    # the image's cannot be it, and when one alone has that head it is the image (there is
+    # one: detect_symmetry proved the family invariant). Only transitions alike in their
+    # heads (a client's light and heavy request differ there) need their guards' conjuncts.
+    keys = sigs.keys(tid)
+    cands = sigs.by_keys((keys[0], keys[1], renamed(keys[2])))
+    if len(cands) > 1:
+        head = sigs.head(tid)
+        want = (head[0], head[1], renamed(head[2]))
+        cands = [c for c in cands if sigs.head(c) == want]
+    if len(cands) == 1:
+        memo[key] = cands[0]
+        return cands[0]
+    mine = sigs.signature(tid)
     want = (t.src, t.dst, renamed(mine[2]),
             tuple(sorted((renamed(x) for x in mine[3]), key=repr)))
-    hits = sigs["by"].get(want, ())
+    hits = [c for c in cands if sigs.signature(c) == want]
     if len(hits) == 1:
         memo[key] = hits[0]
         return hits[0]
@@ -707,42 +726,109 @@ def transition_image(cm: CompiledModel, sym: Symmetry, tid: int, ren: dict) -> i
     return other
 
 
-def _key_signatures(cm: CompiledModel, process: int, fams) -> dict:
+class _KeySignatures:
     """For each transition of ``process`` (outside the groups), what a renaming of the keys
     maps onto its image's: its local states; for its sync and effects, per family the
     multiset of the keys they name (literals among the family's ``ids``, instance names) and
     their shape (every key renamed to one); the same for each small conjunct of its guard,
-    as a multiset (conjuncts commute). ``{"of": {tid: signature}, "by": {signature:
-    [tids]}}``: a signature that one transition alone holds names the image.
+    as a multiset (conjuncts commute). A signature that one transition alone holds names the
+    image.
 
     Large conjuncts are left out: a server's guards count over every client (thousands of
     nodes) while what tells its transitions apart (the client admitted, the kind of its
     request) is small; transitions alike without them fall back on the full rewrite. Leaving
     a part out in every transition keeps the signature a function that renaming commutes
-    with."""
-    counted: list[dict] = [{} for _ in fams]    # one memo per family: its own ids
-    rewrites: dict = {}
-    norms: dict = {}
+    with.
 
-    def part(node):
-        out = []
-        for (_, ids, names), memo in zip(fams, counted):
-            by_name = {n: k for k, n in names.items()}
-            out.append(tuple(sorted(_key_counts(node, ids, by_name, memo).items())))
-        for _, ids, names in fams:
-            one = min(names)
-            node = _rewrite(node, ids, {k: one for k in names}, names, rewrites)
-        return tuple(out) + (_norm(node, norms),)
+    Computed as asked, coarse to fine: the keys that the sync and effects of every transition
+    name when the first image is asked; the *heads* (local states, sync and effects, shape
+    included) only of the transitions whose keys tie; the guards' conjuncts only of those
+    whose heads tie (lifting a run asks for a few images). Each stage is a part of the
+    signature that renaming commutes with, so the image is among the transitions that match
+    at every stage, and when one alone matches, it is the image (there is one:
+    detect_symmetry proved the family invariant)."""
 
-    of, by = {}, {}
-    for tid in cm.processes[process].transitions:
-        t = cm.transitions[tid]
-        small = [c for g in t.node.guard for c in _conjuncts(g) if _size(c, _SMALL) <= _SMALL]
-        sig = (t.src, t.dst, part((t.node.sync, t.node.effects)),
-               tuple(sorted((part(c) for c in small), key=repr)))
-        of[tid] = sig
-        by.setdefault(sig, []).append(tid)
-    return {"of": of, "by": by}
+    def __init__(self, cm: CompiledModel, process: int, fams) -> None:
+        self.cm, self.process, self.fams = cm, process, fams
+        self.by_name = [{n: k for k, n in names.items()} for _, _, names in fams]
+        self.norms: dict = {}                            # the shapes' forms (under swap)
+        self.key_heads: dict | None = None  # tid -> keys (the head without its shape)
+        self.by: dict = {}                 # keys -> [tids], in order
+        self.heads: dict = {}              # tid -> head
+        self.full: dict = {}               # tid -> signature
+
+    def part(self, node):
+        """Per family the keys ``node`` names, counted, and its shape: its normal form with
+        every key of each family renamed to the family's smallest (``_norm`` of
+        ``_rewrite``, in one walk: :meth:`swap`)."""
+        return self.counts(node) + (self.shape(node),)
+
+    def counts(self, node) -> tuple:
+        """Per family, the keys ``node`` names with their counts (sorted pairs)."""
+        return tuple(tuple(sorted(_count_keys(node, ids, by_name).items()))
+                     for (_, ids, _), by_name in zip(self.fams, self.by_name))
+
+    def shape(self, node):
+        """The normal form of ``node`` with every key renamed to its family's smallest."""
+        return _norm(node, self.norms, self.swap)
+
+    def swap(self, node):
+        """The leaf :func:`_rewrite` would put in place of ``node`` when renaming every key
+        to its family's smallest (a key literal, an instance's name), or None where it would
+        walk on. The families'
+        literals and names are disjoint (a literal's value is a key of one template only), so
+        renaming the families one after the other, as ``_rewrite`` would, changes each leaf
+        once."""
+        if isinstance(node, S.IntLit):
+            for _, ids, names in self.fams:
+                if id(node) in ids:
+                    return S.IntLit(min(names))
+            return None
+        if isinstance(node, S.ProcRef):
+            for _, _, names in self.fams:
+                for k, n in names.items():
+                    if node.name == n:
+                        return dataclasses.replace(node, name=names[min(names)])
+            return node       # as _rewrite: kept whole (its keys are not walked)
+        return None
+
+    def keys(self, tid: int) -> tuple:
+        """``(src, dst, (key counts per family of (sync, effects)..., None))``: the head
+        without its shape (what tells a family's transitions apart is mostly which keys they
+        name), computed for every transition when first asked."""
+        if self.key_heads is None:
+            self.key_heads = {}
+            for t_id in self.cm.processes[self.process].transitions:
+                t = self.cm.transitions[t_id]
+                k = (t.src, t.dst, self.counts((t.node.sync, t.node.effects)) + (None,))
+                self.key_heads[t_id] = k
+                self.by.setdefault(k, []).append(t_id)
+        return self.key_heads[tid]
+
+    def by_keys(self, keys: tuple) -> list:
+        """The transitions (in order) whose :meth:`keys` are ``keys``."""
+        return self.by.get(keys, [])
+
+    def head(self, tid: int) -> tuple:
+        """``(src, dst, part of (sync, effects))`` of transition ``tid``."""
+        h = self.heads.get(tid)
+        if h is None:
+            src, dst, counts = self.keys(tid)
+            t = self.cm.transitions[tid]
+            h = self.heads[tid] = (src, dst, counts[:-1] + (self.shape((t.node.sync,
+                                                                         t.node.effects)),))
+        return h
+
+    def signature(self, tid: int) -> tuple:
+        """The head of ``tid`` and the sorted parts of its guard's small conjuncts."""
+        sig = self.full.get(tid)
+        if sig is None:
+            t = self.cm.transitions[tid]
+            small = [c for g in t.node.guard for c in _conjuncts(g)
+                     if _size(c, _SMALL) <= _SMALL]
+            sig = self.full[tid] = self.head(tid) + (
+                tuple(sorted((self.part(c) for c in small), key=repr)),)
+        return sig
 
 
 #: Conjuncts of a guard with at most this many nodes enter a transition's key signature.
@@ -784,6 +870,29 @@ def _field_names(cls: type) -> tuple[str, ...] | None:
                  if dataclasses.is_dataclass(cls) else None)
         _FIELDS[cls] = names
         return names
+
+
+def _count_keys(node, ids, by_name: dict) -> dict:
+    """What :func:`_key_counts` counts, in one walk without a memo (for the small trees of a
+    transition's head and conjuncts: a Counter per node costs more than the walk)."""
+    out: dict = {}
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, S.IntLit):
+            if id(x) in ids:
+                out[x.value] = out.get(x.value, 0) + 1
+        elif isinstance(x, S.ProcRef):
+            k = by_name.get(x.name)
+            if k is not None:
+                out[k] = out.get(k, 0) + 1
+        elif isinstance(x, tuple):
+            stack.extend(x)
+        else:
+            names = _field_names(type(x))
+            if names is not None:
+                stack.extend(getattr(x, f) for f in names)
+    return out
 
 
 def _key_counts(node, ids, by_name: dict, memo: dict) -> Counter:

@@ -10,7 +10,7 @@ messages, tests), so that every one of them shows the same run:
   described once and kept;
 - states are decoded with :func:`~statespace.decode_state`, only those on the runs asked for,
   each once;
-- shortest runs from the initial state come from :func:`~statespace.shortest_trace`;
+- shortest runs from the initial state come from :func:`~statespace.graph.shortest_edges`;
 - a sync's values are printed with :func:`dve.format.format_expr`.
 
 Decoding costs what it shows: a run of ``k`` steps decodes ``k + 1`` states and describes at
@@ -41,7 +41,7 @@ import numpy as np
 from dve.format import format_expr
 
 from .evaluate import explain_fault
-from .graph import StateGraph, decode_state, shortest_trace
+from .graph import StateGraph, decode_state, shortest_edges
 from .quotient import Quotient, witness_graph
 
 __all__ = ["Move", "Runs", "Step", "Witness", "decode_runs", "jsonable", "lifted_runs"]
@@ -190,6 +190,7 @@ class Witness:
             graph.cost(resource)   # raises the error that names the resources
         self._states: dict[int, dict[str, Any]] = {}
         self._moves: dict[int, tuple[Move, ...]] = {}
+        self._by_transition: dict[int, tuple[tuple, Move]] = {}
         model = graph.model
         self._pcs = frozenset(p.name for p in model.processes) if model is not None \
             else frozenset(graph.process_states)
@@ -215,17 +216,29 @@ class Witness:
             model = self.graph.model
             if model is None:
                 return ()
-            items = []
-            for mv in self.graph.action_moves(label):
-                t = model.transitions[mv["transition"]]
-                key = (t.process == model.property_process, mv["op"] != "!", t.process)
-                pos = mv["pos"]
-                items.append((key, Move(mv["process"], mv["src"], mv["dst"],
-                                        _sync_text(t.node.sync),
-                                        pos.line if pos is not None else None)))
+            # (what CompiledModel.action_moves tells of each transition, one Move per
+            # transition kept: a sync step's label is new at every step, its moves are not)
+            items = [self._move(tid)
+                     for tid in model.action_transitions(self.graph.model_action(label))]
             out = tuple(m for _, m in sorted(items, key=lambda x: x[0]))
             self._moves[label] = out
         return out
+
+    def _move(self, tid: int) -> tuple[tuple, Move]:
+        """Transition ``tid``'s move and its place among a step's moves (sender before
+        receiver, the property process last), built once."""
+        got = self._by_transition.get(tid)
+        if got is None:
+            model = self.graph.model
+            t = model.transitions[tid]
+            p = model.processes[t.process]
+            sync = t.node.sync
+            op = sync.op if sync is not None else None
+            got = ((t.process == model.property_process, op != "!", t.process),
+                   Move(p.name, p.states[t.src], p.states[t.dst], _sync_text(sync),
+                        t.pos.line if t.pos is not None else None))
+            self._by_transition[tid] = got
+        return got
 
     def source_of(self, edge: int) -> int:
         """The state edge ``edge`` leaves."""
@@ -271,8 +284,9 @@ class Witness:
         return tuple(self.step(e) for e in edges)
 
     def trace_to(self, sid: int) -> tuple[Step, ...]:
-        """A shortest run from the initial state to state ``sid`` (:func:`shortest_trace`)."""
-        return self.run([t.edge for t in shortest_trace(self.graph, int(sid))])
+        """A shortest run from the initial state to state ``sid`` (the breadth-first tree's:
+        :func:`~statespace.graph.shortest_edges`)."""
+        return self.run(shortest_edges(self.graph, int(sid)))
 
     def cycle(self, edges: Sequence[int]) -> tuple[Step, ...]:
         """A cycle given by its edges, started at its state with the smallest id: the one

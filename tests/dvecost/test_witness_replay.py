@@ -338,11 +338,13 @@ def test_only_the_printed_states_are_decoded(monkeypatch):
     system = scenarios.TEMPLATES["editor"].family(4)
     decoded, described = [], []
     real_decode = witness.decode_state
-    real_moves = statespace.graph.StateGraph.action_moves
+    # A label is described through the model's action it stands for (Witness.moves; without
+    # symmetry and without an error state, nothing else asks during analyze).
+    real_action = statespace.graph.StateGraph.model_action
     monkeypatch.setattr(witness, "decode_state", lambda g, i: decoded.append(int(i))
                         or real_decode(g, i))
-    monkeypatch.setattr(statespace.graph.StateGraph, "action_moves",
-                        lambda g, a: described.append(int(a)) or real_moves(g, a))
+    monkeypatch.setattr(statespace.graph.StateGraph, "model_action",
+                        lambda g, a: described.append(int(a)) or real_action(g, a))
     a = analyze(system.to_model(), cost=system.resource, backend="cpu", symmetry="off")
     assert a.n_states == 1188
     runs = [a.cycle, a.prefix, a.deadlock_trace or (), a.error_trace or ()]
