@@ -370,7 +370,7 @@ class Lift:
 
     def canon(self, X: np.ndarray) -> np.ndarray:
         """The canonical forms of states ``X`` (slots x rows)."""
-        from statespace.symmetry import canonicalize
+        from statespace.canonical import canonicalize
         return canonicalize(self.sym, X)
 
     def apply(self, X: np.ndarray, perm) -> np.ndarray:

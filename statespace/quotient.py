@@ -5,7 +5,7 @@ wraps the model's own (:class:`~statespace.next_state.QuotientGenerator`); it di
 the model's generator in these points:
 
 - the initial state and every successor are replaced by their canonical representative
-  (:func:`statespace.symmetry.canonicalize`), so the visited set holds one state per orbit;
+  (:func:`statespace.canonical.canonicalize`), so the visited set holds one state per orbit;
 - a member that equals its neighbour in the canonical order, with neither referred to by a
   key-holding slot, takes no step of its own: the transposition of the two fixes the state and
   maps its steps onto the neighbour's, with equal (cost, time) and targets in the same orbit
@@ -57,8 +57,8 @@ from .counting import counted_orbit_total, explore_counted
 from .next_state import QuotientGenerator, SyncGenerator, Transitions, generator_for
 from .renaming import apply_renaming
 from .search import BreadthFirstSearch
-from .symmetry import (NO_SYMMETRY, Symmetry, canonicalize, detect_symmetry, interchangeable,
-                       transition_image)
+from .canonical import canonicalize, interchangeable
+from .symmetry import NO_SYMMETRY, Symmetry, detect_symmetry, transition_image
 
 __all__ = ["Quotient", "build_quotient_graph", "lift_walk", "orbit_size", "prime_walks",
            "witness_graph"]
@@ -475,7 +475,7 @@ _TWIST_STEPS = 4000
 
 def _twists(sym: Symmetry, rep: np.ndarray) -> list[tuple[int, int, int]]:
     """The transpositions ``(group, i - 1, i)`` of neighbours that canonical state ``rep``
-    holds interchangeable (each fixes it: :func:`~statespace.symmetry.interchangeable`)."""
+    holds interchangeable (each fixes it: :func:`~statespace.canonical.interchangeable`)."""
     red = interchangeable(sym, rep.reshape(-1, 1))
     return [(gi, i - 1, i) for gi, g in enumerate(sym.groups) for i in range(1, g.size)
             if red[g.processes[i]][0]]

@@ -35,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 
 from .model import CompiledModel
-from .symmetry import Symmetry, canonicalize, transition_image
+from .canonical import canonicalize
+from .symmetry import Symmetry, transition_image
 
 __all__ = ["ChoiceRenaming", "apply_renaming", "renaming_between", "renaming_order"]
 
@@ -43,7 +44,7 @@ __all__ = ["ChoiceRenaming", "apply_renaming", "renaming_between", "renaming_ord
 def apply_renaming(sym: Symmetry, X: np.ndarray, perm) -> np.ndarray:
     """``perm.X``: in each column of ``X`` (slots x states), member ``perm[g][p]`` of each
     group moved to position ``p``, its key renamed to the key of ``p`` wherever a key-holding
-    slot holds it (the inverse of what :func:`~statespace.symmetry.canonicalize` reports)."""
+    slot holds it (the inverse of what :func:`~statespace.canonical.canonicalize` reports)."""
     Y = np.array(X, copy=True)
     for g, order in zip(sym.groups, perm):
         M = np.asarray(g.member_slots)

@@ -3,7 +3,7 @@
 :class:`CountedGenerator` makes the same graph as the quotient generator
 (:class:`~statespace.next_state.QuotientGenerator`, :mod:`statespace.quotient`: same classes,
 same representatives, same edges and labels), but a class costs it the number of *distinct* local vectors of its members, not their number. In a
-canonical state (:func:`statespace.symmetry.canonicalize`) the members of a group that no
+canonical state (:func:`statespace.canonical.canonicalize`) the members of a group that no
 key-holding slot refers to come first, sorted by local vector, then the referred ones. So the
 canonical state is fixed by
 
@@ -55,7 +55,8 @@ import numpy as np
 
 from ..model import CompiledModel, states_dtype
 from ..store import KeyLayout
-from ..symmetry import Symmetry, canonicalize
+from ..canonical import canonicalize
+from ..symmetry import Symmetry
 from .record import Successors
 from .symmetric import QuotientGenerator
 

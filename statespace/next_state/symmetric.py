@@ -4,7 +4,7 @@ form.
 :class:`QuotientGenerator` wraps an :class:`~statespace.next_state.AsyncGenerator` or
 :class:`~statespace.next_state.SyncGenerator`: the steps of members that repeat their
 neighbour are left out, every successor is canonicalised
-(:func:`statespace.symmetry.canonicalize`), and ``system sync`` choices are made per run of
+(:func:`statespace.canonical.canonicalize`), and ``system sync`` choices are made per run of
 interchangeable members, state by state. :class:`SyncChoiceGenerator` makes the same ``system
 sync`` steps for a whole chunk at once, through the inner generator's hooks
 (:mod:`statespace.quotient` tells why the result is exact; :mod:`statespace.next_state.counted`
@@ -18,7 +18,8 @@ import itertools
 
 import numpy as np
 
-from ..symmetry import Symmetry, canonicalize, code_dtype, interchangeable, sort_codes_into
+from ..canonical import canonicalize, code_dtype, interchangeable, sort_codes_into
+from ..symmetry import Symmetry
 from .record import Successors
 
 __all__ = ["QuotientGenerator", "SyncChoiceGenerator"]
@@ -335,7 +336,7 @@ class SyncChoiceGenerator(QuotientGenerator):
     states of a chunk at once.
 
     A run of interchangeable members (equal local vectors, no key-holding slot referring to
-    them: :func:`statespace.symmetry.interchangeable`) chooses its transitions as a
+    them: :func:`statespace.canonical.interchangeable`) chooses its transitions as a
     multiset: when ``k`` members have ``b`` enabled transitions, ``C(k + b - 1, k)`` steps
     (how many of the ``k`` take each branch), not ``b^k``. The steps are those of
     :meth:`SyncGenerator.successors <statespace.next_state.SyncGenerator.successors>`, the
@@ -416,7 +417,7 @@ class SyncChoiceGenerator(QuotientGenerator):
         """Canonicalise group ``g`` of the steps ``Y`` (whose member slots were not written)
         from each member's enabled pairs: the local vector each pair leads to, packed into a
         sort code at the pairs (few), gathered by the pair each step took, sorted and decoded
-        into ``Y`` (:func:`statespace.symmetry.sort_codes_into`)."""
+        into ``Y`` (:func:`statespace.canonical.sort_codes_into`)."""
         cm = self.cm
         tables, taken = pairs
         column = {p.index: i for i, p in enumerate(cm.system_processes)}

@@ -11,8 +11,9 @@ import pytest
 
 import dve
 import statespace
-from statespace import symmetry
-from statespace.symmetry import canonicalize, detect_symmetry
+from statespace import canonical as symmetry
+from statespace.canonical import canonicalize
+from statespace.symmetry import detect_symmetry
 from test_symmetry import CS, QUEUE
 
 
