@@ -369,6 +369,28 @@ def report_stop(exc: BaseException, args: argparse.Namespace) -> int:
     return info["exit_code"]
 
 
+def partial_result(exc: BaseException, kind: type, args: argparse.Namespace):
+    """What a search stopped by ``exc`` (a limit, a signal, ``--timeout``) leaves to print:
+    ``(result, exit code)`` where ``exc`` carries a partial result of type ``kind``;
+    ``(None, exit code)`` once a stop that came before any result is reported
+    (:func:`report_stop`); ``exc`` itself again otherwise (a ``KeyboardInterrupt`` with nothing
+    to show, or ``--debug``).
+
+    >>> import argparse
+    >>> from runtime.errors import Interrupted
+    >>> stop = Interrupted(2, "SIGINT")
+    >>> stop.partial = "the curve so far"
+    >>> partial_result(stop, str, argparse.Namespace(debug=False))
+    ('the curve so far', 130)
+    """
+    result = getattr(exc, "partial", None)
+    if isinstance(result, kind):
+        return result, getattr(exc, "exit_code", 130)
+    if isinstance(exc, RunStopped) and not args.debug:
+        return None, report_stop(exc, args)
+    raise exc
+
+
 _STOP_SIGNALS = ("SIGINT", "SIGTERM")
 
 

@@ -16,7 +16,7 @@ from dve.errors import ConfigurationError
 from runtime.errors import RunStopped
 
 from ..capacity_report import frontier_csv, frontier_text
-from . import parse_defines, peak_memory_bytes, printing, report_stop, result_is_final
+from . import parse_defines, peak_memory_bytes, printing, partial_result, result_is_final
 from .files import (check_output_files, need_matplotlib, save_figure, write_atomic,
                     write_outputs)
 from .sweep import check_spec_options, is_model, model_only_options
@@ -121,12 +121,9 @@ def run(args: argparse.Namespace) -> int:
                               progress=progress)
         result_is_final()   # a signal from here on stops nothing: the result is printed whole
     except (RunStopped, KeyboardInterrupt) as exc:
-        result = getattr(exc, "partial", None)
-        if not isinstance(result, FrontierResult):
-            if isinstance(exc, RunStopped) and not args.debug:
-                return report_stop(exc, args)  # before the walk began: nothing to show
-            raise
-        exit_code = getattr(exc, "exit_code", 130)
+        result, exit_code = partial_result(exc, FrontierResult, args)
+        if result is None:   # before the walk began: nothing to show
+            return exit_code
     if args.timeout:
         # The walk is over: the --timeout clock must not cut the report of what it found.
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -43,7 +43,7 @@ from dve.errors import ConfigurationError
 from runtime.errors import RunStopped
 
 from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes, printing,
-               report_stop, result_is_final, sweep)
+               partial_result, result_is_final, sweep)
 from ..capacity_report import answer_cycle, cycle_json, not_monotone
 from .files import (check_output_files, save_figure, write_atomic,
                     write_outputs)
@@ -160,13 +160,10 @@ def run(args: argparse.Namespace) -> int:
                           jobs=jobs, method=args.method, resource=args.resource)
         result_is_final()   # a signal from here on stops nothing: the result is printed whole
     except (RunStopped, KeyboardInterrupt) as exc:
-        result = getattr(exc, "partial", None)
         show.clear()
-        if not isinstance(result, SaturationResult):
-            if isinstance(exc, RunStopped) and not args.debug:
-                return report_stop(exc, args)  # before the search began: no curve to show
-            raise
-        exit_code = getattr(exc, "exit_code", 130)
+        result, exit_code = partial_result(exc, SaturationResult, args)
+        if result is None:   # before the search began: no curve to show
+            return exit_code
         print(f"dvecost: {result.stopped}; the curve found so far follows", file=sys.stderr,
               flush=True)
     show.clear()

@@ -28,7 +28,7 @@ from dve.errors import ConfigurationError
 from runtime.errors import ExplorationLimit, RunStopped
 from scenarios.parallel import check_jobs
 
-from . import add_defines, emit_json, parse_defines, peak_memory_bytes, report_stop
+from . import add_defines, emit_json, parse_defines, partial_result, peak_memory_bytes, report_stop
 from ..capacity_report import answer_cycle, cycle_json, not_monotone
 from .files import check_output_files, need_matplotlib, save_figure, write_atomic
 from .terminal import LiveLines, is_terminal
@@ -537,13 +537,10 @@ def _sweep_until_stopped(args: argparse.Namespace, *pos, **kwargs):
     try:
         result = sweep(*pos, progress=show, phases=show.phase, **kwargs)
     except (RunStopped, KeyboardInterrupt) as exc:
-        result = getattr(exc, "partial", None)
         show.clear()
-        if not isinstance(result, SweepResult):
-            if isinstance(exc, RunStopped) and not args.debug:
-                return None, report_stop(exc, args)
-            raise
-        exit_code = getattr(exc, "exit_code", 130)
+        result, exit_code = partial_result(exc, SweepResult, args)
+        if result is None:
+            return None, exit_code
     show.clear()
     if args.timeout:
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -20,7 +20,7 @@ from dve.errors import ConfigurationError
 from runtime.errors import RunStopped
 
 from ..capacity_report import workers_text
-from . import (add_backend, add_common, add_limits, peak_memory_bytes, printing, report_stop,
+from . import (add_backend, add_common, add_limits, peak_memory_bytes, partial_result, printing,
                result_is_final)
 from .subcommand import add_command
 
@@ -109,12 +109,9 @@ def run(args: argparse.Namespace) -> int:
                                 progress=None if args.quiet else _printer(sys.stderr))
         result_is_final()   # a signal from here on stops nothing: the result is printed whole
     except (RunStopped, KeyboardInterrupt) as exc:
-        result = getattr(exc, "partial", None)
-        if not isinstance(result, WorkersResult):
-            if isinstance(exc, RunStopped) and not args.debug:
-                return report_stop(exc, args)  # before the search began: nothing to show
-            raise
-        exit_code = getattr(exc, "exit_code", 130)
+        result, exit_code = partial_result(exc, WorkersResult, args)
+        if result is None:   # before the search began: nothing to show
+            return exit_code
     if args.timeout:
         signal.setitimer(signal.ITIMER_REAL, 0)
     if result.status == "limit":

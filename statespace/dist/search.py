@@ -48,7 +48,8 @@ from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
 from ..quotient import Quotient
 from ..symmetry import Symmetry
 from ..store import VisitedSet
-from .successors import NextStates, states_dtype
+from ..model import states_dtype
+from .successors import NextStates
 
 __all__ = ["explore_distributed", "distributed_quotient", "owner_of"]
 

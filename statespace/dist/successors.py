@@ -18,7 +18,7 @@ from ..evaluate import INT
 from ..model import CompiledModel
 from ..next_state import generator_for
 
-__all__ = ["NextStates", "Successors", "states_dtype"]
+__all__ = ["NextStates", "Successors"]
 
 
 @dataclass(frozen=True)
@@ -32,24 +32,6 @@ class Successors:
     keys: np.ndarray
     err: np.ndarray
     charges: np.ndarray | None
-
-
-def states_dtype(cm: CompiledModel):
-    """The narrowest integer dtype holding every slot's range (the graph's ``states``).
-
-    >>> from dve import load_model
-    >>> from statespace import compile_model
-    >>> states_dtype(compile_model(load_model("process P { byte v; state a; init a; } "
-    ...                                       "system async;")))
-    <class 'numpy.uint8'>
-    """
-    lo = min((s.lo for s in cm.slots), default=0)
-    hi = max((s.hi for s in cm.slots), default=0)
-    for dt in (np.uint8, np.int8, np.uint16, np.int16, np.int32):
-        info = np.iinfo(dt)
-        if info.min <= lo and hi <= info.max:
-            return dt
-    return np.int64
 
 
 class NextStates:
