@@ -462,10 +462,11 @@ def render_answer(result) -> str:
 def render_witness(result) -> str | None:
     """One line on the critical cycle of the answer's point, or ``None`` without one."""
     a = result.witness
-    if answer_cycle(a) is None:
+    cycle = answer_cycle(a)
+    if cycle is None:
         return None
     n = result.saturating_clients
-    _, ticks, cost = answer_cycle(a)
+    _, ticks, cost = cycle
     if result.point(n) is not None and result.point(n).how == "witness":
         return (f"saturating run at N={n} (found by simulation, replayable): {len(a.prefix)} "
                 f"steps from the initial state, then a cycle of {len(a.cycle)} steps "

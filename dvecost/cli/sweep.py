@@ -318,11 +318,12 @@ def render_answer(result) -> str:
 def render_witness(result) -> str | None:
     """One line on the critical cycle of the answer's value, or ``None`` without one."""
     a = result.witness
-    if answer_cycle(a) is None:
+    cycle = answer_cycle(a)
+    if cycle is None:
         return None
     fam = result.family
     n = result.answer
-    _, ticks, cost = answer_cycle(a)
+    _, ticks, cost = cycle
     sets = "".join(f" -D {k}={v}" for k, v in fam.defines)
     return (f"critical cycle at {fam.param}={n}: {len(a.cycle)} steps ({ticks} time units) "
             f"costing {cost}, load {Fraction(cost, len(a.cycle))}; to see it step by step: "
