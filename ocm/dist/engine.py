@@ -1,0 +1,454 @@
+"""The optimal cycle engine across processes: trimming, multichain Howard, certificate, cycle.
+
+Every process calls :func:`optimal_cycle_distributed` with its :class:`~ocm.dist.block.GraphBlock`
+(SPMD over a :class:`runtime.comm.Comm`); every process returns the same
+:class:`~ocm.result.CycleResult`, equal to ``ocm.optimal_cycle(..., per_scc=False)`` on the
+whole graph: the same value, critical cycle, iterations and certificate. That one-process mode
+is the comparable one because it restricts the graph by trimming (as here), not by SCCs: the
+restricted graph, and so every policy, is the same.
+
+Steps, following :mod:`ocm.howard`'s rules:
+
+1. **Checks** of the arrays as :func:`ocm.optimal_cycle` makes them (integer charges,
+   non-negative times, path sums within 2^62), agreed by every process; in ratio mode a
+   **zero-time cycle** is sought by trimming the zero-time edges (below); when one exists, the
+   zero-time edges that survive are gathered and the cycle is named as one process names it.
+2. **Trimming**: repeatedly drop the vertices whose out-edges all lead to dropped vertices;
+   the alive flags of remote targets come by a halo exchange (:class:`~ocm.dist.block.Halo`,
+   index lists built once), and the processes agree to stop by an ``allreduce``. The kept
+   vertices are renumbered in order (``exscan`` of the counts), so the restricted graph is
+   again in blocks of consecutive ids, and its ids are those of the one-process restriction.
+3. **Howard**: the first policy is each row's lowest edge of largest cost; per iteration the
+   value determination runs by pointer doubling over the policy's functional graph (below),
+   the values are ranked exactly (each process's distinct reduced fractions, ``allgather``-ed),
+   and the improvement is per owner, with the targets' (rank, X) by the halo. Lowest edge id
+   on ties, switch only on strict improvement: the policies are the one-process engine's.
+4. **Certificate**: every edge checked by its owner (:mod:`ocm.certify`'s inequalities, exact
+   integers), violations summed by ``allreduce``.
+5. **Critical cycle**: the policy cycle of the top class with the smallest representative,
+   gathered (one ``allgather`` of its few vertices), mapped back to the graph's ids and summed
+   exactly.
+
+Value determination by pointer doubling
+---------------------------------------
+For the policy's successor ``s`` (global ids), with ``J_k = s^(2^k)`` and ``M_k(v)`` the
+smallest of ``v, s(v), ..., s^(2^k - 1)(v)``, ``M_{k+1} = min(M_k, M_k[J_k])`` and
+``J_{k+1} = J_k[J_k]``; each round asks the owner of ``J_k(v)`` for ``(M_k, J_k)`` there (two
+``alltoallv``). After ``ceil(log2 n)`` rounds the vertices on cycles are the image of ``J`` and
+``M`` is the smallest vertex of their cycle, the representative. Cutting each cycle there gives
+a forest; path sums to the roots double the same way (``S += S[J]``, ``J = J[J]``) until every
+jump reaches a root, ``O(log depth)`` rounds. int64 sums cannot wrap: the checks of step 1
+bound every path sum by ``(n + 1) * max |cost|`` (and times likewise) below 2^62; the scaled
+biases and the certificate's terms are bounded before they are formed, and a bound that fails
+stops the run with :class:`DistributedRangeError` (the one-process engine would go on in
+Python ints; the exchanges here carry int64).
+"""
+
+from __future__ import annotations
+
+import math
+import time as _time
+from fractions import Fraction
+
+import numpy as np
+
+from runtime.comm import Comm
+
+from .. import primitives as P
+from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroTimeCycleError
+from ..result import CycleResult
+from ..scc import find_zero_time_cycle
+from .block import GraphBlock, Halo, fetch, route
+
+__all__ = ["optimal_cycle_distributed", "DistributedRangeError"]
+
+
+class DistributedRangeError(OcmError):
+    """A scaled bias or a certificate term could leave int64 across processes (the
+    one-process engine computes those in Python ints; the exchanges carry int64)."""
+
+
+def _agree(comm: Comm, error: Exception | None) -> None:
+    """Raise the first process's error on every process (errors are local facts; raising on
+    one process only would leave the others waiting in a collective)."""
+    got = comm.allgather(None if error is None else (type(error), error.args,
+                                                      getattr(error, "cycle", None),
+                                                      getattr(error, "edges", None)))
+    for g in got:
+        if g is not None:
+            cls, args, cycle, edges = g
+            if cls is ZeroTimeCycleError:
+                raise ZeroTimeCycleError(*args, cycle=cycle or (), edges=edges or ())
+            raise cls(*args)
+
+
+def _rows(indptr: np.ndarray) -> np.ndarray:
+    return np.repeat(np.arange(indptr.shape[0] - 1, dtype=np.int64), np.diff(indptr))
+
+
+def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, int]:
+    """The checks of :func:`ocm.optimal_cycle` on every block, agreed; the global bounds
+    ``(max |cost|, max time)`` (time 1 for means)."""
+    err = None
+    if kind not in ("mean", "ratio"):
+        err = InputError(f"unknown kind '{kind}': expected one of mean, ratio")
+    elif mode not in ("max", "min"):
+        err = InputError(f"unknown mode '{mode}': expected one of max, min")
+    elif kind == "ratio" and block.time is None:
+        err = InputError("the cycle ratio needs a 'time' array")
+    _agree(comm, err)
+    c, t = block.cost, block.time
+    err = None
+    if c.shape[0] and int(c.min()) == -2**63:
+        e = block.edge_base + int(np.flatnonzero(c == -2**63)[0])
+        err = InputError(f"'cost'[{e}] = -2**63 is out of range: costs must lie within "
+                         "±(2**63 - 1)")
+    elif kind == "ratio" and t.shape[0] and int(t.min()) < 0:
+        e = int(np.flatnonzero(t < 0)[0])
+        err = InputError(f"times must be non-negative integers: edge {block.edge_base + e} "
+                         f"has time {int(t[e])}")
+    _agree(comm, err)
+    cmax = comm.allreduce(int(np.abs(c).max()) if c.shape[0] else 0, "max")
+    tmax = 1 if kind == "mean" else comm.allreduce(int(t.max()) if t.shape[0] else 0, "max")
+    n = block.n
+    if block.m and not P.fits_int64((n + 1) * cmax, (n + 1) * tmax):
+        raise InputError(f"costs up to {cmax} (times up to {tmax}) on {n} vertices: sums "
+                         "along a path could pass 2**62, beyond the engine's exact int64 "
+                         "arithmetic")
+    return cmax, tmax
+
+
+def _trim(comm: Comm, indptr: np.ndarray, halo: Halo, use: np.ndarray | None) -> np.ndarray:
+    """Alive flags of the block's vertices: the largest set in which every vertex has an
+    out-edge (among ``use``, all when None) to a vertex of the set; agreed by ``allreduce``."""
+    n_local = indptr.shape[0] - 1
+    alive = np.ones(n_local, dtype=np.int64)
+    while True:
+        ext = halo.pull(alive)[0]
+        live = ext[halo.target]
+        if use is not None:
+            live = live * use
+        live_out = P.segment_sum(live, indptr, np) if n_local else np.zeros(0, np.int64)
+        dead = (alive == 1) & (live_out == 0)
+        n_dead = comm.allreduce(int(np.count_nonzero(dead)))
+        if n_dead == 0:
+            return alive.astype(bool)
+        alive[dead] = 0
+
+
+def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo) -> Exception | None:
+    """The error naming a cycle of zero-time edges, or None: such edges are trimmed; what
+    survives (vertices reaching a zero-time cycle) is gathered and named as one process does
+    (:func:`ocm.scc.find_zero_time_cycle` on the survivors, in the same order)."""
+    zero = (block.time == 0).astype(np.int64)
+    if comm.allreduce(int(zero.sum())) == 0:
+        return None
+    alive = _trim(comm, block.indptr, halo, zero)
+    if comm.allreduce(int(alive.sum())) == 0:
+        return None
+    alive_ext = halo.pull(alive)[0]
+    src = _rows(block.indptr)
+    keep = (zero == 1) & alive[src] & (alive_ext[halo.target] == 1)
+    e = np.flatnonzero(keep)
+    mine = ((src[e] + block.lo).tolist(), block.indices[e].tolist(),
+            (e + block.edge_base).tolist())
+    parts = comm.allgather(mine)
+    us = np.array([u for p in parts for u in p[0]], dtype=np.int64)
+    vs = np.array([v for p in parts for v in p[1]], dtype=np.int64)
+    es = np.array([x for p in parts for x in p[2]], dtype=np.int64)
+    verts = np.unique(np.concatenate([us, vs]))
+    k = verts.shape[0]
+    cu, cv = np.searchsorted(verts, us), np.searchsorted(verts, vs)
+    indptr = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cu, minlength=k), out=indptr[1:])
+    found = find_zero_time_cycle(indptr, cv, np.zeros(cv.shape[0], np.int64))
+    if found is None:   # (cannot happen: the survivors hold a zero-time cycle)
+        return None
+    cyc = tuple(int(verts[v]) for v in found[0])
+    edges = tuple(int(es[x]) for x in found[1])
+    shown = " -> ".join(str(v) for v in cyc[:12]) + (" ..." if len(cyc) > 12 else "")
+    return ZeroTimeCycleError(f"the cycle ratio is undefined: the cycle {shown} -> {cyc[0]} "
+                              f"has total time 0", cycle=cyc, edges=edges)
+
+
+class _Restricted:
+    """The block's share of the restricted graph (trimmed, renumbered in order)."""
+
+    def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, alive: np.ndarray,
+                 work_cost: np.ndarray) -> None:
+        k_local = int(alive.sum())
+        base = comm.exscan(k_local)
+        counts = comm.allgather(k_local)
+        self.k = int(sum(counts))
+        self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        newid = np.full(block.n_local, -1, dtype=np.int64)
+        newid[alive] = base + np.arange(k_local, dtype=np.int64)
+        newid_ext = halo.pull(newid)[0]
+        src = _rows(block.indptr)
+        keep = alive[src] & (newid_ext[halo.target] >= 0)
+        self.edges = np.flatnonzero(keep)                      # block-local original edges
+        self.vertices = block.lo + np.flatnonzero(alive)       # global original vertices
+        deg = P.segment_sum(keep.astype(np.int64), block.indptr, np) if block.n_local else \
+            np.zeros(0, np.int64)
+        self.indptr = np.concatenate([[0], np.cumsum(deg[alive])]).astype(np.int64)
+        self.indices = newid_ext[halo.target[self.edges]]
+        self.cost = work_cost[self.edges]
+        self.time = None if block.time is None else block.time[self.edges]
+        self.n_local = k_local
+        self.lo = base
+        self.halo = Halo(comm, self.starts, self.indices)
+
+
+class _Policy:
+    """The values of one policy on this block (see the module docstring)."""
+
+    __slots__ = ("policy", "succ", "rep", "root", "rank", "potential", "rank_num",
+                 "rank_den", "reps", "rep_cost", "rep_time")
+
+
+def _value_determination(comm: Comm, R: _Restricted, policy: np.ndarray, time_used: bool,
+                         bounds: dict) -> _Policy:
+    st = _Policy()
+    k = R.n_local
+    gid = R.lo + np.arange(k, dtype=np.int64)
+    succ = R.indices[policy]
+    wc = R.cost[policy]
+    wt = R.time[policy] if time_used else np.ones(k, dtype=np.int64)
+    # Representatives: pointer doubling with a running minimum (ceil(log2 n) rounds).
+    jump, low = succ.copy(), gid.copy()
+    for _ in range(max(1, math.ceil(math.log2(max(R.k, 2))))):
+        low_j, jump_j = fetch(comm, R.starts, jump, low, jump)
+        low = np.minimum(low, low_j)
+        jump = jump_j
+    # The image of J: every vertex sends its jump to the jump's owner, which marks it (the
+    # ids that reach this process are those of its vertices on cycles).
+    on = np.zeros(k, dtype=np.int64)
+    got = route(comm, R.starts, jump)[0]
+    on[got - R.lo] = 1
+    rep = np.where(on == 1, low, -1)
+    is_root = rep == gid
+    parent = np.where(is_root, gid, succ)
+    # Path sums to the roots: S += S[J], J = J[J] while J is not a root.
+    cs = np.where(is_root, 0, wc)
+    ts = np.where(is_root, 0, wt)
+    J = parent.copy()
+    act = np.flatnonzero(~is_root)
+    while comm.allreduce(int(act.shape[0]), "max") > 0:
+        c_j, t_j, jj = fetch(comm, R.starts, J[act], cs, ts, J)
+        moving = jj != J[act]          # J is not yet a root: double
+        a = act[moving]
+        cs[a] += c_j[moving]
+        ts[a] += t_j[moving]
+        J[a] = jj[moving]
+        act = a
+    root = J
+    reps = np.flatnonzero(is_root)
+    c_s, t_s = fetch(comm, R.starts, succ[reps], cs, ts)
+    cc = wc[reps] + c_s
+    tt = wt[reps] + t_s
+    err = None
+    if np.any(tt == 0):
+        err = ZeroTimeCycleError("a cycle has total time 0, so its ratio is undefined: "
+                                 f"vertices {[int(R.vertices[reps[np.flatnonzero(tt == 0)[0]]])]}")
+    _agree(comm, err)
+    # Exact ranks: each process's distinct reduced fractions, gathered and ranked together.
+    if reps.shape[0]:
+        lrank, lnum, lden = P.rank_fractions(cc, tt, np)
+    else:
+        lrank = lnum = lden = np.zeros(0, np.int64)
+    allv = comm.allgather((lnum.tolist(), lden.tolist()))
+    an = np.array([a for v in allv for a in v[0]], dtype=np.int64)
+    ad = np.array([b for v in allv for b in v[1]], dtype=np.int64)
+    _, rnum, rden = P.rank_fractions(an, ad, np)
+    where = {(int(a), int(b)): i for i, (a, b) in enumerate(zip(rnum.tolist(), rden.tolist()))}
+    to_global = np.array([where[(a, b)] for a, b in zip(lnum.tolist(), lden.tolist())],
+                         dtype=np.int64)
+    rep_rank = np.full(k, -1, dtype=np.int64)
+    rep_rank[reps] = to_global[lrank] if reps.shape[0] else 0
+    rank = fetch(comm, R.starts, root, rep_rank)[0]
+    # X = b * cs - a * ts, int64 only where the bound proves it.
+    csm = comm.allreduce(int(np.abs(cs).max()) if k else 0, "max")
+    tsm = comm.allreduce(int(np.abs(ts).max()) if k else 0, "max")
+    amax = int(np.abs(rnum).max()) if rnum.shape[0] else 0
+    bmax = int(rden.max()) if rden.shape[0] else 0
+    if not P.fits_int64(bmax * csm, amax * tsm):
+        raise DistributedRangeError(
+            f"scaled biases up to {bmax} * {csm} + {amax} * {tsm} leave the exact int64 "
+            "arithmetic of the distributed engine: run it as one process")
+    pot = rden[rank] * cs - rnum[rank] * ts
+    bounds["xmax"] = comm.allreduce(int(np.abs(pot).max()) if k else 0, "max")
+    st.policy, st.succ, st.rep, st.root, st.rank = policy, succ, rep, root, rank
+    st.potential, st.rank_num, st.rank_den = pot, rnum, rden
+    st.reps, st.rep_cost, st.rep_time = reps, cc, tt
+    return st
+
+
+def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
+                 xmax: int, time_used: bool) -> int:
+    """Violations of :mod:`ocm.certify`'s conditions over every edge (each by its owner) plus
+    the class values' order, the same number on every process."""
+    a = st.rank_num.astype(object)
+    b = st.rank_den.astype(object)
+    order_bad = int(np.count_nonzero(~(a[:-1] * b[1:] < a[1:] * b[:-1]))) if a.shape[0] > 1 \
+        else 0
+    order_bad += int(np.any(b <= 0))
+    rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
+    src = _rows(R.indptr)
+    tgt = R.halo.target
+    ru, rw = rank_ext[src], rank_ext[tgt]
+    bad = int(np.count_nonzero(rw > ru))
+    same = rw == ru
+    t = R.time if time_used else 1
+    amax = int(np.abs(st.rank_num).max()) if st.rank_num.shape[0] else 0
+    bmax = int(st.rank_den.max()) if st.rank_den.shape[0] else 0
+    if P.fits_int64(bmax * cmax, amax * tmax, 2 * xmax):
+        lhs = st.rank_den[ru] * R.cost - st.rank_num[ru] * t + pot_ext[tgt]
+        bad += int(np.count_nonzero(same & (lhs > pot_ext[src])))
+    else:   # Python ints, on this block's edges
+        tt = R.time.astype(object) if time_used else 1
+        po = pot_ext.astype(object)
+        lhs = b[ru] * R.cost.astype(object) - a[ru] * tt + po[tgt]
+        bad += int(np.count_nonzero(same & (lhs > po[src]).astype(bool)))
+    return comm.allreduce(bad) + order_bad
+
+
+def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mean",
+                              mode: str = "max", max_iter: int | None = None) -> CycleResult:
+    """The maximal or minimal cycle mean or ratio of a graph held in blocks (SPMD).
+
+    Parameters
+    ----------
+    block : GraphBlock
+        This process's rows (:func:`ocm.dist.split_graph` cuts a one-process graph).
+    comm : runtime.comm.Comm
+        Every process of the run calls this function with its own block.
+    kind, mode, max_iter
+        As for :func:`ocm.optimal_cycle`.
+
+    Returns
+    -------
+    CycleResult
+        The same on every process, equal to ``ocm.optimal_cycle(..., per_scc=False)`` of
+        the whole graph (value, cycle, cycle edges, iterations, certified); no per-SCC
+        optima.
+
+    Raises
+    ------
+    NoCycleError, ZeroTimeCycleError, InputError, ConvergenceError
+        As :func:`ocm.optimal_cycle`, on every process.
+    DistributedRangeError
+        A bias could leave int64 (see the module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from runtime.comm import SelfComm
+    >>> from ocm.dist import split_graph
+    >>> b = split_graph(np.array([0, 1, 3, 4]), np.array([1, 1, 2, 0]),
+    ...                 np.array([1, 2, 2, 6]), None, 0, 1)
+    >>> r = optimal_cycle_distributed(b, SelfComm())
+    >>> r.value, r.cycle, r.cycle_edges, r.certified
+    (Fraction(3, 1), (0, 1, 2), (0, 2, 3), True)
+    """
+    t_start = _time.perf_counter()
+    timings: dict[str, float] = {}
+    cmax, tmax = _check(block, kind, mode, comm)
+    time_used = kind == "ratio"
+    halo = Halo(comm, block.starts, block.indices)
+    t0 = _time.perf_counter()
+    if time_used:
+        _agree(comm, _zero_time_cycle(block, comm, halo))
+    timings["zero_time_check"] = _time.perf_counter() - t0
+    t0 = _time.perf_counter()
+    alive = _trim(comm, block.indptr, halo, None)
+    work_cost = -block.cost if mode == "min" else block.cost
+    R = _Restricted(block, comm, halo, alive, work_cost)
+    timings["restrict"] = _time.perf_counter() - t0
+    if R.k == 0:
+        m = block.m
+        raise NoCycleError(f"the graph has no cycle ({block.n} vertices, {m} edge"
+                           f"{'s' * (m != 1)}): every path ends in a vertex without successors")
+    t0 = _time.perf_counter()
+    if R.n_local:
+        _, policy = P.segment_argmax(R.cost, R.indptr, _rows(R.indptr), np)
+    else:
+        policy = np.zeros(0, np.int64)
+    if max_iter is None:
+        max_iter = max(1000, 10 * R.k)
+    # The bounds of the restricted graph's charges, as the one-process iteration takes them.
+    cmax = comm.allreduce(int(np.abs(R.cost).max()) if R.cost.shape[0] else 0, "max")
+    if time_used:
+        tmax = comm.allreduce(int(R.time.max()) if R.time.shape[0] else 0, "max")
+    aux: dict = {}
+    bounds: dict = {}
+    it = 0
+    while True:
+        if it >= max_iter:
+            raise ConvergenceError(it, f"Howard's iteration did not converge in {it} iterations")
+        st = _value_determination(comm, R, policy, time_used, bounds)
+        it += 1
+        amax = int(np.abs(st.rank_num).max())
+        bmax = int(st.rank_den.max())
+        if not P.fits_int64(bmax * cmax, amax * tmax, 2 * bounds["xmax"]):
+            raise DistributedRangeError(
+                "the improvement's terms could leave the exact int64 arithmetic of the "
+                "distributed engine: run it as one process")
+        rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
+        if R.n_local:
+            best_rank, best_val, best_edge = P.best_edges(
+                R.indptr, R.halo.target, R.cost, R.time if time_used else None, None,
+                rank_ext, pot_ext, st.rank_num, st.rank_den, np, aux=aux)
+            improve = (best_rank > st.rank) | ((best_rank == st.rank) &
+                                               (best_val > st.potential))
+        else:
+            improve = best_edge = np.zeros(0, dtype=np.int64)
+        if comm.allreduce(int(np.count_nonzero(improve))) == 0:
+            break
+        policy = np.where(improve, best_edge, policy)
+    timings["howard"] = _time.perf_counter() - t0
+    t0 = _time.perf_counter()
+    violations = _certificate(comm, R, st, cmax, tmax, bounds["xmax"], time_used)
+    # The critical cycle: the top class's policy cycle with the smallest representative.
+    top = st.rank_num.shape[0] - 1
+    mine = st.reps[st.rank[st.reps] == top]
+    r = comm.allreduce(int(R.lo + mine[0]) if mine.shape[0] else R.k, "min")
+    on = np.flatnonzero(st.rep == r)
+    e_loc = R.edges[st.policy[on]]
+    rows = list(zip((R.lo + on).tolist(), st.succ[on].tolist(), R.vertices[on].tolist(),
+                    (e_loc + block.edge_base).tolist(), block.indices[e_loc].tolist(),
+                    block.cost[e_loc].tolist(),
+                    (block.time[e_loc] if time_used else np.ones(on.shape[0], np.int64))
+                    .tolist()))
+    step = {row[0]: row for row in (x for part in comm.allgather(rows) for x in part)}
+    cyc, cyc_edges, c_sum, t_sum = [], [], 0, 0
+    v = r
+    while True:
+        _, nxt, orig, e, target, c, t = step[v]
+        cyc.append(orig)
+        cyc_edges.append(e)
+        c_sum += c
+        t_sum += t
+        v = nxt
+        if v == r:
+            break
+    ok_walk = all(step_target == cyc[(i + 1) % len(cyc)] for i, step_target in
+                  enumerate(step[x][4] for x in _order(step, r)))
+    value = Fraction(c_sum, t_sum)
+    top_value = Fraction(int(st.rank_num[top]), int(st.rank_den[top]))
+    certified = violations == 0 and ok_walk and value == (-top_value if mode == "min"
+                                                          else top_value)
+    timings["certify"] = _time.perf_counter() - t0
+    timings["total"] = _time.perf_counter() - t_start
+    return CycleResult(value=value, cycle=tuple(cyc), cycle_edges=tuple(cyc_edges), kind=kind,
+                       mode=mode, certified=bool(certified), iterations=it, backend="cpu",
+                       timings=timings, scc_optima=None, n_vertices=block.n,
+                       n_edges=block.m)
+
+
+def _order(step: dict, r: int) -> list:
+    """The cycle's vertices (restricted ids) in policy order from ``r``."""
+    out, v = [r], step[r][1]
+    while v != r:
+        out.append(v)
+        v = step[v][1]
+    return out

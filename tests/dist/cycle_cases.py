@@ -1,0 +1,69 @@
+"""Graphs and answers shared by the tests of the distributed cycle engine and their
+``mpiexec`` worker: state graphs of models, random multigraphs with several SCCs, value
+classes, zero-time edges and ties, and the answer as the tests compare it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ocm.errors import OcmError
+
+#: Every (kind, mode) the engine answers.
+CASES = [("mean", "max"), ("mean", "min"), ("ratio", "max"), ("ratio", "min")]
+
+
+def random_case(seed: int):
+    """A random multigraph (CSR, cost, time) of a few SCCs: some vertices without successors,
+    costs in a small range (ties), times 0..3 (zero-time edges; some seeds have zero-time
+    cycles), chains between the components (long policy paths)."""
+    rng = np.random.default_rng(seed)
+    parts, off = [], 0
+    for _ in range(int(rng.integers(1, 4))):
+        k = int(rng.integers(1, 12))
+        m = int(rng.integers(k, 3 * k + 1))
+        u = rng.integers(0, k, size=m) + off
+        v = rng.integers(0, k, size=m) + off
+        parts.append((u, v))
+        off += k
+    tail = int(rng.integers(0, 8))        # a chain into the components
+    u = np.concatenate([p[0] for p in parts] + [np.arange(off, off + tail)])
+    v = np.concatenate([p[1] for p in parts] +
+                       [np.r_[np.arange(off + 1, off + tail), 0][:tail]])
+    n = off + tail + int(rng.integers(0, 3))   # and a few vertices without successors
+    bridges = int(rng.integers(0, 4))          # edges between components, and to sinks
+    u = np.concatenate([u, rng.integers(0, n, size=bridges)])
+    v = np.concatenate([v, rng.integers(0, n, size=bridges)])
+    order = np.argsort(u, kind="stable")
+    u, v = u[order], v[order]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
+    m = u.shape[0]
+    time = rng.integers(0 if seed % 3 == 0 else 1, 4, size=m)
+    return indptr, v.astype(np.int64), rng.integers(-4, 5, size=m), time
+
+
+def graph_of(spec: str):
+    """``(indptr, indices, cost, time)`` of a spec: ``random:SEED`` or a model
+    (``dist_worker.load``), its cost and time as the engine reads them (palettes)."""
+    if spec.startswith("random:"):
+        return random_case(int(spec.split(":")[1]))
+    from dist_worker import load
+    from dvecost import pipeline
+    from statespace import build_state_graph
+    g = build_state_graph(load(spec))
+    costs = g.palette.costs
+    resource = "cost" if "cost" in costs else sorted(costs)[0]
+    return pipeline.engine_arrays(g, resource, ratio=True, backend="cpu")
+
+
+def answer(r) -> dict:
+    """What is compared of a result (every field but timings), or of an error."""
+    if isinstance(r, OcmError):
+        return {"error": type(r).__name__, "message": str(r),
+                "cycle": list(getattr(r, "cycle", ()) or ()),
+                "edges": list(getattr(r, "edges", ()) or ())}
+    if isinstance(r, Exception):
+        raise r
+    return {"value": str(r.value), "cycle": list(r.cycle), "edges": list(r.cycle_edges),
+            "iterations": r.iterations, "certified": r.certified, "backend": r.backend,
+            "n": r.n_vertices, "m": r.n_edges}

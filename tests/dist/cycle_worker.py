@@ -1,0 +1,42 @@
+"""Run under ``mpiexec``: the distributed cycle engine on graphs every process builds the same
+way, each process holding its block (:func:`ocm.dist.split_graph`); process 0 writes one JSON
+line per (graph, kind, mode): the answer, or the error's type, message and cycle.
+
+``python cycle_worker.py OUT SPEC ...``: a SPEC is a model (``MODEL[:N]`` as for
+``dist_worker.py``) or ``random:SEED`` (:func:`graphs.random_case`).
+"""
+
+import json
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from runtime.comm import world  # noqa: E402
+from ocm.dist import optimal_cycle_distributed, split_graph  # noqa: E402
+
+from cycle_cases import CASES, answer, graph_of  # noqa: E402
+
+
+def main() -> None:
+    comm = world()
+    out = []
+    for spec in sys.argv[2:]:
+        g = graph_of(spec)
+        for kind, mode in CASES:
+            block = split_graph(*g, comm.rank, comm.size)
+            try:
+                got = answer(optimal_cycle_distributed(block, comm, kind=kind, mode=mode))
+            except Exception as exc:   # noqa: BLE001 - the error is the answer compared
+                got = answer(exc)
+            out.append({"spec": spec, "kind": kind, "mode": mode, "size": comm.size,
+                        "answer": got})
+    everyone = comm.allgather(out)
+    if comm.rank == 0:
+        assert all(o == everyone[0] for o in everyone), "the processes disagree"
+        pathlib.Path(sys.argv[1]).write_text("\n".join(json.dumps(o) for o in out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""The cycle engine across processes (``ocm.dist``) gives the one-process engine's answer in
+its trimming mode, ``ocm.optimal_cycle(..., per_scc=False)``: the same value, critical cycle
+and its edges, iterations and certificate, or the same error naming the same cycle. Oracles:
+that engine (which shares no routing, halo or pointer doubling with ``ocm.dist``) and the
+brute-force enumeration of ``ocm.reference`` for the value. Run as one process
+(``SelfComm``), as ``mpiexec -n 2`` and ``-n 3`` processes, and, for breadth, as threads in
+lockstep (``lockstep.py``)."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ocm
+from ocm.dist import block_starts, optimal_cycle_distributed, split_graph
+from ocm.reference import brute_force_cycle
+from runtime.comm import SelfComm
+
+from cycle_cases import CASES, answer, graph_of, random_case
+from lockstep import run_lockstep
+from mpirun import ROOT, run
+
+EX = ROOT / "dvecost" / "examples"
+MODELS = [str(EX / m) for m in ("client_server.dve", "deadlock.dve", "pipeline.dve",
+                                "printer.dve", "resources.dve", "rings_async.dve",
+                                "zero_time.dve", "rings_sync.dve")] + \
+    [f"{EX / 'client_server_template.dve'}:3", f"{EX / 'pool_template.dve'}:3",
+     f"{EX / 'editor_farm.py'}:2"]
+BEEM_SAMPLE = ["firewire_link.1", "public_subscribe.1", "cyclic_scheduler.1", "brp.1"]
+RANDOM = [f"random:{s}" for s in range(24)]
+
+
+def one_process(g, kind: str, mode: str) -> dict:
+    try:
+        return answer(ocm.optimal_cycle(*g, kind=kind, mode=mode, per_scc=False, xp=np))
+    except ocm.errors.OcmError as exc:
+        return answer(exc)
+
+
+def distributed(g, kind: str, mode: str, P: int) -> list[dict]:
+    def body(comm):
+        try:
+            return answer(optimal_cycle_distributed(split_graph(*g, comm.rank, comm.size),
+                                                    comm, kind=kind, mode=mode))
+        except ocm.errors.OcmError as exc:
+            return answer(exc)
+    if P == 1:
+        return [body(SelfComm())]
+    return run_lockstep(P, body)
+
+
+@pytest.mark.parametrize("spec", MODELS[:4] + RANDOM[:8])
+def test_one_process_comm_is_the_trimming_engine(spec):
+    g = graph_of(spec)
+    for kind, mode in CASES:
+        assert distributed(g, kind, mode, 1) == [one_process(g, kind, mode)], (spec, kind, mode)
+
+
+def test_blocks_cover_the_graph_and_keep_edge_ids():
+    g = random_case(5)
+    blocks = [split_graph(*g, r, 3) for r in range(3)]
+    assert [b.lo for b in blocks] + [blocks[-1].hi] == block_starts(g[0].shape[0] - 1,
+                                                                    3).tolist()
+    assert np.array_equal(np.concatenate([b.indices for b in blocks]), g[1])
+    assert [b.edge_base for b in blocks] == [int(g[0][b.lo]) for b in blocks]
+    assert np.array_equal(np.concatenate([b.cost for b in blocks]), g[2])
+
+
+def test_the_answer_is_the_brute_force_optimum_on_random_graphs():
+    for seed in range(12):
+        g = random_case(seed)
+        for kind, mode in CASES:
+            got = distributed(g, kind, mode, 2)[0]
+            try:
+                want = brute_force_cycle(g[0], g[1], g[2], g[3] if kind == "ratio" else None,
+                                         mode=mode)
+            except ZeroDivisionError:
+                assert got["error"] == "ZeroTimeCycleError"
+                t = g[3]
+                assert got["edges"] and all(int(t[e]) == 0 for e in got["edges"])
+                continue
+            if want is None:
+                assert got["error"] == "NoCycleError"
+                continue
+            assert Fraction(got["value"]) == want[0] and got["certified"], (seed, kind, mode)
+            # The critical cycle is a closed walk of the graph with that value.
+            vs, es = got["cycle"], got["edges"]
+            for i, (v, e) in enumerate(zip(vs, es)):
+                assert g[0][v] <= e < g[0][v + 1] and g[1][e] == vs[(i + 1) % len(vs)]
+            t = sum(int(g[3][e]) for e in es) if kind == "ratio" else len(es)
+            assert Fraction(sum(int(g[2][e]) for e in es), t) == want[0]
+
+
+@st.composite
+def small_graphs(draw):
+    n = draw(st.integers(1, 9))
+    m = draw(st.integers(0, 3 * n))
+    u = sorted(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)))
+    v = draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m))
+    cost = draw(st.lists(st.integers(-3, 3), min_size=m, max_size=m))
+    time = draw(st.lists(st.integers(0, 2), min_size=m, max_size=m))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(np.array(u, dtype=np.int64), minlength=n), out=indptr[1:])
+    return (indptr, np.array(v, dtype=np.int64), np.array(cost, dtype=np.int64),
+            np.array(time, dtype=np.int64))
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_graphs(), st.integers(2, 4), st.sampled_from(CASES))
+def test_property_blocks_in_lockstep_equal_one_process(g, P, case):
+    kind, mode = case
+    want = one_process(g, kind, mode)
+    got = distributed(g, kind, mode, P)
+    assert all(a == want for a in got)
+
+
+def _mpi(n: int, specs: list[str], tmp_path) -> list[dict]:
+    out = tmp_path / f"cycle{n}.jsonl"
+    r = run(n, str(ROOT / "tests" / "dist" / "cycle_worker.py"), str(out), *specs)
+    assert r.returncode == 0, r.stderr
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_mpiexec_equals_one_process(n, tmp_path):
+    # (three processes on the two-core CI machine share cores: fewer graphs there)
+    specs = MODELS + RANDOM[::2] if n == 2 else MODELS[::2] + RANDOM[1::4]
+    got = _mpi(n, specs, tmp_path)
+    assert len(got) == len(specs) * len(CASES)
+    graphs = {s: graph_of(s) for s in specs}
+    for g in got:
+        assert g["size"] == n
+        assert g["answer"] == one_process(graphs[g["spec"]], g["kind"], g["mode"]), g
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [2, 3])
+def test_mpiexec_beem_sample_equals_one_process(n, tmp_path, beem_dir):
+    specs = [str(beem_dir / "models" / f"{b}.dve") for b in BEEM_SAMPLE] + RANDOM
+    got = _mpi(n, specs, tmp_path)
+    graphs = {s: graph_of(s) for s in specs}
+    for g in got:
+        assert g["answer"] == one_process(graphs[g["spec"]], g["kind"], g["mode"]), g
