@@ -4,14 +4,20 @@ world and, on process 0, write one JSON line per model: the digest of every arra
 
 ``python dist_worker.py OUT MODEL[:N] ...``: ``MODEL:N`` sets ``-D N=N``; a ``.py`` scenario
 file ``FILE.py:N`` is its family rendered for ``N`` clients.
+
+``DIST_XP=stand-in`` runs the search's device path over a NumPy stand-in of CuPy
+(``tests/statespace/device_stand_in.py``), ``stand-in-kernels`` with its generated successor
+kernel compiled for the host; ``DIST_BATCH=K`` expands ``K`` states per successor call.
 """
 
 import json
+import os
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tests" / "statespace"))
 
 import numpy as np  # noqa: E402
 
@@ -39,13 +45,35 @@ def summary(g) -> dict:
             "states": g.n_states, "edges": g.n_edges}
 
 
+class _Patch:
+    """The one call of pytest's ``monkeypatch`` the stand-in makes, for a process of its own."""
+
+    @staticmethod
+    def setitem(mapping, key, value):
+        mapping[key] = value
+
+
+def options() -> dict:
+    """The search's array module and batch from the environment (see the module docstring)."""
+    got = {}
+    kind = os.environ.get("DIST_XP", "")
+    if kind:
+        from device_stand_in import stand_in
+        got["xp"] = stand_in(_Patch(), kernels=kind == "stand-in-kernels")
+    if os.environ.get("DIST_BATCH"):
+        got["batch"] = int(os.environ["DIST_BATCH"])
+    return got
+
+
 def main() -> None:
     comm = world()
     out = []
+    opts = options()
     for spec in sys.argv[2:]:
-        g = explore_distributed(load(spec), comm)
+        g = explore_distributed(load(spec), comm, **opts)
         if comm.rank == 0:
-            out.append({"model": spec, "size": comm.size, **summary(g)})
+            out.append({"model": spec, "size": comm.size, **summary(g),
+                        "edges_on_device": g.on_device is not None})
         else:
             assert g is None
     if comm.rank == 0:
