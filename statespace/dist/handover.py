@@ -3,7 +3,7 @@
 When the levels are done each process holds a :class:`Share`: the states it owns (their ids,
 slot values, parents and parent actions) and the CSR rows of the states it expanded (the
 rows' sources, out-degrees, and per edge its target, action and, where charges are not
-constants of the action, its charges), as arrays of the search's array module (NumPy, or
+constants of the action, its row of a palette of charges), as arrays of the search's array module (NumPy, or
 CuPy when the search ran on the device). :func:`hand_over` is the one place a share leaves
 its process: today it gathers every share to process 0 and assembles the graph there exactly
 as the one-process explorer assembles it (a cycle engine working across the processes
@@ -22,7 +22,7 @@ Examples
 ...               states=np.array([[0], [1]], np.int8), parent=np.array([-1, 0]),
 ...               parent_action=np.array([-1, 0], np.int32), row_ids=np.array([0, 1]),
 ...               deg=np.array([1, 1]), targets=np.array([1, 0], np.int32),
-...               actions=np.array([0, 1], np.int32), charges=None)
+...               actions=np.array([0, 1], np.int32), charge=None)
 >>> from statespace.dist.successors import NextStates
 >>> g = hand_over(share, SelfComm(), cm, charge_table=NextStates(cm).charge_table)
 >>> g.n_states, g.indices.tolist(), g.action.tolist()
@@ -39,9 +39,10 @@ import numpy as np
 from runtime.comm import Comm
 from runtime.device import to_host
 
+from ..device import count_values
 from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
 
-__all__ = ["Share", "hand_over", "exchange", "place_states", "place_rows"]
+__all__ = ["Share", "hand_over", "agree_palette", "exchange", "place_states", "place_rows"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,9 +66,12 @@ class Share:
     targets, actions : arrays
         Per edge, rows one after the other in ``row_ids`` order and each row sorted by
         (target, action): the target id (int32 while ids fit) and action (int32).
-    charges : array of int64 (edges, resources + 1), or None
-        Per edge its costs by resource, then its time; None when the model's charges are
-        constants of the action.
+    charge : array of int32, or None
+        Per edge its row of ``palette_rows``; None when the model's charges are constants of
+        the action (read from the action table).
+    palette_rows : tuple of tuples
+        The distinct charges (costs by resource, then time) met by this process, in its own
+        numbering (:func:`agree_palette` numbers them for the graph).
     """
 
     xp: object
@@ -82,13 +86,14 @@ class Share:
     deg: object
     targets: object
     actions: object
-    charges: object
+    charge: object
+    palette_rows: tuple = ()
 
     @property
     def edge_bytes(self) -> int:
-        """Bytes this share's edges take (targets, actions and charges)."""
+        """Bytes this share's edges take (targets, actions and palette rows)."""
         return int(self.targets.nbytes + self.actions.nbytes
-                   + (0 if self.charges is None else self.charges.nbytes))
+                   + (0 if self.charge is None else self.charge.nbytes))
 
 
 def exchange(comm: Comm, xp, a, counts, recv_counts=None):
@@ -126,8 +131,9 @@ def hand_over(share: Share, comm: Comm, cm, *, charge_table, error_successors: b
     comm : runtime.comm.Comm
     cm : CompiledModel
     charge_table : tuple or None
-        The model's constant charges (``NextStates.charge_table``), None when ``share.charges`` has
-        them per edge.
+        The model's constant charges (``NextStates.charge_table``), None when each edge has
+        its palette row in ``share.charge`` (numbered for the graph by
+        :func:`agree_palette`).
     error_successors : bool
         Recorded in the graph.
     action_codes : array, optional
@@ -136,9 +142,12 @@ def hand_over(share: Share, comm: Comm, cm, *, charge_table, error_successors: b
         When the search started (the graph's ``seconds``).
     """
     xp, n = share.xp, share.n
+    table, charge = None, None
+    if charge_table is None:
+        table, charge = agree_palette(share, comm, len(cm.resources) + 1)
     if comm.size == 1:   # one process: its states and rows are in id order already
         states, parent, par_action = share.states, share.parent, share.parent_action
-        deg, tgt, act, charges = share.deg, share.targets, share.actions, share.charges
+        deg, tgt, act = share.deg, share.targets, share.actions
     else:
         to0 = np.zeros(comm.size, np.int64)
 
@@ -153,24 +162,62 @@ def hand_over(share: Share, comm: Comm, cm, *, charge_table, error_successors: b
         del ids
         rid, n_rows = gather(share.row_ids)
         rdeg = gather(share.deg, n_rows)[0]
-        edges = [share.targets, share.actions] + ([] if share.charges is None
-                                                   else [share.charges])
+        edges = [share.targets, share.actions] + ([] if charge is None else [charge])
         got, n_edges = gather(edges[0])
         got = [got] + [gather(a, n_edges)[0] for a in edges[1:]]
         del edges
         placed = place_rows(xp, rid, rdeg, n, got)
         del got
         deg, tgt, act = placed[0], placed[1], placed[2]
-        charges = placed[3] if share.charges is not None else None
+        charge = placed[3] if charge is not None else None
     if comm.rank != 0:
         return None
-    return _assemble(cm, share, states, parent, par_action, deg, tgt, act, charges,
+    return _assemble(cm, share, states, parent, par_action, deg, tgt, act, charge, table,
                      charge_table, error_successors, action_codes,
                      _time.perf_counter() if t0 is None else t0)
 
 
-def _assemble(cm, share, states, parent, par_action, deg, tgt, act, charges, charge_table,
-              error_successors, action_codes, t0):
+def agree_palette(share: Share, comm: Comm, width: int):
+    """The graph's palette where charges are not constants of the action, and this share's
+    edges' rows of it: ``(table, charge)``, the table (``(rows, width)`` int64, costs by
+    resource then time) the same on every process. As one process numbers it: the distinct
+    charges of the edges, those into the error state charging zeros, in ascending order (each
+    process's rows that its edges use, gathered; a few, on the host).
+
+    >>> from runtime.comm import SelfComm
+    >>> s = Share(xp=np, n=3, depth=1, error_id=2, own_ids=None, states=None, parent=None,
+    ...           parent_action=None, row_ids=None, deg=None, targets=np.array([1, 2, 0]),
+    ...           actions=None, charge=np.array([1, 2, 0], np.int32),
+    ...           palette_rows=((5, 1), (3, 1), (9, 9)))
+    >>> table, charge = agree_palette(s, SelfComm(), 2)
+    >>> table.tolist(), charge.tolist()     # (9, 9) went into the error state
+    ([[0, 0], [3, 1], [5, 1]], [1, 0, 2])
+    """
+    xp = share.xp
+    rows = list(share.palette_rows)
+    pal = share.charge
+    if share.error_id >= 0 and pal.shape[0]:
+        # A faulting step's charge is no value: every edge into the error state charges 0.
+        zero = (0,) * width
+        if zero not in rows:
+            rows.append(zero)
+        pal = xp.where(share.targets == share.error_id, np.int32(rows.index(zero)), pal)
+    used = (to_host(count_values(xp, pal, len(rows))) > 0 if rows and pal.shape[0]
+            else np.zeros(len(rows), bool))
+    met = set()
+    for part in comm.allgather([rows[i] for i in np.flatnonzero(used).tolist()]):
+        met.update(part)
+    table = sorted(met)
+    number = {r: j for j, r in enumerate(table)}
+    # Rows no edge uses any more (all into the error state) map anywhere: never read.
+    remap = np.array([number.get(r, 0) for r in rows], charge_dtype(len(table)))
+    charge = ((remap if xp is np else xp.asarray(remap))[pal] if rows
+              else xp.zeros(0, charge_dtype(0)))
+    return np.array(table, np.int64).reshape(len(table), width), charge
+
+
+def _assemble(cm, share, states, parent, par_action, deg, tgt, act, charge, table,
+              charge_table, error_successors, action_codes, t0):
     xp, n, error_id = share.xp, share.n, share.error_id
     dev = xp.zeros(n + 1, np.int64)
     if n:
@@ -179,7 +226,11 @@ def _assemble(cm, share, states, parent, par_action, deg, tgt, act, charges, cha
     idx_dtype = np.int32 if n < 2**31 else np.int64
     indices = tgt.astype(idx_dtype, copy=False)
     action = act.astype(np.int32, copy=False)
-    palette, charge = _palette(cm, xp, action, indices, error_id, charges, charge_table)
+    if charge_table is not None:
+        table, charge = _constant_palette(cm, xp, action, indices, error_id, charge_table)
+    k = len(cm.resources)
+    palette = Palette({r: np.ascontiguousarray(table[:, j])
+                       for j, r in enumerate(cm.resources)}, np.ascontiguousarray(table[:, k]))
     dead = to_host(xp.flatnonzero(deg == 0)).astype(np.int64)
     if error_id >= 0:
         dead = dead[dead != error_id]
@@ -198,45 +249,22 @@ def _assemble(cm, share, states, parent, par_action, deg, tgt, act, charges, cha
                       seconds=_time.perf_counter() - t0, on_device=on_dev, palette=palette)
 
 
-def _palette(cm, xp, action, indices, error_id, charges, charge_table):
-    """The graph's palette and per-edge rows, as the one-process explorer numbers them:
-    with constant charges the actions' rows and the row of zeros, sorted; otherwise the
-    distinct rows met, sorted. Edges into the error state charge zeros."""
-    res = cm.resources
-    k = len(res)
-    if charge_table is not None:
-        ct, tt = charge_table
-        per_action = [tuple(int(v) for v in ct[:, a]) + (int(tt[a]),)
-                      for a in range(tt.shape[0])]
-        zero = (0,) * (k + 1)
-        rows = sorted(set(per_action) | {zero})
-        number = {r: j for j, r in enumerate(rows)}
-        act_row = np.array([number[r] for r in per_action], charge_dtype(len(rows)))
-        charge = (act_row if xp is np else xp.asarray(act_row))[action]
-        if error_id >= 0:
-            # A mask's assignment of a constant: no count leaves the device.
-            charge = xp.where(indices == error_id, charge.dtype.type(number[zero]), charge)
-        table = np.array(rows, np.int64).reshape(len(rows), k + 1)
-    else:
-        # Rows that are not constants of the action are few but per edge: the palette is
-        # made on the host (one copy of the charges).
-        charges = to_host(charges).copy()
-        if error_id >= 0:
-            charges[to_host(indices) == error_id] = 0
-        if charges.shape[0]:
-            table, inv = np.unique(charges, axis=0, return_inverse=True)
-            # Rows in Python's tuple order (lexicographic on the signed values).
-            order = sorted(range(table.shape[0]), key=lambda j: tuple(table[j].tolist()))
-            remap = np.empty(table.shape[0], np.int64)
-            remap[order] = np.arange(table.shape[0])
-            table = table[order]
-            charge = remap[inv.reshape(-1)].astype(charge_dtype(table.shape[0]))
-        else:
-            table = np.zeros((0, k + 1), np.int64)
-            charge = np.zeros(0, np.uint8)
-    palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(res)},
-                      np.ascontiguousarray(table[:, k]))
-    return palette, charge
+def _constant_palette(cm, xp, action, indices, error_id, charge_table):
+    """With constant charges, the palette as the one-process explorer numbers it (the
+    actions' rows and the row of zeros, sorted) and each edge's row, read from its action
+    (edges into the error state charge zeros)."""
+    k = len(cm.resources)
+    ct, tt = charge_table
+    per_action = [tuple(int(v) for v in ct[:, a]) + (int(tt[a]),) for a in range(tt.shape[0])]
+    zero = (0,) * (k + 1)
+    rows = sorted(set(per_action) | {zero})
+    number = {r: j for j, r in enumerate(rows)}
+    act_row = np.array([number[r] for r in per_action], charge_dtype(len(rows)))
+    charge = (act_row if xp is np else xp.asarray(act_row))[action]
+    if error_id >= 0:
+        # A mask's assignment of a constant: no count leaves the device.
+        charge = xp.where(indices == error_id, charge.dtype.type(number[zero]), charge)
+    return np.array(rows, np.int64).reshape(len(rows), k + 1), charge
 
 
 def place_states(xp, got, ids, n: int):

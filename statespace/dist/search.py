@@ -59,7 +59,7 @@ from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunSt
                             StateLimitExceeded)
 from runtime.memory import current_rss
 
-from ..device import count_values, lexsort, module_of, on_device
+from ..device import count_values, lexsort, module_of, on_device, stable_argsort
 from ..explore import as_compiled
 from ..graph import StateGraph
 from ..model import states_dtype
@@ -136,7 +136,7 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
         Filled with this process's wall seconds: ``search`` (the levels, the graph spread
         over the processes) and ``gather`` (the hand-over: the graph to process 0 and
         assembled there); ``sent``, the bytes it sent to other processes during the levels;
-        and ``row_bytes``, the bytes of the CSR rows it kept (targets, actions, charges).
+        and ``row_bytes``, the bytes of the CSR rows it kept (targets, actions, palette rows).
     xp : module, optional
         The array module the search runs on: by default the communicator's (CuPy for NCCL's,
         so that the search runs on the device; NumPy otherwise).
@@ -192,8 +192,11 @@ class _Search:
         # none), a 0-d array read once at the end (no wait for the device per level).
         self.error_hits: list = []
         # Expanded states by level: their ids, out-degrees, and their edges in CSR order
-        # (target id, action, charges or None).
+        # (target id, action, and the provisional palette row or None).
         self.rows: list[tuple] = []
+        # Charges that are not constants of the action: the distinct rows (costs by resource,
+        # then time) met so far, numbered in the order met (see _palette_ids).
+        self.palette_rows: dict[tuple, int] = {}
         self.n = self.m = self.expanded = 0
         self.n_now = 1
         self.sdtype = states_dtype(cm)
@@ -291,12 +294,10 @@ class _Search:
         rank = src * A + act
         if P > 1:
             owner = owner_of(keys, P)
-            if xp is np:
-                # A stable sort of small integers is a radix sort: linear.
-                order = np.argsort(owner.astype(np.int16), kind="stable")
-            else:
-                # Any order within a destination does (the answers come back in it).
-                order = xp.argsort(owner)
+            # A stable sort of small integers is a radix sort: linear, two byte passes (on a
+            # device every sort is a radix sort). Any order within a destination would do:
+            # the answers come back in it.
+            order = stable_argsort(xp, owner.astype(np.int16))
             # The P counts: what crosses to the host of this exchange.
             counts = to_host(count_values(xp, owner, P))
             del owner
@@ -451,8 +452,8 @@ class _Search:
     def _keep_rows(self, fgid, local, rel, act, target, charges, span) -> None:
         """The level's edges in CSR order: by (source, target, action), a unique key, sorted
         as one int64 where it fits (``rel``: the sources' ids less the level's first). Kept
-        compact: targets as int32 while ids fit, actions as int32 (charges only where they
-        are not constants of the action)."""
+        compact: targets as int32 while ids fit, actions as int32, and where charges are not
+        constants of the action the row of a palette (int32)."""
         xp = self.xp
         F = fgid.shape[0]
         deg = count_values(xp, local, F) if local.shape[0] else xp.zeros(F, np.int64)
@@ -470,7 +471,30 @@ class _Search:
             order = lexsort(xp, (act, target, rel))
             tgt, a = target[order], act[order]
             charges = None if charges is None else charges[order]
-        self.rows.append((fgid, deg, tgt.astype(tdt), a.astype(np.int32), charges))
+        pal = None if charges is None else self._palette_ids(charges)
+        self.rows.append((fgid, deg, tgt.astype(tdt), a.astype(np.int32), pal))
+
+    def _palette_ids(self, charges):
+        """Per edge the provisional palette row (int32) of its charges (``(edges, resources +
+        1)``), rows numbered in the order this process meets them (``palette_rows``), as
+        the one-GPU explorer records them: the level's distinct rows, few, come to the host
+        to be numbered; the per-edge rows stay where they are."""
+        xp = self.xp
+        m = charges.shape[0]
+        if m == 0:
+            return xp.zeros(0, np.int32)
+        order = lexsort(xp, [charges[:, j] for j in range(charges.shape[1] - 1, -1, -1)])
+        srt = charges[order]
+        flag = xp.empty(m, bool)
+        flag[0] = True
+        flag[1:] = (srt[1:] != srt[:-1]).any(axis=1)
+        group = xp.cumsum(flag) - 1
+        known = self.palette_rows
+        ids = np.array([known.setdefault(tuple(r), len(known))
+                        for r in to_host(srt[xp.flatnonzero(flag)]).tolist()], np.int32)
+        out = xp.empty(m, np.int32)
+        out[order] = (ids if xp is np else xp.asarray(ids))[group]
+        return out
 
     def _raise(self, stop: int, saved) -> None:
         counts = {"states": self.n, "transitions": self.m, "expanded": self.expanded}
@@ -496,12 +520,13 @@ class _Search:
         error_id = int(self.comm.allreduce(max([-1] + [int(h) for h in hits]), "max"))
         own = [_join(xp, [o[j] for o in self.own]) for j in range(4)]
         rows = [_join(xp, [r[j] for r in self.rows]) for j in range(4)]
-        charges = None if self.ns.charge_table is not None else \
+        charge = None if self.ns.charge_table is not None else \
             _join(xp, [r[4] for r in self.rows])
         self.own = self.rows = []
         return Share(xp=xp, n=self.n, depth=depth, error_id=error_id, own_ids=own[0],
                      states=own[1], parent=own[2], parent_action=own[3], row_ids=rows[0],
-                     deg=rows[1], targets=rows[2], actions=rows[3], charges=charges)
+                     deg=rows[1], targets=rows[2], actions=rows[3], charge=charge,
+                     palette_rows=tuple(self.palette_rows))
 
 
 def _join(xp, parts: list):

@@ -62,8 +62,8 @@ def test_device_path_array_form_identical_to_one_process(tmp_path):
 def test_one_process_device_path_in_process(monkeypatch):
     """Without mpiexec: one process (``SelfComm``) on the stand-in gives the one-process
     graph, its successors from the generated kernel when a compiler is found, and the rows it
-    keeps compact (int32 targets and actions: 8 bytes a transition, and the charges per
-    edge only where they are not constants of the action)."""
+    keeps compact (int32 targets and actions: 8 bytes a transition, and where charges are not
+    constants of the action an int32 palette row: 12)."""
     sys.path.insert(0, str(ROOT / "tests" / "statespace"))
     from device_stand_in import stand_in
 
@@ -80,6 +80,14 @@ def test_one_process_device_path_in_process(monkeypatch):
                                 timings=timings)
         assert summary(g) == summary(build_state_graph(load(str(EX / m)))), m
         cm = compile_model(load(str(EX / m)))
-        per_edge = 8 if NextStates(cm).charge_table is not None else \
-            8 + 8 * (len(cm.resources) + 1)
+        per_edge = 8 if NextStates(cm).charge_table is not None else 12
         assert timings["row_bytes"] == per_edge * g.n_edges, m
+
+
+@pytest.mark.slow
+def test_device_path_beem_sample_identical_to_one_process(tmp_path, beem_dir):
+    """A sample of BEEM models (several key words, property products, the error state)."""
+    from test_dist_identity import BEEM_SAMPLE
+    kind = "stand-in-kernels" if shutil.which("g++") or shutil.which("c++") else "stand-in"
+    specs = [str(beem_dir / "models" / f"{b}.dve") for b in BEEM_SAMPLE]
+    _check(_device_run(2, specs, tmp_path, kind, batch=1000), specs, 2)
