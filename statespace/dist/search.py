@@ -201,6 +201,8 @@ class _Search:
         self.n_now = 1
         self.sdtype = states_dtype(cm)
         self.pending_signal: int | None = None
+        # An allocation failed (see _try): the search stops at the next agreement.
+        self.oom = False
         self.seconds: dict[str, float] = {}
         # Bytes this process sent to others in the levels' exchanges (see _exchange).
         self.sent = 0
@@ -224,6 +226,10 @@ class _Search:
                     self.progress(self.n, self.m, self.m / max(_time.perf_counter() - t0, 1e-9))
                 if stop != _GO:
                     self._raise(stop, saved)
+            # An allocation that failed after the last level's agreement stops every
+            # process here, before the hand-over (one int, agreed).
+            if self.comm.allreduce(int(self.oom), "max"):
+                self._raise(_OOM, saved)
             t1 = _time.perf_counter()
             self.seconds["search"] = t1 - t0
             self.seconds["sent"] = float(self.sent)
@@ -275,16 +281,10 @@ class _Search:
         A = self.A
         if self.n * A >= 2**62:
             raise OverflowError(f"{self.n:,} states times {A:,} actions: ranks past 62 bits")
-        try:
-            local, act, keys, charges = self._expand(fkeys)
-        except Exception as exc:   # noqa: BLE001 - only a failed allocation
-            if not (isinstance(exc, MemoryError) or is_out_of_memory(exc)):
-                raise
-            # This process goes on with no successors, so that the others meet it in every
-            # collective; the stop is agreed at the level's end.
-            status = _OOM
-        if status == _OOM:   # (out of the handler: the failed call's arrays are freed)
-            local, act, keys, charges = self._expand(fkeys[:0])
+        got = self._try(self._expand, fkeys)
+        # After a failed allocation this process goes on with no successors, so that the
+        # others meet it in every collective; the stop is agreed at the level's end.
+        local, act, keys, charges = got if got is not None else self._expand(fkeys[:0])
         src = fgid[local]
         if self.ns.sync:
             act = self._number_steps(src, act)
@@ -313,8 +313,11 @@ class _Search:
             order, counts, rcounts = None, None, np.array([keys.shape[0]], np.int64)
             rkeys, rrank = keys, rank
         del keys, rank
-        ids, new_rank, new_keys = self.visited.add(rkeys, rrank)
-        del rkeys, rrank
+        got = self._try(self.visited.add, rkeys, rrank)
+        if got is None:   # (the level's results are dropped: it stops at its end)
+            got = (None, xp.zeros(0, np.int64), xp.zeros((0, self.W), _U))
+        ids, new_rank, new_keys = got
+        del rkeys, rrank, got
         # The stop and the counts, agreed by one allreduce (max), each process writing its
         # own places: the stop and the signal (where all write), its successors and expanded
         # states, and its row of the P x P matrix of step 3's routing counts, whose column
@@ -354,18 +357,25 @@ class _Search:
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
             # As int32 while the ids fit (half the bytes of the answer).
-            tid = self.gid[ids].astype(np.int32) if self.n_now < 2**31 else self.gid[ids]
+            if ids is None:
+                tid = xp.zeros(int(rcounts.sum()), np.int32)
+            else:
+                tid = self.gid[ids].astype(np.int32) if self.n_now < 2**31 else self.gid[ids]
             back, _ = self._exchange(tid, rcounts, counts)
             del tid
             target = xp.empty(back.shape[0], np.int64)
             target[order] = back
             del back
         else:
-            target = self.gid[ids]
+            target = self.gid[ids] if ids is not None else xp.zeros(local.shape[0], np.int64)
         del ids
-        self._keep_rows(fgid, local, src - lo, act, target, charges, hi - lo)
-        self.own.append(self._owned(new_gid, new_keys, new_rank // A,
-                                    (new_rank % A).astype(np.int32)))
+        # A failed allocation from here on is agreed at the next level's end (or before the
+        # hand-over, after the last level): the collectives of this one are done.
+        self._try(self._keep_rows, fgid, local, src - lo, act, target, charges, hi - lo)
+        owned = self._try(self._owned, new_gid, new_keys, new_rank // A,
+                          (new_rank % A).astype(np.int32))
+        if owned is not None:
+            self.own.append(owned)
         self.n = self.n_now
         self.m += int(v[2:2 + P].sum())
         self.expanded += int(v[2 + P:2 + 2 * P].sum())
@@ -424,9 +434,24 @@ class _Search:
         return table[act]
 
     def _local_stop(self) -> int:
+        if self.oom:
+            return _OOM
         if self.max_memory is not None and current_rss() > self.max_memory:
             return _MEMORY
         return _GO
+
+    def _try(self, fn, *args):
+        """``fn(*args)``, or None when an allocation failed in it (the host's or the
+        device's): recorded, for this level's or the next one's agreed stop. (Any other error
+        goes on up.)"""
+        try:
+            return fn(*args)
+        except Exception as exc:   # noqa: BLE001 - only a failed allocation
+            if not (isinstance(exc, MemoryError) or is_out_of_memory(exc)):
+                raise
+        # (Out of the handler: the failed call's arrays, held by its frames, are freed.)
+        self.oom = True
+        return None
 
     def _expand(self, fkeys):
         """The successors of this process's frontier, a batch at a time: per successor its

@@ -91,3 +91,49 @@ def test_device_path_beem_sample_identical_to_one_process(tmp_path, beem_dir):
     kind = "stand-in-kernels" if shutil.which("g++") or shutil.which("c++") else "stand-in"
     specs = [str(beem_dir / "models" / f"{b}.dve") for b in BEEM_SAMPLE]
     _check(_device_run(2, specs, tmp_path, kind, batch=1000), specs, 2)
+
+
+@pytest.mark.parametrize("kind", ["", "stand-in"])
+def test_a_failed_allocation_on_one_process_stops_both_with_the_counts(kind, tmp_path):
+    """Process 1's visited set fails for want of memory at its fourth look-up (host path and
+    device path): both processes stop at the same level's end (none waits forever in a
+    collective), with OutOfMemory and the counts of the levels before."""
+    model = f"{EX / 'client_server_template.dve'}:4"
+    out = tmp_path / "oom.jsonl"
+    r = run(2, str(ROOT / "tests" / "dist" / "dist_worker.py"), str(out), model,
+            extra_env={"DIST_XP": kind, "DIST_FAIL": "1:4"}, timeout=120)
+    assert r.returncode == 0, r.stderr
+    (got,) = [json.loads(line) for line in out.read_text().splitlines()]
+    full = build_state_graph(load(model))
+    assert got["stop"] == "OutOfMemory"
+    c = got["counts"]
+    assert 0 < c["expanded"] <= c["states"] < full.n_states
+    assert c["transitions"] < full.n_edges
+
+
+def test_a_failed_allocation_after_the_levels_agreement_stops_before_the_hand_over(
+        monkeypatch):
+    """An allocation failing once a level's stop is agreed (keeping its rows) is agreed at
+    the next one, or, after the last level, before the hand-over: never a graph with rows
+    missing."""
+    import statespace.dist.search as dist_search
+    from runtime.comm import SelfComm
+    from runtime.errors import OutOfMemory
+    from statespace.dist import explore_distributed
+
+    model = load(str(EX / "client_server.dve"))
+    full = build_state_graph(model)
+    real = dist_search.count_values
+    for at in (3, full.depth + 1):   # a middle level; the last one (one call a level)
+        calls = [0]
+
+        def failing(xp, a, n, at=at, calls=calls):
+            calls[0] += 1
+            if calls[0] == at:
+                raise MemoryError("test")
+            return real(xp, a, n)
+        monkeypatch.setattr(dist_search, "count_values", failing)
+        with pytest.raises(OutOfMemory) as info:
+            explore_distributed(model, SelfComm())
+        assert calls[0] >= at
+        assert info.value.counts["states"] <= full.n_states
