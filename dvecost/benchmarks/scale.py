@@ -1,18 +1,35 @@
-"""Scaling over processes: states/s, edges/s and bytes per transition of the distributed search
-for P = 1, 2, 4 in one run (issue 26), against the one-process explorer.
+"""Scaling over processes or GPUs: states/s, edges/s and bytes per transition of the distributed
+search for P = 1, 2, 4 in one run (issue 26), strong and weak scaling, against the one-process
+explorer.
 
-Each P runs as ``mpiexec -n P`` processes (this module as the program) exploring the model
-with :func:`statespace.dist.explore_distributed`; the one-process explorer
-(:func:`statespace.build_state_graph`) is timed in the same run as the reference, in
-``--repeat`` interleaved rounds (the best of each kept). ``search`` is the levels (the graph
-spread over the processes), ``total`` adds gathering it to process 0 for the cycle engine;
-``CPU s`` is the busiest process's CPU seconds. ``B/transition`` is the gathered graph's edge
-bytes per transition (:meth:`StateGraph.edge_bytes`), ``sent B/transition`` the bytes all
-processes sent to others during the levels (measured; the gather excluded) per transition: a
+Each P runs as ``mpiexec -n P`` processes (this module as the program) exploring with
+:func:`statespace.dist.explore_distributed`: on the CPU (``--procs``, MPI), or one process per
+GPU exchanging through NCCL (``--gpus``), where the search runs on the devices. Two kinds of
+rows:
+
+- *strong* scaling: one model (``--model``) for every P; the one-process explorer
+  (:func:`statespace.build_state_graph`, on the GPU with ``--gpus``) is timed in the same run
+  as the reference. ``efficiency`` is the search's speed-up over the first P divided by P's
+  ratio to it;
+- *weak* scaling (``--weak N1,N2,...``, one client count per P): the client/server family
+  rendered for ``N`` clients (``--family``, by default the bundled
+  ``client_server_template.dve``, the family of the ``cs_N`` models: the same state spaces), so
+  that the states per process stay about constant while P grows. ``efficiency`` is the edges/s
+  per process against the first P's (sizes differ a little: per-process throughput, not
+  time, is compared).
+
+Every run is timed in ``--repeat`` interleaved rounds, the best kept (each distributed run
+searches twice in its processes, the first warming them: lazy imports, the kernel's
+compilation). ``search`` is the levels (the graph spread over the processes), ``total`` adds
+the hand-over to process 0 for the cycle engine; ``CPU s`` is the busiest process's CPU
+seconds. ``B/transition`` is the gathered graph's edge bytes per transition
+(:meth:`StateGraph.edge_bytes`), ``rows B/transition`` what the processes kept of the edges
+while searching (on the devices with ``--gpus``), ``sent B/transition`` the bytes all processes
+sent to others during the levels (measured; the hand-over excluded) per transition: a
 successor's key and rank to its owner when that is another process, its id back as int32
-while ids fit. Speed-ups are against P = 1 of the same run, ``vs one process`` against the
-one-process explorer; on a machine shared with other work they measure what the processes
-got, not the code.
+while ids fit. On a machine shared with other work the figures measure what the processes got,
+not the code. ``--jsonl FILE`` appends each row as one JSON line (the report's columns as
+keys) once the rounds are done.
 """
 
 from __future__ import annotations
@@ -29,25 +46,51 @@ from collections.abc import Callable
 
 from . import Report, shared_roots
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "run", "COLUMNS"]
+
+#: The bundled template of the client/server family (``-D N``): the weak-scaling models.
+FAMILY = pathlib.Path(__file__).resolve().parents[1] / "examples" / \
+    "client_server_template.dve"
+
+#: The report's columns (and each JSON line's keys).
+COLUMNS = ("run", "scaling", "P", "model", "states", "transitions", "search s", "gather s",
+           "total s", "CPU s", "states/s", "edges/s", "B/transition", "rows B/transition",
+           "sent B/transition", "speed-up search", "efficiency", "vs one process")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``dvecost bench scale``."""
     p.add_argument("--model", type=pathlib.Path, metavar="FILE",
-                   help="the model (default: cs_10.dve from ../shared/models)")
+                   help="the strong-scaling model (default: cs_10.dve from ../shared/models, "
+                        "else the family at N=10)")
+    p.add_argument("--strong", type=int, metavar="N",
+                   help="the strong-scaling model is the family (--family) at N clients "
+                        "instead of --model")
     p.add_argument("--procs", default="1,2,4", metavar="LIST",
-                   help="process counts, comma-separated (default 1,2,4)")
+                   help="process counts on the CPU, comma-separated (default 1,2,4)")
+    p.add_argument("--gpus", metavar="LIST",
+                   help="GPU counts instead of --procs: one process per GPU of this host, "
+                        "exchanging through NCCL, the search on the devices (e.g. 1,2,4)")
+    p.add_argument("--weak", metavar="LIST",
+                   help="weak scaling too: the family's client count for each P, in the "
+                        "order of --procs/--gpus (e.g. 13,14,14)")
+    p.add_argument("--family", type=pathlib.Path, metavar="FILE", default=FAMILY,
+                   help="the weak-scaling family, a template with 'input int N' (default: "
+                        "the bundled client_server_template.dve)")
+    p.add_argument("--no-strong", action="store_true",
+                   help="weak-scaling rows only (no strong-scaling model, no reference)")
     p.add_argument("--repeat", type=int, default=2, metavar="K",
                    help="rounds, each timing every run; the best of each is reported "
                         "(default 2)")
+    p.add_argument("--jsonl", type=pathlib.Path, metavar="FILE",
+                   help="also append each row to FILE as one JSON line")
 
 
-def _default_model() -> pathlib.Path | None:
+def _default_model() -> tuple[pathlib.Path, int | None]:
     for r in shared_roots():
         if (r / "models" / "cs_10.dve").is_file():
-            return r / "models" / "cs_10.dve"
-    return None
+            return r / "models" / "cs_10.dve", None
+    return FAMILY, 10
 
 
 def _mpiexec() -> str | None:
@@ -55,86 +98,159 @@ def _mpiexec() -> str | None:
         shutil.which("mpiexec")
 
 
+def _counts(text: str, what: str) -> list[int]:
+    from dve.errors import ConfigurationError
+    try:
+        got = [int(p) for p in str(text).split(",") if p.strip()]
+    except ValueError:
+        got = []
+    if not got or min(got) < 1:
+        raise ConfigurationError(f"{what} {text!r}: expected positive integers separated by "
+                                 "commas, e.g. 1,2,4")
+    return got
+
+
 def run(args: argparse.Namespace, progress: Callable[[str], None]) -> Report:
     from dve.errors import ConfigurationError
-    model = args.model or _default_model()
-    if model is None:
-        raise ConfigurationError("no model: give --model FILE (cs_10.dve not found in "
-                                 "../shared/models)")
-    procs = [int(p) for p in str(args.procs).split(",") if p.strip()]
+    gpus = args.gpus is not None
+    procs = _counts(args.gpus if gpus else args.procs, "--gpus" if gpus else "--procs")
+    weak = _counts(args.weak, "--weak") if args.weak else []
+    if weak and len(weak) != len(procs):
+        raise ConfigurationError(f"--weak gives {len(weak)} client counts for {len(procs)} "
+                                 f"process counts: one per P")
+    if args.no_strong and not weak:
+        raise ConfigurationError("--no-strong leaves nothing to run: give --weak")
+    if args.strong is not None:
+        if args.model is not None or args.strong < 1:
+            raise ConfigurationError("--strong N (N >= 1) names the strong-scaling model; "
+                                     "give it or --model, not both")
+        model, defines = args.family, args.strong
+    else:
+        model, defines = (args.model, None) if args.model else _default_model()
     launcher = _mpiexec()
     notes = [f"P = {p} skipped: no mpiexec (pip install 'dvecost[dist]')"
              for p in procs if p > 1 and launcher is None]
-    procs = [p for p in procs if p == 1 or launcher is not None]
-    # Rounds, each timing every run once, the best of each kept: on a shared machine the
-    # load drifts, and interleaving gives every run the same chances.
-    ref, best = None, {}
-    for _ in range(max(1, args.repeat)):
-        got = _one_process(model)
-        ref = got if ref is None or got["total"] < ref["total"] else ref
-        for p in procs:
-            # Two runs in the processes, the first warming them (their first search pays
-            # for lazy imports and first calls, which the one-process reference has paid).
-            got = _distributed(launcher, p, model, 2)
-            if p not in best or got["total"] < best[p]["total"]:
-                best[p] = got
-    progress(f"one process: {ref['total']:.2f} s")
-    rows = [("build_state_graph", ref["states"], ref["transitions"], None, None,
-             ref["total"], ref["cpu"], ref["states"] / ref["total"],
-             ref["transitions"] / ref["total"], ref["bytes"], None, None, None, 1.0)]
-    base = best[procs[0]] if procs else None
-    for p in procs:
-        got = best[p]
-        progress(f"P = {p}: search {got['search']:.2f} s, total {got['total']:.2f} s")
-        rows.append((f"P = {p}", got["states"], got["transitions"], got["search"],
-                     got["gather"], got["total"], got["cpu"], got["states"] / got["search"],
-                     got["transitions"] / got["search"], got["bytes"], got["sent"],
-                     base["search"] / got["search"], base["total"] / got["total"],
-                     ref["total"] / got["total"]))
-    notes.append(f"model {model.name}; best of {max(1, args.repeat)} interleaved rounds; "
-                 f"states/s and edges/s over the search; 'CPU s' is the busiest process's CPU "
-                 f"seconds (waiting in a collective spins, so it counts); speed-ups against "
-                 f"the first P of this run, 'vs one process' against build_state_graph's "
-                 f"total; {os.cpu_count()} CPUs, load average "
-                 f"{os.getloadavg()[0]:.1f} at the end")
-    return Report("Distributed exploration: scaling over processes",
-                  ("run", "states", "transitions", "search s", "gather s", "total s", "CPU s",
-                   "states/s", "edges/s", "B/transition", "sent B/transition",
-                   "speed-up search", "speed-up total", "vs one process"), tuple(rows),
-                  tuple(notes))
+    procs_ok = [p for p in procs if p == 1 or launcher is not None]
+    # The runs: (scaling, P, model, N); the strong ones share one model.
+    runs = [] if args.no_strong else [("strong", p, model, defines) for p in procs_ok]
+    runs += [("weak", p, args.family, n) for p, n in zip(procs, weak) if p in procs_ok]
+    sink = open(args.jsonl, "a") if args.jsonl else None
+    try:
+        # Rounds, each timing every run once, the best of each kept: on a shared machine the
+        # load drifts, and interleaving gives every run the same chances.
+        ref, best = None, {}
+        for _ in range(max(1, args.repeat)):
+            if not args.no_strong:
+                got = _one_process(model, defines, gpus)
+                ref = got if ref is None or got["total"] < ref["total"] else ref
+            for key in runs:
+                got = _distributed(launcher, key[1], key[2], key[3], gpus, 2)
+                if key not in best or got["total"] < best[key]["total"]:
+                    best[key] = got
+        rows = []
+        if ref is not None:
+            progress(f"one {'GPU' if gpus else 'process'}: {ref['total']:.2f} s")
+            rows.append(_row("build_state_graph" + (" (GPU)" if gpus else ""), "strong", 1,
+                             _name(model, defines), ref, None, None, ref))
+        for scaling in ("strong", "weak"):
+            mine = [k for k in runs if k[0] == scaling]
+            base = best[mine[0]] if mine else None
+            for key in mine:
+                got = best[key]
+                progress(f"{scaling} P = {key[1]}: search {got['search']:.2f} s, total "
+                         f"{got['total']:.2f} s")
+                rows.append(_row(f"P = {key[1]}", scaling, key[1], _name(key[2], key[3]), got,
+                                 base, mine[0][1], ref if scaling == "strong" else None))
+        for r in rows:
+            if sink is not None:
+                sink.write(json.dumps(dict(zip(COLUMNS, r))) + "\n")
+                sink.flush()
+    finally:
+        if sink is not None:
+            sink.close()
+    where = "GPUs (NCCL)" if gpus else "CPU processes (MPI)"
+    notes.append(f"{where}; best of {max(1, args.repeat)} interleaved rounds; states/s and "
+                 f"edges/s over the search; 'CPU s' is the busiest process's CPU seconds "
+                 f"(waiting in a collective spins, so it counts); speed-up and efficiency "
+                 f"against the first P of the same scaling: strong, speed-up / (P / P0); weak (no "
+                 f"speed-up: the models differ), edges/s per process / P0's; 'vs one process' against build_state_graph's "
+                 f"total; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at "
+                 f"the end")
+    return Report("Distributed exploration: scaling over " + ("GPUs" if gpus else "processes"),
+                  COLUMNS, tuple(rows), tuple(notes))
 
 
-def _one_process(model: pathlib.Path) -> dict:
+def _name(model: pathlib.Path, n: int | None) -> str:
+    return model.name + ("" if n is None else f" N={n}")
+
+
+def _row(run: str, scaling: str, p: int, name: str, got: dict, base: dict | None,
+         p0: int | None, ref: dict | None) -> tuple:
+    """One line of the report (see :data:`COLUMNS`)."""
+    m = max(got["transitions"], 1)
+    speed = eff = None
+    if base is not None:
+        if scaling == "strong":
+            speed = base["search"] / got["search"]
+            eff = speed / (p / p0)
+        else:
+            eff = (got["transitions"] / got["search"] / p) / \
+                (base["transitions"] / base["search"] / p0)
+    return (run, scaling, p, name, got["states"], got["transitions"], got.get("search"),
+            got.get("gather"), got["total"], got["cpu"],
+            got["states"] / got.get("search", got["total"]),
+            got["transitions"] / got.get("search", got["total"]), got["bytes"],
+            got.get("row_bytes", 0) / m if "row_bytes" in got else None, got.get("sent"),
+            speed, eff, None if ref is None else ref["total"] / got["total"])
+
+
+def _load(model: str, n: int | None):
     import dve
-    from statespace import build_state_graph, compile_model
-    cm = compile_model(dve.load_model(str(model)))
+    from statespace import compile_model
+    return compile_model(dve.load_model(model, defines=None if n is None else {"N": n}))
+
+
+def _one_process(model: pathlib.Path, n: int | None, gpu: bool) -> dict:
+    from statespace import build_state_graph
+    cm = _load(str(model), n)
+    xp = None
+    if gpu:
+        from runtime.device import array_module
+        xp = array_module("gpu")
     t, c = time.perf_counter(), time.process_time()
-    g = build_state_graph(cm)
+    g = build_state_graph(cm) if xp is None else build_state_graph(cm, xp=xp)
+    if xp is not None:
+        xp.cuda.Stream.null.synchronize()
     dt, dc = time.perf_counter() - t, time.process_time() - c
     return {"states": g.n_states, "transitions": g.n_edges, "total": dt, "cpu": dc,
             "bytes": g.edge_bytes() / max(g.n_edges, 1)}
 
 
-def _distributed(launcher: str | None, p: int, model: pathlib.Path, repeat: int = 1) -> dict:
+def _distributed(launcher: str | None, p: int, model: pathlib.Path, n: int | None, gpu: bool,
+                 repeat: int = 1) -> dict:
     here = pathlib.Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(here)] + [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x]))
-    cmd = [sys.executable, "-m", "dvecost.benchmarks.scale", str(model), str(repeat)]
+    if gpu:
+        env["DVECOST_COMM"] = "nccl"
+    cmd = [sys.executable, "-m", "dvecost.benchmarks.scale", str(model), str(repeat),
+           "" if n is None else str(n)]
     if launcher is not None:
         cmd = [launcher, "-n", str(p)] + cmd
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"P = {p} ({model.name}) failed with exit code {out.returncode}: "
+                           f"{out.stderr.strip()[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _worker(model: str, repeat: int) -> None:
+def _worker(model: str, repeat: int, n: int | None) -> None:
     """One process of a timed distributed run (run by ``mpiexec``): process 0 prints the
     best run's figures as one JSON line."""
-    import dve
     from runtime.comm import world
-    from statespace import compile_model
     from statespace.dist import explore_distributed
     comm = world()
-    cm = compile_model(dve.load_model(model))
+    cm = _load(model, n)
     best = None
     for _ in range(max(1, repeat)):
         comm.barrier()
@@ -146,15 +262,19 @@ def _worker(model: str, repeat: int) -> None:
         total = time.perf_counter() - t
         search = comm.allreduce(timings["search"], "max")
         sent = comm.allreduce(int(timings["sent"]))
+        rows = comm.allreduce(int(timings["row_bytes"]))
         if best is None or total < best["total"]:
-            best = {"total": total, "search": search, "gather": total - search, "graph": g,
-                    "sent_bytes": sent, "cpu": cpu}
+            best = {"total": total, "search": search, "gather": total - search,
+                    "sent_bytes": sent, "row_bytes": rows, "cpu": cpu}
+            if g is not None:   # process 0: the graph's figures, not the graph
+                m = max(g.n_edges, 1)
+                best.update(states=g.n_states, transitions=g.n_edges,
+                            bytes=g.edge_bytes() / m, sent=sent / m)
+        del g   # (before the next run: two graphs never held at once)
     if comm.rank == 0:
-        g = best.pop("graph")
-        print(json.dumps({**best, "states": g.n_states, "transitions": g.n_edges,
-                          "bytes": g.edge_bytes() / max(g.n_edges, 1),
-                          "sent": best["sent_bytes"] / max(g.n_edges, 1)}))
+        print(json.dumps(best))
 
 
 if __name__ == "__main__":
-    _worker(sys.argv[1], int(sys.argv[2]))
+    _worker(sys.argv[1], int(sys.argv[2]),
+            int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else None)

@@ -25,8 +25,22 @@ Stops are agreed: a state or memory limit, a signal or the ``--timeout`` clock (
 raised, while the search runs) and an allocation failure are shared by the level's
 ``allreduce`` (once its successors are looked up) and acted on at the level's end, so that
 every process stops at the same level with the same counts (no process is left waiting in a
-collective). At the end the graph is gathered to process 0, where
-it is assembled exactly as one process assembles it (the cycle engine runs there).
+collective). At the end each process's share of the graph is handed over
+(:func:`statespace.dist.handover.hand_over`: today gathered to process 0, where it is
+assembled exactly as one process assembles it and the cycle engine runs).
+
+On the device
+-------------
+Every step above is written over the search's array module ``xp``: NumPy, or CuPy when the
+communicator is NCCL's (one process per GPU; ``xp=`` chooses another, e.g. a NumPy stand-in
+of a device module in tests). On a device the frontier, the successors (the model's generated
+kernel, the one the one-GPU explorer uses, where the model is in its scope), the owners, the
+visited set, the numbering and the kept rows all stay in the GPU's memory, and the exchanges
+go GPU to GPU through NCCL: what crosses to the host per level is the P counts of each
+exchange, the level's one vector of stops and counts (its ``allreduce``), and the sizes
+CuPy reads back to shape an array (a ``flatnonzero``'s count). ``system sync`` models also
+bring each level's distinct step ids to the host (:meth:`_Search._number_steps`), as the
+one-GPU explorer does.
 """
 
 from __future__ import annotations
@@ -37,24 +51,30 @@ from collections.abc import Callable
 
 import numpy as np
 
+import contextlib
+
 from runtime.comm import Comm
+from runtime.device import is_out_of_memory, to_host
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
-from runtime.device import to_host
 from runtime.memory import current_rss
 
+from ..device import count_values, lexsort, module_of, on_device, stable_argsort
 from ..explore import as_compiled
-from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
-from ..quotient import Quotient
-from ..symmetry import Symmetry
-from ..store import VisitedSet
+from ..graph import StateGraph
 from ..model import states_dtype
+from ..quotient import Quotient
+from ..search import DEVICE_CHUNK
+from ..store import VisitedSet
+from ..symmetry import Symmetry
+from .handover import Share, exchange, hand_over
 from .successors import NextStates
 
 __all__ = ["explore_distributed", "distributed_quotient", "owner_of"]
 
 _U = np.uint64
-#: States expanded per call of the successor function (bounds its temporaries).
+#: States expanded per call of the successor function on the host (bounds its temporaries);
+#: on a device :data:`statespace.search.DEVICE_CHUNK`, as the one-GPU explorer takes them.
 BATCH = 1 << 17
 #: Stops coded for the agreement at a level's end, the most urgent largest.
 _GO, _STATES, _MEMORY, _OOM, _SIGNAL = 0, 1, 2, 3, 4
@@ -72,9 +92,10 @@ def distributed_quotient(model, comm: Comm, **options) -> Quotient | None:
     return None if graph is None else Quotient(graph, DISTRIBUTED_SYMMETRY, cm)
 
 
-def owner_of(keys: np.ndarray, size: int) -> np.ndarray:
-    """The process owning each packed key (rows of uint64 words): a 64-bit mix of the words
-    modulo ``size``, so that owners are balanced whatever the keys' structure.
+def owner_of(keys, size: int):
+    """The process owning each packed key (rows of uint64 words, NumPy or CuPy): a 64-bit
+    mix of the words modulo ``size``, so that owners are balanced whatever the keys'
+    structure (int64, of the keys' module).
 
     >>> import numpy as np
     >>> keys = np.arange(1000, dtype=np.uint64).reshape(-1, 1)
@@ -82,8 +103,10 @@ def owner_of(keys: np.ndarray, size: int) -> np.ndarray:
     >>> int(counts.sum()), bool(counts.min() > 200)
     (1000, True)
     """
-    h = np.zeros(keys.shape[0], _U)
-    with np.errstate(over="ignore"):
+    xp = module_of(keys)
+    h = xp.zeros(keys.shape[0], _U)
+    # Wrapping uint64 products are meant; NumPy warns of them, CuPy never does.
+    with np.errstate(over="ignore") if xp is np else contextlib.nullcontext():
         for w in range(keys.shape[1]):
             x = keys[:, w] ^ h
             x = x * _U(0xBF58476D1CE4E5B9)
@@ -97,8 +120,8 @@ def owner_of(keys: np.ndarray, size: int) -> np.ndarray:
 def explore_distributed(model, comm: Comm, *, property: bool = True,
                         max_states: int | None = None, max_memory: int | None = None,
                         progress: Callable[[int, int, float], None] | None = None,
-                        error_successors: bool = False,
-                        timings: dict | None = None) -> StateGraph | None:
+                        error_successors: bool = False, timings: dict | None = None,
+                        xp=None, batch: int | None = None) -> StateGraph | None:
     """Explore ``model`` as one of ``comm.size`` processes (each calls this with its ``comm``).
 
     Parameters
@@ -111,8 +134,15 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
         resident memory, checked at each level's end; ``progress`` is called on process 0.
     timings : dict, optional
         Filled with this process's wall seconds: ``search`` (the levels, the graph spread
-        over the processes) and ``gather`` (the graph to process 0 and assembled there); and
-        ``sent``, the bytes it sent to other processes during the levels.
+        over the processes) and ``gather`` (the hand-over: the graph to process 0 and
+        assembled there); ``sent``, the bytes it sent to other processes during the levels;
+        and ``row_bytes``, the bytes of the CSR rows it kept (targets, actions, palette rows).
+    xp : module, optional
+        The array module the search runs on: by default the communicator's (CuPy for NCCL's,
+        so that the search runs on the device; NumPy otherwise).
+    batch : int, optional
+        States expanded per call of the successor function (default :data:`BATCH` on the
+        host, :data:`statespace.search.DEVICE_CHUNK` on a device).
 
     Returns
     -------
@@ -130,7 +160,11 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
         with the counts so far.
     """
     cm = as_compiled(model, property=property)
-    search = _Search(cm, comm, max_states, max_memory, progress, error_successors)
+    xp = comm.xp if xp is None else xp
+    if batch is None:
+        batch = DEVICE_CHUNK if on_device(xp) else BATCH
+    search = _Search(cm, comm, max_states, max_memory, progress, error_successors, xp,
+                     max(1, int(batch)))
     graph = search.run()
     if timings is not None:
         timings.update(search.seconds)
@@ -138,28 +172,37 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
 
 
 class _Search:
-    """One process's share of the search (see the module docstring)."""
+    """One process's share of the search (see the module docstring), over module ``xp``."""
 
-    def __init__(self, cm, comm, max_states, max_memory, progress, error_successors) -> None:
-        self.cm, self.comm = cm, comm
+    def __init__(self, cm, comm, max_states, max_memory, progress, error_successors, xp,
+                 batch) -> None:
+        self.cm, self.comm, self.xp, self.batch = cm, comm, xp, batch
         self.max_states, self.max_memory, self.progress = max_states, max_memory, progress
         self.error_successors = error_successors
-        self.ns = NextStates(cm, error_successors=error_successors)
+        self.ns = NextStates(cm, error_successors=error_successors, xp=xp)
         self.W = self.ns.layout.n_words
         self.A = self.ns.n_actions
-        self.visited = VisitedSet(self.W, key_bits=sum(self.ns.layout.bits))
+        self.visited = VisitedSet(self.W, key_bits=sum(self.ns.layout.bits), xp=xp)
+        self.error_key = xp.asarray(self.ns.error_key)
         # Per local id (the visited set's numbering) its global id.
-        self.gid = np.zeros(0, np.int64)
+        self.gid = xp.zeros(0, np.int64)
         # Owned states by level: ids, states, parents and parent actions (see _owned).
         self.own: list[tuple] = []
+        # Per level the largest global id of an owned state that is the error state (-1:
+        # none), a 0-d array read once at the end (no wait for the device per level).
+        self.error_hits: list = []
         # Expanded states by level: their ids, out-degrees, and their edges in CSR order
-        # (target id, action, charges or None).
+        # (target id, action, and the provisional palette row or None).
         self.rows: list[tuple] = []
+        # Charges that are not constants of the action: the distinct rows (costs by resource,
+        # then time) met so far, numbered in the order met (see _palette_ids).
+        self.palette_rows: dict[tuple, int] = {}
         self.n = self.m = self.expanded = 0
         self.n_now = 1
-        self.error_gid = -1
         self.sdtype = states_dtype(cm)
         self.pending_signal: int | None = None
+        # An allocation failed (see _try): the search stops at the next agreement.
+        self.oom = False
         self.seconds: dict[str, float] = {}
         # Bytes this process sent to others in the levels' exchanges (see _exchange).
         self.sent = 0
@@ -183,10 +226,19 @@ class _Search:
                     self.progress(self.n, self.m, self.m / max(_time.perf_counter() - t0, 1e-9))
                 if stop != _GO:
                     self._raise(stop, saved)
+            # An allocation that failed after the last level's agreement stops every
+            # process here, before the hand-over (one int, agreed).
+            if self.comm.allreduce(int(self.oom), "max"):
+                self._raise(_OOM, saved)
             t1 = _time.perf_counter()
             self.seconds["search"] = t1 - t0
             self.seconds["sent"] = float(self.sent)
-            graph = self._gather(t0, depth)
+            share = self._share(depth)
+            self.seconds["row_bytes"] = float(share.edge_bytes)
+            graph = hand_over(share, self.comm, self.cm, charge_table=self.ns.charge_table,
+                              error_successors=self.error_successors,
+                              action_codes=_code_array(self.codes) if self.ns.sync else None,
+                              t0=t0)
             self.seconds["gather"] = _time.perf_counter() - t1
             if self.pending_signal is not None:   # one came while the graph was gathered
                 self._raise(_SIGNAL, saved)
@@ -195,25 +247,28 @@ class _Search:
         return graph
 
     def _start(self):
+        xp = self.xp
         key = self.ns.initial_key
         self.n = 1
         if owner_of(key, self.comm.size)[0] != self.comm.rank:
-            self.own.append(self._owned(np.zeros(0, np.int64), np.zeros((0, self.W), _U),
-                                        np.zeros(0, np.int64), np.zeros(0, np.int32)))
-            return np.zeros((0, self.W), _U), np.zeros(0, np.int64)
+            self.own.append(self._owned(xp.zeros(0, np.int64), xp.zeros((0, self.W), _U),
+                                        xp.zeros(0, np.int64), xp.zeros(0, np.int32)))
+            return xp.zeros((0, self.W), _U), xp.zeros(0, np.int64)
+        key = xp.asarray(key)
         self.visited.add(key)
-        self.gid = np.zeros(1, np.int64)
-        self.own.append(self._owned(self.gid.copy(), key, np.array([-1], np.int64),
-                                    np.array([-1], np.int32)))
+        self.gid = xp.zeros(1, np.int64)
+        self.own.append(self._owned(self.gid.copy(), key, xp.asarray(np.array([-1])),
+                                    xp.asarray(np.array([-1], np.int32))))
         return key, self.gid.copy()
 
     def _owned(self, ids, keys, parent, parent_action):
         """A level's owned states as gathered: ids, states (unpacked here, in parallel),
-        parent and parent action."""
-        states = np.ascontiguousarray(self.ns.layout.unpack(keys, np).T).astype(self.sdtype)
-        err = np.flatnonzero((keys == self.ns.error_key[0]).all(axis=1))
-        if err.shape[0]:
-            self.error_gid = int(ids[err[0]])
+        parent and parent action; notes whether the error state is among them."""
+        xp = self.xp
+        states = xp.ascontiguousarray(self.ns.layout.unpack(keys, xp).T).astype(self.sdtype)
+        if ids.shape[0]:
+            hit = (keys == self.error_key[0]).all(axis=1)
+            self.error_hits.append(xp.where(hit, ids, -1).max())
         return ids, states, parent, parent_action
 
     def _level(self, fkeys, fgid, lo, hi):
@@ -221,18 +276,15 @@ class _Search:
         frontier, and the agreed stop (``_GO`` to go on). Six collectives whatever P:
         the keys out (counts, then rows), the stop and every count of the level (one
         ``allreduce``), the smallest ranks out and their ids back, and the targets back."""
-        comm, P = self.comm, self.comm.size
+        comm, P, xp = self.comm, self.comm.size, self.xp
         status = _GO
         A = self.A
         if self.n * A >= 2**62:
             raise OverflowError(f"{self.n:,} states times {A:,} actions: ranks past 62 bits")
-        try:
-            local, act, keys, charges = self._expand(fkeys)
-        except MemoryError:
-            # This process goes on with no successors, so that the others meet it in every
-            # collective; the stop is agreed at the level's end.
-            status = _OOM
-            local, act, keys, charges = self._expand(fkeys[:0])
+        got = self._try(self._expand, fkeys)
+        # After a failed allocation this process goes on with no successors, so that the
+        # others meet it in every collective; the stop is agreed at the level's end.
+        local, act, keys, charges = got if got is not None else self._expand(fkeys[:0])
         src = fgid[local]
         if self.ns.sync:
             act = self._number_steps(src, act)
@@ -242,37 +294,44 @@ class _Search:
         rank = src * A + act
         if P > 1:
             owner = owner_of(keys, P)
-            # A stable sort of small integers is a radix sort: linear.
-            order = np.argsort(owner.astype(np.int16), kind="stable")
-            counts = np.bincount(owner, minlength=P)
+            # A stable sort of small integers is a radix sort: linear, two byte passes (on a
+            # device every sort is a radix sort). Any order within a destination would do:
+            # the answers come back in it.
+            order = stable_argsort(xp, owner.astype(np.int16))
+            # The P counts: what crosses to the host of this exchange.
+            counts = to_host(count_values(xp, owner, P))
             del owner
             # Key and rank as one row of words: one exchange.
-            send = np.empty((keys.shape[0], self.W + 1), _U)
+            send = xp.empty((keys.shape[0], self.W + 1), _U)
             send[:, :self.W] = keys[order]
             send[:, self.W] = rank[order].view(_U)
             recv, rcounts = self._exchange(send, counts)
             del send
             rkeys = recv[:, :self.W]
-            rrank = np.ascontiguousarray(recv[:, self.W]).view(np.int64)
+            rrank = xp.ascontiguousarray(recv[:, self.W]).view(np.int64)
         else:
             order, counts, rcounts = None, None, np.array([keys.shape[0]], np.int64)
             rkeys, rrank = keys, rank
         del keys, rank
-        ids, new_rank, new_keys = self.visited.add(rkeys, rrank)
-        del rkeys, rrank
+        got = self._try(self.visited.add, rkeys, rrank)
+        if got is None:   # (the level's results are dropped: it stops at its end)
+            got = (None, xp.zeros(0, np.int64), xp.zeros((0, self.W), _U))
+        ids, new_rank, new_keys = got
+        del rkeys, rrank, got
         # The stop and the counts, agreed by one allreduce (max), each process writing its
         # own places: the stop and the signal (where all write), its successors and expanded
         # states, and its row of the P x P matrix of step 3's routing counts, whose column
         # sums are the new states each process numbers (so that every process knows its
         # first id and the level's total, and step 3 needs no exchange of counts).
         status = max(status, self._local_stop())
-        dest = ((new_rank // A - lo) * P) // (hi - lo) if P > 1 else None
         v = np.zeros(2 + 2 * P + P * P, np.int64)
         v[0], v[1] = status, self.pending_signal or 0
         v[2 + comm.rank], v[2 + P + comm.rank] = local.shape[0], fgid.shape[0]
         if P > 1:
+            dest = ((new_rank // A - lo) * P) // (hi - lo)
             at = 2 + 2 * P + comm.rank * P
-            v[at:at + P] = np.bincount(dest, minlength=P)
+            v[at:at + P] = to_host(count_values(xp, dest, P))
+            del dest
         else:
             v[2 + 2 * P] = new_rank.shape[0]
         v = comm.allreduce(v, "max")
@@ -284,30 +343,39 @@ class _Search:
         if P > 1:
             gsend, gcounts = route[comm.rank], route[:, comm.rank]
             got, _ = self._exchange(new_rank, gsend, gcounts)
-            mine = np.argsort(got)
+            mine = xp.argsort(got)
             first = self.n + int(per[:comm.rank].sum())
-            numbered = np.empty(got.shape[0], np.int64)
-            numbered[mine] = first + np.arange(got.shape[0], dtype=np.int64)
+            numbered = xp.empty(got.shape[0], np.int64)
+            numbered[mine] = first + xp.arange(got.shape[0], dtype=np.int64)
+            del got, mine
             new_gid, _ = self._exchange(numbered, gcounts, gsend)
+            del numbered
         else:
-            new_gid = self.n + np.arange(new_rank.shape[0], dtype=np.int64)
+            new_gid = self.n + xp.arange(new_rank.shape[0], dtype=np.int64)
         self.n_now = self.n + int(per.sum())
-        self.gid = np.concatenate([self.gid, new_gid])
+        self.gid = xp.concatenate([self.gid, new_gid])
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
             # As int32 while the ids fit (half the bytes of the answer).
-            tid = self.gid[ids].astype(np.int32) if self.n_now < 2**31 else self.gid[ids]
+            if ids is None:
+                tid = xp.zeros(int(rcounts.sum()), np.int32)
+            else:
+                tid = self.gid[ids].astype(np.int32) if self.n_now < 2**31 else self.gid[ids]
             back, _ = self._exchange(tid, rcounts, counts)
             del tid
-            target = np.empty(back.shape[0], np.int64)
+            target = xp.empty(back.shape[0], np.int64)
             target[order] = back
             del back
         else:
-            target = self.gid[ids]
+            target = self.gid[ids] if ids is not None else xp.zeros(local.shape[0], np.int64)
         del ids
-        self._keep_rows(fgid, local, src - lo, act, target, charges, hi - lo)
-        self.own.append(self._owned(new_gid, new_keys, new_rank // A,
-                                    (new_rank % A).astype(np.int32)))
+        # A failed allocation from here on is agreed at the next level's end (or before the
+        # hand-over, after the last level): the collectives of this one are done.
+        self._try(self._keep_rows, fgid, local, src - lo, act, target, charges, hi - lo)
+        owned = self._try(self._owned, new_gid, new_keys, new_rank // A,
+                          (new_rank % A).astype(np.int32))
+        if owned is not None:
+            self.own.append(owned)
         self.n = self.n_now
         self.m += int(v[2:2 + P].sum())
         self.expanded += int(v[2 + P:2 + 2 * P].sum())
@@ -321,31 +389,34 @@ class _Search:
         return stop, new_keys, new_gid
 
     def _exchange(self, a, counts, recv_counts=None):
-        """``comm.alltoallv`` of a host array: through the device where the communicator is
-        NCCL's (its arrays are CuPy's), the answer back on the host. Counts the bytes this
-        process sends to others (``seconds['sent']`` once the levels are done)."""
+        """:func:`~statespace.dist.handover.exchange` of an array of the search's module.
+        Counts the bytes this process sends to others (``seconds['sent']`` once the levels
+        are done)."""
         mine = int(counts[self.comm.rank]) if self.comm.size > 1 else int(a.shape[0])
         self.sent += (int(a.shape[0]) - mine) * (a.nbytes // max(int(a.shape[0]), 1))
-        if self.comm.xp is np:
-            return self.comm.alltoallv(a, counts, recv_counts)
-        got, rcounts = self.comm.alltoallv(self.comm.xp.asarray(a), counts, recv_counts)
-        return to_host(got), rcounts
+        return exchange(self.comm, self.xp, a, counts, recv_counts)
 
     def _number_steps(self, src, act):
         """``system sync``: global step ids for this level's steps (one ``allgather``). The
         one-process explorer numbers a new step code when first met, and meets steps in
         (source, code) order: so this level's new codes take the next ids in the order of
-        (smallest source id among their steps, code), whichever process met them."""
+        (smallest source id among their steps, code), whichever process met them. (On a
+        device the level's distinct step ids and their smallest sources come to the host.)"""
+        xp = self.xp
         codes = self.ns.step_codes()
         grown = np.full(len(codes), -1, np.int64)
         grown[:self.to_global.shape[0]] = self.to_global
         self.to_global = grown
         proposals = []
         if act.shape[0]:
-            order = np.lexsort((src, act))
-            a_sorted = act[order]
-            first = np.flatnonzero(np.r_[True, a_sorted[1:] != a_sorted[:-1]])
-            for i, s in zip(a_sorted[first].tolist(), src[order][first].tolist()):
+            order = lexsort(xp, (src, act))
+            a_sorted, s_sorted = act[order], src[order]
+            flag = xp.empty(a_sorted.shape[0], bool)
+            flag[0] = True
+            flag[1:] = a_sorted[1:] != a_sorted[:-1]
+            first = xp.flatnonzero(flag)
+            for i, s in zip(to_host(a_sorted[first]).tolist(),
+                            to_host(s_sorted[first]).tolist()):
                 if self.to_global[i] < 0 and codes[i] not in self.code_id:
                     proposals.append((codes[i], s))
         best: dict[int, int] = {}
@@ -359,38 +430,58 @@ class _Search:
         for i in unknown.tolist():
             if codes[i] in self.code_id:
                 self.to_global[i] = self.code_id[codes[i]]
-        return self.to_global[act]
+        table = self.to_global if xp is np else xp.asarray(self.to_global)
+        return table[act]
 
     def _local_stop(self) -> int:
+        if self.oom:
+            return _OOM
         if self.max_memory is not None and current_rss() > self.max_memory:
             return _MEMORY
         return _GO
 
+    def _try(self, fn, *args):
+        """``fn(*args)``, or None when an allocation failed in it (the host's or the
+        device's): recorded, for this level's or the next one's agreed stop. (Any other error
+        goes on up.)"""
+        try:
+            return fn(*args)
+        except Exception as exc:   # noqa: BLE001 - only a failed allocation
+            if not (isinstance(exc, MemoryError) or is_out_of_memory(exc)):
+                raise
+        # (Out of the handler: the failed call's arrays, held by its frames, are freed.)
+        self.oom = True
+        return None
+
     def _expand(self, fkeys):
         """The successors of this process's frontier, a batch at a time: per successor its
         source's place in the frontier, action, key, and charges (None when constant)."""
+        xp = self.xp
         parts = []
-        for a in range(0, fkeys.shape[0], BATCH):
-            s = self.ns.successors(fkeys[a:a + BATCH])
+        for a in range(0, fkeys.shape[0], self.batch):
+            s = self.ns.successors(fkeys[a:a + self.batch])
             parts.append((s.src + a, s.act.astype(np.int64), s.keys, s.charges))
         if not parts:
-            e = np.zeros(0, np.int64)
+            e = xp.zeros(0, np.int64)
             ch = None if self.ns.charge_table is not None else \
-                np.zeros((0, len(self.cm.resources) + 1), np.int64)
-            return e, e, np.zeros((0, self.W), _U), ch
+                xp.zeros((0, len(self.cm.resources) + 1), np.int64)
+            return e, e, xp.zeros((0, self.W), _U), ch
         if len(parts) == 1:
             return parts[0]
-        local = np.concatenate([p[0] for p in parts])
-        act = np.concatenate([p[1] for p in parts])
-        keys = np.concatenate([p[2] for p in parts])
-        charges = None if parts[0][3] is None else np.concatenate([p[3] for p in parts])
+        local = xp.concatenate([p[0] for p in parts])
+        act = xp.concatenate([p[1] for p in parts])
+        keys = xp.concatenate([p[2] for p in parts])
+        charges = None if parts[0][3] is None else xp.concatenate([p[3] for p in parts])
         return local, act, keys, charges
 
     def _keep_rows(self, fgid, local, rel, act, target, charges, span) -> None:
         """The level's edges in CSR order: by (source, target, action), a unique key, sorted
-        as one int64 where it fits (``rel``: the sources' ids less the level's first)."""
-        deg = np.bincount(local, minlength=fgid.shape[0]) if local.shape[0] else \
-            np.zeros(fgid.shape[0], np.int64)
+        as one int64 where it fits (``rel``: the sources' ids less the level's first). Kept
+        compact: targets as int32 while ids fit, actions as int32, and where charges are not
+        constants of the action the row of a palette (int32)."""
+        xp = self.xp
+        F = fgid.shape[0]
+        deg = count_values(xp, local, F) if local.shape[0] else xp.zeros(F, np.int64)
         n, A = self.n_now, self.A
         tdt = np.int32 if n < 2**31 else np.int64
         if span * n * A < 2**62:
@@ -399,13 +490,36 @@ class _Search:
                 key.sort()
                 tgt, a = (key // A) % n, key % A
             else:
-                order = np.argsort(key)
+                order = xp.argsort(key)
                 tgt, a, charges = target[order], act[order], charges[order]
         else:
-            order = np.lexsort((act, target, rel))
+            order = lexsort(xp, (act, target, rel))
             tgt, a = target[order], act[order]
             charges = None if charges is None else charges[order]
-        self.rows.append((fgid, deg, tgt.astype(tdt), a.astype(np.int32), charges))
+        pal = None if charges is None else self._palette_ids(charges)
+        self.rows.append((fgid, deg, tgt.astype(tdt), a.astype(np.int32), pal))
+
+    def _palette_ids(self, charges):
+        """Per edge the provisional palette row (int32) of its charges (``(edges, resources +
+        1)``), rows numbered in the order this process meets them (``palette_rows``), as
+        the one-GPU explorer records them: the level's distinct rows, few, come to the host
+        to be numbered; the per-edge rows stay where they are."""
+        xp = self.xp
+        m = charges.shape[0]
+        if m == 0:
+            return xp.zeros(0, np.int32)
+        order = lexsort(xp, [charges[:, j] for j in range(charges.shape[1] - 1, -1, -1)])
+        srt = charges[order]
+        flag = xp.empty(m, bool)
+        flag[0] = True
+        flag[1:] = (srt[1:] != srt[:-1]).any(axis=1)
+        group = xp.cumsum(flag) - 1
+        known = self.palette_rows
+        ids = np.array([known.setdefault(tuple(r), len(known))
+                        for r in to_host(srt[xp.flatnonzero(flag)]).tolist()], np.int32)
+        out = xp.empty(m, np.int32)
+        out[order] = (ids if xp is np else xp.asarray(ids))[group]
+        return out
 
     def _raise(self, stop: int, saved) -> None:
         counts = {"states": self.n, "transitions": self.m, "expanded": self.expanded}
@@ -420,160 +534,28 @@ class _Search:
         exc.counts = counts
         raise exc
 
-    # ------------------------------------------------------------------ the graph
-    def _gather(self, t0: float, depth: int) -> StateGraph | None:
-        """Everything to process 0, assembled there as :func:`build_state_graph` does.
-
-        With several processes, each sends process 0 its states and CSR rows with their ids
-        (one exchange per array, the counts exchanged once), and process 0 puts them in id
-        order (:func:`_place_states`, :func:`_place_rows`): each array crosses once. (Placing
-        the shares in parallel first, then concatenating at process 0, crossed every array
-        twice and cost more than process 0's placing saved.)"""
-        comm = self.comm
-        error_id = int(comm.allreduce(self.error_gid, "max"))
-        own_ids = _join([o[0] for o in self.own])
-        own = [_join([o[j] for o in self.own]) for j in range(1, 4)]
-        rows = [_join([r[j] for r in self.rows]) for j in range(4)]
-        charges = None if self.ns.charge_table is not None else \
-            _join([r[4] for r in self.rows])
+    def _share(self, depth: int) -> Share:
+        """What this process found, for the hand-over: the visited set and the id map are
+        let go first (the hand-over needs neither, and on a device their memory is what
+        the gathered graph takes)."""
+        xp = self.xp
+        self.visited = None
+        self.gid = None
+        hits = [to_host(h) for h in self.error_hits]
+        error_id = int(self.comm.allreduce(max([-1] + [int(h) for h in hits]), "max"))
+        own = [_join(xp, [o[j] for o in self.own]) for j in range(4)]
+        rows = [_join(xp, [r[j] for r in self.rows]) for j in range(4)]
+        charge = None if self.ns.charge_table is not None else \
+            _join(xp, [r[4] for r in self.rows])
         self.own = self.rows = []
-        if comm.size == 1:   # one process: its states and rows are in id order already
-            states, parent, par_action = own
-            deg, tgt, act = rows[1:]
-        else:
-            to0 = np.zeros(comm.size, np.int64)
-
-            def gather(a, known=None):
-                to0[0] = a.shape[0]
-                return self._exchange(a, to0, known)
-
-            ids, n_own = gather(own_ids)
-            states, parent, par_action = (_place_states(gather(a, n_own)[0], ids, self.n)
-                                          for a in own)
-            del ids
-            rid, n_rows = gather(rows[0])
-            rdeg = gather(rows[1], n_rows)[0]
-            edges = [rows[2], rows[3]] + ([] if charges is None else [charges])
-            del rows
-            got, n_edges = gather(edges[0])
-            got = [got] + [gather(a, n_edges)[0] for a in edges[1:]]
-            del edges
-            placed = _place_rows(rid, rdeg, self.n, got)
-            del got
-            deg, tgt, act = placed[0], placed[1], placed[2]
-            charges = placed[3] if charges is not None else None
-        if comm.rank != 0:
-            return None
-        return self._assemble(states, parent, par_action, deg, tgt, act, charges, error_id,
-                              t0, depth)
-
-    def _assemble(self, states, parent, par_action, deg, tgt, act, charges, error_id, t0,
-                  depth):
-        cm, n = self.cm, self.n
-        indptr = np.zeros(n + 1, np.int64)
-        np.cumsum(deg, out=indptr[1:])
-        idx_dtype = np.int32 if n < 2**31 else np.int64
-        indices = tgt.astype(idx_dtype, copy=False)
-        action = act.astype(np.int32, copy=False)
-        palette, charge = self._palette(action, indices, error_id, charges)
-        dead = np.flatnonzero(deg == 0)
-        if error_id >= 0:
-            dead = dead[dead != error_id]
-        big = {"indices": indices, "action": action, "charge": charge,
-               "costs": derived(), "time": derived(), "states": states,
-               "parent": parent, "parent_action": par_action}
-        return lazy_graph(big, indptr=indptr, deadlocks=dead.astype(np.int64),
-                          error_state=error_id, depth=depth, complete=True,
-                          error_successors=self.error_successors,
-                          action_codes=_code_array(self.codes) if self.ns.sync else None,
-                          n_expanded=n, model=cm, name=cm.name,
-                          seconds=_time.perf_counter() - t0, on_device=None, palette=palette)
-
-    def _palette(self, action, indices, error_id, charges):
-        """The graph's palette and per-edge rows, as the one-process explorer numbers them:
-        with constant charges the actions' rows and the row of zeros, sorted; otherwise the
-        distinct rows met, sorted. Edges into the error state charge zeros."""
-        res = self.cm.resources
-        k = len(res)
-        into_err = indices == error_id if error_id >= 0 else np.zeros(indices.shape[0], bool)
-        if self.ns.charge_table is not None:
-            ct, tt = self.ns.charge_table
-            per_action = [tuple(int(v) for v in ct[:, a]) + (int(tt[a]),)
-                          for a in range(tt.shape[0])]
-            zero = (0,) * (k + 1)
-            rows = sorted(set(per_action) | {zero})
-            number = {r: j for j, r in enumerate(rows)}
-            act_row = np.array([number[r] for r in per_action], charge_dtype(len(rows)))
-            charge = act_row[action]
-            charge[into_err] = number[zero]
-            table = np.array(rows, np.int64).reshape(len(rows), k + 1)
-        else:
-            charges = charges.copy()
-            charges[into_err] = 0
-            if charges.shape[0]:
-                table, inv = np.unique(charges, axis=0, return_inverse=True)
-                # Rows in Python's tuple order (lexicographic on the signed values).
-                order = sorted(range(table.shape[0]), key=lambda j: tuple(table[j].tolist()))
-                remap = np.empty(table.shape[0], np.int64)
-                remap[order] = np.arange(table.shape[0])
-                table = table[order]
-                charge = remap[inv.reshape(-1)].astype(charge_dtype(table.shape[0]))
-            else:
-                table = np.zeros((0, k + 1), np.int64)
-                charge = np.zeros(0, np.uint8)
-        palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(res)},
-                          np.ascontiguousarray(table[:, k]))
-        return palette, charge
+        return Share(xp=xp, n=self.n, depth=depth, error_id=error_id, own_ids=own[0],
+                     states=own[1], parent=own[2], parent_action=own[3], row_ids=rows[0],
+                     deg=rows[1], targets=rows[2], actions=rows[3], charge=charge,
+                     palette_rows=tuple(self.palette_rows))
 
 
-def _place_states(got: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
-    """Rows ``got`` of the states with ids ``ids`` (every id of ``0 .. n - 1`` once, on
-    process 0; none elsewhere) in id order.
-
-    >>> import numpy as np
-    >>> _place_states(np.array([[30], [10], [20]]), np.array([2, 0, 1]), 3).ravel().tolist()
-    [10, 20, 30]
-    """
-    if ids.shape[0] == 0:
-        return got
-    out = np.empty((n,) + got.shape[1:], got.dtype)
-    out[ids] = got
-    return out
-
-
-def _place_rows(rid: np.ndarray, deg: np.ndarray, n: int, edges: list) -> list:
-    """CSR rows received as whole rows (sources ``rid`` with out-degrees ``deg``, each row's
-    edges together and in order in every array of ``edges``) in id order: the out-degree of
-    each of ``0 .. n - 1`` and each array of ``edges`` in CSR order. Elsewhere than process 0
-    (nothing received) the arrays as they are.
-
-    >>> import numpy as np
-    >>> deg, tgt = _place_rows(np.array([1, 0]), np.array([1, 2]), 2,
-    ...                        [np.array([7, 8, 9])])
-    >>> deg.tolist(), tgt.tolist()
-    ([2, 1], [8, 9, 7])
-    """
-    if rid.shape[0] == 0:
-        return [deg] + list(edges)
-    out_deg = np.zeros(n, np.int64)
-    out_deg[rid] = deg
-    ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(out_deg, out=ptr[1:])
-    start = np.zeros(deg.shape[0], np.int64)
-    np.cumsum(deg[:-1], out=start[1:])
-    # Edge j of the received order goes to its row's first place plus its offset in the row.
-    spot = np.repeat(ptr[rid] - start, deg)
-    spot += np.arange(spot.shape[0], dtype=np.int64)
-    placed = [out_deg]
-    for a in edges:
-        d = np.empty_like(a)
-        d[spot] = a
-        placed.append(d)
-    return placed
-
-
-def _join(parts: list) -> np.ndarray:
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+def _join(xp, parts: list):
+    return parts[0] if len(parts) == 1 else xp.concatenate(parts)
 
 
 def _code_array(codes: list[int]) -> np.ndarray:

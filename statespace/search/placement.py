@@ -24,7 +24,7 @@ from ..device import on_device
 from ..kernel import SuccessorKernel
 from ..next_state import KernelGenerator
 
-__all__ = ["Placement", "out_of_device_memory"]
+__all__ = ["Placement", "kernel_generator", "out_of_device_memory"]
 
 
 class Placement:
@@ -82,23 +82,8 @@ class Placement:
         search.visited.to(xp)
         search.builder.to_device(xp)
         search.init_key, search.err_key = xp.asarray(search.init_key), xp.asarray(search.err_key)
-        gen = search.gen
-        if (self.use_kernel and hasattr(xp, "RawModule") and gen.kind == "async"
-                and os.environ.get("DVECOST_KERNEL", "on") != "off"):
-            kernel = SuccessorKernel.for_model(search.cm, charges=gen.charge_table is None)
-            if kernel is not None:
-                self.kernel = KernelGenerator(gen, kernel, xp)
-        if self.kernel is not None:
-            try:
-                self.kernel.compile()   # compiled now, once
-            except Exception as exc:   # noqa: BLE001 - the array form computes the same
-                if is_out_of_memory(exc):
-                    raise
-                self.kernel = None
-                warnings.warn(f"{search.cm.name}: the generated successor kernel did not "
-                              f"compile ({type(exc).__name__}: {str(exc)[:200]}); exploring "
-                              "with array operations instead", DeviceFallbackWarning,
-                              stacklevel=2)
+        if self.use_kernel:
+            self.kernel = kernel_generator(search.gen, xp)
 
     def fits(self, search, moving: bool) -> bool:
         """Whether the next step fits in the device's free memory (the search's
@@ -142,6 +127,31 @@ class Placement:
         search.init_key, search.err_key = to_host(search.init_key), to_host(search.err_key)
         search.xp = np
         release_pool(dev)
+
+
+def kernel_generator(gen, xp) -> KernelGenerator | None:
+    """The generator by the model's generated kernel over device module ``xp``, compiled
+    now: None when ``xp`` compiles no kernels, the model is not ``system async`` or is
+    outside the kernel's scope, ``DVECOST_KERNEL=off`` is set, or the kernel fails to compile
+    (then with a :class:`~runtime.device.DeviceFallbackWarning`: the array form computes the
+    same). ``gen`` is the model's array-form generator."""
+    if not (hasattr(xp, "RawModule") and gen.kind == "async"
+            and os.environ.get("DVECOST_KERNEL", "on") != "off"):
+        return None
+    kernel = SuccessorKernel.for_model(gen.cm, charges=gen.charge_table is None)
+    if kernel is None:
+        return None
+    made = KernelGenerator(gen, kernel, xp)
+    try:
+        made.compile()   # compiled now, once
+    except Exception as exc:   # noqa: BLE001 - the array form computes the same
+        if is_out_of_memory(exc):
+            raise
+        warnings.warn(f"{gen.cm.name}: the generated successor kernel did not "
+                      f"compile ({type(exc).__name__}: {str(exc)[:200]}); exploring "
+                      "with array operations instead", DeviceFallbackWarning, stacklevel=3)
+        return None
+    return made
 
 
 def _mib(n: int) -> str:

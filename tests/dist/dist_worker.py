@@ -4,14 +4,22 @@ world and, on process 0, write one JSON line per model: the digest of every arra
 
 ``python dist_worker.py OUT MODEL[:N] ...``: ``MODEL:N`` sets ``-D N=N``; a ``.py`` scenario
 file ``FILE.py:N`` is its family rendered for ``N`` clients.
+
+``DIST_XP=stand-in`` runs the search's device path over a NumPy stand-in of CuPy
+(``tests/statespace/device_stand_in.py``), ``stand-in-kernels`` with its generated successor
+kernel compiled for the host; ``DIST_BATCH=K`` expands ``K`` states per successor call.
+``DIST_FAIL=R:K`` makes the ``K``-th look-up in process ``R``'s visited set fail for want of
+memory; a model whose search stops is written as its stop's name and counts.
 """
 
 import json
+import os
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT / "tests" / "statespace"))
 
 import numpy as np  # noqa: E402
 
@@ -39,13 +47,59 @@ def summary(g) -> dict:
             "states": g.n_states, "edges": g.n_edges}
 
 
+class _Patch:
+    """The one call of pytest's ``monkeypatch`` the stand-in makes, for a process of its own."""
+
+    @staticmethod
+    def setitem(mapping, key, value):
+        mapping[key] = value
+
+
+def options() -> dict:
+    """The search's array module and batch from the environment (see the module docstring)."""
+    got = {}
+    kind = os.environ.get("DIST_XP", "")
+    if kind:
+        from device_stand_in import stand_in
+        got["xp"] = stand_in(_Patch(), kernels=kind == "stand-in-kernels")
+    if os.environ.get("DIST_BATCH"):
+        got["batch"] = int(os.environ["DIST_BATCH"])
+    return got
+
+
+def fail_at(rank: int) -> None:
+    """``DIST_FAIL``: this process's look-ups in its visited set fail from the given one on
+    (see the module docstring)."""
+    spec = os.environ.get("DIST_FAIL", "")
+    if not spec or int(spec.split(":")[0]) != rank:
+        return
+    from statespace.store import VisitedSet
+    at, calls, add = int(spec.split(":")[1]), [0], VisitedSet.add
+
+    def failing(self, *args, **kw):
+        calls[0] += 1
+        if calls[0] >= at:
+            raise MemoryError("DIST_FAIL")
+        return add(self, *args, **kw)
+    VisitedSet.add = failing
+
+
 def main() -> None:
+    from runtime.errors import ExplorationLimit
     comm = world()
     out = []
+    opts = options()
+    fail_at(comm.rank)
     for spec in sys.argv[2:]:
-        g = explore_distributed(load(spec), comm)
+        try:
+            g = explore_distributed(load(spec), comm, **opts)
+        except ExplorationLimit as exc:
+            if comm.rank == 0:
+                out.append({"model": spec, "stop": type(exc).__name__, "counts": exc.counts})
+            continue
         if comm.rank == 0:
-            out.append({"model": spec, "size": comm.size, **summary(g)})
+            out.append({"model": spec, "size": comm.size, **summary(g),
+                        "edges_on_device": g.on_device is not None})
         else:
             assert g is None
     if comm.rank == 0:

@@ -1,6 +1,7 @@
 """``dvecost bench scale``: every row explores the one-process graph (same counts), the
 bytes sent are measured (none with one process; with two, at most every transition's key,
-rank and id crossing, at least some), and speed-ups are ratios of the row's own seconds."""
+rank and id crossing, at least some), the rows kept are compact, speed-ups and efficiencies
+are ratios of the rows' own figures, and each row is also a JSON line."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import dve
 from mpirun import ALLOW_ROOT, ROOT, mpiexec
 
 MODEL = ROOT / "dvecost" / "examples" / "client_server.dve"
+TEMPLATE = ROOT / "dvecost" / "examples" / "client_server_template.dve"
 
 
 def test_rows_are_the_one_process_graph_and_bytes_sent_are_measured(capsys, monkeypatch):
@@ -25,6 +27,7 @@ def test_rows_are_the_one_process_graph_and_bytes_sent_are_measured(capsys, monk
     assert main(["bench", "scale", "--model", str(MODEL), "--procs", "1,2", "--repeat", "1",
                  "--json", "-q"]) == 0
     rows = {r["run"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert {r["scaling"] for r in rows.values()} == {"strong"}
     cm = compile_model(dve.load_model(str(MODEL)))
     g = build_state_graph(cm)
     assert set(rows) == {"build_state_graph", "P = 1", "P = 2"}
@@ -38,3 +41,36 @@ def test_rows_are_the_one_process_graph_and_bytes_sent_are_measured(capsys, monk
     p2 = rows["P = 2"]
     assert p2["speed-up search"] == pytest.approx(rows["P = 1"]["search s"] / p2["search s"],
                                                   rel=1e-3)
+    assert p2["efficiency"] == pytest.approx(p2["speed-up search"] / 2, rel=1e-3)
+    # Targets and actions as int32: 8 bytes a transition kept while searching.
+    assert rows["P = 2"]["rows B/transition"] == 8
+
+
+def test_weak_rows_explore_the_family_at_each_size_and_write_json_lines(tmp_path, capsys,
+                                                                         monkeypatch):
+    mpiexec()
+    for k, v in ALLOW_ROOT.items():
+        monkeypatch.setenv(k, v)
+    lines = tmp_path / "rows.jsonl"
+    assert main(["bench", "scale", "--procs", "1,2", "--weak", "2,3", "--no-strong",
+                 "--repeat", "1", "--jsonl", str(lines), "--json", "-q"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [(r["scaling"], r["P"]) for r in rows] == [("weak", 1), ("weak", 2)]
+    assert [json.loads(x) for x in lines.read_text().splitlines()] == rows
+    for r, n in zip(rows, (2, 3)):
+        g = build_state_graph(compile_model(dve.load_model(str(TEMPLATE), defines={"N": n})))
+        assert (r["states"], r["transitions"]) == (g.n_states, g.n_edges)
+        assert r["model"] == f"client_server_template.dve N={n}"
+    one, two = rows
+    per = (two["transitions"] / two["search s"] / 2) / (one["transitions"] / one["search s"])
+    assert two["efficiency"] == pytest.approx(per, rel=1e-3)
+    assert two["speed-up search"] is None and one["efficiency"] == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--procs", "1,2", "--weak", "5"], "one per P"),
+    (["--gpus", "0,2"], "expected positive integers"),
+    (["--no-strong"], "give --weak")])
+def test_bad_counts_are_a_clear_error(argv, message, capsys):
+    assert main(["bench", "scale", *argv]) == 2
+    assert message in capsys.readouterr().err

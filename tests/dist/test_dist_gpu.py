@@ -1,5 +1,6 @@
 """The NCCL path (``DVECOST_COMM=nccl``, one process per GPU): the collectives, the distributed
-build identical to the one-process build, and ``dvecost analyze --gpus N`` giving the
+build identical to the one-process build (searched on the devices: successors by the generated
+kernel, visited sets and rows in GPU memory), and ``dvecost analyze --gpus N`` giving the
 one-process answer. Needs CuPy, mpi4py and at least two GPUs; skipped otherwise."""
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ def test_nccl_builds_identical_to_one_process(P, tmp_path):
     for g in got:
         want = summary(build_state_graph(load(g["model"])))
         assert {k: g[k] for k in want} == want, g["model"]
+        # The search ran on the GPUs: its graph's edges are still on process 0's device.
+        assert g["edges_on_device"], g["model"]
 
 
 def test_analyze_gpus_gives_the_one_process_answer():

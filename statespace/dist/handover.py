@@ -1,0 +1,313 @@
+"""The hand-over of a distributed search: every process's share of the graph to the cycle engine.
+
+When the levels are done each process holds a :class:`Share`: the states it owns (their ids,
+slot values, parents and parent actions) and the CSR rows of the states it expanded (the
+rows' sources, out-degrees, and per edge its target, action and, where charges are not
+constants of the action, its row of a palette of charges), as arrays of the search's array module (NumPy, or
+CuPy when the search ran on the device). :func:`hand_over` is the one place a share leaves
+its process: today it gathers every share to process 0 and assembles the graph there exactly
+as the one-process explorer assembles it (a cycle engine working across the processes
+replaces this one function).
+
+Examples
+--------
+>>> import numpy as np
+>>> from dve import load_model
+>>> from runtime.comm import SelfComm
+>>> from statespace import compile_model
+>>> cm = compile_model(load_model("process P { state a, b; init a; "
+...                               "trans a -> b {}, b -> a {}; } system async;"))
+>>> e = np.zeros(0, np.int64)
+>>> share = Share(xp=np, n=2, depth=1, error_id=-1, own_ids=np.array([0, 1]),
+...               states=np.array([[0], [1]], np.int8), parent=np.array([-1, 0]),
+...               parent_action=np.array([-1, 0], np.int32), row_ids=np.array([0, 1]),
+...               deg=np.array([1, 1]), targets=np.array([1, 0], np.int32),
+...               actions=np.array([0, 1], np.int32), charge=None)
+>>> from statespace.dist.successors import NextStates
+>>> g = hand_over(share, SelfComm(), cm, charge_table=NextStates(cm).charge_table)
+>>> g.n_states, g.indices.tolist(), g.action.tolist()
+(2, [1, 0], [0, 1])
+"""
+
+from __future__ import annotations
+
+import time as _time
+from dataclasses import dataclass
+
+import numpy as np
+
+from runtime.comm import Comm
+from runtime.device import to_host
+
+from ..device import count_values
+from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
+
+__all__ = ["Share", "hand_over", "agree_palette", "exchange", "place_states", "place_rows"]
+
+
+@dataclass(frozen=True, eq=False)
+class Share:
+    """One process's share of the explored graph when the levels are done (see the module
+    docstring). Arrays are of module ``xp``; the counts are the whole search's.
+
+    Attributes
+    ----------
+    xp : module
+        The array module of the arrays.
+    n, depth, error_id : int
+        States in the whole graph, its breadth-first depth, the error state's id (-1: none),
+        the same on every process.
+    own_ids, states, parent, parent_action
+        The owned states: global ids (any order), slot values (rows), parents, parent
+        actions.
+    row_ids, deg
+        The expanded states whose rows this process keeps (global ids) and their
+        out-degrees.
+    targets, actions : arrays
+        Per edge, rows one after the other in ``row_ids`` order and each row sorted by
+        (target, action): the target id (int32 while ids fit) and action (int32).
+    charge : array of int32, or None
+        Per edge its row of ``palette_rows``; None when the model's charges are constants of
+        the action (read from the action table).
+    palette_rows : tuple of tuples
+        The distinct charges (costs by resource, then time) met by this process, in its own
+        numbering (:func:`agree_palette` numbers them for the graph).
+    """
+
+    xp: object
+    n: int
+    depth: int
+    error_id: int
+    own_ids: object
+    states: object
+    parent: object
+    parent_action: object
+    row_ids: object
+    deg: object
+    targets: object
+    actions: object
+    charge: object
+    palette_rows: tuple = ()
+
+    @property
+    def edge_bytes(self) -> int:
+        """Bytes this share's edges take (targets, actions and palette rows)."""
+        return int(self.targets.nbytes + self.actions.nbytes
+                   + (0 if self.charge is None else self.charge.nbytes))
+
+
+def exchange(comm: Comm, xp, a, counts, recv_counts=None):
+    """``comm.alltoallv`` of an array of module ``xp``, the answer of module ``xp``: passed
+    as it is where the communicator takes that module's arrays (or NumPy's, for a NumPy
+    stand-in of a device module in tests), else through the communicator's device and back.
+
+    >>> from runtime.comm import SelfComm
+    >>> got, counts = exchange(SelfComm(), np, np.arange(3), [3])
+    >>> got.tolist(), counts.tolist()
+    ([0, 1, 2], [3])
+    """
+    cx = comm.xp
+    if cx is np or cx is xp:
+        return comm.alltoallv(a, counts, recv_counts)
+    got, rcounts = comm.alltoallv(cx.asarray(a), counts, recv_counts)
+    return (to_host(got) if xp is np else got), rcounts
+
+
+def hand_over(share: Share, comm: Comm, cm, *, charge_table, error_successors: bool = False,
+              action_codes=None, t0: float | None = None) -> StateGraph | None:
+    """The graph of every process's ``share``, on process 0 (None on the others), identical
+    array for array to :func:`statespace.build_state_graph`'s.
+
+    Each process sends process 0 its states and CSR rows with their ids (one exchange per
+    array, the counts exchanged once), and process 0 puts them in id order: each array
+    crosses once. (Placing the shares in parallel first, then concatenating at process 0,
+    crossed every array twice and cost more than process 0's placing saved.) On a device the
+    arrays go through the communicator's device and are placed there, and the graph keeps
+    its edges on the device for the cycle engine (:func:`statespace.graph.lazy_graph`).
+
+    Parameters
+    ----------
+    share : Share
+    comm : runtime.comm.Comm
+    cm : CompiledModel
+    charge_table : tuple or None
+        The model's constant charges (``NextStates.charge_table``), None when each edge has
+        its palette row in ``share.charge`` (numbered for the graph by
+        :func:`agree_palette`).
+    error_successors : bool
+        Recorded in the graph.
+    action_codes : array, optional
+        ``system sync``: the code of each step id.
+    t0 : float, optional
+        When the search started (the graph's ``seconds``).
+    """
+    xp, n = share.xp, share.n
+    table, charge = None, None
+    if charge_table is None:
+        table, charge = agree_palette(share, comm, len(cm.resources) + 1)
+    if comm.size == 1:   # one process: its states and rows are in id order already
+        states, parent, par_action = share.states, share.parent, share.parent_action
+        deg, tgt, act = share.deg, share.targets, share.actions
+    else:
+        to0 = np.zeros(comm.size, np.int64)
+
+        def gather(a, known=None):
+            to0[0] = a.shape[0]
+            return exchange(comm, xp, a, to0, known)
+
+        ids, n_own = gather(share.own_ids)
+        states, parent, par_action = (place_states(xp, gather(a, n_own)[0], ids, n)
+                                      for a in (share.states, share.parent,
+                                                share.parent_action))
+        del ids
+        rid, n_rows = gather(share.row_ids)
+        rdeg = gather(share.deg, n_rows)[0]
+        edges = [share.targets, share.actions] + ([] if charge is None else [charge])
+        got, n_edges = gather(edges[0])
+        got = [got] + [gather(a, n_edges)[0] for a in edges[1:]]
+        del edges
+        placed = place_rows(xp, rid, rdeg, n, got)
+        del got
+        deg, tgt, act = placed[0], placed[1], placed[2]
+        charge = placed[3] if charge is not None else None
+    if comm.rank != 0:
+        return None
+    return _assemble(cm, share, states, parent, par_action, deg, tgt, act, charge, table,
+                     charge_table, error_successors, action_codes,
+                     _time.perf_counter() if t0 is None else t0)
+
+
+def agree_palette(share: Share, comm: Comm, width: int):
+    """The graph's palette where charges are not constants of the action, and this share's
+    edges' rows of it: ``(table, charge)``, the table (``(rows, width)`` int64, costs by
+    resource then time) the same on every process. As one process numbers it: the distinct
+    charges of the edges, those into the error state charging zeros, in ascending order (each
+    process's rows that its edges use, gathered; a few, on the host).
+
+    >>> from runtime.comm import SelfComm
+    >>> s = Share(xp=np, n=3, depth=1, error_id=2, own_ids=None, states=None, parent=None,
+    ...           parent_action=None, row_ids=None, deg=None, targets=np.array([1, 2, 0]),
+    ...           actions=None, charge=np.array([1, 2, 0], np.int32),
+    ...           palette_rows=((5, 1), (3, 1), (9, 9)))
+    >>> table, charge = agree_palette(s, SelfComm(), 2)
+    >>> table.tolist(), charge.tolist()     # (9, 9) went into the error state
+    ([[0, 0], [3, 1], [5, 1]], [1, 0, 2])
+    """
+    xp = share.xp
+    rows = list(share.palette_rows)
+    pal = share.charge
+    if share.error_id >= 0 and pal.shape[0]:
+        # A faulting step's charge is no value: every edge into the error state charges 0.
+        zero = (0,) * width
+        if zero not in rows:
+            rows.append(zero)
+        pal = xp.where(share.targets == share.error_id, np.int32(rows.index(zero)), pal)
+    used = (to_host(count_values(xp, pal, len(rows))) > 0 if rows and pal.shape[0]
+            else np.zeros(len(rows), bool))
+    met = set()
+    for part in comm.allgather([rows[i] for i in np.flatnonzero(used).tolist()]):
+        met.update(part)
+    table = sorted(met)
+    number = {r: j for j, r in enumerate(table)}
+    # Rows no edge uses any more (all into the error state) map anywhere: never read.
+    remap = np.array([number.get(r, 0) for r in rows], charge_dtype(len(table)))
+    charge = ((remap if xp is np else xp.asarray(remap))[pal] if rows
+              else xp.zeros(0, charge_dtype(0)))
+    return np.array(table, np.int64).reshape(len(table), width), charge
+
+
+def _assemble(cm, share, states, parent, par_action, deg, tgt, act, charge, table,
+              charge_table, error_successors, action_codes, t0):
+    xp, n, error_id = share.xp, share.n, share.error_id
+    dev = xp.zeros(n + 1, np.int64)
+    if n:
+        dev[1:] = xp.cumsum(deg)
+    indptr = to_host(dev)
+    idx_dtype = np.int32 if n < 2**31 else np.int64
+    indices = tgt.astype(idx_dtype, copy=False)
+    action = act.astype(np.int32, copy=False)
+    if charge_table is not None:
+        table, charge = _constant_palette(cm, xp, action, indices, error_id, charge_table)
+    k = len(cm.resources)
+    palette = Palette({r: np.ascontiguousarray(table[:, j])
+                       for j, r in enumerate(cm.resources)}, np.ascontiguousarray(table[:, k]))
+    dead = to_host(xp.flatnonzero(deg == 0)).astype(np.int64)
+    if error_id >= 0:
+        dead = dead[dead != error_id]
+    big = {"indices": indices, "action": action, "charge": charge,
+           "costs": derived(), "time": derived(), "states": states,
+           "parent": parent.astype(np.int64, copy=False),
+           "parent_action": par_action.astype(np.int32, copy=False)}
+    # Finished on a device: the edges stay there for the cycle engine (as the one-GPU
+    # explorer leaves them), every array coming to the host when first read.
+    on_dev = None
+    if not isinstance(indices, np.ndarray) and not isinstance(charge, np.ndarray):
+        on_dev = (dev, indices, charge)
+    return lazy_graph(big, indptr=indptr, deadlocks=dead, error_state=error_id,
+                      depth=share.depth, complete=True, error_successors=error_successors,
+                      action_codes=action_codes, n_expanded=n, model=cm, name=cm.name,
+                      seconds=_time.perf_counter() - t0, on_device=on_dev, palette=palette)
+
+
+def _constant_palette(cm, xp, action, indices, error_id, charge_table):
+    """With constant charges, the palette as the one-process explorer numbers it (the
+    actions' rows and the row of zeros, sorted) and each edge's row, read from its action
+    (edges into the error state charge zeros)."""
+    k = len(cm.resources)
+    ct, tt = charge_table
+    per_action = [tuple(int(v) for v in ct[:, a]) + (int(tt[a]),) for a in range(tt.shape[0])]
+    zero = (0,) * (k + 1)
+    rows = sorted(set(per_action) | {zero})
+    number = {r: j for j, r in enumerate(rows)}
+    act_row = np.array([number[r] for r in per_action], charge_dtype(len(rows)))
+    charge = (act_row if xp is np else xp.asarray(act_row))[action]
+    if error_id >= 0:
+        # A mask's assignment of a constant: no count leaves the device.
+        charge = xp.where(indices == error_id, charge.dtype.type(number[zero]), charge)
+    return np.array(rows, np.int64).reshape(len(rows), k + 1), charge
+
+
+def place_states(xp, got, ids, n: int):
+    """Rows ``got`` of the states with ids ``ids`` (every id of ``0 .. n - 1`` once, on
+    process 0; none elsewhere) in id order.
+
+    >>> place_states(np, np.array([[30], [10], [20]]), np.array([2, 0, 1]), 3).ravel().tolist()
+    [10, 20, 30]
+    """
+    if ids.shape[0] == 0:
+        return got
+    out = xp.empty((n,) + got.shape[1:], got.dtype)
+    out[ids] = got
+    return out
+
+
+def place_rows(xp, rid, deg, n: int, edges: list) -> list:
+    """CSR rows received as whole rows (sources ``rid`` with out-degrees ``deg``, each row's
+    edges together and in order in every array of ``edges``) in id order: the out-degree of
+    each of ``0 .. n - 1`` and each array of ``edges`` in CSR order. Elsewhere than process 0
+    (nothing received) the arrays as they are.
+
+    >>> deg, tgt = place_rows(np, np.array([1, 0]), np.array([1, 2]), 2,
+    ...                       [np.array([7, 8, 9])])
+    >>> deg.tolist(), tgt.tolist()
+    ([2, 1], [8, 9, 7])
+    """
+    if rid.shape[0] == 0:
+        return [deg] + list(edges)
+    out_deg = xp.zeros(n, np.int64)
+    out_deg[rid] = deg
+    ptr = xp.zeros(n + 1, np.int64)
+    ptr[1:] = xp.cumsum(out_deg)
+    ends = xp.cumsum(deg)
+    m = edges[0].shape[0]
+    # Edge j of the received order goes to its row's first place plus its offset in the row:
+    # its row is the received row whose end is the first past j (a search, not a repeat by
+    # counts, which CuPy's ``repeat`` does not take as an array).
+    row = xp.searchsorted(ends, xp.arange(m, dtype=np.int64), side="right")
+    spot = (ptr[rid] - (ends - deg))[row] + xp.arange(m, dtype=np.int64)
+    placed = [out_deg]
+    for a in edges:
+        d = xp.empty_like(a)
+        d[spot] = a
+        placed.append(d)
+    return placed
