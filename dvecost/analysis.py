@@ -51,7 +51,7 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
             defines: Mapping[str, int] | None = None, max_states: int | None = None,
             max_memory: int | None = None, progress: ProgressFn | None = None,
             witness: bool = True, symmetry: str = "auto", lazy_graph: bool = False,
-            explore: Callable | None = None) -> Analysis:
+            explore: Callable | None = None, engine: Callable | None = None) -> Analysis:
     """Analyse a DVE model: its optimal cycle mean (or ratio) and the run that attains it.
 
     Parameters
@@ -104,6 +104,12 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         ``explore(compiled, max_states=, max_memory=, progress=)`` with the compiled model,
         it returns a :class:`statespace.quotient.Quotient` (``dvecost analyze`` under
         ``mpiexec`` passes the distributed search of :mod:`statespace.dist`).
+    engine : callable, optional
+        Finds the optimal cycle in place of :func:`ocm.optimal_cycle` on the explored graph:
+        called as ``engine(quotient, resource, kind, mode)``, it returns the ``CycleResult``
+        (or the ``ocm.errors.OcmError`` it met) and the quotient whose graph the runs shown
+        are read from (``dvecost analyze`` under ``mpiexec`` passes the engine across
+        processes, :class:`dvecost.distributed.BlockRun`, whose graph holds only those runs).
 
     Returns
     -------
@@ -194,7 +200,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     try:
         return _after_exploration(syntax, compiled, quotient, resource, seconds, report,
                                   kind=kind, mode=mode, ratio=ratio, backend=backend,
-                                  witness=witness, symmetry=symmetry, lazy_graph=lazy_graph)
+                                  witness=witness, symmetry=symmetry, lazy_graph=lazy_graph,
+                                  engine=engine)
     except RunStopped as exc:
         # A signal or --timeout in the engine or the report: the state graph is complete, so
         # the stop says what it holds.
@@ -211,15 +218,21 @@ def _check_engine_memory(max_memory: int, graph) -> None:
 
 
 def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *, kind, mode,
-                       ratio, backend, witness, symmetry, lazy_graph) -> Analysis:
+                       ratio, backend, witness, symmetry, lazy_graph, engine=None) -> Analysis:
     """The cycle engine and the report of :func:`analyze`, on the explored ``quotient``."""
     graph = quotient.graph
     report("howard", None, None, f"optimal cycle {kind}: SCCs, policy iteration, certificate")
     t0 = _time.perf_counter()
     try:
-        arrays = pipeline.engine_arrays(graph, resource, ratio=ratio, backend=backend)
-        result = ocm.optimal_cycle(*arrays, kind=kind, mode=mode, backend=backend)
-        del arrays
+        if engine is not None:
+            result, quotient = engine(quotient, resource, kind, mode)
+            graph = quotient.graph
+            if isinstance(result, Exception):
+                raise result
+        else:
+            arrays = pipeline.engine_arrays(graph, resource, ratio=ratio, backend=backend)
+            result = ocm.optimal_cycle(*arrays, kind=kind, mode=mode, backend=backend)
+            del arrays
     except (NoCycleError, ZeroTimeCycleError) as exc:
         raise no_answer(exc, quotient, resource) from exc
     finally:

@@ -27,7 +27,8 @@ from ocm.errors import AnalysisError, NoCycleError, ZeroTimeCycleError
 from . import (add_common, add_model_run, drop_closed_outputs, emit_json,
                not_a_scenario_file, parse_defines, peak_memory_bytes, print_error, printing,
                stop_info)
-from .distributed import Rendezvous, add_gpus, distributed_world, follow, launch_gpus
+from .distributed import (Rendezvous, add_gpus, distributed_world, engine_in_blocks, follow,
+                          launch_gpus)
 from .subcommand import add_command
 from .terminal import ProgressLine, is_terminal
 from .views import add_view_options, check_view_files, text_width, write_views
@@ -68,16 +69,17 @@ def run(args: argparse.Namespace) -> int:
         if args.gpus:
             return launch_gpus(args.gpus, sys.argv[1:])
         return _run(args, None)
+    blocks = engine_in_blocks(args)
     if comm.rank != 0:
-        return follow(args, comm)
-    meet = Rendezvous(comm)
+        return follow(args, comm, blocks)
+    meet = Rendezvous(comm, blocks)
     try:
-        return _run(args, meet.explore)
+        return _run(args, meet.explore, meet.engine)
     finally:
         meet.abandon()
 
 
-def _run(args: argparse.Namespace, explore) -> int:
+def _run(args: argparse.Namespace, explore, engine=None) -> int:
     from ..analysis import NoCycleRun, ZeroTimeCycleRun, analyze
     from ..report import render_steps
 
@@ -92,7 +94,7 @@ def _run(args: argparse.Namespace, explore) -> int:
                          cost=args.cost, backend=args.backend, defines=defines,
                          max_states=args.max_states, max_memory=args.max_memory,
                          progress=progress, witness=not args.no_witness,
-                         symmetry=args.symmetry, explore=explore,
+                         symmetry=args.symmetry, explore=explore, engine=engine,
                          # What is printed reads a few states and edges: the graph's arrays
                          # stay on the GPU (if there) and come to the host only when read.
                          lazy_graph=True)

@@ -2,9 +2,13 @@
 
 ``mpiexec -n P dvecost analyze MODEL`` starts P copies of the command; each finds the MPI
 world (:func:`runtime.comm.world`) and takes its share of the breadth-first search
-(:mod:`statespace.dist`). Process 0 gathers the graph, runs the cycle engine and prints; the
-others print nothing and end with the same exit code. ``dvecost analyze --gpus N`` starts
-``mpiexec -n N`` itself with one process per GPU exchanging through NCCL.
+(:mod:`statespace.dist`). By default the graph then stays in blocks of consecutive ids, one
+per process, the cycle engine runs across the processes (:mod:`dvecost.distributed`) and only
+the runs shown come to process 0, which prints; with ``DVECOST_DIST_ENGINE=gather`` (and for
+``--dot``, which may draw the whole graph) process 0 gathers the graph and runs the
+one-process engine. The others print nothing and end with the same exit code. ``dvecost
+analyze --gpus N`` starts ``mpiexec -n N`` itself with one process per GPU exchanging through
+NCCL.
 
 Before exploring, the processes agree that every one of them is ready (an ``allreduce``): a
 process 0 that fails first (a bad option, a model that does not load) sets the others free
@@ -23,7 +27,15 @@ from dve.errors import ConfigurationError
 from runtime.comm import Comm, launched_world_size, world
 from runtime.errors import DvecostError, ExplorationLimit, RunStopped
 
-__all__ = ["distributed_world", "Rendezvous", "follow", "launch_gpus", "add_gpus"]
+__all__ = ["distributed_world", "Rendezvous", "follow", "launch_gpus", "add_gpus",
+           "engine_in_blocks"]
+
+
+def engine_in_blocks(args: argparse.Namespace) -> bool:
+    """Whether the run keeps the graph in blocks and runs the engine across processes (the
+    default), or gathers it to process 0 (``DVECOST_DIST_ENGINE=gather``, and ``--dot``)."""
+    return os.environ.get("DVECOST_DIST_ENGINE", "blocks") != "gather" and \
+        not getattr(args, "dot", None)
 
 
 def add_gpus(p: argparse.ArgumentParser) -> None:
@@ -45,28 +57,42 @@ def distributed_world() -> Comm | None:
 
 class Rendezvous:
     """Process 0's side of the agreement to start (see the module docstring): :meth:`explore`
-    is the ``explore`` hook of :func:`dvecost.analyze`; :meth:`abandon` frees the others when
-    process 0 fails before exploring."""
+    is the ``explore`` hook of :func:`dvecost.analyze` and, with the graph in blocks,
+    :meth:`engine` its ``engine`` hook; :meth:`abandon` frees the others when process 0 fails
+    before exploring or before its engine."""
 
-    def __init__(self, comm: Comm) -> None:
+    def __init__(self, comm: Comm, blocks: bool = False) -> None:
+        from ..distributed import BlockRun
         self.comm = comm
         self.met = False
+        self.run = BlockRun(comm) if blocks else None
 
     def explore(self, compiled, *, max_states, max_memory, progress):
         from statespace.dist import distributed_quotient
         self.met = True
         if self.comm.allreduce(1, "min") == 0:
             raise ConfigurationError("another process of the run could not start")
+        if self.run is not None:
+            return self.run.explore(compiled, max_states=max_states, max_memory=max_memory,
+                                    progress=progress)
         return distributed_quotient(compiled, self.comm, max_states=max_states,
                                     max_memory=max_memory, progress=progress)
+
+    @property
+    def engine(self):
+        """The ``engine`` hook of :func:`dvecost.analyze` (None: the one-process engine on
+        the gathered graph)."""
+        return None if self.run is None else self.run.engine
 
     def abandon(self) -> None:
         if not self.met:
             self.met = True
             self.comm.allreduce(0, "min")
+        elif self.run is not None:
+            self.run.abandon()
 
 
-def follow(args: argparse.Namespace, comm: Comm) -> int:
+def follow(args: argparse.Namespace, comm: Comm, blocks: bool = False) -> int:
     """A process other than 0: its share of the search, printing nothing; the exit code is
     the one process 0 ends with (2 bad input, 3 a limit, 128 + signal number)."""
     from dve import load_model
@@ -84,6 +110,10 @@ def follow(args: argparse.Namespace, comm: Comm) -> int:
             ready = 0
         if comm.allreduce(ready, "min") == 0:
             return 2
+        if blocks:
+            from ..distributed import BlockRun
+            return BlockRun(comm).follow(compiled, max_states=args.max_states,
+                                         max_memory=args.max_memory)
         explore_distributed(compiled, comm, max_states=args.max_states,
                             max_memory=args.max_memory)
         return 0

@@ -42,7 +42,8 @@ from runtime.device import to_host
 from ..device import count_values
 from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
 
-__all__ = ["Share", "hand_over", "agree_palette", "exchange", "place_states", "place_rows"]
+__all__ = ["Share", "hand_over", "agree_palette", "constant_palette", "exchange", "place_states",
+           "place_rows"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,7 +228,7 @@ def _assemble(cm, share, states, parent, par_action, deg, tgt, act, charge, tabl
     indices = tgt.astype(idx_dtype, copy=False)
     action = act.astype(np.int32, copy=False)
     if charge_table is not None:
-        table, charge = _constant_palette(cm, xp, action, indices, error_id, charge_table)
+        table, charge = constant_palette(cm, xp, action, indices, error_id, charge_table)
     k = len(cm.resources)
     palette = Palette({r: np.ascontiguousarray(table[:, j])
                        for j, r in enumerate(cm.resources)}, np.ascontiguousarray(table[:, k]))
@@ -249,7 +250,7 @@ def _assemble(cm, share, states, parent, par_action, deg, tgt, act, charge, tabl
                       seconds=_time.perf_counter() - t0, on_device=on_dev, palette=palette)
 
 
-def _constant_palette(cm, xp, action, indices, error_id, charge_table):
+def constant_palette(cm, xp, action, indices, error_id, charge_table):
     """With constant charges, the palette as the one-process explorer numbers it (the
     actions' rows and the row of zeros, sorted) and each edge's row, read from its action
     (edges into the error state charge zeros)."""

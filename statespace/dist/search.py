@@ -121,7 +121,8 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
                         max_states: int | None = None, max_memory: int | None = None,
                         progress: Callable[[int, int, float], None] | None = None,
                         error_successors: bool = False, timings: dict | None = None,
-                        xp=None, batch: int | None = None) -> StateGraph | None:
+                        xp=None, batch: int | None = None,
+                        handover: Callable | None = None) -> StateGraph | None:
     """Explore ``model`` as one of ``comm.size`` processes (each calls this with its ``comm``).
 
     Parameters
@@ -143,6 +144,11 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
     batch : int, optional
         States expanded per call of the successor function (default :data:`BATCH` on the
         host, :data:`statespace.search.DEVICE_CHUNK` on a device).
+    handover : callable, optional
+        What becomes of the processes' shares when the levels are done, called as
+        :func:`~statespace.dist.handover.hand_over` is (its default): the graph gathered to
+        process 0; :func:`statespace.dist.blocks.hand_over_blocks` leaves it in blocks of
+        consecutive ids, one per process, for the cycle engine across processes.
 
     Returns
     -------
@@ -165,6 +171,7 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
         batch = DEVICE_CHUNK if on_device(xp) else BATCH
     search = _Search(cm, comm, max_states, max_memory, progress, error_successors, xp,
                      max(1, int(batch)))
+    search.handover = hand_over if handover is None else handover
     graph = search.run()
     if timings is not None:
         timings.update(search.seconds)
@@ -177,6 +184,7 @@ class _Search:
     def __init__(self, cm, comm, max_states, max_memory, progress, error_successors, xp,
                  batch) -> None:
         self.cm, self.comm, self.xp, self.batch = cm, comm, xp, batch
+        self.handover = hand_over
         self.max_states, self.max_memory, self.progress = max_states, max_memory, progress
         self.error_successors = error_successors
         self.ns = NextStates(cm, error_successors=error_successors, xp=xp)
@@ -235,10 +243,11 @@ class _Search:
             self.seconds["sent"] = float(self.sent)
             share = self._share(depth)
             self.seconds["row_bytes"] = float(share.edge_bytes)
-            graph = hand_over(share, self.comm, self.cm, charge_table=self.ns.charge_table,
-                              error_successors=self.error_successors,
-                              action_codes=_code_array(self.codes) if self.ns.sync else None,
-                              t0=t0)
+            graph = self.handover(share, self.comm, self.cm,
+                                  charge_table=self.ns.charge_table,
+                                  error_successors=self.error_successors,
+                                  action_codes=_code_array(self.codes) if self.ns.sync
+                                  else None, t0=t0)
             self.seconds["gather"] = _time.perf_counter() - t1
             if self.pending_signal is not None:   # one came while the graph was gathered
                 self._raise(_SIGNAL, saved)

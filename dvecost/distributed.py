@@ -1,0 +1,116 @@
+"""``analyze`` as several processes with the graph left in blocks: the cycle engine across
+processes (``ocm.dist``) and the runs shown gathered to process 0.
+
+Every process calls the same steps in the same order (SPMD): the distributed search with the
+block hand-over (:func:`statespace.dist.blocks.hand_over_blocks`), the counts and the
+offsets gathered to process 0 (:func:`statespace.dist.blocks.witness_graph` of no edge),
+process 0's question (resource, kind, mode) sent to every process, the engine on every
+block, then the runs of its answer gathered to process 0. :class:`BlockRun` holds one
+process's side of it; process 0 drives it through :func:`dvecost.analyze`'s ``explore`` and
+``engine`` hooks, the others through :meth:`BlockRun.follow`.
+
+The answer is the one-process engine's in its trimming mode (``ocm.optimal_cycle(...,
+per_scc=False)``), whose value and certificate are those of the default mode; the critical
+cycle and the iterations may differ from the default (per SCC) mode's where several cycles
+are optimal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ocm.dist import GraphBlock, block_starts, optimal_cycle_distributed
+from ocm.errors import OcmError
+from runtime.comm import Comm
+from statespace.dist import explore_distributed
+from statespace.dist.blocks import StateBlock, hand_over_blocks, witness_graph
+from statespace.quotient import Quotient
+from statespace.dist.search import DISTRIBUTED_SYMMETRY
+
+__all__ = ["BlockRun", "engine_block", "solve_blocks"]
+
+
+def host_comm(comm: Comm) -> Comm:
+    """The communicator the engine's NumPy arrays travel by: ``comm`` itself, or the MPI
+    beside NCCL's (:class:`runtime.comm.NcclComm` exchanges device arrays)."""
+    return comm if comm.xp is np else getattr(comm, "mpi", comm)
+
+
+def engine_block(block: StateBlock, resource: str, ratio: bool) -> GraphBlock:
+    """The engine's view of a process's block: its rows, the cost of ``resource`` and the
+    times per edge (int64)."""
+    starts = block_starts(block.n, block.starts.shape[0] - 1)
+    assert np.array_equal(starts, block.starts)
+    return GraphBlock(n=block.n, m=block.m, starts=block.starts, rank=block.rank,
+                      indptr=block.indptr, indices=block.targets,
+                      cost=block.costs(resource), time=block.times() if ratio else None,
+                      edge_base=block.edge_base)
+
+
+def solve_blocks(block: StateBlock, comm: Comm, resource: str, kind: str, mode: str):
+    """The engine across processes on the blocks: a ``CycleResult``, or the ``OcmError``
+    (no cycle, a zero-time cycle, ...) every process got. Collective."""
+    try:
+        return optimal_cycle_distributed(engine_block(block, resource, kind == "ratio"),
+                                         host_comm(comm), kind=kind, mode=mode)
+    except OcmError as exc:
+        return exc
+
+
+def _edges_of(outcome) -> list:
+    """The edges whose runs are shown: the critical cycle's, or the zero-time cycle's."""
+    return list(getattr(outcome, "cycle_edges", None) or getattr(outcome, "edges", ()) or ())
+
+
+class BlockRun:
+    """One process's side of a blocked analysis (see the module docstring).
+
+    Parameters
+    ----------
+    comm : runtime.comm.Comm
+    """
+
+    def __init__(self, comm: Comm) -> None:
+        self.comm = comm
+        self.block: StateBlock | None = None
+        self.asked = False
+        self.timings: dict = {}
+
+    def explore(self, compiled, *, max_states, max_memory, progress) -> Quotient | None:
+        """The search and the counts (``dvecost.analyze``'s ``explore`` hook on process 0,
+        the first step of :meth:`follow` elsewhere)."""
+        self.block = explore_distributed(compiled, self.comm, max_states=max_states,
+                                         max_memory=max_memory, progress=progress,
+                                         handover=hand_over_blocks, timings=self.timings)
+        g = witness_graph(self.block, host_comm(self.comm), [])
+        return None if g is None else Quotient(g, DISTRIBUTED_SYMMETRY, compiled)
+
+    def engine(self, quotient: Quotient, resource: str, kind: str, mode: str):
+        """Process 0's ``engine`` hook of :func:`dvecost.analyze`: the question to every
+        process, the engine, the runs shown; ``(CycleResult or OcmError, quotient)``."""
+        self.asked = True
+        self.comm.allgather((resource, kind, mode))
+        outcome = solve_blocks(self.block, self.comm, resource, kind, mode)
+        g = witness_graph(self.block, host_comm(self.comm), _edges_of(outcome))
+        return outcome, Quotient(g, DISTRIBUTED_SYMMETRY, quotient.model)
+
+    def abandon(self) -> None:
+        """Process 0 stopped after exploring and before its engine (a memory limit, an
+        error): the others are told instead of being left waiting for the question."""
+        if self.block is not None and not self.asked:
+            self.asked = True
+            self.comm.allgather(None)
+
+    def follow(self, compiled, *, max_states, max_memory) -> int:
+        """A process other than 0: the same steps as process 0, printing nothing; its exit
+        code (0, or 3 when there is no answer or process 0 stopped before the engine)."""
+        self.explore(compiled, max_states=max_states, max_memory=max_memory, progress=None)
+        question: Any = self.comm.allgather(None)[0]
+        if question is None:
+            return 3
+        resource, kind, mode = question
+        outcome = solve_blocks(self.block, self.comm, resource, kind, mode)
+        witness_graph(self.block, host_comm(self.comm), _edges_of(outcome))
+        return 3 if isinstance(outcome, Exception) else 0

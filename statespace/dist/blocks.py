@@ -1,0 +1,328 @@
+"""The graph of a distributed search left in blocks, and the few runs process 0 shows.
+
+:func:`hand_over_blocks` is the hand-over (:mod:`statespace.dist.handover`) that gathers
+nothing: process ``q`` of ``P`` receives, by one ``alltoallv`` per array, the CSR rows and
+the states of the ids ``starts[q] .. starts[q + 1] - 1``, blocks of consecutive ids balanced
+by states (``starts[q] = q * n // P``, which every process computes from ``n``). That is
+what the cycle engine across processes (``ocm.dist``) reads; no process holds the whole
+graph.
+
+What a report shows of the graph is a few runs: the critical cycle, the shortest run to it,
+the runs to the first deadlock and to the error state. :func:`witness_graph` gathers to
+process 0 what those runs read (the rows and states of their states, found by following the
+breadth-first parents across the blocks, one ``allgather`` per step) and makes a
+:class:`~statespace.StateGraph` of it: the offsets of every state (8 bytes a state, so that
+edge ids keep their meaning), the deadlocks' ids, and of the other arrays only the entries
+gathered (:class:`Entries`); reading any other entry is an error that says so.
+
+Examples
+--------
+>>> from dve import load_model
+>>> from runtime.comm import SelfComm
+>>> from statespace.dist import explore_distributed
+>>> m = load_model("process P { state a, b, c; init a; trans a -> b { cost 2; }, "
+...                "b -> c {}, c -> b { cost 4; }; } system async;")
+>>> b = explore_distributed(m, SelfComm(), handover=hand_over_blocks)
+>>> b.n, b.m, b.indptr.tolist(), b.targets.tolist(), b.lo, b.hi
+(3, 3, [0, 1, 2, 3], [1, 2, 1], 0, 3)
+>>> g = witness_graph(b, SelfComm(), [1, 2])
+>>> g.n_states, g.n_edges, int(g.peek("indices", 2)), g.peek("states", 2).tolist()
+(3, 3, 1, [2])
+"""
+
+from __future__ import annotations
+
+import time as _time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from runtime.comm import Comm
+from runtime.device import to_host
+
+from ..graph import Palette, StateGraph, derived, lazy_graph
+from .handover import Share, agree_palette, constant_palette
+
+__all__ = ["StateBlock", "Entries", "hand_over_blocks", "witness_graph", "block_bounds",
+           "GatheredGraphError"]
+
+
+class GatheredGraphError(LookupError):
+    """An entry of a graph's array that was not gathered to process 0 was read (see
+    :func:`witness_graph`)."""
+
+
+def block_bounds(n: int, size: int) -> np.ndarray:
+    """The first id of every process's block, then ``n``: ``q * n // size``.
+
+    >>> block_bounds(7, 3).tolist()
+    [0, 2, 4, 7]
+    """
+    return (np.arange(size + 1, dtype=np.int64) * n) // size
+
+
+@dataclass(frozen=True, eq=False)
+class StateBlock:
+    """One process's block of the explored graph: the states ``lo .. hi - 1``.
+
+    Attributes
+    ----------
+    n, m, depth, error_id : int
+        The whole graph's states, edges, breadth-first depth and error state (-1: none).
+    starts : int64 array, shape (P + 1,)
+        :func:`block_bounds`.
+    rank : int
+    edge_base : int
+        Global id of the block's first edge.
+    indptr : int64 array, shape (hi - lo + 1,)
+        The block's offsets, from 0.
+    targets : int64 array
+        Global target ids of the block's edges (rows sorted by (target, action)).
+    actions : int32 array
+    charge : int array
+        Each edge's row of ``palette`` (numbered as the one-process explorer numbers it).
+    palette : statespace.graph.Palette
+    states, parent, parent_action : arrays
+        Of the block's states.
+    deadlocks : int64 array
+        Global ids of the block's deadlocks (the error state excluded).
+    action_codes : array or None
+        ``system sync``: the code of each step id (the same on every process).
+    model : CompiledModel
+    error_successors : bool
+    seconds : float
+        The search's wall time up to the hand-over's end.
+    """
+
+    n: int
+    m: int
+    depth: int
+    error_id: int
+    starts: np.ndarray
+    rank: int
+    edge_base: int
+    indptr: np.ndarray
+    targets: np.ndarray
+    actions: np.ndarray
+    charge: np.ndarray
+    palette: Palette
+    states: np.ndarray
+    parent: np.ndarray
+    parent_action: np.ndarray
+    deadlocks: np.ndarray
+    action_codes: Any
+    model: Any
+    error_successors: bool
+    seconds: float
+
+    @property
+    def lo(self) -> int:
+        return int(self.starts[self.rank])
+
+    @property
+    def hi(self) -> int:
+        return int(self.starts[self.rank + 1])
+
+    def costs(self, resource: str) -> np.ndarray:
+        """Each edge's cost of ``resource`` (int64)."""
+        return self.palette.costs[resource][self.charge]
+
+    def times(self) -> np.ndarray:
+        """Each edge's time (int64)."""
+        return self.palette.time[self.charge]
+
+
+def _to_owners(comm: Comm, dest: np.ndarray, *arrays: np.ndarray) -> list:
+    """Each array's rows sent to ``dest`` (one process per row): what this process
+    received, grouped by sender, and the counts received."""
+    order = np.argsort(dest, kind="stable")
+    counts = np.bincount(dest, minlength=comm.size).astype(np.int64)
+    out, rc = [], None
+    for a in arrays:
+        got, rc = comm.alltoallv(np.ascontiguousarray(a[order]), counts, rc)
+        out.append(got)
+    return out + [rc]
+
+
+def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
+                     error_successors: bool = False, action_codes=None,
+                     t0: float | None = None) -> StateBlock:
+    """The hand-over that leaves the graph in blocks (see the module docstring): this
+    process's :class:`StateBlock`, on every process. Same parameters as
+    :func:`~statespace.dist.handover.hand_over`; arrays of a search on a device come to the
+    host (the engine across processes runs on NumPy)."""
+    h = to_host
+    n = share.n
+    size, rank = comm.size, comm.rank
+    host = getattr(comm, "mpi", comm) if comm.xp is not np else comm   # NumPy exchanges
+    starts = block_bounds(n, size)
+    lo, hi = int(starts[rank]), int(starts[rank + 1])
+    if charge_table is None:
+        table, charge = agree_palette(share, comm, len(cm.resources) + 1)
+        charge = h(charge)
+    else:
+        table, charge = None, None
+    # States, parents and parent actions to their block's owner.
+    own = h(share.own_ids).astype(np.int64)
+    dest = np.searchsorted(starts, own, side="right") - 1
+    ids, states, parent, par_action, _ = _to_owners(
+        host, dest, own, h(share.states), h(share.parent).astype(np.int64),
+        h(share.parent_action).astype(np.int32))
+    place = np.empty(ids.shape[0], np.int64)
+    place[ids - lo] = np.arange(ids.shape[0])
+    states, parent, par_action = states[place], parent[place], par_action[place]
+    # Whole rows to their source's owner: the rows (ids, degrees), then the edges.
+    rid, deg = h(share.row_ids).astype(np.int64), h(share.deg).astype(np.int64)
+    rdest = np.searchsorted(starts, rid, side="right") - 1
+    got_rid, got_deg, _ = _to_owners(host, rdest, rid, deg)
+    edest = np.repeat(rdest, deg)
+    edges = [h(share.targets).astype(np.int64), h(share.actions).astype(np.int32)]
+    if charge is not None:
+        edges.append(charge)
+    got = _to_owners(host, edest, *edges)[:-1]
+    # Received rows are whole and in order per sender; put them in id order.
+    k = hi - lo
+    out_deg = np.zeros(k, np.int64)
+    out_deg[got_rid - lo] = got_deg
+    indptr = np.zeros(k + 1, np.int64)
+    np.cumsum(out_deg, out=indptr[1:])
+    ends = np.cumsum(got_deg)
+    m_local = int(ends[-1]) if ends.shape[0] else 0
+    row = np.searchsorted(ends, np.arange(m_local, dtype=np.int64), side="right")
+    spot = (indptr[got_rid - lo] - (ends - got_deg))[row] + np.arange(m_local, dtype=np.int64)
+    placed = []
+    for a in got:
+        d = np.empty_like(a)
+        d[spot] = a
+        placed.append(d)
+    targets, actions = placed[0], placed[1]
+    if charge_table is not None:
+        table, charge = constant_palette(cm, np, actions, targets, share.error_id,
+                                         charge_table)
+    else:
+        charge = placed[2]
+    kres = len(cm.resources)
+    palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(cm.resources)},
+                      np.ascontiguousarray(table[:, kres]))
+    dead = lo + np.flatnonzero(out_deg == 0)
+    if share.error_id >= 0:
+        dead = dead[dead != share.error_id]
+    m = comm.allreduce(m_local)
+    return StateBlock(n=n, m=int(m), depth=share.depth, error_id=share.error_id, starts=starts,
+                      rank=rank, edge_base=comm.exscan(m_local), indptr=indptr,
+                      targets=targets, actions=actions, charge=charge, palette=palette,
+                      states=states, parent=parent, parent_action=par_action,
+                      deadlocks=dead.astype(np.int64), action_codes=action_codes, model=cm,
+                      error_successors=error_successors,
+                      seconds=0.0 if t0 is None else _time.perf_counter() - t0)
+
+
+class Entries:
+    """Some entries of an array too large to gather (``shape`` its whole shape): reading a
+    gathered entry (an int, a slice of gathered entries, an array of them) gives it; any
+    other read raises :class:`GatheredGraphError`.
+
+    >>> e = Entries((10,), np.array([3, 4]), np.array([30, 40]))
+    >>> int(e[3]), e[3:5].tolist(), e.shape
+    (30, [30, 40], (10,))
+    """
+
+    def __init__(self, shape: tuple, index: np.ndarray, values: np.ndarray) -> None:
+        order = np.argsort(index, kind="stable")
+        self.shape = tuple(shape)
+        self.index = np.asarray(index, np.int64)[order]
+        self.values = np.asarray(values)[order]
+        self.dtype = self.values.dtype
+        self.ndim = len(self.shape)
+
+    def _at(self, i: np.ndarray) -> np.ndarray:
+        pos = np.searchsorted(self.index, i)
+        pos = np.minimum(pos, max(self.index.shape[0] - 1, 0))
+        if self.index.shape[0] == 0 or not np.array_equal(self.index[pos], i):
+            raise GatheredGraphError("this graph is held in blocks across processes; only "
+                                     "the entries of the runs shown were gathered")
+        return pos
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return self.values[self._at(np.arange(*key.indices(self.shape[0])))]
+        if isinstance(key, (int, np.integer)):
+            return self.values[int(self._at(np.array([int(key)]))[0])]
+        return self.values[self._at(np.asarray(key, np.int64))]
+
+    def get(self):
+        raise GatheredGraphError("this graph is held in blocks across processes: its arrays "
+                                 "were not gathered (run with DVECOST_DIST_ENGINE=gather)")
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.values.nbytes)
+
+
+def _chains(block: StateBlock, comm: Comm, ends: list[int]) -> set:
+    """Every state on the breadth-first tree's paths from the initial state to ``ends``,
+    their parents followed across the blocks (one ``allgather`` per step)."""
+    seen, now = set(), {int(v) for v in ends if v >= 0}
+    lo, hi = block.lo, block.hi
+    while comm.allreduce(len(now), "max"):
+        seen |= now
+        mine = [(v, int(block.parent[v - lo])) for v in sorted(now) if lo <= v < hi]
+        nxt = {p for part in comm.allgather(mine) for _, p in part}
+        now = {p for p in nxt if p >= 0 and p not in seen}
+    return seen
+
+
+def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int]) -> StateGraph | None:
+    """What the runs shown of ``edges`` read, gathered to process 0 as a
+    :class:`~statespace.StateGraph` (see the module docstring); None elsewhere. Collective.
+
+    The runs: the edges' own (the critical cycle, or a zero-time cycle), the shortest run
+    to the smallest of their sources, to the first deadlock and to the error state."""
+    lo, hi = block.lo, block.hi
+    ip = block.indptr
+    # Offsets of every state and the deadlocks, to process 0 (8 bytes a state).
+    to0 = np.zeros(comm.size, np.int64)
+    to0[0] = hi - lo
+    deg, _ = comm.alltoallv(np.diff(ip), to0)
+    to0[0] = block.deadlocks.shape[0]
+    dead, _ = comm.alltoallv(block.deadlocks, to0)
+    first_dead = comm.allreduce(int(block.deadlocks[0]) if block.deadlocks.shape[0]
+                                else block.n, "min")
+    # The sources of the edges (their owners find them) and the runs' states.
+    edges = np.asarray(edges, np.int64)
+    eb = block.edge_base
+    mine = edges[(edges >= eb) & (edges < eb + ip[-1])]
+    src = lo + np.searchsorted(ip, mine - eb, side="right") - 1
+    sources = sorted({int(s) for part in comm.allgather(src.tolist()) for s in part})
+    ends = [sources[0] if sources else -1, first_dead if first_dead < block.n else -1,
+            block.error_id, 0]
+    need = _chains(block, comm, ends) | set(sources)
+    # The rows of those states and their targets' states.
+    mine_v = np.array(sorted(v for v in need if lo <= v < hi), np.int64)
+    rows = [(int(v), ip[v - lo], ip[v - lo + 1]) for v in mine_v.tolist()]
+    e_ids = np.concatenate([np.arange(a, b, dtype=np.int64) for _, a, b in rows]) \
+        if rows else np.zeros(0, np.int64)
+    tg = set(block.targets[e_ids].tolist())
+    need_states = need | {int(t) for part in comm.allgather(sorted(tg)) for t in part}
+    sv = np.array(sorted(v for v in need_states if lo <= v < hi), np.int64)
+    piece = (sv, block.states[sv - lo], block.parent[sv - lo], block.parent_action[sv - lo],
+             e_ids + eb, block.targets[e_ids], block.actions[e_ids], block.charge[e_ids])
+    parts = comm.allgather(piece)
+    if comm.rank != 0:
+        return None
+    j = [np.concatenate([p[i] for p in parts]) for i in range(8)]
+    n, m = block.n, block.m
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(deg, out=indptr[1:])
+    slots = block.states.shape[1]
+    big = {"indices": Entries((m,), j[4], j[5]), "action": Entries((m,), j[4], j[6]),
+           "charge": Entries((m,), j[4], j[7]), "costs": derived(), "time": derived(),
+           "states": Entries((n, slots), j[0], j[1]),
+           "parent": Entries((n,), j[0], j[2]), "parent_action": Entries((n,), j[0], j[3])}
+    return lazy_graph(big, indptr=indptr, deadlocks=np.sort(dead).astype(np.int64),
+                      error_state=block.error_id, depth=block.depth, complete=True,
+                      error_successors=block.error_successors,
+                      action_codes=block.action_codes, n_expanded=n, model=block.model,
+                      name=block.model.name, seconds=block.seconds, on_device=None,
+                      palette=block.palette)
