@@ -9,10 +9,9 @@ block, then the runs of its answer gathered to process 0. :class:`BlockRun` hold
 process's side of it; process 0 drives it through :func:`dvecost.analyze`'s ``explore`` and
 ``engine`` hooks, the others through :meth:`BlockRun.follow`.
 
-The answer is the one-process engine's in its trimming mode (``ocm.optimal_cycle(...,
-per_scc=False)``), whose value and certificate are those of the default mode; the critical
-cycle and the iterations may differ from the default (per SCC) mode's where several cycles
-are optimal.
+The answer is the one-process engine's (``ocm.optimal_cycle`` in its default mode on the
+host: the edges inside SCCs), value, critical cycle, iterations and certificate alike, so
+that process 0 prints what one process prints.
 """
 
 from __future__ import annotations

@@ -195,6 +195,14 @@ class Halo:
         want, _, self.req_counts, self.want_counts = route(comm, starts, self.remote)
         self.want = want - lo
 
+    def push_max(self, local: np.ndarray, remote: np.ndarray) -> None:
+        """The reverse of :meth:`pull`: ``remote`` (one value per remote target, in the
+        order of :attr:`remote`) goes to the targets' owners, each of which raises its
+        ``local`` values to the largest it received (in place). One ``alltoallv``."""
+        got, _ = self.comm.alltoallv(np.ascontiguousarray(remote, dtype=np.int64),
+                                     self.req_counts, self.want_counts)
+        np.maximum.at(local, self.want, got)
+
     def pull(self, *local: np.ndarray) -> list:
         """Per array of the block's vertices, the extended array: the block's values then the
         remote targets' (int64), by one ``alltoallv`` for all of them."""

@@ -171,26 +171,76 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo) -> Exception | N
                               f"has total time 0", cycle=cyc, edges=edges)
 
 
-class _Restricted:
-    """The block's share of the restricted graph (trimmed, renumbered in order)."""
+def _scc_labels(comm: Comm, indptr: np.ndarray, halo: Halo, alive: np.ndarray,
+                lo: int) -> np.ndarray:
+    """The strongly connected component of every alive vertex, named by its largest vertex
+    (-1 for the others), by colouring: in the part not yet labelled, every vertex takes the
+    largest id that reaches it (pushed along the edges to a fixed point, remote targets by
+    :meth:`Halo.push_max`); a vertex whose colour is its own id is the largest of its SCC,
+    whose members are the vertices of its colour that reach it (pulled backwards along the
+    edges, by :meth:`Halo.pull`). Each phase labels at least the SCC of the largest id
+    left; the processes agree on every fixed point by ``allreduce``."""
+    n_local = indptr.shape[0] - 1
+    gid = lo + np.arange(n_local, dtype=np.int64)
+    src = _rows(indptr)
+    tgt = halo.target
+    n_remote = halo.remote.shape[0]
+    label = np.full(n_local, -1, dtype=np.int64)
+    active = alive.copy()
+    while comm.allreduce(int(np.count_nonzero(active))):
+        act_ext = halo.pull(active)[0] == 1
+        live = np.flatnonzero(active[src] & act_ext[tgt])    # edges inside the part left
+        ls, lt = src[live], tgt[live]
+        at_home = lt < n_local
+        color = np.where(active, gid, -1)
+        while True:
+            before = color.copy()
+            c = color[ls]
+            np.maximum.at(color, lt[at_home], c[at_home])
+            rem = np.full(n_remote, -1, dtype=np.int64)
+            np.maximum.at(rem, lt[~at_home] - n_local, c[~at_home])
+            halo.push_max(color, rem)
+            if comm.allreduce(int(np.count_nonzero(color != before))) == 0:
+                break
+        reached = active & (color == gid)
+        while True:
+            r_ext, c_ext = halo.pull(reached, color)
+            hit = (r_ext[lt] == 1) & (c_ext[lt] == color[ls])
+            new = np.zeros(n_local, dtype=bool)
+            new[ls[hit]] = True
+            new &= ~reached
+            if comm.allreduce(int(np.count_nonzero(new))) == 0:
+                break
+            reached |= new
+        label[reached] = color[reached]
+        active &= ~reached
+    return label
 
-    def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, alive: np.ndarray,
+
+class _Restricted:
+    """The block's share of the restricted graph: the edges whose ends share a ``label``
+    (-1: dropped), the vertices keeping an edge renumbered in order (so the restricted graph
+    is again in blocks of consecutive ids, its ids those of the one-process restriction)."""
+
+    def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, label: np.ndarray,
                  work_cost: np.ndarray) -> None:
-        k_local = int(alive.sum())
+        src = _rows(block.indptr)
+        label_ext = halo.pull(label)[0]
+        keep = (label[src] >= 0) & (label[src] == label_ext[halo.target])
+        deg = P.segment_sum(keep.astype(np.int64), block.indptr, np) if block.n_local else \
+            np.zeros(0, np.int64)
+        kept = deg > 0
+        k_local = int(kept.sum())
         base = comm.exscan(k_local)
         counts = comm.allgather(k_local)
         self.k = int(sum(counts))
         self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         newid = np.full(block.n_local, -1, dtype=np.int64)
-        newid[alive] = base + np.arange(k_local, dtype=np.int64)
+        newid[kept] = base + np.arange(k_local, dtype=np.int64)
         newid_ext = halo.pull(newid)[0]
-        src = _rows(block.indptr)
-        keep = alive[src] & (newid_ext[halo.target] >= 0)
         self.edges = np.flatnonzero(keep)                      # block-local original edges
-        self.vertices = block.lo + np.flatnonzero(alive)       # global original vertices
-        deg = P.segment_sum(keep.astype(np.int64), block.indptr, np) if block.n_local else \
-            np.zeros(0, np.int64)
-        self.indptr = np.concatenate([[0], np.cumsum(deg[alive])]).astype(np.int64)
+        self.vertices = block.lo + np.flatnonzero(kept)        # global original vertices
+        self.indptr = np.concatenate([[0], np.cumsum(deg[kept])]).astype(np.int64)
         self.indices = newid_ext[halo.target[self.edges]]
         self.cost = work_cost[self.edges]
         self.time = None if block.time is None else block.time[self.edges]
@@ -313,7 +363,8 @@ def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
 
 
 def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mean",
-                              mode: str = "max", max_iter: int | None = None) -> CycleResult:
+                              mode: str = "max", per_scc: bool = True,
+                              max_iter: int | None = None) -> CycleResult:
     """The maximal or minimal cycle mean or ratio of a graph held in blocks (SPMD).
 
     Parameters
@@ -324,6 +375,11 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         Every process of the run calls this function with its own block.
     kind, mode, max_iter
         As for :func:`ocm.optimal_cycle`.
+    per_scc : bool
+        Restrict the graph to the edges inside strongly connected components (found by
+        colouring across the processes), as :func:`ocm.optimal_cycle` does by default on
+        NumPy; False: to the vertices that reach a cycle (trimming only), as its
+        ``per_scc=False``. The per-SCC optima are not gathered (``scc_optima`` None).
 
     Returns
     -------
@@ -361,8 +417,12 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     timings["zero_time_check"] = _time.perf_counter() - t0
     t0 = _time.perf_counter()
     alive = _trim(comm, block.indptr, halo, None)
+    if per_scc:
+        label = _scc_labels(comm, block.indptr, halo, alive, block.lo)
+    else:
+        label = np.where(alive, 0, -1)
     work_cost = -block.cost if mode == "min" else block.cost
-    R = _Restricted(block, comm, halo, alive, work_cost)
+    R = _Restricted(block, comm, halo, label, work_cost)
     timings["restrict"] = _time.perf_counter() - t0
     if R.k == 0:
         m = block.m

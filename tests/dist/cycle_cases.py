@@ -8,8 +8,8 @@ import numpy as np
 
 from ocm.errors import OcmError
 
-#: Every (kind, mode) the engine answers.
-CASES = [("mean", "max"), ("mean", "min"), ("ratio", "max"), ("ratio", "min")]
+#: Every (kind, mode, per_scc) the engine answers: per SCC (the default) or by trimming.
+CASES = [(k, m, s) for s in (True, False) for k in ("mean", "ratio") for m in ("max", "min")]
 
 
 def random_case(seed: int):

@@ -1,6 +1,6 @@
 """Run under ``mpiexec``: the distributed cycle engine on graphs every process builds the same
 way, each process holding its block (:func:`ocm.dist.split_graph`); process 0 writes one JSON
-line per (graph, kind, mode): the answer, or the error's type, message and cycle.
+line per (graph, kind, mode, per_scc): the answer, or the error's type, message and cycle.
 
 ``python cycle_worker.py OUT SPEC ...``: a SPEC is a model (``MODEL[:N]`` as for
 ``dist_worker.py``) or ``random:SEED`` (:func:`graphs.random_case`).
@@ -24,13 +24,15 @@ def main() -> None:
     out = []
     for spec in sys.argv[2:]:
         g = graph_of(spec)
-        for kind, mode in CASES:
+        for kind, mode, per_scc in CASES:
             block = split_graph(*g, comm.rank, comm.size)
             try:
-                got = answer(optimal_cycle_distributed(block, comm, kind=kind, mode=mode))
+                got = answer(optimal_cycle_distributed(block, comm, kind=kind, mode=mode,
+                                                       per_scc=per_scc))
             except Exception as exc:   # noqa: BLE001 - the error is the answer compared
                 got = answer(exc)
-            out.append({"spec": spec, "kind": kind, "mode": mode, "size": comm.size,
+            out.append({"spec": spec, "kind": kind, "mode": mode, "per_scc": per_scc,
+                        "size": comm.size,
                         "answer": got})
     everyone = comm.allgather(out)
     if comm.rank == 0:

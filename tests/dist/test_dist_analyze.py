@@ -1,0 +1,93 @@
+"""``dvecost analyze`` with the graph left in blocks (the default under ``mpiexec``): what
+process 0 prints, text and ``--json``, is what one process prints (timings aside), for
+answers, no-cycle and zero-time-cycle models; process 0 holds only the runs shown."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pytest
+
+from dvecost import analyze
+from dvecost.cli import main
+from dvecost.distributed import BlockRun
+from runtime.comm import SelfComm
+from statespace.dist.blocks import GatheredGraphError
+
+from mpirun import ROOT, run
+
+EX = ROOT / "dvecost" / "examples"
+
+
+def _strip(out: str):
+    """What is compared of an output: the JSON less its timings and memory (and the symmetry
+    summary, whose reason says a distributed search explores the full product), or the text
+    less its timings line."""
+    try:
+        d = json.loads(out)
+    except ValueError:
+        return [line for line in out.splitlines() if not line.startswith("timings:")]
+    for k in ("timings", "peak_memory_bytes", "symmetry"):
+        d.pop(k, None)
+    return d
+
+
+def _one_process(args: list[str]) -> tuple[int, str]:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        code = main(args)
+    return code, buf.getvalue()
+
+
+CASES = [("client_server.dve", ["--json"]), ("deadlock.dve", ["--json"]),
+         ("zero_time.dve", ["--ratio", "--json"]), ("resources.dve", ["--cost", "cpu", "--min"]),
+         ("rings_sync.dve", ["--ratio", "--json"]), ("error_state.dve", [])]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_blocks_print_what_one_process_prints(n):
+    cases = CASES if n == 2 else CASES[:3]
+    for model, extra in cases:
+        args = ["analyze", str(EX / model), "--symmetry", "off", "--trace", "-q", *extra]
+        r = run(n, "-m", "dvecost", *args)
+        code, out = _one_process(args)
+        assert r.returncode == code, (model, r.stderr)
+        assert _strip(r.stdout) == _strip(out), model
+
+
+def test_gather_path_on_request_prints_the_same():
+    args = ["analyze", str(EX / "printer.dve"), "--json", "--symmetry", "off", "-q"]
+    r = run(2, "-m", "dvecost", *args, extra_env={"DVECOST_DIST_ENGINE": "gather"})
+    assert r.returncode == 0, r.stderr
+    assert _strip(r.stdout) == _strip(_one_process(args)[1])
+
+
+def test_process_0_holds_only_the_runs_shown():
+    run_ = BlockRun(SelfComm())
+    model = str(EX / "client_server.dve")
+    a = analyze(model, symmetry="off", explore=run_.explore, engine=run_.engine,
+                lazy_graph=True)
+    b = analyze(model, symmetry="off")
+    assert (a.value, a.iterations, a.certified) == (b.value, b.iterations, b.certified)
+    assert [s.as_dict() for s in a.cycle] == [s.as_dict() for s in b.cycle]
+    assert [s.as_dict() for s in a.prefix] == [s.as_dict() for s in b.prefix]
+    g = a.graph
+    shown = {s.edge for s in a.cycle} | {s.edge for s in a.prefix}
+    assert g.n_edges == b.n_transitions and g.n_states == b.n_states
+    others = sorted(set(range(g.n_edges)) - shown)
+    read = [e for e in others if _readable(g, e)]
+    # Only rows of the runs' states were gathered: most edges cannot be read at all.
+    assert len(read) < g.n_edges // 2
+    with pytest.raises(GatheredGraphError, match="held in blocks"):
+        np.asarray(g.indices)
+
+
+def _readable(g, e: int) -> bool:
+    try:
+        g.peek("indices", e)
+        return True
+    except GatheredGraphError:
+        return False
