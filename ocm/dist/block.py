@@ -147,8 +147,13 @@ def route(comm: Comm, starts: np.ndarray, ids: np.ndarray):
     where ``got`` are the ids this process owns that others asked for (grouped by asker),
     ``order`` the permutation that grouped ``ids`` by owner and the counts both ways (to send
     answers back, :func:`fetch`)."""
+    if comm.size == 1:   # every id is this process's: nothing to group
+        got, rcounts = comm.alltoallv(ids, np.array([ids.shape[0]], np.int64))
+        return got, None, rcounts, rcounts
     owner = owner_of_ids(ids, starts)
-    order = np.argsort(owner, kind="stable")
+    # (a stable sort of small integers: NumPy's radix sort)
+    order = np.argsort(owner.astype(np.int16 if comm.size < 2**15 else np.int64),
+                       kind="stable")
     counts = np.bincount(owner, minlength=comm.size).astype(np.int64)
     got, rcounts = comm.alltoallv(np.ascontiguousarray(ids[order]), counts)
     return got, order, counts, rcounts
@@ -164,8 +169,11 @@ def fetch(comm: Comm, starts: np.ndarray, ids: np.ndarray, *arrays: np.ndarray) 
     local = got - starts[comm.rank]
     reply = _as_rows(tuple(a[local] for a in arrays))
     back, _ = comm.alltoallv(reply, rcounts, counts)
-    out = np.empty((ids.shape[0], len(arrays)), np.int64)
-    out[order] = back
+    if order is None:
+        out = back
+    else:
+        out = np.empty((ids.shape[0], len(arrays)), np.int64)
+        out[order] = back
     return [out[:, j] for j in range(len(arrays))]
 
 

@@ -191,27 +191,53 @@ def _scc_labels(comm: Comm, indptr: np.ndarray, halo: Halo, alive: np.ndarray,
         act_ext = halo.pull(active)[0] == 1
         live = np.flatnonzero(active[src] & act_ext[tgt])    # edges inside the part left
         ls, lt = src[live], tgt[live]
-        at_home = lt < n_local
+        # The live edges grouped by target (once a phase): a round's largest colour per
+        # target is one gather and one reduceat, not an unbuffered ufunc.at per edge.
+        by_t = np.argsort(lt, kind="stable")
+        ts_, srcs = lt[by_t], ls[by_t]
+        heads = np.flatnonzero(np.r_[True, ts_[1:] != ts_[:-1]]) if ts_.shape[0] else \
+            np.zeros(0, np.int64)
+        tgt_u = ts_[heads]
+        at_home = tgt_u < n_local
         color = np.where(active, gid, -1)
+        dirty = None   # the vertices whose colour changed last round (None: all); while
+        # many did, every edge goes through the grouped reduceat, else only theirs
         while True:
             before = color.copy()
-            c = color[ls]
-            np.maximum.at(color, lt[at_home], c[at_home])
-            rem = np.full(n_remote, -1, dtype=np.int64)
-            np.maximum.at(rem, lt[~at_home] - n_local, c[~at_home])
+            if dirty is None or np.count_nonzero(dirty) * 8 > n_local:
+                best = np.maximum.reduceat(color[srcs], heads) if heads.shape[0] else \
+                    np.zeros(0, np.int64)
+                home = tgt_u[at_home]
+                np.maximum.at(color, home, best[at_home])   # (targets distinct here)
+                rem = np.full(n_remote, -1, dtype=np.int64)
+                rem[tgt_u[~at_home] - n_local] = best[~at_home]
+            else:   # only the edges from vertices whose colour changed
+                e = np.flatnonzero(dirty[ls])
+                c, t = color[ls[e]], lt[e]
+                h = t < n_local
+                np.maximum.at(color, t[h], c[h])
+                rem = np.full(n_remote, -1, dtype=np.int64)
+                np.maximum.at(rem, t[~h] - n_local, c[~h])
             halo.push_max(color, rem)
-            if comm.allreduce(int(np.count_nonzero(color != before))) == 0:
+            dirty = color != before
+            if comm.allreduce(int(np.count_nonzero(dirty))) == 0:
                 break
+        # Backwards from the roots along the edges inside one colour.
+        c_ext = halo.pull(color)[0]
+        inside = c_ext[lt] == color[ls]
+        bs, bt = ls[inside], lt[inside]
         reached = active & (color == gid)
         while True:
-            r_ext, c_ext = halo.pull(reached, color)
-            hit = (r_ext[lt] == 1) & (c_ext[lt] == color[ls])
+            r_ext = halo.pull(reached)[0]
+            hit = r_ext[bt] == 1
             new = np.zeros(n_local, dtype=bool)
-            new[ls[hit]] = True
+            new[bs[hit]] = True
             new &= ~reached
             if comm.allreduce(int(np.count_nonzero(new))) == 0:
                 break
             reached |= new
+            left = ~reached[bs]          # edges from reached vertices are done
+            bs, bt = bs[left], bt[left]
         label[reached] = color[reached]
         active &= ~reached
     return label

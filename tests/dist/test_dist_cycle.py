@@ -3,9 +3,9 @@ the same mode (``per_scc`` True, the default: edges inside SCCs, found by colour
 the processes; or False: trimming only): the same value, critical cycle and its edges,
 iterations and certificate, or the same error naming the same cycle. Oracles: that engine
 (SciPy's SCCs, one process's Howard: no routing, halo, colouring or pointer doubling shared
-with ``ocm.dist``) and the brute-force enumeration of ``ocm.reference`` for the value. Run as one process
-(``SelfComm``), as ``mpiexec -n 2`` and ``-n 3`` processes, and, for breadth, as threads in
-lockstep (``lockstep.py``)."""
+with ``ocm.dist``) and the brute-force enumeration of ``ocm.reference`` for the value.
+Run as one process (``SelfComm``), as ``mpiexec -n 2`` and ``-n 3`` processes, and, for
+breadth, as threads in lockstep (``lockstep.py``)."""
 
 from __future__ import annotations
 
