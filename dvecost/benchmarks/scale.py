@@ -21,7 +21,10 @@ rows:
 Every run is timed in ``--repeat`` interleaved rounds, the best kept (each distributed run
 searches twice in its processes, the first warming them: lazy imports, the kernel's
 compilation). ``search`` is the levels (the graph spread over the processes), ``total`` adds
-the hand-over to process 0 for the cycle engine; ``CPU s`` is the busiest process's CPU
+the hand-over to process 0 for the cycle engine; ``engine s`` is the cycle engine's (the
+cycle mean of the model's first resource): across the processes on the graph left in blocks
+(:mod:`ocm.dist`, as ``dvecost analyze`` runs it, the slowest process's), and the one-process
+engine for the reference row; ``CPU s`` is the busiest process's CPU
 seconds. ``B/transition`` is the gathered graph's edge bytes per transition
 (:meth:`StateGraph.edge_bytes`), ``rows B/transition`` what the processes kept of the edges
 while searching (on the devices with ``--gpus``), ``sent B/transition`` the bytes all processes
@@ -55,7 +58,7 @@ FAMILY = pathlib.Path(__file__).resolve().parents[1] / "examples" / \
 #: The report's columns (and each JSON line's keys).
 COLUMNS = ("run", "scaling", "P", "model", "states", "transitions", "search s", "gather s",
            "total s", "CPU s", "states/s", "edges/s", "B/transition", "rows B/transition",
-           "sent B/transition", "speed-up search", "efficiency", "vs one process")
+           "sent B/transition", "speed-up search", "efficiency", "vs one process", "engine s")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -201,7 +204,7 @@ def _row(run: str, scaling: str, p: int, name: str, got: dict, base: dict | None
             got["states"] / got.get("search", got["total"]),
             got["transitions"] / got.get("search", got["total"]), got["bytes"],
             got.get("row_bytes", 0) / m if "row_bytes" in got else None, got.get("sent"),
-            speed, eff, None if ref is None else ref["total"] / got["total"])
+            speed, eff, None if ref is None else ref["total"] / got["total"], got.get("engine"))
 
 
 def _load(model: str, n: int | None):
@@ -223,7 +226,23 @@ def _one_process(model: pathlib.Path, n: int | None, gpu: bool) -> dict:
         xp.cuda.Stream.null.synchronize()
     dt, dc = time.perf_counter() - t, time.process_time() - c
     return {"states": g.n_states, "transitions": g.n_edges, "total": dt, "cpu": dc,
-            "bytes": g.edge_bytes() / max(g.n_edges, 1)}
+            "bytes": g.edge_bytes() / max(g.n_edges, 1),
+            "engine": _engine_seconds(g, cm, "gpu" if gpu else "cpu")}
+
+
+def _engine_seconds(g, cm, backend: str) -> float | None:
+    """Seconds of the one-process cycle engine (the cycle mean of the first resource) on
+    ``g``; None when the graph has no answer."""
+    import ocm
+    import scipy.sparse.csgraph  # noqa: F401 - imported before the clock, as P's runs have it
+    from dvecost import pipeline
+    t = time.perf_counter()
+    try:
+        ocm.optimal_cycle(*pipeline.engine_arrays(g, cm.resources[0], ratio=False,
+                                                  backend=backend), backend=backend)
+    except ocm.errors.AnalysisError:
+        return None
+    return time.perf_counter() - t
 
 
 def _distributed(launcher: str | None, p: int, model: pathlib.Path, n: int | None, gpu: bool,
@@ -271,8 +290,24 @@ def _worker(model: str, repeat: int, n: int | None) -> None:
                 best.update(states=g.n_states, transitions=g.n_edges,
                             bytes=g.edge_bytes() / m, sent=sent / m)
         del g   # (before the next run: two graphs never held at once)
+    best["engine"] = _engine_across(cm, comm)
     if comm.rank == 0:
         print(json.dumps(best))
+
+
+def _engine_across(cm, comm) -> float | None:
+    """Seconds of the cycle engine across the processes (the graph left in blocks, the cycle
+    mean of the first resource, as ``dvecost analyze`` runs it), the slowest process's;
+    None when the graph has no answer."""
+    from dvecost.distributed import solve_blocks
+    from statespace.dist import explore_distributed
+    from statespace.dist.blocks import hand_over_blocks
+    block = explore_distributed(cm, comm, handover=hand_over_blocks)
+    comm.barrier()
+    t = time.perf_counter()
+    got = solve_blocks(block, comm, cm.resources[0], "mean", "max")
+    took = comm.allreduce(time.perf_counter() - t, "max")
+    return None if isinstance(got, Exception) else took
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ def test_rows_are_the_one_process_graph_and_bytes_sent_are_measured(capsys, monk
     assert p2["efficiency"] == pytest.approx(p2["speed-up search"] / 2, rel=1e-3)
     # Targets and actions as int32: 8 bytes a transition kept while searching.
     assert rows["P = 2"]["rows B/transition"] == 8
+    # The cycle engine's seconds: one process's for the reference, across P otherwise.
+    assert all(r["engine s"] > 0 for r in rows.values())
 
 
 def test_weak_rows_explore_the_family_at_each_size_and_write_json_lines(tmp_path, capsys,
