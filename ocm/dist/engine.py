@@ -103,13 +103,14 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
         e = block.edge_base + int(np.flatnonzero(c == -2**63)[0])
         err = InputError(f"'cost'[{e}] = -2**63 is out of range: costs must lie within "
                          "±(2**63 - 1)")
-    elif kind == "ratio" and t.shape[0] and int(t.min()) < 0:
+    elif t is not None and t.shape[0] and int(t.min()) < 0:
         e = int(np.flatnonzero(t < 0)[0])
         err = InputError(f"times must be non-negative integers: edge {block.edge_base + e} "
                          f"has time {int(t[e])}")
     _agree(comm, err)
     cmax = comm.allreduce(int(np.abs(c).max()) if c.shape[0] else 0, "max")
-    tmax = 1 if kind == "mean" else comm.allreduce(int(t.max()) if t.shape[0] else 0, "max")
+    # (times given are checked and bounded for means too, as one process does)
+    tmax = 1 if t is None else comm.allreduce(int(t.max()) if t.shape[0] else 0, "max")
     n = block.n
     if block.m and not P.fits_int64((n + 1) * cmax, (n + 1) * tmax):
         raise InputError(f"costs up to {cmax} (times up to {tmax}) on {n} vertices: sums "
@@ -463,8 +464,8 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         max_iter = max(1000, 10 * R.k)
     # The bounds of the restricted graph's charges, as the one-process iteration takes them.
     cmax = comm.allreduce(int(np.abs(R.cost).max()) if R.cost.shape[0] else 0, "max")
-    if time_used:
-        tmax = comm.allreduce(int(R.time.max()) if R.time.shape[0] else 0, "max")
+    tmax = comm.allreduce(int(R.time.max()) if R.time.shape[0] else 0, "max") if time_used \
+        else 1
     aux: dict = {}
     bounds: dict = {}
     it = 0

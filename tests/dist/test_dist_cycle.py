@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ocm
-from ocm.dist import block_starts, optimal_cycle_distributed, split_graph
+from ocm.dist import DistributedRangeError, block_starts, optimal_cycle_distributed, split_graph
 from ocm.reference import brute_force_cycle
 from runtime.comm import SelfComm
 
@@ -150,3 +150,34 @@ def test_mpiexec_beem_sample_equals_one_process(n, tmp_path, beem_dir):
     for g in got:
         assert g["answer"] == one_process(graphs[g["spec"]], g["kind"], g["mode"],
                                           g["per_scc"]), g
+
+
+def test_sums_that_could_wrap_are_refused_as_one_process_refuses_them():
+    g = random_case(4)
+    big = (g[0], g[1], g[2] * 2**59, g[3])
+    want = one_process(big, "mean", "max")
+    assert want["error"] == "InputError"
+    assert distributed(big, "mean", "max", 2) == [want, want]
+
+
+def test_biases_beyond_int64_stop_never_wrap():
+    """Costs near 2**50 on a ring of 3000: one process moves its biases to Python ints; the
+    engine across processes (int64 exchanges) stops with a clear error on every process."""
+    import sys
+    sys.path.insert(0, str(ROOT / "tests" / "ocm"))
+    from ocm_graphs import overflow_graph
+    g = overflow_graph()
+    want = ocm.optimal_cycle(*g, kind="ratio", xp=np)
+    assert want.certified
+
+    def body(comm):
+        try:
+            r = optimal_cycle_distributed(split_graph(*g, comm.rank, comm.size), comm,
+                                          kind="ratio")
+            return r.value, r.certified
+        except DistributedRangeError as exc:
+            return str(exc)
+    got = run_lockstep(2, body)
+    assert got[0] == got[1]
+    # Either the exact answer (a bound that held) or the stop: never another value.
+    assert got[0] == (want.value, True) or "int64" in got[0]
