@@ -196,8 +196,10 @@ class Halo:
         self.n_local = hi - lo
         out = (targets < lo) | (targets >= hi)
         self.remote = np.unique(targets[out])
-        self.target = targets - lo
-        self.target[out] = self.n_local + np.searchsorted(self.remote, targets[out])
+        target = targets - lo
+        target[out] = self.n_local + np.searchsorted(self.remote, targets[out])
+        n_ext = self.n_local + self.remote.shape[0]
+        self.target = target.astype(np.int32) if n_ext < 2**31 else target   # 4 bytes an edge
         # Built once: which of this block's vertices each other process wants, in the order
         # it wants them (its remote list is sorted by id, so grouped by owner).
         want, _, self.req_counts, self.want_counts = route(comm, starts, self.remote)

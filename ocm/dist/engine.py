@@ -83,7 +83,10 @@ def _agree(comm: Comm, error: Exception | None) -> None:
 
 
 def _rows(indptr: np.ndarray) -> np.ndarray:
-    return np.repeat(np.arange(indptr.shape[0] - 1, dtype=np.int64), np.diff(indptr))
+    """The block-local source of every edge of a block (int32 while rows fit: 4 bytes an
+    edge)."""
+    n = indptr.shape[0] - 1
+    return np.repeat(np.arange(n, dtype=np.int32 if n < 2**31 else np.int64), np.diff(indptr))
 
 
 def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, int]:
@@ -265,15 +268,26 @@ class _Restricted:
         newid = np.full(block.n_local, -1, dtype=np.int64)
         newid[kept] = base + np.arange(k_local, dtype=np.int64)
         newid_ext = halo.pull(newid)[0]
-        self.edges = np.flatnonzero(keep)                      # block-local original edges
+        self.n_local = k_local
+        self.lo = base
         self.vertices = block.lo + np.flatnonzero(kept)        # global original vertices
+        if comm.allreduce(int(int(np.count_nonzero(keep)) == keep.shape[0] and
+                              k_local == block.n_local), "min"):
+            # Nothing dropped anywhere: the block itself (no copy of its edges; its halo).
+            self.edges = None
+            self.indptr, self.indices = block.indptr, block.indices
+            self.cost, self.time, self.halo = work_cost, block.time, halo
+            return
+        self.edges = np.flatnonzero(keep)                      # block-local original edges
         self.indptr = np.concatenate([[0], np.cumsum(deg[kept])]).astype(np.int64)
         self.indices = newid_ext[halo.target[self.edges]]
         self.cost = work_cost[self.edges]
         self.time = None if block.time is None else block.time[self.edges]
-        self.n_local = k_local
-        self.lo = base
         self.halo = Halo(comm, self.starts, self.indices)
+
+    def original_edges(self, local: np.ndarray) -> np.ndarray:
+        """The block-local original ids of restricted edges ``local``."""
+        return local if self.edges is None else self.edges[local]
 
 
 class _Policy:
@@ -500,7 +514,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     mine = st.reps[st.rank[st.reps] == top]
     r = comm.allreduce(int(R.lo + mine[0]) if mine.shape[0] else R.k, "min")
     on = np.flatnonzero(st.rep == r)
-    e_loc = R.edges[st.policy[on]]
+    e_loc = R.original_edges(st.policy[on])
     rows = list(zip((R.lo + on).tolist(), st.succ[on].tolist(), R.vertices[on].tolist(),
                     (e_loc + block.edge_base).tolist(), block.indices[e_loc].tolist(),
                     block.cost[e_loc].tolist(),
