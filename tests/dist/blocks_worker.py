@@ -1,0 +1,41 @@
+"""Run under ``mpiexec``: each model named explored by every process with the graph left in
+blocks (``hand_over_blocks``; ``DIST_XP``/``DIST_BATCH`` as for ``dist_worker.py``: the
+device path over a NumPy stand-in of CuPy), the cycle engine across the processes, and on
+process 0 one JSON line per model: the answer and the runs' states gathered for it."""
+
+import json
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "tests" / "statespace"))
+
+from runtime.comm import world  # noqa: E402
+from dvecost.distributed import solve_blocks  # noqa: E402
+from statespace.dist import explore_distributed  # noqa: E402
+from statespace.dist.blocks import hand_over_blocks, witness_graph  # noqa: E402
+
+from cycle_cases import answer  # noqa: E402
+from dist_worker import load, options  # noqa: E402
+
+
+def main() -> None:
+    comm = world()
+    out = []
+    opts = options()
+    for spec in sys.argv[2:]:
+        block = explore_distributed(load(spec), comm, handover=hand_over_blocks, **opts)
+        res = block.model.resources
+        got = answer(solve_blocks(block, comm, res[0], "ratio", "max"))
+        g = witness_graph(block, comm, got.get("edges", []))
+        if comm.rank == 0:
+            states = {v: g.peek("states", v).tolist() for v in got.get("cycle", [])}
+            out.append({"model": spec, "answer": got, "resource": res[0],
+                        "states": {str(k): v for k, v in states.items()}})
+    if comm.rank == 0:
+        pathlib.Path(sys.argv[1]).write_text("\n".join(json.dumps(o) for o in out))
+
+
+if __name__ == "__main__":
+    main()
