@@ -172,10 +172,10 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> Report:
     notes.append(f"{where}; best of {max(1, args.repeat)} interleaved rounds; states/s and "
                  f"edges/s over the search; 'CPU s' is the busiest process's CPU seconds "
                  f"(waiting in a collective spins, so it counts); speed-up and efficiency "
-                 f"against the first P of the same scaling: strong, speed-up / (P / P0); weak (no "
-                 f"speed-up: the models differ), edges/s per process / P0's; 'vs one process' against build_state_graph's "
-                 f"total; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at "
-                 f"the end")
+                 f"against the first P of the same scaling: strong, speed-up / (P / P0); weak "
+                 f"(no speed-up: the models differ), edges/s per process / P0's; 'vs one "
+                 f"process' against build_state_graph's total; {os.cpu_count()} CPUs, load "
+                 f"average {os.getloadavg()[0]:.1f} at the end")
     return Report("Distributed exploration: scaling over " + ("GPUs" if gpus else "processes"),
                   COLUMNS, tuple(rows), tuple(notes))
 

@@ -3,11 +3,11 @@
 When the levels are done each process holds a :class:`Share`: the states it owns (their ids,
 slot values, parents and parent actions) and the CSR rows of the states it expanded (the
 rows' sources, out-degrees, and per edge its target, action and, where charges are not
-constants of the action, its row of a palette of charges), as arrays of the search's array module (NumPy, or
-CuPy when the search ran on the device). :func:`hand_over` is the one place a share leaves
-its process: today it gathers every share to process 0 and assembles the graph there exactly
-as the one-process explorer assembles it (a cycle engine working across the processes
-replaces this one function).
+constants of the action, its row of a palette of charges), as arrays of the search's array
+module (NumPy, or CuPy when the search ran on the device). :func:`hand_over` is the one place
+a share leaves its process: today it gathers every share to process 0 and assembles the graph
+there exactly as the one-process explorer assembles it (a cycle engine working across the
+processes replaces this one function).
 
 Examples
 --------
