@@ -137,3 +137,26 @@ def test_a_failed_allocation_after_the_levels_agreement_stops_before_the_hand_ov
             explore_distributed(model, SelfComm())
         assert calls[0] >= at
         assert info.value.counts["states"] <= full.n_states
+
+
+def test_rows_placed_in_blocks_are_the_rows_placed_at_once(monkeypatch):
+    """The hand-over's placing of received rows, a block of edges at a time, against an
+    obvious per-row placement (sources in any order, empty rows, blocks cutting rows)."""
+    import numpy as np
+
+    from statespace.dist import handover
+
+    rng = np.random.default_rng(5)
+    for block in (1, 3, 7, 1 << 26):
+        monkeypatch.setattr(handover, "PLACE_BLOCK", block)
+        n = 40
+        rid = rng.permutation(n)[:25]
+        deg = rng.integers(0, 4, rid.shape[0])
+        edges = rng.integers(0, 1000, int(deg.sum()))
+        got_deg, got = handover.place_rows(np, rid, deg, n, [edges])
+        rows, at = {}, 0
+        for r, d in zip(rid.tolist(), deg.tolist()):
+            rows[r], at = edges[at:at + d].tolist(), at + d
+        want = [e for r in range(n) for e in rows.get(r, [])]
+        assert got.tolist() == want
+        assert got_deg.tolist() == [len(rows.get(r, [])) for r in range(n)]
