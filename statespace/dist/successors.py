@@ -72,8 +72,9 @@ class NextStates:
         #: order it met them (:meth:`step_codes` gives their codes); the search renumbers them.
         self.sync = cm.system == "sync"
         self.kernel = kernel_generator(self.gen, xp) if on_device(xp) else None
-        # The array form over xp (its step numbering shared with self.gen's).
-        self.gen_xp = self.gen.at(xp)
+        # Without the kernel, the array form over xp (its step numbering shared with
+        # self.gen's).
+        self.gen_xp = self.gen.at(xp) if self.kernel is None else None
         self.error_key_xp = self.error_key if xp is np else xp.asarray(self.error_key)
 
     def step_codes(self) -> list[int]:
