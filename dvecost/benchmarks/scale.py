@@ -257,10 +257,11 @@ def _worker(model: str, repeat: int, n: int | None) -> None:
         t, c = time.perf_counter(), time.process_time()
         timings: dict = {}
         g = explore_distributed(cm, comm, timings=timings)
-        cpu = comm.allreduce(time.process_time() - c, "max")
+        # Seconds are floats: gathered as Python values (the interface reduces integers).
+        cpu = max(comm.allgather(time.process_time() - c))
         comm.barrier()
         total = time.perf_counter() - t
-        search = comm.allreduce(timings["search"], "max")
+        search = max(comm.allgather(timings["search"]))
         sent = comm.allreduce(int(timings["sent"]))
         rows = comm.allreduce(int(timings["row_bytes"]))
         if best is None or total < best["total"]:
