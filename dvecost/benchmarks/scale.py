@@ -175,10 +175,10 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> Report:
     notes.append(f"{where}; best of {max(1, args.repeat)} interleaved rounds; states/s and "
                  f"edges/s over the search; 'CPU s' is the busiest process's CPU seconds "
                  f"(waiting in a collective spins, so it counts); speed-up and efficiency "
-                 f"against the first P of the same scaling: strong, speed-up / (P / P0); weak (no "
-                 f"speed-up: the models differ), edges/s per process / P0's; 'vs one process' against build_state_graph's "
-                 f"total; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at "
-                 f"the end")
+                 f"against the first P of the same scaling: strong, speed-up / (P / P0); weak "
+                 f"(no speed-up: the models differ), edges/s per process / P0's; 'vs one "
+                 f"process' against build_state_graph's total; {os.cpu_count()} CPUs, load "
+                 f"average {os.getloadavg()[0]:.1f} at the end")
     return Report("Distributed exploration: scaling over " + ("GPUs" if gpus else "processes"),
                   COLUMNS, tuple(rows), tuple(notes))
 
@@ -276,10 +276,11 @@ def _worker(model: str, repeat: int, n: int | None) -> None:
         t, c = time.perf_counter(), time.process_time()
         timings: dict = {}
         g = explore_distributed(cm, comm, timings=timings)
-        cpu = comm.allreduce(time.process_time() - c, "max")
+        # Seconds are floats: gathered as Python values (the interface reduces integers).
+        cpu = max(comm.allgather(time.process_time() - c))
         comm.barrier()
         total = time.perf_counter() - t
-        search = comm.allreduce(timings["search"], "max")
+        search = max(comm.allgather(timings["search"]))
         sent = comm.allreduce(int(timings["sent"]))
         rows = comm.allreduce(int(timings["row_bytes"]))
         if best is None or total < best["total"]:

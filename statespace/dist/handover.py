@@ -3,11 +3,11 @@
 When the levels are done each process holds a :class:`Share`: the states it owns (their ids,
 slot values, parents and parent actions) and the CSR rows of the states it expanded (the
 rows' sources, out-degrees, and per edge its target, action and, where charges are not
-constants of the action, its row of a palette of charges), as arrays of the search's array module (NumPy, or
-CuPy when the search ran on the device). :func:`hand_over` is the one place a share leaves
-its process: today it gathers every share to process 0 and assembles the graph there exactly
-as the one-process explorer assembles it (a cycle engine working across the processes
-replaces this one function).
+constants of the action, its row of a palette of charges), as arrays of the search's array
+module (NumPy, or CuPy when the search ran on the device). :func:`hand_over` is the one place
+a share leaves its process: today it gathers every share to process 0 and assembles the graph
+there exactly as the one-process explorer assembles it (a cycle engine working across the
+processes replaces this one function).
 
 Examples
 --------
@@ -163,14 +163,18 @@ def hand_over(share: Share, comm: Comm, cm, *, charge_table, error_successors: b
         del ids
         rid, n_rows = gather(share.row_ids)
         rdeg = gather(share.deg, n_rows)[0]
-        edges = [share.targets, share.actions] + ([] if charge is None else [charge])
-        got, n_edges = gather(edges[0])
-        got = [got] + [gather(a, n_edges)[0] for a in edges[1:]]
-        del edges
-        placed = place_rows(xp, rid, rdeg, n, got)
-        del got
-        deg, tgt, act = placed[0], placed[1], placed[2]
-        charge = placed[3] if charge is not None else None
+        # One edge array at a time, received and placed, so that process 0 holds the
+        # graph's edges once plus one array in transit.
+        n_edges = None   # (the first gather exchanges the counts)
+        placed = []
+        for a in [share.targets, share.actions] + ([] if charge is None else [charge]):
+            got, n_edges = gather(a, n_edges)
+            deg, done = place_rows(xp, rid, rdeg, n, [got])
+            del got
+            placed.append(done)
+        tgt, act = placed[0], placed[1]
+        charge = placed[2] if charge is not None else None
+        del placed
     if comm.rank != 0:
         return None
     return _assemble(cm, share, states, parent, par_action, deg, tgt, act, charge, table,
@@ -282,6 +286,10 @@ def place_states(xp, got, ids, n: int):
     return out
 
 
+#: Edges placed at a time by :func:`place_rows` (its temporaries: three int64 per edge).
+PLACE_BLOCK = 1 << 26
+
+
 def place_rows(xp, rid, deg, n: int, edges: list) -> list:
     """CSR rows received as whole rows (sources ``rid`` with out-degrees ``deg``, each row's
     edges together and in order in every array of ``edges``) in id order: the out-degree of
@@ -300,15 +308,20 @@ def place_rows(xp, rid, deg, n: int, edges: list) -> list:
     ptr = xp.zeros(n + 1, np.int64)
     ptr[1:] = xp.cumsum(out_deg)
     ends = xp.cumsum(deg)
+    # Per received row, where its first edge goes less where it was received.
+    shift = ptr[rid] - (ends - deg)
+    del ptr
     m = edges[0].shape[0]
+    placed = [out_deg] + [xp.empty_like(a) for a in edges]
     # Edge j of the received order goes to its row's first place plus its offset in the row:
     # its row is the received row whose end is the first past j (a search, not a repeat by
-    # counts, which CuPy's ``repeat`` does not take as an array).
-    row = xp.searchsorted(ends, xp.arange(m, dtype=np.int64), side="right")
-    spot = (ptr[rid] - (ends - deg))[row] + xp.arange(m, dtype=np.int64)
-    placed = [out_deg]
-    for a in edges:
-        d = xp.empty_like(a)
-        d[spot] = a
-        placed.append(d)
+    # counts, which CuPy's ``repeat`` does not take as an array). A block of edges at a time,
+    # so that the positions (int64) never take more than a block's memory beside the graph.
+    for a in range(0, m, PLACE_BLOCK):
+        j = xp.arange(a, min(a + PLACE_BLOCK, m), dtype=np.int64)
+        spot = shift[xp.searchsorted(ends, j, side="right")] + j
+        del j
+        for src, dst in zip(edges, placed[1:]):
+            dst[spot] = src[a:a + spot.shape[0]]
+        del spot
     return placed

@@ -308,7 +308,7 @@ class _Search:
             # the answers come back in it.
             order = stable_argsort(xp, owner.astype(np.int16))
             # The P counts: what crosses to the host of this exchange.
-            counts = to_host(count_values(xp, owner, P))
+            counts = _host_counts(xp, owner, P)
             del owner
             # Key and rank as one row of words: one exchange.
             send = xp.empty((keys.shape[0], self.W + 1), _U)
@@ -339,7 +339,7 @@ class _Search:
         if P > 1:
             dest = ((new_rank // A - lo) * P) // (hi - lo)
             at = 2 + 2 * P + comm.rank * P
-            v[at:at + P] = to_host(count_values(xp, dest, P))
+            v[at:at + P] = _host_counts(xp, dest, P)
             del dest
         else:
             v[2 + 2 * P] = new_rank.shape[0]
@@ -561,6 +561,21 @@ class _Search:
                      states=own[1], parent=own[2], parent_action=own[3], row_ids=rows[0],
                      deg=rows[1], targets=rows[2], actions=rows[3], charge=charge,
                      palette_rows=tuple(self.palette_rows))
+
+
+def _host_counts(xp, values, n: int) -> np.ndarray:
+    """How many of ``values`` (in ``[0, n)``, of module ``xp``) equal each of ``0 .. n - 1``,
+    on the host (int64): the counts of an exchange, the only per-level data that leaves a
+    device. No kernel for an empty array.
+
+    >>> _host_counts(np, np.array([1, 1, 0]), 3).tolist()
+    [1, 2, 0]
+    >>> _host_counts(np, np.zeros(0, np.int64), 2).tolist()
+    [0, 0]
+    """
+    if values.shape[0] == 0:
+        return np.zeros(n, np.int64)
+    return to_host(count_values(xp, values, n)).astype(np.int64, copy=False)
 
 
 def _join(xp, parts: list):

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime.device import to_host
+
+from ..device import on_device
 from ..evaluate import INT
 from ..model import CompiledModel
-from ..device import on_device
 from ..next_state import generator_for
-from ..search.placement import kernel_generator
+from ..search.placement import Placement, kernel_generator
 
 __all__ = ["NextStates", "Successors"]
 
@@ -59,6 +61,10 @@ class NextStates:
         The generated kernel's generator, when it computes the successors.
     """
 
+    #: On a device without the kernel, batches of fewer states are computed on the host (see
+    #: :meth:`successors`; the one-GPU explorer's threshold).
+    device_min_rows = Placement.device_min_rows
+
     def __init__(self, cm: CompiledModel, *, error_successors: bool = False, xp=np) -> None:
         self.cm, self.xp = cm, xp
         self.gen = generator_for(cm, np)
@@ -72,8 +78,9 @@ class NextStates:
         #: order it met them (:meth:`step_codes` gives their codes); the search renumbers them.
         self.sync = cm.system == "sync"
         self.kernel = kernel_generator(self.gen, xp) if on_device(xp) else None
-        # The array form over xp (its step numbering shared with self.gen's).
-        self.gen_xp = self.gen.at(xp)
+        # Without the kernel, the array form over xp (its step numbering shared with
+        # self.gen's).
+        self.gen_xp = self.gen.at(xp) if self.kernel is None else None
         self.error_key_xp = self.error_key if xp is np else xp.asarray(self.error_key)
 
     def step_codes(self) -> list[int]:
@@ -82,8 +89,21 @@ class NextStates:
 
     def successors(self, keys) -> Successors:
         """The successors of the states packed as ``keys`` (rows, of module ``xp``), in
-        (row, action) order."""
+        (row, action) order, of module ``xp``.
+
+        On a device without the kernel, a batch of fewer than :attr:`device_min_rows` states
+        is computed on the host and its successors moved to the device, as the one-GPU
+        explorer does: the array form costs the device thousands of launches a batch
+        whatever its size."""
         xp = self.xp
+        if self.kernel is None and xp is not np and keys.shape[0] < self.device_min_rows:
+            s = self._compute(np, self.gen, to_host(keys))
+            return Successors(*(None if a is None else xp.asarray(a) for a in
+                                (s.src, s.act, s.keys, s.err, s.charges)))
+        return self._compute(xp, self.gen_xp, keys)
+
+    def _compute(self, xp, gen, keys) -> Successors:
+        """:meth:`successors` over module ``xp``, by the kernel or ``gen``'s array form."""
         X = self.layout.unpack(keys, xp)
         if self.err_pc >= 0:
             bad = X[0] == self.err_pc
@@ -100,7 +120,7 @@ class NextStates:
             s = self.kernel.successors(keys, X)   # the error key written by the kernel
             nkeys = s.keys
         else:
-            s = self.gen_xp.successors(keys, X)
+            s = gen.successors(keys, X)
             nkeys = s.keys
             if xp is np:
                 nkeys[s.error] = self.error_key[0]

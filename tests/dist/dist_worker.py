@@ -7,7 +7,9 @@ file ``FILE.py:N`` is its family rendered for ``N`` clients.
 
 ``DIST_XP=stand-in`` runs the search's device path over a NumPy stand-in of CuPy
 (``tests/statespace/device_stand_in.py``), ``stand-in-kernels`` with its generated successor
-kernel compiled for the host; ``DIST_BATCH=K`` expands ``K`` states per successor call.
+kernel compiled for the host; ``DIST_BATCH=K`` expands ``K`` states per successor call;
+``DIST_MIN_ROWS=K`` computes batches of fewer than ``K`` states on the host where the device
+has no kernel (default: the one-GPU explorer's threshold).
 ``DIST_FAIL=R:K`` makes the ``K``-th look-up in process ``R``'s visited set fail for want of
 memory; a model whose search stops is written as its stop's name and counts.
 """
@@ -64,6 +66,9 @@ def options() -> dict:
         got["xp"] = stand_in(_Patch(), kernels=kind == "stand-in-kernels")
     if os.environ.get("DIST_BATCH"):
         got["batch"] = int(os.environ["DIST_BATCH"])
+    if os.environ.get("DIST_MIN_ROWS"):
+        from statespace.dist.successors import NextStates
+        NextStates.device_min_rows = int(os.environ["DIST_MIN_ROWS"])
     return got
 
 

@@ -29,10 +29,11 @@ SYNC = ["rings_sync.dve"]
 RENDERED = [("client_server_template.dve", 4), ("editor_farm.py", 2)]
 
 
-def _device_run(n: int, specs: list[str], tmp_path, kind: str, batch: int) -> list[dict]:
+def _device_run(n: int, specs: list[str], tmp_path, kind: str, batch: int,
+                **env: str) -> list[dict]:
     out = tmp_path / f"out{n}.jsonl"
     r = run(n, str(ROOT / "tests" / "dist" / "dist_worker.py"), str(out), *specs,
-            extra_env={"DIST_XP": kind, "DIST_BATCH": str(batch)})
+            extra_env={"DIST_XP": kind, "DIST_BATCH": str(batch), **env})
     assert r.returncode == 0, r.stderr
     return [json.loads(line) for line in out.read_text().splitlines()]
 
@@ -52,11 +53,15 @@ def test_device_path_identical_to_one_process(n, tmp_path):
     _check(_device_run(n, specs, tmp_path, kind, batch=5), specs, n)
 
 
-def test_device_path_array_form_identical_to_one_process(tmp_path):
+@pytest.mark.parametrize("min_rows", ["0", ""])
+def test_device_path_array_form_identical_to_one_process(min_rows, tmp_path):
     """Without a kernel compiler (a device module without ``RawModule``) the array form runs
-    over the device module: the same graph."""
-    specs = [str(EX / m) for m in ("client_server.dve", "error_state.dve", "resources.dve")]
-    _check(_device_run(2, specs, tmp_path, "stand-in", batch=3), specs, 2)
+    over the device module (``min_rows`` 0), or, for batches smaller than the one-GPU
+    explorer's threshold (the default), on the host: the same graph either way."""
+    specs = [str(EX / m) for m in ("client_server.dve", "error_state.dve", "resources.dve",
+                                   "rings_sync.dve")]
+    _check(_device_run(2, specs, tmp_path, "stand-in", batch=3, DIST_MIN_ROWS=min_rows),
+           specs, 2)
 
 
 def test_one_process_device_path_in_process(monkeypatch):
@@ -137,3 +142,26 @@ def test_a_failed_allocation_after_the_levels_agreement_stops_before_the_hand_ov
             explore_distributed(model, SelfComm())
         assert calls[0] >= at
         assert info.value.counts["states"] <= full.n_states
+
+
+def test_rows_placed_in_blocks_are_the_rows_placed_at_once(monkeypatch):
+    """The hand-over's placing of received rows, a block of edges at a time, against an
+    obvious per-row placement (sources in any order, empty rows, blocks cutting rows)."""
+    import numpy as np
+
+    from statespace.dist import handover
+
+    rng = np.random.default_rng(5)
+    for block in (1, 3, 7, 1 << 26):
+        monkeypatch.setattr(handover, "PLACE_BLOCK", block)
+        n = 40
+        rid = rng.permutation(n)[:25]
+        deg = rng.integers(0, 4, rid.shape[0])
+        edges = rng.integers(0, 1000, int(deg.sum()))
+        got_deg, got = handover.place_rows(np, rid, deg, n, [edges])
+        rows, at = {}, 0
+        for r, d in zip(rid.tolist(), deg.tolist()):
+            rows[r], at = edges[at:at + d].tolist(), at + d
+        want = [e for r in range(n) for e in rows.get(r, [])]
+        assert got.tolist() == want
+        assert got_deg.tolist() == [len(rows.get(r, [])) for r in range(n)]

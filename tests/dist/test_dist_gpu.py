@@ -85,3 +85,33 @@ def test_analyze_gpus_gives_the_one_process_answer():
             d.pop(k, None)
         return d
     assert answer(two.stdout) == answer(one.stdout)
+
+
+def test_bench_scale_over_gpus_explores_the_one_process_graphs(capsys, monkeypatch):
+    """``dvecost bench scale --gpus 1,2``: strong rows (the one-GPU explorer's reference and
+    P = 1, 2) and weak rows, each the one-process graph's counts, rows kept compact."""
+    _need(2)
+    import dve
+    from dvecost.cli import main
+    from statespace import compile_model
+
+    from mpirun import ALLOW_ROOT
+    for k, v in {**ALLOW_ROOT, "NCCL_NVLS_ENABLE": "0"}.items():
+        monkeypatch.setenv(k, v)
+    model = EX / "client_server.dve"
+    template = EX / "client_server_template.dve"
+    assert main(["bench", "scale", "--gpus", "1,2", "--model", str(model), "--weak", "3,4",
+                 "--repeat", "1", "--json", "-q"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [(r["scaling"], r["P"]) for r in rows] == [
+        ("strong", 1), ("strong", 1), ("strong", 2), ("weak", 1), ("weak", 2)]
+    for r in rows:
+        if r["scaling"] == "strong":
+            g = build_state_graph(compile_model(dve.load_model(str(model))))
+        else:
+            n = int(r["model"].rsplit("=", 1)[1])
+            g = build_state_graph(compile_model(dve.load_model(str(template),
+                                                               defines={"N": n})))
+        assert (r["states"], r["transitions"]) == (g.n_states, g.n_edges), r
+        if r["run"] != "build_state_graph (GPU)":
+            assert r["rows B/transition"] == 8
