@@ -20,11 +20,11 @@ from runtime.device import to_host
 from runtime.errors import StepLimitExceeded
 
 from ..device import module_of, stable_argsort
-from ..evaluate import add_costs
+from ..evaluate import Fault, add_costs
 from ..model import CompiledModel
 from .base import ModelGenerator
 from .record import Successors, SyncStep
-from .transitions import Transitions
+from .transitions import SCALAR_ROWS, Transitions
 
 __all__ = ["MAX_SYNC_STEPS", "StepNumbering", "SyncGenerator", "SyncPairs", "reads_own_only"]
 
@@ -173,8 +173,16 @@ class SyncGenerator(ModelGenerator):
         (:class:`SyncPairs`)."""
         xp = self.xp
         T = len(ts)
+        if F <= SCALAR_ROWS and xp is np and T:
+            got = self.few_pairs(X, F, rows_cache, ts)
+            if got is not None:
+                return got
         found = []
+        present = self.present_states(X, F, ts)
+        trans = self.cm.transitions
         for d, tid in enumerate(ts):
+            if present is not None and trans[tid].src not in present:
+                continue   # no row is in its source state: enabled nowhere
             R, ge = self.tr.enabled(X, tid, rows_cache)
             if R.shape[0]:
                 found.append((d, R, ge))
@@ -210,6 +218,65 @@ class SyncGenerator(ModelGenerator):
             start = xp.searchsorted(prow, xp.arange(F + 1))
         tid = xp.asarray(np.asarray(ts, np.int64))[place] if T else place
         return SyncPairs(prow, place, tid, fault, start, max(T, 1))
+
+    def few_pairs(self, X, F, rows_cache, ts) -> SyncPairs | None:
+        """:meth:`pairs` of a chunk of a few host rows, in Python: per row, the transitions
+        leaving the process's control state there, each guard evaluated on the row
+        (:meth:`Transitions.few_rows_guard
+        <statespace.next_state.Transitions.few_rows_guard>`), the pairs made in (row, place)
+        order as lists. None where a transition needs the array form (a buffered channel's
+        condition, a guard too deeply nested for the scalar form)."""
+        cm = self.cm
+        proc = cm.transitions[ts[0]].process
+        table = self.shared.setdefault("leaving", {}).get(proc)
+        if table is None:
+            # Per control state: (place, transition, buffered) of the transitions leaving it.
+            table = {}
+            for d, tid in enumerate(ts):
+                t = cm.transitions[tid]
+                table.setdefault(t.src, []).append(
+                    (d, tid, t.sync_kind in ("bsend", "brecv")))
+            self.shared["leaving"][proc] = table
+        lists = rows_cache.get("row lists")
+        if lists is None:
+            lists = rows_cache["row lists"] = X.T.tolist()
+        slot = cm.processes[proc].slot
+        tr = self.tr
+        row_l, place_l, tid_l, fault_l = [], [], [], []
+        start = [0]
+        faulty = False
+        for i in range(F):
+            for d, tid, buffered in table.get(lists[i][slot], ()):
+                if buffered or tid in tr.array_only:
+                    return None
+                try:
+                    f = tr.ev.scalar_guard(tid)
+                except (SyntaxError, RecursionError, MemoryError):
+                    tr.array_only.add(tid)
+                    return None
+                try:
+                    if not f(lists[i]):
+                        continue
+                    bad = False
+                except Fault:
+                    bad = faulty = True
+                row_l.append(i)
+                place_l.append(d)
+                tid_l.append(tid)
+                fault_l.append(bad)
+            start.append(len(row_l))
+        return SyncPairs(np.array(row_l, np.int64), np.array(place_l, np.int64),
+                         np.array(tid_l, np.int64), np.array(fault_l, bool) if faulty else None,
+                         np.array(start, np.int64), max(len(ts), 1))
+
+    def present_states(self, X, F, ts):
+        """The control states (a set) that the rows of a small host chunk put the process of
+        transitions ``ts`` in, or None (a large chunk, or a device one: every transition is
+        then asked). A chunk of one or two states (a thin level) asked each of a process's
+        dozens of transitions in turn for its rows, about 140 NumPy calls a state."""
+        if not ts or F > _FEW_ROWS or self.xp is not np:
+            return None
+        return set(X[self.cm.processes[self.cm.transitions[ts[0]].process].slot].tolist())
 
     def step(self, X, rows, C, err, pairs=None, unwritten=frozenset()) -> SyncStep:
         """The successors of rows ``rows`` of ``X`` when process ``i`` takes transition
@@ -323,7 +390,12 @@ class SyncGenerator(ModelGenerator):
         pf = table.fault.copy() if table.fault is not None else None
         vals: dict[int, object] = {}
         dst = xp.zeros(P, X.dtype)
-        for d, tid in enumerate(ts):
+        # The places taken by some pair (the others select nothing): all of them on a device
+        # or for many pairs, else read off the few pairs (a thin level has one or two).
+        places = (range(len(ts)) if xp is not np or P > _FEW_ROWS
+                  else sorted(set(table.place.tolist())))
+        for d in places:
+            tid = ts[d]
             sel = xp.flatnonzero(table.place == d)
             if sel.shape[0] == 0:
                 continue
@@ -599,6 +671,10 @@ class _Choices:
         pidx = levels[j][1]
         return self.tables[j].tid[pidx if idx is None else pidx[idx]]
 
+
+#: Chunks of at most this many rows on the host look up the control states present
+#: (:meth:`SyncGenerator.present_states`) before they ask for the rows of each transition.
+_FEW_ROWS = 256
 
 #: The largest (rows x transitions) mask :meth:`SyncGenerator.pairs` sorts pairs with; past
 #: it, a stable sort of the pairs' rows.
