@@ -274,7 +274,7 @@ class SyncGenerator(ModelGenerator):
         transitions ``ts`` in, or None (a large chunk, or a device one: every transition is
         then asked). A chunk of one or two states (a thin level) asked each of a process's
         dozens of transitions in turn for its rows, about 140 NumPy calls a state."""
-        if not ts or F > _FEW_ROWS or self.xp is not np:
+        if not ts or F > FEW_ROWS or self.xp is not np:
             return None
         return set(X[self.cm.processes[self.cm.transitions[ts[0]].process].slot].tolist())
 
@@ -392,7 +392,7 @@ class SyncGenerator(ModelGenerator):
         dst = xp.zeros(P, X.dtype)
         # The places taken by some pair (the others select nothing): all of them on a device
         # or for many pairs, else read off the few pairs (a thin level has one or two).
-        places = (range(len(ts)) if xp is not np or P > _FEW_ROWS
+        places = (range(len(ts)) if xp is not np or P > FEW_ROWS
                   else sorted(set(table.place.tolist())))
         for d in places:
             tid = ts[d]
@@ -674,7 +674,7 @@ class _Choices:
 
 #: Chunks of at most this many rows on the host look up the control states present
 #: (:meth:`SyncGenerator.present_states`) before they ask for the rows of each transition.
-_FEW_ROWS = 256
+FEW_ROWS = 256
 
 #: The largest (rows x transitions) mask :meth:`SyncGenerator.pairs` sorts pairs with; past
 #: it, a stable sort of the pairs' rows.

@@ -1,0 +1,291 @@
+"""Thin levels: the few-row paths of the explorer give the arrays of the general array paths.
+
+A breadth-first level of one or two states (the ``system sync`` models that scenario files
+render have thousands of them) is expanded by paths of their own: guards evaluated row by row
+(``Transitions.few_rows_guard``), a process's enabled pairs built in Python
+(``SyncGenerator.few_pairs``), keys packed and unpacked in Python integers
+(``KeyLayout.pack_few``). Each is checked here against the array path it replaces (the same
+search with the thresholds at 0, every chunk then taking the array path) on generated and
+bundled ``system sync`` models, whole and symmetry-reduced, array for array; against the
+plain per-state interpreter of ``ss_oracle`` (no code shared); and piece by piece against
+plain-Python oracles on random inputs.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import ss_oracle
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ss_helpers import compiled
+from ss_models import RINGS_SYNC
+from test_explore_oracle import MIXED
+
+from statespace import build_state_graph, canonical, store
+from statespace.next_state import sync_gen, transitions
+from statespace.quotient import build_quotient_graph
+from statespace.store import KeyLayout
+
+ARRAYS = ("indptr", "indices", "action", "time", "states", "parent", "parent_action",
+          "deadlocks")
+
+#: A ``system sync`` model with what the few-row paths must get right: guard faults (a
+#: division by zero), two processes writing one global (a fault of the step), a process
+#: reading another's variable (not a per-pair process), one with more than eight control
+#: states (the rows grouped by control state), arrays, several transitions from one state.
+FAULTY_SYNC = """
+byte g;
+byte arr[3];
+process A { byte x; state a0, a1, a2; init a0;
+  trans a0 -> a1 { guard 12 / (x - 1) > 2 || x == 1; effect x = (x + 1) % 4, arr[x % 3] = x;
+                   cost x + 1; time 1; },
+        a0 -> a2 { guard x != 2; effect g = x; cost 2; time 2; },
+        a1 -> a0 { cost 1; time 1; },
+        a2 -> a0 { guard arr[x % 3] < 3; cost 3; time 1; }; }
+process B { byte y; state b0, b1, b2, b3, b4, b5, b6, b7, b8, b9; init b0;
+  trans b0 -> b1 { effect y = A->x; }, b1 -> b2 { effect g = y; cost 1; },
+        b1 -> b3 {}, b2 -> b4 { guard g > 0; }, b2 -> b5 {}, b3 -> b6 { effect y = 0; },
+        b4 -> b7 {}, b5 -> b8 { guard y < 2; }, b6 -> b9 {}, b7 -> b0 {}, b8 -> b0 {},
+        b9 -> b0 { effect arr[y % 3] = 1; }, b5 -> b0 { guard 100 / (y - 3) > 0; }; }
+process C { byte z; state c0; init c0;
+  trans c0 -> c0 { guard z < 2; effect z = z + 1; cost z; time 1; },
+        c0 -> c0 { guard z > 0; effect z = z - 1; time 2; },
+        c0 -> c0 { guard z == 1; time 3; }; }
+system sync;
+"""
+
+#: Interchangeable clients beside a server, explored whole and symmetry-reduced.
+TEMPLATE_SYNC = """
+byte who, busy;
+process S { state s; init s;
+  trans s -> s { guard who == 0; effect who = 1, busy = 0; },
+        s -> s { guard who > 0; effect who = (who + 1) % 3, busy = (busy + 1) % 4; cost 1; }; }
+process Cl(key i) { byte t; state idle, wait, done; init idle;
+  trans idle -> wait { guard t < 1; effect t = t + 1; time 1; },
+        idle -> idle { time 1; },
+        wait -> done { guard busy > 1; time 1; },
+        done -> idle { effect t = 0; cost 1; time 2; }; }
+for (k : 1 .. 3) { process Cl(k); }
+system sync;
+"""
+
+
+def few_paths_off(monkeypatch) -> None:
+    """Every chunk by the array paths, however few its rows."""
+    monkeypatch.setattr(transitions, "SCALAR_ROWS", 0)
+    monkeypatch.setattr(sync_gen, "SCALAR_ROWS", 0)
+    monkeypatch.setattr(sync_gen, "FEW_ROWS", 0)
+    monkeypatch.setattr(store, "FEW_KEYS", 0)
+
+
+def arrays(g) -> dict:
+    out = {name: np.asarray(getattr(g, name)) for name in ARRAYS}
+    out.update({f"cost {r}": np.asarray(g.costs[r]) for r in sorted(g.costs)})
+    out["codes"] = np.asarray(g.action_codes)
+    out["counts"] = np.array([g.error_state, g.depth, g.n_expanded])
+    return out
+
+
+def assert_same(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        assert a[name].dtype == b[name].dtype and a[name].shape == b[name].shape, name
+        assert np.array_equal(a[name], b[name]), name
+
+
+def both_ways(monkeypatch, build, chunk_sizes=(1, 2, 5)):
+    """The arrays of ``build(chunk_size)`` with the few-row paths and without; each build
+    with the paths is checked against the one without."""
+    with monkeypatch.context() as m:
+        few_paths_off(m)
+        ref = arrays(build(None))
+    for k in chunk_sizes:
+        assert_same(arrays(build(k)), ref)
+    return ref
+
+
+def count_few_pairs(monkeypatch) -> list:
+    """Records each chunk that ``few_pairs`` answered (a test of the fast path must run it)."""
+    calls = []
+    real = sync_gen.SyncGenerator.few_pairs
+
+    def spy(self, *args):
+        got = real(self, *args)
+        calls.append(got is not None)
+        return got
+
+    monkeypatch.setattr(sync_gen.SyncGenerator, "few_pairs", spy)
+    return calls
+
+
+@pytest.mark.parametrize("text", [FAULTY_SYNC, RINGS_SYNC, TEMPLATE_SYNC, MIXED],
+                         ids=["faulty", "rings", "template", "async"])
+def test_few_row_paths_give_the_array_paths_graph(monkeypatch, text):
+    cm = compiled(text)
+    calls = count_few_pairs(monkeypatch)
+    ref = both_ways(monkeypatch, lambda k: build_state_graph(cm, chunk_size=k))
+    assert any(calls) == (text is not MIXED)
+    if text in (FAULTY_SYNC, MIXED):
+        assert ref["counts"][0] >= 0   # the error state is reached: faults were exercised
+
+
+def test_symmetry_reduced_thin_levels(monkeypatch):
+    cm = compiled(TEMPLATE_SYNC)
+    q = build_quotient_graph(cm, chunk_size=1)
+    assert q.symmetry.groups, "the clients are interchangeable"
+    both_ways(monkeypatch, lambda k: build_quotient_graph(cm, chunk_size=k).graph)
+    both_ways(monkeypatch, lambda k: build_quotient_graph(cm, chunk_size=k,
+                                                          counting=False).graph)
+
+
+def test_thin_levels_against_the_interpreter():
+    # The plain per-state interpreter shares no code with the explorer; one state a chunk
+    # takes the few-row paths everywhere. (Its states are numbered by step code where ours
+    # are by step id, first met: the graphs are compared as sets of labelled edges.)
+    for text in (FAULTY_SYNC, RINGS_SYNC, TEMPLATE_SYNC):
+        cm = compiled(text)
+        g = build_state_graph(cm, chunk_size=1)
+        st, ed = ss_oracle.explore(cm)
+        states = [tuple(s) for s in g.states.astype(np.int64).tolist()]
+        assert sorted(states) == sorted(tuple(s) for s in st)
+        err = states[g.error_state] if g.error_state >= 0 else None
+        src = np.repeat(np.arange(g.n_states), np.diff(g.indptr)).tolist()
+        ours = sorted((states[s], states[t], g.model_action(a),
+                       () if states[t] == err else (tuple(g.costs[r][e] for r in cm.resources),
+                                                    int(g.time[e])))
+                      for e, (s, t, a) in enumerate(zip(src, g.indices.tolist(),
+                                                        g.action.tolist())))
+        want = sorted((tuple(st[s]), tuple(st[t]), code,
+                       () if tuple(st[t]) == err else (tuple(c[r] for r in cm.resources), tm))
+                      for s, t, code, c, tm in ed)
+        assert ours == want
+
+
+@pytest.mark.parametrize("system", ["sync", "async"])
+def test_generated_models(monkeypatch, system):
+    # Generated models (the fuzzer's: arrays, faults, rendezvous, buffers, committed states,
+    # templates); an async model's chunks of few rows take the row-by-row guards too.
+    import sys
+
+    from conftest import ROOT
+    sys.path.insert(0, str(ROOT / "tests" / "fuzz"))
+    try:
+        import fuzz_gen
+    finally:
+        sys.path.pop(0)
+    done, faults = 0, 0
+    for seed in range(400):
+        rng = random.Random(seed)
+        model = fuzz_gen.gen_sym_model(rng) if seed % 2 else fuzz_gen.gen_model(rng)
+        if model.system != system:
+            continue
+        cm = compiled(fuzz_gen.render(model))
+        ref = both_ways(monkeypatch,
+                        lambda k: build_state_graph(cm, chunk_size=k, max_states=3000),
+                        chunk_sizes=(1, 3))
+        done += 1
+        faults += ref["counts"][0] >= 0
+        if done == 12:
+            break
+    assert done == 12 and faults >= 2
+
+
+def test_scenario_template_thin(monkeypatch):
+    from scenarios.templates import TEMPLATES
+    cm = compiled_model(TEMPLATES["editor"].family(2).to_model())
+    both_ways(monkeypatch, lambda k: build_state_graph(cm, chunk_size=k), chunk_sizes=(1,))
+    both_ways(monkeypatch, lambda k: build_quotient_graph(cm, chunk_size=k).graph,
+              chunk_sizes=(1,))
+
+
+@pytest.mark.slow
+def test_editor_farm_at_four(monkeypatch):
+    # The thin model of the issue: about 3,500 levels of one or two states.
+    from scenarios.loader import load_spec
+    from conftest import ROOT
+    cm = compiled_model(load_spec(ROOT / "dvecost" / "examples" / "editor_farm.py")(4)
+                        .to_model())
+    ref = both_ways(monkeypatch, lambda k: build_quotient_graph(cm, chunk_size=k).graph,
+                    chunk_sizes=(None,))
+    assert ref["indptr"].shape[0] - 1 == 4192
+
+
+def compiled_model(model):
+    from statespace import compile_model
+    return compile_model(model)
+
+
+# ---------------------------------------------------------------------- pieces, by oracle
+
+def renamed_keys_oracle(keys, ref, old):
+    """The renaming of key-holding slots, one row and one slot at a time in plain Python."""
+    K, k = len(ref), len(ref[0])
+    n = len(keys)
+    out = [[0] * k for _ in range(K)]
+    for r in range(k):
+        col = [ref[b][r] for b in range(K)]
+        # A member's pattern: the set of slots referring to it.
+        pattern = {}
+        for b, m in enumerate(col):
+            if m >= 0:
+                pattern[m] = pattern.get(m, 0) | (1 << (K - 1 - b))
+        for b, m in enumerate(col):
+            if m < 0:
+                out[b][r] = old[b][r]
+            else:
+                above = sum(1 for q in pattern.values() if q > pattern[m])
+                out[b][r] = keys[n - 1 - above]
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_renamed_keys_against_oracle(data):
+    n = data.draw(st.integers(1, 6))
+    K = data.draw(st.integers(1, 9))
+    k = data.draw(st.integers(1, 5))
+    keys = np.array(sorted(data.draw(st.sets(st.integers(1, 200), min_size=n, max_size=n))))
+    ref = np.array(data.draw(st.lists(st.lists(st.integers(-1, n - 1), min_size=k, max_size=k),
+                                      min_size=K, max_size=K)))
+    old = np.array(data.draw(st.lists(st.lists(st.integers(0, 300), min_size=k, max_size=k),
+                                      min_size=K, max_size=K)))
+    got = canonical.renamed_keys(keys, ref, old)
+    assert got.tolist() == renamed_keys_oracle(keys.tolist(), ref.tolist(), old.tolist())
+
+
+def test_renamed_keys_blocks(monkeypatch):
+    # Rows in blocks give the rows at once.
+    rng = np.random.default_rng(3)
+    keys = np.array([2, 4, 6, 8])
+    ref = rng.integers(-1, 4, size=(5, 40))
+    old = rng.integers(0, 9, size=(5, 40))
+    whole = canonical.renamed_keys(keys, ref, old)
+    monkeypatch.setattr(canonical, "_RENAME_BLOCK", 7 * 25)
+    assert np.array_equal(canonical.renamed_keys(keys, ref, old), whole)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_pack_few_is_pack(data):
+    slots = data.draw(st.integers(1, 12))
+    lo = data.draw(st.lists(st.integers(-40000, 300), min_size=slots, max_size=slots))
+    span = data.draw(st.lists(st.integers(0, 2**33), min_size=slots, max_size=slots))
+    lay = KeyLayout.from_bounds(lo, [a + s for a, s in zip(lo, span)])
+    rows = data.draw(st.integers(0, store.FEW_KEYS))
+    X = np.array([[data.draw(st.integers(a, a + s)) for _ in range(rows)]
+                  for a, s in zip(lo, span)], np.int64).reshape(slots, rows)
+    keys = lay.pack(X, np)
+    # The general form: the same rows among more than FEW_KEYS of them.
+    wide = lay.pack(np.concatenate([X] + [X[:, :1]] * (store.FEW_KEYS + 1), axis=1)
+                    if rows else np.zeros((slots, store.FEW_KEYS + 1), np.int64), np)
+    assert keys.dtype == np.uint64 and keys.shape == (rows, lay.n_words)
+    assert np.array_equal(keys, wide[:rows])
+    for dtype in (np.int64, np.int32):
+        back = lay.unpack(keys, np, dtype=dtype)
+        assert back.dtype == dtype and back.flags.c_contiguous
+        big = lay.unpack(wide, np, dtype=dtype)[:, :rows]
+        assert np.array_equal(back, big)
+    assert np.array_equal(lay.unpack(keys, np, dtype=np.int64), X)
