@@ -71,6 +71,14 @@ def _slot_rows(slots) -> slice | np.ndarray:
     return a
 
 
+@functools.lru_cache(maxsize=1024)
+def _member_rows(member_slots: tuple) -> tuple:
+    """Per column of a group's members' slots, those slots as :func:`_slot_rows` gives them
+    (made once per group: a chunk of one state paid three NumPy calls a column for them)."""
+    return tuple(_slot_rows([row[j] for row in member_slots])
+                 for j in range(len(member_slots[0])))
+
+
 @functools.lru_cache(maxsize=None)
 def sorting_network(n: int) -> tuple[tuple[int, int], ...]:
     """Batcher's odd-even merge sorting network for ``n`` inputs: compare-exchanges ``(a, b)``,
@@ -137,7 +145,7 @@ def _sort_values(group: SymmetryGroup, Y: np.ndarray) -> bool:
     k = Y.shape[1]
     if k == 0:
         return True
-    where = [_slot_rows([row[j] for row in group.member_slots]) for j in range(w)]
+    where = _member_rows(tuple(map(tuple, group.member_slots)))
     fields, bits = [], 0
     for j in range(w - 1, -1, -1):     # the last slot least significant
         c = Y[where[j]]
@@ -179,8 +187,7 @@ def sort_codes_into(group: SymmetryGroup, Y: np.ndarray, code: np.ndarray, field
     equal in every member, written too) and the keys held renamed. ``code`` is overwritten."""
     n, k = code.shape
     dt = code.dtype.type
-    where = [_slot_rows([row[j] for row in group.member_slots])
-             for j in range(len(group.member_slots[0]))]
+    where = _member_rows(tuple(map(tuple, group.member_slots)))
     ks = group.key_slots
     K = len(ks)
     keys = np.asarray(group.keys, np.int64)

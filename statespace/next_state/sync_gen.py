@@ -478,6 +478,10 @@ class StepNumbering:
         self.codes: list[int] = []
         self.index: tuple[np.ndarray, np.ndarray] | None = None
         self.word, self.radix = _sync_words(procs)
+        #: The code words met so far -> their ids (:meth:`number_few`; None until needed).
+        self.lookup: dict[tuple, int] | None = None
+        #: How many of the last codes :meth:`number_few` numbered are not in :attr:`index`.
+        self.pending = 0
 
     def mark(self) -> int:
         """How many codes are numbered (for :meth:`rewind`)."""
@@ -485,10 +489,14 @@ class StepNumbering:
 
     def rewind(self, n: int) -> None:
         """Forget the codes numbered after :meth:`mark` said ``n`` (a chunk undone)."""
+        self.sync_index()
         if self.index is not None:
             keys, ids = self.index
             keep = ids < n
             self.index = (keys[keep], ids[keep])
+        if self.lookup is not None:
+            for c in self.codes[n:]:
+                del self.lookup[self.words_of(c)]
         del self.codes[n:]
 
     def number(self, code: np.ndarray) -> np.ndarray:
@@ -510,6 +518,9 @@ class StepNumbering:
             When the chunk brings the number of distinct steps past :data:`MAX_SYNC_STEPS`
             (the ids of the edges are int32); the search attaches the graph found so far.
         """
+        if code.shape[0] <= FEW_CODES:
+            return self.number_few(code)
+        self.sync_index()
         if code.shape[1] == 1:
             uniq, first, inv = np.unique(code[:, 0], return_index=True, return_inverse=True)
             uniq = uniq[:, None]
@@ -535,7 +546,62 @@ class StepNumbering:
         at = np.searchsorted(known, keys[by_key])
         self.index = (np.insert(known, at, keys[by_key]),
                       np.insert(known_ids, at, ids[by_key]))
+        if self.lookup is not None:
+            for i in np.flatnonzero(~found)[np.argsort(ids[~found], kind="stable")].tolist():
+                self.lookup[tuple(uniq[i].tolist())] = int(ids[i])
         return ids[inv.reshape(-1)].astype(np.int32)
+
+    def number_few(self, code: np.ndarray) -> np.ndarray:
+        """:meth:`number` of a few steps (a thin level's), by a dictionary of the code words
+        met so far (made when first needed): new codes take the next ids in the order of
+        their first step, as there; :attr:`index` takes them when a larger chunk comes."""
+        lookup = self.lookup
+        if lookup is None:
+            lookup = self.lookup = {}
+            for i, c in enumerate(self.codes):
+                lookup[self.words_of(c)] = i
+        out = []
+        fresh: dict[tuple, int] = {}   # (insertion order: ids ascending)
+        base = len(self.codes)
+        for w in map(tuple, code.tolist()):
+            i = lookup.get(w)
+            if i is None:
+                i = fresh.get(w)
+                if i is None:
+                    i = fresh[w] = base + len(fresh)
+            out.append(i)
+        if fresh:
+            if base + len(fresh) > MAX_SYNC_STEPS:
+                raise StepLimitExceeded(MAX_SYNC_STEPS, 0)
+            lookup.update(fresh)
+            self.codes.extend(_code_values(np.array(list(fresh), np.int64).reshape(
+                len(fresh), -1), self.radix))
+            self.pending += len(fresh)
+        return np.array(out, np.int32)
+
+    def sync_index(self) -> None:
+        """:attr:`index` brought up to date with the codes :meth:`number_few` numbered."""
+        if not self.pending:
+            return
+        n = len(self.codes)
+        words = np.array([self.words_of(c) for c in self.codes[n - self.pending:]],
+                         np.int64).reshape(self.pending, -1)
+        keys = _code_keys(words)
+        ids = np.arange(n - self.pending, n, dtype=np.int64)
+        known, known_ids = self.index if self.index is not None else (keys[:0], ids[:0])
+        order = np.argsort(keys, kind="stable")
+        at = np.searchsorted(known, keys[order])
+        self.index = (np.insert(known, at, keys[order]), np.insert(known_ids, at, ids[order]))
+        self.pending = 0
+
+    def words_of(self, code: int) -> tuple:
+        """The words (a tuple of ints) of step code ``code`` (:func:`_sync_words`)."""
+        out = []
+        for r in reversed(self.radix[1:]):
+            code, w = divmod(code, r)
+            out.append(w)
+        out.append(code)
+        return tuple(reversed(out))
 
 
 MAX_SYNC_STEPS = 2**31 - 1
@@ -671,6 +737,9 @@ class _Choices:
         pidx = levels[j][1]
         return self.tables[j].tid[pidx if idx is None else pidx[idx]]
 
+
+#: At most this many steps are numbered by :meth:`StepNumbering.number_few`.
+FEW_CODES = 64
 
 #: Chunks of at most this many rows on the host look up the control states present
 #: (:meth:`SyncGenerator.present_states`) before they ask for the rows of each transition.
