@@ -27,6 +27,7 @@ from test_explore_oracle import MIXED
 from statespace import build_state_graph, canonical, store
 from statespace.next_state import sync_gen, transitions
 from statespace.quotient import build_quotient_graph
+from statespace.search import builder
 from statespace.store import KeyLayout
 
 ARRAYS = ("indptr", "indices", "action", "time", "states", "parent", "parent_action",
@@ -79,6 +80,8 @@ def few_paths_off(monkeypatch) -> None:
     monkeypatch.setattr(sync_gen, "SCALAR_ROWS", 0)
     monkeypatch.setattr(sync_gen, "FEW_ROWS", 0)
     monkeypatch.setattr(store, "FEW_KEYS", 0)
+    monkeypatch.setattr(sync_gen, "FEW_CODES", 0)
+    monkeypatch.setattr(builder, "FEW_EDGES", 0)
 
 
 def arrays(g) -> dict:
@@ -289,3 +292,35 @@ def test_pack_few_is_pack(data):
         big = lay.unpack(wide, np, dtype=dtype)[:, :rows]
         assert np.array_equal(back, big)
     assert np.array_equal(lay.unpack(keys, np, dtype=np.int64), X)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_step_numbering_few_and_many(data):
+    # Chunks of few codes (the dictionary) and of many (the sorted index), marks and rewinds
+    # in any order, against a plain first-met numbering; codes of two words included.
+    class P:
+        def __init__(self, n):
+            self.transitions = range(n)
+    procs = [P(data.draw(st.sampled_from([2, 3, 1 << 40]))) for _ in range(3)]
+    num = sync_gen.StepNumbering(procs)
+    W = len(num.radix)
+    seen: list[tuple] = []
+    for _ in range(data.draw(st.integers(1, 8))):
+        if seen and data.draw(st.booleans()) and data.draw(st.booleans()):
+            keep = data.draw(st.integers(0, len(seen)))
+            num.rewind(keep)
+            del seen[keep:]
+            continue
+        size = data.draw(st.sampled_from([1, 2, sync_gen.FEW_CODES + 5]))
+        rows = [tuple(data.draw(st.integers(0, min(r - 1, 4))) for r in num.radix)
+                for _ in range(size)]
+        got = num.number(np.array(rows, np.int64).reshape(size, W))
+        want = []
+        for w in rows:
+            if w not in seen:
+                seen.append(w)
+            want.append(seen.index(w))
+        assert got.dtype == np.int32 and got.tolist() == want
+        assert num.codes == [num.codes[i] for i in range(len(seen))]
+        assert [num.words_of(c) for c in num.codes] == seen
