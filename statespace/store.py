@@ -266,6 +266,8 @@ class KeyLayout:
 #: NumPy pass per slot, each over contiguous rows); larger ones, and all on a device (where
 #: the block form was measured), a block of slots at a time.
 SLOT_AT_A_TIME = 512
+#: At most this many keys are added to a visited set by :meth:`VisitedSet.add_few`.
+FEW_ADDED = 16
 #: At most this many states are packed and unpacked in Python integers on the host
 #: (:meth:`KeyLayout.pack_few`): a thin level's chunks of one or two states.
 FEW_KEYS = 4
@@ -457,13 +459,19 @@ class VisitedSet:
         if m == 0:
             return (xp.zeros(0, np.int64), xp.zeros(0, np.int64),
                     xp.zeros((0, self.n_words), _U))
+        if m <= FEW_ADDED and xp is np:
+            return self.add_few(keys, rank)
         h = self.tags(keys)
         idx_bits = max(1, (m - 1).bit_length())
         if self.key_bits + idx_bits <= 64:
-            comb = (h << _U(idx_bits)) | xp.arange(m, dtype=_U)
+            # In place where it can be (each temporary of a large chunk is fresh pages the
+            # kernel zeroes): the index below the tag, sorted, then split again.
+            comb = h << _U(idx_bits)
+            comb |= xp.arange(m, dtype=_U)
             comb.sort()
-            perm = (comb & _U((1 << idx_bits) - 1)).astype(np.int64)
-            hs = comb >> _U(idx_bits)
+            perm = (comb & _U((1 << idx_bits) - 1)).view(np.int64)   # (below 2**63)
+            comb >>= _U(idx_bits)
+            hs = comb
         else:
             # Ties are equal keys (confirmed below), so any order among them gives one result.
             # On a device, tags of at most 63 bits sort as int64 (the order is the same), the
@@ -512,6 +520,52 @@ class VisitedSet:
         new_keys = keys[rep[new_sorted]]
         self._insert(uh[new], gid[new], keys[rep[new]])
         return gid[inv], min_rank[new_sorted], new_keys
+
+    def add_few(self, keys: np.ndarray, rank: np.ndarray):
+        """:meth:`add` of a few keys on the host (a thin level's successors), the batch's
+        grouping done in Python rather than by a sort and a dozen array passes: the same ids,
+        ranks and keys, the same runs after (one search of each run for the batch's distinct
+        tags, as there)."""
+        m = keys.shape[0]
+        h = self.tags(keys)
+        tags = h.tolist()
+        ranks = rank.tolist()
+        first: dict[int, int] = {}   # tag -> its first element
+        low: dict[int, int] = {}     # tag -> the smallest rank of its elements
+        for i, (t, r) in enumerate(zip(tags, ranks)):
+            if t not in first:
+                first[t] = i
+                low[t] = r
+            elif r < low[t]:
+                low[t] = r
+        W = self.n_words
+        rows = keys.tolist() if W > 1 else None
+        if W > 1 and any(rows[i] != rows[first[t]] for i, t in enumerate(tags)):
+            return self._add_slow(keys, h, rank)   # two keys share a tag
+        uniq = sorted(first)
+        gid = [-1] * len(uniq)
+        ut = np.array(uniq, dtype=_U)
+        for rh, rid in self.runs:
+            pos = np.searchsorted(rh, ut).tolist()
+            top = rh.shape[0]
+            for j, p in enumerate(pos):
+                if gid[j] >= 0 or p >= top or int(rh[p]) != uniq[j]:
+                    continue
+                c = int(rid[p])
+                if W > 1 and self._keys[c].tolist() != rows[first[uniq[j]]]:
+                    return self._add_slow(keys, h, rank)
+                gid[j] = c
+        new = [j for j in range(len(uniq)) if gid[j] < 0]        # in tag order
+        new_sorted = sorted(new, key=lambda j: low[uniq[j]])      # ranks are distinct
+        for k, j in enumerate(new_sorted):
+            gid[j] = self.n + k
+        at = {t: j for j, t in enumerate(uniq)}
+        ids = np.array([gid[at[t]] for t in tags], np.int64)
+        new_keys = keys[[first[uniq[j]] for j in new_sorted]]
+        self._insert(ut[new], np.array([gid[j] for j in new], np.int64),
+                     keys[[first[uniq[j]] for j in new]])
+        return (ids, np.array([low[uniq[j]] for j in new_sorted], np.int64),
+                new_keys.reshape(len(new_sorted), W))
 
     def _insert(self, tags_sorted, ids, keys) -> None:
         k = ids.shape[0]
