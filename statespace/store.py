@@ -268,6 +268,8 @@ class KeyLayout:
 SLOT_AT_A_TIME = 512
 #: At most this many keys are added to a visited set by :meth:`VisitedSet.add_few`.
 FEW_ADDED = 16
+#: At most this many tags are kept aside by :meth:`VisitedSet.add_few` before they form a run.
+RECENT_MAX = 4096
 #: At most this many states are packed and unpacked in Python integers on the host
 #: (:meth:`KeyLayout.pack_few`): a thin level's chunks of one or two states.
 FEW_KEYS = 4
@@ -396,13 +398,17 @@ class VisitedSet:
         # below the key and one sort of values replaces an argsort (about twice as fast).
         self.key_bits = key_bits if n_words == 1 else 64
         self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+        # Tags added by add_few, not yet in a run (tag -> id): a thin level adds one or two
+        # states a chunk, and a run per insertion kept a dozen runs to search each time.
+        # Moved into a run when they are RECENT_MAX, or before anything reads the runs.
+        self.recent: dict[int, int] = {}
         self.n = 0
         # W > 1: the full key of every id, to confirm tag matches (grown by doubling).
         self._keys = xp.zeros((1024, n_words), dtype=_U) if n_words > 1 else None
 
     @property
     def nbytes(self) -> int:
-        b = sum(h.nbytes + i.nbytes for h, i in self.runs)
+        b = sum(h.nbytes + i.nbytes for h, i in self.runs) + 100 * len(self.recent)
         return b + (self._keys.nbytes if self._keys is not None else 0)
 
     def tags(self, keys) -> np.ndarray:
@@ -418,6 +424,7 @@ class VisitedSet:
     def to(self, xp) -> None:
         """Move the runs and the keys to array module ``xp`` (NumPy: back to the host)."""
         move = to_host if xp is np else xp.asarray
+        self.flush()
         self.xp = xp
         self.runs = [(move(h), move(i)) for h, i in self.runs]
         if self._keys is not None:
@@ -426,11 +433,13 @@ class VisitedSet:
     def snapshot(self):
         """The set as it is (an insertion replaces runs and never writes below ``n``), for
         :meth:`restore`."""
+        self.flush()
         return list(self.runs), self.n, self._keys
 
     def restore(self, snap) -> None:
         """Back to :meth:`snapshot`'s set (after a batch that failed half way)."""
         self.runs, self.n, self._keys = snap
+        self.recent = {}   # (empty at the snapshot)
 
     def add(self, keys: np.ndarray, rank: np.ndarray | None = None):
         """Look up a batch of keys ``(m, n_words)``, insert the new ones, number them.
@@ -461,6 +470,7 @@ class VisitedSet:
                     xp.zeros((0, self.n_words), _U))
         if m <= FEW_ADDED and xp is np:
             return self.add_few(keys, rank)
+        self.flush()
         h = self.tags(keys)
         idx_bits = max(1, (m - 1).bit_length())
         if self.key_bits + idx_bits <= 64:
@@ -524,8 +534,8 @@ class VisitedSet:
     def add_few(self, keys: np.ndarray, rank: np.ndarray):
         """:meth:`add` of a few keys on the host (a thin level's successors), the batch's
         grouping done in Python rather than by a sort and a dozen array passes: the same ids,
-        ranks and keys, the same runs after (one search of each run for the batch's distinct
-        tags, as there)."""
+        ranks and keys. Tags are looked up among those kept aside (:attr:`recent`), then in
+        the runs; new ones are kept aside (not a run of one or two tags each)."""
         m = keys.shape[0]
         h = self.tags(keys)
         tags = h.tolist()
@@ -544,8 +554,15 @@ class VisitedSet:
             return self._add_slow(keys, h, rank)   # two keys share a tag
         uniq = sorted(first)
         gid = [-1] * len(uniq)
+        recent = self.recent
+        for j, t in enumerate(uniq):
+            c = recent.get(t, -1)
+            if c >= 0:
+                if W > 1 and self._keys[c].tolist() != rows[first[t]]:
+                    return self._add_slow(keys, h, rank)
+                gid[j] = c
         ut = np.array(uniq, dtype=_U)
-        for rh, rid in self.runs:
+        for rh, rid in self.runs if -1 in gid else ():
             pos = np.searchsorted(rh, ut).tolist()
             top = rh.shape[0]
             for j, p in enumerate(pos):
@@ -562,24 +579,49 @@ class VisitedSet:
         at = {t: j for j, t in enumerate(uniq)}
         ids = np.array([gid[at[t]] for t in tags], np.int64)
         new_keys = keys[[first[uniq[j]] for j in new_sorted]]
-        self._insert(ut[new], np.array([gid[j] for j in new], np.int64),
-                     keys[[first[uniq[j]] for j in new]])
+        if new_sorted:
+            self.store_keys(np.array([gid[j] for j in new_sorted], np.int64), new_keys)
+            self.n += len(new_sorted)
+            for j in new_sorted:
+                recent[uniq[j]] = gid[j]
+            if len(recent) >= RECENT_MAX:
+                self.flush()
         return (ids, np.array([low[uniq[j]] for j in new_sorted], np.int64),
                 new_keys.reshape(len(new_sorted), W))
 
-    def _insert(self, tags_sorted, ids, keys) -> None:
-        k = ids.shape[0]
-        if k == 0:
+    def flush(self) -> None:
+        """The tags :meth:`add_few` keeps aside moved into a run of their own (the set is
+        unchanged)."""
+        if not self.recent:
             return
+        tags = sorted(self.recent)
+        ids = [self.recent[t] for t in tags]
+        self.recent = {}
+        self.add_run(self.xp.asarray(np.array(tags, dtype=_U)),
+                     self.xp.asarray(np.array(ids, np.int64)))
+
+    def store_keys(self, ids, keys) -> None:
+        """Several words: the keys of new ids ``ids`` (all at or above ``n``) into the table
+        of full keys, grown by doubling."""
         if self._keys is not None:
-            need = self.n + k
+            need = int(ids.max()) + 1
             if need > self._keys.shape[0]:
                 grown = self.xp.zeros((max(need, 2 * self._keys.shape[0]), self.n_words),
                                       dtype=_U)
                 grown[:self.n] = self._keys[:self.n]
                 self._keys = grown
             self._keys[ids] = keys
+
+    def _insert(self, tags_sorted, ids, keys) -> None:
+        k = ids.shape[0]
+        if k == 0:
+            return
+        self.store_keys(ids, keys)
         self.n += k
+        self.add_run(tags_sorted, ids)
+
+    def add_run(self, tags_sorted, ids) -> None:
+        """A run of sorted tags and their ids joins the runs, merged as below."""
         self.runs.append((tags_sorted, ids))
         # Merge while the newest run is at least half the size of the one before: O(log n)
         # runs, each key merged O(log n) times.
@@ -591,6 +633,7 @@ class VisitedSet:
         """Exact path for tag collisions (never expected in practice; correct regardless).
         Works on host copies; what it stores and returns is of the set's array module."""
         xp = self.xp
+        self.flush()
         keys_d = keys
         keys, h, rank = (np.asarray(to_host(a)) for a in (keys, h, rank))
         runs = [(to_host(rh), to_host(rid)) for rh, rid in self.runs]
