@@ -188,6 +188,9 @@ def sort_codes_into(group: SymmetryGroup, Y: np.ndarray, code: np.ndarray, field
     n, k = code.shape
     dt = code.dtype.type
     where = _member_rows(tuple(map(tuple, group.member_slots)))
+    if k <= FEW_STATES:
+        _sort_codes_few(group, Y, code.T.tolist(), where, fields, bits, constant)
+        return
     ks = group.key_slots
     K = len(ks)
     keys = np.asarray(group.keys, np.int64)
@@ -213,6 +216,56 @@ def sort_codes_into(group: SymmetryGroup, Y: np.ndarray, code: np.ndarray, field
         new = renamed_keys(keys, ref, Y[list(ks)])
         for b, j in enumerate(ks):
             Y[j] = new[b]
+
+
+#: At most this many states are canonicalised by :func:`_sort_codes_few`.
+FEW_STATES = 4
+
+
+def _sort_codes_few(group: SymmetryGroup, Y: np.ndarray, rows: list, where, fields,
+                    bits: int, constant) -> None:
+    """:func:`sort_codes_into` of a few states in Python: ``rows`` the members' codes of each
+    state (lists); the same bits of the referring slots, the codes sorted, the same fields
+    and keys written back (:func:`renamed_keys`, state by state)."""
+    ks = list(group.key_slots)
+    K = len(ks)
+    keys = list(group.keys)
+    n = len(keys)
+    member = {key: i for i, key in enumerate(keys)}
+    refs = []
+    if K:
+        for r, held in enumerate(zip(*Y[ks].tolist())):
+            ref = [member.get(v, -1) for v in held]
+            refs.append(ref)
+            codes = rows[r]
+            for b, i in enumerate(ref):
+                if i >= 0:
+                    codes[i] |= 1 << (bits + K - 1 - b)
+    for codes in rows:
+        codes.sort()
+    for j, lo, shift, width in fields:
+        mask = (1 << width) - 1
+        Y[where[j]] = np.array([[((c[i] >> shift) & mask) + lo for c in rows]
+                                for i in range(n)], np.int64)
+    for j, v in constant:
+        Y[where[j]] = v
+    if K:
+        old = Y[ks].tolist()
+        new = [[0] * len(rows) for _ in range(K)]
+        for r, ref in enumerate(refs):
+            pattern = [0] * K
+            for b, i in enumerate(ref):
+                if i >= 0:
+                    pattern[b] = sum(1 << (K - 1 - c) for c in range(K) if ref[c] == i)
+            firsts = [c for c in range(K) if ref[c] >= 0 and ref[c] not in ref[:c]]
+            for b, i in enumerate(ref):
+                if i < 0:
+                    new[b][r] = old[b][r]
+                else:
+                    above = sum(1 for c in firsts if pattern[c] > pattern[b])
+                    new[b][r] = keys[n - 1 - above]
+        for b, j in enumerate(ks):
+            Y[j] = np.array(new[b], np.int64)
 
 
 def _referred(keys: np.ndarray, V: np.ndarray) -> np.ndarray:

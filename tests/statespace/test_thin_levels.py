@@ -25,7 +25,7 @@ from ss_models import RINGS_SYNC
 from test_explore_oracle import MIXED
 
 from statespace import build_state_graph, canonical, store
-from statespace.next_state import sync_gen, transitions
+from statespace.next_state import symmetric, sync_gen, transitions
 from statespace.quotient import build_quotient_graph
 from statespace.search import builder
 from statespace.store import KeyLayout
@@ -82,6 +82,8 @@ def few_paths_off(monkeypatch) -> None:
     monkeypatch.setattr(store, "FEW_KEYS", 0)
     monkeypatch.setattr(sync_gen, "FEW_CODES", 0)
     monkeypatch.setattr(builder, "FEW_EDGES", 0)
+    monkeypatch.setattr(canonical, "FEW_STATES", 0)
+    monkeypatch.setattr(symmetric, "FEW_PAIRS", 0)
 
 
 def arrays(g) -> dict:
@@ -366,3 +368,30 @@ def test_visited_set_few_and_many(data):
         for a, b in zip(got, want):
             assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
         assert few.n == many.n
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_canonical_form_of_few_states(data):
+    # canonicalize of a few states (the codes sorted in Python) against the same states
+    # among many (the array sort and renamed_keys): members of several slots, key-holding
+    # slots referring to members (several to one, or to none).
+    from statespace.symmetry import Symmetry, SymmetryGroup
+    n = data.draw(st.integers(2, 5))
+    w = data.draw(st.integers(1, 3))
+    K = data.draw(st.integers(0, 4))
+    keys = tuple(sorted(data.draw(st.sets(st.integers(1, 30), min_size=n, max_size=n))))
+    rows = tuple(tuple(range(i * w, (i + 1) * w)) for i in range(n))
+    ks = tuple(range(n * w, n * w + K))
+    g = SymmetryGroup("T", tuple(range(n)), keys, rows, ks)
+    sym = Symmetry(groups=(g,))
+    k = data.draw(st.integers(1, canonical.FEW_STATES))
+    member = st.integers(0, 3)
+    held = st.sampled_from(list(keys) + [0, 31])
+    X = np.array([[data.draw(member) for _ in range(k)] for _ in range(n * w)]
+                 + [[data.draw(held) for _ in range(k)] for _ in range(K)], np.int32)
+    X = X.reshape(n * w + K, k)
+    few = canonical.canonicalize(sym, X)
+    many = canonical.canonicalize(sym, np.repeat(X, canonical.FEW_STATES + 1, axis=1))
+    assert few.dtype == X.dtype
+    assert np.array_equal(few, many[:, ::canonical.FEW_STATES + 1])
