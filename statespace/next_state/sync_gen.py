@@ -228,34 +228,36 @@ class SyncGenerator(ModelGenerator):
         condition, a guard too deeply nested for the scalar form)."""
         cm = self.cm
         proc = cm.transitions[ts[0]].process
+        tr = self.tr
         table = self.shared.setdefault("leaving", {}).get(proc)
         if table is None:
-            # Per control state: (place, transition, buffered) of the transitions leaving it.
+            # Per control state: [place, transition, scalar guard] of the transitions leaving
+            # it; the guard made when first needed (False until then), None where the array
+            # form is needed (a buffered channel's condition, a guard nested too deeply for
+            # the scalar form).
             table = {}
             for d, tid in enumerate(ts):
                 t = cm.transitions[tid]
-                table.setdefault(t.src, []).append(
-                    (d, tid, t.sync_kind in ("bsend", "brecv")))
+                f = None if t.sync_kind in ("bsend", "brecv") else False
+                table.setdefault(t.src, []).append([d, tid, f])
             self.shared["leaving"][proc] = table
         lists = rows_cache.get("row lists")
         if lists is None:
             lists = rows_cache["row lists"] = X.T.tolist()
         slot = cm.processes[proc].slot
-        tr = self.tr
         row_l, place_l, tid_l, fault_l = [], [], [], []
         start = [0]
         faulty = False
         for i in range(F):
-            for d, tid, buffered in table.get(lists[i][slot], ()):
-                if buffered or tid in tr.array_only:
+            row = lists[i]
+            for entry in table.get(row[slot], ()):
+                d, tid, f = entry
+                if f is False:
+                    f = entry[2] = self.scalar_guard(tid)
+                if f is None:
                     return None
                 try:
-                    f = tr.ev.scalar_guard(tid)
-                except (SyntaxError, RecursionError, MemoryError):
-                    tr.array_only.add(tid)
-                    return None
-                try:
-                    if not f(lists[i]):
+                    if not f(row):
                         continue
                     bad = False
                 except Fault:
@@ -268,6 +270,18 @@ class SyncGenerator(ModelGenerator):
         return SyncPairs(np.array(row_l, np.int64), np.array(place_l, np.int64),
                          np.array(tid_l, np.int64), np.array(fault_l, bool) if faulty else None,
                          np.array(start, np.int64), max(len(ts), 1))
+
+    def scalar_guard(self, tid: int):
+        """The scalar form of transition ``tid``'s guard, or None when it has none (then
+        the transition is evaluated as arrays from now on)."""
+        tr = self.tr
+        if tid in tr.array_only:
+            return None
+        try:
+            return tr.ev.scalar_guard(tid)
+        except (SyntaxError, RecursionError, MemoryError):
+            tr.array_only.add(tid)
+            return None
 
     def present_states(self, X, F, ts):
         """The control states (a set) that the rows of a small host chunk put the process of
