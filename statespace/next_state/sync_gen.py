@@ -410,10 +410,14 @@ class SyncGenerator(ModelGenerator):
                   else sorted(set(table.place.tolist())))
         for d in places:
             tid = ts[d]
-            sel = xp.flatnonzero(table.place == d)
-            if sel.shape[0] == 0:
-                continue
-            R = table.row[sel]
+            if len(places) == 1 and xp is np:
+                # One transition for every pair (a thin level's usual case): all of them.
+                sel, R = slice(None), table.row
+            else:
+                sel = xp.flatnonzero(table.place == d)
+                if sel.shape[0] == 0:
+                    continue
+                R = table.row[sel]
             t = self.cm.transitions[tid]
             c, ti, ce = self.tr.charge(tid, X, R)
             for acc, v in zip(pc, c):
@@ -719,6 +723,13 @@ def _fan_out(xp, counts):
     >>> [a.tolist() for a in _fan_out(np, np.array([2, 0, 3]))]
     [[0, 0, 2, 2, 2], [0, 1, 0, 1, 2]]
     """
+    if xp is np and counts.shape[0] <= SCALAR_ROWS:
+        # A thin level's few parents: the same two arrays from lists.
+        parent, off = [], []
+        for i, c in enumerate(counts.tolist()):
+            parent.extend([i] * c)
+            off.extend(range(c))
+        return np.array(parent, np.int64), np.array(off, np.int64)
     counts = counts.astype(np.int64, copy=False)
     ends = xp.cumsum(counts)
     total = int(ends[-1]) if counts.shape[0] else 0
