@@ -28,12 +28,12 @@ def member_order(group: SymmetryGroup, X: np.ndarray):
     M = np.asarray(group.member_slots)                       # (n, w)
     keys = np.asarray(group.keys, dtype=np.int64)
     cols = [X[M[:, j]] for j in range(M.shape[1] - 1, -1, -1)]   # least significant first
-    ref = np.zeros((M.shape[0], X.shape[1]), bool)
-    for j in group.key_slots[::-1]:
-        held = X[j][None, :] == keys[:, None]                 # (n, rows)
-        cols.append(held)
-        ref |= held
-    return cols, ref
+    ks = list(group.key_slots)
+    if not ks:
+        return cols, np.zeros((M.shape[0], X.shape[1]), bool)
+    held = X[ks][:, None, :] == keys[None, :, None]           # (slots, n, rows)
+    cols.extend(held[::-1])
+    return cols, held.any(axis=0)
 
 
 def _packed_sort_code(cols) -> np.ndarray | None:
