@@ -535,7 +535,13 @@ class VisitedSet:
         """:meth:`add` of a few keys on the host (a thin level's successors), the batch's
         grouping done in Python rather than by a sort and a dozen array passes: the same ids,
         ranks and keys. Tags are looked up among those kept aside (:attr:`recent`), then in
-        the runs; new ones are kept aside (not a run of one or two tags each)."""
+        the runs; new ones are kept aside (not a run of one or two tags each).
+
+        >>> vs = VisitedSet(n_words=1)
+        >>> ids, rank, new = vs.add_few(np.array([[7], [3], [7]], np.uint64), np.array([4, 1, 2]))
+        >>> ids.tolist(), rank.tolist(), new.ravel().tolist(), vs.recent, vs.runs
+        ([1, 0, 1], [1, 2], [3, 7], {3: 0, 7: 1}, [])
+        """
         m = keys.shape[0]
         h = self.tags(keys)
         tags = h.tolist()

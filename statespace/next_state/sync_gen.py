@@ -20,9 +20,10 @@ from runtime.device import to_host
 from runtime.errors import StepLimitExceeded
 
 from ..device import module_of, stable_argsort
-from ..evaluate import Fault, add_costs
+from ..evaluate import add_costs
 from ..model import CompiledModel
 from .base import ModelGenerator
+from .few_rows import few_pairs, present_states
 from .record import Successors, SyncStep
 from .transitions import SCALAR_ROWS, Transitions
 
@@ -174,11 +175,14 @@ class SyncGenerator(ModelGenerator):
         xp = self.xp
         T = len(ts)
         if F <= SCALAR_ROWS and xp is np and T:
-            got = self.few_pairs(X, F, rows_cache, ts)
+            got = few_pairs(self.cm, self.tr, self.shared, X, F, rows_cache, ts)
             if got is not None:
-                return got
+                return SyncPairs(*got, max(T, 1))
         found = []
-        present = self.present_states(X, F, ts)
+        # A small host chunk asks only the transitions leaving a control state some row is in
+        # (a chunk of one or two states asked each of a process's dozens of transitions).
+        present = (present_states(self.cm, X, ts)
+                   if ts and F <= FEW_ROWS and xp is np else None)
         trans = self.cm.transitions
         for d, tid in enumerate(ts):
             if present is not None and trans[tid].src not in present:
@@ -218,79 +222,6 @@ class SyncGenerator(ModelGenerator):
             start = xp.searchsorted(prow, xp.arange(F + 1))
         tid = xp.asarray(np.asarray(ts, np.int64))[place] if T else place
         return SyncPairs(prow, place, tid, fault, start, max(T, 1))
-
-    def few_pairs(self, X, F, rows_cache, ts) -> SyncPairs | None:
-        """:meth:`pairs` of a chunk of a few host rows, in Python: per row, the transitions
-        leaving the process's control state there, each guard evaluated on the row
-        (:meth:`Transitions.few_rows_guard
-        <statespace.next_state.Transitions.few_rows_guard>`), the pairs made in (row, place)
-        order as lists. None where a transition needs the array form (a buffered channel's
-        condition, a guard too deeply nested for the scalar form)."""
-        cm = self.cm
-        proc = cm.transitions[ts[0]].process
-        tr = self.tr
-        table = self.shared.setdefault("leaving", {}).get(proc)
-        if table is None:
-            # Per control state: [place, transition, scalar guard] of the transitions leaving
-            # it; the guard made when first needed (False until then), None where the array
-            # form is needed (a buffered channel's condition, a guard nested too deeply for
-            # the scalar form).
-            table = {}
-            for d, tid in enumerate(ts):
-                t = cm.transitions[tid]
-                f = None if t.sync_kind in ("bsend", "brecv") else False
-                table.setdefault(t.src, []).append([d, tid, f])
-            self.shared["leaving"][proc] = table
-        lists = rows_cache.get("row lists")
-        if lists is None:
-            lists = rows_cache["row lists"] = X.T.tolist()
-        slot = cm.processes[proc].slot
-        row_l, place_l, tid_l, fault_l = [], [], [], []
-        start = [0]
-        faulty = False
-        for i in range(F):
-            row = lists[i]
-            for entry in table.get(row[slot], ()):
-                d, tid, f = entry
-                if f is False:
-                    f = entry[2] = self.scalar_guard(tid)
-                if f is None:
-                    return None
-                try:
-                    if not f(row):
-                        continue
-                    bad = False
-                except Fault:
-                    bad = faulty = True
-                row_l.append(i)
-                place_l.append(d)
-                tid_l.append(tid)
-                fault_l.append(bad)
-            start.append(len(row_l))
-        return SyncPairs(np.array(row_l, np.int64), np.array(place_l, np.int64),
-                         np.array(tid_l, np.int64), np.array(fault_l, bool) if faulty else None,
-                         np.array(start, np.int64), max(len(ts), 1))
-
-    def scalar_guard(self, tid: int):
-        """The scalar form of transition ``tid``'s guard, or None when it has none (then
-        the transition is evaluated as arrays from now on)."""
-        tr = self.tr
-        if tid in tr.array_only:
-            return None
-        try:
-            return tr.ev.scalar_guard(tid)
-        except (SyntaxError, RecursionError, MemoryError):
-            tr.array_only.add(tid)
-            return None
-
-    def present_states(self, X, F, ts):
-        """The control states (a set) that the rows of a small host chunk put the process of
-        transitions ``ts`` in, or None (a large chunk, or a device one: every transition is
-        then asked). A chunk of one or two states (a thin level) asked each of a process's
-        dozens of transitions in turn for its rows, about 140 NumPy calls a state."""
-        if not ts or F > FEW_ROWS or self.xp is not np:
-            return None
-        return set(X[self.cm.processes[self.cm.transitions[ts[0]].process].slot].tolist())
 
     def step(self, X, rows, C, err, pairs=None, unwritten=frozenset()) -> SyncStep:
         """The successors of rows ``rows`` of ``X`` when process ``i`` takes transition
@@ -613,7 +544,13 @@ class StepNumbering:
         self.pending = 0
 
     def words_of(self, code: int) -> tuple:
-        """The words (a tuple of ints) of step code ``code`` (:func:`_sync_words`)."""
+        """The words (a tuple of ints) of step code ``code`` (:func:`_sync_words`).
+
+        >>> class P:
+        ...     def __init__(self, n): self.transitions = range(n)
+        >>> StepNumbering([P(3), P(1 << 61), P(5)]).words_of((2 * (1 << 61) + 7) * 5 + 4)
+        (2, 7, 4)
+        """
         out = []
         for r in reversed(self.radix[1:]):
             code, w = divmod(code, r)
@@ -767,7 +704,8 @@ class _Choices:
 FEW_CODES = 64
 
 #: Chunks of at most this many rows on the host look up the control states present
-#: (:meth:`SyncGenerator.present_states`) before they ask for the rows of each transition.
+#: (:func:`~statespace.next_state.few_rows.present_states`) before they ask for the rows of
+#: each transition.
 FEW_ROWS = 256
 
 #: The largest (rows x transitions) mask :meth:`SyncGenerator.pairs` sorts pairs with; past

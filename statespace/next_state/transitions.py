@@ -174,10 +174,8 @@ class Transitions:
         handful of operators: one array operation per operator over one row cost about ten
         times what one Python expression over the row costs. None when the guard has no
         scalar form (nested too deeply)."""
-        try:
-            f = self.ev.scalar_guard(tid)
-        except (SyntaxError, RecursionError, MemoryError):
-            self.array_only.add(tid)
+        f = self.scalar_guard_of(tid)
+        if f is None:
             return None
         # The chunk's rows as lists, made once per chunk (the cache lives as long as X).
         lists = cache.get("row lists")
@@ -200,6 +198,28 @@ class Transitions:
         if faults is None:
             return r, None
         return r, np.array([k in faults for k in keep], bool)
+
+    def scalar_guard_of(self, tid: int):
+        """The scalar form of transition ``tid``'s guard (:meth:`Evaluator.scalar_guard
+        <statespace.evaluate.Evaluator.scalar_guard>`), or None when it has none: nested
+        deeper than Python's parser takes (the transition is evaluated as arrays from then
+        on).
+
+        >>> from dve import load_model
+        >>> from statespace import compile_model
+        >>> tr = Transitions(compile_model(load_model("byte x; process P { state a; init a; "
+        ...     "trans a -> a { guard x < 2; effect x = x + 1; }; } system async;")))
+        >>> f = tr.scalar_guard_of(0)
+        >>> f([0, 1]), f([0, 5])
+        (1, 0)
+        """
+        if tid in self.array_only:
+            return None
+        try:
+            return self.ev.scalar_guard(tid)
+        except (SyntaxError, RecursionError, MemoryError):
+            self.array_only.add(tid)
+            return None
 
     def scalar_guard(self, tid, X, r):
         """The guard of a few rows one at a time (huge guards only; same results as the

@@ -3,7 +3,7 @@
 A breadth-first level of one or two states (the ``system sync`` models that scenario files
 render have thousands of them) is expanded by paths of their own: guards evaluated row by row
 (``Transitions.few_rows_guard``), a process's enabled pairs built in Python
-(``SyncGenerator.few_pairs``), keys packed and unpacked in Python integers
+(``next_state.few_rows.few_pairs``), keys packed and unpacked in Python integers
 (``KeyLayout.pack_few``). Each is checked here against the array path it replaces (the same
 search with the thresholds at 0, every chunk then taking the array path) on generated and
 bundled ``system sync`` models, whole and symmetry-reduced, array for array; against the
@@ -115,14 +115,14 @@ def both_ways(monkeypatch, build, chunk_sizes=(1, 2, 5)):
 def count_few_pairs(monkeypatch) -> list:
     """Records each chunk that ``few_pairs`` answered (a test of the fast path must run it)."""
     calls = []
-    real = sync_gen.SyncGenerator.few_pairs
+    real = sync_gen.few_pairs
 
-    def spy(self, *args):
-        got = real(self, *args)
+    def spy(*args):
+        got = real(*args)
         calls.append(got is not None)
         return got
 
-    monkeypatch.setattr(sync_gen.SyncGenerator, "few_pairs", spy)
+    monkeypatch.setattr(sync_gen, "few_pairs", spy)
     return calls
 
 
