@@ -297,6 +297,27 @@ def _wrapping(xp):
     return np.errstate(over="ignore") if xp is np else contextlib.nullcontext()
 
 
+def mix_row(words: list) -> int:
+    """:func:`_mix` of one key given as a list of ints, in Python integers (modulo 2**64, as
+    the uint64 arithmetic there).
+
+    >>> k = [[3, 2**64 - 1], [0, 5]]
+    >>> [mix_row(r) for r in k] == _mix(np.array(k, np.uint64)).tolist()
+    True
+    """
+    if len(words) > 16:
+        return int(_mix(np.array([words], _U))[0])
+    full = (1 << 64) - 1
+    h = 0
+    for w in words:
+        h ^= w
+        h = (h * 0x9E3779B97F4A7C15) & full
+        h ^= h >> 31
+        h = (h * 0xBF58476D1CE4E5B9) & full
+        h ^= h >> 29
+    return h
+
+
 def _mix_wide(keys, h, xp=np) -> np.ndarray:
     """:func:`_mix` for keys of many words: each word salted by its place and mixed on its own,
     the results xor-ed, a block of words per NumPy pass (a chain of passes per word made states
@@ -543,8 +564,9 @@ class VisitedSet:
         ([1, 0, 1], [1, 2], [3, 7], {3: 0, 7: 1}, [])
         """
         m = keys.shape[0]
-        h = self.tags(keys)
-        tags = h.tolist()
+        W = self.n_words
+        rows = keys.tolist()
+        tags = [r[0] for r in rows] if W == 1 else [mix_row(r) for r in rows]
         ranks = rank.tolist()
         first: dict[int, int] = {}   # tag -> its first element
         low: dict[int, int] = {}     # tag -> the smallest rank of its elements
@@ -554,10 +576,8 @@ class VisitedSet:
                 low[t] = r
             elif r < low[t]:
                 low[t] = r
-        W = self.n_words
-        rows = keys.tolist() if W > 1 else None
         if W > 1 and any(rows[i] != rows[first[t]] for i, t in enumerate(tags)):
-            return self._add_slow(keys, h, rank)   # two keys share a tag
+            return self._add_slow(keys, self.tags(keys), rank)   # two keys share a tag
         uniq = sorted(first)
         gid = [-1] * len(uniq)
         recent = self.recent
@@ -565,7 +585,7 @@ class VisitedSet:
             c = recent.get(t, -1)
             if c >= 0:
                 if W > 1 and self._keys[c].tolist() != rows[first[t]]:
-                    return self._add_slow(keys, h, rank)
+                    return self._add_slow(keys, self.tags(keys), rank)
                 gid[j] = c
         ut = np.array(uniq, dtype=_U)
         for rh, rid in self.runs if -1 in gid else ():
@@ -576,7 +596,7 @@ class VisitedSet:
                     continue
                 c = int(rid[p])
                 if W > 1 and self._keys[c].tolist() != rows[first[uniq[j]]]:
-                    return self._add_slow(keys, h, rank)
+                    return self._add_slow(keys, self.tags(keys), rank)
                 gid[j] = c
         new = [j for j in range(len(uniq)) if gid[j] < 0]        # in tag order
         new_sorted = sorted(new, key=lambda j: low[uniq[j]])      # ranks are distinct

@@ -353,18 +353,20 @@ def test_visited_set_few_and_many(data):
                                                     max_size=W), min_size=m, max_size=m)),
                         np.uint64).reshape(m, W)
         rank = np.array(data.draw(st.permutations(range(3 * m)))[:m], np.int64)
-        real, saved, saved_max = store._mix, store.FEW_ADDED, store.RECENT_MAX
+        real, real_row = store._mix, store.mix_row
+        saved, saved_max = store.FEW_ADDED, store.RECENT_MAX
         try:
             store.RECENT_MAX = recent_max
             if collide:   # every key the same tag: the exact slow path, from both
                 store._mix = lambda k: np.zeros(k.shape[0], np.uint64)
+                store.mix_row = lambda r: 0
             got = few.add(keys, rank)
             store.FEW_ADDED = 0
             want = many.add(keys, rank)
         finally:
             store.FEW_ADDED = saved
             store.RECENT_MAX = saved_max
-            store._mix = real
+            store._mix, store.mix_row = real, real_row
         for a, b in zip(got, want):
             assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
         assert few.n == many.n
@@ -395,3 +397,11 @@ def test_canonical_form_of_few_states(data):
     many = canonical.canonicalize(sym, np.repeat(X, canonical.FEW_STATES + 1, axis=1))
     assert few.dtype == X.dtype
     assert np.array_equal(few, many[:, ::canonical.FEW_STATES + 1])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=20), min_size=1,
+                max_size=4).filter(lambda k: len({len(r) for r in k}) == 1))
+def test_mix_row_is_mix(keys):
+    # The tag of one key in Python integers is the array tag (one to twenty words).
+    assert [store.mix_row(r) for r in keys] == store._mix(np.array(keys, np.uint64)).tolist()
