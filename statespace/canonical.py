@@ -374,6 +374,8 @@ def interchangeable(sym: Symmetry, X: np.ndarray) -> dict[int, np.ndarray]:
     """For canonical states ``X``: process index -> mask of rows where that member equals the
     member before it in its group and neither is referred to (so the transposition of the two
     fixes the state, and the member's steps repeat its neighbour's up to that renaming)."""
+    if X.shape[1] <= FEW_STATES:
+        return _interchangeable_few(sym, X.T.tolist())
     out = {}
     for g in sym.groups:
         M = np.asarray(g.member_slots)
@@ -384,4 +386,20 @@ def interchangeable(sym: Symmetry, X: np.ndarray) -> dict[int, np.ndarray]:
         red = same & free[1:] & free[:-1]
         for i in range(1, g.size):
             out[g.processes[i]] = red[i - 1]
+    return out
+
+
+def _interchangeable_few(sym: Symmetry, rows: list) -> dict[int, np.ndarray]:
+    """:func:`interchangeable` of a few states given as lists (one per state), in Python."""
+    out = {}
+    for g in sym.groups:
+        masks = [[False] * len(rows) for _ in range(g.size)]
+        for r, x in enumerate(rows):
+            held = {x[j] for j in g.key_slots}
+            free = [key not in held for key in g.keys]
+            vec = [[x[s] for s in slots] for slots in g.member_slots]
+            for i in range(1, g.size):
+                masks[i][r] = vec[i] == vec[i - 1] and free[i] and free[i - 1]
+        for i in range(1, g.size):
+            out[g.processes[i]] = np.array(masks[i], bool)
     return out

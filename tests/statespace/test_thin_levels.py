@@ -397,6 +397,16 @@ def test_canonical_form_of_few_states(data):
     many = canonical.canonicalize(sym, np.repeat(X, canonical.FEW_STATES + 1, axis=1))
     assert few.dtype == X.dtype
     assert np.array_equal(few, many[:, ::canonical.FEW_STATES + 1])
+    # Which members repeat their neighbour, of a few canonical states and among many.
+    # (And of the states as drawn: the masks are defined on any states.)
+    wide = np.repeat(X, canonical.FEW_STATES + 1, axis=1)
+    for a, b in ((few, many), (X, wide)):
+        red_few = canonical.interchangeable(sym, a)
+        red_many = canonical.interchangeable(sym, b)
+        assert red_few.keys() == red_many.keys() == set(range(1, n))
+        for p in red_few:
+            assert red_few[p].dtype == bool
+            assert red_few[p].tolist() == red_many[p][::canonical.FEW_STATES + 1].tolist()
 
 
 @settings(max_examples=100, deadline=None)
