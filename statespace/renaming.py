@@ -54,12 +54,16 @@ def apply_renaming(sym: Symmetry, X: np.ndarray, perm) -> np.ndarray:
         to = keys[np.argsort(order)]                 # key of member q -> the key of its place
         by_value = np.argsort(keys, kind="stable")
         sorted_keys = keys[by_value]
-        for j in g.key_slots:
+        ks = list(g.key_slots)
+        if ks:
             # Y, not X: a slot may hold keys of several groups (disjoint), each renamed once.
-            v = Y[j].astype(np.int64)
+            # The group's key-holding slots (distinct) all at once: a state of a rendered
+            # scenario file has eight admission slots, renamed at every step of a lifted walk.
+            v = Y[ks].astype(np.int64)
             at = np.minimum(np.searchsorted(sorted_keys, v), len(keys) - 1)
             hit = sorted_keys[at] == v
-            Y[j, hit] = to[by_value[at[hit]]]
+            v[hit] = to[by_value[at[hit]]]
+            Y[ks] = v
     return Y
 
 

@@ -79,6 +79,8 @@ class KeyLayout:
     def pack(self, X, xp):
         """Keys ``(rows, n_words)`` uint64 of the states in the column-major matrix ``X``."""
         n = X.shape[1]
+        if n <= FEW_KEYS and X.shape[0] <= SLOT_AT_A_TIME and xp is np:
+            return self.pack_few(X)
         if X.shape[0] <= SLOT_AT_A_TIME and xp is np:
             # Slot by slot into the words as rows (contiguous passes), transposed once.
             words = xp.zeros((self.n_words, n), dtype=_U)
@@ -104,6 +106,31 @@ class KeyLayout:
             w, sums = self._word_sums(a, b, v, xp)
             out[:, w:w + sums.shape[0]] += sums.T
         return out
+
+    def pack_few(self, X) -> np.ndarray:
+        """:meth:`pack` of a few states on the host, in Python integers: the same words as
+        the slot-by-slot passes (each slot's value less its lowest, shifted into place modulo
+        2**64 and or-ed into its word), without three NumPy calls per slot and state
+        (a chunk of one state of a 50-slot model paid 80 microseconds for them).
+
+        >>> lay = KeyLayout.from_bounds([0, -1, 0], [3, 1, 2**40])
+        >>> X = np.array([[1, 3], [-1, 1], [5, 2**40]])
+        >>> bool((lay.pack_few(X) == lay.pack(X[:, [0, 1, 0, 1, 0]], np)[:2]).all())
+        True
+        """
+        fields = self.__dict__.get("_fields")
+        if fields is None:
+            fields = tuple(zip(self.word, self.shift, self.lo))
+            object.__setattr__(self, "_fields", fields)  # a cache: the layout stays immutable
+        full = (1 << 64) - 1
+        W = self.n_words
+        out = []
+        for row in X.T.tolist():
+            words = [0] * W
+            for v, (w, s, lo) in zip(row, fields):
+                words[w] |= ((v - lo) << s) & full
+            out.append(words)
+        return np.array(out, dtype=_U).reshape(len(out), W)
 
     def block_change(self, base: int, new, old, xp):
         """The change of the words of slots ``base .. base + len(new) - 1`` when they go from
@@ -182,6 +209,8 @@ class KeyLayout:
         """The column-major state matrix ``(n_slots, rows)`` of keys ``(rows, n_words)``."""
         n = keys.shape[0]
         n_slots = len(self.word)
+        if n <= FEW_KEYS and n_slots <= SLOT_AT_A_TIME and xp is np:
+            return self.unpack_few(keys, dtype)
         X = xp.empty((n_slots, n), dtype=dtype)
         if n_slots <= SLOT_AT_A_TIME and xp is np:
             # The words as rows (one transpose), then a slot at a time in contiguous passes
@@ -203,6 +232,27 @@ class KeyLayout:
             X[a:b] = (v.astype(np.int64) + lo[a:b]).T
         return X
 
+    def unpack_few(self, keys, dtype=np.int32) -> np.ndarray:
+        """:meth:`unpack` of a few keys on the host, in Python integers (see
+        :meth:`pack_few`): each field shifted down and masked, its lowest value added (as
+        an int64), then the values cast to ``dtype``.
+
+        >>> lay = KeyLayout.from_bounds([0, -1, 0], [3, 1, 2**40])
+        >>> keys = lay.pack(np.array([[1, 3], [-1, 1], [5, 2**40]]), np)
+        >>> lay.unpack_few(keys, np.int64).tolist()
+        [[1, 3], [-1, 1], [5, 1099511627776]]
+        """
+        fields = self.__dict__.get("_unfields")
+        if fields is None:
+            fields = tuple((w, s, (1 << b) - 1, lo)
+                           for w, s, b, lo in zip(self.word, self.shift, self.bits, self.lo))
+            object.__setattr__(self, "_unfields", fields)  # a cache: the layout stays immutable
+        cols = [[((row[w] >> s) & m) + lo for w, s, m, lo in fields]
+                for row in keys.tolist()]
+        # (A field holds at most 33 bits: its value plus its lowest fits an int64.)
+        out = np.array(cols, np.int64).reshape(len(cols), len(fields))
+        return out.T.astype(dtype, order="C")
+
     def delta(self, j: int, new, old, xp):
         """The change of word ``word[j]`` when slot ``j`` goes from ``old`` to ``new``, as
         uint64 (wrapping arithmetic makes ``key + delta`` exact)."""
@@ -216,6 +266,13 @@ class KeyLayout:
 #: NumPy pass per slot, each over contiguous rows); larger ones, and all on a device (where
 #: the block form was measured), a block of slots at a time.
 SLOT_AT_A_TIME = 512
+#: At most this many keys are added to a visited set by :meth:`VisitedSet.add_few`.
+FEW_ADDED = 16
+#: At most this many tags are kept aside by :meth:`VisitedSet.add_few` before they form a run.
+RECENT_MAX = 4096
+#: At most this many states are packed and unpacked in Python integers on the host
+#: (:meth:`KeyLayout.pack_few`): a thin level's chunks of one or two states.
+FEW_KEYS = 4
 
 
 def _mix(keys) -> np.ndarray:
@@ -238,6 +295,27 @@ def _wrapping(xp):
     """NumPy's silence over uint64 wrap-around (intended here); CuPy never warns."""
     import contextlib
     return np.errstate(over="ignore") if xp is np else contextlib.nullcontext()
+
+
+def mix_row(words: list) -> int:
+    """:func:`_mix` of one key given as a list of ints, in Python integers (modulo 2**64, as
+    the uint64 arithmetic there).
+
+    >>> k = [[3, 2**64 - 1], [0, 5]]
+    >>> [mix_row(r) for r in k] == _mix(np.array(k, np.uint64)).tolist()
+    True
+    """
+    if len(words) > 16:
+        return int(_mix(np.array([words], _U))[0])
+    full = (1 << 64) - 1
+    h = 0
+    for w in words:
+        h ^= w
+        h = (h * 0x9E3779B97F4A7C15) & full
+        h ^= h >> 31
+        h = (h * 0xBF58476D1CE4E5B9) & full
+        h ^= h >> 29
+    return h
 
 
 def _mix_wide(keys, h, xp=np) -> np.ndarray:
@@ -341,13 +419,17 @@ class VisitedSet:
         # below the key and one sort of values replaces an argsort (about twice as fast).
         self.key_bits = key_bits if n_words == 1 else 64
         self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+        # Tags added by add_few, not yet in a run (tag -> id): a thin level adds one or two
+        # states a chunk, and a run per insertion kept a dozen runs to search each time.
+        # Moved into a run when they are RECENT_MAX, or before anything reads the runs.
+        self.recent: dict[int, int] = {}
         self.n = 0
         # W > 1: the full key of every id, to confirm tag matches (grown by doubling).
         self._keys = xp.zeros((1024, n_words), dtype=_U) if n_words > 1 else None
 
     @property
     def nbytes(self) -> int:
-        b = sum(h.nbytes + i.nbytes for h, i in self.runs)
+        b = sum(h.nbytes + i.nbytes for h, i in self.runs) + 100 * len(self.recent)
         return b + (self._keys.nbytes if self._keys is not None else 0)
 
     def tags(self, keys) -> np.ndarray:
@@ -363,6 +445,7 @@ class VisitedSet:
     def to(self, xp) -> None:
         """Move the runs and the keys to array module ``xp`` (NumPy: back to the host)."""
         move = to_host if xp is np else xp.asarray
+        self.flush()
         self.xp = xp
         self.runs = [(move(h), move(i)) for h, i in self.runs]
         if self._keys is not None:
@@ -371,11 +454,13 @@ class VisitedSet:
     def snapshot(self):
         """The set as it is (an insertion replaces runs and never writes below ``n``), for
         :meth:`restore`."""
+        self.flush()
         return list(self.runs), self.n, self._keys
 
     def restore(self, snap) -> None:
         """Back to :meth:`snapshot`'s set (after a batch that failed half way)."""
         self.runs, self.n, self._keys = snap
+        self.recent = {}   # (empty at the snapshot)
 
     def add(self, keys: np.ndarray, rank: np.ndarray | None = None):
         """Look up a batch of keys ``(m, n_words)``, insert the new ones, number them.
@@ -404,13 +489,20 @@ class VisitedSet:
         if m == 0:
             return (xp.zeros(0, np.int64), xp.zeros(0, np.int64),
                     xp.zeros((0, self.n_words), _U))
+        if m <= FEW_ADDED and xp is np:
+            return self.add_few(keys, rank)
+        self.flush()
         h = self.tags(keys)
         idx_bits = max(1, (m - 1).bit_length())
         if self.key_bits + idx_bits <= 64:
-            comb = (h << _U(idx_bits)) | xp.arange(m, dtype=_U)
+            # In place where it can be (each temporary of a large chunk is fresh pages the
+            # kernel zeroes): the index below the tag, sorted, then split again.
+            comb = h << _U(idx_bits)
+            comb |= xp.arange(m, dtype=_U)
             comb.sort()
-            perm = (comb & _U((1 << idx_bits) - 1)).astype(np.int64)
-            hs = comb >> _U(idx_bits)
+            perm = (comb & _U((1 << idx_bits) - 1)).view(np.int64)   # (below 2**63)
+            comb >>= _U(idx_bits)
+            hs = comb
         else:
             # Ties are equal keys (confirmed below), so any order among them gives one result.
             # On a device, tags of at most 63 bits sort as int64 (the order is the same), the
@@ -460,19 +552,102 @@ class VisitedSet:
         self._insert(uh[new], gid[new], keys[rep[new]])
         return gid[inv], min_rank[new_sorted], new_keys
 
-    def _insert(self, tags_sorted, ids, keys) -> None:
-        k = ids.shape[0]
-        if k == 0:
+    def add_few(self, keys: np.ndarray, rank: np.ndarray):
+        """:meth:`add` of a few keys on the host (a thin level's successors), the batch's
+        grouping done in Python rather than by a sort and a dozen array passes: the same ids,
+        ranks and keys. Tags are looked up among those kept aside (:attr:`recent`), then in
+        the runs; new ones are kept aside (not a run of one or two tags each).
+
+        >>> vs = VisitedSet(n_words=1)
+        >>> ids, rank, new = vs.add_few(np.array([[7], [3], [7]], np.uint64), np.array([4, 1, 2]))
+        >>> ids.tolist(), rank.tolist(), new.ravel().tolist(), vs.recent, vs.runs
+        ([1, 0, 1], [1, 2], [3, 7], {3: 0, 7: 1}, [])
+        """
+        m = keys.shape[0]
+        W = self.n_words
+        rows = keys.tolist()
+        tags = [r[0] for r in rows] if W == 1 else [mix_row(r) for r in rows]
+        ranks = rank.tolist()
+        first: dict[int, int] = {}   # tag -> its first element
+        low: dict[int, int] = {}     # tag -> the smallest rank of its elements
+        for i, (t, r) in enumerate(zip(tags, ranks)):
+            if t not in first:
+                first[t] = i
+                low[t] = r
+            elif r < low[t]:
+                low[t] = r
+        if W > 1 and any(rows[i] != rows[first[t]] for i, t in enumerate(tags)):
+            return self._add_slow(keys, self.tags(keys), rank)   # two keys share a tag
+        uniq = sorted(first)
+        gid = [-1] * len(uniq)
+        recent = self.recent
+        for j, t in enumerate(uniq):
+            c = recent.get(t, -1)
+            if c >= 0:
+                if W > 1 and self._keys[c].tolist() != rows[first[t]]:
+                    return self._add_slow(keys, self.tags(keys), rank)
+                gid[j] = c
+        ut = np.array(uniq, dtype=_U)
+        for rh, rid in self.runs if -1 in gid else ():
+            pos = np.searchsorted(rh, ut).tolist()
+            top = rh.shape[0]
+            for j, p in enumerate(pos):
+                if gid[j] >= 0 or p >= top or int(rh[p]) != uniq[j]:
+                    continue
+                c = int(rid[p])
+                if W > 1 and self._keys[c].tolist() != rows[first[uniq[j]]]:
+                    return self._add_slow(keys, self.tags(keys), rank)
+                gid[j] = c
+        new = [j for j in range(len(uniq)) if gid[j] < 0]        # in tag order
+        new_sorted = sorted(new, key=lambda j: low[uniq[j]])      # ranks are distinct
+        for k, j in enumerate(new_sorted):
+            gid[j] = self.n + k
+        at = {t: j for j, t in enumerate(uniq)}
+        ids = np.array([gid[at[t]] for t in tags], np.int64)
+        new_keys = keys[[first[uniq[j]] for j in new_sorted]]
+        if new_sorted:
+            self.store_keys(np.array([gid[j] for j in new_sorted], np.int64), new_keys)
+            self.n += len(new_sorted)
+            for j in new_sorted:
+                recent[uniq[j]] = gid[j]
+            if len(recent) >= RECENT_MAX:
+                self.flush()
+        return (ids, np.array([low[uniq[j]] for j in new_sorted], np.int64),
+                new_keys.reshape(len(new_sorted), W))
+
+    def flush(self) -> None:
+        """The tags :meth:`add_few` keeps aside moved into a run of their own (the set is
+        unchanged)."""
+        if not self.recent:
             return
+        tags = sorted(self.recent)
+        ids = [self.recent[t] for t in tags]
+        self.recent = {}
+        self.add_run(self.xp.asarray(np.array(tags, dtype=_U)),
+                     self.xp.asarray(np.array(ids, np.int64)))
+
+    def store_keys(self, ids, keys) -> None:
+        """Several words: the keys of new ids ``ids`` (all at or above ``n``) into the table
+        of full keys, grown by doubling."""
         if self._keys is not None:
-            need = self.n + k
+            need = int(ids.max()) + 1
             if need > self._keys.shape[0]:
                 grown = self.xp.zeros((max(need, 2 * self._keys.shape[0]), self.n_words),
                                       dtype=_U)
                 grown[:self.n] = self._keys[:self.n]
                 self._keys = grown
             self._keys[ids] = keys
+
+    def _insert(self, tags_sorted, ids, keys) -> None:
+        k = ids.shape[0]
+        if k == 0:
+            return
+        self.store_keys(ids, keys)
         self.n += k
+        self.add_run(tags_sorted, ids)
+
+    def add_run(self, tags_sorted, ids) -> None:
+        """A run of sorted tags and their ids joins the runs, merged as below."""
         self.runs.append((tags_sorted, ids))
         # Merge while the newest run is at least half the size of the one before: O(log n)
         # runs, each key merged O(log n) times.
@@ -484,6 +659,7 @@ class VisitedSet:
         """Exact path for tag collisions (never expected in practice; correct regardless).
         Works on host copies; what it stores and returns is of the set's array module."""
         xp = self.xp
+        self.flush()
         keys_d = keys
         keys, h, rank = (np.asarray(to_host(a)) for a in (keys, h, rank))
         runs = [(to_host(rh), to_host(rid)) for rh, rid in self.runs]

@@ -3,8 +3,10 @@
 Run with one checkout's packages first on the path, then with another's, and compare the
 lines: the compact graph (a palette row per edge) must expand back to exactly the arrays the
 full form held. Models: the bundled examples, the client/server template rendered for a few
-``N`` (whole and symmetry-reduced), the scenario examples rendered to DVE, and a sample of
-BEEM models (when the benchmark is found beside the checkout, as the tests look for it)::
+``N`` (whole and symmetry-reduced), the scenario examples and templates rendered to DVE
+(``system sync`` models: whole, and symmetry-reduced where they have interchangeable clients),
+and a sample of BEEM models (when the benchmark is found beside the checkout, as the tests look
+for it)::
 
     PYTHONPATH=/path/to/other/checkout python tools/graph_digest.py > before.txt
     PYTHONPATH=$PWD python tools/graph_digest.py > after.txt
@@ -52,8 +54,14 @@ def models():
             from scenarios.loader import load_spec
             family = load_spec(p)
             yield f"{p.name} (2)", family(2).to_model()
+            if p.name == "editor_farm.py":
+                # Thin levels: about 3,500 breadth-first levels of one or two states.
+                yield f"{p.name} (4) sync", family(4).to_model()
         except Exception as exc:   # noqa: BLE001 - a file that is no family is skipped
             print(f"# {p.name}: skipped ({type(exc).__name__})", file=sys.stderr)
+    from scenarios.templates import TEMPLATES
+    for name, n in (("paper-no-server", 3), ("paper-server", 4), ("editor", 3), ("editor", 5)):
+        yield f"template {name} ({n}) sync", TEMPLATES[name].family(n).to_model()
     for r in (ROOT.parent / "shared", ROOT / "shared"):
         if (r / "beem" / "models").is_dir():
             for name in BEEM_SAMPLE:
@@ -69,7 +77,7 @@ def main() -> None:
     for name, model in models():
         cm = compile_model(model)
         print(name, digest(build_state_graph(cm)), flush=True)
-        if "template" in name:
+        if "template" in name or name.endswith(" sync"):
             print(name, "(symmetry)", digest(build_quotient_graph(cm).graph), flush=True)
 
 

@@ -326,6 +326,10 @@ class QuotientGenerator:
         return Successors(rows, self.inner.number_steps(C), nk, err, costs, tm)
 
 
+#: Members with at most this many enabled pairs each have their sort codes made in Python
+#: (:meth:`SyncChoiceGenerator._canon_from_pairs`).
+FEW_PAIRS = 16
+
 #: The widest sort code :meth:`SyncChoiceGenerator._canon_from_pairs` packs (an int64's bits
 #: less a sign bit and a spare).
 _CODE_BITS = 62
@@ -428,10 +432,19 @@ class SyncChoiceGenerator(QuotientGenerator):
             t = tables[c]
             _, _, _, vals, dst = self.inner.pair_effects(X, t, cm.processes[p].transitions)
             vecs.append([dst] + [vals[s] if s in vals else X[s][t.row] for s in row[1:]])
+        few = all(v[0].shape[0] <= FEW_PAIRS for v in vecs)
+        if few:
+            # A thin level's few pairs: their values as Python lists (two array reductions
+            # per member and slot, and three passes each to pack, were most of the cost).
+            vecs = [[c.tolist() for c in v] for v in vecs]
         fields, constant, bits = [], [], 0
         for j in range(w - 1, -1, -1):       # the last slot least significant
-            lo = min(int(v[j].min()) for v in vecs if v[j].shape[0])
-            hi = max(int(v[j].max()) for v in vecs if v[j].shape[0])
+            if few:
+                col = [x for v in vecs for x in v[j]]
+                lo, hi = min(col), max(col)
+            else:
+                lo = min(int(v[j].min()) for v in vecs if v[j].shape[0])
+                hi = max(int(v[j].max()) for v in vecs if v[j].shape[0])
             if hi > lo:
                 width = (hi - lo).bit_length()
                 fields.append((j, lo, bits, width))
@@ -442,15 +455,20 @@ class SyncChoiceGenerator(QuotientGenerator):
             # Too wide for one code: the members' slots written, then sorted as any group.
             for i, (p, row) in enumerate(zip(g.processes, g.member_slots)):
                 for j, s in enumerate(row):
-                    Y[s] = vecs[i][j][taken[column[p]]]
+                    Y[s] = np.asarray(vecs[i][j])[taken[column[p]]]
             canonicalize(dataclasses.replace(self.sym, groups=(g,)), Y, copy=False)
             return
         dt = code_dtype(bits + len(g.key_slots))
         code = np.empty((n, Y.shape[1]), dt)
         for i, p in enumerate(g.processes):
-            at = np.zeros(vecs[i][0].shape[0], np.int64)
-            for j, lo, shift, _ in fields:
-                at |= (vecs[i][j].astype(np.int64) - lo) << shift
+            if few:
+                v = vecs[i]
+                at = np.array([sum((v[j][k] - lo) << shift for j, lo, shift, _ in fields)
+                               for k in range(len(v[0]))], np.int64)
+            else:
+                at = np.zeros(vecs[i][0].shape[0], np.int64)
+                for j, lo, shift, _ in fields:
+                    at |= (vecs[i][j].astype(np.int64) - lo) << shift
             np.take(at.astype(dt), taken[column[p]], out=code[i])
         sort_codes_into(g, Y, code, fields, bits, constant)
 

@@ -23,8 +23,9 @@ from ..device import module_of, stable_argsort
 from ..evaluate import add_costs
 from ..model import CompiledModel
 from .base import ModelGenerator
+from .few_rows import few_pairs, present_states
 from .record import Successors, SyncStep
-from .transitions import Transitions
+from .transitions import SCALAR_ROWS, Transitions
 
 __all__ = ["MAX_SYNC_STEPS", "StepNumbering", "SyncGenerator", "SyncPairs", "reads_own_only"]
 
@@ -173,8 +174,19 @@ class SyncGenerator(ModelGenerator):
         (:class:`SyncPairs`)."""
         xp = self.xp
         T = len(ts)
+        if F <= SCALAR_ROWS and xp is np and T:
+            got = few_pairs(self.cm, self.tr, self.shared, X, F, rows_cache, ts)
+            if got is not None:
+                return SyncPairs(*got, max(T, 1))
         found = []
+        # A small host chunk asks only the transitions leaving a control state some row is in
+        # (a chunk of one or two states asked each of a process's dozens of transitions).
+        present = (present_states(self.cm, X, ts)
+                   if ts and F <= FEW_ROWS and xp is np else None)
+        trans = self.cm.transitions
         for d, tid in enumerate(ts):
+            if present is not None and trans[tid].src not in present:
+                continue   # no row is in its source state: enabled nowhere
             R, ge = self.tr.enabled(X, tid, rows_cache)
             if R.shape[0]:
                 found.append((d, R, ge))
@@ -323,11 +335,20 @@ class SyncGenerator(ModelGenerator):
         pf = table.fault.copy() if table.fault is not None else None
         vals: dict[int, object] = {}
         dst = xp.zeros(P, X.dtype)
-        for d, tid in enumerate(ts):
-            sel = xp.flatnonzero(table.place == d)
-            if sel.shape[0] == 0:
-                continue
-            R = table.row[sel]
+        # The places taken by some pair (the others select nothing): all of them on a device
+        # or for many pairs, else read off the few pairs (a thin level has one or two).
+        places = (range(len(ts)) if xp is not np or P > FEW_ROWS
+                  else sorted(set(table.place.tolist())))
+        for d in places:
+            tid = ts[d]
+            if len(places) == 1 and xp is np:
+                # One transition for every pair (a thin level's usual case): all of them.
+                sel, R = slice(None), table.row
+            else:
+                sel = xp.flatnonzero(table.place == d)
+                if sel.shape[0] == 0:
+                    continue
+                R = table.row[sel]
             t = self.cm.transitions[tid]
             c, ti, ce = self.tr.charge(tid, X, R)
             for acc, v in zip(pc, c):
@@ -406,6 +427,10 @@ class StepNumbering:
         self.codes: list[int] = []
         self.index: tuple[np.ndarray, np.ndarray] | None = None
         self.word, self.radix = _sync_words(procs)
+        #: The code words met so far -> their ids (:meth:`number_few`; None until needed).
+        self.lookup: dict[tuple, int] | None = None
+        #: How many of the last codes :meth:`number_few` numbered are not in :attr:`index`.
+        self.pending = 0
 
     def mark(self) -> int:
         """How many codes are numbered (for :meth:`rewind`)."""
@@ -413,10 +438,14 @@ class StepNumbering:
 
     def rewind(self, n: int) -> None:
         """Forget the codes numbered after :meth:`mark` said ``n`` (a chunk undone)."""
+        self.sync_index()
         if self.index is not None:
             keys, ids = self.index
             keep = ids < n
             self.index = (keys[keep], ids[keep])
+        if self.lookup is not None:
+            for c in self.codes[n:]:
+                del self.lookup[self.words_of(c)]
         del self.codes[n:]
 
     def number(self, code: np.ndarray) -> np.ndarray:
@@ -438,6 +467,9 @@ class StepNumbering:
             When the chunk brings the number of distinct steps past :data:`MAX_SYNC_STEPS`
             (the ids of the edges are int32); the search attaches the graph found so far.
         """
+        if code.shape[0] <= FEW_CODES:
+            return self.number_few(code)
+        self.sync_index()
         if code.shape[1] == 1:
             uniq, first, inv = np.unique(code[:, 0], return_index=True, return_inverse=True)
             uniq = uniq[:, None]
@@ -463,7 +495,68 @@ class StepNumbering:
         at = np.searchsorted(known, keys[by_key])
         self.index = (np.insert(known, at, keys[by_key]),
                       np.insert(known_ids, at, ids[by_key]))
+        if self.lookup is not None:
+            for i in np.flatnonzero(~found)[np.argsort(ids[~found], kind="stable")].tolist():
+                self.lookup[tuple(uniq[i].tolist())] = int(ids[i])
         return ids[inv.reshape(-1)].astype(np.int32)
+
+    def number_few(self, code: np.ndarray) -> np.ndarray:
+        """:meth:`number` of a few steps (a thin level's), by a dictionary of the code words
+        met so far (made when first needed): new codes take the next ids in the order of
+        their first step, as there; :attr:`index` takes them when a larger chunk comes."""
+        lookup = self.lookup
+        if lookup is None:
+            lookup = self.lookup = {}
+            for i, c in enumerate(self.codes):
+                lookup[self.words_of(c)] = i
+        out = []
+        fresh: dict[tuple, int] = {}   # (insertion order: ids ascending)
+        base = len(self.codes)
+        for w in map(tuple, code.tolist()):
+            i = lookup.get(w)
+            if i is None:
+                i = fresh.get(w)
+                if i is None:
+                    i = fresh[w] = base + len(fresh)
+            out.append(i)
+        if fresh:
+            if base + len(fresh) > MAX_SYNC_STEPS:
+                raise StepLimitExceeded(MAX_SYNC_STEPS, 0)
+            lookup.update(fresh)
+            self.codes.extend(_code_values(np.array(list(fresh), np.int64).reshape(
+                len(fresh), -1), self.radix))
+            self.pending += len(fresh)
+        return np.array(out, np.int32)
+
+    def sync_index(self) -> None:
+        """:attr:`index` brought up to date with the codes :meth:`number_few` numbered."""
+        if not self.pending:
+            return
+        n = len(self.codes)
+        words = np.array([self.words_of(c) for c in self.codes[n - self.pending:]],
+                         np.int64).reshape(self.pending, -1)
+        keys = _code_keys(words)
+        ids = np.arange(n - self.pending, n, dtype=np.int64)
+        known, known_ids = self.index if self.index is not None else (keys[:0], ids[:0])
+        order = np.argsort(keys, kind="stable")
+        at = np.searchsorted(known, keys[order])
+        self.index = (np.insert(known, at, keys[order]), np.insert(known_ids, at, ids[order]))
+        self.pending = 0
+
+    def words_of(self, code: int) -> tuple:
+        """The words (a tuple of ints) of step code ``code`` (:func:`_sync_words`).
+
+        >>> class P:
+        ...     def __init__(self, n): self.transitions = range(n)
+        >>> StepNumbering([P(3), P(1 << 61), P(5)]).words_of((2 * (1 << 61) + 7) * 5 + 4)
+        (2, 7, 4)
+        """
+        out = []
+        for r in reversed(self.radix[1:]):
+            code, w = divmod(code, r)
+            out.append(w)
+        out.append(code)
+        return tuple(reversed(out))
 
 
 MAX_SYNC_STEPS = 2**31 - 1
@@ -567,6 +660,13 @@ def _fan_out(xp, counts):
     >>> [a.tolist() for a in _fan_out(np, np.array([2, 0, 3]))]
     [[0, 0, 2, 2, 2], [0, 1, 0, 1, 2]]
     """
+    if xp is np and counts.shape[0] <= SCALAR_ROWS:
+        # A thin level's few parents: the same two arrays from lists.
+        parent, off = [], []
+        for i, c in enumerate(counts.tolist()):
+            parent.extend([i] * c)
+            off.extend(range(c))
+        return np.array(parent, np.int64), np.array(off, np.int64)
     counts = counts.astype(np.int64, copy=False)
     ends = xp.cumsum(counts)
     total = int(ends[-1]) if counts.shape[0] else 0
@@ -599,6 +699,14 @@ class _Choices:
         pidx = levels[j][1]
         return self.tables[j].tid[pidx if idx is None else pidx[idx]]
 
+
+#: At most this many steps are numbered by :meth:`StepNumbering.number_few`.
+FEW_CODES = 64
+
+#: Chunks of at most this many rows on the host look up the control states present
+#: (:func:`~statespace.next_state.few_rows.present_states`) before they ask for the rows of
+#: each transition.
+FEW_ROWS = 256
 
 #: The largest (rows x transitions) mask :meth:`SyncGenerator.pairs` sorts pairs with; past
 #: it, a stable sort of the pairs' rows.

@@ -26,6 +26,9 @@ _EMPTY = np.zeros(0, np.int64)
 #: the number of rows: one array operation per operator costs a few microseconds even on a
 #: handful of rows, which for BEEM plc's guards of thousands of operators dominates.
 SCALAR_ROW_OPS = 64
+#: A host chunk's rows in some control state are evaluated row by row when they are at most
+#: this many (:meth:`Transitions.few_rows_guard`).
+SCALAR_ROWS = 4
 
 
 class Transitions:
@@ -145,8 +148,13 @@ class Transitions:
                 rows_cache[key] = r
         if r.shape[0] == 0:
             return (_EMPTY if xp is np else xp.zeros(0, np.int64)), None
-        if (r.shape[0] * SCALAR_ROW_OPS < self.ev.guard_size.get(tid, 0)
-                and t.sync_kind not in ("bsend", "brecv")):
+        buffered = t.sync_kind in ("bsend", "brecv")
+        if (r.shape[0] <= SCALAR_ROWS and xp is np and not buffered
+                and tid not in self.array_only):
+            got = self.few_rows_guard(tid, X, r, rows_cache)
+            if got is not None:
+                return got
+        if r.shape[0] * SCALAR_ROW_OPS < self.ev.guard_size.get(tid, 0) and not buffered:
             en, gerr = self.scalar_guard(tid, X, r)
         else:
             en, gerr = self.ev.guard(tid)(X, r)
@@ -158,6 +166,60 @@ class Transitions:
         if gerr is not None and not gerr.any():
             gerr = None
         return r, gerr
+
+    def few_rows_guard(self, tid, X, r, cache):
+        """:meth:`enabled`'s answer for the few rows ``r`` of a host chunk, by the scalar
+        guard row by row: the rows where it holds or faults, and the faults (or None). A
+        thin level (one or two states a chunk) asks dozens of guards per state, each of a
+        handful of operators: one array operation per operator over one row cost about ten
+        times what one Python expression over the row costs. None when the guard has no
+        scalar form (nested too deeply)."""
+        f = self.scalar_guard_of(tid)
+        if f is None:
+            return None
+        # The chunk's rows as lists, made once per chunk (the cache lives as long as X).
+        lists = cache.get("row lists")
+        if lists is None:
+            lists = cache["row lists"] = X.T.tolist() if X.shape[1] <= SCALAR_ROWS else {}
+        keep, faults = [], None
+        for k, i in enumerate(r.tolist()):
+            row = lists[i] if isinstance(lists, list) else lists.get(i)
+            if row is None:
+                row = lists[i] = X[:, i].tolist()
+            try:
+                if f(row):
+                    keep.append(k)
+            except Fault:
+                keep.append(k)
+                faults = faults if faults is not None else set()
+                faults.add(k)
+        if len(keep) < r.shape[0]:
+            r = r[keep]
+        if faults is None:
+            return r, None
+        return r, np.array([k in faults for k in keep], bool)
+
+    def scalar_guard_of(self, tid: int):
+        """The scalar form of transition ``tid``'s guard (:meth:`Evaluator.scalar_guard
+        <statespace.evaluate.Evaluator.scalar_guard>`), or None when it has none: nested
+        deeper than Python's parser takes (the transition is evaluated as arrays from then
+        on).
+
+        >>> from dve import load_model
+        >>> from statespace import compile_model
+        >>> tr = Transitions(compile_model(load_model("byte x; process P { state a; init a; "
+        ...     "trans a -> a { guard x < 2; effect x = x + 1; }; } system async;")))
+        >>> f = tr.scalar_guard_of(0)
+        >>> f([0, 1]), f([0, 5])
+        (1, 0)
+        """
+        if tid in self.array_only:
+            return None
+        try:
+            return self.ev.scalar_guard(tid)
+        except (SyntaxError, RecursionError, MemoryError):
+            self.array_only.add(tid)
+            return None
 
     def scalar_guard(self, tid, X, r):
         """The guard of a few rows one at a time (huge guards only; same results as the

@@ -304,10 +304,16 @@ class BreadthFirstSearch:
         if F * n_now * A < 2**62 and b.charge_table is not None:
             # Costs and times depend on the action alone: sort the key's values and read
             # target and action back from it (a value sort is faster than an argsort).
-            key2 = (src * n_now + ids) * A + act
+            # (Built and taken apart in place: a temporary of a large chunk is fresh pages.)
+            key2 = src * n_now
+            key2 += ids
+            key2 *= A
+            key2 += act
             key2.sort()
             act_s = key2 % A
-            idx = (key2 // A) % n_now
+            key2 //= A
+            key2 %= n_now
+            idx = key2
             chg = b.act_charge[act_s]
         else:
             if F * n_now * A < 2**62:

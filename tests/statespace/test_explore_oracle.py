@@ -147,6 +147,7 @@ def test_visited_set_exact_under_tag_collisions(monkeypatch):
     # Force every multi-word key to the same tag: the exact slow path must keep all states.
     from statespace import store
     monkeypatch.setattr(store, "_mix", lambda keys: np.zeros(keys.shape[0], np.uint64))
+    monkeypatch.setattr(store, "mix_row", lambda words: 0)   # (the tag of a few keys)
     vs = store.VisitedSet(n_words=2)
     keys = np.array([[1, 2], [3, 4], [1, 2], [5, 6]], dtype=np.uint64)
     ids, rank, new = vs.add(keys)
