@@ -85,6 +85,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, default=2, metavar="K",
                    help="rounds, each timing every run; the best of each is reported "
                         "(default 2)")
+    p.add_argument("--no-engine", action="store_true",
+                   help="time the exploration only: no cycle engine after it ('engine s' "
+                        "empty; the engine across processes runs on the hosts)")
     p.add_argument("--jsonl", type=pathlib.Path, metavar="FILE",
                    help="also append each row to FILE as one JSON line")
 
@@ -144,10 +147,11 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> Report:
         ref, best = None, {}
         for _ in range(max(1, args.repeat)):
             if not args.no_strong:
-                got = _one_process(model, defines, gpus)
+                got = _one_process(model, defines, gpus, not args.no_engine)
                 ref = got if ref is None or got["total"] < ref["total"] else ref
             for key in runs:
-                got = _distributed(launcher, key[1], key[2], key[3], gpus, 2)
+                got = _distributed(launcher, key[1], key[2], key[3], gpus, 2,
+                                   not args.no_engine)
                 if key not in best or got["total"] < best[key]["total"]:
                     best[key] = got
         rows = []
@@ -213,7 +217,7 @@ def _load(model: str, n: int | None):
     return compile_model(dve.load_model(model, defines=None if n is None else {"N": n}))
 
 
-def _one_process(model: pathlib.Path, n: int | None, gpu: bool) -> dict:
+def _one_process(model: pathlib.Path, n: int | None, gpu: bool, engine: bool = True) -> dict:
     from statespace import build_state_graph
     cm = _load(str(model), n)
     xp = None
@@ -227,7 +231,7 @@ def _one_process(model: pathlib.Path, n: int | None, gpu: bool) -> dict:
     dt, dc = time.perf_counter() - t, time.process_time() - c
     return {"states": g.n_states, "transitions": g.n_edges, "total": dt, "cpu": dc,
             "bytes": g.edge_bytes() / max(g.n_edges, 1),
-            "engine": _engine_seconds(g, cm, "gpu" if gpu else "cpu")}
+            "engine": _engine_seconds(g, cm, "gpu" if gpu else "cpu") if engine else None}
 
 
 def _engine_seconds(g, cm, backend: str) -> float | None:
@@ -246,14 +250,14 @@ def _engine_seconds(g, cm, backend: str) -> float | None:
 
 
 def _distributed(launcher: str | None, p: int, model: pathlib.Path, n: int | None, gpu: bool,
-                 repeat: int = 1) -> dict:
+                 repeat: int = 1, engine: bool = True) -> dict:
     here = pathlib.Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(here)] + [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x]))
     if gpu:
         env["DVECOST_COMM"] = "nccl"
     cmd = [sys.executable, "-m", "dvecost.benchmarks.scale", str(model), str(repeat),
-           "" if n is None else str(n)]
+           "" if n is None else str(n), "1" if engine else "0"]
     if launcher is not None:
         cmd = [launcher, "-n", str(p)] + cmd
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -263,7 +267,7 @@ def _distributed(launcher: str | None, p: int, model: pathlib.Path, n: int | Non
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _worker(model: str, repeat: int, n: int | None) -> None:
+def _worker(model: str, repeat: int, n: int | None, engine: bool = True) -> None:
     """One process of a timed distributed run (run by ``mpiexec``): process 0 prints the
     best run's figures as one JSON line."""
     from runtime.comm import world
@@ -291,7 +295,7 @@ def _worker(model: str, repeat: int, n: int | None) -> None:
                 best.update(states=g.n_states, transitions=g.n_edges,
                             bytes=g.edge_bytes() / m, sent=sent / m)
         del g   # (before the next run: two graphs never held at once)
-    best["engine"] = _engine_across(cm, comm)
+    best["engine"] = _engine_across(cm, comm) if engine else None
     if comm.rank == 0:
         print(json.dumps(best))
 
@@ -313,4 +317,5 @@ def _engine_across(cm, comm) -> float | None:
 
 if __name__ == "__main__":
     _worker(sys.argv[1], int(sys.argv[2]),
-            int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else None)
+            int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else None,
+            len(sys.argv) <= 4 or sys.argv[4] != "0")

@@ -11,7 +11,8 @@
 # -D N=..., the same state spaces as the cs_N.dve files (the project has no generator script);
 # nothing needs carrying but .whl (the lark wheel, and mpi4py's if the image lacks it).
 # Writes env.txt, pytest.log, scale.md, scale.json, scale.jsonl and dist.log under $OUT.
-# REPEAT (default 1; each run already searches twice in its processes, the best kept).
+# REPEAT (default 1; each run already searches twice in its processes, the best kept);
+# ENGINE (default --no-engine: exploration only; ENGINE=" " also times the cycle engine).
 set -uo pipefail
 OUT=${OUT:-/tmp/dist-gpu-out}
 mkdir -p "$OUT"
@@ -49,7 +50,7 @@ for s in "${steps[@]}"; do
     bench)
       t0=$(date +%s)
       timeout ${BENCH_TIMEOUT:-480} python3 -m dvecost bench scale --gpus "$gpus" \
-        --strong "${STRONG:-14}" --weak "$weak" --repeat "${REPEAT:-1}" \
+        --strong "${STRONG:-14}" --weak "$weak" --repeat "${REPEAT:-1}" ${ENGINE:---no-engine} \
         --jsonl "$OUT/scale.jsonl" --json > "$OUT/scale.json"; brc=$?
       echo "bench: rc=$brc in $(( $(date +%s) - t0 )) s"
       [ $brc -ne 0 ] && rc=$brc
