@@ -2,11 +2,13 @@
 
 ``mpiexec -n P dvecost analyze MODEL`` starts P copies of the command; each finds the MPI
 world (:func:`runtime.comm.world`) and takes its share of the breadth-first search
-(:mod:`statespace.dist`). By default the graph then stays in blocks of consecutive ids, one
-per process, the cycle engine runs across the processes (:mod:`dvecost.distributed`) and only
-the runs shown come to process 0, which prints; with ``DVECOST_DIST_ENGINE=gather`` (and for
-``--dot``, which may draw the whole graph) process 0 gathers the graph and runs the
-one-process engine. The others print nothing and end with the same exit code. ``dvecost
+(:mod:`statespace.dist`). By default process 0 then gathers the graph and runs the one-process
+engine (on its GPU under ``--gpus``); with ``DVECOST_DIST_ENGINE=blocks`` the graph stays in
+blocks of consecutive ids, one per process, the cycle engine runs across the processes on their
+hosts (:mod:`dvecost.distributed`) and only the runs shown come to process 0, which prints: for
+graphs too large for one process (the engine across processes runs on NumPy, slower than one
+process's engine and far slower than one GPU's; ``--dot``, which may draw the whole graph,
+always gathers). The others print nothing and end with the same exit code. ``dvecost
 analyze --gpus N`` starts ``mpiexec -n N`` itself with one process per GPU exchanging through
 NCCL.
 
@@ -32,9 +34,10 @@ __all__ = ["distributed_world", "Rendezvous", "follow", "launch_gpus", "add_gpus
 
 
 def engine_in_blocks(args: argparse.Namespace) -> bool:
-    """Whether the run keeps the graph in blocks and runs the engine across processes (the
-    default), or gathers it to process 0 (``DVECOST_DIST_ENGINE=gather``, and ``--dot``)."""
-    return os.environ.get("DVECOST_DIST_ENGINE", "blocks") != "gather" and \
+    """Whether the run keeps the graph in blocks and runs the engine across processes
+    (``DVECOST_DIST_ENGINE=blocks``), or gathers it to process 0 (the default, and always
+    with ``--dot``)."""
+    return os.environ.get("DVECOST_DIST_ENGINE", "gather") == "blocks" and \
         not getattr(args, "dot", None)
 
 

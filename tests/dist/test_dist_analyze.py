@@ -1,4 +1,4 @@
-"""``dvecost analyze`` with the graph left in blocks (the default under ``mpiexec``): what
+"""``dvecost analyze`` with the graph left in blocks (``DVECOST_DIST_ENGINE=blocks``): what
 process 0 prints, text and ``--json``, is what one process prints (timings aside), for
 answers, no-cycle and zero-time-cycle models; process 0 holds only the runs shown."""
 
@@ -52,15 +52,15 @@ def test_blocks_print_what_one_process_prints(n):
     cases = CASES if n == 2 else CASES[:3]
     for model, extra in cases:
         args = ["analyze", str(EX / model), "--symmetry", "off", "--trace", "-q", *extra]
-        r = run(n, "-m", "dvecost", *args)
+        r = run(n, "-m", "dvecost", *args, extra_env={"DVECOST_DIST_ENGINE": "blocks"})
         code, out = _one_process(args)
         assert r.returncode == code, (model, r.stderr)
         assert _strip(r.stdout) == _strip(out), model
 
 
-def test_gather_path_on_request_prints_the_same():
+def test_gather_path_by_default_prints_the_same():
     args = ["analyze", str(EX / "printer.dve"), "--json", "--symmetry", "off", "-q"]
-    r = run(2, "-m", "dvecost", *args, extra_env={"DVECOST_DIST_ENGINE": "gather"})
+    r = run(2, "-m", "dvecost", *args)
     assert r.returncode == 0, r.stderr
     assert _strip(r.stdout) == _strip(_one_process(args)[1])
 
