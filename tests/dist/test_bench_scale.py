@@ -55,7 +55,7 @@ def test_weak_rows_explore_the_family_at_each_size_and_write_json_lines(tmp_path
         monkeypatch.setenv(k, v)
     lines = tmp_path / "rows.jsonl"
     assert main(["bench", "scale", "--procs", "1,2", "--weak", "2,3", "--no-strong",
-                 "--repeat", "1", "--jsonl", str(lines), "--json", "-q"]) == 0
+                 "--no-engine", "--repeat", "1", "--jsonl", str(lines), "--json", "-q"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [(r["scaling"], r["P"]) for r in rows] == [("weak", 1), ("weak", 2)]
     assert [json.loads(x) for x in lines.read_text().splitlines()] == rows
@@ -67,6 +67,8 @@ def test_weak_rows_explore_the_family_at_each_size_and_write_json_lines(tmp_path
     per = (two["transitions"] / two["search s"] / 2) / (one["transitions"] / one["search s"])
     assert two["efficiency"] == pytest.approx(per, rel=1e-3)
     assert two["speed-up search"] is None and one["efficiency"] == 1
+    # --no-engine: the exploration alone, no engine's seconds.
+    assert [r["engine s"] for r in rows] == [None, None]
 
 
 @pytest.mark.parametrize("argv, message", [
