@@ -56,8 +56,7 @@ from .curve import (DEFAULT_MAX_CLIENTS, METHODS, STATUSES, Evaluation, Evaluato
 
 __all__ = ["SaturationSearch", "linear", "bisect", "staircase", "plateau", "small", "growth_guess",
            "EXACT_FIRST_CLASSES", "PLAN_SECONDS", "WALKED_RUNS", "WITNESS_ROWS", "WITNESS_TICKS",
-           "WITNESS_PATIENCE", "SPREAD_ROWS", "GUIDE_MIXES", "GUIDE_TICKS", "BELOW_ROWS",
-           "BELOW_TICKS", "PLATEAU_CHECK_MAX"]
+           "WITNESS_PATIENCE", "SPREAD_ROWS", "GUIDE_MIXES", "GUIDE_TICKS", "PLATEAU_CHECK_MAX"]
 
 #: The simulation's budget per point (:func:`scenarios.bounds.find_witness`): rows side by
 #: side and ticks per row, when looking for a run that reaches the capacity, and when only
@@ -68,7 +67,6 @@ WITNESS_ROWS, WITNESS_TICKS, WITNESS_PATIENCE = 14, 1000, 400
 #: its ticks per row (:func:`scenarios.schedule.plan_spread`).
 SPREAD_ROWS = 40
 GUIDE_MIXES, GUIDE_TICKS = 400, 3000
-BELOW_ROWS, BELOW_TICKS = 7, 150
 #: Seconds the integer program of :func:`scenarios.periodic.plan_cycle` gets per point.
 PLAN_SECONDS = 20.0
 #: Whether a spread row's walk on the count model is cut short and followed on the model
@@ -189,6 +187,14 @@ class SaturationSearch:
         system = self.family(n)
         method, sync = self.method, system.composition == "sync"
         point = None
+        if method != "exact" and sync:
+            # The cheapest decisive method first: the upper bound needs no state graph
+            # (microseconds once the alone rates are known). Below the capacity by it, the
+            # point is decided, shown as the bracket "at most U": neither an exact analysis
+            # nor a simulation runs for it.
+            below = self.bounds.below(system, n, t0)
+            if below is not None:
+                return below
         if method == "auto" and sync and small(system):
             # Exact analysis first where the model is small (cheaper than the bounds'
             # simulation); the memory guard still applies.
@@ -514,22 +520,30 @@ class Bounds:
         #: ``(n, key, run)``: the simulated run of the smallest ``N`` decided by a run.
         self.kept_run: tuple[int, tuple, Any] | None = None
 
+    def below(self, system: System, n: int, t0: float, ub=None) -> SaturationPoint | None:
+        """The point ``n`` decided below the capacity by the upper bound alone (``ub``, else
+        :func:`scenarios.bounds.upper_bound`: no state graph, no simulation), shown as the
+        bracket "at most U"; ``None`` where the bound reaches the capacity."""
+        from .bounds import upper_bound
+
+        ub = upper_bound(system, self.alone) if ub is None else ub
+        if ub.value >= self.capacity:
+            return None
+        return SaturationPoint(n, None, None, _time.perf_counter() - t0, True, mix_of(system),
+                               "bound", None, ub.value)
+
     def decide(self, system: System, n: int, t0: float) -> SaturationPoint:
         """A point decided by :mod:`scenarios.bounds`, or left open by them (``how='open'``,
         its note saying what each end rests on: ``method='auto'`` then analyses it
         exactly)."""
-        from .bounds import find_witness, upper_bound
+        from .bounds import upper_bound
 
         cap = self.capacity
         ub = upper_bound(system, self.alone)
+        below = self.below(system, n, t0, ub)
+        if below is not None:
+            return below
         mix = mix_of(system)
-        if ub.value < cap:
-            # Below for certain; a short simulation may meet the bound and so give the load.
-            run = find_witness(system, upper=ub.value, rows=BELOW_ROWS, max_ticks=BELOW_TICKS)
-            low = None if run is None else run.mean
-            return SaturationPoint(n, ub.value if low == ub.value else None, None,
-                                   _time.perf_counter() - t0, True, mix, "bound", low,
-                                   ub.value)
         run = self.witness_run(system, ub.value)
         low = None if run is None else run.mean
         if low is not None and low >= cap:
