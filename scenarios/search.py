@@ -55,8 +55,8 @@ from .curve import (DEFAULT_MAX_CLIENTS, METHODS, STATUSES, Evaluation, Evaluato
                     server_capacity)
 
 __all__ = ["SaturationSearch", "linear", "bisect", "staircase", "plateau", "small", "growth_guess",
-           "EXACT_FIRST_CLASSES", "PLAN_SECONDS", "WALKED_RUNS", "WITNESS_ROWS", "WITNESS_TICKS",
-           "WITNESS_PATIENCE", "SPREAD_ROWS", "GUIDE_MIXES", "GUIDE_TICKS", "PLATEAU_CHECK_MAX"]
+           "EXACT_FIRST_CLASSES", "PLAN_SECONDS", "WALKED_RUNS", "TRACKED_RUNS", "WITNESS_ROWS",
+           "WITNESS_TICKS", "WITNESS_PATIENCE", "SPREAD_ROWS", "GUIDE_MIXES", "GUIDE_TICKS", "PLATEAU_CHECK_MAX"]
 
 #: The simulation's budget per point (:func:`scenarios.bounds.find_witness`): rows side by
 #: side and ticks per row, when looking for a run that reaches the capacity, and when only
@@ -72,6 +72,9 @@ PLAN_SECONDS = 20.0
 #: Whether a spread row's walk on the count model is cut short and followed on the model
 #: first (:func:`scenarios.periodic.walked_run`).
 WALKED_RUNS = True
+#: Whether a cycle of full ticks with a prefix tracking it is planned on the count model and
+#: followed on the model before anything else (:func:`scenarios.periodic.plan_tracked`).
+TRACKED_RUNS = True
 #: ``method='auto'`` analyses a point exactly before trying the bounds where the model has at
 #: most this many classes of client phases (:func:`small`): exact analysis is then quicker
 #: than the bounds' simulation.
@@ -563,8 +566,10 @@ class Bounds:
         run is this one again; :attr:`kept_run` holds it when its point was decided in this
         process).
 
-        With a server, spread rows (:func:`scenarios.bounds.find_witness`) join the policies'
-        rows: on a server that admits several requests per tick, those that the count model
+        First the tracked plan (:meth:`tracked_run`) where the count model describes the
+        system; then, with a server, spread rows (:func:`scenarios.bounds.find_witness`) join
+        the policies' rows: on a server that admits several requests per tick, those that the
+        count model
         of :func:`scenarios.schedule.plan_spread` shows keeping the server full, simulated on
         the model for as long as the count model needed (none where it found none); on other
         servers the evenly spread mixes of least surplus, :data:`SPREAD_ROWS` of them."""
@@ -573,6 +578,10 @@ class Bounds:
 
         if self.kept_run is not None and self.kept_run[1] == (system, upper):
             return self.kept_run[2]
+        if TRACKED_RUNS:
+            run = self.tracked_run(system, upper)
+            if run is not None:
+                return run
         from .periodic import walked_run
 
         cap, phases = self.capacity, self.phases
@@ -586,8 +595,9 @@ class Bounds:
                                is None else lambda t, most, done: phases(
                                    "count model", f"tick {t:,} of at most {most:,}: {done} "
                                    "spread rows keep the server full"))
-        # The planner (scenarios.periodic): the count model's first closing spread row cut
-        # short, else the integer program; each followed on the model, every step checked.
+        # The planner (scenarios.periodic): a cycle of full ticks and a prefix tracking it,
+        # else the count model's first closing spread row cut short, else the integer
+        # program; each followed on the model, every step checked.
         run = None
         if WALKED_RUNS and plan is not None and plan.aims:
             if phases is not None:
@@ -612,6 +622,35 @@ class Bounds:
                                 "simulation", f"tick {t:,} of at most {most:,}: " + (
                                     "no closed walk yet" if best is None
                                     else f"best cycle so far {best} ({float(best):.4f})")))
+
+    def tracked_run(self, system: System, upper: Fraction | None):
+        """A short run of the model that keeps the server at the capacity: a cycle of full
+        ticks of the count model and a prefix that tracks it
+        (:func:`scenarios.periodic.plan_tracked`), followed on the model itself, every step
+        checked (:func:`scenarios.bounds.find_witness`'s ``plans``, the shortest closed walk
+        kept); ``None`` where the count model does not describe the system, no plan was found
+        in :data:`PLAN_SECONDS`, or the run does not reach the capacity."""
+        from .bounds import find_witness
+        from .periodic import admissions, plan_tracked, renaming_order
+        from .schedule import describes
+
+        if system.server is None or not describes(system):
+            return None
+        if self.phases is not None:
+            self.phases("planner", "a cycle of full ticks on the count model and a prefix "
+                        f"tracking it, {PLAN_SECONDS:.0f} s at most")
+        plan = plan_tracked(system, time_limit=PLAN_SECONDS)
+        if plan is None:
+            return None
+        chosen = admissions(system, plan)
+        exact = renaming_order(system, plan, chosen) == 1
+        if self.phases is not None:
+            self.phases("planner", f"a prefix of {plan.start:,} ticks and a cycle of "
+                        f"{plan.period:,}, followed on the model")
+        run = find_witness(system, target=self.capacity, upper=upper, rows=1,
+                           max_ticks=plan.horizon + 4, plans=[chosen], shortest=True,
+                           lifting=not exact)
+        return run if run is not None and run.mean >= self.capacity else None
 
     def planned_run(self, system: System, upper: Fraction | None):
         """A short run of the model that keeps the server at the capacity, planned on the
