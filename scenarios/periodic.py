@@ -266,13 +266,6 @@ class _Counts:
         return counts, adm, got
 
 
-def _rings(system: System):
-    rings = [tick_ring(sc) for sc, _ in system.counts]
-    if system.server is None or system.server.admissions < 2 or None in rings:
-        return None
-    return rings
-
-
 def plan_cycle(system: System, *, horizons=HORIZONS, time_limit: float = 30.0
                ) -> CyclePlan | None:
     """A run of the count model of ``system`` that ends in a cycle of full ticks, or ``None``
