@@ -326,18 +326,3 @@ def test_renaming_order_is_one_exactly_where_every_client_comes_home():
                      for c, v in enumerate(where)]
         assert sorted(where) == sorted(home)
         assert (renaming_order(system, plan, chosen) == 1) == (where == home)
-
-
-@pytest.mark.slow
-def test_the_farms_witness_is_bounded_and_replays():
-    """editor_farm: 37 users saturate, shown by a run of the model that replays step by step
-    and is no longer than 20,000 steps (it was 21,763 before the tracked plans)."""
-    from dvecost.saturation import saturate
-
-    spec = "dvecost/examples/editor_farm.py"
-    r = saturate(spec, backend="cpu", method="auto")
-    assert r.saturating_clients == 37 and r.certified
-    d = r.witness.as_dict()
-    assert len(d["prefix"]) + len(d["cycle"]) <= 20_000
-    model = scenarios.resolve_spec(spec)[1](37).to_model()
-    assert replay_analysis(model, d) == len(d["prefix"]) + len(d["cycle"])
