@@ -65,7 +65,7 @@ from runtime.errors import RunStopped, StateSpaceError
 from scenarios.curve import Curve
 from scenarios.parallel import PointWalk
 from scenarios.saturation import parse_capacity
-from scenarios.search import bisect, linear
+from scenarios.walks import bisect, linear
 
 __all__ = ["sweep", "model_family", "model_headroom", "model_frontier", "ModelFamily", "SweepPlan",
            "PointStarted", "SweepPoint", "SweepResult", "ModelHeadroom", "CAPACITY_NAME",

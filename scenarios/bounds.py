@@ -428,7 +428,7 @@ def find_witness(system: System, *, target: Fraction | None = None,
                  patience: int | None = None, seed: int = 0,
                  time_limit: float | None = None,
                  policies: tuple[str, ...] = POLICIES,
-                 spread=(), plans=(),
+                 spread=(), plans=(), shortest: bool = False, lifting: bool = True,
                  progress: Callable[[int, int, Fraction | None], None] | None = None
                  ) -> WitnessRun | None:
     """Simulate the model of ``system`` under :data:`POLICIES` and return the best closed walk.
@@ -475,6 +475,14 @@ def find_witness(system: System, *, target: Fraction | None = None,
         Admission plans (:func:`scenarios.periodic.admissions`), one more row each: per tick
         of the model, the clients (columns as in ``spread``) the server admits first; past
         the plan's last tick, the row admits the longest waiting clients first.
+    shortest : bool
+        Run all ``max_ticks`` (no stop at ``target`` or ``upper``) and, among the closed walks
+        of the best mean, keep the one whose cycle is shortest once lifted (an exact repeat
+        after a few rounds of a plan's period may beat a renaming of large order found
+        earlier).
+    lifting : bool
+        Whether walks that close up to a renaming are lifted at all (``False``: exact
+        repeats only, and the model's symmetry is not computed).
     progress : callable, optional
         ``progress(ticks, max_ticks, best)`` every :data:`PROGRESS_TICKS` ticks: the ticks
         simulated, the most, and the best mean of a closed walk so far (``None`` before the
@@ -592,7 +600,7 @@ def find_witness(system: System, *, target: Fraction | None = None,
     # Where clients are interchangeable, states are also keyed by their canonical form: a
     # run whose clients rotate comes back to its state up to a renaming long before it comes
     # back exactly (_Lift makes such a walk a concrete cycle).
-    lift = Lift.of(sim)
+    lift = Lift.of(sim) if lifting else None
     if lift is not None:
         ckeys = sim.ex.layout.pack(lift.canon(X), np)
         cseen: list[dict[bytes, int]] = [{ckeys[r].tobytes(): 0} for r in range(R)]
@@ -602,6 +610,7 @@ def find_witness(system: System, *, target: Fraction | None = None,
     hist_time: list[np.ndarray] = []
     alive = np.ones(R, bool)
     best: tuple | None = None     # (mean, row, i, j, pi: None for an exact repeat)
+    best_len = 0                  # (its cycle's steps once lifted)
     exact: tuple | None = None    # the best exact repeat (where a lift fails)
     enough = min((x for x in (target, upper) if x is not None), default=None)
     tick = improved = 0
@@ -637,10 +646,12 @@ def find_witness(system: System, *, target: Fraction | None = None,
             seen[r][k] = tick
             if i is not None:
                 mean = Fraction(int(cum[tick, r] - cum[i, r]), tick - i)
-                if exact is None or mean > exact[0]:
+                if exact is None or mean > exact[0] or (
+                        shortest and mean == exact[0] and tick - i < exact[3] - exact[2]):
                     exact = (mean, r, i, tick, None)
-                if best is None or mean > best[0]:
-                    best = exact
+                if best is None or mean > best[0] or (
+                        shortest and mean == best[0] and tick - i < best_len):
+                    best, best_len = exact, tick - i
                     improved = tick
             if not canonical:
                 continue
@@ -652,13 +663,15 @@ def find_witness(system: System, *, target: Fraction | None = None,
             # A repeat up to a renaming pi: s_tick = pi.s_c. Kept only where the lifted
             # cycle (pi's order rounds of the walk) stays small enough to build.
             mean = Fraction(int(cum[tick, r] - cum[c, r]), tick - c)
-            if best is None or mean > best[0]:
+            if best is None or mean > best[0] or shortest and mean == best[0]:
                 pi = lift.between(hist_keys[c][r], keys[r])
-                if pi is not None and lift.order(pi) * (tick - c) <= MAX_LIFTED_STEPS:
-                    best = (mean, r, c, tick, pi)
+                size = None if pi is None else lift.order(pi) * (tick - c)
+                if size is not None and size <= MAX_LIFTED_STEPS and (
+                        best is None or mean > best[0] or size < best_len):
+                    best, best_len = (mean, r, c, tick, pi), size
                     improved = tick
         X = Y
-        if best is not None and enough is not None and best[0] >= enough:
+        if best is not None and enough is not None and best[0] >= enough and not shortest:
             break
         if best is not None and patience is not None and tick - improved >= patience:
             break

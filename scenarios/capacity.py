@@ -80,7 +80,7 @@ from runtime.errors import RunStopped, StateSpaceError
 from .dsl import Scenario, System
 from .parallel import PointWalk
 from .saturation import Evaluator, Spec, parse_capacity, resolve_spec
-from .search import staircase
+from .walks import staircase
 
 __all__ = ["workers_needed", "WorkersResult", "WorkerPoint", "headroom", "HeadroomResult",
            "frontier", "FrontierResult", "FrontierPoint", "system_for", "DEFAULT_MAX_WORKERS",

@@ -52,8 +52,9 @@ import numpy as np
 from .dsl import System
 from .schedule import tick_ring
 
-__all__ = ["CyclePlan", "plan_cycle", "plan_split", "walk_plan", "walked_run", "admissions",
-           "HORIZONS"]
+__all__ = ["CyclePlan", "plan_cycle", "plan_split", "plan_tracked", "walk_plan", "walked_run",
+           "admissions", "HORIZONS", "TRACK_PERIODS", "TRACK_PERIOD_SECONDS", "TRACK_ROWS",
+           "TRACK_TICKS", "TRACK_ROUNDS", "renaming_order"]
 
 #: The horizons :func:`plan_cycle` tries in turn (ticks from the initial state to the end of
 #: the period); the period starts at least :data:`MIN_PREFIX` ticks in.
@@ -265,13 +266,6 @@ class _Counts:
         return counts, adm, got
 
 
-def _rings(system: System):
-    rings = [tick_ring(sc) for sc, _ in system.counts]
-    if system.server is None or system.server.admissions < 2 or None in rings:
-        return None
-    return rings
-
-
 def plan_cycle(system: System, *, horizons=HORIZONS, time_limit: float = 30.0
                ) -> CyclePlan | None:
     """A run of the count model of ``system`` that ends in a cycle of full ticks, or ``None``
@@ -360,7 +354,308 @@ def plan_split(system: System, *, periods=range(1, 25), horizons=(8, 16, 24, 32)
     return None
 
 
-def admissions(system: System, plan: CyclePlan) -> list[list[int]]:
+#: :func:`plan_tracked`: the periods its cycle program tries in turn, the seconds each may
+#: take, the rows of the tracking walk (fallback orders times phase offsets) and its ticks.
+TRACK_PERIODS = range(1, 31)
+TRACK_PERIOD_SECONDS = 5.0
+TRACK_ROWS = 4096
+TRACK_TICKS = 400
+#: :func:`plan_tracked` tries its cycle gone round up to this many times in the plan.
+TRACK_ROUNDS = 4
+
+
+def plan_tracked(system: System, *, periods=TRACK_PERIODS, time_limit: float = 30.0,
+                 rows: int = TRACK_ROWS, ticks: int = TRACK_TICKS, seed: int = 0,
+                 tries: int = 2) -> CyclePlan | None:
+    """A run of the count model of ``system`` that ends in a cycle of full ticks: a cycle
+    alone first (:func:`plan_split`'s first part, no binaries), then a prefix to it found by
+    *tracking* it on the count model, not by an integer program.
+
+    The cycle ``C_0 .. C_{P-1}`` comes with its admissions ``a_0 .. a_{P-1}`` per ``wait``
+    node. From the initial state, each row of a walk of the count model follows the server's
+    rule (it admits ``min(A, W - busy, waiting)`` on every tick), choosing whom as the cycle
+    would: on tick ``t`` the admissions ``a_{(t + o) mod P}`` of its phase offset ``o`` where
+    clients wait there, the slots left by a fixed order of the ``wait`` nodes (seeded, one per
+    row). The rows differ in their offset and order; the first row whose counts equal one of
+    the cycle's ``C_i`` has reached it, and from there the cycle's own admissions keep every
+    tick full. For each period ``P`` of ``periods`` in turn (each program at most
+    :data:`TRACK_PERIOD_SECONDS`) until ``tries`` cycles are found that some row reaches
+    within ``ticks``, or ``time_limit`` seconds have passed; ``None`` where none was found
+    (which proves nothing).
+
+    The model follows the plan's clients (:func:`admissions`); where they come back to their
+    nodes only up to a renaming after the period, its run is the period repeated through the
+    renaming's order. So each cycle is also tried gone round ``L <= TRACK_ROUNDS`` times, and
+    the plan kept is the one whose run is shortest: prefix plus ``L P`` times the order
+    (:func:`renaming_order`). Nothing here is a result: the plan is followed on the model
+    and checked there.
+
+    Six clients who each ask for 3 ticks of service and then 1 on two workers:
+
+    >>> from scenarios import Scenario, Server, System, Think, Request
+    >>> burst = Scenario("burst", [Request("load", 3), Request("ack", 1), Think(1)])
+    >>> plan = plan_tracked(System({burst: 6}, server=Server(workers=2, admissions=2)))
+    >>> [plan.served(t) for t in range(plan.start, plan.horizon)] == [2] * plan.period
+    True
+
+    It does not always find one where one exists (the tracking may never meet the cycle):
+    the search then goes on to the other planners.
+    """
+    rings = _rings(system)
+    if rings is None:
+        return None
+    model = _Counts(system, rings)
+    t0 = _time.perf_counter()
+    best = None
+    found = 0
+    for P in periods:
+        left = time_limit - (_time.perf_counter() - t0)
+        if left <= 0.2 or found >= tries:
+            break
+        cyc = model.solve(P, starts=None, time_limit=min(left, TRACK_PERIOD_SECONDS))
+        if not cyc:
+            continue
+        ring, moves = cyc[0], cyc[1]
+        got = _track(model, ring, moves, rows=rows, ticks=ticks, seed=seed)
+        if got is None:
+            continue
+        found += 1
+        counts, adm, i = got
+        H = len(adm)
+        # The count model's cycle, gone round L times: the clients' renaming over the
+        # period (whom admissions() admits) may close in fewer rounds of the model's walk.
+        for L in range(1, TRACK_ROUNDS + 1):
+            turn = [(i + k) % P for k in range(L * P)]
+            rows_ = [counts[t] for t in range(H + 1)] + [ring[(x + 1) % P] for x in turn]
+            moved = [adm[t] for t in range(H)] + [moves[x] for x in turn]
+            plan = CyclePlan(tuple(tuple(ks) for ks in model.kinds), np.stack(rows_),
+                             np.stack(moved).reshape(-1, model.V), H, H + L * P, model.W,
+                             _time.perf_counter() - t0)
+            ticks_in_all = H + L * P * renaming_order(system, plan)
+            if best is None or ticks_in_all < best[0]:
+                best = (ticks_in_all, plan)
+            if ticks_in_all == H + L * P:
+                break
+    return None if best is None else best[1]
+
+
+def renaming_order(system: System, plan: CyclePlan, chosen=None) -> int:
+    """How many times the model goes round ``plan``'s period, its clients admitted as
+    :func:`admissions` (or ``chosen``) says, before every client is back at its own ring node:
+    the order of the renaming that maps where the clients stand at the period's start to
+    where they stand at its end (clients at one node matched to themselves first). 1: the
+    model's walk closes exactly, with nothing to lift."""
+    from math import lcm
+
+    chosen = admissions(system, plan) if chosen is None else chosen
+    node: list[int] = []
+    base = 0
+    for ks, (_, cnt) in zip(plan.kinds, system.counts):
+        node += [base] * cnt
+        base += len(ks)
+    flat = [k for ks in plan.kinds for k in ks]
+    succ: list[int] = []
+    for ks in plan.kinds:
+        b = len(succ)
+        succ += [b + (i + 1) % len(ks) for i in range(len(ks))]
+    at_start = None
+    for t in range(plan.horizon):
+        if t == plan.start:
+            at_start = list(node)
+        go = set(chosen[t])
+        node = [succ[v] if flat[v] != "wait" or c in go else v for c, v in enumerate(node)]
+    if at_start is None:
+        at_start = list(node)
+    # sigma[c]: the client whose place at the start client c holds at the end.
+    sigma = [-1] * len(node)
+    free: dict[int, list[int]] = {}
+    for c, v in enumerate(at_start):
+        if node[c] == v:
+            sigma[c] = c
+        else:
+            free.setdefault(v, []).append(c)
+    for c, v in enumerate(node):
+        if sigma[c] < 0:
+            sigma[c] = free[v].pop()
+    order, seen = 1, [False] * len(sigma)
+    for c in range(len(sigma)):
+        n = 0
+        while not seen[c]:
+            seen[c] = True
+            c = sigma[c]
+            n += 1
+        order = lcm(order, max(n, 1))
+    return order
+
+
+def _track(model: _Counts, ring: np.ndarray, moves: np.ndarray, *, rows: int, ticks: int,
+           seed: int):
+    """``(counts, admitted, i)``: the walk of :func:`plan_tracked`'s first row to reach the
+    cycle's tick ``i`` (counts per tick ``0 .. H``, ``counts[H] == ring[i]``; admitted per
+    tick ``0 .. H - 1``), or ``None`` where no row reaches it within ``ticks``."""
+    from itertools import permutations
+
+    P, V = ring.shape[0], model.V
+    waits = np.array(model.waits, np.int64)
+    nw = len(waits)
+    rng = np.random.default_rng(seed)
+    perms = list(permutations(range(nw))) if nw <= 6 else [
+        tuple(rng.permutation(nw)) for _ in range(max(1, rows // P))]
+    keep = max(1, rows // P)
+    if len(perms) > keep:
+        perms = [perms[k] for k in sorted(rng.choice(len(perms), keep, replace=False))]
+    order = np.array([waits[list(p)] for p in perms for _ in range(P)], np.int64)
+    offset = np.array([o for _ in perms for o in range(P)], np.int64)
+    R = order.shape[0]
+    start = np.zeros(V, np.int64)
+    for g, cnt in enumerate(model.counts):
+        start[model.first[g]] = cnt
+    succ = np.array(model.succ, np.int64)
+    is_wait = np.zeros(V, bool)
+    is_wait[waits] = True
+    busys = np.array(model.busys, np.int64)
+    W, A = model.W, model.A
+    # A row reaches the cycle where its counts equal one of the cycle's; candidates by a
+    # random linear hash, then compared in full.
+    mix = rng.integers(1, 2**31, V, dtype=np.int64)
+    target = {int(h): k for k, h in enumerate(ring @ mix)}
+
+    def step(X, o):
+        busy = X[:, busys].sum(axis=1) if len(busys) else np.zeros(X.shape[0], np.int64)
+        k = np.minimum(np.minimum(A, W - busy), X[:, waits].sum(axis=1))
+        want = moves[(o % P)]                         # the cycle's admissions, rows x V
+        adm = np.zeros_like(X)
+        left = k.copy()
+        at = np.arange(X.shape[0])
+        for rank in (0, 1):
+            for j in range(nw):
+                col = order_of[:, j]
+                have = X[at, col] - adm[at, col]
+                take = np.minimum(have if rank else np.minimum(want[at, col], have), left)
+                adm[at, col] += take
+                left -= take
+        go = np.where(is_wait[None, :], adm, X)
+        Y = X - go
+        np.add.at(Y, (at[:, None], succ[None, :]), go)
+        return Y, adm
+
+    X = np.tile(start, (R, 1))
+    order_of = order
+    hit = None
+    for t in range(ticks + 1):
+        h = X @ mix
+        cand = [r for r in np.flatnonzero(np.isin(h, list(target))).tolist()
+                if (X[r] == ring[target[int(h[r])]]).all()]
+        if cand:
+            hit = (t, cand[0], target[int(h[cand[0]])])
+            break
+        if t == ticks:
+            break
+        X, _ = step(X, t + offset)
+    if hit is None:
+        return None
+    # The row walked again alone, recorded.
+    H, r, i = hit
+    order_of = order[r:r + 1]
+    X = start[None, :].copy()
+    counts, adm = [start.copy()], []
+    for t in range(H):
+        X, a = step(X, np.array([t + offset[r]]))
+        counts.append(X[0].copy())
+        adm.append(a[0].copy())
+    assert (counts[-1] == ring[i]).all()
+    return np.stack(counts), np.stack(adm).reshape(-1, V), i
+
+
+def closing_flows(plan: CyclePlan, home: list[int], *, time_limit: float = 10.0
+                  ) -> dict[tuple[int, int], dict[int, int]] | None:
+    """Whom the period of ``plan`` admits so that every client is back at its own node when
+    it ends: ``{(tick of the period, wait node): {home node: how many}}``, the clients named
+    by the node they stand at when the period begins (``home``, per client); ``None`` where
+    no choice does it (or the program ran out of ``time_limit``).
+
+    One integer program per scenario, a flow of ``home`` commodities through the period's
+    ticks: ``x[u, t, v]`` clients from home ``u`` at node ``v`` on tick ``t``, ``y[u, t,
+    w]`` of those at a ``wait`` node admitted; per tick and node they add up to the plan's
+    counts and admissions, each moves along its ring as the count model does, and each
+    commodity ends at its home. Any split of a commodity among its clients then works (they
+    stand together), so the clients' renaming over the period is the identity."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_array
+
+    Q, s0 = plan.period, plan.start
+    out: dict[tuple[int, int], dict[int, int]] = {}
+    base = 0
+    for ks in plan.kinds:
+        T = len(ks)
+        nodes = range(base, base + T)
+        homes = sorted({v for v in home if base <= v < base + T})
+        if not homes:
+            base += T
+            continue
+        waits = [v for v in nodes if ks[v - base] == "wait"]
+        H = len(homes)
+        nx = H * (Q + 1) * T
+
+        def x(h, t, v):
+            return (h * (Q + 1) + t) * T + (v - base)
+
+        def y(h, t, w):
+            return nx + (h * Q + t) * len(waits) + waits.index(w)
+
+        nvar = nx + H * Q * len(waits)
+        rows, cols, vals, lo, hi = [], [], [], [], []
+
+        def add(terms, low, high):
+            r = len(lo)
+            for c, a in terms:
+                rows.append(r)
+                cols.append(c)
+                vals.append(a)
+            lo.append(low)
+            hi.append(high)
+
+        lb, ub = np.zeros(nvar), np.full(nvar, float(len(home)))
+        for h, u in enumerate(homes):
+            start = sum(1 for v in home if v == u)
+            for v in nodes:
+                for t in (0, Q):
+                    lb[x(h, t, v)] = ub[x(h, t, v)] = start if v == u else 0
+        for t in range(Q + 1):
+            for v in nodes:
+                add([(x(h, t, v), 1.0) for h in range(H)], plan.counts[s0 + t, v],
+                    plan.counts[s0 + t, v])
+        for t in range(Q):
+            for w in waits:
+                a = float(plan.admitted[s0 + t, w])
+                add([(y(h, t, w), 1.0) for h in range(H)], a, a)
+                for h in range(H):
+                    add([(y(h, t, w), 1.0), (x(h, t, w), -1.0)], -np.inf, 0)
+            for h in range(H):
+                for v in nodes:
+                    p = base + (v - base - 1) % T
+                    terms = [(x(h, t + 1, v), 1.0),
+                             (y(h, t, p), -1.0) if p in waits else (x(h, t, p), -1.0)]
+                    if v in waits:
+                        terms += [(x(h, t, v), -1.0), (y(h, t, v), 1.0)]
+                    add(terms, 0, 0)
+        mat = coo_array((vals, (rows, cols)), shape=(len(lo), nvar)).tocsr()
+        res = milp(np.zeros(nvar), constraints=LinearConstraint(mat, lo, hi),
+                   integrality=np.ones(nvar), bounds=Bounds(lb, ub),
+                   options={"time_limit": time_limit, "disp": False})
+        if res.x is None:
+            return None
+        z = np.rint(res.x).astype(np.int64)
+        for t in range(Q):
+            for w in waits:
+                got = {homes[h]: int(z[y(h, t, w)]) for h in range(H) if z[y(h, t, w)]}
+                if got:
+                    out[(t, w)] = got
+        base += T
+    return out
+
+
+def admissions(system: System, plan: CyclePlan, closing: bool = True) -> list[list[int]]:
     """Per tick ``0 .. plan.horizon - 1``, the clients (columns in the order of
     ``system.counts``, then by number) the server admits: of the clients at each ``wait``
     node, the plan's number: on the prefix's ticks those who came first (then the lowest
@@ -372,7 +667,9 @@ def admissions(system: System, plan: CyclePlan) -> list[list[int]]:
     Following it from the initial state, the clients stand where the plan counts them
     (whom a node admits changes no count). The aims only make the period's renaming of the
     clients small (the identity where every aim is met: the model's walk then closes
-    exactly, with nothing to lift).
+    exactly, with nothing to lift). With ``closing``, where some choice brings every client
+    back to its node when the period ends (:func:`closing_flows`), the period's ticks admit
+    by it instead (the aims then only break ties within a node's clients of one home).
     """
     node: list[int] = []
     base = 0
@@ -386,8 +683,12 @@ def admissions(system: System, plan: CyclePlan) -> list[list[int]]:
     ring = [len(ks) for ks, (_, cnt) in zip(plan.kinds, system.counts) for _ in range(cnt)]
     arrived = [0] * len(node)
     waited = [0] * len(node)          # ticks waited since the period began
+    home = quota = None               # (where each client stands when the period begins)
     out: list[list[int]] = []
     for t in range(plan.horizon):
+        if t == plan.start and closing:
+            home = list(node)
+            quota = closing_flows(plan, home)
         if t >= plan.start:
             def order(c: int) -> tuple[int, int, int]:
                 return ((plan.period - waited[c]) % ring[c], arrived[c], c)
@@ -400,7 +701,13 @@ def admissions(system: System, plan: CyclePlan) -> list[list[int]]:
         chosen: list[int] = []
         for v, cs in here.items():
             k = int(plan.admitted[t, v])
-            if k:
+            if not k:
+                continue
+            if quota is not None:
+                # as many of each home node's clients as the flows say
+                for u, m in quota.get((t - plan.start, v), {}).items():
+                    chosen += sorted((c for c in cs if home[c] == u), key=order)[:m]
+            else:
                 chosen += sorted(cs, key=order)[:k]
         go = set(chosen)
         for c, v in enumerate(node):

@@ -49,15 +49,16 @@ from runtime.errors import RunStopped, StateSpaceError
 from .bounds import alone_rate, bound_gap
 from .dsl import Scenario, System
 from .parallel import PointWalk
+from .walks import bisect, linear, staircase
 from .curve import (DEFAULT_MAX_CLIENTS, METHODS, STATUSES, Evaluation, Evaluator, Plan,
                     PointStarted, SaturationPoint, SaturationResult, Spec, mix_of,
                     no_server_warning, one_scenario, parse_capacity, resolve_spec,
                     server_capacity)
 
 __all__ = ["SaturationSearch", "linear", "bisect", "staircase", "plateau", "small", "growth_guess",
-           "EXACT_FIRST_CLASSES", "PLAN_SECONDS", "WALKED_RUNS", "WITNESS_ROWS", "WITNESS_TICKS",
-           "WITNESS_PATIENCE", "SPREAD_ROWS", "GUIDE_MIXES", "GUIDE_TICKS", "BELOW_ROWS",
-           "BELOW_TICKS", "PLATEAU_CHECK_MAX"]
+           "EXACT_FIRST_CLASSES", "PLAN_SECONDS", "WALKED_RUNS", "TRACKED_RUNS", "TRACKED_TICKS",
+           "WITNESS_ROWS", "WITNESS_TICKS", "WITNESS_PATIENCE", "SPREAD_ROWS", "GUIDE_MIXES",
+           "GUIDE_TICKS", "PLATEAU_CHECK_MAX"]
 
 #: The simulation's budget per point (:func:`scenarios.bounds.find_witness`): rows side by
 #: side and ticks per row, when looking for a run that reaches the capacity, and when only
@@ -68,12 +69,17 @@ WITNESS_ROWS, WITNESS_TICKS, WITNESS_PATIENCE = 14, 1000, 400
 #: its ticks per row (:func:`scenarios.schedule.plan_spread`).
 SPREAD_ROWS = 40
 GUIDE_MIXES, GUIDE_TICKS = 400, 3000
-BELOW_ROWS, BELOW_TICKS = 7, 150
 #: Seconds the integer program of :func:`scenarios.periodic.plan_cycle` gets per point.
 PLAN_SECONDS = 20.0
 #: Whether a spread row's walk on the count model is cut short and followed on the model
 #: first (:func:`scenarios.periodic.walked_run`).
 WALKED_RUNS = True
+#: Whether a cycle of full ticks with a prefix tracking it is planned on the count model and
+#: followed on the model before anything else (:func:`scenarios.periodic.plan_tracked`).
+TRACKED_RUNS = True
+#: The longest run (ticks: the prefix, then the period times its renaming's order) that
+#: :meth:`Bounds.tracked_run` follows on the model; a longer plan is left to the others.
+TRACKED_TICKS = 3000
 #: ``method='auto'`` analyses a point exactly before trying the bounds where the model has at
 #: most this many classes of client phases (:func:`small`): exact analysis is then quicker
 #: than the bounds' simulation.
@@ -189,6 +195,14 @@ class SaturationSearch:
         system = self.family(n)
         method, sync = self.method, system.composition == "sync"
         point = None
+        if method != "exact" and sync:
+            # The cheapest decisive method first: the upper bound needs no state graph
+            # (microseconds once the alone rates are known). Below the capacity by it, the
+            # point is decided, shown as the bracket "at most U": neither an exact analysis
+            # nor a simulation runs for it.
+            below = self.bounds.below(system, n, t0)
+            if below is not None:
+                return below
         if method == "auto" and sync and small(system):
             # Exact analysis first where the model is small (cheaper than the bounds'
             # simulation); the memory guard still applies.
@@ -514,22 +528,30 @@ class Bounds:
         #: ``(n, key, run)``: the simulated run of the smallest ``N`` decided by a run.
         self.kept_run: tuple[int, tuple, Any] | None = None
 
+    def below(self, system: System, n: int, t0: float, ub=None) -> SaturationPoint | None:
+        """The point ``n`` decided below the capacity by the upper bound alone (``ub``, else
+        :func:`scenarios.bounds.upper_bound`: no state graph, no simulation), shown as the
+        bracket "at most U"; ``None`` where the bound reaches the capacity."""
+        from .bounds import upper_bound
+
+        ub = upper_bound(system, self.alone) if ub is None else ub
+        if ub.value >= self.capacity:
+            return None
+        return SaturationPoint(n, None, None, _time.perf_counter() - t0, True, mix_of(system),
+                               "bound", None, ub.value)
+
     def decide(self, system: System, n: int, t0: float) -> SaturationPoint:
         """A point decided by :mod:`scenarios.bounds`, or left open by them (``how='open'``,
         its note saying what each end rests on: ``method='auto'`` then analyses it
         exactly)."""
-        from .bounds import find_witness, upper_bound
+        from .bounds import upper_bound
 
         cap = self.capacity
         ub = upper_bound(system, self.alone)
+        below = self.below(system, n, t0, ub)
+        if below is not None:
+            return below
         mix = mix_of(system)
-        if ub.value < cap:
-            # Below for certain; a short simulation may meet the bound and so give the load.
-            run = find_witness(system, upper=ub.value, rows=BELOW_ROWS, max_ticks=BELOW_TICKS)
-            low = None if run is None else run.mean
-            return SaturationPoint(n, ub.value if low == ub.value else None, None,
-                                   _time.perf_counter() - t0, True, mix, "bound", low,
-                                   ub.value)
         run = self.witness_run(system, ub.value)
         low = None if run is None else run.mean
         if low is not None and low >= cap:
@@ -549,8 +571,10 @@ class Bounds:
         run is this one again; :attr:`kept_run` holds it when its point was decided in this
         process).
 
-        With a server, spread rows (:func:`scenarios.bounds.find_witness`) join the policies'
-        rows: on a server that admits several requests per tick, those that the count model
+        First the tracked plan (:meth:`tracked_run`) where the count model describes the
+        system; then, with a server, spread rows (:func:`scenarios.bounds.find_witness`) join
+        the policies' rows: on a server that admits several requests per tick, those that the
+        count model
         of :func:`scenarios.schedule.plan_spread` shows keeping the server full, simulated on
         the model for as long as the count model needed (none where it found none); on other
         servers the evenly spread mixes of least surplus, :data:`SPREAD_ROWS` of them."""
@@ -559,6 +583,10 @@ class Bounds:
 
         if self.kept_run is not None and self.kept_run[1] == (system, upper):
             return self.kept_run[2]
+        if TRACKED_RUNS:
+            run = self.tracked_run(system, upper)
+            if run is not None:
+                return run
         from .periodic import walked_run
 
         cap, phases = self.capacity, self.phases
@@ -572,8 +600,9 @@ class Bounds:
                                is None else lambda t, most, done: phases(
                                    "count model", f"tick {t:,} of at most {most:,}: {done} "
                                    "spread rows keep the server full"))
-        # The planner (scenarios.periodic): the count model's first closing spread row cut
-        # short, else the integer program; each followed on the model, every step checked.
+        # The planner (scenarios.periodic): a cycle of full ticks and a prefix tracking it,
+        # else the count model's first closing spread row cut short, else the integer
+        # program; each followed on the model, every step checked.
         run = None
         if WALKED_RUNS and plan is not None and plan.aims:
             if phases is not None:
@@ -598,6 +627,39 @@ class Bounds:
                                 "simulation", f"tick {t:,} of at most {most:,}: " + (
                                     "no closed walk yet" if best is None
                                     else f"best cycle so far {best} ({float(best):.4f})")))
+
+    def tracked_run(self, system: System, upper: Fraction | None):
+        """A short run of the model that keeps the server at the capacity: a cycle of full
+        ticks of the count model and a prefix that tracks it
+        (:func:`scenarios.periodic.plan_tracked`), followed on the model itself, every step
+        checked (:func:`scenarios.bounds.find_witness`'s ``plans``, the shortest closed walk
+        kept); ``None`` where the count model does not describe the system, no plan was found
+        in :data:`PLAN_SECONDS`, or the run does not reach the capacity."""
+        from .bounds import find_witness
+        from .periodic import admissions, plan_tracked, renaming_order
+        from .schedule import describes
+
+        if system.server is None or not describes(system):
+            return None
+        if self.phases is not None:
+            self.phases("planner", "a cycle of full ticks on the count model and a prefix "
+                        f"tracking it, {PLAN_SECONDS:.0f} s at most")
+        plan = plan_tracked(system, time_limit=PLAN_SECONDS)
+        if plan is None:
+            return None
+        chosen = admissions(system, plan)
+        order = renaming_order(system, plan, chosen)
+        if plan.start + plan.period * order > TRACKED_TICKS:
+            # (its run would be longer than the other planners' tend to be)
+            return None
+        exact = order == 1
+        if self.phases is not None:
+            self.phases("planner", f"a prefix of {plan.start:,} ticks and a cycle of "
+                        f"{plan.period:,}, followed on the model")
+        run = find_witness(system, target=self.capacity, upper=upper, rows=1,
+                           max_ticks=plan.horizon + 4, plans=[chosen], shortest=True,
+                           lifting=not exact)
+        return run if run is not None and run.mean >= self.capacity else None
 
     def planned_run(self, system: System, upper: Fraction | None):
         """A short run of the model that keeps the server at the capacity, planned on the
@@ -726,157 +788,3 @@ def plateau(family: Callable[[int], System], max_clients: int) -> tuple[int, str
     if n0 is None or n0 >= max_clients:
         return None
     return n0, ", ".join(f"{sc.name} {cuts[sc.name]}" for sc in ref[0])
-
-
-# ---------------------------------------------------------------------------- the walks
-
-def linear(found: Callable[[int], bool], start: int, stop: int) -> int | None:
-    """The first ``n`` in ``start .. stop`` with ``found(n)``, every one before it asked.
-
-    >>> asked = []
-    >>> linear(lambda n: asked.append(n) or n >= 3, 1, 9), asked
-    (3, [1, 2, 3])
-    """
-    return next((n for n in range(start, stop + 1) if found(n)), None)
-
-
-def bisect(found: Callable[[int], bool], start: int, stop: int, *,
-           floor: Callable[[int], int] | None = None) -> int | None:
-    """Exponential steps from ``start`` (``start``, ``+1``, ``+3``, ``+7``, ...: from 1, the
-    powers of two) up to the first ``n`` with ``found(n)`` (``stop`` at the most), then
-    bisection below it.
-
-    Invariant of the bisection: ``lo`` was asked and not found (or is ``start - 1``, or
-    below ``floor``), ``hi`` found; ``hi`` is always the smallest asked value found.
-
-    ``floor(n)``, where given, is the smallest ``m >= n`` that may be found, every value in
-    ``n .. m - 1`` being known not found without asking (for the search: the upper bound is
-    below the capacity there). When the exponential steps have found ``hi`` and the floor
-    above ``lo`` jumps over values, the bisection starts at the floor instead: it asks the
-    floor, then ``+1``, ``+3``, ... below ``hi``, before bisecting what is left (the answer
-    tends to lie just above where the bound lets it). Without a jump, the walk is the plain
-    one.
-
-    >>> asked = []
-    >>> bisect(lambda n: asked.append(n) or n * n >= 50, 1, 64), asked
-    (8, [1, 2, 4, 8, 6, 7])
-    >>> asked = []
-    >>> bisect(lambda n: asked.append(n) or n >= 6, 1, 64), asked
-    (6, [1, 2, 4, 8, 6, 5])
-    >>> bisect(lambda n: False, 3, 5)
-
-    A floor at 37 (nothing below it can be found): after 32 and 64, it asks 37 first.
-
-    >>> asked = []
-    >>> bisect(lambda n: asked.append(n) or n >= 37, 1, 64,
-    ...        floor=lambda n: max(n, 37)), asked
-    (37, [1, 2, 4, 8, 16, 32, 64, 37])
-    >>> asked = []
-    >>> bisect(lambda n: asked.append(n) or n >= 41, 1, 64,
-    ...        floor=lambda n: max(n, 37)), asked
-    (41, [1, 2, 4, 8, 16, 32, 64, 37, 38, 40, 44, 42, 41])
-    """
-    lo, step, n = start - 1, 1, start
-    while not found(n):
-        lo = n
-        if n >= stop:
-            return None
-        n = min(n + step, stop)
-        step *= 2
-    hi = n
-    first = lo + 1 if floor is None else floor(lo + 1)
-    if first > lo + 1 and first < hi:
-        # Every value below the floor is known not found: gallop up from it.
-        lo, step, n = first - 1, 1, first
-        while n < hi:
-            if found(n):
-                hi = n
-                break
-            lo = n
-            n += step
-            step *= 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if found(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def staircase(max_a: int, max_b: int) -> Callable[[Callable[[tuple[int, int]], bool], list],
-                                                     None]:
-    """The frontier's walk over ``0..max_a x 0..max_b`` (for :class:`PointWalk`): appends
-    ``(n_a, largest n_b below capacity or None)`` for each ``n_a``.
-
-    Column 0 is found by exponential then binary search from ``n_b = 0`` up. Then, at each
-    level ``n_b`` of the stair, the last column still below capacity is found by galloping
-    right (``n_a + 1, n_a + 3, n_a + 7, ...``) and binary search: with a monotone load, a
-    point below capacity puts every point left of it below too, so a flat stretch of the
-    stair costs a logarithm of its length, not its length. In the next column the level steps
-    down one at a time until a point is below capacity.
-
-    >>> out, asked = [], []
-    >>> def saturated(k):
-    ...     asked.append(k)
-    ...     return 2 * k[0] + k[1] >= 4
-    >>> staircase(3, 4)(saturated, out)
-    >>> out
-    [(0, 3), (1, 1), (2, None), (3, None)]
-
-    A flat stair (the load does not depend on ``n_a``): 10 analyses for 31 columns, 5 of
-    them in column 0.
-
-    >>> out, asked = [], []
-    >>> staircase(30, 4)(lambda k: asked.append(k) or k[1] >= 3, out)
-    >>> out == [(n, 2) for n in range(31)], asked
-    (True, [(0, 0), (0, 1), (0, 2), (0, 4), (0, 3), (1, 2), (3, 2), (7, 2), (15, 2), (30, 2)])
-    """
-    def walk(saturated: Callable[[tuple[int, int]], bool], out: list) -> None:
-        # Column 0 by exponential then binary search from n_b = 0 up (small models first, as
-        # saturate does): hi is the smallest evaluated saturating n_b, lo the largest below.
-        lo, hi, n = -1, None, 0
-        while True:
-            if saturated((0, n)):
-                hi = n
-                break
-            lo = n
-            if n >= max_b:
-                break
-            n = min(max(1, 2 * n), max_b)
-        while hi is not None and hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if saturated((0, mid)) else (mid, hi)
-        if hi is not None and lo < 0:
-            out.extend((k, None) for k in range(max_a + 1))
-            return
-        # Invariant: (na, nb) is below capacity (evaluated, or left of an evaluated point
-        # below), and every column after na has its answer at most nb ((na, nb + 1), or a
-        # point left of it, saturates; none does when nb = max_b).
-        na, nb = 0, (lo if hi is not None else max_b)
-        out.append((0, nb))
-        while na < max_a:
-            # Gallop along level nb: left is below, right (if any) the first known to saturate.
-            left, right, step = na, None, 1
-            while left < max_a:
-                probe = min(left + step, max_a)
-                if saturated((probe, nb)):
-                    right = probe
-                    break
-                left, step = probe, 2 * step
-            while right is not None and right - left > 1:
-                mid = (left + right) // 2
-                left, right = (left, mid) if saturated((mid, nb)) else (mid, right)
-            out.extend((k, nb) for k in range(na + 1, left + 1))
-            if right is None:
-                return
-            # Column `right` saturates at nb: step the level down until a point is below.
-            na, nb = right, nb - 1
-            while nb >= 0 and saturated((na, nb)):
-                nb -= 1
-            if nb < 0:
-                out.extend((k, None) for k in range(na, max_a + 1))
-                return
-            out.append((na, nb))
-
-    return walk

@@ -9,10 +9,11 @@ requests on one tick lifts that bound to the capacity 8 (``System.load_bound``).
 reader loads the server 2/12, a writer 4/18 and an exporter 8/22; a user's share of any run is
 at most that, and the shares of ``apportion``'s mixes add up to 8 only from 37 users on (36:
 18 readers, 11 writers, 7 exporters, 791/99), so no fewer than 37 users can keep all eight
-workers busy. And 37 do (``dvecost saturate`` finds it in about three minutes, certified):
+workers busy. And 37 do (``dvecost saturate`` finds it in under a minute, certified):
 with some users waiting a tick here and there, their requests can fall into place so that
-eight are in service on every tick, a run of the model that ``saturate`` finds by aiming each
-user at a phase of its round (docs/scenarios.md, section 8). Each tick of this server is nine
+eight are in service on every tick, a run of the model that ``saturate`` finds by planning
+a cycle of full ticks on a count model of the users and a prefix that reaches it
+(docs/scenarios.md, section 8). Each tick of this server is nine
 steps of the model (eight admission steps, then the step in which everybody moves), and the
 state spaces of so many users are far beyond exact analysis.
 """

@@ -21,7 +21,8 @@ from dvecost.saturation import run_analysis, system_load
 from replay import replay_analysis
 from scenarios import Request, Scenario, Server, System, Think
 from scenarios.bounds import find_witness
-from scenarios.periodic import admissions, plan_cycle, plan_split, walk_plan
+from scenarios.periodic import (admissions, plan_cycle, plan_split, plan_tracked,
+                                renaming_order, walk_plan)
 from scenarios.schedule import plan_spread, simulate, tick_ring
 
 PAIR = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
@@ -265,3 +266,63 @@ def test_saturate_follows_a_cut_walk_and_its_witness_replays(tmp_path, monkeypat
         got[walked] = len(d["prefix"]) + len(d["cycle"])
     assert got[True] <= got[False]
     assert any(run is not None and run.policy.startswith("plan 1") for run in runs)
+
+
+# ---------------------------------------------------------------- a cycle, and a prefix tracking it
+
+@pytest.mark.parametrize("seed", [s if s in QUICK_SEEDS else
+                                  pytest.param(s, marks=pytest.mark.slow)
+                                  for s in range(16)])
+def test_every_tracked_plan_is_a_saturating_run(seed):
+    """plan_tracked (a cycle of full ticks, then a prefix tracking it): a plan only where
+    exact analysis gives the full capacity (never below the exact answer), checked on the
+    count model written out again, on the clients, and on the model step by step; the
+    renaming it predicts closes the model's walk."""
+    system = _random_system(seed)
+    plan = plan_tracked(system, time_limit=10)
+    if plan is None:
+        return
+    assert system_load(system, backend="cpu").exact == system.server.workers
+    _check_plan(system, plan)
+    chosen = admissions(system, plan)
+    _check_admissions(system, plan, chosen)
+    run = _followed(system, plan)
+    assert run.mean == system.server.workers
+    # the model's cycle is the plan's period gone round at most the predicted order
+    assert run.cycle_len <= system.steps_per_tick * plan.period * renaming_order(
+        system, plan, chosen)
+    d = run_analysis(run).as_dict()
+    assert replay_analysis(system.to_model(), d) == len(d["prefix"]) + len(d["cycle"])
+
+
+def test_some_quick_seeds_have_tracked_plans():
+    """(so that the test above checks plans, not only their absence)"""
+    assert sum(plan_tracked(_random_system(s), time_limit=10) is not None
+               for s in QUICK_SEEDS) >= 1
+
+
+def test_a_system_below_capacity_has_no_tracked_plan():
+    system = System({PAIR: 4}, server=Server(workers=2, admissions=2))
+    assert plan_tracked(system, time_limit=10) is None
+
+
+def test_renaming_order_is_one_exactly_where_every_client_comes_home():
+    """renaming_order against the clients followed here: 1 where every client stands, when
+    the period ends, where it stood when it began, more than 1 elsewhere; each admitted
+    client waits at a wait node (tried with and without the closing flows)."""
+    burst = Scenario("burst", [Request("load", 3), Request("ack", 1), Think(1)])
+    system = System({burst: 6}, server=Server(workers=2, admissions=2))
+    plan = plan_tracked(system, time_limit=10)
+    kinds = list(tick_ring(burst).kind)
+    T = len(kinds)
+    for closing in (True, False):
+        chosen = admissions(system, plan, closing=closing)
+        where, home = [0] * 6, None
+        for t in range(plan.horizon):
+            if t == plan.start:
+                home = list(where)
+            assert all(kinds[where[c]] == "wait" for c in chosen[t])
+            where = [(v + 1) % T if kinds[v] != "wait" or c in chosen[t] else v
+                     for c, v in enumerate(where)]
+        assert sorted(where) == sorted(home)
+        assert (renaming_order(system, plan, chosen) == 1) == (where == home)

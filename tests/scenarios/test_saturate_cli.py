@@ -77,7 +77,7 @@ def test_mix_and_capacity_of_a_two_worker_file(capsys, tmp_path):
             if ln.split() and ln.split()[0].isdigit()}
     assert "  1 browser  " in rows[1] and "  2 browser + 1 buyer  " in rows[3]
     assert ("saturation: 4 clients (3 browser + 1 buyer) bring the occupancy ('busy': busy "
-            "workers per tick) to 3/2, reaching the capacity 3/2; 3 give 7/6 (1.1667)") in out
+            "workers per tick) to 3/2, reaching the capacity 3/2; 3 give at most 7/6 (1.1667)") in out
     code, out, _ = run(capsys, "saturate", path, "--backend", "cpu", "--max-clients", "3",
                        "--json", "-q", "--no-witness")
     d = json.loads(out)
@@ -125,7 +125,9 @@ def test_json(capsys):
     assert d["capacity_why"] == "given" and d["saturating_mix"] == {"client": 2}
     assert [c["clients"] for c in d["curve"]] == [1, 2]
     assert all(CURVE_KEYS <= c.keys() for c in d["curve"])
-    assert (d["curve"][0]["exact"], d["curve"][0]["value"]) == ("1/3", pytest.approx(1 / 3))
+    # (N = 1 is below by the upper bound, which decides it alone: the bracket "at most 1/3")
+    assert (d["curve"][0]["decided"], d["curve"][0]["exact"], d["curve"][0]["value"],
+            d["curve"][0]["high"]) == ("bound", None, None, "1/3")
     assert d["timings"]["search"] == pytest.approx(sum(c["seconds"] for c in d["curve"]),
                                                    abs=1e-3)
     assert d["peak_memory_bytes"] > 0 and d["timings"]["witness"] > 0
@@ -210,9 +212,9 @@ def test_a_system_past_its_cutoffs_says_why_it_never_saturates(capsys, tmp_path)
     code, out, _ = run(capsys, "saturate", spec, "--resource", "server", "--capacity", "8",
                        "--backend", "cpu", "-q")
     assert code == 0 and "no saturation: up to 7 clients" in out
-    # (N=7 is below by the rate program: at most 7, the admissions' bound; a run shows 47/7)
+    # (N=7 is below by the rate program: at most 7, the admissions' bound, which decides it)
     assert ("why: from N=7 on every scenario has at least its cutoff (quick 4, long 7): one "
-            "more client always waits and changes nothing, so the load stays 47/7..7 for every "
+            "more client always waits and changes nothing, so the load stays at most 7 for every "
             "N up to 64 and none reaches 8") in out
     # Asked for 7 instead, the search saturates at 5; the report's bound line gives the
     # admissions' bound and what it rests on.
@@ -225,7 +227,7 @@ def test_a_system_past_its_cutoffs_says_why_it_never_saturates(capsys, tmp_path)
                        "--backend", "cpu", "--json")
     d = json.loads(out)
     assert d["saturating_clients"] is None and d["curve"][-1]["clients"] == 7
-    assert (d["curve"][-1]["low"], d["curve"][-1]["high"]) == ("47/7", "7")
+    assert (d["curve"][-1]["low"], d["curve"][-1]["high"]) == (None, "7")
     assert "cutoff (quick 4, long 7)" in d["note"]
 
 
@@ -513,10 +515,11 @@ def test_lockstep_clients_are_counted_per_class_past_62_bits(capsys, tmp_path):
     assert (d["status"], d["saturating_clients"]) == ("ok", 40)
     # (after 32 and 64, the first N whose upper bound reaches 20, 40, is asked: the search's
     # floor; 33..39 are below by that bound)
+    # (every N below 40 is decided by the upper bound alone: at most N/2)
     assert [(c["clients"], c["exact"]) for c in d["curve"] if c["exact"] is not None] == [
-        (1, "1/2"), (2, "1"), (4, "2"), (8, "4"), (16, "8"), (32, "16"), (40, "20"),
-        (64, "32")]
-    assert all(c["decided"] == "bound" for c in d["curve"] if 32 < c["clients"] < 40)
+        (40, "20"), (64, "32")]
+    assert all(c["decided"] == "bound" and c["high"] == str(F(c["clients"], 2))
+               for c in d["curve"] if c["clients"] < 40)
 
 
 @pytest.mark.parametrize("extra", [[], ["--frontier", "u,v", "--frontier-max", "1,1"]])
