@@ -355,7 +355,7 @@ def test_the_farms_witness_at_40_users_is_short_and_replays():
 def test_more_rounds_close_the_farm_exactly_at_39_users():
     """editor_farm at 39 users: the tracked cycle gone round more times (``rounds``) brings
     every client home after one period, so the model's run closes exactly; it keeps all eight
-    workers busy, replays step by step and is a few thousand steps (1,863 measured, against
+    workers busy, replays step by step and is a few thousand steps (865 + 990 measured, against
     1,045 + 6,300 with the default 4 rounds). No such cycle is shorter than 72 ticks (the
     counting argument of docs/algorithms.md), which the plan's period respects."""
     system = scenarios.resolve_spec("dvecost/examples/editor_farm.py")[1](39)
