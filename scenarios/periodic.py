@@ -360,13 +360,17 @@ TRACK_PERIODS = range(1, 31)
 TRACK_PERIOD_SECONDS = 5.0
 TRACK_ROWS = 4096
 TRACK_TICKS = 400
-#: :func:`plan_tracked` tries its cycle gone round up to this many times in the plan.
+#: :func:`plan_tracked` tries its cycle gone round up to this many times in the plan (its
+#: ``rounds``). More rounds give the clients' aims and :func:`closing_flows` room to bring
+#: every client home (the editor's farm at 39 users closes exactly after 10 rounds of 11 ticks,
+#: at 38 after 21 of 16; the counting argument of docs/algorithms.md allows no cycle under 72
+#: ticks there) but cost seconds where none closes (at 37: 7 s become 17 s for nothing).
 TRACK_ROUNDS = 4
 
 
 def plan_tracked(system: System, *, periods=TRACK_PERIODS, time_limit: float = 30.0,
                  rows: int = TRACK_ROWS, ticks: int = TRACK_TICKS, seed: int = 0,
-                 tries: int = 2) -> CyclePlan | None:
+                 tries: int = 2, rounds: int = TRACK_ROUNDS) -> CyclePlan | None:
     """A run of the count model of ``system`` that ends in a cycle of full ticks: a cycle
     alone first (:func:`plan_split`'s first part, no binaries), then a prefix to it found by
     *tracking* it on the count model, not by an integer program.
@@ -385,7 +389,8 @@ def plan_tracked(system: System, *, periods=TRACK_PERIODS, time_limit: float = 3
 
     The model follows the plan's clients (:func:`admissions`); where they come back to their
     nodes only up to a renaming after the period, its run is the period repeated through the
-    renaming's order. So each cycle is also tried gone round ``L <= TRACK_ROUNDS`` times, and
+    renaming's order. So each cycle is also tried gone round ``L <= rounds`` times
+    (while ``time_limit`` lasts), and
     the plan kept is the one whose run is shortest: prefix plus ``L P`` times the order
     (:func:`renaming_order`). Nothing here is a result: the plan is followed on the model
     and checked there.
@@ -424,7 +429,11 @@ def plan_tracked(system: System, *, periods=TRACK_PERIODS, time_limit: float = 3
         H = len(adm)
         # The count model's cycle, gone round L times: the clients' renaming over the
         # period (whom admissions() admits) may close in fewer rounds of the model's walk.
-        for L in range(1, TRACK_ROUNDS + 1):
+        for L in range(1, rounds + 1):
+            if L > 1 and _time.perf_counter() - t0 > time_limit:
+                break
+            if best is not None and best[0] <= H + L * P:
+                break                 # (no longer round can beat the best plan's run)
             turn = [(i + k) % P for k in range(L * P)]
             rows_ = [counts[t] for t in range(H + 1)] + [ring[(x + 1) % P] for x in turn]
             moved = [adm[t] for t in range(H)] + [moves[x] for x in turn]

@@ -441,6 +441,13 @@ def replay_run(rp: Replayer, start: Mapping, steps: list[Mapping], *, where: str
         if state is None:
             raise ReplayError(f"{label}: the run already ended in the error state")
         choices = [[(m["process"], t) for t in rp.find(m)] for m in s["moves"]]
+        # Every move's guard is read in the state before the step, so a candidate whose guard
+        # is false there fails in every combination: dropping it first changes no verdict and
+        # keeps the product small (a sync step of 40 clients, each with a few transitions
+        # between the same two locations, would otherwise try millions of combinations).
+        # Where no candidate of a move is left, all are kept, for the error's message.
+        choices = [[(o, t) for o, t in c if _enabled(rp, t, dict(state), o)] or c
+                   for c in choices]
         problems = []
         ok = None
         for picks in itertools.product(*choices):

@@ -326,3 +326,50 @@ def test_renaming_order_is_one_exactly_where_every_client_comes_home():
                      for c, v in enumerate(where)]
         assert sorted(where) == sorted(home)
         assert (renaming_order(system, plan, chosen) == 1) == (where == home)
+
+
+@pytest.mark.slow
+def test_the_farms_witness_at_40_users_is_short_and_replays():
+    """editor_farm at 40 users: the tracked plan (the planner ``saturate`` tries first) gives
+    a run of the model that keeps all eight workers busy, closes exactly (its clients come
+    home after one period: nothing lifted), replays step by step, and is a few thousand steps
+    at most (649 + 648 or 721 + 216 measured, depending on the periods the planner had time
+    for; 2,188 + 1,782 before the tracked plans)."""
+    from scenarios.search import Bounds
+
+    spec = "dvecost/examples/editor_farm.py"
+    system = scenarios.resolve_spec(spec)[1](40)
+    run = Bounds(Fraction(8), alone=None).tracked_run(system, None)
+    assert run is not None and run.mean == 8
+    d = run_analysis(run).as_dict()
+    steps = len(d["prefix"]) + len(d["cycle"])
+    assert steps <= 3_000
+    # nine steps a tick (eight admissions, then everybody moves): the cycle is whole ticks
+    assert len(d["cycle"]) % 9 == 0
+    assert replay_analysis(system.to_model(), d) == steps
+    # the cycle's mean, from its printed steps, is the capacity: 8 workers busy throughout
+    assert sum(s["cost"] for s in d["cycle"]) == 8 * len(d["cycle"])
+
+
+@pytest.mark.slow
+def test_more_rounds_close_the_farm_exactly_at_39_users():
+    """editor_farm at 39 users: the tracked cycle gone round more times (``rounds``) brings
+    every client home after one period, so the model's run closes exactly; it keeps all eight
+    workers busy, replays step by step and is a few thousand steps (865 + 990 measured, against
+    1,045 + 6,300 with the default 4 rounds). No such cycle is shorter than 72 ticks (the
+    counting argument of docs/algorithms.md), which the plan's period respects."""
+    system = scenarios.resolve_spec("dvecost/examples/editor_farm.py")[1](39)
+    plan = plan_tracked(system, time_limit=90, rounds=24)
+    assert plan is not None
+    _check_plan(system, plan)
+    chosen = admissions(system, plan)
+    _check_admissions(system, plan, chosen)
+    assert renaming_order(system, plan, chosen) == 1
+    assert plan.period >= 72
+    run = find_witness(system, target=Fraction(8), rows=1, max_ticks=plan.horizon + 4,
+                       plans=[chosen], shortest=True, lifting=False)
+    assert run is not None and run.mean == 8
+    d = run_analysis(run).as_dict()
+    steps = len(d["prefix"]) + len(d["cycle"])
+    assert len(d["cycle"]) == 9 * plan.period and steps <= 3_000
+    assert replay_analysis(system.to_model(), d) == steps
