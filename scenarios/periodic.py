@@ -143,8 +143,7 @@ class _Counts:
         ``starts`` (one binary each): ticks ``j .. j + P - 1`` full, the counts at
         ``j + P <= ticks`` those at ``j``. Returns ``(counts, admitted, (j, P))``, ``None``
         where there is none, ``False`` where the time ran out first."""
-        from scipy.optimize import Bounds, LinearConstraint, milp
-        from scipy.sparse import coo_array
+        from scipy.optimize import Bounds, milp
 
         V, W, A, N = self.V, self.W, self.A, self.N
         waits, busys, flat, succ = self.waits, self.busys, self.flat, self.succ
@@ -173,20 +172,8 @@ class _Counts:
         def y_of(r):
             return nv + na + nz + r
 
-        rows: list[int] = []
-        cols: list[int] = []
-        vals: list[float] = []
-        lo: list[float] = []
-        hi: list[float] = []
-
-        def add(terms, low, high):
-            r = len(lo)
-            for c, x in terms:
-                rows.append(r)
-                cols.append(c)
-                vals.append(x)
-            lo.append(low)
-            hi.append(high)
+        cons = _Rows()
+        add = cons.add
 
         for t in range(ticks):
             for v in range(V):             # the ring moves
@@ -245,8 +232,7 @@ class _Counts:
                         -np.inf, N)
                     add([(n_of(j + P, v), 1.0), (n_of(j, v), -1.0), (p_of(i), -N)],
                         -N, np.inf)
-        mat = coo_array((vals, (rows, cols)), shape=(len(lo), nvar)).tocsr()
-        res = milp(np.zeros(nvar), constraints=LinearConstraint(mat, lo, hi),
+        res = milp(np.zeros(nvar), constraints=cons.constraint(nvar),
                    integrality=np.ones(nvar), bounds=Bounds(lb, ub),
                    options={"time_limit": max(0.2, time_limit), "disp": False})
         if res.x is None:
@@ -589,8 +575,7 @@ def closing_flows(plan: CyclePlan, home: list[int], *, time_limit: float = 10.0
     counts and admissions, each moves along its ring as the count model does, and each
     commodity ends at its home. Any split of a commodity among its clients then works (they
     stand together), so the clients' renaming over the period is the identity."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import coo_array
+    from scipy.optimize import Bounds, milp
 
     Q, s0 = plan.period, plan.start
     out: dict[tuple[int, int], dict[int, int]] = {}
@@ -613,16 +598,8 @@ def closing_flows(plan: CyclePlan, home: list[int], *, time_limit: float = 10.0
             return nx + (h * Q + t) * len(waits) + waits.index(w)
 
         nvar = nx + H * Q * len(waits)
-        rows, cols, vals, lo, hi = [], [], [], [], []
-
-        def add(terms, low, high):
-            r = len(lo)
-            for c, a in terms:
-                rows.append(r)
-                cols.append(c)
-                vals.append(a)
-            lo.append(low)
-            hi.append(high)
+        cons = _Rows()
+        add = cons.add
 
         lb, ub = np.zeros(nvar), np.full(nvar, float(len(home)))
         for h, u in enumerate(homes):
@@ -648,8 +625,7 @@ def closing_flows(plan: CyclePlan, home: list[int], *, time_limit: float = 10.0
                     if v in waits:
                         terms += [(x(h, t, v), -1.0), (y(h, t, v), 1.0)]
                     add(terms, 0, 0)
-        mat = coo_array((vals, (rows, cols)), shape=(len(lo), nvar)).tocsr()
-        res = milp(np.zeros(nvar), constraints=LinearConstraint(mat, lo, hi),
+        res = milp(np.zeros(nvar), constraints=cons.constraint(nvar),
                    integrality=np.ones(nvar), bounds=Bounds(lb, ub),
                    options={"time_limit": time_limit, "disp": False})
         if res.x is None:
@@ -868,3 +844,38 @@ def walked_run(system: System, cap: Fraction, upper: Fraction | None, guide, *,
                        max_ticks=plan.horizon + 4, plans=[admissions(system, plan)],
                        progress=progress)
     return run if run is not None and run.mean >= cap else None
+
+
+class _Rows:
+    """The rows of an integer program's constraints ``low <= sum(a * x[c]) <= high``, one
+    :meth:`add` a row, as one sparse :class:`scipy.optimize.LinearConstraint`.
+
+    >>> rows = _Rows()
+    >>> rows.add([(0, 1.0), (2, -1.0)], 0, 0)
+    >>> rows.constraint(3).A.toarray().tolist()
+    [[1.0, 0.0, -1.0]]
+    """
+
+    def __init__(self) -> None:
+        self.rows: list[int] = []
+        self.cols: list[int] = []
+        self.vals: list[float] = []
+        self.lo: list[float] = []
+        self.hi: list[float] = []
+
+    def add(self, terms, low, high) -> None:
+        """One row: ``terms`` are ``(column, coefficient)`` pairs."""
+        r = len(self.lo)
+        for c, a in terms:
+            self.rows.append(r)
+            self.cols.append(c)
+            self.vals.append(a)
+        self.lo.append(low)
+        self.hi.append(high)
+
+    def constraint(self, nvar: int):
+        """The rows as one constraint over ``nvar`` variables."""
+        from scipy.optimize import LinearConstraint
+        from scipy.sparse import coo_array
+        mat = coo_array((self.vals, (self.rows, self.cols)), shape=(len(self.lo), nvar))
+        return LinearConstraint(mat.tocsr(), self.lo, self.hi)
