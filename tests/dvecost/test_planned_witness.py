@@ -129,6 +129,18 @@ def _random_system(seed: int) -> System:
 QUICK_SEEDS = (0, 2, 4, 11, 13)
 
 
+def _check_saturating(system: System, plan, load) -> None:
+    """A plan exists only where exact analysis gives the full capacity (``load``), and it
+    checks out on the counts written out again, on the clients and on the model (replayed)."""
+    assert load == system.server.workers
+    _check_plan(system, plan)
+    _check_admissions(system, plan, admissions(system, plan))
+    run = _followed(system, plan)
+    assert run.mean == system.server.workers
+    d = run_analysis(run).as_dict()
+    assert replay_analysis(system.to_model(), d) == len(d["prefix"]) + len(d["cycle"])
+
+
 @pytest.mark.parametrize("seed", [s if s in QUICK_SEEDS else
                                   pytest.param(s, marks=pytest.mark.slow)
                                   for s in range(16)])
@@ -141,13 +153,7 @@ def test_every_plan_found_is_a_saturating_run(seed):
     load = system_load(system, backend="cpu").exact
     if plan is None:
         return
-    assert load == system.server.workers
-    _check_plan(system, plan)
-    _check_admissions(system, plan, admissions(system, plan))
-    run = _followed(system, plan)
-    assert run.mean == system.server.workers
-    d = run_analysis(run).as_dict()
-    assert replay_analysis(system.to_model(), d) == len(d["prefix"]) + len(d["cycle"])
+    _check_saturating(system, plan, load)
 
 
 def test_some_quick_seeds_have_plans():
@@ -192,13 +198,7 @@ def test_plans_in_two_parts_and_cut_walks_are_saturating_runs(seed):
     for plan in plans:
         if plan is None:
             continue
-        assert load == system.server.workers
-        _check_plan(system, plan)
-        _check_admissions(system, plan, admissions(system, plan))
-        run = _followed(system, plan)
-        assert run.mean == system.server.workers
-        d = run_analysis(run).as_dict()
-        assert replay_analysis(system.to_model(), d) == len(d["prefix"]) + len(d["cycle"])
+        _check_saturating(system, plan, load)
 
 
 def test_the_quick_seeds_have_plans_in_two_parts_and_walks():
