@@ -64,7 +64,7 @@ COLUMNS = ("run", "scaling", "P", "model", "states", "transitions", "search s", 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``dvecost bench scale``."""
     p.add_argument("--model", type=pathlib.Path, metavar="FILE",
-                   help="the strong-scaling model (default: cs_10.dve from ../shared/models, "
+                   help="the strong-scaling model (default: cs_10.dve of the benchmark folder, "
                         "else the family at N=10)")
     p.add_argument("--strong", type=int, metavar="N",
                    help="the strong-scaling model is the family (--family) at N clients "
