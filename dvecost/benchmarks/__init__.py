@@ -15,7 +15,8 @@ __all__ = ["Report", "SUITES", "shared_roots"]
 
 #: Suite name -> module name under this package.
 SUITES = {"parse": "parse", "explore": "explore", "ocm": "ocm", "analyze": "analyze",
-          "symmetry": "symmetry", "saturate": "saturate", "scale": "scale"}
+          "symmetry": "symmetry", "saturate": "saturate", "scale": "scale",
+          "storm": "storm"}
 
 
 def shared_roots() -> list[pathlib.Path]:
