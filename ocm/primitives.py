@@ -40,6 +40,7 @@ Examples
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
@@ -542,7 +543,7 @@ def cycle_reps(succ: Array, xp: Any) -> Array:
     n = succ.shape[0]
     if n == 0:
         return xp.zeros(0, dtype=xp.int64)
-    if is_numpy(xp):
+    if is_numpy(xp) and scipy_pays(n):
         return _cycle_reps_scipy(succ)
     ar = xp.arange(n, dtype=xp.int64)
     jump = succ.astype(xp.int64, copy=True)
@@ -569,6 +570,23 @@ def _cycle_reps_scipy(succ: np.ndarray) -> np.ndarray:
     low = np.full(n_comp, n, dtype=np.int64)
     np.minimum.at(low, label[on], ar[on])
     return np.where(on, low[label], -1)
+
+
+#: Graphs of at most this many vertices or edges are walked by the array code here (or by
+#: :func:`ocm.scc.small_strong_components`) rather than by SciPy's routines in C, unless the
+#: process has already imported SciPy's sparse graphs: below it the walk takes milliseconds and
+#: the import 0.3 s or more, most of a small model's whole analysis.
+SCIPY_FROM = 50_000
+
+
+def scipy_pays(size: int) -> bool:
+    """Whether a graph of ``size`` vertices or edges is worth SciPy's sparse-graph routines:
+    when it is large, or when SciPy is already imported (its cost already paid).
+
+    >>> scipy_pays(10 * SCIPY_FROM)
+    True
+    """
+    return size > SCIPY_FROM or "scipy.sparse.csgraph" in sys.modules
 
 
 def tree_sums(parent: Array, weights: Sequence[Array], xp: Any) -> tuple[Array, list[Array]]:
@@ -609,7 +627,7 @@ def tree_sums(parent: Array, weights: Sequence[Array], xp: Any) -> tuple[Array, 
     sums = [xp.where(is_root, 0, w).astype(w.dtype, copy=False) for w in weights]
     jump = parent.astype(xp.int64, copy=True)
     if is_numpy(xp):
-        by_levels = _tree_sums_levels(parent, sums, is_root)
+        by_levels = _tree_sums_levels(parent, sums, is_root) if scipy_pays(n) else None
         if by_levels is not None:
             return by_levels
         act = np.flatnonzero(~is_root[jump])
@@ -759,7 +777,7 @@ def _policy_sums_peel(succ, weights):
     pos = np.empty(n, dtype=np.int64)
     pos[cyc] = np.arange(cyc.shape[0], dtype=np.int64)
     sub_succ = np.take(pos, np.take(succ, cyc))
-    sub_rep = _cycle_reps_scipy(sub_succ)               # smallest position = smallest vertex
+    sub_rep = cycle_reps(sub_succ, np)                  # smallest position = smallest vertex
     sub_ar = np.arange(cyc.shape[0], dtype=np.int64)
     sub_is_rep = sub_rep == sub_ar
     sub_parent = np.where(sub_is_rep, sub_ar, sub_succ)

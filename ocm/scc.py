@@ -8,7 +8,8 @@ which every vertex has an out-edge and every vertex lies in a strongly connected
 its fixed point gives each SCC's own optimum.
 
 CPU only (SciPy's ``connected_components(connection='strong')``, an iterative Pearce/Tarjan in
-C). :func:`restrict_by_trimming` is the array-only alternative for other backends: it removes
+C; for small graphs Tarjan's algorithm over Python lists, which costs less than importing
+SciPy). :func:`restrict_by_trimming` is the array-only alternative for other backends: it removes
 sinks repeatedly (:func:`ocm.primitives.trim_sinks`), keeps every cycle and lets the multichain
 iteration handle several components at once, but gives no per-SCC optima.
 """
@@ -23,8 +24,8 @@ import numpy as np
 from . import primitives as P
 from .ops import ops
 
-__all__ = ["Restriction", "strong_components", "restrict_to_sccs", "restrict_by_trimming",
-           "find_zero_time_cycle"]
+__all__ = ["Restriction", "strong_components", "small_strong_components", "restrict_to_sccs",
+           "restrict_by_trimming", "find_zero_time_cycle"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ def strong_components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.
     """
     n = indptr.shape[0] - 1
     m = indices.shape[0]
+    if not P.scipy_pays(m):
+        return small_strong_components(indptr, indices)
     # SciPy is imported here, not at the top: it takes about 0.3 s, which every command
     # (check, --help) would otherwise pay at start-up.
     from scipy.sparse import csr_array
@@ -84,6 +87,61 @@ def strong_components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.
     g = csr_array((np.ones(m, dtype=np.int8), indices, indptr), shape=(n, n))
     n_comp, label = connected_components(g, directed=True, connection="strong")
     return int(n_comp), label
+
+
+def small_strong_components(indptr: np.ndarray, indices: np.ndarray) -> tuple[int, np.ndarray]:
+    """:func:`strong_components` by Tarjan's algorithm over Python lists, without recursion:
+    for small graphs, where importing SciPy costs more than the walk
+    (:func:`ocm.primitives.scipy_pays`). Labels number the
+    components in the order they are completed (a component before every component that
+    reaches it); any numbering serves, as only "same component or not" is read.
+
+    >>> small_strong_components(np.array([0, 1, 2, 2]), np.array([1, 0, 0]))
+    (2, array([0, 0, 1], dtype=int32))
+    """
+    n = indptr.shape[0] - 1
+    ptr = indptr.tolist()
+    tgt = indices.tolist()
+    index = [-1] * n       # discovery order of each vertex, -1 before it is reached
+    low = [0] * n
+    label = [-1] * n       # component, once its root completes it
+    stack: list[int] = []  # vertices of components not yet complete
+    count = seen = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = seen
+        seen += 1
+        stack.append(root)
+        # The walk's path: a vertex and the position of its next out-edge to try.
+        path = [[root, ptr[root]]]
+        while path:
+            top = path[-1]
+            v, e = top
+            if e < ptr[v + 1]:
+                top[1] = e + 1
+                w = tgt[e]
+                if index[w] < 0:
+                    index[w] = low[w] = seen
+                    seen += 1
+                    stack.append(w)
+                    path.append([w, ptr[w]])
+                elif label[w] < 0 and index[w] < low[v]:
+                    low[v] = index[w]   # w is on the stack: a way back up
+                continue
+            path.pop()
+            if path:
+                u = path[-1][0]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == index[v]:      # v roots a component: pop it
+                while True:
+                    w = stack.pop()
+                    label[w] = count
+                    if w == v:
+                        break
+                count += 1
+    return count, np.array(label, dtype=np.int32)
 
 
 def _none_set(flags: Any, xp: Any) -> bool:
