@@ -64,7 +64,7 @@ def scatter_min(xp, out, idx, vals) -> None:
     if (xp is not np and out.dtype == vals.dtype and out.dtype in _ATOMIC_TYPES
             and hasattr(xp, "ElementwiseKernel")):
         try:
-            _kernel(xp, "scatter_min", "I i, T v", "raw T out", "atomicMin(&out[i], v)")(
+            _kernel(xp, "scatter_min", "I k, T v", "raw T out", "atomicMin(&out[k], v)")(
                 idx, vals, out)
             return
         except (TypeError, KeyError, ValueError):   # types the kernel does not take

@@ -53,6 +53,23 @@ def test_any_true_and_scatter_min(xp_name, monkeypatch):
         assert got.tolist() == [idx.tolist().count(v) for v in range(n + 2)]
 
 
+def test_scatter_min_on_a_device_runs_its_kernel(monkeypatch):
+    """The stand-in builds kernels as CuPy does (a parameter named as CuPy's loop variable is
+    refused): the atomic kernel itself must run, not the generic fallback it guards."""
+    import statespace.device as D
+    xp = stand_in(monkeypatch)
+
+    def no_fallback(*args):
+        raise AssertionError("scatter_min fell back from its kernel")
+    monkeypatch.setattr(D, "_scatter", no_fallback)
+    for out, idx, vals in _scatter_cases():
+        want = _scatter_min_oracle(out, idx, vals)
+        scatter_min(xp, out, idx, vals.astype(out.dtype))
+        assert out.tolist() == want
+    with pytest.raises(ValueError, match="parameter name"):
+        xp.ElementwiseKernel("I i, T v", "raw T out", "out[i] = v", "dvecost_x")
+
+
 @pytest.mark.gpu
 def test_device_kernels_on_cupy_without_cupyx():
     from runtime.device import gpu_available
