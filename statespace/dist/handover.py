@@ -43,7 +43,7 @@ from ..device import count_values
 from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
 
 __all__ = ["Share", "hand_over", "agree_palette", "constant_palette", "exchange", "place_states",
-           "place_rows"]
+           "place_rows", "row_places"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,14 +164,22 @@ def hand_over(share: Share, comm: Comm, cm, *, charge_table, error_successors: b
         rid, n_rows = gather(share.row_ids)
         rdeg = gather(share.deg, n_rows)[0]
         # One edge array at a time, received and placed, so that process 0 holds the
-        # graph's edges once plus one array in transit.
+        # graph's edges once plus one array in transit (and, on the host, each edge's
+        # place, found once for every array).
         n_edges = None   # (the first gather exchanges the counts)
         placed = []
+        spot = None
         for a in [share.targets, share.actions] + ([] if charge is None else [charge]):
             got, n_edges = gather(a, n_edges)
-            deg, done = place_rows(xp, rid, rdeg, n, [got])
+            if xp is np and rid.shape[0]:
+                if spot is None:
+                    deg, spot = row_places(rid, rdeg, n)
+                done = _placed(got, spot)
+            else:
+                deg, done = place_rows(xp, rid, rdeg, n, [got])
             del got
             placed.append(done)
+        del spot
         tgt, act = placed[0], placed[1]
         charge = placed[2] if charge is not None else None
         del placed
@@ -286,8 +294,43 @@ def place_states(xp, got, ids, n: int):
     return out
 
 
-#: Edges placed at a time by :func:`place_rows` (its temporaries: three int64 per edge).
+#: Edges placed at a time by :func:`place_rows` on a device (its temporaries: three int64 per
+#: edge).
 PLACE_BLOCK = 1 << 26
+
+
+def row_places(rid, deg, n: int):
+    """On the host: where each edge of rows received as whole rows (sources ``rid`` with
+    out-degrees ``deg``, each row's edges together) goes in CSR order, and the out-degree of
+    each of ``0 .. n - 1``: ``(out_deg, spot)``, ``spot`` int32 while the edges' count fits.
+    Every edge of a row moves by the same distance (its row's place in the graph less its
+    place received): one repeat of the rows' shifts, plus the edges' positions. (A search
+    of each edge among the rows' ends, as on a device, costs about five times more.)
+
+    >>> deg, spot = row_places(np.array([1, 0]), np.array([1, 2]), 2)
+    >>> deg.tolist(), spot.tolist()
+    ([2, 1], [2, 0, 1])
+    """
+    out_deg = np.zeros(n, np.int64)
+    out_deg[rid] = deg
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(out_deg, out=ptr[1:])
+    m = int(deg.sum())
+    dt = np.int32 if m < 2**31 else np.int64
+    # Per received row, where its first edge goes less where it was received.
+    shift = ptr[rid]
+    del ptr
+    shift -= np.cumsum(deg)
+    shift += deg
+    spot = np.repeat(shift.astype(dt), deg)
+    spot += np.arange(m, dtype=dt)
+    return out_deg, spot
+
+
+def _placed(a, spot):
+    out = np.empty_like(a)
+    out[spot] = a
+    return out
 
 
 def place_rows(xp, rid, deg, n: int, edges: list) -> list:

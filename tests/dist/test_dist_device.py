@@ -145,8 +145,9 @@ def test_a_failed_allocation_after_the_levels_agreement_stops_before_the_hand_ov
 
 
 def test_rows_placed_in_blocks_are_the_rows_placed_at_once(monkeypatch):
-    """The hand-over's placing of received rows, a block of edges at a time, against an
-    obvious per-row placement (sources in any order, empty rows, blocks cutting rows)."""
+    """The hand-over's placing of received rows, a block of edges at a time (a device's), and
+    the host's, against an obvious per-row placement (sources in any order, empty rows,
+    blocks cutting rows)."""
     import numpy as np
 
     from statespace.dist import handover
@@ -165,3 +166,8 @@ def test_rows_placed_in_blocks_are_the_rows_placed_at_once(monkeypatch):
         want = [e for r in range(n) for e in rows.get(r, [])]
         assert got.tolist() == want
         assert got_deg.tolist() == [len(rows.get(r, [])) for r in range(n)]
+        # The host's placing (each edge's place by one repeat of the rows' shifts).
+        host_deg, spot = handover.row_places(rid, deg, n)
+        placed = np.empty_like(edges)
+        placed[spot] = edges
+        assert placed.tolist() == want and host_deg.tolist() == got_deg.tolist()
