@@ -137,7 +137,11 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
         Filled with this process's wall seconds: ``search`` (the levels, the graph spread
         over the processes) and ``gather`` (the hand-over: the graph to process 0 and
         assembled there); ``sent``, the bytes it sent to other processes during the levels;
-        and ``row_bytes``, the bytes of the CSR rows it kept (targets, actions, palette rows).
+        ``row_bytes``, the bytes of the CSR rows it kept (targets, actions, palette rows);
+        and ``phases``, per phase of a level (``expand``, ``route``, ``keys out``,
+        ``visited``, ``agree``, ``number``, ``targets back``, ``rows``, ``owned``) its
+        ``(wall, CPU)`` seconds summed over the levels (a phase that ends in a collective
+        includes the wait for the other processes: MPICH's waiting spins, so it is CPU too).
     xp : module, optional
         The array module the search runs on: by default the communicator's (CuPy for NCCL's,
         so that the search runs on the device; NumPy otherwise).
@@ -212,6 +216,9 @@ class _Search:
         # An allocation failed (see _try): the search stops at the next agreement.
         self.oom = False
         self.seconds: dict[str, float] = {}
+        # (wall, CPU) seconds by phase of the levels, summed over the levels (see _tick).
+        self.phases: dict[str, tuple[float, float]] = {}
+        self.clock = (0.0, 0.0)
         # Bytes this process sent to others in the levels' exchanges (see _exchange).
         self.sent = 0
         # system sync: the step codes by global id, their ids, and this process's step ids
@@ -241,6 +248,7 @@ class _Search:
             t1 = _time.perf_counter()
             self.seconds["search"] = t1 - t0
             self.seconds["sent"] = float(self.sent)
+            self.seconds["phases"] = dict(self.phases)
             share = self._share(depth)
             self.seconds["row_bytes"] = float(share.edge_bytes)
             graph = self.handover(share, self.comm, self.cm,
@@ -288,6 +296,7 @@ class _Search:
         comm, P, xp = self.comm, self.comm.size, self.xp
         status = _GO
         A = self.A
+        self._tick(None)
         if self.n * A >= 2**62:
             raise OverflowError(f"{self.n:,} states times {A:,} actions: ranks past 62 bits")
         got = self._try(self._expand, fkeys)
@@ -295,6 +304,7 @@ class _Search:
         # others meet it in every collective; the stop is agreed at the level's end.
         local, act, keys, charges = got if got is not None else self._expand(fkeys[:0])
         src = fgid[local]
+        self._tick("expand")
         if self.ns.sync:
             act = self._number_steps(src, act)
             A = self.A = max(len(self.codes), 1)
@@ -314,10 +324,12 @@ class _Search:
             send = xp.empty((keys.shape[0], self.W + 1), _U)
             send[:, :self.W] = keys[order]
             send[:, self.W] = rank[order].view(_U)
+            self._tick("route")
             recv, rcounts = self._exchange(send, counts)
             del send
             rkeys = recv[:, :self.W]
             rrank = xp.ascontiguousarray(recv[:, self.W]).view(np.int64)
+            self._tick("keys out")
         else:
             order, counts, rcounts = None, None, np.array([keys.shape[0]], np.int64)
             rkeys, rrank = keys, rank
@@ -327,6 +339,7 @@ class _Search:
             got = (None, xp.zeros(0, np.int64), xp.zeros((0, self.W), _U))
         ids, new_rank, new_keys = got
         del rkeys, rrank, got
+        self._tick("visited")
         # The stop and the counts, agreed by one allreduce (max), each process writing its
         # own places: the stop and the signal (where all write), its successors and expanded
         # states, and its row of the P x P matrix of step 3's routing counts, whose column
@@ -343,7 +356,9 @@ class _Search:
             del dest
         else:
             v[2 + 2 * P] = new_rank.shape[0]
+        self._tick("route")
         v = comm.allreduce(v, "max")
+        self._tick("agree")
         route = v[2 + 2 * P:].reshape(P, P)
         per = route.sum(axis=0)
         # 3. global ids of the new states: each smallest rank to the process owning its
@@ -363,6 +378,7 @@ class _Search:
             new_gid = self.n + xp.arange(new_rank.shape[0], dtype=np.int64)
         self.n_now = self.n + int(per.sum())
         self.gid = xp.concatenate([self.gid, new_gid])
+        self._tick("number")
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
             # As int32 while the ids fit (half the bytes of the answer).
@@ -378,13 +394,16 @@ class _Search:
         else:
             target = self.gid[ids] if ids is not None else xp.zeros(local.shape[0], np.int64)
         del ids
+        self._tick("targets back")
         # A failed allocation from here on is agreed at the next level's end (or before the
         # hand-over, after the last level): the collectives of this one are done.
         self._try(self._keep_rows, fgid, local, src - lo, act, target, charges, hi - lo)
+        self._tick("rows")
         owned = self._try(self._owned, new_gid, new_keys, new_rank // A,
                           (new_rank % A).astype(np.int32))
         if owned is not None:
             self.own.append(owned)
+        self._tick("owned")
         self.n = self.n_now
         self.m += int(v[2:2 + P].sum())
         self.expanded += int(v[2 + P:2 + 2 * P].sum())
@@ -396,6 +415,16 @@ class _Search:
             stop = _STATES
         # The new frontier in id order (new_gid ascends: ids follow the smallest ranks).
         return stop, new_keys, new_gid
+
+    def _tick(self, phase: str | None) -> None:
+        """Adds the wall and CPU seconds since the last tick to ``phase`` (None: only
+        restarts the clock): the per-phase figures of ``timings['phases']``."""
+        now = (_time.perf_counter(), _time.process_time())
+        if phase is not None:
+            was = self.phases.get(phase, (0.0, 0.0))
+            self.phases[phase] = (was[0] + now[0] - self.clock[0],
+                                  was[1] + now[1] - self.clock[1])
+        self.clock = now
 
     def _exchange(self, a, counts, recv_counts=None):
         """:func:`~statespace.dist.handover.exchange` of an array of the search's module.
