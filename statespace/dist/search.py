@@ -104,17 +104,22 @@ def owner_of(keys, size: int):
     (1000, True)
     """
     xp = module_of(keys)
-    h = xp.zeros(keys.shape[0], _U)
+    h = None
     # Wrapping uint64 products are meant; NumPy warns of them, CuPy never does.
     with np.errstate(over="ignore") if xp is np else contextlib.nullcontext():
         for w in range(keys.shape[1]):
-            x = keys[:, w] ^ h
+            # (The first word is mixed as it is: the chain starts from zero.)
+            x = keys[:, w] if h is None else keys[:, w] ^ h
             x = x * _U(0xBF58476D1CE4E5B9)
             x ^= x >> _U(31)
-            x = x * _U(0x94D049BB133111EB)
+            x *= _U(0x94D049BB133111EB)
             x ^= x >> _U(29)
             h = x
-    return (h % _U(size)).astype(np.int64)
+    if h is None:   # keys of no word: one state, owned by process 0
+        return xp.zeros(keys.shape[0], np.int64)
+    # A power of two takes the low bits: the same value as the modulo, a fifth of its time.
+    h = h & _U(size - 1) if size & (size - 1) == 0 else h % _U(size)
+    return h.astype(np.int64)
 
 
 def explore_distributed(model, comm: Comm, *, property: bool = True,
@@ -196,8 +201,11 @@ class _Search:
         self.A = self.ns.n_actions
         self.visited = VisitedSet(self.W, key_bits=sum(self.ns.layout.bits), xp=xp)
         self.error_key = xp.asarray(self.ns.error_key)
-        # Per local id (the visited set's numbering) its global id.
+        # Per local id (the visited set's numbering) its global id: the first entries of a
+        # buffer grown by doubling (a level appends; copying the whole map each level cost
+        # each process its size times the depth).
         self.gid = xp.zeros(0, np.int64)
+        self.gid_buf = self.gid
         # Owned states by level: ids, states, parents and parent actions (see _owned).
         self.own: list[tuple] = []
         # Per level the largest global id of an owned state that is the error state (-1:
@@ -273,7 +281,7 @@ class _Search:
             return xp.zeros((0, self.W), _U), xp.zeros(0, np.int64)
         key = xp.asarray(key)
         self.visited.add(key)
-        self.gid = xp.zeros(1, np.int64)
+        self.gid = self.gid_buf = xp.zeros(1, np.int64)
         self.own.append(self._owned(self.gid.copy(), key, xp.asarray(np.array([-1])),
                                     xp.asarray(np.array([-1], np.int32))))
         return key, self.gid.copy()
@@ -312,14 +320,7 @@ class _Search:
                 raise OverflowError(f"{self.n:,} states times {A:,} steps: ranks past 62 bits")
         rank = src * A + act
         if P > 1:
-            owner = owner_of(keys, P)
-            # A stable sort of small integers is a radix sort: linear, two byte passes (on a
-            # device every sort is a radix sort). Any order within a destination would do:
-            # the answers come back in it.
-            order = stable_argsort(xp, owner.astype(np.int16))
-            # The P counts: what crosses to the host of this exchange.
-            counts = _host_counts(xp, owner, P)
-            del owner
+            order, counts = _by_owner(xp, owner_of(keys, P), P)
             # Key and rank as one row of words: one exchange.
             send = xp.empty((keys.shape[0], self.W + 1), _U)
             send[:, :self.W] = keys[order]
@@ -350,10 +351,8 @@ class _Search:
         v[0], v[1] = status, self.pending_signal or 0
         v[2 + comm.rank], v[2 + P + comm.rank] = local.shape[0], fgid.shape[0]
         if P > 1:
-            dest = ((new_rank // A - lo) * P) // (hi - lo)
             at = 2 + 2 * P + comm.rank * P
-            v[at:at + P] = _host_counts(xp, dest, P)
-            del dest
+            v[at:at + P] = _share_counts(xp, new_rank, A, lo, hi, P)
         else:
             v[2 + 2 * P] = new_rank.shape[0]
         self._tick("route")
@@ -367,7 +366,9 @@ class _Search:
         if P > 1:
             gsend, gcounts = route[comm.rank], route[:, comm.rank]
             got, _ = self._exchange(new_rank, gsend, gcounts)
-            mine = xp.argsort(got)
+            # P sorted runs, one per process: a stable sort merges them (NumPy's timsort
+            # finds the runs; a device's radix sort takes them as they come).
+            mine = stable_argsort(xp, got)
             first = self.n + int(per[:comm.rank].sum())
             numbered = xp.empty(got.shape[0], np.int64)
             numbered[mine] = first + xp.arange(got.shape[0], dtype=np.int64)
@@ -377,7 +378,7 @@ class _Search:
         else:
             new_gid = self.n + xp.arange(new_rank.shape[0], dtype=np.int64)
         self.n_now = self.n + int(per.sum())
-        self.gid = xp.concatenate([self.gid, new_gid])
+        self._append_gid(new_gid)
         self._tick("number")
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
@@ -415,6 +416,16 @@ class _Search:
             stop = _STATES
         # The new frontier in id order (new_gid ascends: ids follow the smallest ranks).
         return stop, new_keys, new_gid
+
+    def _append_gid(self, new_gid) -> None:
+        """The global ids of the visited set's next local ids appended to :attr:`gid`."""
+        k, add = self.gid.shape[0], new_gid.shape[0]
+        if k + add > self.gid_buf.shape[0]:
+            grown = self.xp.empty(max(2 * self.gid_buf.shape[0], k + add, 1024), np.int64)
+            grown[:k] = self.gid
+            self.gid_buf = grown
+        self.gid_buf[k:k + add] = new_gid
+        self.gid = self.gid_buf[:k + add]
 
     def _tick(self, phase: str | None) -> None:
         """Adds the wall and CPU seconds since the last tick to ``phase`` (None: only
@@ -578,7 +589,7 @@ class _Search:
         the gathered graph takes)."""
         xp = self.xp
         self.visited = None
-        self.gid = None
+        self.gid = self.gid_buf = None
         hits = [to_host(h) for h in self.error_hits]
         error_id = int(self.comm.allreduce(max([-1] + [int(h) for h in hits]), "max"))
         own = [_join(xp, [o[j] for o in self.own]) for j in range(4)]
@@ -615,6 +626,48 @@ def _host_counts(xp, values, n: int) -> np.ndarray:
         return to_host(xp.stack([xp.count_nonzero(values == b) for b in range(n)])
                        ).astype(np.int64, copy=False)
     return to_host(count_values(xp, values, n)).astype(np.int64, copy=False)
+
+
+def _by_owner(xp, owner, P: int):
+    """The order grouping successors by their ``owner`` (stable), and how many go to each
+    process (on the host, int64): an exchange's send order and counts. On the host for a few
+    processes one pass per process picks its positions (about a quarter of a radix sort
+    and its count); otherwise a stable sort of small integers (a radix sort: linear, on a
+    device every sort is one). Any order within a destination would do: the answers come
+    back in it.
+
+    >>> order, counts = _by_owner(np, np.array([1, 0, 1, 0, 0]), 2)
+    >>> order.tolist(), counts.tolist()
+    ([1, 3, 4, 0, 2], [3, 2])
+    >>> order, counts = _by_owner(np, np.array([2, 0, 2, 1]), 3)
+    >>> order.tolist(), counts.tolist()
+    ([1, 3, 0, 2], [1, 1, 2])
+    """
+    if xp is np and P <= FEW_OWNERS:
+        parts = [np.flatnonzero(owner == q) for q in range(P)]
+        return np.concatenate(parts), np.array([p.shape[0] for p in parts], np.int64)
+    return stable_argsort(xp, owner.astype(np.int16)), _host_counts(xp, owner, P)
+
+
+#: Up to this many processes :func:`_by_owner` picks each one's positions on the host.
+FEW_OWNERS = 4
+
+
+def _share_counts(xp, new_rank, A: int, lo: int, hi: int, P: int) -> np.ndarray:
+    """How many of a level's new states (their smallest ranks ``new_rank``, ascending) have
+    their source in each process's share of the level's ids ``lo .. hi - 1`` (share ``q``:
+    the sources ``s`` with ``(s - lo) * P // (hi - lo) == q``), on the host (int64). The
+    ranks are sorted, so the counts are the distances between the shares' first ranks:
+    ``P + 1`` searches, not a division and a count of every rank.
+
+    >>> _share_counts(np, np.array([0, 3, 5, 9, 10, 11]), 2, 0, 6, 3).tolist()
+    [2, 1, 3]
+    """
+    span = hi - lo
+    # Share q's first source: the least s with (s - lo) * P >= q * span.
+    first = [(lo + -(-q * span // P)) * A for q in range(P + 1)]
+    at = xp.searchsorted(new_rank, xp.asarray(np.array(first, np.int64)))
+    return np.diff(to_host(at)).astype(np.int64)
 
 
 def _join(xp, parts: list):
