@@ -43,7 +43,7 @@ from ..device import count_values
 from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
 
 __all__ = ["Share", "hand_over", "agree_palette", "constant_palette", "exchange", "place_states",
-           "place_rows", "row_places"]
+           "place_rows", "row_places", "host_rows", "id_runs"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,22 +164,22 @@ def hand_over(share: Share, comm: Comm, cm, *, charge_table, error_successors: b
         rid, n_rows = gather(share.row_ids)
         rdeg = gather(share.deg, n_rows)[0]
         # One edge array at a time, received and placed, so that process 0 holds the
-        # graph's edges once plus one array in transit (and, on the host, each edge's
-        # place, found once for every array).
+        # graph's edges once plus one array in transit (and, on the host, how rows are
+        # placed, found once for every array).
         n_edges = None   # (the first gather exchanges the counts)
         placed = []
-        spot = None
+        place = None
         for a in [share.targets, share.actions] + ([] if charge is None else [charge]):
             got, n_edges = gather(a, n_edges)
             if xp is np and rid.shape[0]:
-                if spot is None:
-                    deg, spot = row_places(rid, rdeg, n)
-                done = _placed(got, spot)
+                if place is None:
+                    deg, place = host_rows(rid, rdeg, n)
+                done = place(got)
             else:
                 deg, done = place_rows(xp, rid, rdeg, n, [got])
             del got
             placed.append(done)
-        del spot
+        del place
         tgt, act = placed[0], placed[1]
         charge = placed[2] if charge is not None else None
         del placed
@@ -290,8 +290,61 @@ def place_states(xp, got, ids, n: int):
     if ids.shape[0] == 0:
         return got
     out = xp.empty((n,) + got.shape[1:], got.dtype)
+    if xp is np:
+        at, first, length = id_runs(ids)
+        if at.shape[0] * FEW_RUNS <= ids.shape[0]:
+            # A few runs of consecutive ids (each process numbers one run a level): copied
+            # as slices, no index per state.
+            for a, f, k in zip(at.tolist(), first.tolist(), length.tolist()):
+                out[f:f + k] = got[a:a + k]
+            return out
     out[ids] = got
     return out
+
+
+#: Received rows (or states) are placed as slices of runs of consecutive ids where there are
+#: at most one run per this many of them (a Python step per run), else each by its id.
+FEW_RUNS = 64
+
+
+def id_runs(ids):
+    """The runs of consecutive values in ``ids`` (host, non-empty): where each starts in
+    ``ids``, its first value, its length.
+
+    >>> at, first, length = id_runs(np.array([4, 5, 6, 0, 1, 9]))
+    >>> at.tolist(), first.tolist(), length.tolist()
+    ([0, 3, 5], [4, 0, 9], [3, 2, 1])
+    """
+    at = np.flatnonzero(ids[1:] != ids[:-1] + 1) + 1
+    at = np.concatenate([np.zeros(1, at.dtype), at])
+    length = np.diff(np.append(at, ids.shape[0]))
+    return at, ids[at], length
+
+
+def host_rows(rid, deg, n: int):
+    """On the host: the out-degree of each of ``0 .. n - 1`` and a function placing an edge
+    array received as rows (sources ``rid``, out-degrees ``deg``) in CSR order. Where the
+    rows come in a few runs of consecutive ids (as the search keeps them: one run a level
+    and process), each run's edges are one slice; otherwise each edge goes to its place
+    (:func:`row_places`)."""
+    at, first, length = id_runs(rid)
+    if at.shape[0] * FEW_RUNS > rid.shape[0]:
+        out_deg, spot = row_places(rid, deg, n)
+        return out_deg, lambda a: _placed(a, spot)
+    out_deg = np.zeros(n, np.int64)
+    out_deg[rid] = deg
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(out_deg, out=ptr[1:])
+    ends = np.zeros(rid.shape[0] + 1, np.int64)
+    np.cumsum(deg, out=ends[1:])
+    runs = list(zip(ends[at].tolist(), ends[at + length].tolist(), ptr[first].tolist()))
+
+    def place(a):
+        out = np.empty_like(a)
+        for s0, s1, d0 in runs:
+            out[d0:d0 + s1 - s0] = a[s0:s1]
+        return out
+    return out_deg, place
 
 
 #: Edges placed at a time by :func:`place_rows` on a device (its temporaries: three int64 per

@@ -1,10 +1,12 @@
 """Level-synchronous breadth-first search over several processes, with the one-process ids.
 
-Every state is owned by one process, ``owner_of(key) = mix(key) mod P``. Level by level:
+Every state is owned by one process, ``owner_of(key) = mix(key) mod P``: its key is in that
+process's visited set. The states of a level are expanded elsewhere: each process expands (and
+records) one run of consecutive ids a level, the ids it numbered. Level by level:
 
-1. each process expands the states of the level it owns (its frontier, in id order) and
-   gives every successor its *rank*, ``source id * A + action`` (``A`` actions; for ``system
-   sync`` the step ids, numbered as one process numbers them, see :meth:`_Search._number_steps`):
+1. each process expands its run of the level (its frontier, in id order) and gives every
+   successor its *rank*, ``source id * A + action`` (``A`` actions; for ``system sync`` the
+   step ids, numbered as one process numbers them, see :meth:`_Search._number_steps`):
    unique per successor, and the order in which the one-process search discovers them;
 2. each successor's key and rank go to the key's owner (one ``alltoallv``), which looks the
    keys up in its own visited set: a key first seen in this level is new, with the smallest
@@ -13,13 +15,17 @@ Every state is owned by one process, ``owner_of(key) = mix(key) mod P``. Level b
    gives new states the next ids in order of their smallest rank (expanding states in id order
    and numbering by first (source, action) occurrence is FIFO breadth-first search, whatever
    its chunks), so the ids of level ``L + 1`` are ``n`` (the states before it) plus the
-   position of each new state's smallest rank among all of the level's. Each rank goes to the
-   process owning its source's share of the level's id range (ranks of lower sources to lower
-   processes), which sorts what it received; the counts (the matrix of who sends how many
-   ranks to whom, in the level's one ``allreduce``, which also agrees the stop) give its first
-   id, and the ids go back the way the ranks came;
+   position of each new state's smallest rank among all of the level's. Each rank goes, with
+   its key, to the process owning its source's share of the level's id range (``P`` equal
+   shares; ranks of lower sources to lower processes), which sorts what it received; the
+   counts (the matrix of who sends how many ranks to whom, in the level's one ``allreduce``,
+   which also agrees the stop) give its first id. It numbers a run of consecutive ids, keeps
+   their states, parents and steps, and expands them in the next level; the ids go back to
+   the owners the way the ranks came;
 4. the owners send each successor's id back to the process that expanded its source, which
-   sorts its edges by (source, target, action): the CSR rows stay with their source's owner.
+   sorts its edges by (source, target, action): the CSR rows stay with their source's
+   expander, one run of ids a level, so that the hand-over copies runs of rows (slices), not
+   each edge to its place.
 
 Stops are agreed: a state or memory limit, a signal or the ``--timeout`` clock (recorded, not
 raised, while the search runs) and an allocation failure are shared by the level's
@@ -272,19 +278,22 @@ class _Search:
         return graph
 
     def _start(self):
+        """The initial state, id 0: in the visited set of its key's owner, expanded (and
+        recorded) by process 0, as every first id of a level's share is."""
         xp = self.xp
-        key = self.ns.initial_key
+        key = xp.asarray(self.ns.initial_key)
         self.n = 1
-        if owner_of(key, self.comm.size)[0] != self.comm.rank:
+        if owner_of(self.ns.initial_key, self.comm.size)[0] == self.comm.rank:
+            self.visited.add(key)
+            self._append_gid(xp.zeros(1, np.int64))
+        if self.comm.rank != 0:
             self.own.append(self._owned(xp.zeros(0, np.int64), xp.zeros((0, self.W), _U),
                                         xp.zeros(0, np.int64), xp.zeros(0, np.int32)))
             return xp.zeros((0, self.W), _U), xp.zeros(0, np.int64)
-        key = xp.asarray(key)
-        self.visited.add(key)
-        self.gid = self.gid_buf = xp.zeros(1, np.int64)
-        self.own.append(self._owned(self.gid.copy(), key, xp.asarray(np.array([-1])),
+        fgid = xp.zeros(1, np.int64)
+        self.own.append(self._owned(fgid, key, xp.asarray(np.array([-1])),
                                     xp.asarray(np.array([-1], np.int32))))
-        return key, self.gid.copy()
+        return key, fgid.copy()
 
     def _owned(self, ids, keys, parent, parent_action):
         """A level's owned states as gathered: ids, states (unpacked here, in parallel),
@@ -360,23 +369,37 @@ class _Search:
         self._tick("agree")
         route = v[2 + 2 * P:].reshape(P, P)
         per = route.sum(axis=0)
-        # 3. global ids of the new states: each smallest rank to the process owning its
-        # source's share of the level, sorted there (new_rank is sorted, so are the
-        # destinations, and the ids come back in new_rank's order).
+        # 3. global ids of the new states: each smallest rank, with its key, to the process
+        # owning its source's share of the level, sorted there (new_rank is sorted, so are
+        # the destinations, and the ids come back in new_rank's order). That process
+        # numbers a run of consecutive ids, records them and expands them in the next level:
+        # so each process keeps one run of ids a level, of states and of rows, and the
+        # hand-over copies runs (see handover.place_states).
+        first = self.n + int(per[:comm.rank].sum())
         if P > 1:
             gsend, gcounts = route[comm.rank], route[:, comm.rank]
-            got, _ = self._exchange(new_rank, gsend, gcounts)
+            send = xp.empty((new_rank.shape[0], self.W + 1), _U)
+            send[:, 0] = new_rank.view(_U)
+            send[:, 1:] = new_keys
+            del new_keys
+            got, _ = self._exchange(send, gsend, gcounts)
+            del send
+            got_rank = xp.ascontiguousarray(got[:, 0]).view(np.int64)
             # P sorted runs, one per process: a stable sort merges them (NumPy's timsort
             # finds the runs; a device's radix sort takes them as they come).
-            mine = stable_argsort(xp, got)
-            first = self.n + int(per[:comm.rank].sum())
-            numbered = xp.empty(got.shape[0], np.int64)
-            numbered[mine] = first + xp.arange(got.shape[0], dtype=np.int64)
-            del got, mine
+            mine = stable_argsort(xp, got_rank)
+            k = got.shape[0]
+            numbered = xp.empty(k, np.int64)
+            run_gid = first + xp.arange(k, dtype=np.int64)
+            numbered[mine] = run_gid
+            run_rank = got_rank[mine]
+            run_keys = got[:, 1:][mine]
+            del got, got_rank, mine
             new_gid, _ = self._exchange(numbered, gcounts, gsend)
             del numbered
         else:
             new_gid = self.n + xp.arange(new_rank.shape[0], dtype=np.int64)
+            run_gid, run_rank, run_keys = new_gid, new_rank, new_keys
         self.n_now = self.n + int(per.sum())
         self._append_gid(new_gid)
         self._tick("number")
@@ -400,8 +423,8 @@ class _Search:
         # hand-over, after the last level): the collectives of this one are done.
         self._try(self._keep_rows, fgid, local, src - lo, act, target, charges, hi - lo)
         self._tick("rows")
-        owned = self._try(self._owned, new_gid, new_keys, new_rank // A,
-                          (new_rank % A).astype(np.int32))
+        owned = self._try(self._owned, run_gid, run_keys, run_rank // A,
+                          (run_rank % A).astype(np.int32))
         if owned is not None:
             self.own.append(owned)
         self._tick("owned")
@@ -414,8 +437,8 @@ class _Search:
             stop = _SIGNAL
         if stop == _GO and self.max_states is not None and self.n > self.max_states:
             stop = _STATES
-        # The new frontier in id order (new_gid ascends: ids follow the smallest ranks).
-        return stop, new_keys, new_gid
+        # The new frontier: the run of ids this process numbered, in id order.
+        return stop, run_keys, run_gid
 
     def _append_gid(self, new_gid) -> None:
         """The global ids of the visited set's next local ids appended to :attr:`gid`."""
