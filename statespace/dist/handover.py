@@ -390,7 +390,9 @@ def place_rows(xp, rid, deg, n: int, edges: list) -> list:
     """CSR rows received as whole rows (sources ``rid`` with out-degrees ``deg``, each row's
     edges together and in order in every array of ``edges``) in id order: the out-degree of
     each of ``0 .. n - 1`` and each array of ``edges`` in CSR order. Elsewhere than process 0
-    (nothing received) the arrays as they are.
+    (nothing received) the arrays as they are. On the host by :func:`host_rows`; on a device
+    each edge's place is found by a search among the rows' ends (CuPy's ``repeat`` takes no
+    array of counts), a block of edges at a time.
 
     >>> deg, tgt = place_rows(np, np.array([1, 0]), np.array([1, 2]), 2,
     ...                       [np.array([7, 8, 9])])
@@ -399,6 +401,9 @@ def place_rows(xp, rid, deg, n: int, edges: list) -> list:
     """
     if rid.shape[0] == 0:
         return [deg] + list(edges)
+    if xp is np:
+        out_deg, place = host_rows(rid, deg, n)
+        return [out_deg] + [place(a) for a in edges]
     out_deg = xp.zeros(n, np.int64)
     out_deg[rid] = deg
     ptr = xp.zeros(n + 1, np.int64)

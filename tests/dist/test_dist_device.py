@@ -152,6 +152,10 @@ def test_rows_placed_in_blocks_are_the_rows_placed_at_once(monkeypatch):
 
     from statespace.dist import handover
 
+    sys.path.insert(0, str(ROOT / "tests" / "statespace"))
+    from device_stand_in import stand_in
+
+    dev = stand_in(monkeypatch)   # (NumPy's arrays, not NumPy: the device's placing)
     rng = np.random.default_rng(5)
     for block in (1, 3, 7, 1 << 26):
         monkeypatch.setattr(handover, "PLACE_BLOCK", block)
@@ -159,7 +163,7 @@ def test_rows_placed_in_blocks_are_the_rows_placed_at_once(monkeypatch):
         rid = rng.permutation(n)[:25]
         deg = rng.integers(0, 4, rid.shape[0])
         edges = rng.integers(0, 1000, int(deg.sum()))
-        got_deg, got = handover.place_rows(np, rid, deg, n, [edges])
+        got_deg, got = handover.place_rows(dev, rid, deg, n, [edges])
         rows, at = {}, 0
         for r, d in zip(rid.tolist(), deg.tolist()):
             rows[r], at = edges[at:at + d].tolist(), at + d
@@ -170,6 +174,8 @@ def test_rows_placed_in_blocks_are_the_rows_placed_at_once(monkeypatch):
         host_deg, spot = handover.row_places(rid, deg, n)
         placed = np.empty_like(edges)
         placed[spot] = edges
+        assert placed.tolist() == want and host_deg.tolist() == got_deg.tolist()
+        host_deg, placed = handover.place_rows(np, rid, deg, n, [edges])
         assert placed.tolist() == want and host_deg.tolist() == got_deg.tolist()
 
 
