@@ -16,8 +16,10 @@ records) one run of consecutive ids a level, the ids it numbered. Level by level
    and numbering by first (source, action) occurrence is FIFO breadth-first search, whatever
    its chunks), so the ids of level ``L + 1`` are ``n`` (the states before it) plus the
    position of each new state's smallest rank among all of the level's. Each rank goes, with
-   its key, to the process owning its source's share of the level's id range (``P`` equal
-   shares; ranks of lower sources to lower processes), which sorts what it received; the
+   its key, to the process owning its source's share of the level's id range (``P`` shares in
+   id order, ranks of lower sources to lower processes, cut so that each process numbered
+   about as many of the last level's new states: :func:`_rebalanced`), which sorts what it
+   received; the
    counts (the matrix of who sends how many ranks to whom, in the level's one ``allreduce``,
    which also agrees the stop) give its first id. It numbers a run of consecutive ids, keeps
    their states, parents and steps, and expands them in the next level; the ids go back to
@@ -225,6 +227,9 @@ class _Search:
         self.palette_rows: dict[tuple, int] = {}
         self.n = self.m = self.expanded = 0
         self.n_now = 1
+        # Where each process's share of a level's sources starts, as fractions of the level
+        # (the same on every process: updated from agreed counts, see _rebalanced).
+        self.split = np.linspace(0.0, 1.0, comm.size + 1)
         self.sdtype = states_dtype(cm)
         self.pending_signal: int | None = None
         # An allocation failed (see _try): the search stops at the next agreement.
@@ -361,7 +366,7 @@ class _Search:
         v[2 + comm.rank], v[2 + P + comm.rank] = local.shape[0], fgid.shape[0]
         if P > 1:
             at = 2 + 2 * P + comm.rank * P
-            v[at:at + P] = _share_counts(xp, new_rank, A, lo, hi, P)
+            v[at:at + P] = _share_counts(xp, new_rank, A, _share_bounds(lo, hi, self.split))
         else:
             v[2 + 2 * P] = new_rank.shape[0]
         self._tick("route")
@@ -369,6 +374,8 @@ class _Search:
         self._tick("agree")
         route = v[2 + 2 * P:].reshape(P, P)
         per = route.sum(axis=0)
+        if P > 1:
+            self.split = _rebalanced(self.split, per)
         # 3. global ids of the new states: each smallest rank, with its key, to the process
         # owning its source's share of the level, sorted there (new_rank is sorted, so are
         # the destinations, and the ids come back in new_rank's order). That process
@@ -676,21 +683,57 @@ def _by_owner(xp, owner, P: int):
 FEW_OWNERS = 4
 
 
-def _share_counts(xp, new_rank, A: int, lo: int, hi: int, P: int) -> np.ndarray:
+def _share_counts(xp, new_rank, A: int, bounds: list[int]) -> np.ndarray:
     """How many of a level's new states (their smallest ranks ``new_rank``, ascending) have
-    their source in each process's share of the level's ids ``lo .. hi - 1`` (share ``q``:
-    the sources ``s`` with ``(s - lo) * P // (hi - lo) == q``), on the host (int64). The
-    ranks are sorted, so the counts are the distances between the shares' first ranks:
-    ``P + 1`` searches, not a division and a count of every rank.
+    their source in each process's share of the level (share ``q``: the sources
+    ``bounds[q] .. bounds[q + 1] - 1``), on the host (int64). The ranks are sorted, so the
+    counts are the distances between the shares' first ranks: ``P + 1`` searches, not a
+    count of every rank.
 
-    >>> _share_counts(np, np.array([0, 3, 5, 9, 10, 11]), 2, 0, 6, 3).tolist()
+    >>> _share_counts(np, np.array([0, 3, 5, 9, 10, 11]), 2, [0, 2, 4, 6]).tolist()
     [2, 1, 3]
     """
-    span = hi - lo
-    # Share q's first source: the least s with (s - lo) * P >= q * span.
-    first = [(lo + -(-q * span // P)) * A for q in range(P + 1)]
-    at = xp.searchsorted(new_rank, xp.asarray(np.array(first, np.int64)))
+    first = np.array(bounds, np.int64) * A
+    at = xp.searchsorted(new_rank, first if xp is np else xp.asarray(first))
     return np.diff(to_host(at)).astype(np.int64)
+
+
+def _share_bounds(lo: int, hi: int, split) -> list[int]:
+    """The first source of each process's share of a level's ids ``lo .. hi - 1``, then
+    ``hi``: the fractions ``split`` (ascending, from 0 to 1) of the level, rounded down.
+    Ascending whatever the fractions, so that lower sources go to lower processes.
+
+    >>> _share_bounds(10, 16, [0.0, 0.5, 1.0]), _share_bounds(0, 7, [0.0, 0.3, 0.31, 1.0])
+    ([10, 13, 16], [0, 2, 2, 7])
+    """
+    span = hi - lo
+    inner = [lo + min(int(f * span), span) for f in split[1:-1]]
+    return [lo] + inner + [hi]
+
+
+def _rebalanced(split, per) -> np.ndarray:
+    """The next level's share fractions, so that each process numbers (and then expands)
+    about as many new states: the last level's new states per share (``per``) taken as
+    spread evenly over its share, the fractions where their running sum crosses each
+    ``q / P``, a fifth of the even split mixed in (no share shrinks to nothing). Ties go to
+    the smallest rank, so equal shares give process 0 more (54 % of cs_10's states at
+    P = 2). Computed from agreed counts: the same on every process.
+
+    >>> _rebalanced(np.array([0.0, 0.5, 1.0]), np.array([60, 40])).round(3).tolist()
+    [0.0, 0.433, 1.0]
+    >>> _rebalanced(np.array([0.0, 0.5, 1.0]), np.array([0, 0])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    P = per.shape[0]
+    total = int(per.sum())
+    if total == 0:
+        return split
+    done = np.concatenate([[0.0], np.cumsum(per) / total])
+    # Fractions where each q / P of the new states is reached (done rises with the split).
+    new = np.interp(np.linspace(0.0, 1.0, P + 1), done, split)
+    new = 0.8 * new + 0.2 * np.linspace(0.0, 1.0, P + 1)
+    new[0], new[-1] = 0.0, 1.0
+    return new
 
 
 def _join(xp, parts: list):
