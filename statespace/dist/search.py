@@ -235,9 +235,7 @@ class _Search:
         # An allocation failed (see _try): the search stops at the next agreement.
         self.oom = False
         self.seconds: dict[str, float] = {}
-        # (wall, CPU) seconds by phase of the levels, summed over the levels (see _tick).
-        self.phases: dict[str, tuple[float, float]] = {}
-        self.clock = (0.0, 0.0)
+        self.phases = _Phases()
         # Bytes this process sent to others in the levels' exchanges (see _exchange).
         self.sent = 0
         # system sync: the step codes by global id, their ids, and this process's step ids
@@ -267,7 +265,7 @@ class _Search:
             t1 = _time.perf_counter()
             self.seconds["search"] = t1 - t0
             self.seconds["sent"] = float(self.sent)
-            self.seconds["phases"] = dict(self.phases)
+            self.seconds["phases"] = dict(self.phases.seconds)
             share = self._share(depth)
             self.seconds["row_bytes"] = float(share.edge_bytes)
             graph = self.handover(share, self.comm, self.cm,
@@ -290,7 +288,8 @@ class _Search:
         self.n = 1
         if owner_of(self.ns.initial_key, self.comm.size)[0] == self.comm.rank:
             self.visited.add(key)
-            self._append_gid(xp.zeros(1, np.int64))
+            self.gid_buf, self.gid = _appended(xp, self.gid_buf, self.gid,
+                                               xp.zeros(1, np.int64))
         if self.comm.rank != 0:
             self.own.append(self._owned(xp.zeros(0, np.int64), xp.zeros((0, self.W), _U),
                                         xp.zeros(0, np.int64), xp.zeros(0, np.int32)))
@@ -318,7 +317,7 @@ class _Search:
         comm, P, xp = self.comm, self.comm.size, self.xp
         status = _GO
         A = self.A
-        self._tick(None)
+        self.phases.tick(None)
         if self.n * A >= 2**62:
             raise OverflowError(f"{self.n:,} states times {A:,} actions: ranks past 62 bits")
         got = self._try(self._expand, fkeys)
@@ -326,7 +325,7 @@ class _Search:
         # others meet it in every collective; the stop is agreed at the level's end.
         local, act, keys, charges = got if got is not None else self._expand(fkeys[:0])
         src = fgid[local]
-        self._tick("expand")
+        self.phases.tick("expand")
         if self.ns.sync:
             act = self._number_steps(src, act)
             A = self.A = max(len(self.codes), 1)
@@ -339,12 +338,12 @@ class _Search:
             send = xp.empty((keys.shape[0], self.W + 1), _U)
             send[:, :self.W] = keys[order]
             send[:, self.W] = rank[order].view(_U)
-            self._tick("route")
+            self.phases.tick("route")
             recv, rcounts = self._exchange(send, counts)
             del send
             rkeys = recv[:, :self.W]
             rrank = xp.ascontiguousarray(recv[:, self.W]).view(np.int64)
-            self._tick("keys out")
+            self.phases.tick("keys out")
         else:
             order, counts, rcounts = None, None, np.array([keys.shape[0]], np.int64)
             rkeys, rrank = keys, rank
@@ -354,7 +353,7 @@ class _Search:
             got = (None, xp.zeros(0, np.int64), xp.zeros((0, self.W), _U))
         ids, new_rank, new_keys = got
         del rkeys, rrank, got
-        self._tick("visited")
+        self.phases.tick("visited")
         # The stop and the counts, agreed by one allreduce (max), each process writing its
         # own places: the stop and the signal (where all write), its successors and expanded
         # states, and its row of the P x P matrix of step 3's routing counts, whose column
@@ -369,9 +368,9 @@ class _Search:
             v[at:at + P] = _share_counts(xp, new_rank, A, _share_bounds(lo, hi, self.split))
         else:
             v[2 + 2 * P] = new_rank.shape[0]
-        self._tick("route")
+        self.phases.tick("route")
         v = comm.allreduce(v, "max")
-        self._tick("agree")
+        self.phases.tick("agree")
         route = v[2 + 2 * P:].reshape(P, P)
         per = route.sum(axis=0)
         if P > 1:
@@ -408,8 +407,8 @@ class _Search:
             new_gid = self.n + xp.arange(new_rank.shape[0], dtype=np.int64)
             run_gid, run_rank, run_keys = new_gid, new_rank, new_keys
         self.n_now = self.n + int(per.sum())
-        self._append_gid(new_gid)
-        self._tick("number")
+        self.gid_buf, self.gid = _appended(xp, self.gid_buf, self.gid, new_gid)
+        self.phases.tick("number")
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
             # As int32 while the ids fit (half the bytes of the answer).
@@ -425,16 +424,16 @@ class _Search:
         else:
             target = self.gid[ids] if ids is not None else xp.zeros(local.shape[0], np.int64)
         del ids
-        self._tick("targets back")
+        self.phases.tick("targets back")
         # A failed allocation from here on is agreed at the next level's end (or before the
         # hand-over, after the last level): the collectives of this one are done.
         self._try(self._keep_rows, fgid, local, src - lo, act, target, charges, hi - lo)
-        self._tick("rows")
+        self.phases.tick("rows")
         owned = self._try(self._owned, run_gid, run_keys, run_rank // A,
                           (run_rank % A).astype(np.int32))
         if owned is not None:
             self.own.append(owned)
-        self._tick("owned")
+        self.phases.tick("owned")
         self.n = self.n_now
         self.m += int(v[2:2 + P].sum())
         self.expanded += int(v[2 + P:2 + 2 * P].sum())
@@ -446,26 +445,6 @@ class _Search:
             stop = _STATES
         # The new frontier: the run of ids this process numbered, in id order.
         return stop, run_keys, run_gid
-
-    def _append_gid(self, new_gid) -> None:
-        """The global ids of the visited set's next local ids appended to :attr:`gid`."""
-        k, add = self.gid.shape[0], new_gid.shape[0]
-        if k + add > self.gid_buf.shape[0]:
-            grown = self.xp.empty(max(2 * self.gid_buf.shape[0], k + add, 1024), np.int64)
-            grown[:k] = self.gid
-            self.gid_buf = grown
-        self.gid_buf[k:k + add] = new_gid
-        self.gid = self.gid_buf[:k + add]
-
-    def _tick(self, phase: str | None) -> None:
-        """Adds the wall and CPU seconds since the last tick to ``phase`` (None: only
-        restarts the clock): the per-phase figures of ``timings['phases']``."""
-        now = (_time.perf_counter(), _time.process_time())
-        if phase is not None:
-            was = self.phases.get(phase, (0.0, 0.0))
-            self.phases[phase] = (was[0] + now[0] - self.clock[0],
-                                  was[1] + now[1] - self.clock[1])
-        self.clock = now
 
     def _exchange(self, a, counts, recv_counts=None):
         """:func:`~statespace.dist.handover.exchange` of an array of the search's module.
@@ -575,30 +554,8 @@ class _Search:
             order = lexsort(xp, (act, target, rel))
             tgt, a = target[order], act[order]
             charges = None if charges is None else charges[order]
-        pal = None if charges is None else self._palette_ids(charges)
+        pal = None if charges is None else _palette_ids(xp, charges, self.palette_rows)
         self.rows.append((fgid, deg, tgt.astype(tdt), a.astype(np.int32), pal))
-
-    def _palette_ids(self, charges):
-        """Per edge the provisional palette row (int32) of its charges (``(edges, resources +
-        1)``), rows numbered in the order this process meets them (``palette_rows``), as
-        the one-GPU explorer records them: the level's distinct rows, few, come to the host
-        to be numbered; the per-edge rows stay where they are."""
-        xp = self.xp
-        m = charges.shape[0]
-        if m == 0:
-            return xp.zeros(0, np.int32)
-        order = lexsort(xp, [charges[:, j] for j in range(charges.shape[1] - 1, -1, -1)])
-        srt = charges[order]
-        flag = xp.empty(m, bool)
-        flag[0] = True
-        flag[1:] = (srt[1:] != srt[:-1]).any(axis=1)
-        group = xp.cumsum(flag) - 1
-        known = self.palette_rows
-        ids = np.array([known.setdefault(tuple(r), len(known))
-                        for r in to_host(srt[xp.flatnonzero(flag)]).tolist()], np.int32)
-        out = xp.empty(m, np.int32)
-        out[order] = (ids if xp is np else xp.asarray(ids))[group]
-        return out
 
     def _raise(self, stop: int, saved) -> None:
         counts = {"states": self.n, "transitions": self.m, "expanded": self.expanded}
@@ -631,6 +588,63 @@ class _Search:
                      states=own[1], parent=own[2], parent_action=own[3], row_ids=rows[0],
                      deg=rows[1], targets=rows[2], actions=rows[3], charge=charge,
                      palette_rows=tuple(self.palette_rows))
+
+
+def _palette_ids(xp, charges, known: dict):
+    """Per edge the provisional palette row (int32) of its charges (``(edges, resources +
+    1)``), rows numbered in the order this process meets them (``known``: row -> number,
+    grown here), as the one-GPU explorer records them: the level's distinct rows, few, come
+    to the host to be numbered; the per-edge rows stay where they are."""
+    m = charges.shape[0]
+    if m == 0:
+        return xp.zeros(0, np.int32)
+    order = lexsort(xp, [charges[:, j] for j in range(charges.shape[1] - 1, -1, -1)])
+    srt = charges[order]
+    flag = xp.empty(m, bool)
+    flag[0] = True
+    flag[1:] = (srt[1:] != srt[:-1]).any(axis=1)
+    group = xp.cumsum(flag) - 1
+    ids = np.array([known.setdefault(tuple(r), len(known))
+                    for r in to_host(srt[xp.flatnonzero(flag)]).tolist()], np.int32)
+    out = xp.empty(m, np.int32)
+    out[order] = (ids if xp is np else xp.asarray(ids))[group]
+    return out
+
+
+class _Phases:
+    """(wall, CPU) seconds by phase of the levels, summed over the levels: :meth:`tick`
+    adds the time since the last tick to a phase (``timings['phases']``)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, tuple[float, float]] = {}
+        self.last = (0.0, 0.0)
+
+    def tick(self, phase: str | None) -> None:
+        """The time since the last tick added to ``phase`` (None: the clock restarts)."""
+        now = (_time.perf_counter(), _time.process_time())
+        if phase is not None:
+            was = self.seconds.get(phase, (0.0, 0.0))
+            self.seconds[phase] = (was[0] + now[0] - self.last[0],
+                                   was[1] + now[1] - self.last[1])
+        self.last = now
+
+
+def _appended(xp, buf, cur, new):
+    """``cur`` (the first entries of ``buf``) with ``new`` appended: ``(buf, view)``, the
+    buffer grown by doubling when full (appending by concatenation copied it all each time).
+
+    >>> buf, cur = _appended(np, np.zeros(0, np.int64), np.zeros(0, np.int64), np.arange(3))
+    >>> buf, cur = _appended(np, buf, cur, np.arange(2))
+    >>> cur.tolist(), buf.shape[0] >= 5
+    ([0, 1, 2, 0, 1], True)
+    """
+    k, add = cur.shape[0], new.shape[0]
+    if k + add > buf.shape[0]:
+        grown = xp.empty(max(2 * buf.shape[0], k + add, 1024), cur.dtype)
+        grown[:k] = cur
+        buf = grown
+    buf[k:k + add] = new
+    return buf, buf[:k + add]
 
 
 #: Up to this many processes an exchange's counts are taken by one reduction per destination
