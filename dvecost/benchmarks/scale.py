@@ -30,7 +30,12 @@ seconds. ``B/transition`` is the gathered graph's edge bytes per transition
 while searching (on the devices with ``--gpus``), ``sent B/transition`` the bytes all processes
 sent to others during the levels (measured; the hand-over excluded) per transition: a
 successor's key and rank to its owner when that is another process, its id back as int32
-while ids fit. On a machine shared with other work the figures measure what the processes got,
+while ids fit, and a new state's key and smallest rank to the process that numbers it, its id
+back. Below the table, for each distributed row, the CPU seconds by phase of the levels
+(``expand``, ``route``, ``keys out``, ``visited``, ``agree``, ``number``, ``targets back``,
+``rows``, ``owned``: see :func:`statespace.dist.explore_distributed`'s ``timings``), each the
+busiest process's, and the hand-over's wall seconds (also in the JSON's ``meta``, under
+``phases``). On a machine shared with other work the figures measure what the processes got,
 not the code. ``--jsonl FILE`` appends each row as one JSON line (the report's columns as
 keys) once the rounds are done.
 """
@@ -175,6 +180,12 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> Report:
     finally:
         if sink is not None:
             sink.close()
+    phases = {}
+    for key in runs:
+        label = f"{key[0]} P = {key[1]}"
+        phases[label] = best[key]["phases"]
+        notes.append(f"{label}: CPU s by phase (busiest process each): " + ", ".join(
+            f"{k} {v:.3f}" for k, v in best[key]["phases"].items()))
     where = "GPUs (NCCL)" if gpus else "CPU processes (MPI)"
     notes.append(f"{where}; best of {max(1, args.repeat)} interleaved rounds; states/s and "
                  f"edges/s over the search; 'CPU s' is the busiest process's CPU seconds "
@@ -184,7 +195,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> Report:
                  f"process' against build_state_graph's total; {os.cpu_count()} CPUs, load "
                  f"average {os.getloadavg()[0]:.1f} at the end")
     return Report("Distributed exploration: scaling over " + ("GPUs" if gpus else "processes"),
-                  COLUMNS, tuple(rows), tuple(notes))
+                  COLUMNS, tuple(rows), tuple(notes), {"phases": phases})
 
 
 def _name(model: pathlib.Path, n: int | None) -> str:
@@ -287,9 +298,13 @@ def _worker(model: str, repeat: int, n: int | None, engine: bool = True) -> None
         search = max(comm.allgather(timings["search"]))
         sent = comm.allreduce(int(timings["sent"]))
         rows = comm.allreduce(int(timings["row_bytes"]))
+        # Per phase the busiest process's CPU seconds (as Python values: floats).
+        each = comm.allgather({k: v[1] for k, v in timings["phases"].items()})
+        phases = {k: max(d.get(k, 0.0) for d in each) for k in each[0]}
         if best is None or total < best["total"]:
             best = {"total": total, "search": search, "gather": total - search,
-                    "sent_bytes": sent, "row_bytes": rows, "cpu": cpu}
+                    "sent_bytes": sent, "row_bytes": rows, "cpu": cpu,
+                    "phases": {**phases, "hand-over (wall)": total - search}}
             if g is not None:   # process 0: the graph's figures, not the graph
                 m = max(g.n_edges, 1)
                 best.update(states=g.n_states, transitions=g.n_edges,

@@ -43,7 +43,7 @@ from ..device import count_values
 from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
 
 __all__ = ["Share", "hand_over", "agree_palette", "constant_palette", "exchange", "place_states",
-           "place_rows"]
+           "place_rows", "row_places", "host_rows", "id_runs"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,14 +164,22 @@ def hand_over(share: Share, comm: Comm, cm, *, charge_table, error_successors: b
         rid, n_rows = gather(share.row_ids)
         rdeg = gather(share.deg, n_rows)[0]
         # One edge array at a time, received and placed, so that process 0 holds the
-        # graph's edges once plus one array in transit.
+        # graph's edges once plus one array in transit (and, on the host, how rows are
+        # placed, found once for every array).
         n_edges = None   # (the first gather exchanges the counts)
         placed = []
+        place = None
         for a in [share.targets, share.actions] + ([] if charge is None else [charge]):
             got, n_edges = gather(a, n_edges)
-            deg, done = place_rows(xp, rid, rdeg, n, [got])
+            if xp is np and rid.shape[0]:
+                if place is None:
+                    deg, place = host_rows(rid, rdeg, n)
+                done = place(got)
+            else:
+                deg, done = place_rows(xp, rid, rdeg, n, [got])
             del got
             placed.append(done)
+        del place
         tgt, act = placed[0], placed[1]
         charge = placed[2] if charge is not None else None
         del placed
@@ -282,19 +290,109 @@ def place_states(xp, got, ids, n: int):
     if ids.shape[0] == 0:
         return got
     out = xp.empty((n,) + got.shape[1:], got.dtype)
+    if xp is np:
+        at, first, length = id_runs(ids)
+        if at.shape[0] * FEW_RUNS <= ids.shape[0]:
+            # A few runs of consecutive ids (each process numbers one run a level): copied
+            # as slices, no index per state.
+            for a, f, k in zip(at.tolist(), first.tolist(), length.tolist()):
+                out[f:f + k] = got[a:a + k]
+            return out
     out[ids] = got
     return out
 
 
-#: Edges placed at a time by :func:`place_rows` (its temporaries: three int64 per edge).
+#: Received rows (or states) are placed as slices of runs of consecutive ids where there are
+#: at most one run per this many of them (a Python step per run), else each by its id.
+FEW_RUNS = 64
+
+
+def id_runs(ids):
+    """The runs of consecutive values in ``ids`` (host, non-empty): where each starts in
+    ``ids``, its first value, its length.
+
+    >>> at, first, length = id_runs(np.array([4, 5, 6, 0, 1, 9]))
+    >>> at.tolist(), first.tolist(), length.tolist()
+    ([0, 3, 5], [4, 0, 9], [3, 2, 1])
+    """
+    at = np.flatnonzero(ids[1:] != ids[:-1] + 1) + 1
+    at = np.concatenate([np.zeros(1, at.dtype), at])
+    length = np.diff(np.append(at, ids.shape[0]))
+    return at, ids[at], length
+
+
+def host_rows(rid, deg, n: int):
+    """On the host: the out-degree of each of ``0 .. n - 1`` and a function placing an edge
+    array received as rows (sources ``rid``, out-degrees ``deg``) in CSR order. Where the
+    rows come in a few runs of consecutive ids (as the search keeps them: one run a level
+    and process), each run's edges are one slice; otherwise each edge goes to its place
+    (:func:`row_places`)."""
+    at, first, length = id_runs(rid)
+    if at.shape[0] * FEW_RUNS > rid.shape[0]:
+        out_deg, spot = row_places(rid, deg, n)
+        return out_deg, lambda a: _placed(a, spot)
+    out_deg = np.zeros(n, np.int64)
+    out_deg[rid] = deg
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(out_deg, out=ptr[1:])
+    ends = np.zeros(rid.shape[0] + 1, np.int64)
+    np.cumsum(deg, out=ends[1:])
+    runs = list(zip(ends[at].tolist(), ends[at + length].tolist(), ptr[first].tolist()))
+
+    def place(a):
+        out = np.empty_like(a)
+        for s0, s1, d0 in runs:
+            out[d0:d0 + s1 - s0] = a[s0:s1]
+        return out
+    return out_deg, place
+
+
+#: Edges placed at a time by :func:`place_rows` on a device (its temporaries: three int64 per
+#: edge).
 PLACE_BLOCK = 1 << 26
+
+
+def row_places(rid, deg, n: int):
+    """On the host: where each edge of rows received as whole rows (sources ``rid`` with
+    out-degrees ``deg``, each row's edges together) goes in CSR order, and the out-degree of
+    each of ``0 .. n - 1``: ``(out_deg, spot)``, ``spot`` int32 while the edges' count fits.
+    Every edge of a row moves by the same distance (its row's place in the graph less its
+    place received): one repeat of the rows' shifts, plus the edges' positions. (A search
+    of each edge among the rows' ends, as on a device, costs about five times more.)
+
+    >>> deg, spot = row_places(np.array([1, 0]), np.array([1, 2]), 2)
+    >>> deg.tolist(), spot.tolist()
+    ([2, 1], [2, 0, 1])
+    """
+    out_deg = np.zeros(n, np.int64)
+    out_deg[rid] = deg
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(out_deg, out=ptr[1:])
+    m = int(deg.sum())
+    dt = np.int32 if m < 2**31 else np.int64
+    # Per received row, where its first edge goes less where it was received.
+    shift = ptr[rid]
+    del ptr
+    shift -= np.cumsum(deg)
+    shift += deg
+    spot = np.repeat(shift.astype(dt), deg)
+    spot += np.arange(m, dtype=dt)
+    return out_deg, spot
+
+
+def _placed(a, spot):
+    out = np.empty_like(a)
+    out[spot] = a
+    return out
 
 
 def place_rows(xp, rid, deg, n: int, edges: list) -> list:
     """CSR rows received as whole rows (sources ``rid`` with out-degrees ``deg``, each row's
     edges together and in order in every array of ``edges``) in id order: the out-degree of
     each of ``0 .. n - 1`` and each array of ``edges`` in CSR order. Elsewhere than process 0
-    (nothing received) the arrays as they are.
+    (nothing received) the arrays as they are. On the host by :func:`host_rows`; on a device
+    each edge's place is found by a search among the rows' ends (CuPy's ``repeat`` takes no
+    array of counts), a block of edges at a time.
 
     >>> deg, tgt = place_rows(np, np.array([1, 0]), np.array([1, 2]), 2,
     ...                       [np.array([7, 8, 9])])
@@ -303,6 +401,9 @@ def place_rows(xp, rid, deg, n: int, edges: list) -> list:
     """
     if rid.shape[0] == 0:
         return [deg] + list(edges)
+    if xp is np:
+        out_deg, place = host_rows(rid, deg, n)
+        return [out_deg] + [place(a) for a in edges]
     out_deg = xp.zeros(n, np.int64)
     out_deg[rid] = deg
     ptr = xp.zeros(n + 1, np.int64)

@@ -1,10 +1,12 @@
 """Level-synchronous breadth-first search over several processes, with the one-process ids.
 
-Every state is owned by one process, ``owner_of(key) = mix(key) mod P``. Level by level:
+Every state is owned by one process, ``owner_of(key) = mix(key) mod P``: its key is in that
+process's visited set. The states of a level are expanded elsewhere: each process expands (and
+records) one run of consecutive ids a level, the ids it numbered. Level by level:
 
-1. each process expands the states of the level it owns (its frontier, in id order) and
-   gives every successor its *rank*, ``source id * A + action`` (``A`` actions; for ``system
-   sync`` the step ids, numbered as one process numbers them, see :meth:`_Search._number_steps`):
+1. each process expands its run of the level (its frontier, in id order) and gives every
+   successor its *rank*, ``source id * A + action`` (``A`` actions; for ``system sync`` the
+   step ids, numbered as one process numbers them, see :meth:`_Search._number_steps`):
    unique per successor, and the order in which the one-process search discovers them;
 2. each successor's key and rank go to the key's owner (one ``alltoallv``), which looks the
    keys up in its own visited set: a key first seen in this level is new, with the smallest
@@ -13,13 +15,19 @@ Every state is owned by one process, ``owner_of(key) = mix(key) mod P``. Level b
    gives new states the next ids in order of their smallest rank (expanding states in id order
    and numbering by first (source, action) occurrence is FIFO breadth-first search, whatever
    its chunks), so the ids of level ``L + 1`` are ``n`` (the states before it) plus the
-   position of each new state's smallest rank among all of the level's. Each rank goes to the
-   process owning its source's share of the level's id range (ranks of lower sources to lower
-   processes), which sorts what it received; the counts (the matrix of who sends how many
-   ranks to whom, in the level's one ``allreduce``, which also agrees the stop) give its first
-   id, and the ids go back the way the ranks came;
+   position of each new state's smallest rank among all of the level's. Each rank goes, with
+   its key, to the process owning its source's share of the level's id range (``P`` shares in
+   id order, ranks of lower sources to lower processes, cut so that each process numbered
+   about as many of the last level's new states: :func:`_rebalanced`), which sorts what it
+   received; the
+   counts (the matrix of who sends how many ranks to whom, in the level's one ``allreduce``,
+   which also agrees the stop) give its first id. It numbers a run of consecutive ids, keeps
+   their states, parents and steps, and expands them in the next level; the ids go back to
+   the owners the way the ranks came;
 4. the owners send each successor's id back to the process that expanded its source, which
-   sorts its edges by (source, target, action): the CSR rows stay with their source's owner.
+   sorts its edges by (source, target, action): the CSR rows stay with their source's
+   expander, one run of ids a level, so that the hand-over copies runs of rows (slices), not
+   each edge to its place.
 
 Stops are agreed: a state or memory limit, a signal or the ``--timeout`` clock (recorded, not
 raised, while the search runs) and an allocation failure are shared by the level's
@@ -104,17 +112,22 @@ def owner_of(keys, size: int):
     (1000, True)
     """
     xp = module_of(keys)
-    h = xp.zeros(keys.shape[0], _U)
+    h = None
     # Wrapping uint64 products are meant; NumPy warns of them, CuPy never does.
     with np.errstate(over="ignore") if xp is np else contextlib.nullcontext():
         for w in range(keys.shape[1]):
-            x = keys[:, w] ^ h
+            # (The first word is mixed as it is: the chain starts from zero.)
+            x = keys[:, w] if h is None else keys[:, w] ^ h
             x = x * _U(0xBF58476D1CE4E5B9)
             x ^= x >> _U(31)
-            x = x * _U(0x94D049BB133111EB)
+            x *= _U(0x94D049BB133111EB)
             x ^= x >> _U(29)
             h = x
-    return (h % _U(size)).astype(np.int64)
+    if h is None:   # keys of no word: one state, owned by process 0
+        return xp.zeros(keys.shape[0], np.int64)
+    # A power of two takes the low bits: the same value as the modulo, a fifth of its time.
+    h = h & _U(size - 1) if size & (size - 1) == 0 else h % _U(size)
+    return h.astype(np.int64)
 
 
 def explore_distributed(model, comm: Comm, *, property: bool = True,
@@ -137,7 +150,11 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
         Filled with this process's wall seconds: ``search`` (the levels, the graph spread
         over the processes) and ``gather`` (the hand-over: the graph to process 0 and
         assembled there); ``sent``, the bytes it sent to other processes during the levels;
-        and ``row_bytes``, the bytes of the CSR rows it kept (targets, actions, palette rows).
+        ``row_bytes``, the bytes of the CSR rows it kept (targets, actions, palette rows);
+        and ``phases``, per phase of a level (``expand``, ``route``, ``keys out``,
+        ``visited``, ``agree``, ``number``, ``targets back``, ``rows``, ``owned``) its
+        ``(wall, CPU)`` seconds summed over the levels (a phase that ends in a collective
+        includes the wait for the other processes: MPICH's waiting spins, so it is CPU too).
     xp : module, optional
         The array module the search runs on: by default the communicator's (CuPy for NCCL's,
         so that the search runs on the device; NumPy otherwise).
@@ -192,8 +209,11 @@ class _Search:
         self.A = self.ns.n_actions
         self.visited = VisitedSet(self.W, key_bits=sum(self.ns.layout.bits), xp=xp)
         self.error_key = xp.asarray(self.ns.error_key)
-        # Per local id (the visited set's numbering) its global id.
+        # Per local id (the visited set's numbering) its global id: the first entries of a
+        # buffer grown by doubling (a level appends; copying the whole map each level cost
+        # each process its size times the depth).
         self.gid = xp.zeros(0, np.int64)
+        self.gid_buf = self.gid
         # Owned states by level: ids, states, parents and parent actions (see _owned).
         self.own: list[tuple] = []
         # Per level the largest global id of an owned state that is the error state (-1:
@@ -207,11 +227,15 @@ class _Search:
         self.palette_rows: dict[tuple, int] = {}
         self.n = self.m = self.expanded = 0
         self.n_now = 1
+        # Where each process's share of a level's sources starts, as fractions of the level
+        # (the same on every process: updated from agreed counts, see _rebalanced).
+        self.split = np.linspace(0.0, 1.0, comm.size + 1)
         self.sdtype = states_dtype(cm)
         self.pending_signal: int | None = None
         # An allocation failed (see _try): the search stops at the next agreement.
         self.oom = False
         self.seconds: dict[str, float] = {}
+        self.phases = _Phases()
         # Bytes this process sent to others in the levels' exchanges (see _exchange).
         self.sent = 0
         # system sync: the step codes by global id, their ids, and this process's step ids
@@ -241,6 +265,7 @@ class _Search:
             t1 = _time.perf_counter()
             self.seconds["search"] = t1 - t0
             self.seconds["sent"] = float(self.sent)
+            self.seconds["phases"] = dict(self.phases.seconds)
             share = self._share(depth)
             self.seconds["row_bytes"] = float(share.edge_bytes)
             graph = self.handover(share, self.comm, self.cm,
@@ -256,19 +281,23 @@ class _Search:
         return graph
 
     def _start(self):
+        """The initial state, id 0: in the visited set of its key's owner, expanded (and
+        recorded) by process 0, as every first id of a level's share is."""
         xp = self.xp
-        key = self.ns.initial_key
+        key = xp.asarray(self.ns.initial_key)
         self.n = 1
-        if owner_of(key, self.comm.size)[0] != self.comm.rank:
+        if owner_of(self.ns.initial_key, self.comm.size)[0] == self.comm.rank:
+            self.visited.add(key)
+            self.gid_buf, self.gid = _appended(xp, self.gid_buf, self.gid,
+                                               xp.zeros(1, np.int64))
+        if self.comm.rank != 0:
             self.own.append(self._owned(xp.zeros(0, np.int64), xp.zeros((0, self.W), _U),
                                         xp.zeros(0, np.int64), xp.zeros(0, np.int32)))
             return xp.zeros((0, self.W), _U), xp.zeros(0, np.int64)
-        key = xp.asarray(key)
-        self.visited.add(key)
-        self.gid = xp.zeros(1, np.int64)
-        self.own.append(self._owned(self.gid.copy(), key, xp.asarray(np.array([-1])),
+        fgid = xp.zeros(1, np.int64)
+        self.own.append(self._owned(fgid, key, xp.asarray(np.array([-1])),
                                     xp.asarray(np.array([-1], np.int32))))
-        return key, self.gid.copy()
+        return key, fgid.copy()
 
     def _owned(self, ids, keys, parent, parent_action):
         """A level's owned states as gathered: ids, states (unpacked here, in parallel),
@@ -288,6 +317,7 @@ class _Search:
         comm, P, xp = self.comm, self.comm.size, self.xp
         status = _GO
         A = self.A
+        self.phases.tick(None)
         if self.n * A >= 2**62:
             raise OverflowError(f"{self.n:,} states times {A:,} actions: ranks past 62 bits")
         got = self._try(self._expand, fkeys)
@@ -295,6 +325,7 @@ class _Search:
         # others meet it in every collective; the stop is agreed at the level's end.
         local, act, keys, charges = got if got is not None else self._expand(fkeys[:0])
         src = fgid[local]
+        self.phases.tick("expand")
         if self.ns.sync:
             act = self._number_steps(src, act)
             A = self.A = max(len(self.codes), 1)
@@ -302,22 +333,17 @@ class _Search:
                 raise OverflowError(f"{self.n:,} states times {A:,} steps: ranks past 62 bits")
         rank = src * A + act
         if P > 1:
-            owner = owner_of(keys, P)
-            # A stable sort of small integers is a radix sort: linear, two byte passes (on a
-            # device every sort is a radix sort). Any order within a destination would do:
-            # the answers come back in it.
-            order = stable_argsort(xp, owner.astype(np.int16))
-            # The P counts: what crosses to the host of this exchange.
-            counts = _host_counts(xp, owner, P)
-            del owner
+            order, counts = _by_owner(xp, owner_of(keys, P), P)
             # Key and rank as one row of words: one exchange.
             send = xp.empty((keys.shape[0], self.W + 1), _U)
             send[:, :self.W] = keys[order]
             send[:, self.W] = rank[order].view(_U)
+            self.phases.tick("route")
             recv, rcounts = self._exchange(send, counts)
             del send
             rkeys = recv[:, :self.W]
             rrank = xp.ascontiguousarray(recv[:, self.W]).view(np.int64)
+            self.phases.tick("keys out")
         else:
             order, counts, rcounts = None, None, np.array([keys.shape[0]], np.int64)
             rkeys, rrank = keys, rank
@@ -327,6 +353,7 @@ class _Search:
             got = (None, xp.zeros(0, np.int64), xp.zeros((0, self.W), _U))
         ids, new_rank, new_keys = got
         del rkeys, rrank, got
+        self.phases.tick("visited")
         # The stop and the counts, agreed by one allreduce (max), each process writing its
         # own places: the stop and the signal (where all write), its successors and expanded
         # states, and its row of the P x P matrix of step 3's routing counts, whose column
@@ -337,32 +364,51 @@ class _Search:
         v[0], v[1] = status, self.pending_signal or 0
         v[2 + comm.rank], v[2 + P + comm.rank] = local.shape[0], fgid.shape[0]
         if P > 1:
-            dest = ((new_rank // A - lo) * P) // (hi - lo)
             at = 2 + 2 * P + comm.rank * P
-            v[at:at + P] = _host_counts(xp, dest, P)
-            del dest
+            v[at:at + P] = _share_counts(xp, new_rank, A, _share_bounds(lo, hi, self.split))
         else:
             v[2 + 2 * P] = new_rank.shape[0]
+        self.phases.tick("route")
         v = comm.allreduce(v, "max")
+        self.phases.tick("agree")
         route = v[2 + 2 * P:].reshape(P, P)
         per = route.sum(axis=0)
-        # 3. global ids of the new states: each smallest rank to the process owning its
-        # source's share of the level, sorted there (new_rank is sorted, so are the
-        # destinations, and the ids come back in new_rank's order).
+        if P > 1:
+            self.split = _rebalanced(self.split, per)
+        # 3. global ids of the new states: each smallest rank, with its key, to the process
+        # owning its source's share of the level, sorted there (new_rank is sorted, so are
+        # the destinations, and the ids come back in new_rank's order). That process
+        # numbers a run of consecutive ids, records them and expands them in the next level:
+        # so each process keeps one run of ids a level, of states and of rows, and the
+        # hand-over copies runs (see handover.place_states).
+        first = self.n + int(per[:comm.rank].sum())
         if P > 1:
             gsend, gcounts = route[comm.rank], route[:, comm.rank]
-            got, _ = self._exchange(new_rank, gsend, gcounts)
-            mine = xp.argsort(got)
-            first = self.n + int(per[:comm.rank].sum())
-            numbered = xp.empty(got.shape[0], np.int64)
-            numbered[mine] = first + xp.arange(got.shape[0], dtype=np.int64)
-            del got, mine
+            send = xp.empty((new_rank.shape[0], self.W + 1), _U)
+            send[:, 0] = new_rank.view(_U)
+            send[:, 1:] = new_keys
+            del new_keys
+            got, _ = self._exchange(send, gsend, gcounts)
+            del send
+            got_rank = xp.ascontiguousarray(got[:, 0]).view(np.int64)
+            # P sorted runs, one per process: a stable sort merges them (NumPy's timsort
+            # finds the runs; a device's radix sort takes them as they come).
+            mine = stable_argsort(xp, got_rank)
+            k = got.shape[0]
+            numbered = xp.empty(k, np.int64)
+            run_gid = first + xp.arange(k, dtype=np.int64)
+            numbered[mine] = run_gid
+            run_rank = got_rank[mine]
+            run_keys = got[:, 1:][mine]
+            del got, got_rank, mine
             new_gid, _ = self._exchange(numbered, gcounts, gsend)
             del numbered
         else:
             new_gid = self.n + xp.arange(new_rank.shape[0], dtype=np.int64)
+            run_gid, run_rank, run_keys = new_gid, new_rank, new_keys
         self.n_now = self.n + int(per.sum())
-        self.gid = xp.concatenate([self.gid, new_gid])
+        self.gid_buf, self.gid = _appended(xp, self.gid_buf, self.gid, new_gid)
+        self.phases.tick("number")
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
             # As int32 while the ids fit (half the bytes of the answer).
@@ -378,13 +424,16 @@ class _Search:
         else:
             target = self.gid[ids] if ids is not None else xp.zeros(local.shape[0], np.int64)
         del ids
+        self.phases.tick("targets back")
         # A failed allocation from here on is agreed at the next level's end (or before the
         # hand-over, after the last level): the collectives of this one are done.
         self._try(self._keep_rows, fgid, local, src - lo, act, target, charges, hi - lo)
-        owned = self._try(self._owned, new_gid, new_keys, new_rank // A,
-                          (new_rank % A).astype(np.int32))
+        self.phases.tick("rows")
+        owned = self._try(self._owned, run_gid, run_keys, run_rank // A,
+                          (run_rank % A).astype(np.int32))
         if owned is not None:
             self.own.append(owned)
+        self.phases.tick("owned")
         self.n = self.n_now
         self.m += int(v[2:2 + P].sum())
         self.expanded += int(v[2 + P:2 + 2 * P].sum())
@@ -394,8 +443,8 @@ class _Search:
             stop = _SIGNAL
         if stop == _GO and self.max_states is not None and self.n > self.max_states:
             stop = _STATES
-        # The new frontier in id order (new_gid ascends: ids follow the smallest ranks).
-        return stop, new_keys, new_gid
+        # The new frontier: the run of ids this process numbered, in id order.
+        return stop, run_keys, run_gid
 
     def _exchange(self, a, counts, recv_counts=None):
         """:func:`~statespace.dist.handover.exchange` of an array of the search's module.
@@ -505,30 +554,8 @@ class _Search:
             order = lexsort(xp, (act, target, rel))
             tgt, a = target[order], act[order]
             charges = None if charges is None else charges[order]
-        pal = None if charges is None else self._palette_ids(charges)
+        pal = None if charges is None else _palette_ids(xp, charges, self.palette_rows)
         self.rows.append((fgid, deg, tgt.astype(tdt), a.astype(np.int32), pal))
-
-    def _palette_ids(self, charges):
-        """Per edge the provisional palette row (int32) of its charges (``(edges, resources +
-        1)``), rows numbered in the order this process meets them (``palette_rows``), as
-        the one-GPU explorer records them: the level's distinct rows, few, come to the host
-        to be numbered; the per-edge rows stay where they are."""
-        xp = self.xp
-        m = charges.shape[0]
-        if m == 0:
-            return xp.zeros(0, np.int32)
-        order = lexsort(xp, [charges[:, j] for j in range(charges.shape[1] - 1, -1, -1)])
-        srt = charges[order]
-        flag = xp.empty(m, bool)
-        flag[0] = True
-        flag[1:] = (srt[1:] != srt[:-1]).any(axis=1)
-        group = xp.cumsum(flag) - 1
-        known = self.palette_rows
-        ids = np.array([known.setdefault(tuple(r), len(known))
-                        for r in to_host(srt[xp.flatnonzero(flag)]).tolist()], np.int32)
-        out = xp.empty(m, np.int32)
-        out[order] = (ids if xp is np else xp.asarray(ids))[group]
-        return out
 
     def _raise(self, stop: int, saved) -> None:
         counts = {"states": self.n, "transitions": self.m, "expanded": self.expanded}
@@ -549,7 +576,7 @@ class _Search:
         the gathered graph takes)."""
         xp = self.xp
         self.visited = None
-        self.gid = None
+        self.gid = self.gid_buf = None
         hits = [to_host(h) for h in self.error_hits]
         error_id = int(self.comm.allreduce(max([-1] + [int(h) for h in hits]), "max"))
         own = [_join(xp, [o[j] for o in self.own]) for j in range(4)]
@@ -561,6 +588,63 @@ class _Search:
                      states=own[1], parent=own[2], parent_action=own[3], row_ids=rows[0],
                      deg=rows[1], targets=rows[2], actions=rows[3], charge=charge,
                      palette_rows=tuple(self.palette_rows))
+
+
+def _palette_ids(xp, charges, known: dict):
+    """Per edge the provisional palette row (int32) of its charges (``(edges, resources +
+    1)``), rows numbered in the order this process meets them (``known``: row -> number,
+    grown here), as the one-GPU explorer records them: the level's distinct rows, few, come
+    to the host to be numbered; the per-edge rows stay where they are."""
+    m = charges.shape[0]
+    if m == 0:
+        return xp.zeros(0, np.int32)
+    order = lexsort(xp, [charges[:, j] for j in range(charges.shape[1] - 1, -1, -1)])
+    srt = charges[order]
+    flag = xp.empty(m, bool)
+    flag[0] = True
+    flag[1:] = (srt[1:] != srt[:-1]).any(axis=1)
+    group = xp.cumsum(flag) - 1
+    ids = np.array([known.setdefault(tuple(r), len(known))
+                    for r in to_host(srt[xp.flatnonzero(flag)]).tolist()], np.int32)
+    out = xp.empty(m, np.int32)
+    out[order] = (ids if xp is np else xp.asarray(ids))[group]
+    return out
+
+
+class _Phases:
+    """(wall, CPU) seconds by phase of the levels, summed over the levels: :meth:`tick`
+    adds the time since the last tick to a phase (``timings['phases']``)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, tuple[float, float]] = {}
+        self.last = (0.0, 0.0)
+
+    def tick(self, phase: str | None) -> None:
+        """The time since the last tick added to ``phase`` (None: the clock restarts)."""
+        now = (_time.perf_counter(), _time.process_time())
+        if phase is not None:
+            was = self.seconds.get(phase, (0.0, 0.0))
+            self.seconds[phase] = (was[0] + now[0] - self.last[0],
+                                   was[1] + now[1] - self.last[1])
+        self.last = now
+
+
+def _appended(xp, buf, cur, new):
+    """``cur`` (the first entries of ``buf``) with ``new`` appended: ``(buf, view)``, the
+    buffer grown by doubling when full (appending by concatenation copied it all each time).
+
+    >>> buf, cur = _appended(np, np.zeros(0, np.int64), np.zeros(0, np.int64), np.arange(3))
+    >>> buf, cur = _appended(np, buf, cur, np.arange(2))
+    >>> cur.tolist(), buf.shape[0] >= 5
+    ([0, 1, 2, 0, 1], True)
+    """
+    k, add = cur.shape[0], new.shape[0]
+    if k + add > buf.shape[0]:
+        grown = xp.empty(max(2 * buf.shape[0], k + add, 1024), cur.dtype)
+        grown[:k] = cur
+        buf = grown
+    buf[k:k + add] = new
+    return buf, buf[:k + add]
 
 
 #: Up to this many processes an exchange's counts are taken by one reduction per destination
@@ -586,6 +670,84 @@ def _host_counts(xp, values, n: int) -> np.ndarray:
         return to_host(xp.stack([xp.count_nonzero(values == b) for b in range(n)])
                        ).astype(np.int64, copy=False)
     return to_host(count_values(xp, values, n)).astype(np.int64, copy=False)
+
+
+def _by_owner(xp, owner, P: int):
+    """The order grouping successors by their ``owner`` (stable), and how many go to each
+    process (on the host, int64): an exchange's send order and counts. On the host for a few
+    processes one pass per process picks its positions (about a quarter of a radix sort
+    and its count); otherwise a stable sort of small integers (a radix sort: linear, on a
+    device every sort is one). Any order within a destination would do: the answers come
+    back in it.
+
+    >>> order, counts = _by_owner(np, np.array([1, 0, 1, 0, 0]), 2)
+    >>> order.tolist(), counts.tolist()
+    ([1, 3, 4, 0, 2], [3, 2])
+    >>> order, counts = _by_owner(np, np.array([2, 0, 2, 1]), 3)
+    >>> order.tolist(), counts.tolist()
+    ([1, 3, 0, 2], [1, 1, 2])
+    """
+    if xp is np and P <= FEW_OWNERS:
+        parts = [np.flatnonzero(owner == q) for q in range(P)]
+        return np.concatenate(parts), np.array([p.shape[0] for p in parts], np.int64)
+    return stable_argsort(xp, owner.astype(np.int16)), _host_counts(xp, owner, P)
+
+
+#: Up to this many processes :func:`_by_owner` picks each one's positions on the host.
+FEW_OWNERS = 4
+
+
+def _share_counts(xp, new_rank, A: int, bounds: list[int]) -> np.ndarray:
+    """How many of a level's new states (their smallest ranks ``new_rank``, ascending) have
+    their source in each process's share of the level (share ``q``: the sources
+    ``bounds[q] .. bounds[q + 1] - 1``), on the host (int64). The ranks are sorted, so the
+    counts are the distances between the shares' first ranks: ``P + 1`` searches, not a
+    count of every rank.
+
+    >>> _share_counts(np, np.array([0, 3, 5, 9, 10, 11]), 2, [0, 2, 4, 6]).tolist()
+    [2, 1, 3]
+    """
+    first = np.array(bounds, np.int64) * A
+    at = xp.searchsorted(new_rank, first if xp is np else xp.asarray(first))
+    return np.diff(to_host(at)).astype(np.int64)
+
+
+def _share_bounds(lo: int, hi: int, split) -> list[int]:
+    """The first source of each process's share of a level's ids ``lo .. hi - 1``, then
+    ``hi``: the fractions ``split`` (ascending, from 0 to 1) of the level, rounded down.
+    Ascending whatever the fractions, so that lower sources go to lower processes.
+
+    >>> _share_bounds(10, 16, [0.0, 0.5, 1.0]), _share_bounds(0, 7, [0.0, 0.3, 0.31, 1.0])
+    ([10, 13, 16], [0, 2, 2, 7])
+    """
+    span = hi - lo
+    inner = [lo + min(int(f * span), span) for f in split[1:-1]]
+    return [lo] + inner + [hi]
+
+
+def _rebalanced(split, per) -> np.ndarray:
+    """The next level's share fractions, so that each process numbers (and then expands)
+    about as many new states: the last level's new states per share (``per``) taken as
+    spread evenly over its share, the fractions where their running sum crosses each
+    ``q / P``, a fifth of the even split mixed in (no share shrinks to nothing). Ties go to
+    the smallest rank, so equal shares give process 0 more (54 % of cs_10's states at
+    P = 2). Computed from agreed counts: the same on every process.
+
+    >>> _rebalanced(np.array([0.0, 0.5, 1.0]), np.array([60, 40])).round(3).tolist()
+    [0.0, 0.433, 1.0]
+    >>> _rebalanced(np.array([0.0, 0.5, 1.0]), np.array([0, 0])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    P = per.shape[0]
+    total = int(per.sum())
+    if total == 0:
+        return split
+    done = np.concatenate([[0.0], np.cumsum(per) / total])
+    # Fractions where each q / P of the new states is reached (done rises with the split).
+    new = np.interp(np.linspace(0.0, 1.0, P + 1), done, split)
+    new = 0.8 * new + 0.2 * np.linspace(0.0, 1.0, P + 1)
+    new[0], new[-1] = 0.0, 1.0
+    return new
 
 
 def _join(xp, parts: list):

@@ -26,7 +26,8 @@ def test_rows_are_the_one_process_graph_and_bytes_sent_are_measured(capsys, monk
         monkeypatch.setenv(k, v)
     assert main(["bench", "scale", "--model", str(MODEL), "--procs", "1,2", "--repeat", "1",
                  "--json", "-q"]) == 0
-    rows = {r["run"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    report = json.loads(capsys.readouterr().out)
+    rows = {r["run"]: r for r in report["rows"]}
     assert {r["scaling"] for r in rows.values()} == {"strong"}
     cm = compile_model(dve.load_model(str(MODEL)))
     g = build_state_graph(cm)
@@ -36,8 +37,10 @@ def test_rows_are_the_one_process_graph_and_bytes_sent_are_measured(capsys, monk
     assert rows["P = 1"]["sent B/transition"] == 0
     words = KeyLayout.for_model(cm).n_words
     # A successor whose owner is another process: its key and rank out (8 bytes a word and
-    # 8 for the rank), its id back (int32 here).
-    assert 0 < rows["P = 2"]["sent B/transition"] <= 8 * (words + 1) + 4
+    # 8 for the rank), its id back (int32 here); a new state numbered by another process than
+    # its key's owner: its key and rank there, its id back (int64).
+    per_state = (8 * (words + 1) + 8) * g.n_states / g.n_edges
+    assert 0 < rows["P = 2"]["sent B/transition"] <= 8 * (words + 1) + 4 + per_state
     p2 = rows["P = 2"]
     assert p2["speed-up search"] == pytest.approx(rows["P = 1"]["search s"] / p2["search s"],
                                                   rel=1e-3)
@@ -46,6 +49,15 @@ def test_rows_are_the_one_process_graph_and_bytes_sent_are_measured(capsys, monk
     assert rows["P = 2"]["rows B/transition"] == 8
     # The cycle engine's seconds: one process's for the reference, across P otherwise.
     assert all(r["engine s"] > 0 for r in rows.values())
+    # The profile by phase of each distributed row: every phase of a level, CPU seconds.
+    phases = report["meta"]["phases"]
+    assert set(phases) == {"strong P = 1", "strong P = 2"}
+    names = {"expand", "route", "keys out", "visited", "agree", "number", "targets back",
+             "rows", "owned", "hand-over (wall)"}
+    assert set(phases["strong P = 2"]) == names
+    assert all(v >= 0 for v in phases["strong P = 2"].values())
+    assert phases["strong P = 2"]["expand"] > 0
+    assert any(n.startswith("strong P = 2: CPU s by phase") for n in report["notes"])
 
 
 def test_weak_rows_explore_the_family_at_each_size_and_write_json_lines(tmp_path, capsys,

@@ -145,12 +145,17 @@ def test_a_failed_allocation_after_the_levels_agreement_stops_before_the_hand_ov
 
 
 def test_rows_placed_in_blocks_are_the_rows_placed_at_once(monkeypatch):
-    """The hand-over's placing of received rows, a block of edges at a time, against an
-    obvious per-row placement (sources in any order, empty rows, blocks cutting rows)."""
+    """The hand-over's placing of received rows, a block of edges at a time (a device's), and
+    the host's, against an obvious per-row placement (sources in any order, empty rows,
+    blocks cutting rows)."""
     import numpy as np
 
     from statespace.dist import handover
 
+    sys.path.insert(0, str(ROOT / "tests" / "statespace"))
+    from device_stand_in import stand_in
+
+    dev = stand_in(monkeypatch)   # (NumPy's arrays, not NumPy: the device's placing)
     rng = np.random.default_rng(5)
     for block in (1, 3, 7, 1 << 26):
         monkeypatch.setattr(handover, "PLACE_BLOCK", block)
@@ -158,10 +163,53 @@ def test_rows_placed_in_blocks_are_the_rows_placed_at_once(monkeypatch):
         rid = rng.permutation(n)[:25]
         deg = rng.integers(0, 4, rid.shape[0])
         edges = rng.integers(0, 1000, int(deg.sum()))
-        got_deg, got = handover.place_rows(np, rid, deg, n, [edges])
+        got_deg, got = handover.place_rows(dev, rid, deg, n, [edges])
         rows, at = {}, 0
         for r, d in zip(rid.tolist(), deg.tolist()):
             rows[r], at = edges[at:at + d].tolist(), at + d
         want = [e for r in range(n) for e in rows.get(r, [])]
         assert got.tolist() == want
         assert got_deg.tolist() == [len(rows.get(r, [])) for r in range(n)]
+        # The host's placing (each edge's place by one repeat of the rows' shifts).
+        host_deg, spot = handover.row_places(rid, deg, n)
+        placed = np.empty_like(edges)
+        placed[spot] = edges
+        assert placed.tolist() == want and host_deg.tolist() == got_deg.tolist()
+        host_deg, placed = handover.place_rows(np, rid, deg, n, [edges])
+        assert placed.tolist() == want and host_deg.tolist() == got_deg.tolist()
+
+
+def test_rows_and_states_placed_by_runs_are_placed_by_ids(monkeypatch):
+    """The host's hand-over placing rows and states that come in runs of consecutive ids (as
+    the search keeps them: one run a level and process) by slices, or in any order each by
+    its id, against an obvious per-row placement."""
+    import numpy as np
+
+    from statespace.dist import handover
+
+    rng = np.random.default_rng(7)
+    for few in (1, 64, 10**9):   # runs always, as the default decides, never
+        monkeypatch.setattr(handover, "FEW_RUNS", few)
+        for trial in range(20):
+            n = int(rng.integers(1, 300))
+            # Cut 0 .. n - 1 into runs, dealt to two "processes", each's runs ascending.
+            cuts = np.unique(rng.integers(0, n, int(rng.integers(0, 12))))
+            runs = [r for r in np.split(np.arange(n), cuts) if r.shape[0]]
+            who = rng.integers(0, 2, len(runs))
+            rid = np.concatenate([r for p in (0, 1) for r, w in zip(runs, who) if w == p])
+            if trial % 4 == 0:
+                rid = rng.permutation(n)   # no runs to speak of
+            deg = rng.integers(0, 4, n)
+            edges = rng.integers(0, 1000, int(deg.sum())).astype(np.int32)
+            rows, at = {}, 0
+            for r, d in zip(rid.tolist(), deg.tolist()):
+                rows[r], at = edges[at:at + d].tolist(), at + d
+            out_deg, place = handover.host_rows(rid, deg, n)
+            assert place(edges).tolist() == [e for r in range(n) for e in rows[r]]
+            assert out_deg.tolist() == [len(rows[r]) for r in range(n)]
+            states = rng.integers(0, 100, (n, 3)).astype(np.int8)
+            placed = handover.place_states(np, states, rid, n)
+            want = np.empty_like(states)
+            for i, r in enumerate(rid.tolist()):
+                want[r] = states[i]
+            assert placed.tolist() == want.tolist()
