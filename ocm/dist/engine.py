@@ -49,16 +49,19 @@ from __future__ import annotations
 import math
 import time as _time
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from runtime.comm import Comm
+from runtime.device import to_host
 
 from .. import primitives as P
 from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroTimeCycleError
 from ..result import CycleResult
 from ..scc import find_zero_time_cycle
 from .block import GraphBlock, Halo, fetch, route
+from .ops import best_edges_scatter, edge_rows, expand_ranges, first_max_edges, scatter_max
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError"]
 
@@ -82,16 +85,10 @@ def _agree(comm: Comm, error: Exception | None) -> None:
             raise cls(*args)
 
 
-def _rows(indptr: np.ndarray) -> np.ndarray:
-    """The block-local source of every edge of a block (int32 while rows fit: 4 bytes an
-    edge)."""
-    n = indptr.shape[0] - 1
-    return np.repeat(np.arange(n, dtype=np.int32 if n < 2**31 else np.int64), np.diff(indptr))
-
-
 def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, int]:
     """The checks of :func:`ocm.optimal_cycle` on every block, agreed; the global bounds
     ``(max |cost|, max time)`` (time 1 for means)."""
+    xp = comm.xp
     err = None
     if kind not in ("mean", "ratio"):
         err = InputError(f"unknown kind '{kind}': expected one of mean, ratio")
@@ -103,15 +100,15 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
     c, t = block.cost, block.time
     err = None
     if c.shape[0] and int(c.min()) == -2**63:
-        e = block.edge_base + int(np.flatnonzero(c == -2**63)[0])
+        e = block.edge_base + int(xp.flatnonzero(c == -2**63)[0])
         err = InputError(f"'cost'[{e}] = -2**63 is out of range: costs must lie within "
                          "±(2**63 - 1)")
     elif t is not None and t.shape[0] and int(t.min()) < 0:
-        e = int(np.flatnonzero(t < 0)[0])
+        e = int(xp.flatnonzero(t < 0)[0])
         err = InputError(f"times must be non-negative integers: edge {block.edge_base + e} "
                          f"has time {int(t[e])}")
     _agree(comm, err)
-    cmax = comm.allreduce(int(np.abs(c).max()) if c.shape[0] else 0, "max")
+    cmax = comm.allreduce(int(xp.abs(c).max()) if c.shape[0] else 0, "max")
     # (times given are checked and bounded for means too, as one process does)
     tmax = 1 if t is None else comm.allreduce(int(t.max()) if t.shape[0] else 0, "max")
     n = block.n
@@ -122,40 +119,48 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
     return cmax, tmax
 
 
-def _trim(comm: Comm, indptr: np.ndarray, halo: Halo, use: np.ndarray | None) -> np.ndarray:
+def _count(comm: Comm, a) -> int:
+    """The number of true (non-zero) entries of ``a`` over every process."""
+    return comm.allreduce(int(comm.xp.count_nonzero(a)))
+
+
+def _trim(comm: Comm, indptr, halo: Halo, use, rounds: dict) -> Any:
     """Alive flags of the block's vertices: the largest set in which every vertex has an
     out-edge (among ``use``, all when None) to a vertex of the set; agreed by ``allreduce``."""
+    xp = comm.xp
     n_local = indptr.shape[0] - 1
-    alive = np.ones(n_local, dtype=np.int64)
+    alive = xp.ones(n_local, dtype=np.int64)
     while True:
+        rounds["trim"] = rounds.get("trim", 0) + 1
         ext = halo.pull(alive)[0]
         live = ext[halo.target]
         if use is not None:
             live = live * use
-        live_out = P.segment_sum(live, indptr, np) if n_local else np.zeros(0, np.int64)
+        live_out = P.segment_sum(live, indptr, xp) if n_local else xp.zeros(0, np.int64)
         dead = (alive == 1) & (live_out == 0)
-        n_dead = comm.allreduce(int(np.count_nonzero(dead)))
-        if n_dead == 0:
+        if _count(comm, dead) == 0:
             return alive.astype(bool)
         alive[dead] = 0
 
 
-def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo) -> Exception | None:
+def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
+                     rounds: dict) -> Exception | None:
     """The error naming a cycle of zero-time edges, or None: such edges are trimmed; what
     survives (vertices reaching a zero-time cycle) is gathered and named as one process does
     (:func:`ocm.scc.find_zero_time_cycle` on the survivors, in the same order)."""
+    xp = comm.xp
     zero = (block.time == 0).astype(np.int64)
-    if comm.allreduce(int(zero.sum())) == 0:
+    if _count(comm, zero) == 0:
         return None
-    alive = _trim(comm, block.indptr, halo, zero)
-    if comm.allreduce(int(alive.sum())) == 0:
+    alive = _trim(comm, block.indptr, halo, zero, rounds)
+    if _count(comm, alive) == 0:
         return None
     alive_ext = halo.pull(alive)[0]
-    src = _rows(block.indptr)
+    src = edge_rows(block.indptr, xp)
     keep = (zero == 1) & alive[src] & (alive_ext[halo.target] == 1)
-    e = np.flatnonzero(keep)
-    mine = ((src[e] + block.lo).tolist(), block.indices[e].tolist(),
-            (e + block.edge_base).tolist())
+    e = xp.flatnonzero(keep)
+    mine = (to_host(src[e] + block.lo).tolist(), to_host(block.indices[e]).tolist(),
+            to_host(e + block.edge_base).tolist())
     parts = comm.allgather(mine)
     us = np.array([u for p in parts for u in p[0]], dtype=np.int64)
     vs = np.array([v for p in parts for v in p[1]], dtype=np.int64)
@@ -175,73 +180,71 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo) -> Exception | N
                               f"has total time 0", cycle=cyc, edges=edges)
 
 
-def _scc_labels(comm: Comm, indptr: np.ndarray, halo: Halo, alive: np.ndarray,
-                lo: int) -> np.ndarray:
+def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) -> Any:
     """The strongly connected component of every alive vertex, named by its largest vertex
     (-1 for the others), by colouring: in the part not yet labelled, every vertex takes the
     largest id that reaches it (pushed along the edges to a fixed point, remote targets by
     :meth:`Halo.push_max`); a vertex whose colour is its own id is the largest of its SCC,
     whose members are the vertices of its colour that reach it (pulled backwards along the
     edges, by :meth:`Halo.pull`). Each phase labels at least the SCC of the largest id
-    left; the processes agree on every fixed point by ``allreduce``."""
+    left; the processes agree on every fixed point by ``allreduce``.
+
+    Work per round follows the frontier, not the block: forwards only the out-edges of the
+    vertices whose colour changed (ranges of the live edges' offsets), backwards only the
+    in-edges of the vertices reached last round (the edges inside a colour sorted by target
+    once a phase); a round's vertex-sized work is a few flag passes and the halo's values."""
+    xp = comm.xp
     n_local = indptr.shape[0] - 1
-    gid = lo + np.arange(n_local, dtype=np.int64)
-    src = _rows(indptr)
+    gid = lo + xp.arange(n_local, dtype=np.int64)
+    src = edge_rows(indptr, xp)
     tgt = halo.target
     n_remote = halo.remote.shape[0]
-    label = np.full(n_local, -1, dtype=np.int64)
+    label = xp.full(n_local, -1, dtype=np.int64)
     active = alive.copy()
-    while comm.allreduce(int(np.count_nonzero(active))):
+    at = xp.arange(n_local + 1, dtype=np.int64)
+    while _count(comm, active):
+        rounds["scc_phases"] = rounds.get("scc_phases", 0) + 1
         act_ext = halo.pull(active)[0] == 1
-        live = np.flatnonzero(active[src] & act_ext[tgt])    # edges inside the part left
+        live = xp.flatnonzero(active[src] & act_ext[tgt])    # edges inside the part left
         ls, lt = src[live], tgt[live]
-        # The live edges grouped by target (once a phase): a round's largest colour per
-        # target is one gather and one reduceat, not an unbuffered ufunc.at per edge.
-        by_t = np.argsort(lt, kind="stable")
-        ts_, srcs = lt[by_t], ls[by_t]
-        heads = np.flatnonzero(np.r_[True, ts_[1:] != ts_[:-1]]) if ts_.shape[0] else \
-            np.zeros(0, np.int64)
-        tgt_u = ts_[heads]
-        at_home = tgt_u < n_local
-        color = np.where(active, gid, -1)
-        dirty = None   # the vertices whose colour changed last round (None: all); while
-        # many did, every edge goes through the grouped reduceat, else only theirs
+        lptr = xp.searchsorted(ls, at, side="left")          # their offsets by source
+        color = xp.where(active, gid, -1)
+        front = xp.flatnonzero(active)
         while True:
+            rounds["scc_forward"] = rounds.get("scc_forward", 0) + 1
             before = color.copy()
-            if dirty is None or np.count_nonzero(dirty) * 8 > n_local:
-                best = np.maximum.reduceat(color[srcs], heads) if heads.shape[0] else \
-                    np.zeros(0, np.int64)
-                home = tgt_u[at_home]
-                np.maximum.at(color, home, best[at_home])   # (targets distinct here)
-                rem = np.full(n_remote, -1, dtype=np.int64)
-                rem[tgt_u[~at_home] - n_local] = best[~at_home]
-            else:   # only the edges from vertices whose colour changed
-                e = np.flatnonzero(dirty[ls])
-                c, t = color[ls[e]], lt[e]
-                h = t < n_local
-                np.maximum.at(color, t[h], c[h])
-                rem = np.full(n_remote, -1, dtype=np.int64)
-                np.maximum.at(rem, t[~h] - n_local, c[~h])
+            e = expand_ranges(lptr[front], lptr[front + 1], xp)
+            c, t = color[ls[e]], lt[e].astype(np.int64)
+            home = t < n_local
+            scatter_max(xp, color, t[home], c[home])
+            rem = xp.full(n_remote, -1, dtype=np.int64)
+            far = xp.flatnonzero(~home)
+            scatter_max(xp, rem, t[far] - n_local, c[far])
             halo.push_max(color, rem)
-            dirty = color != before
-            if comm.allreduce(int(np.count_nonzero(dirty))) == 0:
+            front = xp.flatnonzero(color != before)
+            if comm.allreduce(int(front.shape[0])) == 0:
                 break
-        # Backwards from the roots along the edges inside one colour.
+        # Backwards from the roots along the edges inside one colour, grouped by target.
         c_ext = halo.pull(color)[0]
-        inside = c_ext[lt] == color[ls]
+        inside = xp.flatnonzero(c_ext[lt] == color[ls])
         bs, bt = ls[inside], lt[inside]
+        order = xp.argsort(bt)                # (any order within a target will do)
+        bs, bt = bs[order], bt[order]
+        bptr = xp.searchsorted(bt, xp.arange(n_local + n_remote + 1, dtype=np.int64),
+                               side="left")
         reached = active & (color == gid)
+        new = reached
         while True:
-            r_ext = halo.pull(reached)[0]
-            hit = r_ext[bt] == 1
-            new = np.zeros(n_local, dtype=bool)
-            new[bs[hit]] = True
+            rounds["scc_backward"] = rounds.get("scc_backward", 0) + 1
+            r_ext = halo.pull(new)[0]         # the reached of last round, remote ones too
+            hit = xp.flatnonzero(r_ext)
+            srcs = bs[expand_ranges(bptr[hit], bptr[hit + 1], xp)]
+            new = xp.zeros(n_local, dtype=bool)
+            new[srcs] = True
             new &= ~reached
-            if comm.allreduce(int(np.count_nonzero(new))) == 0:
+            if _count(comm, new) == 0:
                 break
             reached |= new
-            left = ~reached[bs]          # edges from reached vertices are done
-            bs, bt = bs[left], bt[left]
         label[reached] = color[reached]
         active &= ~reached
     return label
@@ -252,40 +255,42 @@ class _Restricted:
     (-1: dropped), the vertices keeping an edge renumbered in order (so the restricted graph
     is again in blocks of consecutive ids, its ids those of the one-process restriction)."""
 
-    def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, label: np.ndarray,
-                 work_cost: np.ndarray) -> None:
-        src = _rows(block.indptr)
+    def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, label,
+                 work_cost) -> None:
+        xp = comm.xp
+        src = edge_rows(block.indptr, xp)
         label_ext = halo.pull(label)[0]
         keep = (label[src] >= 0) & (label[src] == label_ext[halo.target])
-        deg = P.segment_sum(keep.astype(np.int64), block.indptr, np) if block.n_local else \
-            np.zeros(0, np.int64)
+        deg = P.segment_sum(keep.astype(np.int64), block.indptr, xp) if block.n_local else \
+            xp.zeros(0, np.int64)
         kept = deg > 0
-        k_local = int(kept.sum())
+        k_local = int(xp.count_nonzero(kept))
         base = comm.exscan(k_local)
         counts = comm.allgather(k_local)
         self.k = int(sum(counts))
         self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        newid = np.full(block.n_local, -1, dtype=np.int64)
-        newid[kept] = base + np.arange(k_local, dtype=np.int64)
+        newid = xp.full(block.n_local, -1, dtype=np.int64)
+        newid[kept] = base + xp.arange(k_local, dtype=np.int64)
         newid_ext = halo.pull(newid)[0]
         self.n_local = k_local
         self.lo = base
-        self.vertices = block.lo + np.flatnonzero(kept)        # global original vertices
-        if comm.allreduce(int(int(np.count_nonzero(keep)) == keep.shape[0] and
+        self.vertices = block.lo + xp.flatnonzero(kept)        # global original vertices
+        if comm.allreduce(int(int(xp.count_nonzero(keep)) == keep.shape[0] and
                               k_local == block.n_local), "min"):
             # Nothing dropped anywhere: the block itself (no copy of its edges; its halo).
             self.edges = None
             self.indptr, self.indices = block.indptr, block.indices
             self.cost, self.time, self.halo = work_cost, block.time, halo
             return
-        self.edges = np.flatnonzero(keep)                      # block-local original edges
-        self.indptr = np.concatenate([[0], np.cumsum(deg[kept])]).astype(np.int64)
+        self.edges = xp.flatnonzero(keep)                      # block-local original edges
+        self.indptr = xp.concatenate([xp.zeros(1, np.int64),
+                                      xp.cumsum(deg[kept])]).astype(np.int64)
         self.indices = newid_ext[halo.target[self.edges]]
         self.cost = work_cost[self.edges]
         self.time = None if block.time is None else block.time[self.edges]
         self.halo = Halo(comm, self.starts, self.indices)
 
-    def original_edges(self, local: np.ndarray) -> np.ndarray:
+    def original_edges(self, local):
         """The block-local original ids of restricted edges ``local``."""
         return local if self.edges is None else self.edges[local]
 
@@ -297,34 +302,37 @@ class _Policy:
                  "rank_den", "reps", "rep_cost", "rep_time")
 
 
-def _value_determination(comm: Comm, R: _Restricted, policy: np.ndarray, time_used: bool,
-                         bounds: dict) -> _Policy:
+def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
+                         bounds: dict, rounds: dict) -> _Policy:
+    xp = comm.xp
     st = _Policy()
     k = R.n_local
-    gid = R.lo + np.arange(k, dtype=np.int64)
+    gid = R.lo + xp.arange(k, dtype=np.int64)
     succ = R.indices[policy]
     wc = R.cost[policy]
-    wt = R.time[policy] if time_used else np.ones(k, dtype=np.int64)
+    wt = R.time[policy] if time_used else xp.ones(k, dtype=np.int64)
     # Representatives: pointer doubling with a running minimum (ceil(log2 n) rounds).
     jump, low = succ.copy(), gid.copy()
     for _ in range(max(1, math.ceil(math.log2(max(R.k, 2))))):
+        rounds["doubling"] = rounds.get("doubling", 0) + 1
         low_j, jump_j = fetch(comm, R.starts, jump, low, jump)
-        low = np.minimum(low, low_j)
+        low = xp.minimum(low, low_j)
         jump = jump_j
     # The image of J: every vertex sends its jump to the jump's owner, which marks it (the
     # ids that reach this process are those of its vertices on cycles).
-    on = np.zeros(k, dtype=np.int64)
+    on = xp.zeros(k, dtype=np.int64)
     got = route(comm, R.starts, jump)[0]
     on[got - R.lo] = 1
-    rep = np.where(on == 1, low, -1)
+    rep = xp.where(on == 1, low, -1)
     is_root = rep == gid
-    parent = np.where(is_root, gid, succ)
+    parent = xp.where(is_root, gid, succ)
     # Path sums to the roots: S += S[J], J = J[J] while J is not a root.
-    cs = np.where(is_root, 0, wc)
-    ts = np.where(is_root, 0, wt)
+    cs = xp.where(is_root, 0, wc)
+    ts = xp.where(is_root, 0, wt)
     J = parent.copy()
-    act = np.flatnonzero(~is_root)
+    act = xp.flatnonzero(~is_root)
     while comm.allreduce(int(act.shape[0]), "max") > 0:
+        rounds["path_sums"] = rounds.get("path_sums", 0) + 1
         c_j, t_j, jj = fetch(comm, R.starts, J[act], cs, ts, J)
         moving = jj != J[act]          # J is not yet a root: double
         a = act[moving]
@@ -333,18 +341,20 @@ def _value_determination(comm: Comm, R: _Restricted, policy: np.ndarray, time_us
         J[a] = jj[moving]
         act = a
     root = J
-    reps = np.flatnonzero(is_root)
+    reps = xp.flatnonzero(is_root)
     c_s, t_s = fetch(comm, R.starts, succ[reps], cs, ts)
     cc = wc[reps] + c_s
     tt = wt[reps] + t_s
     err = None
-    if np.any(tt == 0):
+    zero = xp.flatnonzero(tt == 0)
+    if zero.shape[0]:
         err = ZeroTimeCycleError("a cycle has total time 0, so its ratio is undefined: "
-                                 f"vertices {[int(R.vertices[reps[np.flatnonzero(tt == 0)[0]]])]}")
+                                 f"vertices {[int(R.vertices[reps[zero[0]]])]}")
     _agree(comm, err)
-    # Exact ranks: each process's distinct reduced fractions, gathered and ranked together.
+    # Exact ranks: each process's distinct reduced fractions, gathered and ranked together
+    # (one per policy cycle: a few, on the host).
     if reps.shape[0]:
-        lrank, lnum, lden = P.rank_fractions(cc, tt, np)
+        lrank, lnum, lden = (to_host(x) for x in P.rank_fractions(cc, tt, np))
     else:
         lrank = lnum = lden = np.zeros(0, np.int64)
     allv = comm.allgather((lnum.tolist(), lden.tolist()))
@@ -354,20 +364,22 @@ def _value_determination(comm: Comm, R: _Restricted, policy: np.ndarray, time_us
     where = {(int(a), int(b)): i for i, (a, b) in enumerate(zip(rnum.tolist(), rden.tolist()))}
     to_global = np.array([where[(a, b)] for a, b in zip(lnum.tolist(), lden.tolist())],
                          dtype=np.int64)
-    rep_rank = np.full(k, -1, dtype=np.int64)
-    rep_rank[reps] = to_global[lrank] if reps.shape[0] else 0
+    rep_rank = xp.full(k, -1, dtype=np.int64)
+    if reps.shape[0]:
+        rep_rank[reps] = xp.asarray(to_global[lrank])
     rank = fetch(comm, R.starts, root, rep_rank)[0]
     # X = b * cs - a * ts, int64 only where the bound proves it.
-    csm = comm.allreduce(int(np.abs(cs).max()) if k else 0, "max")
-    tsm = comm.allreduce(int(np.abs(ts).max()) if k else 0, "max")
+    csm = comm.allreduce(int(xp.abs(cs).max()) if k else 0, "max")
+    tsm = comm.allreduce(int(xp.abs(ts).max()) if k else 0, "max")
     amax = int(np.abs(rnum).max()) if rnum.shape[0] else 0
     bmax = int(rden.max()) if rden.shape[0] else 0
     if not P.fits_int64(bmax * csm, amax * tsm):
         raise DistributedRangeError(
             f"scaled biases up to {bmax} * {csm} + {amax} * {tsm} leave the exact int64 "
             "arithmetic of the distributed engine: run it as one process")
-    pot = rden[rank] * cs - rnum[rank] * ts
-    bounds["xmax"] = comm.allreduce(int(np.abs(pot).max()) if k else 0, "max")
+    rnum_x, rden_x = xp.asarray(rnum), xp.asarray(rden)
+    pot = rden_x[rank] * cs - rnum_x[rank] * ts
+    bounds["xmax"] = comm.allreduce(int(xp.abs(pot).max()) if k else 0, "max")
     st.policy, st.succ, st.rep, st.root, st.rank = policy, succ, rep, root, rank
     st.potential, st.rank_num, st.rank_den = pot, rnum, rden
     st.reps, st.rep_cost, st.rep_time = reps, cc, tt
@@ -378,34 +390,39 @@ def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
                  xmax: int, time_used: bool) -> int:
     """Violations of :mod:`ocm.certify`'s conditions over every edge (each by its owner) plus
     the class values' order, the same number on every process."""
-    a = st.rank_num.astype(object)
+    xp = comm.xp
+    a = st.rank_num.astype(object)       # (host: one entry per value class)
     b = st.rank_den.astype(object)
     order_bad = int(np.count_nonzero(~(a[:-1] * b[1:] < a[1:] * b[:-1]))) if a.shape[0] > 1 \
         else 0
     order_bad += int(np.any(b <= 0))
     rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
-    src = _rows(R.indptr)
+    src = edge_rows(R.indptr, xp)
     tgt = R.halo.target
     ru, rw = rank_ext[src], rank_ext[tgt]
-    bad = int(np.count_nonzero(rw > ru))
+    bad = int(xp.count_nonzero(rw > ru))
     same = rw == ru
     t = R.time if time_used else 1
     amax = int(np.abs(st.rank_num).max()) if st.rank_num.shape[0] else 0
     bmax = int(st.rank_den.max()) if st.rank_den.shape[0] else 0
     if P.fits_int64(bmax * cmax, amax * tmax, 2 * xmax):
-        lhs = st.rank_den[ru] * R.cost - st.rank_num[ru] * t + pot_ext[tgt]
-        bad += int(np.count_nonzero(same & (lhs > pot_ext[src])))
-    else:   # Python ints, on this block's edges
-        tt = R.time.astype(object) if time_used else 1
-        po = pot_ext.astype(object)
-        lhs = b[ru] * R.cost.astype(object) - a[ru] * tt + po[tgt]
-        bad += int(np.count_nonzero(same & (lhs > po[src]).astype(bool)))
+        num, den = xp.asarray(st.rank_num), xp.asarray(st.rank_den)
+        lhs = den[ru] * R.cost - num[ru] * t + pot_ext[tgt]
+        bad += int(xp.count_nonzero(same & (lhs > pot_ext[src])))
+    else:   # Python ints, on this block's edges (on the host)
+        h = to_host
+        ru, tg, sr = h(ru), h(tgt), h(src)
+        tt = h(R.time).astype(object) if time_used else 1
+        po = h(pot_ext).astype(object)
+        lhs = b[ru] * h(R.cost).astype(object) - a[ru] * tt + po[tg]
+        bad += int(np.count_nonzero(h(same) & (lhs > po[sr]).astype(bool)))
     return comm.allreduce(bad) + order_bad
 
 
 def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mean",
                               mode: str = "max", per_scc: bool = True,
-                              max_iter: int | None = None) -> CycleResult:
+                              max_iter: int | None = None,
+                              rounds: dict | None = None) -> CycleResult:
     """The maximal or minimal cycle mean or ratio of a graph held in blocks (SPMD).
 
     Parameters
@@ -421,6 +438,10 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         colouring across the processes), as :func:`ocm.optimal_cycle` does by default on
         NumPy; False: to the vertices that reach a cycle (trimming only), as its
         ``per_scc=False``. The per-SCC optima are not gathered (``scc_optima`` None).
+    rounds : dict, optional
+        Filled with the rounds of each phase (``trim``, ``scc_phases``, ``scc_forward``,
+        ``scc_backward``, ``howard`` iterations, pointer ``doubling`` and ``path_sums``
+        rounds over all iterations): each round is one exchange and one ``allreduce``.
 
     Returns
     -------
@@ -448,20 +469,22 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     (Fraction(3, 1), (0, 1, 2), (0, 2, 3), True)
     """
     t_start = _time.perf_counter()
+    xp = comm.xp
     timings: dict[str, float] = {}
+    rounds = {} if rounds is None else rounds
     cmax, tmax = _check(block, kind, mode, comm)
     time_used = kind == "ratio"
     halo = Halo(comm, block.starts, block.indices)
     t0 = _time.perf_counter()
     if time_used:
-        _agree(comm, _zero_time_cycle(block, comm, halo))
+        _agree(comm, _zero_time_cycle(block, comm, halo, rounds))
     timings["zero_time_check"] = _time.perf_counter() - t0
     t0 = _time.perf_counter()
-    alive = _trim(comm, block.indptr, halo, None)
+    alive = _trim(comm, block.indptr, halo, None, rounds)
     if per_scc:
-        label = _scc_labels(comm, block.indptr, halo, alive, block.lo)
+        label = _scc_labels(comm, block.indptr, halo, alive, block.lo, rounds)
     else:
-        label = np.where(alive, 0, -1)
+        label = xp.where(alive, 0, -1)
     work_cost = -block.cost if mode == "min" else block.cost
     R = _Restricted(block, comm, halo, label, work_cost)
     timings["restrict"] = _time.perf_counter() - t0
@@ -470,14 +493,16 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         raise NoCycleError(f"the graph has no cycle ({block.n} vertices, {m} edge"
                            f"{'s' * (m != 1)}): every path ends in a vertex without successors")
     t0 = _time.perf_counter()
-    if R.n_local:
-        _, policy = P.segment_argmax(R.cost, R.indptr, _rows(R.indptr), np)
+    if R.n_local and P.is_numpy(xp):
+        _, policy = P.segment_argmax(R.cost, R.indptr, edge_rows(R.indptr, xp), np)
+    elif R.n_local:
+        policy = first_max_edges(R.cost, edge_rows(R.indptr, xp), R.n_local, xp)[1]
     else:
-        policy = np.zeros(0, np.int64)
+        policy = xp.zeros(0, np.int64)
     if max_iter is None:
         max_iter = max(1000, 10 * R.k)
     # The bounds of the restricted graph's charges, as the one-process iteration takes them.
-    cmax = comm.allreduce(int(np.abs(R.cost).max()) if R.cost.shape[0] else 0, "max")
+    cmax = comm.allreduce(int(xp.abs(R.cost).max()) if R.cost.shape[0] else 0, "max")
     tmax = comm.allreduce(int(R.time.max()) if R.time.shape[0] else 0, "max") if time_used \
         else 1
     aux: dict = {}
@@ -486,7 +511,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     while True:
         if it >= max_iter:
             raise ConvergenceError(it, f"Howard's iteration did not converge in {it} iterations")
-        st = _value_determination(comm, R, policy, time_used, bounds)
+        st = _value_determination(comm, R, policy, time_used, bounds, rounds)
         it += 1
         amax = int(np.abs(st.rank_num).max())
         bmax = int(st.rank_den.max())
@@ -495,17 +520,25 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
                 "the improvement's terms could leave the exact int64 arithmetic of the "
                 "distributed engine: run it as one process")
         rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
-        if R.n_local:
+        if R.n_local and P.is_numpy(xp):
             best_rank, best_val, best_edge = P.best_edges(
                 R.indptr, R.halo.target, R.cost, R.time if time_used else None, None,
                 rank_ext, pot_ext, st.rank_num, st.rank_den, np, aux=aux)
+        elif R.n_local:
+            if "rows" not in aux:
+                aux["rows"] = edge_rows(R.indptr, xp)
+            best_rank, best_val, best_edge = best_edges_scatter(
+                aux["rows"], R.halo.target, R.cost, R.time if time_used else None, rank_ext,
+                pot_ext, xp.asarray(st.rank_num), xp.asarray(st.rank_den), R.n_local, xp)
+        if R.n_local:
             improve = (best_rank > st.rank) | ((best_rank == st.rank) &
                                                (best_val > st.potential))
         else:
-            improve = best_edge = np.zeros(0, dtype=np.int64)
-        if comm.allreduce(int(np.count_nonzero(improve))) == 0:
+            improve = best_edge = xp.zeros(0, dtype=np.int64)
+        rounds["howard"] = rounds.get("howard", 0) + 1
+        if _count(comm, improve) == 0:
             break
-        policy = np.where(improve, best_edge, policy)
+        policy = xp.where(improve, best_edge, policy)
     timings["howard"] = _time.perf_counter() - t0
     t0 = _time.perf_counter()
     violations = _certificate(comm, R, st, cmax, tmax, bounds["xmax"], time_used)
@@ -513,12 +546,13 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     top = st.rank_num.shape[0] - 1
     mine = st.reps[st.rank[st.reps] == top]
     r = comm.allreduce(int(R.lo + mine[0]) if mine.shape[0] else R.k, "min")
-    on = np.flatnonzero(st.rep == r)
+    on = xp.flatnonzero(st.rep == r)
     e_loc = R.original_edges(st.policy[on])
-    rows = list(zip((R.lo + on).tolist(), st.succ[on].tolist(), R.vertices[on].tolist(),
-                    (e_loc + block.edge_base).tolist(), block.indices[e_loc].tolist(),
-                    block.cost[e_loc].tolist(),
-                    (block.time[e_loc] if time_used else np.ones(on.shape[0], np.int64))
+    h = to_host   # the cycle's few vertices come to the host
+    rows = list(zip(h(R.lo + on).tolist(), h(st.succ[on]).tolist(),
+                    h(R.vertices[on]).tolist(), h(e_loc + block.edge_base).tolist(),
+                    h(block.indices[e_loc]).tolist(), h(block.cost[e_loc]).tolist(),
+                    (h(block.time[e_loc]) if time_used else np.ones(on.shape[0], np.int64))
                     .tolist()))
     step = {row[0]: row for row in (x for part in comm.allgather(rows) for x in part)}
     cyc, cyc_edges, c_sum, t_sum = [], [], 0, 0
@@ -541,7 +575,8 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     timings["certify"] = _time.perf_counter() - t0
     timings["total"] = _time.perf_counter() - t_start
     return CycleResult(value=value, cycle=tuple(cyc), cycle_edges=tuple(cyc_edges), kind=kind,
-                       mode=mode, certified=bool(certified), iterations=it, backend="cpu",
+                       mode=mode, certified=bool(certified), iterations=it,
+                       backend="cpu" if P.is_numpy(xp) else "gpu",
                        timings=timings, scc_optima=None, n_vertices=block.n,
                        n_edges=block.m)
 
