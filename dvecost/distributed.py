@@ -23,12 +23,13 @@ import numpy as np
 from ocm.dist import GraphBlock, block_starts, optimal_cycle_distributed
 from ocm.errors import OcmError
 from runtime.comm import Comm
+from statespace.device import module_of
 from statespace.dist import explore_distributed
 from statespace.dist.blocks import StateBlock, hand_over_blocks, witness_graph
 from statespace.quotient import Quotient
 from statespace.dist.search import DISTRIBUTED_SYMMETRY
 
-__all__ = ["BlockRun", "engine_block", "solve_blocks"]
+__all__ = ["BlockRun", "engine_block", "engine_comm", "solve_blocks"]
 
 
 def host_comm(comm: Comm) -> Comm:
@@ -37,9 +38,18 @@ def host_comm(comm: Comm) -> Comm:
     return comm if comm.xp is np else getattr(comm, "mpi", comm)
 
 
+def engine_comm(comm: Comm, block: StateBlock) -> Comm:
+    """The communicator the engine runs over: ``comm`` itself (its arrays are the rows': on
+    the GPUs under NCCL after a search on them), or the MPI beside NCCL's when the rows are
+    on the host."""
+    if comm.xp is np or module_of(block.targets) is not np:
+        return comm
+    return getattr(comm, "mpi", comm)
+
+
 def engine_block(block: StateBlock, resource: str, ratio: bool) -> GraphBlock:
-    """The engine's view of a process's block: its rows, the cost of ``resource`` and the
-    times per edge (int64)."""
+    """The engine's view of a process's block: its rows (where they are), the cost of
+    ``resource`` and the times per edge (int64)."""
     starts = block_starts(block.n, block.starts.shape[0] - 1)
     assert np.array_equal(starts, block.starts)
     return GraphBlock(n=block.n, m=block.m, starts=block.starts, rank=block.rank,
@@ -53,7 +63,7 @@ def solve_blocks(block: StateBlock, comm: Comm, resource: str, kind: str, mode: 
     (no cycle, a zero-time cycle, ...) every process got. Collective."""
     try:
         return optimal_cycle_distributed(engine_block(block, resource, kind == "ratio"),
-                                         host_comm(comm), kind=kind, mode=mode)
+                                         engine_comm(comm, block), kind=kind, mode=mode)
     except OcmError as exc:
         return exc
 

@@ -1,7 +1,8 @@
 """Run under ``mpiexec``: each model named explored by every process with the graph left in
 blocks (``hand_over_blocks``; ``DIST_XP``/``DIST_BATCH`` as for ``dist_worker.py``: the
-device path over a NumPy stand-in of CuPy), the cycle engine across the processes, and on
-process 0 one JSON line per model: the answer and the runs' states gathered for it."""
+device path over a NumPy stand-in of CuPy, the search's and the engine's), the cycle engine
+across the processes, and on process 0 one JSON line per model: the answer and the runs'
+states gathered for it."""
 
 import json
 import pathlib
@@ -16,12 +17,12 @@ from dvecost.distributed import solve_blocks  # noqa: E402
 from statespace.dist import explore_distributed  # noqa: E402
 from statespace.dist.blocks import hand_over_blocks, witness_graph  # noqa: E402
 
-from cycle_cases import answer  # noqa: E402
+from cycle_cases import answer, worker_comm  # noqa: E402
 from dist_worker import load, options  # noqa: E402
 
 
 def main() -> None:
-    comm = world()
+    comm = worker_comm(world())
     out = []
     opts = options()
     for spec in sys.argv[2:]:

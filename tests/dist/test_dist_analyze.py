@@ -93,22 +93,23 @@ def _readable(g, e: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("xp_kind", ["", "stand-in"])
-def test_blocks_from_host_and_device_searches_give_the_one_process_answer(xp_kind, tmp_path):
+@pytest.mark.parametrize("xp_kind, P", [("", 2), ("stand-in", 2), ("stand-in", 3)])
+def test_blocks_from_host_and_device_searches_give_the_one_process_answer(xp_kind, P,
+                                                                          tmp_path):
     """The block hand-over from a search on the host and on the device path (a NumPy
-    stand-in of CuPy, as under NCCL): the engine's answer and the cycle's states are one
-    process's."""
+    stand-in of CuPy, as under NCCL: the rows handed over and the engine run in that module,
+    its device branches): the engine's answer and the cycle's states are one process's."""
     import sys
     sys.path.insert(0, str(ROOT / "tests" / "dist"))
     import ocm
-    from cycle_cases import answer
+    from cycle_cases import answer, comparable
     from dist_worker import load
     from dvecost import pipeline
     from statespace import build_state_graph
     specs = [str(EX / m) for m in ("client_server.dve", "resources.dve", "rings_sync.dve",
                                    "error_state.dve")]
     out = tmp_path / "blocks.jsonl"
-    r = run(2, str(ROOT / "tests" / "dist" / "blocks_worker.py"), str(out), *specs,
+    r = run(P, str(ROOT / "tests" / "dist" / "blocks_worker.py"), str(out), *specs,
             extra_env={"DIST_XP": xp_kind, "DIST_BATCH": "7"} if xp_kind else None)
     assert r.returncode == 0, r.stderr
     got = [json.loads(line) for line in out.read_text().splitlines()]
@@ -116,5 +117,7 @@ def test_blocks_from_host_and_device_searches_give_the_one_process_answer(xp_kin
     for g in got:
         one = build_state_graph(load(g["model"]))
         arrays = pipeline.engine_arrays(one, g["resource"], ratio=True, backend="cpu")
-        assert g["answer"] == answer(ocm.optimal_cycle(*arrays, kind="ratio", xp=np))
+        want = answer(ocm.optimal_cycle(*arrays, kind="ratio", xp=np))
+        assert g["answer"].get("backend") == ("gpu" if xp_kind else "cpu")
+        assert comparable(g["answer"]) == comparable(want)
         assert g["states"] == {str(v): one.states[v].tolist() for v in g["answer"]["cycle"]}
