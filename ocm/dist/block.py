@@ -74,11 +74,12 @@ class GraphBlock:
         This block's process.
     indptr : int64 array, shape (hi - lo + 1,)
         The block's CSR offsets, from 0.
-    indices : int64 array
-        Global target ids of the block's edges.
-    cost : int64 array
-    time : int64 array or None
-        Per edge of the block (None: time 1 everywhere).
+    indices : int array
+        Global target ids of the block's edges (int32 while they fit).
+    cost : int64 array or ocm.Palette
+    time : int64 array, ocm.Palette or None
+        Per edge of the block (None: time 1 everywhere); a palette holds one row per edge
+        and the rows' values (:class:`ocm.primitives.Palette`: 1 or 2 bytes an edge).
     edge_base : int
         Global id of the block's first edge (its edge ``j`` is edge ``edge_base + j`` of the
         graph).

@@ -99,24 +99,52 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
     _agree(comm, err)
     c, t = block.cost, block.time
     err = None
-    if c.shape[0] and int(c.min()) == -2**63:
-        e = block.edge_base + int(xp.flatnonzero(c == -2**63)[0])
+    if c.shape[0] and _extreme(c, xp, "min") == -2**63:
+        e = block.edge_base + _first(c, -2**63, xp)
         err = InputError(f"'cost'[{e}] = -2**63 is out of range: costs must lie within "
                          "±(2**63 - 1)")
-    elif t is not None and t.shape[0] and int(t.min()) < 0:
-        e = int(xp.flatnonzero(t < 0)[0])
+    elif t is not None and t.shape[0] and _extreme(t, xp, "min") < 0:
+        low = _extreme(t, xp, "min")
+        e = _first(t, low, xp)
         err = InputError(f"times must be non-negative integers: edge {block.edge_base + e} "
-                         f"has time {int(t[e])}")
+                         f"has time {low}")
     _agree(comm, err)
-    cmax = comm.allreduce(int(xp.abs(c).max()) if c.shape[0] else 0, "max")
+    cmax = comm.allreduce(_extreme(c, xp, "absmax") if c.shape[0] else 0, "max")
     # (times given are checked and bounded for means too, as one process does)
-    tmax = 1 if t is None else comm.allreduce(int(t.max()) if t.shape[0] else 0, "max")
+    tmax = 1 if t is None else comm.allreduce(_extreme(t, xp, "max") if t.shape[0] else 0,
+                                              "max")
     n = block.n
     if block.m and not P.fits_int64((n + 1) * cmax, (n + 1) * tmax):
         raise InputError(f"costs up to {cmax} (times up to {tmax}) on {n} vertices: sums "
                          "along a path could pass 2**62, beyond the engine's exact int64 "
                          "arithmetic")
     return cmax, tmax
+
+
+def _used_values(a, xp: Any):
+    """The values a per-edge array takes: itself, or a palette's rows that some edge reads
+    (so that bounds and checks are those of the edges, not of unused rows)."""
+    if not isinstance(a, P.Palette):
+        return a
+    used = xp.bincount(a.label.astype(np.int64), minlength=a.values.shape[0]) > 0
+    return a.values[xp.flatnonzero(used)]
+
+
+def _extreme(a, xp: Any, which: str) -> int:
+    """``min``, ``max`` or largest magnitude (``absmax``) of a non-empty per-edge array or
+    palette."""
+    v = _used_values(a, xp)
+    if which == "absmax":
+        return max(abs(int(v.min())), abs(int(v.max())))
+    return int(v.min()) if which == "min" else int(v.max())
+
+
+def _first(a, value: int, xp: Any) -> int:
+    """The first edge whose value is ``value`` (one is)."""
+    if isinstance(a, P.Palette):
+        row = int(xp.flatnonzero(a.values == value)[0])
+        return int(xp.flatnonzero(a.label == row)[0])
+    return int(xp.flatnonzero(a == value)[0])
 
 
 def _count(comm: Comm, a) -> int:
@@ -135,7 +163,7 @@ def _trim(comm: Comm, indptr, halo: Halo, use, rounds: dict) -> Any:
         ext = halo.pull(alive)[0]
         live = ext[halo.target]
         if use is not None:
-            live = live * use
+            live = xp.where(use, live, 0)
         live_out = P.segment_sum(live, indptr, xp) if n_local else xp.zeros(0, np.int64)
         dead = (alive == 1) & (live_out == 0)
         if _count(comm, dead) == 0:
@@ -149,7 +177,8 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
     survives (vertices reaching a zero-time cycle) is gathered and named as one process does
     (:func:`ocm.scc.find_zero_time_cycle` on the survivors, in the same order)."""
     xp = comm.xp
-    zero = (block.time == 0).astype(np.int64)
+    t = block.time
+    zero = (t.values == 0)[t.label] if isinstance(t, P.Palette) else t == 0
     if _count(comm, zero) == 0:
         return None
     alive = _trim(comm, block.indptr, halo, zero, rounds)
@@ -157,7 +186,7 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
         return None
     alive_ext = halo.pull(alive)[0]
     src = edge_rows(block.indptr, xp)
-    keep = (zero == 1) & alive[src] & (alive_ext[halo.target] == 1)
+    keep = zero & alive[src] & (alive_ext[halo.target] == 1)
     e = xp.flatnonzero(keep)
     mine = (to_host(src[e] + block.lo).tolist(), to_host(block.indices[e]).tolist(),
             to_host(e + block.edge_base).tolist())
@@ -206,7 +235,11 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) ->
         rounds["scc_phases"] = rounds.get("scc_phases", 0) + 1
         act_ext = halo.pull(active)[0] == 1
         live = xp.flatnonzero(active[src] & act_ext[tgt])    # edges inside the part left
-        ls, lt = src[live], tgt[live]
+        if live.shape[0] == src.shape[0]:   # all of them: no copy
+            ls, lt = src, tgt
+        else:
+            ls, lt = src[live], tgt[live]
+        del live, act_ext
         lptr = xp.searchsorted(ls, at, side="left")          # their offsets by source
         color = xp.where(active, gid, -1)
         front = xp.flatnonzero(active)
@@ -227,9 +260,10 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) ->
         # Backwards from the roots along the edges inside one colour, grouped by target.
         c_ext = halo.pull(color)[0]
         inside = xp.flatnonzero(c_ext[lt] == color[ls])
-        bs, bt = ls[inside], lt[inside]
+        bt = lt[inside]
         order = xp.argsort(bt)                # (any order within a target will do)
-        bs, bt = bs[order], bt[order]
+        bs, bt = ls[inside[order]], bt[order]
+        del inside, order, c_ext
         bptr = xp.searchsorted(bt, xp.arange(n_local + n_remote + 1, dtype=np.int64),
                                side="left")
         reached = active & (color == gid)
@@ -282,12 +316,18 @@ class _Restricted:
             self.indptr, self.indices = block.indptr, block.indices
             self.cost, self.time, self.halo = work_cost, block.time, halo
             return
-        self.edges = xp.flatnonzero(keep)                      # block-local original edges
+        # Block-local original edges and targets narrow while they fit (4 bytes an edge).
+        self.edges = xp.flatnonzero(keep)
+        if keep.shape[0] < 2**31:
+            self.edges = self.edges.astype(np.int32)
+        del keep
         self.indptr = xp.concatenate([xp.zeros(1, np.int64),
                                       xp.cumsum(deg[kept])]).astype(np.int64)
         self.indices = newid_ext[halo.target[self.edges]]
-        self.cost = work_cost[self.edges]
-        self.time = None if block.time is None else block.time[self.edges]
+        if self.k < 2**31:
+            self.indices = self.indices.astype(np.int32)
+        self.cost = P.subset(work_cost, self.edges)
+        self.time = P.subset(block.time, self.edges)
         self.halo = Halo(comm, self.starts, self.indices)
 
     def original_edges(self, local):
@@ -407,14 +447,14 @@ def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
     bmax = int(st.rank_den.max()) if st.rank_den.shape[0] else 0
     if P.fits_int64(bmax * cmax, amax * tmax, 2 * xmax):
         num, den = xp.asarray(st.rank_num), xp.asarray(st.rank_den)
-        lhs = den[ru] * R.cost - num[ru] * t + pot_ext[tgt]
+        lhs = den[ru] * P.dense(R.cost) - num[ru] * P.dense(t) + pot_ext[tgt]
         bad += int(xp.count_nonzero(same & (lhs > pot_ext[src])))
     else:   # Python ints, on this block's edges (on the host)
         h = to_host
         ru, tg, sr = h(ru), h(tgt), h(src)
-        tt = h(R.time).astype(object) if time_used else 1
+        tt = h(P.dense(R.time)).astype(object) if time_used else 1
         po = h(pot_ext).astype(object)
-        lhs = b[ru] * h(R.cost).astype(object) - a[ru] * tt + po[tg]
+        lhs = b[ru] * h(P.dense(R.cost)).astype(object) - a[ru] * tt + po[tg]
         bad += int(np.count_nonzero(h(same) & (lhs > po[sr]).astype(bool)))
     return comm.allreduce(bad) + order_bad
 
@@ -494,17 +534,17 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
                            f"{'s' * (m != 1)}): every path ends in a vertex without successors")
     t0 = _time.perf_counter()
     if R.n_local and P.is_numpy(xp):
-        _, policy = P.segment_argmax(R.cost, R.indptr, edge_rows(R.indptr, xp), np)
+        _, policy = P.segment_argmax(P.dense(R.cost), R.indptr, edge_rows(R.indptr, xp), np)
     elif R.n_local:
-        policy = first_max_edges(R.cost, edge_rows(R.indptr, xp), R.n_local, xp)[1]
+        policy = first_max_edges(P.dense(R.cost), edge_rows(R.indptr, xp), R.n_local, xp)[1]
     else:
         policy = xp.zeros(0, np.int64)
     if max_iter is None:
         max_iter = max(1000, 10 * R.k)
     # The bounds of the restricted graph's charges, as the one-process iteration takes them.
-    cmax = comm.allreduce(int(xp.abs(R.cost).max()) if R.cost.shape[0] else 0, "max")
-    tmax = comm.allreduce(int(R.time.max()) if R.time.shape[0] else 0, "max") if time_used \
-        else 1
+    cmax = comm.allreduce(_extreme(R.cost, xp, "absmax") if R.cost.shape[0] else 0, "max")
+    tmax = comm.allreduce(_extreme(R.time, xp, "max") if R.time.shape[0] else 0, "max") \
+        if time_used else 1
     aux: dict = {}
     bounds: dict = {}
     it = 0

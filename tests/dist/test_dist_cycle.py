@@ -241,3 +241,32 @@ def test_mpiexec_device_path_equals_one_process(n, tmp_path):
         assert g["answer"].get("backend", "gpu") == "gpu"
         assert comparable(g["answer"]) == comparable(
             one_process(graphs[g["spec"]], g["kind"], g["mode"], g["per_scc"])), g
+
+
+def _as_palette(a):
+    values, label = np.unique(a, return_inverse=True)
+    return ocm.Palette(label.astype(np.uint8), values.astype(np.int64))
+
+
+@pytest.mark.parametrize("device", [False, True])
+def test_palette_blocks_give_the_dense_answer(device, monkeypatch):
+    """Costs and times held as palettes (one row per edge, as the block hand-over gives
+    them) give the answer of the same blocks with per-edge arrays, over NumPy and over the
+    device branches."""
+    import dataclasses
+    xp = _stand_in(monkeypatch) if device else None
+    for seed in range(10):
+        g = random_case(seed)
+        for kind, mode, per_scc in CASES[::3]:
+            want = comparable(one_process(g, kind, mode, per_scc))
+
+            def body(comm):
+                b = split_graph(*g, comm.rank, comm.size)
+                b = dataclasses.replace(b, cost=_as_palette(b.cost), time=_as_palette(b.time))
+                c = comm if xp is None else DeviceComm(comm, xp)
+                try:
+                    return answer(optimal_cycle_distributed(b, c, kind=kind, mode=mode,
+                                                            per_scc=per_scc))
+                except ocm.errors.OcmError as exc:
+                    return answer(exc)
+            assert all(comparable(a) == want for a in run_lockstep(2, body)), (seed, kind)
