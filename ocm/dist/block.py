@@ -163,12 +163,14 @@ def route(comm: Comm, starts: np.ndarray, ids):
     return got, order, counts, rcounts
 
 
-def fetch(comm: Comm, starts: np.ndarray, ids, *arrays) -> list:
+def fetch(comm: Comm, starts: np.ndarray, ids, *arrays, seen=None) -> list:
     """``[a[ids] for a in arrays]`` where each ``a`` is a per-vertex array held in blocks
     (this process's part given): every id goes to its owner, which answers from its part.
     Collective: every process calls it (with its own ``ids``, possibly none). The answers are
     read before any caller changes its arrays, which is what pointer doubling needs. Ids of
-    this process's own block are answered here: only the others travel (and are sorted)."""
+    this process's own block are answered here: only the others travel (and are sorted).
+    ``seen`` (flags of the block's vertices), when given, is set at every vertex of the
+    block that some process asked for."""
     xp = comm.xp
     ids = ids.astype(np.int64, copy=False)
     lo, hi = int(starts[comm.rank]), int(starts[comm.rank + 1])
@@ -183,6 +185,10 @@ def fetch(comm: Comm, starts: np.ndarray, ids, *arrays) -> list:
         near = ids[at_home] - lo
         ids = ids[far]
     got, order, counts, rcounts = route(comm, starts, ids)
+    if seen is not None:
+        seen[got - lo] = True
+        if far is not None:
+            seen[near] = True
     reply = _as_rows(tuple(a[got - lo] for a in arrays), xp)
     back, _ = comm.alltoallv(reply, rcounts, counts)
     if far is None:

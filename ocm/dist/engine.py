@@ -60,7 +60,7 @@ from .. import primitives as P
 from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroTimeCycleError
 from ..result import CycleResult
 from ..scc import find_zero_time_cycle
-from .block import GraphBlock, Halo, fetch, route
+from .block import GraphBlock, Halo, fetch
 from .ops import best_edges_scatter, edge_rows, expand_ranges, first_max_edges, scatter_max
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError"]
@@ -351,19 +351,32 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     succ = R.indices[policy]
     wc = R.cost[policy]
     wt = R.time[policy] if time_used else xp.ones(k, dtype=np.int64)
-    # Representatives: pointer doubling with a running minimum (ceil(log2 n) rounds).
-    jump, low = succ.copy(), gid.copy()
-    for _ in range(max(1, math.ceil(math.log2(max(R.k, 2))))):
+    # The vertices on cycles: J = s^(2^r) doubled (J <- J[J]) while its image shrinks. Each
+    # round's fetch sends every J(v) to its owner, so the owners see the image I_r of J_r
+    # at no cost; I_{r+1} = J_r(I_r) is a subset of I_r, and once they have the same size
+    # J_r maps I_r onto itself, so every later image (the last of which is the set of cycle
+    # vertices) is I_r: about log2(longest tail) rounds, not log2(n).
+    jump = succ.astype(np.int64)
+    size = -1
+    while True:
         rounds["doubling"] = rounds.get("doubling", 0) + 1
-        low_j, jump_j = fetch(comm, R.starts, jump, low, jump)
-        low = xp.minimum(low, low_j)
-        jump = jump_j
-    # The image of J: every vertex sends its jump to the jump's owner, which marks it (the
-    # ids that reach this process are those of its vertices on cycles).
-    on = xp.zeros(k, dtype=np.int64)
-    got = route(comm, R.starts, jump)[0]
-    on[got - R.lo] = 1
-    rep = xp.where(on == 1, low, -1)
+        on = xp.zeros(k, dtype=bool)
+        jump = fetch(comm, R.starts, jump, jump, seen=on)[0]
+        now = _count(comm, on)
+        if now == size:
+            break
+        size = now
+    # Representatives: on the cycle vertices only (each cycle lies in them), doubling with
+    # a running minimum until the window 2^r covers the longest cycle (at most ``size``).
+    cyc = xp.flatnonzero(on)
+    low = gid.copy()
+    jump = succ.astype(np.int64)
+    for _ in range(max(1, math.ceil(math.log2(max(size, 2))))):
+        rounds["cycle_doubling"] = rounds.get("cycle_doubling", 0) + 1
+        low_j, jump_j = fetch(comm, R.starts, jump[cyc], low, jump)
+        low[cyc] = xp.minimum(low[cyc], low_j)
+        jump[cyc] = jump_j
+    rep = xp.where(on, low, -1)
     is_root = rep == gid
     parent = xp.where(is_root, gid, succ)
     # Path sums to the roots: S += S[J], J = J[J] while J is not a root.
