@@ -4,11 +4,11 @@
 world (:func:`runtime.comm.world`) and takes its share of the breadth-first search
 (:mod:`statespace.dist`). By default process 0 then gathers the graph and runs the one-process
 engine (on its GPU under ``--gpus``); with ``DVECOST_DIST_ENGINE=blocks`` the graph stays in
-blocks of consecutive ids, one per process, the cycle engine runs across the processes on their
-hosts (:mod:`dvecost.distributed`) and only the runs shown come to process 0, which prints: for
-graphs too large for one process (the engine across processes runs on NumPy, slower than one
-process's engine and far slower than one GPU's; ``--dot``, which may draw the whole graph,
-always gathers). The others print nothing and end with the same exit code. ``dvecost
+blocks of consecutive ids, one per process, the cycle engine runs across the processes (on
+their GPUs under ``--gpus``, the rows never leaving them; :mod:`dvecost.distributed`) and only
+the runs shown come to process 0, which prints: for graphs too large for one process or one GPU
+(on CPU processes it costs more than one process's engine; ``--dot``, which may draw the whole
+graph, always gathers). The others print nothing and end with the same exit code. ``dvecost
 analyze --gpus N`` starts ``mpiexec -n N`` itself with one process per GPU exchanging through
 NCCL.
 

@@ -7,6 +7,12 @@ whole graph: the same value, critical cycle, iterations and certificate. That on
 is the comparable one because it restricts the graph by trimming (as here), not by SCCs: the
 restricted graph, and so every policy, is the same.
 
+Every array is of the communicator's module ``comm.xp`` (CuPy under
+:class:`runtime.comm.NcclComm`: the graph stays on the GPUs; the calls the two spell
+differently are :mod:`ocm.dist.ops`'s); only counts, the value classes and the critical cycle
+reach the host. Costs and times may be palettes (:class:`ocm.primitives.Palette`: a row per
+edge), read where they are needed.
+
 Steps, following :mod:`ocm.howard`'s rules:
 
 1. **Checks** of the arrays as :func:`ocm.optimal_cycle` makes them (integer charges,
@@ -18,6 +24,8 @@ Steps, following :mod:`ocm.howard`'s rules:
    index lists built once), and the processes agree to stop by an ``allreduce``. The kept
    vertices are renumbered in order (``exscan`` of the counts), so the restricted graph is
    again in blocks of consecutive ids, and its ids are those of the one-process restriction.
+   With ``per_scc`` the SCCs are found by colouring first (:func:`_scc_labels`: work per
+   round follows the frontier).
 3. **Howard**: the first policy is each row's lowest edge of largest cost; per iteration the
    value determination runs by pointer doubling over the policy's functional graph (below),
    the values are ranked exactly (each process's distinct reduced fractions, ``allgather``-ed),
@@ -31,15 +39,18 @@ Steps, following :mod:`ocm.howard`'s rules:
 
 Value determination by pointer doubling
 ---------------------------------------
-For the policy's successor ``s`` (global ids), with ``J_k = s^(2^k)`` and ``M_k(v)`` the
-smallest of ``v, s(v), ..., s^(2^k - 1)(v)``, ``M_{k+1} = min(M_k, M_k[J_k])`` and
-``J_{k+1} = J_k[J_k]``; each round asks the owner of ``J_k(v)`` for ``(M_k, J_k)`` there (two
-``alltoallv``). After ``ceil(log2 n)`` rounds the vertices on cycles are the image of ``J`` and
-``M`` is the smallest vertex of their cycle, the representative. Cutting each cycle there gives
-a forest; path sums to the roots double the same way (``S += S[J]``, ``J = J[J]``) until every
-jump reaches a root, ``O(log depth)`` rounds. int64 sums cannot wrap: the checks of step 1
-bound every path sum by ``(n + 1) * max |cost|`` (and times likewise) below 2^62; the scaled
-biases and the certificate's terms are bounded before they are formed, and a bound that fails
+For the policy's successor ``s`` (global ids), ``J_0 = s`` and ``J_{k+1} = J_k[J_k]``; each
+round asks the owner of ``J_k(v)`` for ``J_k`` there (two ``alltoallv``), so the owners see the
+image ``I_k`` of ``J_k`` at no cost. ``I_{k+1} = J_k(I_k)`` lies in ``I_k``, and once the two
+have the same size ``J_k`` maps ``I_k`` onto itself, so every later image, the last of which
+is the set of vertices on cycles, is ``I_k``: the rounds stop there (about log2 of the longest
+tail, not log2 n). On those vertices alone, ``M_k(v)`` the smallest of ``v, s(v), ...,
+s^(2^k - 1)(v)`` doubles (``M_{k+1} = min(M_k, M_k[J_k])``) to the smallest vertex of each
+cycle, the representative. Cutting each cycle there gives a forest; path sums to the roots
+double the same way (``S += S[J]``, ``J = J[J]``) until every jump reaches a root,
+``O(log depth)`` rounds. int64 sums cannot wrap: the checks of step 1 bound every path sum by
+``(n + 1) * max |cost|`` (and times likewise) below 2^62; the scaled biases and the
+certificate's terms are bounded before they are formed, and a bound that fails
 stops the run with :class:`DistributedRangeError` (the one-process engine would go on in
 Python ints; the exchanges here carry int64).
 """
