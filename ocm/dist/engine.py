@@ -72,7 +72,8 @@ from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroT
 from ..result import CycleResult
 from ..scc import find_zero_time_cycle
 from .block import GraphBlock, Halo, fetch
-from .ops import best_edges_scatter, edge_rows, expand_ranges, first_max_edges, scatter_max
+from .ops import (best_edges_scatter, edge_rows, edge_slices, expand_ranges, first_max_edges,
+                  scatter_max)
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError"]
 
@@ -254,11 +255,16 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) ->
         lptr = xp.searchsorted(ls, at, side="left")          # their offsets by source
         color = xp.where(active, gid, -1)
         front = xp.flatnonzero(active)
+        n_active = front.shape[0]
         while True:
             rounds["scc_forward"] = rounds.get("scc_forward", 0) + 1
             before = color.copy()
-            e = expand_ranges(lptr[front], lptr[front + 1], xp)
-            c, t = color[ls[e]], lt[e].astype(np.int64)
+            if front.shape[0] == n_active:   # every live edge: no list of them
+                c, t = color[ls], lt
+            else:
+                e = expand_ranges(lptr[front], lptr[front + 1], xp)
+                c, t = color[ls[e]], lt[e]
+                del e
             home = t < n_local
             scatter_max(xp, color, t[home], c[home])
             rem = xp.full(n_remote, -1, dtype=np.int64)
@@ -463,23 +469,28 @@ def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
     rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
     src = edge_rows(R.indptr, xp)
     tgt = R.halo.target
-    ru, rw = rank_ext[src], rank_ext[tgt]
-    bad = int(xp.count_nonzero(rw > ru))
-    same = rw == ru
-    t = R.time if time_used else 1
     amax = int(np.abs(st.rank_num).max()) if st.rank_num.shape[0] else 0
     bmax = int(st.rank_den.max()) if st.rank_den.shape[0] else 0
-    if P.fits_int64(bmax * cmax, amax * tmax, 2 * xmax):
-        num, den = xp.asarray(st.rank_num), xp.asarray(st.rank_den)
-        lhs = den[ru] * P.dense(R.cost) - num[ru] * P.dense(t) + pot_ext[tgt]
-        bad += int(xp.count_nonzero(same & (lhs > pot_ext[src])))
-    else:   # Python ints, on this block's edges (on the host)
-        h = to_host
-        ru, tg, sr = h(ru), h(tgt), h(src)
-        tt = h(P.dense(R.time)).astype(object) if time_used else 1
-        po = h(pot_ext).astype(object)
-        lhs = b[ru] * h(P.dense(R.cost)).astype(object) - a[ru] * tt + po[tg]
-        bad += int(np.count_nonzero(h(same) & (lhs > po[sr]).astype(bool)))
+    exact64 = P.fits_int64(bmax * cmax, amax * tmax, 2 * xmax)
+    num, den = xp.asarray(st.rank_num), xp.asarray(st.rank_den)
+    bad = 0
+    for sl in edge_slices(int(src.shape[0])):   # (a slice of edges at a time: temporaries)
+        s_, t_ = src[sl], tgt[sl]
+        ru, rw = rank_ext[s_], rank_ext[t_]
+        bad += int(xp.count_nonzero(rw > ru))
+        same = rw == ru
+        cost = P.dense(P.subset(R.cost, sl))
+        t = P.dense(P.subset(R.time, sl)) if time_used else 1
+        if exact64:
+            lhs = den[ru] * cost - num[ru] * t + pot_ext[t_]
+            bad += int(xp.count_nonzero(same & (lhs > pot_ext[s_])))
+        else:   # Python ints, on this slice's edges (on the host)
+            h = to_host
+            ru_h = h(ru)
+            tt = h(t).astype(object) if time_used else 1
+            po = h(pot_ext).astype(object)
+            lhs = b[ru_h] * h(cost).astype(object) - a[ru_h] * tt + po[h(t_)]
+            bad += int(np.count_nonzero(h(same) & (lhs > po[h(s_)]).astype(bool)))
     return comm.allreduce(bad) + order_bad
 
 

@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from ..primitives import is_numpy
+from ..primitives import dense, is_numpy, subset
 
 __all__ = ["scatter_min", "scatter_max", "edge_rows", "stable_argsort", "expand_ranges",
-           "first_max_edges", "best_edges_scatter", "INT64_MIN"]
+           "first_max_edges", "best_edges_scatter", "edge_slices", "EDGE_BLOCK", "INT64_MIN"]
 
 INT64_MIN = -2**63
 
@@ -108,18 +108,51 @@ def first_max_edges(key, src, k: int, xp: Any):
     return best, edge
 
 
+#: Edges per slice of the passes over every edge on a device (:func:`edge_slices`): their
+#: temporaries (int64 ranks, candidates, values: about 40 bytes an edge) take at most a slice's
+#: memory beside the graph.
+EDGE_BLOCK = 1 << 26
+
+
+def edge_slices(m: int) -> list:
+    """Consecutive slices of ``0 .. m - 1`` of at most :data:`EDGE_BLOCK` edges (one, empty,
+    for ``m = 0``).
+
+    >>> edge_slices(0)
+    [slice(0, 0, None)]
+    """
+    return [slice(a, min(a + EDGE_BLOCK, m)) for a in range(0, max(m, 1), EDGE_BLOCK)]
+
+
 def best_edges_scatter(src, tgt, cost, time, rank_ext, pot_ext, rank_num, rank_den, k: int,
                        xp: Any):
     """Howard's improvement (:func:`ocm.primitives.best_edges`'s contract: per row the
     largest target rank, then the largest scaled value among those edges, lowest edge id on
     ties) by scatters instead of per-row reductions: ``(best_rank, best_val, best_edge)``.
-    The caller has bounded every value below ``2**62``."""
-    rk = rank_ext[tgt]
+    ``cost`` and ``time`` may be palettes. The caller has bounded every value below
+    ``2**62``. Three passes over the edges, a slice at a time (:func:`edge_slices`): the
+    scatters combine across slices, so rows may straddle them."""
+    m = int(src.shape[0])
     best_rank = xp.full(k, -1, np.int64)
-    scatter_max(xp, best_rank, src, rk)
-    cand = xp.flatnonzero(rk == best_rank[src])
-    r = rk[cand]
-    t = 1 if time is None else time[cand]
-    val = rank_den[r] * cost[cand] - rank_num[r] * t + pot_ext[tgt[cand]]
-    best_val, at = first_max_edges(val, src[cand], k, xp)
-    return best_rank, best_val, cand[at].astype(np.int64)
+    for sl in edge_slices(m):
+        scatter_max(xp, best_rank, src[sl], rank_ext[tgt[sl]])
+
+    def values(sl):
+        """The candidate edges of a slice (global ids) and their values."""
+        rk = rank_ext[tgt[sl]]
+        cand = xp.flatnonzero(rk == best_rank[src[sl]])
+        r = rk[cand]
+        e = cand + sl.start
+        t = 1 if time is None else dense(subset(time, e))
+        val = rank_den[r] * dense(subset(cost, e)) - rank_num[r] * t + pot_ext[tgt[e]]
+        return e, val
+    best_val = xp.full(k, INT64_MIN + 1, np.int64)   # (values exceed -2**62)
+    for sl in edge_slices(m):
+        e, val = values(sl)
+        scatter_max(xp, best_val, src[e], val)
+    best_edge = xp.full(k, 2**62, np.int64)
+    for sl in edge_slices(m):
+        e, val = values(sl)
+        hit = e[val == best_val[src[e]]]
+        scatter_min(xp, best_edge, src[hit], hit.astype(np.int64))
+    return best_rank, best_val, best_edge

@@ -205,8 +205,10 @@ def test_property_device_path_equals_one_process(g, P, case):
     """The device branches (scatters by an atomic-minimum kernel, ranges by searchsorted,
     the improvement by scatters) give the one-process answer, whatever the blocks."""
     import pytest as _pt
+    from ocm.dist import ops
     with _pt.MonkeyPatch.context() as mp:
         xp = _stand_in(mp)
+        mp.setattr(ops, "EDGE_BLOCK", 3)   # passes over the edges in slices, rows straddling
         kind, mode, per_scc = case
         want = comparable(one_process(g, kind, mode, per_scc))
         got = distributed(g, kind, mode, P, per_scc, xp=xp)
