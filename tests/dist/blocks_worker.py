@@ -13,7 +13,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "tests" / "statespace"))
 
 from runtime.comm import world  # noqa: E402
-from dvecost.distributed import solve_blocks  # noqa: E402
+from dvecost.distributed import engine_block, solve_blocks  # noqa: E402
 from statespace.dist import explore_distributed  # noqa: E402
 from statespace.dist.blocks import hand_over_blocks, witness_graph  # noqa: E402
 
@@ -30,10 +30,16 @@ def main() -> None:
         res = block.model.resources
         got = answer(solve_blocks(block, comm, res[0], "ratio", "max"))
         g = witness_graph(block, comm, got.get("edges", []))
+        # What the engine reads per edge of the block: targets, then each edge's palette row
+        # for the cost and the time (engine_block), in bytes.
+        e = engine_block(block, res[0], True)
+        widths = [int(e.indices.dtype.itemsize), int(e.cost.label.dtype.itemsize),
+                  int(e.time.label.dtype.itemsize), e.cost.label is e.time.label]
         if comm.rank == 0:
             states = {v: g.peek("states", v).tolist() for v in got.get("cycle", [])}
             out.append({"model": spec, "answer": got, "resource": res[0],
-                        "states": {str(k): v for k, v in states.items()}})
+                        "states": {str(k): v for k, v in states.items()},
+                        "widths": widths})
     if comm.rank == 0:
         pathlib.Path(sys.argv[1]).write_text("\n".join(json.dumps(o) for o in out))
 

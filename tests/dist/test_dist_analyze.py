@@ -121,3 +121,6 @@ def test_blocks_from_host_and_device_searches_give_the_one_process_answer(xp_kin
         assert g["answer"].get("backend") == ("gpu" if xp_kind else "cpu")
         assert comparable(g["answer"]) == comparable(want)
         assert g["states"] == {str(v): one.states[v].tolist() for v in g["answer"]["cycle"]}
+        # Narrow edges in the engine: int32 targets (ids fit), the cost and the time read
+        # through one palette row per edge (as narrow as the one-process graph's rows).
+        assert g["widths"] == [4, one.charge.dtype.itemsize, one.charge.dtype.itemsize, True]
