@@ -427,13 +427,13 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
         lrank, lnum, lden = (to_host(x) for x in P.rank_fractions(cc, tt, np))
     else:
         lrank = lnum = lden = np.zeros(0, np.int64)
-    allv = comm.allgather((lnum.tolist(), lden.tolist()))
-    an = np.array([a for v in allv for a in v[0]], dtype=np.int64)
-    ad = np.array([b for v in allv for b in v[1]], dtype=np.int64)
-    _, rnum, rden = P.rank_fractions(an, ad, np)
-    where = {(int(a), int(b)): i for i, (a, b) in enumerate(zip(rnum.tolist(), rden.tolist()))}
-    to_global = np.array([where[(a, b)] for a, b in zip(lnum.tolist(), lden.tolist())],
-                         dtype=np.int64)
+    allv = comm.allgather((lnum, lden))
+    an = np.concatenate([np.asarray(v[0], np.int64) for v in allv])
+    ad = np.concatenate([np.asarray(v[1], np.int64) for v in allv])
+    grank, rnum, rden = (to_host(x) for x in P.rank_fractions(an, ad, np))
+    # This process's fractions are its slice of the gathered ones: their global ranks.
+    first = sum(int(v[0].shape[0]) for v in allv[:comm.rank])
+    to_global = grank[first:first + lnum.shape[0]]
     rep_rank = xp.full(k, -1, dtype=np.int64)
     if reps.shape[0]:
         rep_rank[reps] = xp.asarray(to_global[lrank])
