@@ -252,7 +252,8 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) ->
         else:
             ls, lt = src[live], tgt[live]
         del live, act_ext
-        lptr = xp.searchsorted(ls, at, side="left")          # their offsets by source
+        # their offsets by source (the values searched in the list's own dtype)
+        lptr = xp.searchsorted(ls, at.astype(ls.dtype, copy=False), side="left")
         color = xp.where(active, gid, -1)
         front = xp.flatnonzero(active)
         n_active = front.shape[0]
@@ -281,7 +282,7 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) ->
         order = xp.argsort(bt)                # (any order within a target will do)
         bs, bt = ls[inside[order]], bt[order]
         del inside, order, c_ext
-        bptr = xp.searchsorted(bt, xp.arange(n_local + n_remote + 1, dtype=np.int64),
+        bptr = xp.searchsorted(bt, xp.arange(n_local + n_remote + 1, dtype=bt.dtype),
                                side="left")
         reached = active & (color == gid)
         new = reached
