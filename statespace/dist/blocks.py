@@ -39,14 +39,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from runtime.comm import Comm
-from runtime.device import to_host
+from runtime.device import device_free_bytes, to_host
 
 from ..graph import Palette, StateGraph, derived, lazy_graph
 from ..device import count_values, module_of, stable_argsort
-from .handover import Share, agree_palette, constant_palette, place_rows
+from .handover import Share, agree_palette, constant_palette, hand_over, place_rows
 
-__all__ = ["StateBlock", "Entries", "hand_over_blocks", "witness_graph", "block_bounds",
-           "GatheredGraphError"]
+__all__ = ["StateBlock", "Entries", "hand_over_blocks", "hand_over_auto", "gather_fits",
+           "GATHER_BYTES_PER_EDGE", "witness_graph", "block_bounds", "GatheredGraphError"]
 
 
 class GatheredGraphError(LookupError):
@@ -229,6 +229,34 @@ def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
                       deadlocks=dead.astype(np.int64), action_codes=action_codes, model=cm,
                       error_successors=error_successors,
                       seconds=0.0 if t0 is None else _time.perf_counter() - t0)
+
+
+#: Bytes of the first GPU per transition that the gathered graph and the one-GPU engine take
+#: at their peak (cs_15 gathered on the first of two H200s: 140 GB for 3.25 G transitions,
+#: 43, with its share of the search).
+GATHER_BYTES_PER_EDGE = 48
+
+
+def gather_fits(comm: Comm, xp, m: int, budget: int | None = None) -> bool:
+    """Whether a graph of ``m`` transitions gathered to process 0 fits its device: ``m`` times
+    :data:`GATHER_BYTES_PER_EDGE` within ``budget`` (default: what process 0's device can
+    still allocate; a search on the host always fits: its memory is watched by the search's
+    own limits). The same answer on every process. Collective."""
+    if budget is None:
+        budget = comm.allgather(device_free_bytes(xp) if comm.rank == 0 else None)[0]
+    return budget is None or m * GATHER_BYTES_PER_EDGE <= budget
+
+
+def hand_over_auto(share: Share, comm: Comm, cm, *, budget: int | None = None, **options):
+    """The gathering hand-over (:func:`statespace.dist.handover.hand_over`) where the graph
+    fits process 0's device (:func:`gather_fits`), else the block hand-over
+    (:func:`hand_over_blocks`): a :class:`~statespace.StateGraph` on process 0 (None
+    elsewhere) or every process's :class:`StateBlock`. Same parameters, and ``budget`` (bytes;
+    default: process 0's device's free memory)."""
+    m = comm.allreduce(int(share.targets.shape[0]))
+    if gather_fits(comm, share.xp, m, budget):
+        return hand_over(share, comm, cm, **options)
+    return hand_over_blocks(share, comm, cm, **options)
 
 
 class Entries:
