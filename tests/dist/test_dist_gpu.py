@@ -140,3 +140,23 @@ def test_analyze_gpus_blocks_engine_on_the_devices_gives_the_one_process_answer(
             for k in ("timings", "peak_memory_bytes", "symmetry", "backend", "iterations"):
                 d.pop(k, None)
         assert d_got == d_one, model
+
+
+def test_analyze_gpus_auto_gathers_what_fits_the_first_gpu():
+    """``DVECOST_DIST_ENGINE=auto dvecost analyze --gpus 2`` on a small model: it fits the
+    first GPU gathered, so the one-GPU engine answers (backend of the gathering run), with the
+    one-process answer."""
+    _need(2)
+    args = ["analyze", str(EX / "client_server_template.dve"), "-D", "N=5", "--json",
+            "--symmetry", "off"]
+    one = subprocess.run([sys.executable, "-m", "dvecost", *args], env=env(), cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    got = subprocess.run([sys.executable, "-m", "dvecost", *args, "--gpus", "2"],
+                         env=env(NCCL_NVLS_ENABLE="0", DVECOST_DIST_ENGINE="auto"), cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert got.returncode == one.returncode == 0, got.stderr
+    d_one, d_got = json.loads(one.stdout), json.loads(got.stdout)
+    for d in (d_one, d_got):
+        for k in ("timings", "peak_memory_bytes", "symmetry", "backend", "iterations"):
+            d.pop(k, None)
+    assert d_got == d_one
