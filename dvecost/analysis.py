@@ -109,7 +109,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         called as ``engine(quotient, resource, kind, mode)``, it returns the ``CycleResult``
         (or the ``ocm.errors.OcmError`` it met) and the quotient whose graph the runs shown
         are read from (``dvecost analyze`` under ``mpiexec`` passes the engine across
-        processes, :class:`dvecost.distributed.BlockRun`, whose graph holds only those runs).
+        processes, :class:`dvecost.distributed.BlockRun`, whose graph holds only those runs),
+        or None to leave the answer to :func:`ocm.optimal_cycle` (a graph that was gathered).
 
     Returns
     -------
@@ -224,8 +225,10 @@ def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *,
     report("howard", None, None, f"optimal cycle {kind}: SCCs, policy iteration, certificate")
     t0 = _time.perf_counter()
     try:
-        if engine is not None:
-            result, quotient = engine(quotient, resource, kind, mode)
+        # (a hook may leave the answer to the one-process engine: it returns None)
+        got = None if engine is None else engine(quotient, resource, kind, mode)
+        if got is not None:
+            result, quotient = got
             graph = quotient.graph
             if isinstance(result, Exception):
                 raise result

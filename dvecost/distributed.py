@@ -21,14 +21,16 @@ from typing import Any
 import numpy as np
 
 from ocm.dist import GraphBlock, block_starts, optimal_cycle_distributed
+from ocm import Palette
 from ocm.errors import OcmError
 from runtime.comm import Comm
+from statespace.device import module_of
 from statespace.dist import explore_distributed
-from statespace.dist.blocks import StateBlock, hand_over_blocks, witness_graph
+from statespace.dist.blocks import StateBlock, hand_over_auto, hand_over_blocks, witness_graph
 from statespace.quotient import Quotient
 from statespace.dist.search import DISTRIBUTED_SYMMETRY
 
-__all__ = ["BlockRun", "engine_block", "solve_blocks"]
+__all__ = ["BlockRun", "engine_block", "engine_comm", "solve_blocks"]
 
 
 def host_comm(comm: Comm) -> Comm:
@@ -37,14 +39,30 @@ def host_comm(comm: Comm) -> Comm:
     return comm if comm.xp is np else getattr(comm, "mpi", comm)
 
 
+def engine_comm(comm: Comm, block: StateBlock) -> Comm:
+    """The communicator the engine runs over: ``comm`` itself (its arrays are the rows': on
+    the GPUs under NCCL after a search on them), or the MPI beside NCCL's when the rows are
+    on the host."""
+    if comm.xp is np or module_of(block.targets) is not np:
+        return comm
+    return getattr(comm, "mpi", comm)
+
+
 def engine_block(block: StateBlock, resource: str, ratio: bool) -> GraphBlock:
-    """The engine's view of a process's block: its rows, the cost of ``resource`` and the
-    times per edge (int64)."""
+    """The engine's view of a process's block: its rows (where they are), the cost of
+    ``resource`` and the times as palettes (each edge's row of the block's palette, read
+    where needed: 1 or 2 bytes an edge rather than 8 each)."""
     starts = block_starts(block.n, block.starts.shape[0] - 1)
     assert np.array_equal(starts, block.starts)
+    xp = module_of(block.charge)
+
+    def column(values: np.ndarray) -> Palette:
+        return Palette(block.charge, np.asarray(values, np.int64) if xp is np else
+                       xp.asarray(values, dtype=np.int64))
     return GraphBlock(n=block.n, m=block.m, starts=block.starts, rank=block.rank,
                       indptr=block.indptr, indices=block.targets,
-                      cost=block.costs(resource), time=block.times() if ratio else None,
+                      cost=column(block.palette.costs[resource]),
+                      time=column(block.palette.time) if ratio else None,
                       edge_base=block.edge_base)
 
 
@@ -53,7 +71,7 @@ def solve_blocks(block: StateBlock, comm: Comm, resource: str, kind: str, mode: 
     (no cycle, a zero-time cycle, ...) every process got. Collective."""
     try:
         return optimal_cycle_distributed(engine_block(block, resource, kind == "ratio"),
-                                         host_comm(comm), kind=kind, mode=mode)
+                                         engine_comm(comm, block), kind=kind, mode=mode)
     except OcmError as exc:
         return exc
 
@@ -69,26 +87,40 @@ class BlockRun:
     Parameters
     ----------
     comm : runtime.comm.Comm
+    auto : bool
+        Keep the graph in blocks only where, gathered, it would not fit process 0's device
+        (:func:`statespace.dist.blocks.hand_over_auto`); where it fits, process 0 gathers it
+        and its one-process engine answers (:meth:`engine` then leaves the answer to it).
     """
 
-    def __init__(self, comm: Comm) -> None:
+    def __init__(self, comm: Comm, auto: bool = False) -> None:
         self.comm = comm
+        self.auto = auto
         self.block: StateBlock | None = None
+        self.gathered = False
         self.asked = False
         self.timings: dict = {}
 
     def explore(self, compiled, *, max_states, max_memory, progress) -> Quotient | None:
         """The search and the counts (``dvecost.analyze``'s ``explore`` hook on process 0,
         the first step of :meth:`follow` elsewhere)."""
-        self.block = explore_distributed(compiled, self.comm, max_states=max_states,
-                                         max_memory=max_memory, progress=progress,
-                                         handover=hand_over_blocks, timings=self.timings)
+        got = explore_distributed(compiled, self.comm, max_states=max_states,
+                                  max_memory=max_memory, progress=progress,
+                                  handover=hand_over_auto if self.auto else hand_over_blocks,
+                                  timings=self.timings)
+        if not isinstance(got, StateBlock):   # gathered: the graph on process 0, or None
+            self.gathered = True
+            return None if got is None else Quotient(got, DISTRIBUTED_SYMMETRY, compiled)
+        self.block = got
         g = witness_graph(self.block, host_comm(self.comm), [])
         return None if g is None else Quotient(g, DISTRIBUTED_SYMMETRY, compiled)
 
     def engine(self, quotient: Quotient, resource: str, kind: str, mode: str):
         """Process 0's ``engine`` hook of :func:`dvecost.analyze`: the question to every
-        process, the engine, the runs shown; ``(CycleResult or OcmError, quotient)``."""
+        process, the engine, the runs shown; ``(CycleResult or OcmError, quotient)``, or None
+        where the graph was gathered (the one-process engine answers)."""
+        if self.gathered:
+            return None
         self.asked = True
         self.comm.allgather((resource, kind, mode))
         outcome = solve_blocks(self.block, self.comm, resource, kind, mode)
@@ -106,6 +138,8 @@ class BlockRun:
         """A process other than 0: the same steps as process 0, printing nothing; its exit
         code (0, or 3 when there is no answer or process 0 stopped before the engine)."""
         self.explore(compiled, max_states=max_states, max_memory=max_memory, progress=None)
+        if self.gathered:   # process 0 holds the graph and answers alone
+            return 0
         question: Any = self.comm.allgather(None)[0]
         if question is None:
             return 3

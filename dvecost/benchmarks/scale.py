@@ -92,7 +92,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default 2)")
     p.add_argument("--no-engine", action="store_true",
                    help="time the exploration only: no cycle engine after it ('engine s' "
-                        "empty; the engine across processes runs on the hosts)")
+                        "empty)")
     p.add_argument("--jsonl", type=pathlib.Path, metavar="FILE",
                    help="also append each row to FILE as one JSON line")
 

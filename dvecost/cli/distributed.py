@@ -4,11 +4,11 @@
 world (:func:`runtime.comm.world`) and takes its share of the breadth-first search
 (:mod:`statespace.dist`). By default process 0 then gathers the graph and runs the one-process
 engine (on its GPU under ``--gpus``); with ``DVECOST_DIST_ENGINE=blocks`` the graph stays in
-blocks of consecutive ids, one per process, the cycle engine runs across the processes on their
-hosts (:mod:`dvecost.distributed`) and only the runs shown come to process 0, which prints: for
-graphs too large for one process (the engine across processes runs on NumPy, slower than one
-process's engine and far slower than one GPU's; ``--dot``, which may draw the whole graph,
-always gathers). The others print nothing and end with the same exit code. ``dvecost
+blocks of consecutive ids, one per process, the cycle engine runs across the processes (on
+their GPUs under ``--gpus``, the rows never leaving them; :mod:`dvecost.distributed`) and only
+the runs shown come to process 0, which prints: for graphs too large for one process or one GPU
+(on CPU processes it costs more than one process's engine; ``--dot``, which may draw the whole
+graph, always gathers). The others print nothing and end with the same exit code. ``dvecost
 analyze --gpus N`` starts ``mpiexec -n N`` itself with one process per GPU exchanging through
 NCCL.
 
@@ -33,12 +33,15 @@ __all__ = ["distributed_world", "Rendezvous", "follow", "launch_gpus", "add_gpus
            "engine_in_blocks"]
 
 
-def engine_in_blocks(args: argparse.Namespace) -> bool:
+def engine_in_blocks(args: argparse.Namespace) -> bool | str:
     """Whether the run keeps the graph in blocks and runs the engine across processes
-    (``DVECOST_DIST_ENGINE=blocks``), or gathers it to process 0 (the default, and always
-    with ``--dot``)."""
-    return os.environ.get("DVECOST_DIST_ENGINE", "gather") == "blocks" and \
-        not getattr(args, "dot", None)
+    (``DVECOST_DIST_ENGINE=blocks``: True), gathers it to process 0 (the default, and always
+    with ``--dot``: False), or decides when the search is done (``auto``: ``'auto'``; in
+    blocks only where the gathered graph would not fit process 0's GPU)."""
+    how = os.environ.get("DVECOST_DIST_ENGINE", "gather")
+    if getattr(args, "dot", None) or how not in ("blocks", "auto"):
+        return False
+    return True if how == "blocks" else "auto"
 
 
 def add_gpus(p: argparse.ArgumentParser) -> None:
@@ -64,11 +67,11 @@ class Rendezvous:
     :meth:`engine` its ``engine`` hook; :meth:`abandon` frees the others when process 0 fails
     before exploring or before its engine."""
 
-    def __init__(self, comm: Comm, blocks: bool = False) -> None:
+    def __init__(self, comm: Comm, blocks: bool | str = False) -> None:
         from ..distributed import BlockRun
         self.comm = comm
         self.met = False
-        self.run = BlockRun(comm) if blocks else None
+        self.run = BlockRun(comm, auto=blocks == "auto") if blocks else None
 
     def explore(self, compiled, *, max_states, max_memory, progress):
         from statespace.dist import distributed_quotient
@@ -95,7 +98,7 @@ class Rendezvous:
             self.run.abandon()
 
 
-def follow(args: argparse.Namespace, comm: Comm, blocks: bool = False) -> int:
+def follow(args: argparse.Namespace, comm: Comm, blocks: bool | str = False) -> int:
     """A process other than 0: its share of the search, printing nothing; the exit code is
     the one process 0 ends with (2 bad input, 3 a limit, 128 + signal number)."""
     from dve import load_model
@@ -115,8 +118,8 @@ def follow(args: argparse.Namespace, comm: Comm, blocks: bool = False) -> int:
             return 2
         if blocks:
             from ..distributed import BlockRun
-            return BlockRun(comm).follow(compiled, max_states=args.max_states,
-                                         max_memory=args.max_memory)
+            return BlockRun(comm, auto=blocks == "auto").follow(
+                compiled, max_states=args.max_states, max_memory=args.max_memory)
         explore_distributed(compiled, comm, max_states=args.max_states,
                             max_memory=args.max_memory)
         return 0

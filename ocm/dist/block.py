@@ -33,6 +33,9 @@ from typing import Any
 import numpy as np
 
 from runtime.comm import Comm
+from runtime.device import to_host
+
+from .ops import scatter_max, stable_argsort
 
 __all__ = ["GraphBlock", "block_starts", "owner_of_ids", "split_graph", "Halo", "fetch",
            "route"]
@@ -71,11 +74,12 @@ class GraphBlock:
         This block's process.
     indptr : int64 array, shape (hi - lo + 1,)
         The block's CSR offsets, from 0.
-    indices : int64 array
-        Global target ids of the block's edges.
-    cost : int64 array
-    time : int64 array or None
-        Per edge of the block (None: time 1 everywhere).
+    indices : int array
+        Global target ids of the block's edges (int32 while they fit).
+    cost : int64 array or ocm.Palette
+    time : int64 array, ocm.Palette or None
+        Per edge of the block (None: time 1 everywhere); a palette holds one row per edge
+        and the rows' values (:class:`ocm.primitives.Palette`: 1 or 2 bytes an edge).
     edge_base : int
         Global id of the block's first edge (its edge ``j`` is edge ``edge_base + j`` of the
         graph).
@@ -136,87 +140,110 @@ def split_graph(indptr: Any, indices: Any, cost: Any, time: Any | None, rank: in
         edge_base=e0)
 
 
-def _as_rows(values: tuple) -> np.ndarray:
+def _as_rows(values: tuple, xp: Any = np):
     """One int64 matrix of the values given (one column each), for one exchange."""
-    return np.stack([np.asarray(v).astype(np.int64, copy=False) for v in values], axis=1) \
-        if values else np.zeros((0, 0), np.int64)
+    return xp.stack([v.astype(np.int64, copy=False) for v in values], axis=1) \
+        if values else xp.zeros((0, 0), np.int64)
 
 
-def route(comm: Comm, starts: np.ndarray, ids: np.ndarray):
-    """Send the global ids ``ids`` to their owners: ``(got, order, counts, recv_counts)``,
-    where ``got`` are the ids this process owns that others asked for (grouped by asker),
-    ``order`` the permutation that grouped ``ids`` by owner and the counts both ways (to send
-    answers back, :func:`fetch`)."""
+def route(comm: Comm, starts: np.ndarray, ids):
+    """Send the global ids ``ids`` (of ``comm.xp``) to their owners: ``(got, order, counts,
+    recv_counts)``, where ``got`` are the ids this process owns that others asked for
+    (grouped by asker), ``order`` the permutation that grouped ``ids`` by owner and the
+    counts both ways (NumPy: to send answers back, :func:`fetch`)."""
+    xp = comm.xp
     if comm.size == 1:   # every id is this process's: nothing to group
         got, rcounts = comm.alltoallv(ids, np.array([ids.shape[0]], np.int64))
         return got, None, rcounts, rcounts
-    owner = owner_of_ids(ids, starts)
+    owner = xp.searchsorted(xp.asarray(starts), ids, side="right") - 1
     # (a stable sort of small integers: NumPy's radix sort)
-    order = np.argsort(owner.astype(np.int16 if comm.size < 2**15 else np.int64),
-                       kind="stable")
-    counts = np.bincount(owner, minlength=comm.size).astype(np.int64)
-    got, rcounts = comm.alltoallv(np.ascontiguousarray(ids[order]), counts)
+    order = stable_argsort(owner.astype(np.int16 if comm.size < 2**15 else np.int64), xp)
+    counts = to_host(xp.bincount(owner, minlength=comm.size)).astype(np.int64)
+    got, rcounts = comm.alltoallv(xp.ascontiguousarray(ids[order]), counts)
     return got, order, counts, rcounts
 
 
-def fetch(comm: Comm, starts: np.ndarray, ids: np.ndarray, *arrays: np.ndarray) -> list:
+def fetch(comm: Comm, starts: np.ndarray, ids, *arrays, seen=None) -> list:
     """``[a[ids] for a in arrays]`` where each ``a`` is a per-vertex array held in blocks
     (this process's part given): every id goes to its owner, which answers from its part.
     Collective: every process calls it (with its own ``ids``, possibly none). The answers are
-    read before any caller changes its arrays, which is what pointer doubling needs."""
-    ids = np.asarray(ids, dtype=np.int64)
-    got, order, counts, rcounts = route(comm, starts, ids)
-    local = got - starts[comm.rank]
-    reply = _as_rows(tuple(a[local] for a in arrays))
-    back, _ = comm.alltoallv(reply, rcounts, counts)
-    if order is None:
-        out = back
+    read before any caller changes its arrays, which is what pointer doubling needs. Ids of
+    this process's own block are answered here: only the others travel (and are sorted).
+    ``seen`` (flags of the block's vertices), when given, is set at every vertex of the
+    block that some process asked for."""
+    xp = comm.xp
+    ids = ids.astype(np.int64, copy=False)
+    lo, hi = int(starts[comm.rank]), int(starts[comm.rank + 1])
+    out = xp.empty((ids.shape[0], len(arrays)), np.int64)
+    if comm.size == 1:
+        far = None
+        near = ids - lo
     else:
-        out = np.empty((ids.shape[0], len(arrays)), np.int64)
-        out[order] = back
+        mine = (ids >= lo) & (ids < hi)
+        at_home = xp.flatnonzero(mine)
+        far = xp.flatnonzero(~mine)
+        near = ids[at_home] - lo
+        ids = ids[far]
+    got, order, counts, rcounts = route(comm, starts, ids)
+    if seen is not None:
+        seen[got - lo] = True
+        if far is not None:
+            seen[near] = True
+    reply = _as_rows(tuple(a[got - lo] for a in arrays), xp)
+    back, _ = comm.alltoallv(reply, rcounts, counts)
+    if far is None:
+        return [back[:, j] for j in range(len(arrays))]
+    out[at_home] = _as_rows(tuple(a[near] for a in arrays), xp)
+    where = far if order is None else far[order]
+    out[where] = back
     return [out[:, j] for j in range(len(arrays))]
 
 
 class Halo:
     """The remote targets of a block's edges and how their values come (see the module
-    docstring).
+    docstring). Arrays of ``comm.xp``.
 
     Attributes
     ----------
-    target : int64 array, shape (m_local,)
+    target : int array, shape (m_local,)
         Each edge's target as an index into an *extended* vertex array: the block's own
-        vertices first (``0 .. n_local - 1``), then the distinct remote targets in id order.
+        vertices first (``0 .. n_local - 1``), then the distinct remote targets in id order
+        (int32 while they fit: 4 bytes an edge).
     remote : int64 array
         The global ids of those remote targets.
     """
 
-    def __init__(self, comm: Comm, starts: np.ndarray, targets: np.ndarray) -> None:
-        self.comm = comm
+    def __init__(self, comm: Comm, starts: np.ndarray, targets) -> None:
+        xp = comm.xp
+        self.comm, self.xp = comm, xp
         lo, hi = int(starts[comm.rank]), int(starts[comm.rank + 1])
         self.n_local = hi - lo
+        targets = targets.astype(np.int64, copy=False)
         out = (targets < lo) | (targets >= hi)
-        self.remote = np.unique(targets[out])
+        far = xp.flatnonzero(out)
+        self.remote = xp.unique(targets[far])
         target = targets - lo
-        target[out] = self.n_local + np.searchsorted(self.remote, targets[out])
+        target[far] = self.n_local + xp.searchsorted(self.remote, targets[far])
         n_ext = self.n_local + self.remote.shape[0]
-        self.target = target.astype(np.int32) if n_ext < 2**31 else target   # 4 bytes an edge
+        self.target = target.astype(np.int32) if n_ext < 2**31 else target
         # Built once: which of this block's vertices each other process wants, in the order
         # it wants them (its remote list is sorted by id, so grouped by owner).
         want, _, self.req_counts, self.want_counts = route(comm, starts, self.remote)
         self.want = want - lo
 
-    def push_max(self, local: np.ndarray, remote: np.ndarray) -> None:
+    def push_max(self, local, remote) -> None:
         """The reverse of :meth:`pull`: ``remote`` (one value per remote target, in the
         order of :attr:`remote`) goes to the targets' owners, each of which raises its
         ``local`` values to the largest it received (in place). One ``alltoallv``."""
-        got, _ = self.comm.alltoallv(np.ascontiguousarray(remote, dtype=np.int64),
+        got, _ = self.comm.alltoallv(self.xp.ascontiguousarray(remote, dtype=np.int64),
                                      self.req_counts, self.want_counts)
-        np.maximum.at(local, self.want, got)
+        scatter_max(self.xp, local, self.want, got)
 
-    def pull(self, *local: np.ndarray) -> list:
+    def pull(self, *local) -> list:
         """Per array of the block's vertices, the extended array: the block's values then the
         remote targets' (int64), by one ``alltoallv`` for all of them."""
-        reply = _as_rows(tuple(a[self.want] for a in local))
+        xp = self.xp
+        reply = _as_rows(tuple(a[self.want] for a in local), xp)
         got, _ = self.comm.alltoallv(reply, self.want_counts, self.req_counts)
-        return [np.concatenate([np.asarray(a).astype(np.int64, copy=False), got[:, j]])
+        return [xp.concatenate([a.astype(np.int64, copy=False), got[:, j]])
                 for j, a in enumerate(local)]

@@ -7,6 +7,12 @@ whole graph: the same value, critical cycle, iterations and certificate. That on
 is the comparable one because it restricts the graph by trimming (as here), not by SCCs: the
 restricted graph, and so every policy, is the same.
 
+Every array is of the communicator's module ``comm.xp`` (CuPy under
+:class:`runtime.comm.NcclComm`: the graph stays on the GPUs; the calls the two spell
+differently are :mod:`ocm.dist.ops`'s); only counts, the value classes and the critical cycle
+reach the host. Costs and times may be palettes (:class:`ocm.primitives.Palette`: a row per
+edge), read where they are needed.
+
 Steps, following :mod:`ocm.howard`'s rules:
 
 1. **Checks** of the arrays as :func:`ocm.optimal_cycle` makes them (integer charges,
@@ -18,6 +24,8 @@ Steps, following :mod:`ocm.howard`'s rules:
    index lists built once), and the processes agree to stop by an ``allreduce``. The kept
    vertices are renumbered in order (``exscan`` of the counts), so the restricted graph is
    again in blocks of consecutive ids, and its ids are those of the one-process restriction.
+   With ``per_scc`` the SCCs are found by colouring first (:func:`_scc_labels`: work per
+   round follows the frontier).
 3. **Howard**: the first policy is each row's lowest edge of largest cost; per iteration the
    value determination runs by pointer doubling over the policy's functional graph (below),
    the values are ranked exactly (each process's distinct reduced fractions, ``allgather``-ed),
@@ -31,15 +39,18 @@ Steps, following :mod:`ocm.howard`'s rules:
 
 Value determination by pointer doubling
 ---------------------------------------
-For the policy's successor ``s`` (global ids), with ``J_k = s^(2^k)`` and ``M_k(v)`` the
-smallest of ``v, s(v), ..., s^(2^k - 1)(v)``, ``M_{k+1} = min(M_k, M_k[J_k])`` and
-``J_{k+1} = J_k[J_k]``; each round asks the owner of ``J_k(v)`` for ``(M_k, J_k)`` there (two
-``alltoallv``). After ``ceil(log2 n)`` rounds the vertices on cycles are the image of ``J`` and
-``M`` is the smallest vertex of their cycle, the representative. Cutting each cycle there gives
-a forest; path sums to the roots double the same way (``S += S[J]``, ``J = J[J]``) until every
-jump reaches a root, ``O(log depth)`` rounds. int64 sums cannot wrap: the checks of step 1
-bound every path sum by ``(n + 1) * max |cost|`` (and times likewise) below 2^62; the scaled
-biases and the certificate's terms are bounded before they are formed, and a bound that fails
+For the policy's successor ``s`` (global ids), ``J_0 = s`` and ``J_{k+1} = J_k[J_k]``; each
+round asks the owner of ``J_k(v)`` for ``J_k`` there (two ``alltoallv``), so the owners see the
+image ``I_k`` of ``J_k`` at no cost. ``I_{k+1} = J_k(I_k)`` lies in ``I_k``, and once the two
+have the same size ``J_k`` maps ``I_k`` onto itself, so every later image, the last of which
+is the set of vertices on cycles, is ``I_k``: the rounds stop there (about log2 of the longest
+tail, not log2 n). On those vertices alone, ``M_k(v)`` the smallest of ``v, s(v), ...,
+s^(2^k - 1)(v)`` doubles (``M_{k+1} = min(M_k, M_k[J_k])``) to the smallest vertex of each
+cycle, the representative. Cutting each cycle there gives a forest; path sums to the roots
+double the same way (``S += S[J]``, ``J = J[J]``) until every jump reaches a root,
+``O(log depth)`` rounds. int64 sums cannot wrap: the checks of step 1 bound every path sum by
+``(n + 1) * max |cost|`` (and times likewise) below 2^62; the scaled biases and the
+certificate's terms are bounded before they are formed, and a bound that fails
 stops the run with :class:`DistributedRangeError` (the one-process engine would go on in
 Python ints; the exchanges here carry int64).
 """
@@ -49,16 +60,20 @@ from __future__ import annotations
 import math
 import time as _time
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from runtime.comm import Comm
+from runtime.device import to_host
 
 from .. import primitives as P
 from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroTimeCycleError
 from ..result import CycleResult
 from ..scc import find_zero_time_cycle
-from .block import GraphBlock, Halo, fetch, route
+from .block import GraphBlock, Halo, fetch
+from .ops import (best_edges_scatter, edge_rows, edge_slices, expand_ranges, first_max_edges,
+                  scatter_max)
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError"]
 
@@ -82,16 +97,10 @@ def _agree(comm: Comm, error: Exception | None) -> None:
             raise cls(*args)
 
 
-def _rows(indptr: np.ndarray) -> np.ndarray:
-    """The block-local source of every edge of a block (int32 while rows fit: 4 bytes an
-    edge)."""
-    n = indptr.shape[0] - 1
-    return np.repeat(np.arange(n, dtype=np.int32 if n < 2**31 else np.int64), np.diff(indptr))
-
-
 def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, int]:
     """The checks of :func:`ocm.optimal_cycle` on every block, agreed; the global bounds
     ``(max |cost|, max time)`` (time 1 for means)."""
+    xp = comm.xp
     err = None
     if kind not in ("mean", "ratio"):
         err = InputError(f"unknown kind '{kind}': expected one of mean, ratio")
@@ -102,18 +111,20 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
     _agree(comm, err)
     c, t = block.cost, block.time
     err = None
-    if c.shape[0] and int(c.min()) == -2**63:
-        e = block.edge_base + int(np.flatnonzero(c == -2**63)[0])
+    if c.shape[0] and _extreme(c, xp, "min") == -2**63:
+        e = block.edge_base + _first(c, -2**63, xp)
         err = InputError(f"'cost'[{e}] = -2**63 is out of range: costs must lie within "
                          "±(2**63 - 1)")
-    elif t is not None and t.shape[0] and int(t.min()) < 0:
-        e = int(np.flatnonzero(t < 0)[0])
+    elif t is not None and t.shape[0] and _extreme(t, xp, "min") < 0:
+        low = _extreme(t, xp, "min")
+        e = _first(t, low, xp)
         err = InputError(f"times must be non-negative integers: edge {block.edge_base + e} "
-                         f"has time {int(t[e])}")
+                         f"has time {low}")
     _agree(comm, err)
-    cmax = comm.allreduce(int(np.abs(c).max()) if c.shape[0] else 0, "max")
+    cmax = comm.allreduce(_extreme(c, xp, "absmax") if c.shape[0] else 0, "max")
     # (times given are checked and bounded for means too, as one process does)
-    tmax = 1 if t is None else comm.allreduce(int(t.max()) if t.shape[0] else 0, "max")
+    tmax = 1 if t is None else comm.allreduce(_extreme(t, xp, "max") if t.shape[0] else 0,
+                                              "max")
     n = block.n
     if block.m and not P.fits_int64((n + 1) * cmax, (n + 1) * tmax):
         raise InputError(f"costs up to {cmax} (times up to {tmax}) on {n} vertices: sums "
@@ -122,40 +133,75 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
     return cmax, tmax
 
 
-def _trim(comm: Comm, indptr: np.ndarray, halo: Halo, use: np.ndarray | None) -> np.ndarray:
+def _used_values(a, xp: Any):
+    """The values a per-edge array takes: itself, or a palette's rows that some edge reads
+    (so that bounds and checks are those of the edges, not of unused rows)."""
+    if not isinstance(a, P.Palette):
+        return a
+    used = xp.bincount(a.label.astype(np.int64), minlength=a.values.shape[0]) > 0
+    return a.values[xp.flatnonzero(used)]
+
+
+def _extreme(a, xp: Any, which: str) -> int:
+    """``min``, ``max`` or largest magnitude (``absmax``) of a non-empty per-edge array or
+    palette."""
+    v = _used_values(a, xp)
+    if which == "absmax":
+        return max(abs(int(v.min())), abs(int(v.max())))
+    return int(v.min()) if which == "min" else int(v.max())
+
+
+def _first(a, value: int, xp: Any) -> int:
+    """The first edge whose value is ``value`` (one is)."""
+    if isinstance(a, P.Palette):
+        row = int(xp.flatnonzero(a.values == value)[0])
+        return int(xp.flatnonzero(a.label == row)[0])
+    return int(xp.flatnonzero(a == value)[0])
+
+
+def _count(comm: Comm, a) -> int:
+    """The number of true (non-zero) entries of ``a`` over every process."""
+    return comm.allreduce(int(comm.xp.count_nonzero(a)))
+
+
+def _trim(comm: Comm, indptr, halo: Halo, use, rounds: dict) -> Any:
     """Alive flags of the block's vertices: the largest set in which every vertex has an
     out-edge (among ``use``, all when None) to a vertex of the set; agreed by ``allreduce``."""
+    xp = comm.xp
     n_local = indptr.shape[0] - 1
-    alive = np.ones(n_local, dtype=np.int64)
+    alive = xp.ones(n_local, dtype=np.int64)
     while True:
+        rounds["trim"] = rounds.get("trim", 0) + 1
         ext = halo.pull(alive)[0]
         live = ext[halo.target]
         if use is not None:
-            live = live * use
-        live_out = P.segment_sum(live, indptr, np) if n_local else np.zeros(0, np.int64)
+            live = xp.where(use, live, 0)
+        live_out = P.segment_sum(live, indptr, xp) if n_local else xp.zeros(0, np.int64)
         dead = (alive == 1) & (live_out == 0)
-        n_dead = comm.allreduce(int(np.count_nonzero(dead)))
-        if n_dead == 0:
+        if _count(comm, dead) == 0:
             return alive.astype(bool)
         alive[dead] = 0
 
 
-def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo) -> Exception | None:
+def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
+                     rounds: dict) -> Exception | None:
     """The error naming a cycle of zero-time edges, or None: such edges are trimmed; what
     survives (vertices reaching a zero-time cycle) is gathered and named as one process does
     (:func:`ocm.scc.find_zero_time_cycle` on the survivors, in the same order)."""
-    zero = (block.time == 0).astype(np.int64)
-    if comm.allreduce(int(zero.sum())) == 0:
+    xp = comm.xp
+    t = block.time
+    zero = (t.values == 0)[t.label] if isinstance(t, P.Palette) else t == 0
+    if _count(comm, zero) == 0:
         return None
-    alive = _trim(comm, block.indptr, halo, zero)
-    if comm.allreduce(int(alive.sum())) == 0:
+    alive = _trim(comm, block.indptr, halo, zero, rounds)
+    if _count(comm, alive) == 0:
         return None
     alive_ext = halo.pull(alive)[0]
-    src = _rows(block.indptr)
-    keep = (zero == 1) & alive[src] & (alive_ext[halo.target] == 1)
-    e = np.flatnonzero(keep)
-    mine = ((src[e] + block.lo).tolist(), block.indices[e].tolist(),
-            (e + block.edge_base).tolist())
+    src = edge_rows(block.indptr, xp)
+    keep = zero & alive[src] & (alive_ext[halo.target] == 1)
+    e = xp.flatnonzero(keep)
+    mine = (to_host(src[e] + block.lo).tolist(), to_host(block.indices[e]).tolist(),
+            to_host(e + block.edge_base).tolist())
     parts = comm.allgather(mine)
     us = np.array([u for p in parts for u in p[0]], dtype=np.int64)
     vs = np.array([v for p in parts for v in p[1]], dtype=np.int64)
@@ -175,73 +221,82 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo) -> Exception | N
                               f"has total time 0", cycle=cyc, edges=edges)
 
 
-def _scc_labels(comm: Comm, indptr: np.ndarray, halo: Halo, alive: np.ndarray,
-                lo: int) -> np.ndarray:
+def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) -> Any:
     """The strongly connected component of every alive vertex, named by its largest vertex
     (-1 for the others), by colouring: in the part not yet labelled, every vertex takes the
     largest id that reaches it (pushed along the edges to a fixed point, remote targets by
     :meth:`Halo.push_max`); a vertex whose colour is its own id is the largest of its SCC,
     whose members are the vertices of its colour that reach it (pulled backwards along the
     edges, by :meth:`Halo.pull`). Each phase labels at least the SCC of the largest id
-    left; the processes agree on every fixed point by ``allreduce``."""
+    left; the processes agree on every fixed point by ``allreduce``.
+
+    Work per round follows the frontier, not the block: forwards only the out-edges of the
+    vertices whose colour changed (ranges of the live edges' offsets), backwards only the
+    in-edges of the vertices reached last round (the edges inside a colour sorted by target
+    once a phase); a round's vertex-sized work is a few flag passes and the halo's values."""
+    xp = comm.xp
     n_local = indptr.shape[0] - 1
-    gid = lo + np.arange(n_local, dtype=np.int64)
-    src = _rows(indptr)
+    gid = lo + xp.arange(n_local, dtype=np.int64)
+    src = edge_rows(indptr, xp)
     tgt = halo.target
     n_remote = halo.remote.shape[0]
-    label = np.full(n_local, -1, dtype=np.int64)
+    label = xp.full(n_local, -1, dtype=np.int64)
     active = alive.copy()
-    while comm.allreduce(int(np.count_nonzero(active))):
+    at = xp.arange(n_local + 1, dtype=np.int64)
+    while _count(comm, active):
+        rounds["scc_phases"] = rounds.get("scc_phases", 0) + 1
         act_ext = halo.pull(active)[0] == 1
-        live = np.flatnonzero(active[src] & act_ext[tgt])    # edges inside the part left
-        ls, lt = src[live], tgt[live]
-        # The live edges grouped by target (once a phase): a round's largest colour per
-        # target is one gather and one reduceat, not an unbuffered ufunc.at per edge.
-        by_t = np.argsort(lt, kind="stable")
-        ts_, srcs = lt[by_t], ls[by_t]
-        heads = np.flatnonzero(np.r_[True, ts_[1:] != ts_[:-1]]) if ts_.shape[0] else \
-            np.zeros(0, np.int64)
-        tgt_u = ts_[heads]
-        at_home = tgt_u < n_local
-        color = np.where(active, gid, -1)
-        dirty = None   # the vertices whose colour changed last round (None: all); while
-        # many did, every edge goes through the grouped reduceat, else only theirs
+        live = xp.flatnonzero(active[src] & act_ext[tgt])    # edges inside the part left
+        if live.shape[0] == src.shape[0]:   # all of them: no copy
+            ls, lt = src, tgt
+        else:
+            ls, lt = src[live], tgt[live]
+        del live, act_ext
+        # their offsets by source (the values searched in the list's own dtype)
+        lptr = xp.searchsorted(ls, at.astype(ls.dtype, copy=False), side="left")
+        color = xp.where(active, gid, -1)
+        front = xp.flatnonzero(active)
+        n_active = front.shape[0]
         while True:
+            rounds["scc_forward"] = rounds.get("scc_forward", 0) + 1
             before = color.copy()
-            if dirty is None or np.count_nonzero(dirty) * 8 > n_local:
-                best = np.maximum.reduceat(color[srcs], heads) if heads.shape[0] else \
-                    np.zeros(0, np.int64)
-                home = tgt_u[at_home]
-                np.maximum.at(color, home, best[at_home])   # (targets distinct here)
-                rem = np.full(n_remote, -1, dtype=np.int64)
-                rem[tgt_u[~at_home] - n_local] = best[~at_home]
-            else:   # only the edges from vertices whose colour changed
-                e = np.flatnonzero(dirty[ls])
+            if front.shape[0] == n_active:   # every live edge: no list of them
+                c, t = color[ls], lt
+            else:
+                e = expand_ranges(lptr[front], lptr[front + 1], xp)
                 c, t = color[ls[e]], lt[e]
-                h = t < n_local
-                np.maximum.at(color, t[h], c[h])
-                rem = np.full(n_remote, -1, dtype=np.int64)
-                np.maximum.at(rem, t[~h] - n_local, c[~h])
+                del e
+            home = t < n_local
+            scatter_max(xp, color, t[home], c[home])
+            rem = xp.full(n_remote, -1, dtype=np.int64)
+            far = xp.flatnonzero(~home)
+            scatter_max(xp, rem, t[far] - n_local, c[far])
             halo.push_max(color, rem)
-            dirty = color != before
-            if comm.allreduce(int(np.count_nonzero(dirty))) == 0:
+            front = xp.flatnonzero(color != before)
+            if comm.allreduce(int(front.shape[0])) == 0:
                 break
-        # Backwards from the roots along the edges inside one colour.
+        # Backwards from the roots along the edges inside one colour, grouped by target.
         c_ext = halo.pull(color)[0]
-        inside = c_ext[lt] == color[ls]
-        bs, bt = ls[inside], lt[inside]
+        inside = xp.flatnonzero(c_ext[lt] == color[ls])
+        bt = lt[inside]
+        order = xp.argsort(bt)                # (any order within a target will do)
+        bs, bt = ls[inside[order]], bt[order]
+        del inside, order, c_ext
+        bptr = xp.searchsorted(bt, xp.arange(n_local + n_remote + 1, dtype=bt.dtype),
+                               side="left")
         reached = active & (color == gid)
+        new = reached
         while True:
-            r_ext = halo.pull(reached)[0]
-            hit = r_ext[bt] == 1
-            new = np.zeros(n_local, dtype=bool)
-            new[bs[hit]] = True
+            rounds["scc_backward"] = rounds.get("scc_backward", 0) + 1
+            r_ext = halo.pull(new)[0]         # the reached of last round, remote ones too
+            hit = xp.flatnonzero(r_ext)
+            srcs = bs[expand_ranges(bptr[hit], bptr[hit + 1], xp)]
+            new = xp.zeros(n_local, dtype=bool)
+            new[srcs] = True
             new &= ~reached
-            if comm.allreduce(int(np.count_nonzero(new))) == 0:
+            if _count(comm, new) == 0:
                 break
             reached |= new
-            left = ~reached[bs]          # edges from reached vertices are done
-            bs, bt = bs[left], bt[left]
         label[reached] = color[reached]
         active &= ~reached
     return label
@@ -252,40 +307,48 @@ class _Restricted:
     (-1: dropped), the vertices keeping an edge renumbered in order (so the restricted graph
     is again in blocks of consecutive ids, its ids those of the one-process restriction)."""
 
-    def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, label: np.ndarray,
-                 work_cost: np.ndarray) -> None:
-        src = _rows(block.indptr)
+    def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, label,
+                 work_cost) -> None:
+        xp = comm.xp
+        src = edge_rows(block.indptr, xp)
         label_ext = halo.pull(label)[0]
         keep = (label[src] >= 0) & (label[src] == label_ext[halo.target])
-        deg = P.segment_sum(keep.astype(np.int64), block.indptr, np) if block.n_local else \
-            np.zeros(0, np.int64)
+        deg = P.segment_sum(keep.astype(np.int64), block.indptr, xp) if block.n_local else \
+            xp.zeros(0, np.int64)
         kept = deg > 0
-        k_local = int(kept.sum())
+        k_local = int(xp.count_nonzero(kept))
         base = comm.exscan(k_local)
         counts = comm.allgather(k_local)
         self.k = int(sum(counts))
         self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        newid = np.full(block.n_local, -1, dtype=np.int64)
-        newid[kept] = base + np.arange(k_local, dtype=np.int64)
+        newid = xp.full(block.n_local, -1, dtype=np.int64)
+        newid[kept] = base + xp.arange(k_local, dtype=np.int64)
         newid_ext = halo.pull(newid)[0]
         self.n_local = k_local
         self.lo = base
-        self.vertices = block.lo + np.flatnonzero(kept)        # global original vertices
-        if comm.allreduce(int(int(np.count_nonzero(keep)) == keep.shape[0] and
+        self.vertices = block.lo + xp.flatnonzero(kept)        # global original vertices
+        if comm.allreduce(int(int(xp.count_nonzero(keep)) == keep.shape[0] and
                               k_local == block.n_local), "min"):
             # Nothing dropped anywhere: the block itself (no copy of its edges; its halo).
             self.edges = None
             self.indptr, self.indices = block.indptr, block.indices
             self.cost, self.time, self.halo = work_cost, block.time, halo
             return
-        self.edges = np.flatnonzero(keep)                      # block-local original edges
-        self.indptr = np.concatenate([[0], np.cumsum(deg[kept])]).astype(np.int64)
+        # Block-local original edges and targets narrow while they fit (4 bytes an edge).
+        self.edges = xp.flatnonzero(keep)
+        if keep.shape[0] < 2**31:
+            self.edges = self.edges.astype(np.int32)
+        del keep
+        self.indptr = xp.concatenate([xp.zeros(1, np.int64),
+                                      xp.cumsum(deg[kept])]).astype(np.int64)
         self.indices = newid_ext[halo.target[self.edges]]
-        self.cost = work_cost[self.edges]
-        self.time = None if block.time is None else block.time[self.edges]
+        if self.k < 2**31:
+            self.indices = self.indices.astype(np.int32)
+        self.cost = P.subset(work_cost, self.edges)
+        self.time = P.subset(block.time, self.edges)
         self.halo = Halo(comm, self.starts, self.indices)
 
-    def original_edges(self, local: np.ndarray) -> np.ndarray:
+    def original_edges(self, local):
         """The block-local original ids of restricted edges ``local``."""
         return local if self.edges is None else self.edges[local]
 
@@ -297,34 +360,50 @@ class _Policy:
                  "rank_den", "reps", "rep_cost", "rep_time")
 
 
-def _value_determination(comm: Comm, R: _Restricted, policy: np.ndarray, time_used: bool,
-                         bounds: dict) -> _Policy:
+def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
+                         bounds: dict, rounds: dict) -> _Policy:
+    xp = comm.xp
     st = _Policy()
     k = R.n_local
-    gid = R.lo + np.arange(k, dtype=np.int64)
+    gid = R.lo + xp.arange(k, dtype=np.int64)
     succ = R.indices[policy]
     wc = R.cost[policy]
-    wt = R.time[policy] if time_used else np.ones(k, dtype=np.int64)
-    # Representatives: pointer doubling with a running minimum (ceil(log2 n) rounds).
-    jump, low = succ.copy(), gid.copy()
-    for _ in range(max(1, math.ceil(math.log2(max(R.k, 2))))):
-        low_j, jump_j = fetch(comm, R.starts, jump, low, jump)
-        low = np.minimum(low, low_j)
-        jump = jump_j
-    # The image of J: every vertex sends its jump to the jump's owner, which marks it (the
-    # ids that reach this process are those of its vertices on cycles).
-    on = np.zeros(k, dtype=np.int64)
-    got = route(comm, R.starts, jump)[0]
-    on[got - R.lo] = 1
-    rep = np.where(on == 1, low, -1)
+    wt = R.time[policy] if time_used else xp.ones(k, dtype=np.int64)
+    # The vertices on cycles: J = s^(2^r) doubled (J <- J[J]) while its image shrinks. Each
+    # round's fetch sends every J(v) to its owner, so the owners see the image I_r of J_r
+    # at no cost; I_{r+1} = J_r(I_r) is a subset of I_r, and once they have the same size
+    # J_r maps I_r onto itself, so every later image (the last of which is the set of cycle
+    # vertices) is I_r: about log2(longest tail) rounds, not log2(n).
+    jump = succ.astype(np.int64)
+    size = -1
+    while True:
+        rounds["doubling"] = rounds.get("doubling", 0) + 1
+        on = xp.zeros(k, dtype=bool)
+        jump = fetch(comm, R.starts, jump, jump, seen=on)[0]
+        now = _count(comm, on)
+        if now == size:
+            break
+        size = now
+    # Representatives: on the cycle vertices only (each cycle lies in them), doubling with
+    # a running minimum until the window 2^r covers the longest cycle (at most ``size``).
+    cyc = xp.flatnonzero(on)
+    low = gid.copy()
+    jump = succ.astype(np.int64)
+    for _ in range(max(1, math.ceil(math.log2(max(size, 2))))):
+        rounds["cycle_doubling"] = rounds.get("cycle_doubling", 0) + 1
+        low_j, jump_j = fetch(comm, R.starts, jump[cyc], low, jump)
+        low[cyc] = xp.minimum(low[cyc], low_j)
+        jump[cyc] = jump_j
+    rep = xp.where(on, low, -1)
     is_root = rep == gid
-    parent = np.where(is_root, gid, succ)
+    parent = xp.where(is_root, gid, succ)
     # Path sums to the roots: S += S[J], J = J[J] while J is not a root.
-    cs = np.where(is_root, 0, wc)
-    ts = np.where(is_root, 0, wt)
+    cs = xp.where(is_root, 0, wc)
+    ts = xp.where(is_root, 0, wt)
     J = parent.copy()
-    act = np.flatnonzero(~is_root)
+    act = xp.flatnonzero(~is_root)
     while comm.allreduce(int(act.shape[0]), "max") > 0:
+        rounds["path_sums"] = rounds.get("path_sums", 0) + 1
         c_j, t_j, jj = fetch(comm, R.starts, J[act], cs, ts, J)
         moving = jj != J[act]          # J is not yet a root: double
         a = act[moving]
@@ -333,41 +412,45 @@ def _value_determination(comm: Comm, R: _Restricted, policy: np.ndarray, time_us
         J[a] = jj[moving]
         act = a
     root = J
-    reps = np.flatnonzero(is_root)
+    reps = xp.flatnonzero(is_root)
     c_s, t_s = fetch(comm, R.starts, succ[reps], cs, ts)
     cc = wc[reps] + c_s
     tt = wt[reps] + t_s
     err = None
-    if np.any(tt == 0):
+    zero = xp.flatnonzero(tt == 0)
+    if zero.shape[0]:
         err = ZeroTimeCycleError("a cycle has total time 0, so its ratio is undefined: "
-                                 f"vertices {[int(R.vertices[reps[np.flatnonzero(tt == 0)[0]]])]}")
+                                 f"vertices {[int(R.vertices[reps[zero[0]]])]}")
     _agree(comm, err)
-    # Exact ranks: each process's distinct reduced fractions, gathered and ranked together.
+    # Exact ranks: each process's distinct reduced fractions, gathered and ranked together
+    # (one per policy cycle: a few, on the host).
     if reps.shape[0]:
-        lrank, lnum, lden = P.rank_fractions(cc, tt, np)
+        lrank, lnum, lden = (to_host(x) for x in P.rank_fractions(cc, tt, np))
     else:
         lrank = lnum = lden = np.zeros(0, np.int64)
-    allv = comm.allgather((lnum.tolist(), lden.tolist()))
-    an = np.array([a for v in allv for a in v[0]], dtype=np.int64)
-    ad = np.array([b for v in allv for b in v[1]], dtype=np.int64)
-    _, rnum, rden = P.rank_fractions(an, ad, np)
-    where = {(int(a), int(b)): i for i, (a, b) in enumerate(zip(rnum.tolist(), rden.tolist()))}
-    to_global = np.array([where[(a, b)] for a, b in zip(lnum.tolist(), lden.tolist())],
-                         dtype=np.int64)
-    rep_rank = np.full(k, -1, dtype=np.int64)
-    rep_rank[reps] = to_global[lrank] if reps.shape[0] else 0
+    allv = comm.allgather((lnum, lden))
+    an = np.concatenate([np.asarray(v[0], np.int64) for v in allv])
+    ad = np.concatenate([np.asarray(v[1], np.int64) for v in allv])
+    grank, rnum, rden = (to_host(x) for x in P.rank_fractions(an, ad, np))
+    # This process's fractions are its slice of the gathered ones: their global ranks.
+    first = sum(int(v[0].shape[0]) for v in allv[:comm.rank])
+    to_global = grank[first:first + lnum.shape[0]]
+    rep_rank = xp.full(k, -1, dtype=np.int64)
+    if reps.shape[0]:
+        rep_rank[reps] = xp.asarray(to_global[lrank])
     rank = fetch(comm, R.starts, root, rep_rank)[0]
     # X = b * cs - a * ts, int64 only where the bound proves it.
-    csm = comm.allreduce(int(np.abs(cs).max()) if k else 0, "max")
-    tsm = comm.allreduce(int(np.abs(ts).max()) if k else 0, "max")
+    csm = comm.allreduce(int(xp.abs(cs).max()) if k else 0, "max")
+    tsm = comm.allreduce(int(xp.abs(ts).max()) if k else 0, "max")
     amax = int(np.abs(rnum).max()) if rnum.shape[0] else 0
     bmax = int(rden.max()) if rden.shape[0] else 0
     if not P.fits_int64(bmax * csm, amax * tsm):
         raise DistributedRangeError(
             f"scaled biases up to {bmax} * {csm} + {amax} * {tsm} leave the exact int64 "
             "arithmetic of the distributed engine: run it as one process")
-    pot = rden[rank] * cs - rnum[rank] * ts
-    bounds["xmax"] = comm.allreduce(int(np.abs(pot).max()) if k else 0, "max")
+    rnum_x, rden_x = xp.asarray(rnum), xp.asarray(rden)
+    pot = rden_x[rank] * cs - rnum_x[rank] * ts
+    bounds["xmax"] = comm.allreduce(int(xp.abs(pot).max()) if k else 0, "max")
     st.policy, st.succ, st.rep, st.root, st.rank = policy, succ, rep, root, rank
     st.potential, st.rank_num, st.rank_den = pot, rnum, rden
     st.reps, st.rep_cost, st.rep_time = reps, cc, tt
@@ -378,34 +461,44 @@ def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
                  xmax: int, time_used: bool) -> int:
     """Violations of :mod:`ocm.certify`'s conditions over every edge (each by its owner) plus
     the class values' order, the same number on every process."""
-    a = st.rank_num.astype(object)
+    xp = comm.xp
+    a = st.rank_num.astype(object)       # (host: one entry per value class)
     b = st.rank_den.astype(object)
     order_bad = int(np.count_nonzero(~(a[:-1] * b[1:] < a[1:] * b[:-1]))) if a.shape[0] > 1 \
         else 0
     order_bad += int(np.any(b <= 0))
     rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
-    src = _rows(R.indptr)
+    src = edge_rows(R.indptr, xp)
     tgt = R.halo.target
-    ru, rw = rank_ext[src], rank_ext[tgt]
-    bad = int(np.count_nonzero(rw > ru))
-    same = rw == ru
-    t = R.time if time_used else 1
     amax = int(np.abs(st.rank_num).max()) if st.rank_num.shape[0] else 0
     bmax = int(st.rank_den.max()) if st.rank_den.shape[0] else 0
-    if P.fits_int64(bmax * cmax, amax * tmax, 2 * xmax):
-        lhs = st.rank_den[ru] * R.cost - st.rank_num[ru] * t + pot_ext[tgt]
-        bad += int(np.count_nonzero(same & (lhs > pot_ext[src])))
-    else:   # Python ints, on this block's edges
-        tt = R.time.astype(object) if time_used else 1
-        po = pot_ext.astype(object)
-        lhs = b[ru] * R.cost.astype(object) - a[ru] * tt + po[tgt]
-        bad += int(np.count_nonzero(same & (lhs > po[src]).astype(bool)))
+    exact64 = P.fits_int64(bmax * cmax, amax * tmax, 2 * xmax)
+    num, den = xp.asarray(st.rank_num), xp.asarray(st.rank_den)
+    bad = 0
+    for sl in edge_slices(int(src.shape[0])):   # (a slice of edges at a time: temporaries)
+        s_, t_ = src[sl], tgt[sl]
+        ru, rw = rank_ext[s_], rank_ext[t_]
+        bad += int(xp.count_nonzero(rw > ru))
+        same = rw == ru
+        cost = P.dense(P.subset(R.cost, sl))
+        t = P.dense(P.subset(R.time, sl)) if time_used else 1
+        if exact64:
+            lhs = den[ru] * cost - num[ru] * t + pot_ext[t_]
+            bad += int(xp.count_nonzero(same & (lhs > pot_ext[s_])))
+        else:   # Python ints, on this slice's edges (on the host)
+            h = to_host
+            ru_h = h(ru)
+            tt = h(t).astype(object) if time_used else 1
+            po = h(pot_ext).astype(object)
+            lhs = b[ru_h] * h(cost).astype(object) - a[ru_h] * tt + po[h(t_)]
+            bad += int(np.count_nonzero(h(same) & (lhs > po[h(s_)]).astype(bool)))
     return comm.allreduce(bad) + order_bad
 
 
 def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mean",
                               mode: str = "max", per_scc: bool = True,
-                              max_iter: int | None = None) -> CycleResult:
+                              max_iter: int | None = None,
+                              rounds: dict | None = None) -> CycleResult:
     """The maximal or minimal cycle mean or ratio of a graph held in blocks (SPMD).
 
     Parameters
@@ -421,6 +514,10 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         colouring across the processes), as :func:`ocm.optimal_cycle` does by default on
         NumPy; False: to the vertices that reach a cycle (trimming only), as its
         ``per_scc=False``. The per-SCC optima are not gathered (``scc_optima`` None).
+    rounds : dict, optional
+        Filled with the rounds of each phase (``trim``, ``scc_phases``, ``scc_forward``,
+        ``scc_backward``, ``howard`` iterations, pointer ``doubling`` and ``path_sums``
+        rounds over all iterations): each round is one exchange and one ``allreduce``.
 
     Returns
     -------
@@ -448,20 +545,22 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     (Fraction(3, 1), (0, 1, 2), (0, 2, 3), True)
     """
     t_start = _time.perf_counter()
+    xp = comm.xp
     timings: dict[str, float] = {}
+    rounds = {} if rounds is None else rounds
     cmax, tmax = _check(block, kind, mode, comm)
     time_used = kind == "ratio"
     halo = Halo(comm, block.starts, block.indices)
     t0 = _time.perf_counter()
     if time_used:
-        _agree(comm, _zero_time_cycle(block, comm, halo))
+        _agree(comm, _zero_time_cycle(block, comm, halo, rounds))
     timings["zero_time_check"] = _time.perf_counter() - t0
     t0 = _time.perf_counter()
-    alive = _trim(comm, block.indptr, halo, None)
+    alive = _trim(comm, block.indptr, halo, None, rounds)
     if per_scc:
-        label = _scc_labels(comm, block.indptr, halo, alive, block.lo)
+        label = _scc_labels(comm, block.indptr, halo, alive, block.lo, rounds)
     else:
-        label = np.where(alive, 0, -1)
+        label = xp.where(alive, 0, -1)
     work_cost = -block.cost if mode == "min" else block.cost
     R = _Restricted(block, comm, halo, label, work_cost)
     timings["restrict"] = _time.perf_counter() - t0
@@ -470,23 +569,25 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         raise NoCycleError(f"the graph has no cycle ({block.n} vertices, {m} edge"
                            f"{'s' * (m != 1)}): every path ends in a vertex without successors")
     t0 = _time.perf_counter()
-    if R.n_local:
-        _, policy = P.segment_argmax(R.cost, R.indptr, _rows(R.indptr), np)
+    if R.n_local and P.is_numpy(xp):
+        _, policy = P.segment_argmax(P.dense(R.cost), R.indptr, edge_rows(R.indptr, xp), np)
+    elif R.n_local:
+        policy = first_max_edges(P.dense(R.cost), edge_rows(R.indptr, xp), R.n_local, xp)[1]
     else:
-        policy = np.zeros(0, np.int64)
+        policy = xp.zeros(0, np.int64)
     if max_iter is None:
         max_iter = max(1000, 10 * R.k)
     # The bounds of the restricted graph's charges, as the one-process iteration takes them.
-    cmax = comm.allreduce(int(np.abs(R.cost).max()) if R.cost.shape[0] else 0, "max")
-    tmax = comm.allreduce(int(R.time.max()) if R.time.shape[0] else 0, "max") if time_used \
-        else 1
+    cmax = comm.allreduce(_extreme(R.cost, xp, "absmax") if R.cost.shape[0] else 0, "max")
+    tmax = comm.allreduce(_extreme(R.time, xp, "max") if R.time.shape[0] else 0, "max") \
+        if time_used else 1
     aux: dict = {}
     bounds: dict = {}
     it = 0
     while True:
         if it >= max_iter:
             raise ConvergenceError(it, f"Howard's iteration did not converge in {it} iterations")
-        st = _value_determination(comm, R, policy, time_used, bounds)
+        st = _value_determination(comm, R, policy, time_used, bounds, rounds)
         it += 1
         amax = int(np.abs(st.rank_num).max())
         bmax = int(st.rank_den.max())
@@ -495,17 +596,25 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
                 "the improvement's terms could leave the exact int64 arithmetic of the "
                 "distributed engine: run it as one process")
         rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
-        if R.n_local:
+        if R.n_local and P.is_numpy(xp):
             best_rank, best_val, best_edge = P.best_edges(
                 R.indptr, R.halo.target, R.cost, R.time if time_used else None, None,
                 rank_ext, pot_ext, st.rank_num, st.rank_den, np, aux=aux)
+        elif R.n_local:
+            if "rows" not in aux:
+                aux["rows"] = edge_rows(R.indptr, xp)
+            best_rank, best_val, best_edge = best_edges_scatter(
+                aux["rows"], R.halo.target, R.cost, R.time if time_used else None, rank_ext,
+                pot_ext, xp.asarray(st.rank_num), xp.asarray(st.rank_den), R.n_local, xp)
+        if R.n_local:
             improve = (best_rank > st.rank) | ((best_rank == st.rank) &
                                                (best_val > st.potential))
         else:
-            improve = best_edge = np.zeros(0, dtype=np.int64)
-        if comm.allreduce(int(np.count_nonzero(improve))) == 0:
+            improve = best_edge = xp.zeros(0, dtype=np.int64)
+        rounds["howard"] = rounds.get("howard", 0) + 1
+        if _count(comm, improve) == 0:
             break
-        policy = np.where(improve, best_edge, policy)
+        policy = xp.where(improve, best_edge, policy)
     timings["howard"] = _time.perf_counter() - t0
     t0 = _time.perf_counter()
     violations = _certificate(comm, R, st, cmax, tmax, bounds["xmax"], time_used)
@@ -513,12 +622,13 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     top = st.rank_num.shape[0] - 1
     mine = st.reps[st.rank[st.reps] == top]
     r = comm.allreduce(int(R.lo + mine[0]) if mine.shape[0] else R.k, "min")
-    on = np.flatnonzero(st.rep == r)
+    on = xp.flatnonzero(st.rep == r)
     e_loc = R.original_edges(st.policy[on])
-    rows = list(zip((R.lo + on).tolist(), st.succ[on].tolist(), R.vertices[on].tolist(),
-                    (e_loc + block.edge_base).tolist(), block.indices[e_loc].tolist(),
-                    block.cost[e_loc].tolist(),
-                    (block.time[e_loc] if time_used else np.ones(on.shape[0], np.int64))
+    h = to_host   # the cycle's few vertices come to the host
+    rows = list(zip(h(R.lo + on).tolist(), h(st.succ[on]).tolist(),
+                    h(R.vertices[on]).tolist(), h(e_loc + block.edge_base).tolist(),
+                    h(block.indices[e_loc]).tolist(), h(block.cost[e_loc]).tolist(),
+                    (h(block.time[e_loc]) if time_used else np.ones(on.shape[0], np.int64))
                     .tolist()))
     step = {row[0]: row for row in (x for part in comm.allgather(rows) for x in part)}
     cyc, cyc_edges, c_sum, t_sum = [], [], 0, 0
@@ -541,7 +651,8 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     timings["certify"] = _time.perf_counter() - t0
     timings["total"] = _time.perf_counter() - t_start
     return CycleResult(value=value, cycle=tuple(cyc), cycle_edges=tuple(cyc_edges), kind=kind,
-                       mode=mode, certified=bool(certified), iterations=it, backend="cpu",
+                       mode=mode, certified=bool(certified), iterations=it,
+                       backend="cpu" if P.is_numpy(xp) else "gpu",
                        timings=timings, scc_optima=None, n_vertices=block.n,
                        n_edges=block.m)
 

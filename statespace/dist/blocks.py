@@ -39,13 +39,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from runtime.comm import Comm
-from runtime.device import to_host
+from runtime.device import device_free_bytes, to_host
 
 from ..graph import Palette, StateGraph, derived, lazy_graph
-from .handover import Share, agree_palette, constant_palette
+from ..device import count_values, module_of, stable_argsort
+from .handover import Share, agree_palette, constant_palette, hand_over, place_rows
 
-__all__ = ["StateBlock", "Entries", "hand_over_blocks", "witness_graph", "block_bounds",
-           "GatheredGraphError"]
+__all__ = ["StateBlock", "Entries", "hand_over_blocks", "hand_over_auto", "gather_fits",
+           "GATHER_BYTES_PER_EDGE", "witness_graph", "block_bounds", "GatheredGraphError"]
 
 
 class GatheredGraphError(LookupError):
@@ -77,11 +78,13 @@ class StateBlock:
         Global id of the block's first edge.
     indptr : int64 array, shape (hi - lo + 1,)
         The block's offsets, from 0.
-    targets : int64 array
-        Global target ids of the block's edges (rows sorted by (target, action)).
+    targets : int array
+        Global target ids of the block's edges (rows sorted by (target, action)), as the
+        search gave them (int32 while ids fit).
     actions : int32 array
     charge : int array
         Each edge's row of ``palette`` (numbered as the one-process explorer numbers it).
+        These four are of the search's array module: on its GPU after a search on one.
     palette : statespace.graph.Palette
     states, parent, parent_action : arrays
         Of the block's states.
@@ -124,23 +127,29 @@ class StateBlock:
     def hi(self) -> int:
         return int(self.starts[self.rank + 1])
 
-    def costs(self, resource: str) -> np.ndarray:
-        """Each edge's cost of ``resource`` (int64)."""
-        return self.palette.costs[resource][self.charge]
+    def costs(self, resource: str):
+        """Each edge's cost of ``resource`` (int64, in the rows' array module)."""
+        return _per_edge(self.palette.costs[resource], self.charge)
 
-    def times(self) -> np.ndarray:
-        """Each edge's time (int64)."""
-        return self.palette.time[self.charge]
+    def times(self):
+        """Each edge's time (int64, in the rows' array module)."""
+        return _per_edge(self.palette.time, self.charge)
 
 
-def _to_owners(comm: Comm, dest: np.ndarray, *arrays: np.ndarray) -> list:
-    """Each array's rows sent to ``dest`` (one process per row): what this process
-    received, grouped by sender, and the counts received."""
-    order = np.argsort(dest, kind="stable")
-    counts = np.bincount(dest, minlength=comm.size).astype(np.int64)
+def _per_edge(column: np.ndarray, charge):
+    """A palette column read per edge, where the edges' rows are (host or device)."""
+    xp = module_of(charge)
+    return (column if xp is np else xp.asarray(column))[charge]
+
+
+def _to_owners(comm: Comm, xp, dest, *arrays) -> list:
+    """Each array's rows (of ``xp``) sent to ``dest`` (one process per row): what this process
+    received, grouped by sender, and the counts received (NumPy)."""
+    order = stable_argsort(xp, dest)
+    counts = to_host(count_values(xp, dest, comm.size)).astype(np.int64)
     out, rc = [], None
     for a in arrays:
-        got, rc = comm.alltoallv(np.ascontiguousarray(a[order]), counts, rc)
+        got, rc = comm.alltoallv(xp.ascontiguousarray(a[order]), counts, rc)
         out.append(got)
     return out + [rc]
 
@@ -150,9 +159,12 @@ def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
                      t0: float | None = None) -> StateBlock:
     """The hand-over that leaves the graph in blocks (see the module docstring): this
     process's :class:`StateBlock`, on every process. Same parameters as
-    :func:`~statespace.dist.handover.hand_over`; arrays of a search on a device come to the
-    host (the engine across processes runs on NumPy)."""
+    :func:`~statespace.dist.handover.hand_over`. The rows stay in the search's array module
+    (a search on a device keeps them on its GPU, exchanged by the communicator's own
+    transport: NCCL); the states, parents and parent actions, which the runs shown read a
+    few of, come to the host."""
     h = to_host
+    xp = share.xp
     n = share.n
     size, rank = comm.size, comm.rank
     host = getattr(comm, "mpi", comm) if comm.xp is not np else comm   # NumPy exchanges
@@ -160,52 +172,53 @@ def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
     lo, hi = int(starts[rank]), int(starts[rank + 1])
     if charge_table is None:
         table, charge = agree_palette(share, comm, len(cm.resources) + 1)
-        charge = h(charge)
     else:
         table, charge = None, None
-    # States, parents and parent actions to their block's owner.
+    # States, parents and parent actions to their block's owner, on the host.
     own = h(share.own_ids).astype(np.int64)
     dest = np.searchsorted(starts, own, side="right") - 1
     ids, states, parent, par_action, _ = _to_owners(
-        host, dest, own, h(share.states), h(share.parent).astype(np.int64),
+        host, np, dest, own, h(share.states), h(share.parent).astype(np.int64),
         h(share.parent_action).astype(np.int32))
     place = np.empty(ids.shape[0], np.int64)
     place[ids - lo] = np.arange(ids.shape[0])
     states, parent, par_action = states[place], parent[place], par_action[place]
-    # Whole rows to their source's owner: the rows (ids, degrees), then the edges.
-    rid, deg = h(share.row_ids).astype(np.int64), h(share.deg).astype(np.int64)
-    rdest = np.searchsorted(starts, rid, side="right") - 1
-    got_rid, got_deg, _ = _to_owners(host, rdest, rid, deg)
-    edest = np.repeat(rdest, deg)
-    edges = [h(share.targets).astype(np.int64), h(share.actions).astype(np.int32)]
+    # Whole rows to their source's owner: the rows (ids, degrees), then the edges, in the
+    # search's array module.
+    d_starts = xp.asarray(starts)
+    rid, deg = share.row_ids.astype(np.int64), share.deg.astype(np.int64)
+    rdest = xp.searchsorted(d_starts, rid, side="right") - 1
+    # (a search on the host under NCCL exchanges its rows over MPI)
+    ex = comm if xp is not np or comm.xp is np else host
+    got_rid, got_deg, _ = _to_owners(ex, xp, rdest, rid, deg)
+    edest = xp.searchsorted(xp.cumsum(deg), xp.arange(int(share.targets.shape[0]),
+                                                      dtype=np.int64), side="right")
+    edest = rdest[edest] if edest.shape[0] else rdest[:0]
+    edges = [share.targets, share.actions.astype(np.int32)]
     if charge is not None:
         edges.append(charge)
-    got = _to_owners(host, edest, *edges)[:-1]
+    got = _to_owners(ex, xp, edest, *edges)[:-1]
+    del edest
     # Received rows are whole and in order per sender; put them in id order.
     k = hi - lo
-    out_deg = np.zeros(k, np.int64)
-    out_deg[got_rid - lo] = got_deg
-    indptr = np.zeros(k + 1, np.int64)
-    np.cumsum(out_deg, out=indptr[1:])
-    ends = np.cumsum(got_deg)
-    m_local = int(ends[-1]) if ends.shape[0] else 0
-    row = np.searchsorted(ends, np.arange(m_local, dtype=np.int64), side="right")
-    spot = (indptr[got_rid - lo] - (ends - got_deg))[row] + np.arange(m_local, dtype=np.int64)
-    placed = []
-    for a in got:
-        d = np.empty_like(a)
-        d[spot] = a
-        placed.append(d)
+    if got_rid.shape[0]:
+        placed = place_rows(xp, got_rid - lo, got_deg, k, got)
+        out_deg, placed = placed[0], placed[1:]
+    else:
+        out_deg, placed = xp.zeros(k, np.int64), got
+    indptr = xp.zeros(k + 1, np.int64)
+    indptr[1:] = xp.cumsum(out_deg)
+    m_local = int(indptr[-1])
     targets, actions = placed[0], placed[1]
     if charge_table is not None:
-        table, charge = constant_palette(cm, np, actions, targets, share.error_id,
+        table, charge = constant_palette(cm, xp, actions, targets, share.error_id,
                                          charge_table)
     else:
         charge = placed[2]
     kres = len(cm.resources)
     palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(cm.resources)},
                       np.ascontiguousarray(table[:, kres]))
-    dead = lo + np.flatnonzero(out_deg == 0)
+    dead = lo + np.flatnonzero(h(out_deg) == 0)
     if share.error_id >= 0:
         dead = dead[dead != share.error_id]
     m = comm.allreduce(m_local)
@@ -216,6 +229,34 @@ def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
                       deadlocks=dead.astype(np.int64), action_codes=action_codes, model=cm,
                       error_successors=error_successors,
                       seconds=0.0 if t0 is None else _time.perf_counter() - t0)
+
+
+#: Bytes of the first GPU per transition that the gathered graph and the one-GPU engine take
+#: at their peak (cs_15 gathered on the first of two H200s: 140 GB for 3.25 G transitions,
+#: 43, with its share of the search).
+GATHER_BYTES_PER_EDGE = 48
+
+
+def gather_fits(comm: Comm, xp, m: int, budget: int | None = None) -> bool:
+    """Whether a graph of ``m`` transitions gathered to process 0 fits its device: ``m`` times
+    :data:`GATHER_BYTES_PER_EDGE` within ``budget`` (default: what process 0's device can
+    still allocate; a search on the host always fits: its memory is watched by the search's
+    own limits). The same answer on every process. Collective."""
+    if budget is None:
+        budget = comm.allgather(device_free_bytes(xp) if comm.rank == 0 else None)[0]
+    return budget is None or m * GATHER_BYTES_PER_EDGE <= budget
+
+
+def hand_over_auto(share: Share, comm: Comm, cm, *, budget: int | None = None, **options):
+    """The gathering hand-over (:func:`statespace.dist.handover.hand_over`) where the graph
+    fits process 0's device (:func:`gather_fits`), else the block hand-over
+    (:func:`hand_over_blocks`): a :class:`~statespace.StateGraph` on process 0 (None
+    elsewhere) or every process's :class:`StateBlock`. Same parameters, and ``budget`` (bytes;
+    default: process 0's device's free memory)."""
+    m = comm.allreduce(int(share.targets.shape[0]))
+    if gather_fits(comm, share.xp, m, budget):
+        return hand_over(share, comm, cm, **options)
+    return hand_over_blocks(share, comm, cm, **options)
 
 
 class Entries:
@@ -280,7 +321,8 @@ def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int]) -> StateG
     The runs: the edges' own (the critical cycle, or a zero-time cycle), the shortest run
     to the smallest of their sources, to the first deadlock and to the error state."""
     lo, hi = block.lo, block.hi
-    ip = block.indptr
+    ip = to_host(block.indptr)
+    xp = module_of(block.targets)
     # Offsets of every state and the deadlocks, to process 0 (8 bytes a state).
     to0 = np.zeros(comm.size, np.int64)
     to0[0] = hi - lo
@@ -303,11 +345,13 @@ def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int]) -> StateG
     rows = [(int(v), ip[v - lo], ip[v - lo + 1]) for v in mine_v.tolist()]
     e_ids = np.concatenate([np.arange(a, b, dtype=np.int64) for _, a, b in rows]) \
         if rows else np.zeros(0, np.int64)
-    tg = set(block.targets[e_ids].tolist())
+    d_ids = e_ids if xp is np else xp.asarray(e_ids)
+    tg_e, ac_e, ch_e = (to_host(a[d_ids]) for a in (block.targets, block.actions, block.charge))
+    tg = set(tg_e.tolist())
     need_states = need | {int(t) for part in comm.allgather(sorted(tg)) for t in part}
     sv = np.array(sorted(v for v in need_states if lo <= v < hi), np.int64)
     piece = (sv, block.states[sv - lo], block.parent[sv - lo], block.parent_action[sv - lo],
-             e_ids + eb, block.targets[e_ids], block.actions[e_ids], block.charge[e_ids])
+             e_ids + eb, tg_e, ac_e, ch_e)
     parts = comm.allgather(piece)
     if comm.rank != 0:
         return None

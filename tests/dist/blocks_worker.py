@@ -1,9 +1,13 @@
 """Run under ``mpiexec``: each model named explored by every process with the graph left in
 blocks (``hand_over_blocks``; ``DIST_XP``/``DIST_BATCH`` as for ``dist_worker.py``: the
-device path over a NumPy stand-in of CuPy), the cycle engine across the processes, and on
-process 0 one JSON line per model: the answer and the runs' states gathered for it."""
+device path over a NumPy stand-in of CuPy, the search's and the engine's), the cycle engine
+across the processes, and on process 0 one JSON line per model: the answer and the runs'
+states gathered for it. ``DIST_BUDGET=B``: the hand-over that gathers where the graph fits
+``B`` bytes (``hand_over_auto``); a gathered graph's line gives its edges only."""
 
+import functools
 import json
+import os
 import pathlib
 import sys
 
@@ -12,27 +16,41 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "tests" / "statespace"))
 
 from runtime.comm import world  # noqa: E402
-from dvecost.distributed import solve_blocks  # noqa: E402
+from dvecost.distributed import engine_block, solve_blocks  # noqa: E402
 from statespace.dist import explore_distributed  # noqa: E402
-from statespace.dist.blocks import hand_over_blocks, witness_graph  # noqa: E402
+from statespace.dist.blocks import (StateBlock, hand_over_auto, hand_over_blocks,  # noqa: E402
+                                     witness_graph)
 
-from cycle_cases import answer  # noqa: E402
+from cycle_cases import answer, worker_comm  # noqa: E402
 from dist_worker import load, options  # noqa: E402
 
 
 def main() -> None:
-    comm = world()
+    comm = worker_comm(world())
     out = []
     opts = options()
+    handover = hand_over_blocks
+    if os.environ.get("DIST_BUDGET"):   # the hand-over that decides, with this budget
+        handover = functools.partial(hand_over_auto, budget=int(os.environ["DIST_BUDGET"]))
     for spec in sys.argv[2:]:
-        block = explore_distributed(load(spec), comm, handover=hand_over_blocks, **opts)
+        block = explore_distributed(load(spec), comm, handover=handover, **opts)
+        if not isinstance(block, StateBlock):   # gathered to process 0
+            if comm.rank == 0:
+                out.append({"model": spec, "gathered": block.n_edges})
+            continue
         res = block.model.resources
         got = answer(solve_blocks(block, comm, res[0], "ratio", "max"))
         g = witness_graph(block, comm, got.get("edges", []))
+        # What the engine reads per edge of the block: targets, then each edge's palette row
+        # for the cost and the time (engine_block), in bytes.
+        e = engine_block(block, res[0], True)
+        widths = [int(e.indices.dtype.itemsize), int(e.cost.label.dtype.itemsize),
+                  int(e.time.label.dtype.itemsize), e.cost.label is e.time.label]
         if comm.rank == 0:
             states = {v: g.peek("states", v).tolist() for v in got.get("cycle", [])}
-            out.append({"model": spec, "answer": got, "resource": res[0],
-                        "states": {str(k): v for k, v in states.items()}})
+            out.append({"model": spec, "answer": got, "resource": res[0], "gathered": None,
+                        "states": {str(k): v for k, v in states.items()},
+                        "widths": widths})
     if comm.rank == 0:
         pathlib.Path(sys.argv[1]).write_text("\n".join(json.dumps(o) for o in out))
 

@@ -4,9 +4,12 @@ classes, zero-time edges and ties, and the answer as the tests compare it."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ocm.errors import OcmError
+from runtime.comm import Comm
 
 #: Every (kind, mode, per_scc) the engine answers: per SCC (the default) or by trimming.
 CASES = [(k, m, s) for s in (True, False) for k in ("mean", "ratio") for m in ("max", "min")]
@@ -67,3 +70,50 @@ def answer(r) -> dict:
     return {"value": str(r.value), "cycle": list(r.cycle), "edges": list(r.cycle_edges),
             "iterations": r.iterations, "certified": r.certified, "backend": r.backend,
             "n": r.n_vertices, "m": r.n_edges}
+
+
+class DeviceComm(Comm):
+    """``comm``'s collectives with another array module ``xp``: the NumPy stand-in of CuPy
+    (``tests/statespace/device_stand_in.py``), whose arrays are NumPy's, so that the engine
+    across processes takes its device branches on the host."""
+
+    def __init__(self, comm: Comm, xp) -> None:
+        self.comm, self.xp = comm, xp
+        self.rank, self.size = comm.rank, comm.size
+
+    def alltoallv(self, send, counts, recv_counts=None):
+        return self.comm.alltoallv(send, counts, recv_counts)
+
+    def allreduce(self, value, op: str = "sum"):
+        return self.comm.allreduce(value, op)
+
+    def exscan(self, value: int) -> int:
+        return self.comm.exscan(value)
+
+    def allgather(self, value) -> list:
+        return self.comm.allgather(value)
+
+    def barrier(self) -> None:
+        self.comm.barrier()
+
+
+def worker_comm(comm: Comm) -> Comm:
+    """``comm``, or with ``DIST_XP`` set (any value) the same processes over the stand-in of
+    CuPy (:class:`DeviceComm`)."""
+    if not os.environ.get("DIST_XP"):
+        return comm
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "statespace"))
+    from device_stand_in import stand_in
+
+    class _Patch:
+        @staticmethod
+        def setitem(mapping, key, value):
+            mapping[key] = value
+    return DeviceComm(comm, stand_in(_Patch()))
+
+
+def comparable(a: dict) -> dict:
+    """An answer less the backend that computed it (the device path says ``gpu``)."""
+    return {k: v for k, v in a.items() if k != "backend"}

@@ -3,7 +3,9 @@ way, each process holding its block (:func:`ocm.dist.split_graph`); process 0 wr
 line per (graph, kind, mode, per_scc): the answer, or the error's type, message and cycle.
 
 ``python cycle_worker.py OUT SPEC ...``: a SPEC is a model (``MODEL[:N]`` as for
-``dist_worker.py``) or ``random:SEED`` (:func:`graphs.random_case`).
+``dist_worker.py``) or ``random:SEED`` (:func:`graphs.random_case`). With ``DIST_XP`` set
+the engine runs over the NumPy stand-in of CuPy (its device branches: scatters by atomic
+minima, ranges by ``searchsorted``), each block handed to it as that module's arrays.
 """
 
 import json
@@ -16,11 +18,11 @@ sys.path.insert(0, str(HERE))
 from runtime.comm import world  # noqa: E402
 from ocm.dist import optimal_cycle_distributed, split_graph  # noqa: E402
 
-from cycle_cases import CASES, answer, graph_of  # noqa: E402
+from cycle_cases import CASES, answer, graph_of, worker_comm  # noqa: E402
 
 
 def main() -> None:
-    comm = world()
+    comm = worker_comm(world())
     out = []
     for spec in sys.argv[2:]:
         g = graph_of(spec)

@@ -93,22 +93,23 @@ def _readable(g, e: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("xp_kind", ["", "stand-in"])
-def test_blocks_from_host_and_device_searches_give_the_one_process_answer(xp_kind, tmp_path):
+@pytest.mark.parametrize("xp_kind, P", [("", 2), ("stand-in", 2), ("stand-in", 3)])
+def test_blocks_from_host_and_device_searches_give_the_one_process_answer(xp_kind, P,
+                                                                          tmp_path):
     """The block hand-over from a search on the host and on the device path (a NumPy
-    stand-in of CuPy, as under NCCL): the engine's answer and the cycle's states are one
-    process's."""
+    stand-in of CuPy, as under NCCL: the rows handed over and the engine run in that module,
+    its device branches): the engine's answer and the cycle's states are one process's."""
     import sys
     sys.path.insert(0, str(ROOT / "tests" / "dist"))
     import ocm
-    from cycle_cases import answer
+    from cycle_cases import answer, comparable
     from dist_worker import load
     from dvecost import pipeline
     from statespace import build_state_graph
     specs = [str(EX / m) for m in ("client_server.dve", "resources.dve", "rings_sync.dve",
                                    "error_state.dve")]
     out = tmp_path / "blocks.jsonl"
-    r = run(2, str(ROOT / "tests" / "dist" / "blocks_worker.py"), str(out), *specs,
+    r = run(P, str(ROOT / "tests" / "dist" / "blocks_worker.py"), str(out), *specs,
             extra_env={"DIST_XP": xp_kind, "DIST_BATCH": "7"} if xp_kind else None)
     assert r.returncode == 0, r.stderr
     got = [json.loads(line) for line in out.read_text().splitlines()]
@@ -116,5 +117,52 @@ def test_blocks_from_host_and_device_searches_give_the_one_process_answer(xp_kin
     for g in got:
         one = build_state_graph(load(g["model"]))
         arrays = pipeline.engine_arrays(one, g["resource"], ratio=True, backend="cpu")
-        assert g["answer"] == answer(ocm.optimal_cycle(*arrays, kind="ratio", xp=np))
+        want = answer(ocm.optimal_cycle(*arrays, kind="ratio", xp=np))
+        assert g["answer"].get("backend") == ("gpu" if xp_kind else "cpu")
+        assert comparable(g["answer"]) == comparable(want)
         assert g["states"] == {str(v): one.states[v].tolist() for v in g["answer"]["cycle"]}
+        # Narrow edges in the engine: int32 targets (ids fit), the cost and the time read
+        # through one palette row per edge (as narrow as the one-process graph's rows).
+        assert g["widths"] == [4, one.charge.dtype.itemsize, one.charge.dtype.itemsize, True]
+
+
+def test_auto_prints_what_one_process_prints():
+    """``DVECOST_DIST_ENGINE=auto`` under ``mpiexec`` on the CPU: a search on the host
+    gathers (its memory is the search's limits' business), so process 0 prints what one
+    process prints, answers and stops alike."""
+    for model, extra in CASES[:3]:
+        args = ["analyze", str(EX / model), "--symmetry", "off", "-q", *extra]
+        r = run(2, "-m", "dvecost", *args, extra_env={"DVECOST_DIST_ENGINE": "auto"})
+        code, out = _one_process(args)
+        assert r.returncode == code, (model, r.stderr)
+        assert _strip(r.stdout) == _strip(out), model
+
+
+def test_auto_hand_over_keeps_blocks_only_beyond_the_budget(tmp_path):
+    """``hand_over_auto`` gathers a graph whose transitions times
+    ``GATHER_BYTES_PER_EDGE`` fit the budget, and leaves it in blocks otherwise, where the
+    engine across processes gives the one-process answer."""
+    import sys
+    sys.path.insert(0, str(ROOT / "tests" / "dist"))
+    import ocm
+    from cycle_cases import answer, comparable
+    from dist_worker import load
+    from dvecost import pipeline
+    from statespace import build_state_graph
+    from statespace.dist.blocks import GATHER_BYTES_PER_EDGE
+    specs = [str(EX / m) for m in ("client_server.dve", "resources.dve")]
+    ones = {s: build_state_graph(load(s)) for s in specs}
+    for budget in (0, GATHER_BYTES_PER_EDGE * ones[specs[0]].n_edges):
+        out = tmp_path / f"auto{budget}.jsonl"
+        r = run(2, str(ROOT / "tests" / "dist" / "blocks_worker.py"), str(out), *specs,
+                extra_env={"DIST_BUDGET": str(budget)})
+        assert r.returncode == 0, r.stderr
+        got = {g["model"]: g for g in map(json.loads, out.read_text().splitlines())}
+        for s, one in ones.items():
+            fits = one.n_edges * GATHER_BYTES_PER_EDGE <= budget
+            assert got[s]["gathered"] == (one.n_edges if fits else None), (s, budget)
+            if not fits:
+                arrays = pipeline.engine_arrays(one, got[s]["resource"], ratio=True,
+                                                backend="cpu")
+                want = answer(ocm.optimal_cycle(*arrays, kind="ratio", xp=np))
+                assert comparable(got[s]["answer"]) == comparable(want)

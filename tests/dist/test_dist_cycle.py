@@ -10,6 +10,8 @@ breadth, as threads in lockstep (``lockstep.py``)."""
 from __future__ import annotations
 
 import json
+import math
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -22,7 +24,7 @@ from ocm.dist import DistributedRangeError, block_starts, optimal_cycle_distribu
 from ocm.reference import brute_force_cycle
 from runtime.comm import SelfComm
 
-from cycle_cases import CASES, answer, graph_of, random_case
+from cycle_cases import CASES, DeviceComm, answer, comparable, graph_of, random_case
 from lockstep import run_lockstep
 from mpirun import ROOT, run
 
@@ -43,8 +45,13 @@ def one_process(g, kind: str, mode: str, per_scc: bool = True) -> dict:
         return answer(exc)
 
 
-def distributed(g, kind: str, mode: str, P: int, per_scc: bool = True) -> list[dict]:
+def distributed(g, kind: str, mode: str, P: int, per_scc: bool = True,
+                xp=None) -> list[dict]:
+    """The answer of every process; over the array module ``xp`` (a stand-in of CuPy) when
+    given."""
     def body(comm):
+        if xp is not None:
+            comm = DeviceComm(comm, xp)
         try:
             return answer(optimal_cycle_distributed(split_graph(*g, comm.rank, comm.size),
                                                     comm, kind=kind, mode=mode,
@@ -121,9 +128,10 @@ def test_property_blocks_in_lockstep_equal_one_process(g, P, case):
     assert all(a == want for a in got)
 
 
-def _mpi(n: int, specs: list[str], tmp_path) -> list[dict]:
+def _mpi(n: int, specs: list[str], tmp_path, **env: str) -> list[dict]:
     out = tmp_path / f"cycle{n}.jsonl"
-    r = run(n, str(ROOT / "tests" / "dist" / "cycle_worker.py"), str(out), *specs)
+    r = run(n, str(ROOT / "tests" / "dist" / "cycle_worker.py"), str(out), *specs,
+            extra_env=env)
     assert r.returncode == 0, r.stderr
     return [json.loads(line) for line in out.read_text().splitlines()]
 
@@ -181,3 +189,87 @@ def test_biases_beyond_int64_stop_never_wrap():
     assert got[0] == got[1]
     # Either the exact answer (a bound that held) or the stop: never another value.
     assert got[0] == (want.value, True) or "int64" in got[0]
+
+
+# ---- the device path (CuPy under NCCL), here over the NumPy stand-in of CuPy ----------------
+
+def _stand_in(monkeypatch):
+    sys.path.insert(0, str(ROOT / "tests" / "statespace"))
+    from device_stand_in import stand_in
+    return stand_in(monkeypatch)
+
+
+@settings(max_examples=30, deadline=None)
+@given(small_graphs(), st.integers(1, 3), st.sampled_from(CASES))
+def test_property_device_path_equals_one_process(g, P, case):
+    """The device branches (scatters by an atomic-minimum kernel, ranges by searchsorted,
+    the improvement by scatters) give the one-process answer, whatever the blocks."""
+    import pytest as _pt
+    from ocm.dist import ops
+    with _pt.MonkeyPatch.context() as mp:
+        xp = _stand_in(mp)
+        mp.setattr(ops, "EDGE_BLOCK", 3)   # passes over the edges in slices, rows straddling
+        kind, mode, per_scc = case
+        want = comparable(one_process(g, kind, mode, per_scc))
+        got = distributed(g, kind, mode, P, per_scc, xp=xp)
+    assert all(comparable(a) == want for a in got)
+
+
+def test_device_path_says_gpu_and_counts_rounds(monkeypatch):
+    xp = _stand_in(monkeypatch)
+    g = graph_of(f"{EX / 'client_server_template.dve'}:3")
+    rounds: dict = {}
+    r = optimal_cycle_distributed(split_graph(*g, 0, 1), DeviceComm(SelfComm(), xp),
+                                  kind="ratio", rounds=rounds)
+    want = ocm.optimal_cycle(*g, kind="ratio", xp=np)
+    assert (r.value, r.cycle, r.certified, r.backend) == (want.value, want.cycle, True, "gpu")
+    # One Howard round per iteration, ceil(log2 k) doubling rounds per iteration; the
+    # colouring's rounds bounded by its vertices (each round moves a colour one edge on).
+    k = g[0].shape[0] - 1
+    assert rounds["howard"] == r.iterations
+    assert rounds["cycle_doubling"] <= r.iterations * max(1, math.ceil(math.log2(k)))
+    assert 2 * r.iterations <= rounds["doubling"] <= r.iterations * (math.log2(k) + 2)
+    assert 1 <= rounds["scc_phases"] and rounds["scc_forward"] <= k + rounds["scc_phases"]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_mpiexec_device_path_equals_one_process(n, tmp_path):
+    """``mpiexec -n 2`` and ``-n 3`` over the stand-in of CuPy: the engine's device branches
+    across real processes give the one-process answer."""
+    specs = MODELS[::2] + RANDOM[::3] if n == 2 else MODELS[::5] + RANDOM[2::8]
+    got = _mpi(n, specs, tmp_path, DIST_XP="stand-in")
+    assert len(got) == len(specs) * len(CASES)
+    graphs = {s: graph_of(s) for s in specs}
+    for g in got:
+        assert g["answer"].get("backend", "gpu") == "gpu"
+        assert comparable(g["answer"]) == comparable(
+            one_process(graphs[g["spec"]], g["kind"], g["mode"], g["per_scc"])), g
+
+
+def _as_palette(a):
+    values, label = np.unique(a, return_inverse=True)
+    return ocm.Palette(label.astype(np.uint8), values.astype(np.int64))
+
+
+@pytest.mark.parametrize("device", [False, True])
+def test_palette_blocks_give_the_dense_answer(device, monkeypatch):
+    """Costs and times held as palettes (one row per edge, as the block hand-over gives
+    them) give the answer of the same blocks with per-edge arrays, over NumPy and over the
+    device branches."""
+    import dataclasses
+    xp = _stand_in(monkeypatch) if device else None
+    for seed in range(10):
+        g = random_case(seed)
+        for kind, mode, per_scc in CASES[::3]:
+            want = comparable(one_process(g, kind, mode, per_scc))
+
+            def body(comm):
+                b = split_graph(*g, comm.rank, comm.size)
+                b = dataclasses.replace(b, cost=_as_palette(b.cost), time=_as_palette(b.time))
+                c = comm if xp is None else DeviceComm(comm, xp)
+                try:
+                    return answer(optimal_cycle_distributed(b, c, kind=kind, mode=mode,
+                                                            per_scc=per_scc))
+                except ocm.errors.OcmError as exc:
+                    return answer(exc)
+            assert all(comparable(a) == want for a in run_lockstep(2, body)), (seed, kind)

@@ -115,3 +115,48 @@ def test_bench_scale_over_gpus_explores_the_one_process_graphs(capsys, monkeypat
         assert (r["states"], r["transitions"]) == (g.n_states, g.n_edges), r
         if r["run"] != "build_state_graph (GPU)":
             assert r["rows B/transition"] == 8
+
+
+@pytest.mark.parametrize("P", [2, 4])
+def test_analyze_gpus_blocks_engine_on_the_devices_gives_the_one_process_answer(P):
+    """``DVECOST_DIST_ENGINE=blocks dvecost analyze --gpus P``: the rows handed over in
+    blocks on the GPUs and the engine across processes run there (CuPy arrays exchanged by
+    NCCL; the answer says backend ``gpu``), with the one-process answer, witness included,
+    for means and ratios."""
+    _need(P)
+    for model, extra in [(EX / "client_server.dve", []),
+                         (EX / "client_server_template.dve", ["-D", "N=5"]),
+                         (EX / "resources.dve", ["--ratio", "--cost", "cpu"])]:
+        args = ["analyze", str(model), "--json", "--symmetry", "off", *extra]
+        one = subprocess.run([sys.executable, "-m", "dvecost", *args], env=env(), cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+        got = subprocess.run([sys.executable, "-m", "dvecost", *args, "--gpus", str(P)],
+                             env=env(NCCL_NVLS_ENABLE="0", DVECOST_DIST_ENGINE="blocks"),
+                             cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert got.returncode == one.returncode, got.stderr
+        d_one, d_got = json.loads(one.stdout), json.loads(got.stdout)
+        assert d_got.get("backend") == "gpu", model
+        for d in (d_one, d_got):
+            for k in ("timings", "peak_memory_bytes", "symmetry", "backend", "iterations"):
+                d.pop(k, None)
+        assert d_got == d_one, model
+
+
+def test_analyze_gpus_auto_gathers_what_fits_the_first_gpu():
+    """``DVECOST_DIST_ENGINE=auto dvecost analyze --gpus 2`` on a small model: it fits the
+    first GPU gathered, so the one-GPU engine answers (backend of the gathering run), with the
+    one-process answer."""
+    _need(2)
+    args = ["analyze", str(EX / "client_server_template.dve"), "-D", "N=5", "--json",
+            "--symmetry", "off"]
+    one = subprocess.run([sys.executable, "-m", "dvecost", *args], env=env(), cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    got = subprocess.run([sys.executable, "-m", "dvecost", *args, "--gpus", "2"],
+                         env=env(NCCL_NVLS_ENABLE="0", DVECOST_DIST_ENGINE="auto"), cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert got.returncode == one.returncode == 0, got.stderr
+    d_one, d_got = json.loads(one.stdout), json.loads(got.stdout)
+    for d in (d_one, d_got):
+        for k in ("timings", "peak_memory_bytes", "symmetry", "backend", "iterations"):
+            d.pop(k, None)
+    assert d_got == d_one

@@ -1,0 +1,158 @@
+"""The array operations of the engine across processes that NumPy and CuPy spell differently.
+
+The engine (:mod:`ocm.dist.engine`) is written once over the communicator's array module
+``xp`` (NumPy for :class:`runtime.comm.MpiComm`, CuPy for :class:`runtime.comm.NcclComm`).
+Almost every call means the same in both; the exceptions are here, each with a NumPy form
+(``ufunc.at``, ``repeat``, ``reduceat``, stable sorts by kind) and a device form built only
+from calls CuPy has (an atomic-minimum kernel, ``searchsorted``, scatters). Which one runs is
+decided by the module's name (:func:`ocm.primitives.is_numpy`), so a NumPy stand-in of CuPy
+(the tests') runs the device forms on the host.
+
+Examples
+--------
+>>> import numpy as np
+>>> out = np.full(3, -1, np.int64)
+>>> scatter_max(np, out, np.array([0, 2, 0]), np.array([5, 7, 9]))
+>>> out.tolist()
+[9, -1, 7]
+>>> edge_rows(np.array([0, 2, 2, 3]), np).tolist()
+[0, 0, 2]
+>>> expand_ranges(np.array([3, 10]), np.array([5, 11]), np).tolist()
+[3, 4, 10]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..primitives import dense, is_numpy, subset
+
+__all__ = ["scatter_min", "scatter_max", "edge_rows", "stable_argsort", "expand_ranges",
+           "first_max_edges", "best_edges_scatter", "edge_slices", "EDGE_BLOCK", "INT64_MIN"]
+
+INT64_MIN = -2**63
+
+_KERNELS: dict = {}
+
+
+def _atomic_min(xp: Any):
+    """``out[i] = min(out[i], v)`` by atomic minima: the module's ``ElementwiseKernel`` (named
+    and written as the explorer's, so the tests' stand-in of CuPy computes it), made once."""
+    entry = _KERNELS.get(id(xp))
+    if entry is None or entry[0] is not xp:
+        entry = _KERNELS[id(xp)] = (xp, xp.ElementwiseKernel(
+            "I i, T v", "raw T out", "atomicMin(&out[i], v)", "dvecost_scatter_min"))
+    return entry[1]
+
+
+def scatter_min(xp: Any, out, idx, vals) -> None:
+    """``out[idx[k]] = min(out[idx[k]], vals[k])`` for every ``k``, in place (int64 ``out``
+    and ``vals``; repeated indices too)."""
+    if is_numpy(xp):
+        np.minimum.at(out, idx, vals)
+    elif idx.shape[0]:
+        _atomic_min(xp)(idx, xp.ascontiguousarray(vals, dtype=out.dtype), out)
+
+
+def scatter_max(xp: Any, out, idx, vals) -> None:
+    """``out[idx[k]] = max(out[idx[k]], vals[k])`` for every ``k``, in place. On a device by
+    the atomic minimum of the negated values: neither ``out`` nor ``vals`` may hold
+    ``-2**63`` (colours, ranks, costs within ``±(2**63 - 1)``, biases below ``2**62``)."""
+    if is_numpy(xp):
+        np.maximum.at(out, idx, vals)
+    elif idx.shape[0]:
+        neg = -out
+        scatter_min(xp, neg, idx, -xp.asarray(vals, dtype=out.dtype))
+        out[...] = -neg
+
+
+def edge_rows(indptr, xp: Any):
+    """The block-local source of every edge (int32 while rows fit: 4 bytes an edge)."""
+    n = indptr.shape[0] - 1
+    dt = np.int32 if n < 2**31 else np.int64
+    if is_numpy(xp):
+        return np.repeat(np.arange(n, dtype=dt), np.diff(indptr))
+    m = int(indptr[-1]) if n >= 0 else 0
+    return xp.searchsorted(indptr[1:], xp.arange(m, dtype=xp.int64), side="right").astype(dt)
+
+
+def stable_argsort(keys, xp: Any):
+    """The stable order of ``keys`` (CuPy's sort is a radix sort, stable without asking)."""
+    return np.argsort(keys, kind="stable") if is_numpy(xp) else xp.argsort(keys)
+
+
+def expand_ranges(lo, hi, xp: Any):
+    """``concatenate([arange(lo[i], hi[i]) for i])`` without a Python loop (int64)."""
+    lens = (hi - lo).astype(np.int64)
+    if lens.shape[0] == 0:
+        return xp.zeros(0, np.int64)
+    ends = xp.cumsum(lens)
+    total = int(ends[-1])
+    pos = xp.arange(total, dtype=np.int64)
+    if is_numpy(xp):   # (linear: each range's shift repeated over its length)
+        return pos + np.repeat(lo.astype(np.int64) - (ends - lens), lens)
+    which = xp.searchsorted(ends, pos, side="right")
+    return lo.astype(np.int64)[which] + pos - (ends - lens)[which]
+
+
+def first_max_edges(key, src, k: int, xp: Any):
+    """Per row ``0 .. k - 1`` (every row non-empty) the largest ``key`` of its edges and the
+    lowest edge id attaining it; edges given by their rows ``src`` (CSR order)."""
+    best = xp.full(k, INT64_MIN + 1, np.int64)   # (no key is below: -2**63 is refused)
+    scatter_max(xp, best, src, key)
+    hit = xp.flatnonzero(key == best[src])
+    edge = xp.full(k, 2**62, np.int64)
+    scatter_min(xp, edge, src[hit], hit.astype(np.int64))
+    return best, edge
+
+
+#: Edges per slice of the passes over every edge on a device (:func:`edge_slices`): their
+#: temporaries (int64 ranks, candidates, values: about 40 bytes an edge) take at most a slice's
+#: memory beside the graph.
+EDGE_BLOCK = 1 << 26
+
+
+def edge_slices(m: int) -> list:
+    """Consecutive slices of ``0 .. m - 1`` of at most :data:`EDGE_BLOCK` edges (one, empty,
+    for ``m = 0``).
+
+    >>> edge_slices(0)
+    [slice(0, 0, None)]
+    """
+    return [slice(a, min(a + EDGE_BLOCK, m)) for a in range(0, max(m, 1), EDGE_BLOCK)]
+
+
+def best_edges_scatter(src, tgt, cost, time, rank_ext, pot_ext, rank_num, rank_den, k: int,
+                       xp: Any):
+    """Howard's improvement (:func:`ocm.primitives.best_edges`'s contract: per row the
+    largest target rank, then the largest scaled value among those edges, lowest edge id on
+    ties) by scatters instead of per-row reductions: ``(best_rank, best_val, best_edge)``.
+    ``cost`` and ``time`` may be palettes. The caller has bounded every value below
+    ``2**62``. Three passes over the edges, a slice at a time (:func:`edge_slices`): the
+    scatters combine across slices, so rows may straddle them."""
+    m = int(src.shape[0])
+    best_rank = xp.full(k, -1, np.int64)
+    for sl in edge_slices(m):
+        scatter_max(xp, best_rank, src[sl], rank_ext[tgt[sl]])
+
+    def values(sl):
+        """The candidate edges of a slice (global ids) and their values."""
+        rk = rank_ext[tgt[sl]]
+        cand = xp.flatnonzero(rk == best_rank[src[sl]])
+        r = rk[cand]
+        e = cand + sl.start
+        t = 1 if time is None else dense(subset(time, e))
+        val = rank_den[r] * dense(subset(cost, e)) - rank_num[r] * t + pot_ext[tgt[e]]
+        return e, val
+    best_val = xp.full(k, INT64_MIN + 1, np.int64)   # (values exceed -2**62)
+    for sl in edge_slices(m):
+        e, val = values(sl)
+        scatter_max(xp, best_val, src[e], val)
+    best_edge = xp.full(k, 2**62, np.int64)
+    for sl in edge_slices(m):
+        e, val = values(sl)
+        hit = e[val == best_val[src[e]]]
+        scatter_min(xp, best_edge, src[hit], hit.astype(np.int64))
+    return best_rank, best_val, best_edge
