@@ -38,12 +38,12 @@ _KERNELS: dict = {}
 
 
 def _atomic_min(xp: Any):
-    """``out[i] = min(out[i], v)`` by atomic minima: the module's ``ElementwiseKernel`` (named
+    """``out[k] = min(out[k], v)`` by atomic minima: the module's ``ElementwiseKernel`` (named
     and written as the explorer's, so the tests' stand-in of CuPy computes it), made once."""
     entry = _KERNELS.get(id(xp))
     if entry is None or entry[0] is not xp:
         entry = _KERNELS[id(xp)] = (xp, xp.ElementwiseKernel(
-            "I i, T v", "raw T out", "atomicMin(&out[i], v)", "dvecost_scatter_min"))
+            "I k, T v", "raw T out", "atomicMin(&out[k], v)", "dvecost_scatter_min"))
     return entry[1]
 
 
