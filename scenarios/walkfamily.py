@@ -52,7 +52,7 @@ __all__ = ["WalkFamily", "periods", "best_walk", "plan_walks", "family_plan", "W
 
 #: Seconds :func:`plan_walks` gets in all where the search calls it, and how many periods
 #: (from the counting argument's floor up) it tries.
-WALK_SECONDS = 6.0
+WALK_SECONDS = 4.0
 WALK_PERIODS = 3
 #: Clients freed at a time by the repair program.
 REPAIR_CLIENTS = 8
