@@ -654,9 +654,9 @@ class Bounds:
             return None
         chosen = admissions(system, plan)
         order = renaming_order(system, plan, chosen)
-        if order > 1 and WALK_FAMILIES:
-            # The clients come home only after `order` periods: a cycle planned per client
-            # (one closed walk each) closes after one, where one is found in time.
+        if WALK_FAMILIES and (order > 1 or plan.period > _floor(system, plan.period)):
+            # The clients come home only after `order` periods, or a shorter period may
+            # exist: a cycle planned per client (one closed walk each) closes after one.
             got = self.family_run(system, plan.start + plan.period * order)
             if got is not None:
                 plan, chosen, order = got[0], got[1], 1
@@ -716,6 +716,16 @@ class Bounds:
 
 
 # ---------------------------------------------------------------------------- helpers
+
+def _floor(system: System, most: int) -> int:
+    """The shortest period of a saturating cycle of ``system``'s model that the counting
+    argument allows (:func:`scenarios.walkfamily.periods`), or ``most`` where none is
+    shorter."""
+    from .walkfamily import periods
+
+    got = periods(system, most)
+    return got[0][0] if got else most
+
 
 def judged(family: Callable[[int], System], resource: str | None) -> Callable[[int], System]:
     """``family`` with every system judged on ``resource`` (``None``: each system's default,

@@ -56,6 +56,8 @@ WALK_SECONDS = 4.0
 WALK_PERIODS = 3
 #: Clients freed at a time by the repair program.
 REPAIR_CLIENTS = 8
+#: Ticks of the window whose walks are chosen again at once.
+WINDOW_TICKS = 24
 
 
 @dataclass(frozen=True)
@@ -245,15 +247,16 @@ def _holds(kinds, node, adm) -> np.ndarray:
     return np.array([kinds[v] == "busy" for v in node]) | adm
 
 
-def _repair(shape, group, node, adm, free, load, W, time_limit):
+def _repair(shape, group, free, load, W, time_limit):
     """The walks of the clients ``free`` chosen again by one integer program, the others'
-    ``load`` (workers per tick) held: each client's walk a unit flow through the ticks from
-    its node at tick 0 back to it (one binary per tick, node and move), minimising the sum of
+    ``load`` (workers per tick) held: each client's walk a unit circulation through the
+    period's ticks (one binary per tick, node and move; one unit leaves tick 0, so one
+    crosses each tick: a single closed walk of the period's length), minimising the sum of
     the ticks' distances from ``W``. ``None`` where the solver found nothing in time."""
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_array
 
-    L = node.shape[1]
+    L = len(load)
     r_, c_, v_, lo, hi = [], [], [], [], []
     row = [0]
 
@@ -280,19 +283,17 @@ def _repair(shape, group, node, adm, free, load, W, time_limit):
             st[:, v] = np.arange(L) + nvar                     # stay at (t, v)
             nvar += L
         var.append((mv, st))
-        h = int(node[c, 0])
         for t in range(L):
             for v in range(T):
                 out = [(int(mv[t, v]), 1.0)] + ([(int(st[t, v]), 1.0)] if st[t, v] >= 0 else [])
-                into = [] if t == 0 else [(int(mv[t - 1, (v - 1) % T]), -1.0)] + (
+                into = [(int(mv[t - 1, (v - 1) % T]), -1.0)] + (
                     [(int(st[t - 1, v]), -1.0)] if st[t - 1, v] >= 0 else [])
-                first = 1.0 if (t == 0 and v == h) else 0.0
-                add(out + into, first, first)
+                add(out + into, 0, 0)          # (t - 1 = -1: the last tick, a cycle)
                 if ks[v] != "free":
                     holding[t].append(int(mv[t, v]))
-        back = [(int(mv[L - 1, (h - 1) % T]), 1.0)] + (
-            [(int(st[L - 1, h]), 1.0)] if st[L - 1, h] >= 0 else [])
-        add(back, 1, 1)
+        # one unit on tick 0, so on every tick: one closed walk of the period's ticks
+        add([(int(mv[0, v]), 1.0) for v in range(T)]
+            + [(int(st[0, v]), 1.0) for v in range(T) if st[0, v] >= 0], 1, 1)
     dev = nvar
     nvar += 2 * L
     for t in range(L):
@@ -325,6 +326,106 @@ def _repair(shape, group, node, adm, free, load, W, time_limit):
                 nd[t] = next(v for v in range(len(ks)) if st[t, v] >= 0 and x[st[t, v]])
         out.append((nd, ad))
     return out
+
+
+def _rewindow(shape, group, node, adm, start, ticks, W, A, time_limit):
+    """Every client's walk over the ``ticks`` ticks from ``start`` (cyclically) chosen again
+    by one integer program, where each client stands at the window's two ends held: clients
+    of one scenario with the same two ends are one integer flow through the window's ticks
+    (any split of it into unit paths works: they are alike), every tick's distance from
+    ``W`` workers minimised, at most ``A`` admitted. ``(node, admitted)`` over the window per
+    client, or ``None`` where the solver found nothing in time."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import coo_array
+
+    L = node.shape[1]
+    when = [(start + j) % L for j in range(ticks + 1)]
+    ends: dict[tuple[int, int, int], list[int]] = {}
+    for c, g in enumerate(group):
+        ends.setdefault((g, int(node[c, when[0]]), int(node[c, when[-1]])), []).append(c)
+    r_, c_, v_, lo, hi = [], [], [], [], []
+    row = [0]
+
+    def add(terms, low, high):
+        for c, a in terms:
+            r_.append(row[0])
+            c_.append(c)
+            v_.append(a)
+        lo.append(low)
+        hi.append(high)
+        row[0] += 1
+
+    nvar = 0
+    holding = [[] for _ in range(ticks)]
+    admits = [[] for _ in range(ticks)]
+    flows = []
+    for (g, p, q), cs in ends.items():
+        ks = shape[g][0]
+        T = len(ks)
+        # the nodes a path from p (window start) to q (its end) can be at, tick by tick
+        fwd = [{p}]
+        for j in range(ticks):
+            fwd.append({(v + 1) % T for v in fwd[-1]} | {v for v in fwd[-1] if ks[v] == "wait"})
+        back = [set() for _ in range(ticks + 1)]
+        back[ticks] = {q} & fwd[ticks]
+        for j in range(ticks - 1, -1, -1):
+            back[j] = {v for v in fwd[j] if (v + 1) % T in back[j + 1]
+                       or (ks[v] == "wait" and v in back[j + 1])}
+        arcs = {}                                   # (j, v, moves) -> column
+        for j in range(ticks):
+            for v in back[j]:
+                for moves in (True, False):
+                    if (moves or ks[v] == "wait") and ((v + 1) % T if moves else v) in \
+                            back[j + 1]:
+                        arcs[(j, v, moves)] = nvar
+                        if moves and ks[v] != "free":
+                            holding[j].append(nvar)
+                        if moves and ks[v] == "wait":
+                            admits[j].append(nvar)
+                        nvar += 1
+        m = float(len(cs))
+        for j in range(ticks + 1):
+            for v in back[j]:
+                out = [(arcs[(j, v, mv)], 1.0) for mv in (True, False) if (j, v, mv) in arcs]
+                into = [(arcs[(j - 1, u, mv)], -1.0) for u, mv in (((v - 1) % T, True),
+                                                                   (v, False))
+                        if j and (j - 1, u, mv) in arcs]
+                need = (m if (j == 0 and v == p) else 0.0) - (m if (j == ticks and v == q)
+                                                              else 0.0)
+                add(out + into, need, need)
+        flows.append((g, cs, arcs))
+    dev = nvar
+    nvar += 2 * ticks
+    for j in range(ticks):
+        add([(i, 1.0) for i in holding[j]] + [(dev + 2 * j, 1.0), (dev + 2 * j + 1, -1.0)],
+            W, W)
+        add([(i, 1.0) for i in admits[j]], 0, A)
+    cost = np.zeros(nvar)
+    cost[dev:] = 1.0
+    integ = np.ones(nvar)
+    integ[dev:] = 0
+    res = milp(cost, constraints=LinearConstraint(
+        coo_array((v_, (r_, c_)), shape=(row[0], nvar)).tocsr(), lo, hi),
+        integrality=integ, bounds=Bounds(0, len(group) + W),
+        options={"time_limit": max(0.2, time_limit), "disp": False})
+    if res.x is None:
+        return None
+    x = np.rint(res.x).astype(np.int64)
+    out_node = node.copy()
+    out_adm = adm.copy()
+    for g, cs, arcs in flows:
+        ks = shape[g][0]
+        T = len(ks)
+        left = {a: int(x[i]) for a, i in arcs.items() if x[i] > 0}
+        for c in cs:                                # one unit path per client
+            v = int(node[c, when[0]])
+            for j in range(ticks):
+                mv = (j, v, True) if left.get((j, v, True), 0) > 0 else (j, v, False)
+                left[mv] -= 1
+                out_node[c, when[j]] = v
+                out_adm[c, when[j]] = mv[2] and ks[v] == "wait"
+                v = (v + 1) % T if mv[2] else v
+    return out_node, out_adm
 
 
 def walk_family(system: System, period: int, slack: int, *, time_limit: float,
@@ -360,6 +461,11 @@ def walk_family(system: System, period: int, slack: int, *, time_limit: float,
         hold[c] = _holds(ks, node[c], adm[c])
         load = rest + hold[c]
 
+    def waited(node, adm):
+        # (an exact step may change a client's rounds: its best responses keep them)
+        return [int(sum(shape[group[c]][0][v] == "wait" for v in node[c]) - adm[c].sum())
+                for c in range(U)]
+
     def score():
         return int(((load - W) ** 2).sum())
 
@@ -381,20 +487,35 @@ def walk_family(system: System, period: int, slack: int, *, time_limit: float,
                 stall = 0 if now < best else stall + 1
                 best = now
             continue
-        # stalled: free the clients at the worst ticks and a few others, solve them exactly
+        stall = 0
+        keep = node.copy(), adm.copy(), hold.copy(), load.copy()
         off = np.flatnonzero(load != W)
+        if rng.random() < 0.5:
+            # stalled: every walk over a window of ticks around one off full, chosen again
+            k = min(WINDOW_TICKS, L - 1)
+            got = _rewindow(shape, group, node, adm, int(rng.choice(off)) - int(rng.integers(k)),
+                            k, W, A, min(10.0, time_limit - (_time.perf_counter() - t0)))
+            if got is not None:
+                node, adm = got
+                for c in range(U):
+                    hold[c] = _holds(shape[group[c]][0], node[c], adm[c])
+                load = hold.sum(axis=0)
+                if score() > best:
+                    node, adm, hold, load = keep
+                best = score()
+                waits = waited(node, adm)
+            continue
+        # stalled: free the clients at the worst ticks and a few others, solve them exactly
         pick = [int(rng.choice(np.flatnonzero(hold[:, t]))) for t in off if load[t] > W]
         free = list(dict.fromkeys(pick))[:REPAIR_CLIENTS // 2]
         while len(free) < min(REPAIR_CLIENTS, U):
             c = int(rng.integers(U))
             if c not in free:
                 free.append(c)
-        got = _repair(shape, group, node, adm, free, load - hold[free].sum(axis=0), W,
+        got = _repair(shape, group, free, load - hold[free].sum(axis=0), W,
                       min(10.0, time_limit - (_time.perf_counter() - t0)))
-        stall = 0
         if got is None:
             continue
-        keep = node.copy(), adm.copy(), hold.copy(), load.copy()
         for c, (nd, ad) in zip(free, got):
             node[c], adm[c] = nd, ad
             hold[c] = _holds(shape[group[c]][0], nd, ad)
@@ -402,6 +523,7 @@ def walk_family(system: System, period: int, slack: int, *, time_limit: float,
         if score() > best:
             node, adm, hold, load = keep
         best = score()
+        waits = waited(node, adm)
     if best:
         return None
     family = WalkFamily(tuple(ks for ks, _, _ in shape), tuple(group), node, adm, W, A,
