@@ -247,11 +247,12 @@ def _holds(kinds, node, adm) -> np.ndarray:
     return np.array([kinds[v] == "busy" for v in node]) | adm
 
 
-def _repair(shape, group, free, load, W, time_limit):
+def _repair(shape, group, free, waited, load, W, time_limit):
     """The walks of the clients ``free`` chosen again by one integer program, the others'
     ``load`` (workers per tick) held: each client's walk a unit circulation through the
     period's ticks (one binary per tick, node and move; one unit leaves tick 0, so one
-    crosses each tick: a single closed walk of the period's length), minimising the sum of
+    crosses each tick: a single closed walk of the period's length) waiting ``waited[c]``
+    ticks as before, minimising the sum of
     the ticks' distances from ``W``. ``None`` where the solver found nothing in time."""
     from scipy.optimize import Bounds, LinearConstraint, milp
     from scipy.sparse import coo_array
@@ -294,6 +295,8 @@ def _repair(shape, group, free, load, W, time_limit):
         # one unit on tick 0, so on every tick: one closed walk of the period's ticks
         add([(int(mv[0, v]), 1.0) for v in range(T)]
             + [(int(st[0, v]), 1.0) for v in range(T) if st[0, v] >= 0], 1, 1)
+        # its waiting, hence its rounds, kept: the service in all stays W times the period
+        add([(int(i), 1.0) for i in st[st >= 0]], waited[c], waited[c])
     dev = nvar
     nvar += 2 * L
     for t in range(L):
@@ -512,7 +515,7 @@ def walk_family(system: System, period: int, slack: int, *, time_limit: float,
             c = int(rng.integers(U))
             if c not in free:
                 free.append(c)
-        got = _repair(shape, group, free, load - hold[free].sum(axis=0), W,
+        got = _repair(shape, group, free, waits, load - hold[free].sum(axis=0), W,
                       min(10.0, time_limit - (_time.perf_counter() - t0)))
         if got is None:
             continue
