@@ -435,7 +435,10 @@ def walk_family(system: System, period: int, slack: int, *, time_limit: float,
                 seed: int = 0) -> WalkFamily | None:
     """A family of closed walks of ``period`` ticks keeping every worker busy on every tick
     (:class:`WalkFamily`, checked), or ``None`` where none was found in ``time_limit``
-    seconds (which proves nothing). ``slack`` is :func:`periods`'."""
+    seconds (which proves nothing). ``slack`` is :func:`periods`'. The best responses and
+    the repair of whole walks do not count admissions (only the windows do): where the server
+    admits fewer than it has workers, a family admitting too many on a tick fails
+    :meth:`WalkFamily.check` and is not returned."""
     shape = _shape(system)
     if shape is None:
         return None
