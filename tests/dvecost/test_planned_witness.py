@@ -509,8 +509,8 @@ def test_periods_is_the_counting_argument():
 
 def test_the_tracked_run_takes_a_walk_family_where_its_clients_come_home_late(monkeypatch):
     """Bounds.tracked_run: where the tracked plan's clients come home only after two of its
-    periods, the family planned per client gives a run whose cycle is one period of it, no
-    longer than the tracked plan's, and it replays."""
+    periods, the family planned per client gives a run whose cycle is one period of it,
+    shorter than the tracked plan's, and it replays."""
     import scenarios.search as sat
     from scenarios.search import Bounds
 
@@ -526,7 +526,8 @@ def test_the_tracked_run_takes_a_walk_family_where_its_clients_come_home_late(mo
         assert replay_analysis(system.to_model(), d) == len(d["prefix"]) + len(d["cycle"])
         got[families] = len(d["prefix"]) + len(d["cycle"])
     family = plan_walks(system)
-    assert got[True] <= got[False]
+    # (the family's run: 76 steps against 106; both seeded, so the same every time)
+    assert got[True] < got[False]
     assert got[True] <= system.steps_per_tick * (family_plan(system, family)[0].horizon + 1)
 
 
