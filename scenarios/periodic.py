@@ -54,7 +54,7 @@ from .schedule import tick_ring
 
 __all__ = ["CyclePlan", "plan_cycle", "plan_split", "plan_tracked", "walk_plan", "walked_run",
            "admissions", "HORIZONS", "TRACK_PERIODS", "TRACK_PERIOD_SECONDS", "TRACK_ROWS",
-           "TRACK_TICKS", "TRACK_ROUNDS", "renaming_order"]
+           "TRACK_TICKS", "TRACK_ROUNDS", "renaming_order", "track_cycle"]
 
 #: The horizons :func:`plan_cycle` tries in turn (ticks from the initial state to the end of
 #: the period); the period starts at least :data:`MIN_PREFIX` ticks in.
@@ -481,6 +481,20 @@ def renaming_order(system: System, plan: CyclePlan, chosen=None) -> int:
             n += 1
         order = lcm(order, max(n, 1))
     return order
+
+
+def track_cycle(system: System, ring: np.ndarray, moves: np.ndarray, *, rows: int = TRACK_ROWS,
+                ticks: int = TRACK_TICKS, seed: int = 0):
+    """:func:`plan_tracked`'s prefix to a cycle of the count model given by its counts
+    ``ring`` (``P x nodes``) and admissions ``moves``: ``(counts, admitted, i)``, a walk of
+    the server's rule from the initial state whose counts end at ``ring[i]``, or ``None``
+    where no row meets the cycle within ``ticks`` (or the count model does not describe
+    ``system``)."""
+    rings = _rings(system)
+    if rings is None:
+        return None
+    return _track(_Counts(system, rings), np.asarray(ring, np.int64),
+                  np.asarray(moves, np.int64), rows=rows, ticks=ticks, seed=seed)
 
 
 def _track(model: _Counts, ring: np.ndarray, moves: np.ndarray, *, rows: int, ticks: int,

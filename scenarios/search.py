@@ -57,6 +57,7 @@ from .curve import (DEFAULT_MAX_CLIENTS, METHODS, STATUSES, Evaluation, Evaluato
 
 __all__ = ["SaturationSearch", "linear", "bisect", "staircase", "plateau", "small", "growth_guess",
            "EXACT_FIRST_CLASSES", "PLAN_SECONDS", "WALKED_RUNS", "TRACKED_RUNS", "TRACKED_TICKS",
+           "WALK_FAMILIES",
            "WITNESS_ROWS", "WITNESS_TICKS", "WITNESS_PATIENCE", "SPREAD_ROWS", "GUIDE_MIXES",
            "GUIDE_TICKS", "PLATEAU_CHECK_MAX"]
 
@@ -77,6 +78,10 @@ WALKED_RUNS = True
 #: Whether a cycle of full ticks with a prefix tracking it is planned on the count model and
 #: followed on the model before anything else (:func:`scenarios.periodic.plan_tracked`).
 TRACKED_RUNS = True
+#: Whether :meth:`Bounds.tracked_run` tries a cycle planned per client
+#: (:mod:`scenarios.walkfamily`, its ``WALK_SECONDS`` at most) where the tracked plan's
+#: clients come home only after several periods.
+WALK_FAMILIES = True
 #: The longest run (ticks: the prefix, then the period times its renaming's order) that
 #: :meth:`Bounds.tracked_run` follows on the model; a longer plan is left to the others.
 TRACKED_TICKS = 3000
@@ -649,6 +654,12 @@ class Bounds:
             return None
         chosen = admissions(system, plan)
         order = renaming_order(system, plan, chosen)
+        if WALK_FAMILIES and (order > 1 or plan.period > _floor(system, plan.period)):
+            # The clients come home only after `order` periods, or a shorter period may
+            # exist: a cycle planned per client (one closed walk each) closes after one.
+            got = self.family_run(system, plan.start + plan.period * order)
+            if got is not None:
+                plan, chosen, order = got[0], got[1], 1
         if plan.start + plan.period * order > TRACKED_TICKS:
             # (its run would be longer than the other planners' tend to be)
             return None
@@ -660,6 +671,26 @@ class Bounds:
                            max_ticks=plan.horizon + 4, plans=[chosen], shortest=True,
                            lifting=not exact)
         return run if run is not None and run.mean >= self.capacity else None
+
+    def family_run(self, system: System, ticks: int):
+        """``(plan, chosen)``: a cycle of full ticks planned per client
+        (:func:`scenarios.walkfamily.plan_walks`, :data:`scenarios.walkfamily.WALK_SECONDS`
+        at most) and a prefix reaching it (:func:`scenarios.walkfamily.family_plan`), whose
+        run on the model closes after one period, where it is shorter than ``ticks``;
+        ``None`` where none was found in time or the counting argument's shortest period
+        leaves no shorter run."""
+        from . import walkfamily
+        from .walkfamily import family_plan, periods, plan_walks
+
+        seconds = walkfamily.WALK_SECONDS
+        if not periods(system, ticks):
+            return None
+        if self.phases is not None:
+            self.phases("planner", "a cycle of one closed walk per client, "
+                        f"{seconds:.0f} s at most")
+        family = plan_walks(system, time_limit=seconds, most=ticks)
+        got = None if family is None else family_plan(system, family)
+        return got if got is not None and got[0].horizon < ticks else None
 
     def planned_run(self, system: System, upper: Fraction | None):
         """A short run of the model that keeps the server at the capacity, planned on the
@@ -685,6 +716,16 @@ class Bounds:
 
 
 # ---------------------------------------------------------------------------- helpers
+
+def _floor(system: System, most: int) -> int:
+    """The shortest period of a saturating cycle of ``system``'s model that the counting
+    argument allows (:func:`scenarios.walkfamily.periods`), or ``most`` where none is
+    shorter."""
+    from .walkfamily import periods
+
+    got = periods(system, most)
+    return got[0][0] if got else most
+
 
 def judged(family: Callable[[int], System], resource: str | None) -> Callable[[int], System]:
     """``family`` with every system judged on ``resource`` (``None``: each system's default,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 import scenarios
@@ -24,6 +25,8 @@ from scenarios.bounds import find_witness
 from scenarios.periodic import (admissions, plan_cycle, plan_split, plan_tracked,
                                 renaming_order, walk_plan)
 from scenarios.schedule import plan_spread, simulate, tick_ring
+from scenarios.templates import EDITOR_SCENARIOS, EDITOR_WEIGHTS
+from scenarios.walkfamily import best_walk, family_plan, periods, plan_walks
 
 PAIR = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
 
@@ -373,3 +376,169 @@ def test_more_rounds_close_the_farm_exactly_at_39_users():
     steps = len(d["prefix"]) + len(d["cycle"])
     assert len(d["cycle"]) == 9 * plan.period and steps <= 3_000
     assert replay_analysis(system.to_model(), d) == steps
+
+
+# ---------------------------------------------------------------- a closed walk per client
+
+def _walks_check(system: System, family) -> None:
+    """The family written out again from the scenarios' rings: each client's walk moves on
+    its ring on every tick except where it waits unadmitted at a wait node, closes after the
+    period, and on every tick the workers busy (clients at busy nodes or admitted) are all
+    of them, the admissions at most the server's."""
+    W, A = system.server.workers, system.server.admissions
+    kinds = [tick_ring(sc).kind for sc, k in system.counts for _ in range(k)]
+    L = family.node.shape[1]
+    assert family.node.shape == (len(kinds), L)
+    for ks, row, adm in zip(kinds, family.node.tolist(), family.admitted.tolist()):
+        for t in range(L):
+            v = row[t]
+            assert not adm[t] or ks[v] == "wait"
+            stays = ks[v] == "wait" and not adm[t]
+            assert row[(t + 1) % L] == (v if stays else (v + 1) % len(ks))
+    for t in range(L):
+        busy = sum(1 for ks, row, adm in zip(kinds, family.node.tolist(),
+                                             family.admitted.tolist())
+                   if ks[row[t]] == "busy" or adm[t])
+        assert busy == W, f"tick {t} is not full"
+        assert sum(adm[t] for adm in family.admitted.tolist()) <= A
+
+
+def _family_followed(system: System, family):
+    """The family reached from the initial state and followed on the model: checked on the
+    counts, the clients and the model (replayed); its clients come home after one period,
+    so the model's cycle is exactly the period's ticks."""
+    plan, chosen = family_plan(system, family)
+    _check_plan(system, plan)
+    _check_admissions(system, plan, chosen)
+    assert plan.period == family.period
+    assert renaming_order(system, plan, chosen) == 1
+    run = find_witness(system, target=Fraction(system.server.workers), rows=1,
+                       max_ticks=plan.horizon + 4, plans=[chosen], shortest=True,
+                       lifting=False)
+    assert run is not None and run.mean == system.server.workers
+    assert run.cycle_len == system.steps_per_tick * family.period
+    d = run_analysis(run).as_dict()
+    assert replay_analysis(system.to_model(), d) == len(d["prefix"]) + len(d["cycle"])
+    return d
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_best_walk_is_the_cheapest_closed_walk_of_its_waiting(seed):
+    """best_walk against every closed walk enumerated: the choice (admitted or not) at each
+    tick spent at a wait node, from every start node; the walk it returns is one of them
+    (closed, exactly its waiting) and none costs less."""
+    from itertools import product
+
+    rng = random.Random(seed)
+    kinds = ["free"] + [rng.choice(["wait", "busy", "free"]) for _ in range(rng.randint(1, 4))]
+    kinds[rng.randrange(len(kinds))] = "wait"
+    T, waits = len(kinds), rng.randint(0, 3)
+    L = rng.randint(1, 2) * T + waits
+    cost = np.array([rng.randint(-3, 3) for _ in range(L)], float)
+
+    def cost_of(node, adm):
+        return sum(cost[t] for t in range(L) if kinds[node[t]] == "busy" or adm[t])
+
+    best = None
+    for h in range(T):
+        for bits in product((0, 1), repeat=L):
+            v, node, adm, waited = h, [], [], 0
+            for t in range(L):
+                node.append(v)
+                go = kinds[v] != "wait" or bits[t]
+                adm.append(kinds[v] == "wait" and bool(bits[t]))
+                waited += not go
+                v = (v + 1) % T if go else v
+            if v == h and waited == waits:
+                c = cost_of(node, adm)
+                best = c if best is None else min(best, c)
+    node, adm = best_walk(tuple(kinds), waits, cost, np.random.default_rng(seed))
+    node, adm = node.tolist(), adm.tolist()
+    for t in range(L):
+        stays = kinds[node[t]] == "wait" and not adm[t]
+        assert node[(t + 1) % L] == (node[t] if stays else (node[t] + 1) % T)
+    assert sum(1 for t in range(L) if kinds[node[t]] == "wait" and not adm[t]) == waits
+    assert best is not None and cost_of(node, adm) == best
+
+
+@pytest.mark.parametrize("seed", QUICK_SEEDS)
+def test_every_walk_family_found_is_a_saturating_run(seed):
+    """plan_walks: a family only where exact analysis gives the full capacity, its walks
+    checked against the rings, every tick full, and the run it plans closes after one
+    period on the model and replays."""
+    system = _random_system(seed)
+    family = plan_walks(system, time_limit=5)
+    if family is None:
+        return
+    assert system_load(system, backend="cpu").exact == system.server.workers
+    _walks_check(system, family)
+    assert family.period >= periods(system, family.period)[0][0]
+    _family_followed(system, family)
+
+
+def test_the_small_farm_has_a_walk_family_that_closes_exactly():
+    """The editor's mix, 12 users on two workers admitting two: a family of closed walks
+    (one per user) keeps both workers busy; followed on the model from the initial state it
+    closes after one period and replays; its period is at least the counting argument's
+    floor, and it is found in seconds (the tracked plan's clients come home only after two
+    of its periods)."""
+    system = System(scenarios.apportion(dict(zip(EDITOR_SCENARIOS, EDITOR_WEIGHTS)), 12),
+                    server=Server(workers=2, admissions=2))
+    family = plan_walks(system, time_limit=20)
+    assert family is not None and family.seconds < 20
+    _walks_check(system, family)
+    assert family.period >= periods(system, 400)[0][0]
+    d = _family_followed(system, family)
+    assert len(d["cycle"]) == 3 * family.period
+
+
+def test_periods_is_the_counting_argument():
+    """periods: the L where the rounds the clients can go round bring W L ticks of service
+    (counted here from the scenarios' rings), with what they bring beyond."""
+    system = System(scenarios.apportion(dict(zip(EDITOR_SCENARIOS, EDITOR_WEIGHTS)), 37),
+                    server=Server(workers=8, admissions=8))
+    rings = [(tick_ring(sc).kind, k) for sc, k in system.counts]
+    want = []
+    for L in range(1, 250):
+        most = sum(k * (L // len(ks)) * sum(x != "free" for x in ks) for ks, k in rings)
+        if most >= 8 * L:
+            want.append((L, most - 8 * L))
+    assert periods(system, 249) == want
+    assert want[0] == (110, 6)            # docs/algorithms.md: no cycle shorter at 37
+
+
+def test_the_tracked_run_takes_a_walk_family_where_its_clients_come_home_late(monkeypatch):
+    """Bounds.tracked_run: where the tracked plan's clients come home only after two of its
+    periods, the family planned per client gives a run whose cycle is one period of it,
+    shorter than the tracked plan's, and it replays."""
+    import scenarios.search as sat
+    from scenarios.search import Bounds
+
+    system = _random_system(0)
+    plan = plan_tracked(system, time_limit=10)
+    assert renaming_order(system, plan, admissions(system, plan)) > 1
+    got = {}
+    for families in (True, False):
+        monkeypatch.setattr(sat, "WALK_FAMILIES", families)
+        run = Bounds(Fraction(system.server.workers), alone=None).tracked_run(system, None)
+        assert run is not None and run.mean == system.server.workers
+        d = run_analysis(run).as_dict()
+        assert replay_analysis(system.to_model(), d) == len(d["prefix"]) + len(d["cycle"])
+        got[families] = len(d["prefix"]) + len(d["cycle"])
+    family = plan_walks(system)
+    # (the family's run: 76 steps against 106; both seeded, so the same every time)
+    assert got[True] < got[False]
+    assert got[True] <= system.steps_per_tick * (family_plan(system, family)[0].horizon + 1)
+
+
+@pytest.mark.slow
+def test_the_farms_walk_family_at_40_users_is_short_and_replays():
+    """editor_farm at 40 users: a family of closed walks (one per user) of 24 ticks, the
+    counting argument's floor, found in seconds; followed on the model it closes after one
+    period and replays, under a thousand steps (the tracked plan: 649 + 648)."""
+    system = scenarios.resolve_spec("dvecost/examples/editor_farm.py")[1](40)
+    family = plan_walks(system, time_limit=30)
+    assert family is not None and family.period == periods(system, 400)[0][0] == 24
+    _walks_check(system, family)
+    d = _family_followed(system, family)
+    assert len(d["prefix"]) + len(d["cycle"]) <= 1_000
