@@ -93,6 +93,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-engine", action="store_true",
                    help="time the exploration only: no cycle engine after it ('engine s' "
                         "empty)")
+    p.add_argument("--no-gather", action="store_true",
+                   help="the distributed runs' search alone: the graph stays spread over the "
+                        "processes (counts only, 'gather s' and 'B/transition' empty), for "
+                        "models whose gathered graph would not fit process 0")
     p.add_argument("--jsonl", type=pathlib.Path, metavar="FILE",
                    help="also append each row to FILE as one JSON line")
 
@@ -156,7 +160,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> Report:
                 ref = got if ref is None or got["total"] < ref["total"] else ref
             for key in runs:
                 got = _distributed(launcher, key[1], key[2], key[3], gpus, 2,
-                                   not args.no_engine)
+                                   not args.no_engine, not args.no_gather)
                 if key not in best or got["total"] < best[key]["total"]:
                     best[key] = got
         rows = []
@@ -261,14 +265,14 @@ def _engine_seconds(g, cm, backend: str) -> float | None:
 
 
 def _distributed(launcher: str | None, p: int, model: pathlib.Path, n: int | None, gpu: bool,
-                 repeat: int = 1, engine: bool = True) -> dict:
+                 repeat: int = 1, engine: bool = True, gather: bool = True) -> dict:
     here = pathlib.Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(here)] + [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x]))
     if gpu:
         env["DVECOST_COMM"] = "nccl"
     cmd = [sys.executable, "-m", "dvecost.benchmarks.scale", str(model), str(repeat),
-           "" if n is None else str(n), "1" if engine else "0"]
+           "" if n is None else str(n), "1" if engine else "0", "1" if gather else "0"]
     if launcher is not None:
         cmd = [launcher, "-n", str(p)] + cmd
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -278,9 +282,16 @@ def _distributed(launcher: str | None, p: int, model: pathlib.Path, n: int | Non
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _worker(model: str, repeat: int, n: int | None, engine: bool = True) -> None:
+def _counts_only(share, comm, cm, **options) -> dict:
+    """A hand-over that gathers nothing: the graph's counts, the same on every process."""
+    return {"states": share.n, "transitions": comm.allreduce(int(share.targets.shape[0]))}
+
+
+def _worker(model: str, repeat: int, n: int | None, engine: bool = True,
+            gather: bool = True) -> None:
     """One process of a timed distributed run (run by ``mpiexec``): process 0 prints the
-    best run's figures as one JSON line."""
+    best run's figures as one JSON line. Without ``gather`` the graph is left spread over
+    the processes and only its counts are kept."""
     from runtime.comm import world
     from statespace.dist import explore_distributed
     comm = world()
@@ -290,7 +301,8 @@ def _worker(model: str, repeat: int, n: int | None, engine: bool = True) -> None
         comm.barrier()
         t, c = time.perf_counter(), time.process_time()
         timings: dict = {}
-        g = explore_distributed(cm, comm, timings=timings)
+        g = explore_distributed(cm, comm, timings=timings,
+                                handover=None if gather else _counts_only)
         # Seconds are floats: gathered as Python values (the interface reduces integers).
         cpu = max(comm.allgather(time.process_time() - c))
         comm.barrier()
@@ -305,7 +317,10 @@ def _worker(model: str, repeat: int, n: int | None, engine: bool = True) -> None
             best = {"total": total, "search": search, "gather": total - search,
                     "sent_bytes": sent, "row_bytes": rows, "cpu": cpu,
                     "phases": {**phases, "hand-over (wall)": total - search}}
-            if g is not None:   # process 0: the graph's figures, not the graph
+            if isinstance(g, dict):   # the counts alone (every process)
+                best.update(g, bytes=None, gather=None,
+                            sent=sent / max(g["transitions"], 1))
+            elif g is not None:   # process 0: the graph's figures, not the graph
                 m = max(g.n_edges, 1)
                 best.update(states=g.n_states, transitions=g.n_edges,
                             bytes=g.edge_bytes() / m, sent=sent / m)
@@ -333,4 +348,4 @@ def _engine_across(cm, comm) -> float | None:
 if __name__ == "__main__":
     _worker(sys.argv[1], int(sys.argv[2]),
             int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3] else None,
-            len(sys.argv) <= 4 or sys.argv[4] != "0")
+            len(sys.argv) <= 4 or sys.argv[4] != "0", len(sys.argv) <= 5 or sys.argv[5] != "0")

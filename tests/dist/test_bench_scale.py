@@ -83,6 +83,23 @@ def test_weak_rows_explore_the_family_at_each_size_and_write_json_lines(tmp_path
     assert [r["engine s"] for r in rows] == [None, None]
 
 
+def test_no_gather_counts_the_spread_graph_without_gathering_it(capsys, monkeypatch):
+    """--no-gather: the search alone, the graph left spread over the processes; its counts are
+    still the one-process graph's, and nothing is gathered or measured per gathered byte."""
+    mpiexec()
+    for k, v in ALLOW_ROOT.items():
+        monkeypatch.setenv(k, v)
+    assert main(["bench", "scale", "--procs", "1,2", "--weak", "3,4", "--no-strong",
+                 "--no-engine", "--no-gather", "--repeat", "1", "--json", "-q"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    for r, n in zip(rows, (3, 4)):
+        g = build_state_graph(compile_model(dve.load_model(str(TEMPLATE), defines={"N": n})))
+        assert (r["states"], r["transitions"]) == (g.n_states, g.n_edges)
+        assert r["gather s"] is None and r["B/transition"] is None
+        assert r["search s"] > 0 and r["rows B/transition"] > 0
+    assert rows[1]["sent B/transition"] > 0 == rows[0]["sent B/transition"]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--procs", "1,2", "--weak", "5"], "one per P"),
     (["--gpus", "0,2"], "expected positive integers"),
