@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dsl import System
+from .rows import ConstraintRows
 from .schedule import tick_ring
 
 __all__ = ["CyclePlan", "plan_cycle", "plan_split", "plan_tracked", "walk_plan", "walked_run",
@@ -172,7 +173,7 @@ class _Counts:
         def y_of(r):
             return nv + na + nz + r
 
-        cons = _Rows()
+        cons = ConstraintRows()
         add = cons.add
 
         for t in range(ticks):
@@ -612,7 +613,7 @@ def closing_flows(plan: CyclePlan, home: list[int], *, time_limit: float = 10.0
             return nx + (h * Q + t) * len(waits) + waits.index(w)
 
         nvar = nx + H * Q * len(waits)
-        cons = _Rows()
+        cons = ConstraintRows()
         add = cons.add
 
         lb, ub = np.zeros(nvar), np.full(nvar, float(len(home)))
@@ -858,38 +859,3 @@ def walked_run(system: System, cap: Fraction, upper: Fraction | None, guide, *,
                        max_ticks=plan.horizon + 4, plans=[admissions(system, plan)],
                        progress=progress)
     return run if run is not None and run.mean >= cap else None
-
-
-class _Rows:
-    """The rows of an integer program's constraints ``low <= sum(a * x[c]) <= high``, one
-    :meth:`add` a row, as one sparse :class:`scipy.optimize.LinearConstraint`.
-
-    >>> rows = _Rows()
-    >>> rows.add([(0, 1.0), (2, -1.0)], 0, 0)
-    >>> rows.constraint(3).A.toarray().tolist()
-    [[1.0, 0.0, -1.0]]
-    """
-
-    def __init__(self) -> None:
-        self.rows: list[int] = []
-        self.cols: list[int] = []
-        self.vals: list[float] = []
-        self.lo: list[float] = []
-        self.hi: list[float] = []
-
-    def add(self, terms, low, high) -> None:
-        """One row: ``terms`` are ``(column, coefficient)`` pairs."""
-        r = len(self.lo)
-        for c, a in terms:
-            self.rows.append(r)
-            self.cols.append(c)
-            self.vals.append(a)
-        self.lo.append(low)
-        self.hi.append(high)
-
-    def constraint(self, nvar: int):
-        """The rows as one constraint over ``nvar`` variables."""
-        from scipy.optimize import LinearConstraint
-        from scipy.sparse import coo_array
-        mat = coo_array((self.vals, (self.rows, self.cols)), shape=(len(self.lo), nvar))
-        return LinearConstraint(mat.tocsr(), self.lo, self.hi)

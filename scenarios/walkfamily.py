@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dsl import System
+from .rows import ConstraintRows
 from .schedule import tick_ring
 
 __all__ = ["WalkFamily", "periods", "best_walk", "plan_walks", "family_plan", "WALK_SECONDS",
@@ -254,21 +255,11 @@ def _repair(shape, group, free, waited, load, W, time_limit):
     crosses each tick: a single closed walk of the period's length) waiting ``waited[c]``
     ticks as before, minimising the sum of
     the ticks' distances from ``W``. ``None`` where the solver found nothing in time."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import coo_array
+    from scipy.optimize import Bounds, milp
 
     L = len(load)
-    r_, c_, v_, lo, hi = [], [], [], [], []
-    row = [0]
-
-    def add(terms, low, high):
-        for c, a in terms:
-            r_.append(row[0])
-            c_.append(c)
-            v_.append(a)
-        lo.append(low)
-        hi.append(high)
-        row[0] += 1
+    rows = ConstraintRows()
+    add = rows.add
 
     nvar = 0
     var = []
@@ -308,8 +299,7 @@ def _repair(shape, group, free, waited, load, W, time_limit):
     ub[dev:] = W + len(free)
     integ = np.ones(nvar)
     integ[dev:] = 0
-    res = milp(cost, constraints=LinearConstraint(
-        coo_array((v_, (r_, c_)), shape=(row[0], nvar)).tocsr(), lo, hi),
+    res = milp(cost, constraints=rows.constraint(nvar),
         integrality=integ, bounds=Bounds(0, ub),
         options={"time_limit": max(0.2, time_limit), "disp": False})
     if res.x is None:
@@ -338,25 +328,15 @@ def _rewindow(shape, group, node, adm, start, ticks, W, A, time_limit):
     (any split of it into unit paths works: they are alike), every tick's distance from
     ``W`` workers minimised, at most ``A`` admitted. ``(node, admitted)`` over the window per
     client, or ``None`` where the solver found nothing in time."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import coo_array
+    from scipy.optimize import Bounds, milp
 
     L = node.shape[1]
     when = [(start + j) % L for j in range(ticks + 1)]
     ends: dict[tuple[int, int, int], list[int]] = {}
     for c, g in enumerate(group):
         ends.setdefault((g, int(node[c, when[0]]), int(node[c, when[-1]])), []).append(c)
-    r_, c_, v_, lo, hi = [], [], [], [], []
-    row = [0]
-
-    def add(terms, low, high):
-        for c, a in terms:
-            r_.append(row[0])
-            c_.append(c)
-            v_.append(a)
-        lo.append(low)
-        hi.append(high)
-        row[0] += 1
+    rows = ConstraintRows()
+    add = rows.add
 
     nvar = 0
     holding = [[] for _ in range(ticks)]
@@ -407,8 +387,7 @@ def _rewindow(shape, group, node, adm, start, ticks, W, A, time_limit):
     cost[dev:] = 1.0
     integ = np.ones(nvar)
     integ[dev:] = 0
-    res = milp(cost, constraints=LinearConstraint(
-        coo_array((v_, (r_, c_)), shape=(row[0], nvar)).tocsr(), lo, hi),
+    res = milp(cost, constraints=rows.constraint(nvar),
         integrality=integ, bounds=Bounds(0, len(group) + W),
         options={"time_limit": max(0.2, time_limit), "disp": False})
     if res.x is None:
