@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 
 from runtime.comm import Comm
-from runtime.device import to_host
+from runtime.device import synchronize, to_host
 
 from .. import primitives as P
 from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroTimeCycleError
@@ -75,7 +75,50 @@ from .block import GraphBlock, Halo, fetch
 from .ops import (best_edges_scatter, edge_rows, edge_slices, expand_ranges, first_max_edges,
                   scatter_max)
 
-__all__ = ["optimal_cycle_distributed", "DistributedRangeError"]
+__all__ = ["optimal_cycle_distributed", "DistributedRangeError", "Clock", "PHASES"]
+
+
+#: The engine's phases, in order, as :func:`optimal_cycle_distributed` times them (``timings``):
+#: the checks and the halo's index lists, the zero-time cycle's search (ratios), trimming, SCC
+#: colouring forwards and backwards, the restricted graph, Howard's value determination (the
+#: cycle vertices, their representatives, the path sums, the exact ranks) and improvement
+#: (with the first policy), the certificate and the critical cycle.
+PHASES = ("check", "zero_time_check", "trim", "scc_forward", "scc_backward", "restrict",
+          "value_cycles", "value_representatives", "value_sums", "value_ranks", "improve",
+          "certify", "cycle")
+
+
+class Clock:
+    """Wall seconds per phase of this process (:data:`PHASES`): :meth:`lap` ends a phase.
+
+    On a device the clock waits for the device's queued work where a phase ends (one
+    synchronize a lap), never per round: a round's exchanges and counts wait anyway.
+
+    >>> c = Clock(np)
+    >>> c.lap("trim"); c.lap("trim"); sorted(c.seconds)
+    ['trim']
+    """
+
+    def __init__(self, xp: Any) -> None:
+        self.xp = xp
+        self.seconds: dict[str, float] = {}
+        self.last = _time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        """Add the time since the last lap (its device work done) to ``phase``."""
+        synchronize(self.xp)
+        now = _time.perf_counter()
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + (now - self.last)
+        self.last = now
+
+    def slowest(self, comm: Comm) -> dict[str, float]:
+        """Every phase's seconds on the slowest process for it, in :data:`PHASES` order (one
+        ``allgather``; the same on every process)."""
+        out: dict[str, float] = {}
+        for part in comm.allgather(self.seconds):
+            for k, v in part.items():
+                out[k] = max(out.get(k, 0.0), v)
+        return {k: out[k] for k in sorted(out, key=lambda k: (PHASES + (k,)).index(k))}
 
 
 class DistributedRangeError(OcmError):
@@ -221,7 +264,8 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
                               f"has total time 0", cycle=cyc, edges=edges)
 
 
-def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) -> Any:
+def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
+                clock: Clock) -> Any:
     """The strongly connected component of every alive vertex, named by its largest vertex
     (-1 for the others), by colouring: in the part not yet labelled, every vertex takes the
     largest id that reaches it (pushed along the edges to a fixed point, remote targets by
@@ -275,6 +319,7 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) ->
             front = xp.flatnonzero(color != before)
             if comm.allreduce(int(front.shape[0])) == 0:
                 break
+        clock.lap("scc_forward")
         # Backwards from the roots along the edges inside one colour, grouped by target.
         c_ext = halo.pull(color)[0]
         inside = xp.flatnonzero(c_ext[lt] == color[ls])
@@ -299,6 +344,7 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) ->
             reached |= new
         label[reached] = color[reached]
         active &= ~reached
+        clock.lap("scc_backward")
     return label
 
 
@@ -361,7 +407,7 @@ class _Policy:
 
 
 def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
-                         bounds: dict, rounds: dict) -> _Policy:
+                         bounds: dict, rounds: dict, clock: Clock) -> _Policy:
     xp = comm.xp
     st = _Policy()
     k = R.n_local
@@ -384,6 +430,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
         if now == size:
             break
         size = now
+    clock.lap("value_cycles")
     # Representatives: on the cycle vertices only (each cycle lies in them), doubling with
     # a running minimum until the window 2^r covers the longest cycle (at most ``size``).
     cyc = xp.flatnonzero(on)
@@ -395,6 +442,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
         low[cyc] = xp.minimum(low[cyc], low_j)
         jump[cyc] = jump_j
     rep = xp.where(on, low, -1)
+    clock.lap("value_representatives")
     is_root = rep == gid
     parent = xp.where(is_root, gid, succ)
     # Path sums to the roots: S += S[J], J = J[J] while J is not a root.
@@ -412,6 +460,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
         J[a] = jj[moving]
         act = a
     root = J
+    clock.lap("value_sums")
     reps = xp.flatnonzero(is_root)
     c_s, t_s = fetch(comm, R.starts, succ[reps], cs, ts)
     cc = wc[reps] + c_s
@@ -454,6 +503,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     st.policy, st.succ, st.rep, st.root, st.rank = policy, succ, rep, root, rank
     st.potential, st.rank_num, st.rank_den = pot, rnum, rden
     st.reps, st.rep_cost, st.rep_time = reps, cc, tt
+    clock.lap("value_ranks")
     return st
 
 
@@ -516,15 +566,18 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         ``per_scc=False``. The per-SCC optima are not gathered (``scc_optima`` None).
     rounds : dict, optional
         Filled with the rounds of each phase (``trim``, ``scc_phases``, ``scc_forward``,
-        ``scc_backward``, ``howard`` iterations, pointer ``doubling`` and ``path_sums``
-        rounds over all iterations): each round is one exchange and one ``allreduce``.
+        ``scc_backward``, ``howard`` iterations, pointer ``doubling``, ``cycle_doubling``
+        and ``path_sums`` rounds over all iterations): each round is one exchange and one
+        ``allreduce``.
 
     Returns
     -------
     CycleResult
         The same on every process, equal to ``ocm.optimal_cycle(..., per_scc=False)`` of
         the whole graph (value, cycle, cycle edges, iterations, certified); no per-SCC
-        optima.
+        optima. Its ``timings``: the wall seconds of each phase of :data:`PHASES` on the
+        slowest process for it (each phase's clock waits for the device where the phase
+        ends), and ``total``, this process's.
 
     Raises
     ------
@@ -546,29 +599,28 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     """
     t_start = _time.perf_counter()
     xp = comm.xp
-    timings: dict[str, float] = {}
+    clock = Clock(xp)
     rounds = {} if rounds is None else rounds
     cmax, tmax = _check(block, kind, mode, comm)
     time_used = kind == "ratio"
     halo = Halo(comm, block.starts, block.indices)
-    t0 = _time.perf_counter()
+    clock.lap("check")
     if time_used:
         _agree(comm, _zero_time_cycle(block, comm, halo, rounds))
-    timings["zero_time_check"] = _time.perf_counter() - t0
-    t0 = _time.perf_counter()
+    clock.lap("zero_time_check")
     alive = _trim(comm, block.indptr, halo, None, rounds)
+    clock.lap("trim")
     if per_scc:
-        label = _scc_labels(comm, block.indptr, halo, alive, block.lo, rounds)
+        label = _scc_labels(comm, block.indptr, halo, alive, block.lo, rounds, clock)
     else:
         label = xp.where(alive, 0, -1)
     work_cost = -block.cost if mode == "min" else block.cost
     R = _Restricted(block, comm, halo, label, work_cost)
-    timings["restrict"] = _time.perf_counter() - t0
+    clock.lap("restrict")
     if R.k == 0:
         m = block.m
         raise NoCycleError(f"the graph has no cycle ({block.n} vertices, {m} edge"
                            f"{'s' * (m != 1)}): every path ends in a vertex without successors")
-    t0 = _time.perf_counter()
     if R.n_local and P.is_numpy(xp):
         _, policy = P.segment_argmax(P.dense(R.cost), R.indptr, edge_rows(R.indptr, xp), np)
     elif R.n_local:
@@ -587,7 +639,8 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     while True:
         if it >= max_iter:
             raise ConvergenceError(it, f"Howard's iteration did not converge in {it} iterations")
-        st = _value_determination(comm, R, policy, time_used, bounds, rounds)
+        clock.lap("improve")   # (the first policy, the bounds, the last improvement)
+        st = _value_determination(comm, R, policy, time_used, bounds, rounds, clock)
         it += 1
         amax = int(np.abs(st.rank_num).max())
         bmax = int(st.rank_den.max())
@@ -615,9 +668,9 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         if _count(comm, improve) == 0:
             break
         policy = xp.where(improve, best_edge, policy)
-    timings["howard"] = _time.perf_counter() - t0
-    t0 = _time.perf_counter()
+    clock.lap("improve")
     violations = _certificate(comm, R, st, cmax, tmax, bounds["xmax"], time_used)
+    clock.lap("certify")
     # The critical cycle: the top class's policy cycle with the smallest representative.
     top = st.rank_num.shape[0] - 1
     mine = st.reps[st.rank[st.reps] == top]
@@ -648,7 +701,9 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     top_value = Fraction(int(st.rank_num[top]), int(st.rank_den[top]))
     certified = violations == 0 and ok_walk and value == (-top_value if mode == "min"
                                                           else top_value)
-    timings["certify"] = _time.perf_counter() - t0
+    clock.lap("cycle")
+    # Each phase on its slowest process (what the run waited for), then this process's total.
+    timings = {k: v for k, v in clock.slowest(comm).items()}
     timings["total"] = _time.perf_counter() - t_start
     return CycleResult(value=value, cycle=tuple(cyc), cycle_edges=tuple(cyc_edges), kind=kind,
                        mode=mode, certified=bool(certified), iterations=it,

@@ -23,14 +23,14 @@ EX = ROOT / "dvecost" / "examples"
 
 
 def _strip(out: str):
-    """What is compared of an output: the JSON less its timings and memory (and the symmetry
-    summary, whose reason says a distributed search explores the full product), or the text
-    less its timings line."""
+    """What is compared of an output: the JSON less its timings, memory, the phases across
+    processes (and the symmetry summary, whose reason says a distributed search explores the
+    full product), or the text less its timings line."""
     try:
         d = json.loads(out)
     except ValueError:
         return [line for line in out.splitlines() if not line.startswith("timings:")]
-    for k in ("timings", "peak_memory_bytes", "symmetry"):
+    for k in ("timings", "peak_memory_bytes", "symmetry", "distributed"):
         d.pop(k, None)
     return d
 
@@ -166,3 +166,30 @@ def test_auto_hand_over_keeps_blocks_only_beyond_the_budget(tmp_path):
                                                 backend="cpu")
                 want = answer(ocm.optimal_cycle(*arrays, kind="ratio", xp=np))
                 assert comparable(got[s]["answer"]) == comparable(want)
+
+
+def test_json_reports_each_phase_across_processes():
+    """``--json`` of a blocked run says where its time went: the search, the hand-over, every
+    phase of the engine (``ocm.dist.PHASES``, in order) and the runs gathered, each the
+    slowest process's seconds, and the engine's rounds (one Howard round per iteration);
+    the gathering path and one process, which run no engine across processes, have no such
+    key."""
+    from ocm.dist import PHASES
+    args = ["analyze", str(EX / "client_server_template.dve"), "-D", "N=3", "--ratio",
+            "--json", "--symmetry", "off", "-q"]
+    r = run(2, "-m", "dvecost", *args, extra_env={"DVECOST_DIST_ENGINE": "blocks"})
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    got = d["distributed"]
+    assert got["processes"] == 2
+    assert list(got["seconds"]) == ["search", "handover", *PHASES, "witness"]
+    assert all(isinstance(v, float) and v >= 0 for v in got["seconds"].values())
+    assert got["rounds"]["howard"] == d["iterations"] >= 1
+    assert got["rounds"]["trim"] >= 1 and got["rounds"]["scc_forward"] >= 1
+    # The engine's phases fill analyze's own: scc (trim, colouring, restriction) at least.
+    s = got["seconds"]
+    scc = s["zero_time_check"] + s["trim"] + s["scc_forward"] + s["scc_backward"] + s["restrict"]
+    assert d["timings"]["scc"] >= scc * 0.999
+    assert "distributed" not in json.loads(_one_process(args)[1])
+    g = run(2, "-m", "dvecost", *args)
+    assert g.returncode == 0 and "distributed" not in json.loads(g.stdout)

@@ -232,6 +232,30 @@ def test_device_path_says_gpu_and_counts_rounds(monkeypatch):
     assert 1 <= rounds["scc_phases"] and rounds["scc_forward"] <= k + rounds["scc_phases"]
 
 
+def test_device_phases_wait_for_the_device_once_a_phase(monkeypatch):
+    """Each phase's clock waits for the device where the phase ends, never per round: as
+    many waits as phase ends (3 before the colouring, 2 a colouring phase, the restriction,
+    5 a Howard iteration, the last improvement, the certificate and the cycle), far fewer
+    than the rounds; the timings name the phases of ``ocm.dist.PHASES`` and no other."""
+    from ocm.dist import PHASES, engine
+    xp = _stand_in(monkeypatch)
+    waits = []
+    monkeypatch.setattr(engine, "synchronize", lambda m: waits.append(m))
+    g = graph_of(f"{EX / 'client_server_template.dve'}:3")
+    rounds: dict = {}
+    r = optimal_cycle_distributed(split_graph(*g, 0, 1), DeviceComm(SelfComm(), xp),
+                                  kind="ratio", rounds=rounds)
+    assert r.certified and all(m is xp for m in waits)
+    assert len(waits) == 7 + 2 * rounds["scc_phases"] + 5 * r.iterations
+    exchanges = sum(v for k, v in rounds.items() if k not in ("howard", "scc_phases"))
+    assert len(waits) < exchanges
+    phases = [k for k in r.timings if k != "total"]
+    assert phases == list(PHASES)     # all of them (a ratio: the zero-time check too), in order
+    assert all(v >= 0 for v in r.timings.values())
+    # One process: each phase's slowest is its own, so they add up to at most the total.
+    assert sum(r.timings[k] for k in phases) <= r.timings["total"]
+
+
 @pytest.mark.parametrize("n", [2, 3])
 def test_mpiexec_device_path_equals_one_process(n, tmp_path):
     """``mpiexec -n 2`` and ``-n 3`` over the stand-in of CuPy: the engine's device branches
