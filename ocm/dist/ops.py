@@ -74,8 +74,18 @@ def edge_rows(indptr, xp: Any):
     dt = np.int32 if n < 2**31 else np.int64
     if is_numpy(xp):
         return np.repeat(np.arange(n, dtype=dt), np.diff(indptr))
-    m = int(indptr[-1]) if n >= 0 else 0
-    return xp.searchsorted(indptr[1:], xp.arange(m, dtype=xp.int64), side="right").astype(dt)
+    # Each non-empty row's first edge holds the step from the previous non-empty row's id
+    # (the first: its own id), every other edge 0; the running sum is each edge's row. One
+    # streaming pass (a scan), where a search per edge reads the offsets at random
+    # (O(m log n)). The starts of non-empty rows are distinct: a plain scatter.
+    m = int(indptr[-1]) if n > 0 else 0
+    rows = xp.flatnonzero(indptr[1:] > indptr[:-1])
+    step = xp.zeros(m, dtype=dt)
+    if rows.shape[0]:
+        d = rows.astype(dt)
+        d[1:] -= d[:-1].copy()
+        step[indptr[rows]] = d
+    return xp.cumsum(step, dtype=dt)
 
 
 def stable_argsort(keys, xp: Any):
@@ -93,8 +103,17 @@ def expand_ranges(lo, hi, xp: Any):
     pos = xp.arange(total, dtype=np.int64)
     if is_numpy(xp):   # (linear: each range's shift repeated over its length)
         return pos + np.repeat(lo.astype(np.int64) - (ends - lens), lens)
-    which = xp.searchsorted(ends, pos, side="right")
-    return lo.astype(np.int64)[which] + pos - (ends - lens)[which]
+    # The running sum of steps of 1, except at each non-empty range's first place: the jump
+    # from the previous non-empty range's last value to this range's first (the first range:
+    # its first value). One scan, not a search per place; those first places are distinct.
+    del pos
+    nz = xp.flatnonzero(lens > 0)
+    first = lo.astype(np.int64)[nz]
+    jump = first.copy()
+    jump[1:] -= first[:-1] + lens[nz[:-1]] - 1
+    step = xp.ones(total, dtype=np.int64)
+    step[(ends - lens)[nz]] = jump
+    return xp.cumsum(step)
 
 
 def first_max_edges(key, src, k: int, xp: Any):

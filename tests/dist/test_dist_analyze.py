@@ -126,6 +126,40 @@ def test_blocks_from_host_and_device_searches_give_the_one_process_answer(xp_kin
         assert g["widths"] == [4, one.charge.dtype.itemsize, one.charge.dtype.itemsize, True]
 
 
+@pytest.mark.parametrize("xp_kind", ["", "stand-in"])
+def test_block_hand_over_in_small_rounds_keeps_every_row(xp_kind, tmp_path):
+    """The block hand-over moving a few edges a round (``HANDOVER_SLICE`` 5: rows cut at
+    their ends, a row longer than a round alone in its round, processes with different
+    numbers of rounds): every block's offsets, targets and actions are the one-process
+    graph's rows of its ids (oracle: the one-process build, no hand-over), and the answer
+    is the one-process engine's."""
+    import sys
+    sys.path.insert(0, str(ROOT / "tests" / "dist"))
+    import ocm
+    from cycle_cases import answer, comparable
+    from dist_worker import load
+    from dvecost import pipeline
+    from statespace import build_state_graph
+    specs = [str(EX / m) for m in ("client_server.dve", "rings_sync.dve", "error_state.dve")] \
+        + [f"{EX / 'client_server_template.dve'}:3"]
+    out = tmp_path / "blocks.jsonl"
+    env = {"DIST_SLICE": "5", **({"DIST_XP": xp_kind, "DIST_BATCH": "7"} if xp_kind else {})}
+    r = run(3, str(ROOT / "tests" / "dist" / "blocks_worker.py"), str(out), *specs,
+            extra_env=env)
+    assert r.returncode == 0, r.stderr
+    for g in (json.loads(line) for line in out.read_text().splitlines()):
+        one = build_state_graph(load(g["model"]))
+        ids = [lo for lo, *_ in g["rows"]] + [one.n_states]
+        for (lo, ptr, tgt, act), hi in zip(g["rows"], ids[1:]):
+            e0, e1 = int(one.indptr[lo]), int(one.indptr[hi])
+            assert ptr == (one.indptr[lo:hi + 1] - e0).tolist(), g["model"]
+            assert tgt == one.indices[e0:e1].tolist(), g["model"]
+            assert act == one.action[e0:e1].tolist(), g["model"]
+        arrays = pipeline.engine_arrays(one, g["resource"], ratio=True, backend="cpu")
+        want = answer(ocm.optimal_cycle(*arrays, kind="ratio", xp=np))
+        assert comparable(g["answer"]) == comparable(want), g["model"]
+
+
 def test_auto_prints_what_one_process_prints():
     """``DVECOST_DIST_ENGINE=auto`` under ``mpiexec`` on the CPU: a search on the host
     gathers (its memory is the search's limits' business), so process 0 prints what one

@@ -202,7 +202,7 @@ def _stand_in(monkeypatch):
 @settings(max_examples=30, deadline=None)
 @given(small_graphs(), st.integers(1, 3), st.sampled_from(CASES))
 def test_property_device_path_equals_one_process(g, P, case):
-    """The device branches (scatters by an atomic-minimum kernel, ranges by searchsorted,
+    """The device branches (scatters by an atomic-minimum kernel, rows and ranges by scans,
     the improvement by scatters) give the one-process answer, whatever the blocks."""
     import pytest as _pt
     from ocm.dist import ops
@@ -213,6 +213,26 @@ def test_property_device_path_equals_one_process(g, P, case):
         want = comparable(one_process(g, kind, mode, per_scc))
         got = distributed(g, kind, mode, P, per_scc, xp=xp)
     assert all(comparable(a) == want for a in got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 4)), max_size=12))
+def test_property_device_rows_and_ranges_are_the_loops(ranges):
+    """The device forms of ``edge_rows`` and ``expand_ranges`` (a scan of steps placed at
+    the non-empty rows' starts) equal the obvious loops, empty rows and ranges included."""
+    import pytest as _pt
+    from ocm.dist.ops import edge_rows, expand_ranges
+    lo = np.array([r[0] for r in ranges], np.int64)
+    deg = np.array([r[1] for r in ranges], np.int64)
+    indptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
+    want_rows = [i for i, d in enumerate(deg) for _ in range(d)]
+    want_ranges = [v for a, d in zip(lo, deg) for v in range(a, a + d)]
+    with _pt.MonkeyPatch.context() as mp:
+        xp = _stand_in(mp)
+        rows = edge_rows(xp.asarray(indptr), xp)
+        got = expand_ranges(xp.asarray(lo), xp.asarray(lo + deg), xp)
+    assert rows.dtype == np.int32 and rows.tolist() == want_rows
+    assert got.dtype == np.int64 and got.tolist() == want_ranges
 
 
 def test_device_path_says_gpu_and_counts_rounds(monkeypatch):
