@@ -25,6 +25,7 @@ from ocm.dist import PHASES, GraphBlock, block_starts, optimal_cycle_distributed
 from ocm import Palette
 from ocm.errors import OcmError
 from runtime.comm import Comm
+from runtime.device import release_pool
 from statespace.device import module_of
 from statespace.dist import explore_distributed
 from statespace.dist.blocks import StateBlock, hand_over_auto, hand_over_blocks, witness_graph
@@ -141,6 +142,7 @@ class BlockRun:
             self.gathered = True
             return None if got is None else Quotient(got, DISTRIBUTED_SYMMETRY, compiled)
         self.block = got
+        release_pool(module_of(got.targets))   # (the search's share: the engine's memory)
         g = witness_graph(self.block, host_comm(self.comm), [])
         return None if g is None else Quotient(g, DISTRIBUTED_SYMMETRY, compiled)
 

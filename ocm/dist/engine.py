@@ -73,7 +73,7 @@ from ..result import CycleResult
 from ..scc import find_zero_time_cycle
 from .block import GraphBlock, Halo, fetch
 from .ops import (best_edges_scatter, edge_rows, edge_slices, expand_ranges, first_max_edges,
-                  scatter_max)
+                  range_groups, scatter_max)
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError", "Clock", "PHASES"]
 
@@ -304,29 +304,29 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
         while True:
             rounds["scc_forward"] = rounds.get("scc_forward", 0) + 1
             before = color.copy()
-            if front.shape[0] == n_active:   # every live edge: no list of them
-                c, t = color[ls], lt
-            else:
-                e = expand_ranges(lptr[front], lptr[front + 1], xp)
-                c, t = color[ls[e]], lt[e]
-                del e
-            home = t < n_local
-            scatter_max(xp, color, t[home], c[home])
             rem = xp.full(n_remote, -1, dtype=np.int64)
-            far = xp.flatnonzero(~home)
-            scatter_max(xp, rem, t[far] - n_local, c[far])
+            # A slice of edges at a time (their int64 colours and places within a slice's
+            # memory). A later slice may read colours an earlier one raised: every colour
+            # is still the id of a vertex reaching it, and the fixed point, the largest, is
+            # the same.
+            if front.shape[0] == n_active:   # every live edge: no list of them
+                for sl in edge_slices(int(ls.shape[0])):
+                    _push_colours(xp, color, rem, color[ls[sl]], lt[sl], n_local)
+            else:
+                f_lo, f_hi = lptr[front], lptr[front + 1]
+                for g in range_groups(f_lo, f_hi, xp):
+                    e = expand_ranges(f_lo[g], f_hi[g], xp)
+                    _push_colours(xp, color, rem, color[ls[e]], lt[e], n_local)
+                    del e
+                del f_lo, f_hi
             halo.push_max(color, rem)
             front = xp.flatnonzero(color != before)
             if comm.allreduce(int(front.shape[0])) == 0:
                 break
         clock.lap("scc_forward")
         # Backwards from the roots along the edges inside one colour, grouped by target.
-        c_ext = halo.pull(color)[0]
-        inside = xp.flatnonzero(c_ext[lt] == color[ls])
-        bt = lt[inside]
-        order = xp.argsort(bt)                # (any order within a target will do)
-        bs, bt = ls[inside[order]], bt[order]
-        del inside, order, c_ext
+        bt, bs = _inside_by_target(xp, halo.pull(color)[0], color, ls, lt,
+                                   n_local + n_remote)
         bptr = xp.searchsorted(bt, xp.arange(n_local + n_remote + 1, dtype=bt.dtype),
                                side="left")
         reached = active & (color == gid)
@@ -335,9 +335,11 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
             rounds["scc_backward"] = rounds.get("scc_backward", 0) + 1
             r_ext = halo.pull(new)[0]         # the reached of last round, remote ones too
             hit = xp.flatnonzero(r_ext)
-            srcs = bs[expand_ranges(bptr[hit], bptr[hit + 1], xp)]
             new = xp.zeros(n_local, dtype=bool)
-            new[srcs] = True
+            h_lo, h_hi = bptr[hit], bptr[hit + 1]
+            for g in range_groups(h_lo, h_hi, xp):   # (a block of in-edges at a time)
+                new[bs[expand_ranges(h_lo[g], h_hi[g], xp)]] = True
+            del h_lo, h_hi
             new &= ~reached
             if _count(comm, new) == 0:
                 break
@@ -346,6 +348,43 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
         active &= ~reached
         clock.lap("scc_backward")
     return label
+
+
+def _push_colours(xp: Any, color, rem, c, t, n_local: int) -> None:
+    """Raise the colours of the targets ``t`` (extended indices) to ``c``: the block's own
+    in ``color``, the remote ones in ``rem`` (pushed to their owners after)."""
+    home = t < n_local
+    scatter_max(xp, color, t[home], c[home])
+    far = xp.flatnonzero(~home)
+    scatter_max(xp, rem, t[far] - n_local, c[far])
+
+
+def _inside_by_target(xp: Any, c_ext, color, ls, lt, n_ext: int):
+    """The edges ``ls -> lt`` whose ends have the same colour, sorted by target: ``(targets,
+    sources)`` in the dtypes of ``lt`` and ``ls``, any order within a target.
+
+    Where extended ids fit 31 bits, each edge is one int64 key (target high, source low)
+    sorted in place: 8 bytes an edge kept and the sort's buffer beside it, the edges found a
+    slice at a time (counted, then written), where an ``argsort`` would hold the edges' ids,
+    their targets, the order and its buffers at once (about twice as much)."""
+    if n_ext >= 2**31:
+        inside = xp.flatnonzero(c_ext[lt] == color[ls])
+        bt = lt[inside]
+        order = xp.argsort(bt)
+        return bt[order], ls[inside[order]]
+    slices = edge_slices(int(ls.shape[0]))
+    sizes = [int(xp.count_nonzero(c_ext[lt[sl]] == color[ls[sl]])) for sl in slices]
+    key = xp.empty(sum(sizes), np.int64)
+    at = 0
+    for sl, size in zip(slices, sizes):
+        ins = xp.flatnonzero(c_ext[lt[sl]] == color[ls[sl]])
+        key[at:at + size] = (lt[sl][ins].astype(np.int64) << 32) | ls[sl][ins].astype(np.int64)
+        at += size
+        del ins
+    key.sort()
+    bt = (key >> 32).astype(lt.dtype)
+    bs = (key & 0xFFFFFFFF).astype(ls.dtype)
+    return bt, bs
 
 
 class _Restricted:

@@ -30,7 +30,8 @@ import numpy as np
 from ..primitives import dense, is_numpy, subset
 
 __all__ = ["scatter_min", "scatter_max", "edge_rows", "stable_argsort", "expand_ranges",
-           "first_max_edges", "best_edges_scatter", "edge_slices", "EDGE_BLOCK", "INT64_MIN"]
+           "first_max_edges", "best_edges_scatter", "edge_slices", "range_groups",
+           "EDGE_BLOCK", "INT64_MIN"]
 
 INT64_MIN = -2**63
 
@@ -141,6 +142,30 @@ def edge_slices(m: int) -> list:
     [slice(0, 0, None)]
     """
     return [slice(a, min(a + EDGE_BLOCK, m)) for a in range(0, max(m, 1), EDGE_BLOCK)]
+
+
+def range_groups(lo, hi, xp: Any) -> list:
+    """Consecutive slices of the ranges ``lo[i] .. hi[i] - 1`` (non-negative lengths) whose
+    lengths add up to at most :data:`EDGE_BLOCK` (a longer range alone in its slice): the
+    ranges :func:`expand_ranges` expands a group at a time, so that its int64 places take at
+    most a block's memory. One slice, possibly empty, when they all fit.
+
+    >>> range_groups(np.array([0, 5]), np.array([2, 9]), np)
+    [slice(0, 2, None)]
+    """
+    k = int(lo.shape[0])
+    if k == 0:
+        return [slice(0, 0)]
+    ends = xp.cumsum((hi - lo).astype(np.int64))
+    if int(ends[-1]) <= EDGE_BLOCK:
+        return [slice(0, k)]
+    out, a, base = [], 0, 0
+    while a < k:
+        b = int(xp.searchsorted(ends, base + EDGE_BLOCK, side="right"))
+        b = min(k, max(b, a + 1))
+        out.append(slice(a, b))
+        a, base = b, int(ends[b - 1])
+    return out
 
 
 def best_edges_scatter(src, tgt, cost, time, rank_ext, pot_ext, rank_num, rank_den, k: int,

@@ -62,7 +62,7 @@ import numpy as np
 import contextlib
 
 from runtime.comm import Comm
-from runtime.device import is_out_of_memory, to_host
+from runtime.device import is_out_of_memory, release_pool, to_host
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
 from runtime.memory import current_rss
@@ -267,6 +267,10 @@ class _Search:
             self.seconds["sent"] = float(self.sent)
             self.seconds["phases"] = dict(self.phases.seconds)
             share = self._share(depth)
+            # The visited set, the id maps and the levels' buffers are let go (_share): on a
+            # device their blocks go back from CuPy's pool, so that the hand-over's arrays,
+            # of other sizes, find the memory whole.
+            release_pool(self.xp)
             self.seconds["row_bytes"] = float(share.edge_bytes)
             graph = self.handover(share, self.comm, self.cm,
                                   charge_table=self.ns.charge_table,

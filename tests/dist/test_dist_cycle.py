@@ -128,6 +128,22 @@ def test_property_blocks_in_lockstep_equal_one_process(g, P, case):
     assert all(a == want for a in got)
 
 
+@settings(max_examples=40, deadline=None)
+@given(small_graphs(), st.integers(1, 3), st.sampled_from(CASES), st.integers(1, 4))
+def test_property_small_slices_equal_one_process(g, P, case, block):
+    """Every pass in slices of a few edges (``EDGE_BLOCK``: the halo's index, the colouring's
+    rounds and its frontier's ranges in groups, the backward lists' keys, the improvement and
+    the certificate): the one-process answer, whatever the slices."""
+    import pytest as _pt
+    from ocm.dist import ops
+    with _pt.MonkeyPatch.context() as mp:
+        mp.setattr(ops, "EDGE_BLOCK", block)
+        kind, mode, per_scc = case
+        want = one_process(g, kind, mode, per_scc)
+        got = distributed(g, kind, mode, P, per_scc)
+    assert all(a == want for a in got)
+
+
 def _mpi(n: int, specs: list[str], tmp_path, **env: str) -> list[dict]:
     out = tmp_path / f"cycle{n}.jsonl"
     r = run(n, str(ROOT / "tests" / "dist" / "cycle_worker.py"), str(out), *specs,
