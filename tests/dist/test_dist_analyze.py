@@ -227,3 +227,22 @@ def test_json_reports_each_phase_across_processes():
     assert "distributed" not in json.loads(_one_process(args)[1])
     g = run(2, "-m", "dvecost", *args)
     assert g.returncode == 0 and "distributed" not in json.loads(g.stdout)
+
+
+@pytest.mark.parametrize("xp_kind", ["", "--stand-in"])
+def test_engine_phases_tool_reports_the_phases_and_the_answer(xp_kind, tmp_path):
+    """``tools/engine_phases.py`` under ``mpiexec -n 2`` (NumPy, and the stand-in of CuPy):
+    the one-process answer, every phase in order, one cProfile a process."""
+    from ocm.dist import PHASES
+    path = EX / "client_server_template.dve"
+    args = [str(ROOT / "tools" / "engine_phases.py"), str(path), "N=3", "--profile",
+            str(tmp_path)] + ([xp_kind] if xp_kind else [])
+    r = run(2, *args)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    one = analyze(str(path), defines={"N": 3}, backend="cpu", witness=False, symmetry="off")
+    assert (d["value"], d["certified"], d["n"], d["m"]) == (one.exact, True, one.n_states,
+                                                            one.n_transitions)
+    want = ["search", "handover", *[p for p in PHASES if p != "zero_time_check"], "witness"]
+    assert [k for k in d["seconds"] if k != "zero_time_check"] == want
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["engine.0.prof", "engine.1.prof"]
