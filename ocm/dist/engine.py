@@ -72,8 +72,8 @@ from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroT
 from ..result import CycleResult
 from ..scc import find_zero_time_cycle
 from .block import GraphBlock, Halo, fetch
-from .ops import (best_edges_scatter, edge_rows, edge_slices, expand_ranges, first_max_edges,
-                  range_groups, scatter_max)
+from .ops import (ScatterMax, best_edges_scatter, edge_rows, edge_slices, expand_ranges,
+                  first_max_edges, range_groups)
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError", "Clock", "PHASES"]
 
@@ -309,16 +309,20 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
             # memory). A later slice may read colours an earlier one raised: every colour
             # is still the id of a vertex reaching it, and the fixed point, the largest, is
             # the same.
+            cm, rm = ScatterMax(xp, color), ScatterMax(xp, rem)
             if front.shape[0] == n_active:   # every live edge: no list of them
                 for sl in edge_slices(int(ls.shape[0])):
-                    _push_colours(xp, color, rem, color[ls[sl]], lt[sl], n_local)
+                    _push_colours(cm, rm, cm.read(ls[sl]), lt[sl], n_local, xp)
             else:
                 f_lo, f_hi = lptr[front], lptr[front + 1]
                 for g in range_groups(f_lo, f_hi, xp):
                     e = expand_ranges(f_lo[g], f_hi[g], xp)
-                    _push_colours(xp, color, rem, color[ls[e]], lt[e], n_local)
+                    _push_colours(cm, rm, cm.read(ls[e]), lt[e], n_local, xp)
                     del e
                 del f_lo, f_hi
+            cm.done()
+            rm.done()
+            del cm, rm
             halo.push_max(color, rem)
             front = xp.flatnonzero(color != before)
             if comm.allreduce(int(front.shape[0])) == 0:
@@ -350,13 +354,13 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
     return label
 
 
-def _push_colours(xp: Any, color, rem, c, t, n_local: int) -> None:
+def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: Any) -> None:
     """Raise the colours of the targets ``t`` (extended indices) to ``c``: the block's own
     in ``color``, the remote ones in ``rem`` (pushed to their owners after)."""
     home = t < n_local
-    scatter_max(xp, color, t[home], c[home])
+    color.add(t[home], c[home])
     far = xp.flatnonzero(~home)
-    scatter_max(xp, rem, t[far] - n_local, c[far])
+    rem.add(t[far] - n_local, c[far])
 
 
 def _inside_by_target(xp: Any, c_ext, color, ls, lt, n_ext: int):

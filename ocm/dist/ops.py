@@ -30,7 +30,7 @@ import numpy as np
 from ..primitives import dense, is_numpy, subset
 
 __all__ = ["scatter_min", "scatter_max", "edge_rows", "stable_argsort", "expand_ranges",
-           "first_max_edges", "best_edges_scatter", "edge_slices", "range_groups",
+           "first_max_edges", "best_edges_scatter", "edge_slices", "range_groups", "ScatterMax",
            "EDGE_BLOCK", "INT64_MIN"]
 
 INT64_MIN = -2**63
@@ -67,6 +67,35 @@ def scatter_max(xp: Any, out, idx, vals) -> None:
         neg = -out
         scatter_min(xp, neg, idx, -xp.asarray(vals, dtype=out.dtype))
         out[...] = -neg
+
+
+class ScatterMax:
+    """:func:`scatter_max` into one array, call after call (a pass in slices): on a device the
+    negation that the atomic minimum needs is made once, not per call; :meth:`read` gives the
+    values as raised so far, :meth:`done` writes them back.
+
+    >>> out = np.zeros(2, np.int64)
+    >>> s = ScatterMax(np, out); s.add(np.array([1, 1]), np.array([4, 3])); s.done()
+    >>> out.tolist(), s.read(np.array([1])).tolist()
+    ([0, 4], [4])
+    """
+
+    def __init__(self, xp: Any, out) -> None:
+        self.xp, self.out = xp, out
+        self.neg = None if is_numpy(xp) else -out
+
+    def read(self, idx):
+        return self.out[idx] if self.neg is None else -self.neg[idx]
+
+    def add(self, idx, vals) -> None:
+        if self.neg is None:
+            np.maximum.at(self.out, idx, vals)
+        elif idx.shape[0]:
+            scatter_min(self.xp, self.neg, idx, -self.xp.asarray(vals, dtype=self.out.dtype))
+
+    def done(self) -> None:
+        if self.neg is not None:
+            self.out[...] = -self.neg
 
 
 def edge_rows(indptr, xp: Any):
@@ -175,7 +204,8 @@ def best_edges_scatter(src, tgt, cost, time, rank_ext, pot_ext, rank_num, rank_d
     ties) by scatters instead of per-row reductions: ``(best_rank, best_val, best_edge)``.
     ``cost`` and ``time`` may be palettes. The caller has bounded every value below
     ``2**62``. Three passes over the edges, a slice at a time (:func:`edge_slices`): the
-    scatters combine across slices, so rows may straddle them."""
+    scatters combine across slices, so rows may straddle them; with one slice, the second
+    pass's candidates and values serve the third (computed once)."""
     m = int(src.shape[0])
     best_rank = xp.full(k, -1, np.int64)
     for sl in edge_slices(m):
@@ -191,12 +221,16 @@ def best_edges_scatter(src, tgt, cost, time, rank_ext, pot_ext, rank_num, rank_d
         val = rank_den[r] * dense(subset(cost, e)) - rank_num[r] * t + pot_ext[tgt[e]]
         return e, val
     best_val = xp.full(k, INT64_MIN + 1, np.int64)   # (values exceed -2**62)
-    for sl in edge_slices(m):
+    slices = edge_slices(m)
+    kept = None
+    for sl in slices:
         e, val = values(sl)
         scatter_max(xp, best_val, src[e], val)
+        if len(slices) == 1:   # one slice: its candidates serve the last pass too
+            kept = e, val
     best_edge = xp.full(k, 2**62, np.int64)
-    for sl in edge_slices(m):
-        e, val = values(sl)
+    for sl in slices:
+        e, val = values(sl) if kept is None else kept
         hit = e[val == best_val[src[e]]]
         scatter_min(xp, best_edge, src[hit], hit.astype(np.int64))
     return best_rank, best_val, best_edge
