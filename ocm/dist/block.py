@@ -158,7 +158,11 @@ def route(comm: Comm, starts: np.ndarray, ids):
     owner = xp.searchsorted(xp.asarray(starts), ids, side="right") - 1
     # (a stable sort of small integers: NumPy's radix sort)
     order = stable_argsort(owner.astype(np.int16 if comm.size < 2**15 else np.int64), xp)
-    counts = to_host(xp.bincount(owner, minlength=comm.size)).astype(np.int64)
+    # The counts by searches in the sorted owners, not a bincount: on a device its atomic
+    # additions on P counters serialise.
+    at = xp.searchsorted(owner[order], xp.arange(comm.size + 1, dtype=owner.dtype),
+                         side="left")
+    counts = np.diff(to_host(at)).astype(np.int64)
     got, rcounts = comm.alltoallv(xp.ascontiguousarray(ids[order]), counts)
     return got, order, counts, rcounts
 

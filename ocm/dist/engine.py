@@ -181,7 +181,10 @@ def _used_values(a, xp: Any):
     (so that bounds and checks are those of the edges, not of unused rows)."""
     if not isinstance(a, P.Palette):
         return a
-    used = xp.bincount(a.label.astype(np.int64), minlength=a.values.shape[0]) > 0
+    # (a flag per row written by the edges, not a count: on a device a bincount's atomic
+    # additions on a few rows serialise)
+    used = xp.zeros(a.values.shape[0], dtype=bool)
+    used[a.label] = True
     return a.values[xp.flatnonzero(used)]
 
 
