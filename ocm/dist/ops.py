@@ -190,7 +190,9 @@ def range_groups(lo, hi, xp: Any) -> list:
         return [slice(0, k)]
     out, a, base = [], 0, 0
     while a < k:
-        b = int(xp.searchsorted(ends, base + EDGE_BLOCK, side="right"))
+        # (CuPy searches for arrays of values only, not a scalar)
+        b = int(xp.searchsorted(ends, xp.asarray(np.array([base + EDGE_BLOCK])),
+                                side="right")[0])
         b = min(k, max(b, a + 1))
         out.append(slice(a, b))
         a, base = b, int(ends[b - 1])

@@ -207,7 +207,9 @@ def _move_rows(comm: Comm, xp, starts: np.ndarray, lo: int, hi: int, row_ids, de
         # edges unless one row alone has more.
         b = a
         if a < n_rows:
-            b = int(xp.searchsorted(ends, e0 + HANDOVER_SLICE, side="right"))
+            # (CuPy searches for arrays of values only, not a scalar)
+            b = int(xp.searchsorted(ends, xp.asarray(np.array([e0 + HANDOVER_SLICE])),
+                                    side="right")[0])
             b = min(n_rows, max(b, a + 1))
         e1 = int(ends[b - 1]) if b > a else e0
         rd = rdest[a:b]
