@@ -70,14 +70,15 @@ def engine_block(block: StateBlock, resource: str, ratio: bool) -> GraphBlock:
 
 
 def solve_blocks(block: StateBlock, comm: Comm, resource: str, kind: str, mode: str,
-                 rounds: dict | None = None):
+                 rounds: dict | None = None, on_lap=None):
     """The engine across processes on the blocks: a ``CycleResult``, or the ``OcmError``
     (no cycle, a zero-time cycle, ...) every process got; ``rounds`` filled as
-    :func:`ocm.dist.optimal_cycle_distributed` fills it. Collective."""
+    :func:`ocm.dist.optimal_cycle_distributed` fills it (and ``on_lap`` called as it
+    calls it). Collective."""
     try:
         return optimal_cycle_distributed(engine_block(block, resource, kind == "ratio"),
                                          engine_comm(comm, block), kind=kind, mode=mode,
-                                         rounds=rounds)
+                                         rounds=rounds, on_lap=on_lap)
     except OcmError as exc:
         return exc
 
@@ -121,11 +122,17 @@ class BlockRun:
         Keep the graph in blocks only where, gathered, it would not fit process 0's device
         (:func:`statespace.dist.blocks.hand_over_auto`); where it fits, process 0 gathers it
         and its one-process engine answers (:meth:`engine` then leaves the answer to it).
+    trace : callable, optional
+        Given one line of text as each step of this process ends (the search with the
+        hand-over, each phase of the engine, the runs gathered), with the seconds since the
+        run began: what a run stopped before its answer had done (``DVECOST_DIST_TRACE``).
     """
 
-    def __init__(self, comm: Comm, auto: bool = False) -> None:
+    def __init__(self, comm: Comm, auto: bool = False, trace=None) -> None:
         self.comm = comm
         self.auto = auto
+        self.trace = trace
+        self.t0 = _time.perf_counter()
         self.block: StateBlock | None = None
         self.gathered = False
         self.asked = False
@@ -142,6 +149,8 @@ class BlockRun:
             self.gathered = True
             return None if got is None else Quotient(got, DISTRIBUTED_SYMMETRY, compiled)
         self.block = got
+        self._note("search", self.timings.get("search", 0.0))
+        self._note("handover", self.timings.get("gather", 0.0))
         release_pool(module_of(got.targets))   # (the search's share: the engine's memory)
         g = witness_graph(self.block, host_comm(self.comm), [])
         return None if g is None else Quotient(g, DISTRIBUTED_SYMMETRY, compiled)
@@ -160,12 +169,19 @@ class BlockRun:
     def _solve(self, resource: str, kind: str, mode: str):
         """The engine, the runs shown gathered and the phases' report (every process)."""
         rounds: dict = {}
-        outcome = solve_blocks(self.block, self.comm, resource, kind, mode, rounds)
+        outcome = solve_blocks(self.block, self.comm, resource, kind, mode, rounds,
+                               None if self.trace is None else self._note)
         t0 = _time.perf_counter()
         g = witness_graph(self.block, host_comm(self.comm), shown_edges(outcome))
+        self._note("witness", _time.perf_counter() - t0)
         phases = phase_report(host_comm(self.comm), self.timings, outcome, rounds,
                               _time.perf_counter() - t0)
         return outcome, g, phases
+
+    def _note(self, step: str, seconds: float) -> None:
+        if self.trace is not None:
+            self.trace(f"[process {self.comm.rank}] {step} {seconds:.3f} s (at "
+                       f"{_time.perf_counter() - self.t0:.1f} s)")
 
     def abandon(self) -> None:
         """Process 0 stopped after exploring and before its engine (a memory limit, an

@@ -60,7 +60,7 @@ from __future__ import annotations
 import math
 import time as _time
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -99,8 +99,9 @@ class Clock:
     ['trim']
     """
 
-    def __init__(self, xp: Any) -> None:
+    def __init__(self, xp: Any, on_lap: Callable[[str, float], None] | None = None) -> None:
         self.xp = xp
+        self.on_lap = on_lap
         self.seconds: dict[str, float] = {}
         self.last = _time.perf_counter()
 
@@ -109,6 +110,8 @@ class Clock:
         synchronize(self.xp)
         now = _time.perf_counter()
         self.seconds[phase] = self.seconds.get(phase, 0.0) + (now - self.last)
+        if self.on_lap is not None:
+            self.on_lap(phase, now - self.last)
         self.last = now
 
     def slowest(self, comm: Comm) -> dict[str, float]:
@@ -594,7 +597,9 @@ def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
 def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mean",
                               mode: str = "max", per_scc: bool = True,
                               max_iter: int | None = None,
-                              rounds: dict | None = None) -> CycleResult:
+                              rounds: dict | None = None,
+                              on_lap: Callable[[str, float], None] | None = None
+                              ) -> CycleResult:
     """The maximal or minimal cycle mean or ratio of a graph held in blocks (SPMD).
 
     Parameters
@@ -615,6 +620,10 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         ``scc_backward``, ``howard`` iterations, pointer ``doubling``, ``cycle_doubling``
         and ``path_sums`` rounds over all iterations): each round is one exchange and one
         ``allreduce``.
+    on_lap : callable, optional
+        Called as ``on_lap(phase, seconds)`` by this process each time a phase ends (a
+        phase may end several times: per colouring phase, per Howard iteration), so that a
+        run stopped before its answer still says where its time went.
 
     Returns
     -------
@@ -645,7 +654,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     """
     t_start = _time.perf_counter()
     xp = comm.xp
-    clock = Clock(xp)
+    clock = Clock(xp, on_lap)
     rounds = {} if rounds is None else rounds
     cmax, tmax = _check(block, kind, mode, comm)
     time_used = kind == "ratio"

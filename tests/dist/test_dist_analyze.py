@@ -211,10 +211,20 @@ def test_json_reports_each_phase_across_processes():
     from ocm.dist import PHASES
     args = ["analyze", str(EX / "client_server_template.dve"), "-D", "N=3", "--ratio",
             "--json", "--symmetry", "off", "-q"]
-    r = run(2, "-m", "dvecost", *args, extra_env={"DVECOST_DIST_ENGINE": "blocks"})
+    r = run(2, "-m", "dvecost", *args, extra_env={"DVECOST_DIST_ENGINE": "blocks",
+                                                   "DVECOST_DIST_TRACE": "1"})
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     got = d["distributed"]
+    # DVECOST_DIST_TRACE: every process says each step as it ends, on standard error.
+    import re
+    steps = re.findall(r"\[process (\d)\] (\w+) [0-9.]+ s \(at [0-9.]+ s\)", r.stderr)
+    for rank in "01":
+        assert [s for q, s in steps if q == rank if s not in ("scc_forward", "scc_backward")
+                ] == ["search", "handover", "check", "zero_time_check", "trim", "restrict",
+                      *["improve", "value_cycles", "value_representatives", "value_sums",
+                        "value_ranks"] * d["iterations"], "improve", "certify", "cycle",
+                      "witness"]
     assert got["processes"] == 2
     assert list(got["seconds"]) == ["search", "handover", *PHASES, "witness"]
     assert all(isinstance(v, float) and v >= 0 for v in got["seconds"].values())

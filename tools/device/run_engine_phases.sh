@@ -7,8 +7,9 @@
 # 14, 15, 16: 'DVECOST_DIST_ENGINE=blocks dvecost analyze --gpus 4 --json --no-witness' of
 #   cs_N (the bundled client_server_template.dve at -D N=...), its JSON line (the
 #   'distributed' key: each phase's seconds on the slowest GPU, the engine's rounds) in
-#   cs_N.json, every GPU's memory sampled each second in cs_N.mem.csv (the peak printed).
-# At most about 8 minutes in all (TIMEOUT per model, default 150 s).
+#   cs_N.json, each process's steps as they end (DVECOST_DIST_TRACE: where a run stopped by the
+#   timeout spent its time) in cs_N.err, every GPU's memory sampled each second in cs_N.mem.csv.
+# At most about 7.5 minutes in all (tests 180 s at most, TIMEOUT per model, default 120 s).
 # Writes env.txt, pytest.log, cs_N.json, cs_N.err, cs_N.mem.csv and phases.log under $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/engine-phases-out}
@@ -27,7 +28,7 @@ rc=0
 for s in "${steps[@]}"; do
   t0=$(date +%s)
   if [ "$s" = tests ]; then
-    timeout 240 python3 -m pytest -q -m gpu tests/dist/test_dist_gpu.py -k "blocks or nccl_collectives" \
+    timeout 180 python3 -m pytest -q -m gpu tests/dist/test_dist_gpu.py -k "blocks or nccl_collectives" \
       -p no:cacheprovider -rs > "$OUT/pytest.log" 2>&1; trc=$?
     tail -8 "$OUT/pytest.log"; echo "tests: rc=$trc in $(( $(date +%s) - t0 )) s"
     [ $trc -ne 0 ] && rc=$trc
@@ -36,7 +37,8 @@ for s in "${steps[@]}"; do
   nvidia-smi --query-gpu=index,memory.used --format=csv,noheader,nounits -l 1 \
     > "$OUT/cs_$s.mem.csv" 2>/dev/null &
   smi=$!
-  DVECOST_DIST_ENGINE=blocks timeout "${TIMEOUT:-150}" python3 -m dvecost analyze --gpus 4 \
+  DVECOST_DIST_ENGINE=blocks DVECOST_DIST_TRACE=1 timeout "${TIMEOUT:-120}" \
+    python3 -m dvecost analyze --gpus 4 \
     --json --no-witness -D N="$s" dvecost/examples/client_server_template.dve \
     > "$OUT/cs_$s.json" 2> "$OUT/cs_$s.err"; arc=$?
   kill "$smi" 2>/dev/null; wait "$smi" 2>/dev/null
@@ -55,6 +57,6 @@ for k, v in (dist.get("seconds") or {}).items():
     print(f"  {k:24s} {v:9.3f} s")
 print("  rounds", dist.get("rounds"))
 PY
-  tail -3 "$OUT/cs_$s.err"
+  grep "^\[process 0\]" "$OUT/cs_$s.err" | tail -40; grep -v "^\[process" "$OUT/cs_$s.err" | tail -5
 done
 exit $rc
