@@ -581,6 +581,7 @@ class _Search:
         xp = self.xp
         self.visited = None
         self.gid = self.gid_buf = None
+        release_pool(xp)   # (their blocks back from CuPy's pool before the rows are joined)
         hits = [to_host(h) for h in self.error_hits]
         error_id = int(self.comm.allreduce(max([-1] + [int(h) for h in hits]), "max"))
         own = [_join(xp, [o[j] for o in self.own]) for j in range(4)]
