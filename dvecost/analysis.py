@@ -110,7 +110,9 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         (or the ``ocm.errors.OcmError`` it met) and the quotient whose graph the runs shown
         are read from (``dvecost analyze`` under ``mpiexec`` passes the engine across
         processes, :class:`dvecost.distributed.BlockRun`, whose graph holds only those runs),
-        or None to leave the answer to :func:`ocm.optimal_cycle` (a graph that was gathered).
+        and optionally third what :attr:`Analysis.distributed` reports (the phases' seconds
+        and rounds across processes); or None to leave the answer to
+        :func:`ocm.optimal_cycle` (a graph that was gathered).
 
     Returns
     -------
@@ -224,11 +226,13 @@ def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *,
     graph = quotient.graph
     report("howard", None, None, f"optimal cycle {kind}: SCCs, policy iteration, certificate")
     t0 = _time.perf_counter()
+    distributed = None
     try:
         # (a hook may leave the answer to the one-process engine: it returns None)
         got = None if engine is None else engine(quotient, resource, kind, mode)
         if got is not None:
-            result, quotient = got
+            result, quotient = got[0], got[1]
+            distributed = got[2] if len(got) > 2 else None
             graph = quotient.graph
             if isinstance(result, Exception):
                 raise result
@@ -272,7 +276,7 @@ def _after_exploration(syntax, compiled, quotient, resource, seconds, report, *,
         iterations=result.iterations, seconds=dict(seconds), witness=witness,
         # The graph the steps' ids refer to: with symmetry reduction, that of the lifted runs.
         graph=runs.witness.graph if runs else graph, decode=decode,
-        symmetry=symmetry_summary(quotient, symmetry))
+        symmetry=symmetry_summary(quotient, symmetry), distributed=distributed)
 
 
 def _choose_resource(resources: tuple[str, ...], cost: str | None) -> str:

@@ -16,21 +16,24 @@ that process 0 prints what one process prints.
 
 from __future__ import annotations
 
+import time as _time
 from typing import Any
 
 import numpy as np
 
-from ocm.dist import GraphBlock, block_starts, optimal_cycle_distributed
+from ocm.dist import PHASES, GraphBlock, block_starts, optimal_cycle_distributed
 from ocm import Palette
 from ocm.errors import OcmError
 from runtime.comm import Comm
+from runtime.device import release_pool
 from statespace.device import module_of
 from statespace.dist import explore_distributed
 from statespace.dist.blocks import StateBlock, hand_over_auto, hand_over_blocks, witness_graph
 from statespace.quotient import Quotient
 from statespace.dist.search import DISTRIBUTED_SYMMETRY
 
-__all__ = ["BlockRun", "engine_block", "engine_comm", "solve_blocks"]
+__all__ = ["BlockRun", "engine_block", "engine_comm", "solve_blocks", "phase_report",
+           "shown_edges", "host_comm"]
 
 
 def host_comm(comm: Comm) -> Comm:
@@ -66,17 +69,45 @@ def engine_block(block: StateBlock, resource: str, ratio: bool) -> GraphBlock:
                       edge_base=block.edge_base)
 
 
-def solve_blocks(block: StateBlock, comm: Comm, resource: str, kind: str, mode: str):
+def solve_blocks(block: StateBlock, comm: Comm, resource: str, kind: str, mode: str,
+                 rounds: dict | None = None, on_lap=None):
     """The engine across processes on the blocks: a ``CycleResult``, or the ``OcmError``
-    (no cycle, a zero-time cycle, ...) every process got. Collective."""
+    (no cycle, a zero-time cycle, ...) every process got; ``rounds`` filled as
+    :func:`ocm.dist.optimal_cycle_distributed` fills it (and ``on_lap`` called as it
+    calls it). Collective."""
     try:
         return optimal_cycle_distributed(engine_block(block, resource, kind == "ratio"),
-                                         engine_comm(comm, block), kind=kind, mode=mode)
+                                         engine_comm(comm, block), kind=kind, mode=mode,
+                                         rounds=rounds, on_lap=on_lap)
     except OcmError as exc:
         return exc
 
 
-def _edges_of(outcome) -> list:
+def phase_report(comm: Comm, search: dict, outcome, rounds: dict, witness: float) -> dict:
+    """What ``analyze --json`` reports of a blocked run (``distributed``): the processes, the
+    wall seconds of each phase on the slowest process for it (the search's levels, the
+    hand-over to blocks, the engine's phases in :data:`ocm.dist.PHASES` order, the runs
+    shown gathered) and the engine's rounds. Collective (one ``allgather``).
+
+    >>> from runtime.comm import SelfComm
+    >>> d = phase_report(SelfComm(), {"search": 2.0, "gather": 1.0}, None, {"trim": 3}, 0.5)
+    >>> d["processes"], list(d["seconds"]), d["rounds"]
+    (1, ['search', 'handover', 'witness'], {'trim': 3})
+    """
+    mine = {"search": float(search.get("search", 0.0)),
+            "handover": float(search.get("gather", 0.0)), "witness": float(witness)}
+    slowest: dict[str, float] = {}
+    for part in comm.allgather(mine):
+        for k, v in part.items():
+            slowest[k] = max(slowest.get(k, 0.0), v)
+    engine = dict(getattr(outcome, "timings", None) or {})   # (each phase's slowest already)
+    seconds = {"search": slowest["search"], "handover": slowest["handover"]}
+    seconds.update((k, float(engine[k])) for k in PHASES if k in engine)
+    seconds["witness"] = slowest["witness"]
+    return {"processes": comm.size, "seconds": seconds, "rounds": dict(rounds)}
+
+
+def shown_edges(outcome) -> list:
     """The edges whose runs are shown: the critical cycle's, or the zero-time cycle's."""
     return list(getattr(outcome, "cycle_edges", None) or getattr(outcome, "edges", ()) or ())
 
@@ -91,11 +122,17 @@ class BlockRun:
         Keep the graph in blocks only where, gathered, it would not fit process 0's device
         (:func:`statespace.dist.blocks.hand_over_auto`); where it fits, process 0 gathers it
         and its one-process engine answers (:meth:`engine` then leaves the answer to it).
+    trace : callable, optional
+        Given one line of text as each step of this process ends (the search with the
+        hand-over, each phase of the engine, the runs gathered), with the seconds since the
+        run began: what a run stopped before its answer had done (``DVECOST_DIST_TRACE``).
     """
 
-    def __init__(self, comm: Comm, auto: bool = False) -> None:
+    def __init__(self, comm: Comm, auto: bool = False, trace=None) -> None:
         self.comm = comm
         self.auto = auto
+        self.trace = trace
+        self.t0 = _time.perf_counter()
         self.block: StateBlock | None = None
         self.gathered = False
         self.asked = False
@@ -112,6 +149,9 @@ class BlockRun:
             self.gathered = True
             return None if got is None else Quotient(got, DISTRIBUTED_SYMMETRY, compiled)
         self.block = got
+        self._note("search", self.timings.get("search", 0.0))
+        self._note("handover", self.timings.get("gather", 0.0))
+        release_pool(module_of(got.targets))   # (the search's share: the engine's memory)
         g = witness_graph(self.block, host_comm(self.comm), [])
         return None if g is None else Quotient(g, DISTRIBUTED_SYMMETRY, compiled)
 
@@ -123,9 +163,25 @@ class BlockRun:
             return None
         self.asked = True
         self.comm.allgather((resource, kind, mode))
-        outcome = solve_blocks(self.block, self.comm, resource, kind, mode)
-        g = witness_graph(self.block, host_comm(self.comm), _edges_of(outcome))
-        return outcome, Quotient(g, DISTRIBUTED_SYMMETRY, quotient.model)
+        outcome, g, phases = self._solve(resource, kind, mode)
+        return outcome, Quotient(g, DISTRIBUTED_SYMMETRY, quotient.model), phases
+
+    def _solve(self, resource: str, kind: str, mode: str):
+        """The engine, the runs shown gathered and the phases' report (every process)."""
+        rounds: dict = {}
+        outcome = solve_blocks(self.block, self.comm, resource, kind, mode, rounds,
+                               None if self.trace is None else self._note)
+        t0 = _time.perf_counter()
+        g = witness_graph(self.block, host_comm(self.comm), shown_edges(outcome))
+        self._note("witness", _time.perf_counter() - t0)
+        phases = phase_report(host_comm(self.comm), self.timings, outcome, rounds,
+                              _time.perf_counter() - t0)
+        return outcome, g, phases
+
+    def _note(self, step: str, seconds: float) -> None:
+        if self.trace is not None:
+            self.trace(f"[process {self.comm.rank}] {step} {seconds:.3f} s (at "
+                       f"{_time.perf_counter() - self.t0:.1f} s)")
 
     def abandon(self) -> None:
         """Process 0 stopped after exploring and before its engine (a memory limit, an
@@ -144,6 +200,5 @@ class BlockRun:
         if question is None:
             return 3
         resource, kind, mode = question
-        outcome = solve_blocks(self.block, self.comm, resource, kind, mode)
-        witness_graph(self.block, host_comm(self.comm), _edges_of(outcome))
+        outcome = self._solve(resource, kind, mode)[0]
         return 3 if isinstance(outcome, Exception) else 0

@@ -26,8 +26,13 @@ __all__ = ["Analysis", "Step", "Move", "NoCycleRun", "ZeroTimeCycleRun", "PHASES
 PHASES: tuple[str, ...] = ("parse", "explore", "scc", "howard", "certify", "report")
 
 #: The cycle engine's timing keys, by phase of :data:`PHASES` (others are sub-timings or totals).
+#: The engine across processes (``ocm.dist.PHASES``) names its phases more finely.
 _ENGINE_PHASE = {"zero_time_check": "scc", "restrict": "scc", "scc": "scc",
-                 "howard": "howard", "certify": "certify"}
+                 "howard": "howard", "certify": "certify",
+                 "trim": "scc", "scc_forward": "scc", "scc_backward": "scc",
+                 "value_cycles": "howard", "value_representatives": "howard",
+                 "value_sums": "howard", "value_ranks": "howard", "improve": "howard",
+                 "cycle": "certify"}
 
 
 def phase_timings(timings: Mapping[str, float], total: float) -> dict[str, float]:
@@ -136,6 +141,12 @@ class Analysis:
         nothing was reduced; ``n_states`` and ``n_transitions`` count the graph explored.
         When reduced, ``graph`` holds the lifted runs (the states and edges the steps name),
         not the quotient.
+    distributed : Mapping or None
+        With the graph left in blocks across processes (the engine across processes), its
+        ``processes``, the wall ``seconds`` of each phase on the slowest process for it
+        (``search``, ``handover``, the engine's phases of ``ocm.dist.PHASES``, ``witness``:
+        the runs shown gathered) and the ``rounds`` of each kind of the engine's exchanges
+        (``trim``, ``scc_forward``, ``howard`` iterations, ...); the ``--json`` key only then.
     """
 
     model: str
@@ -166,6 +177,7 @@ class Analysis:
     decode: Callable[[int], Mapping[str, Any]] | None = field(default=None, compare=False,
                                                               repr=False)
     symmetry: Mapping[str, Any] | None = None
+    distributed: Mapping[str, Any] | None = None
 
     # -- derived -------------------------------------------------------------------------
 
@@ -206,6 +218,8 @@ class Analysis:
         ('ok', 1.5, '3/2', 'mean', 'P')
         """
         total = sum(self.seconds.values())
+        more = {} if self.distributed is None else {"distributed": jsonable(
+            dict(self.distributed))}
         return {
             "status": "ok",
             "model": self.model,
@@ -241,6 +255,7 @@ class Analysis:
             "symmetry": jsonable(dict(self.symmetry)) if self.symmetry is not None else None,
             "backend": self.backend,
             "iterations": self.iterations,
+            **more,
             "timings": {**{k: round(v, 6) for k, v in self.seconds.items()},
                         "total": round(total, 6)},
         }

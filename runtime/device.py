@@ -61,6 +61,7 @@ __all__ = [
     "device_free_bytes",
     "release_pool",
     "release_pools",
+    "synchronize",
 ]
 
 #: The accepted values of ``backend=``.
@@ -351,6 +352,18 @@ def device_free_bytes(xp) -> int | None:
     except AttributeError:
         pass
     return free
+
+
+def synchronize(xp) -> None:
+    """Wait until the work queued on ``xp``'s device is done (nothing for NumPy, or a module
+    without ``cuda``): where a phase's clock stops, so that it counts the phase's kernels
+    rather than their launches.
+
+    >>> synchronize(np)
+    """
+    cuda = getattr(xp, "cuda", None)
+    if cuda is not None and hasattr(cuda, "Device"):
+        cuda.Device().synchronize()
 
 
 def release_pool(xp) -> None:

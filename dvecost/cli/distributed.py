@@ -61,6 +61,20 @@ def distributed_world() -> Comm | None:
     return None
 
 
+def dist_trace():
+    """With ``DVECOST_DIST_TRACE`` set, a function printing one line to standard error (each
+    process its own, flushed), given to :class:`dvecost.distributed.BlockRun`: each step of
+    a blocked run as it ends, so that a run stopped by a timeout says where its time went;
+    else None."""
+    if not os.environ.get("DVECOST_DIST_TRACE"):
+        return None
+
+    def trace(line: str) -> None:
+        sys.stderr.write(line + "\n")   # (one write a line: the processes share the stream)
+        sys.stderr.flush()
+    return trace
+
+
 class Rendezvous:
     """Process 0's side of the agreement to start (see the module docstring): :meth:`explore`
     is the ``explore`` hook of :func:`dvecost.analyze` and, with the graph in blocks,
@@ -71,7 +85,8 @@ class Rendezvous:
         from ..distributed import BlockRun
         self.comm = comm
         self.met = False
-        self.run = BlockRun(comm, auto=blocks == "auto") if blocks else None
+        self.run = BlockRun(comm, auto=blocks == "auto", trace=dist_trace()) if blocks \
+            else None
 
     def explore(self, compiled, *, max_states, max_memory, progress):
         from statespace.dist import distributed_quotient
@@ -118,7 +133,7 @@ def follow(args: argparse.Namespace, comm: Comm, blocks: bool | str = False) -> 
             return 2
         if blocks:
             from ..distributed import BlockRun
-            return BlockRun(comm, auto=blocks == "auto").follow(
+            return BlockRun(comm, auto=blocks == "auto", trace=dist_trace()).follow(
                 compiled, max_states=args.max_states, max_memory=args.max_memory)
         explore_distributed(compiled, comm, max_states=args.max_states,
                             max_memory=args.max_memory)

@@ -15,7 +15,7 @@ iterations and certificate. See :mod:`ocm.dist.engine` for the steps and why the
 """
 
 from .block import GraphBlock, block_starts, split_graph
-from .engine import DistributedRangeError, optimal_cycle_distributed
+from .engine import PHASES, DistributedRangeError, optimal_cycle_distributed
 
 __all__ = ["GraphBlock", "block_starts", "split_graph", "optimal_cycle_distributed",
-           "DistributedRangeError"]
+           "DistributedRangeError", "PHASES"]

@@ -35,7 +35,7 @@ import numpy as np
 from runtime.comm import Comm
 from runtime.device import to_host
 
-from .ops import scatter_max, stable_argsort
+from .ops import edge_slices, scatter_max, stable_argsort
 
 __all__ = ["GraphBlock", "block_starts", "owner_of_ids", "split_graph", "Halo", "fetch",
            "route"]
@@ -158,7 +158,11 @@ def route(comm: Comm, starts: np.ndarray, ids):
     owner = xp.searchsorted(xp.asarray(starts), ids, side="right") - 1
     # (a stable sort of small integers: NumPy's radix sort)
     order = stable_argsort(owner.astype(np.int16 if comm.size < 2**15 else np.int64), xp)
-    counts = to_host(xp.bincount(owner, minlength=comm.size)).astype(np.int64)
+    # The counts by searches in the sorted owners, not a bincount: on a device its atomic
+    # additions on P counters serialise.
+    at = xp.searchsorted(owner[order], xp.arange(comm.size + 1, dtype=owner.dtype),
+                         side="left")
+    counts = np.diff(to_host(at)).astype(np.int64)
     got, rcounts = comm.alltoallv(xp.ascontiguousarray(ids[order]), counts)
     return got, order, counts, rcounts
 
@@ -218,14 +222,25 @@ class Halo:
         self.comm, self.xp = comm, xp
         lo, hi = int(starts[comm.rank]), int(starts[comm.rank + 1])
         self.n_local = hi - lo
-        targets = targets.astype(np.int64, copy=False)
-        out = (targets < lo) | (targets >= hi)
-        far = xp.flatnonzero(out)
-        self.remote = xp.unique(targets[far])
-        target = targets - lo
-        target[far] = self.n_local + xp.searchsorted(self.remote, targets[far])
+        m = int(targets.shape[0])
+        # A slice of edges at a time (edge_slices), so that the int64 temporaries take a
+        # slice's memory beside the graph, not several copies of every edge: the distinct
+        # remote targets of each slice, then of all of them; then each edge's place.
+        parts = []
+        for sl in edge_slices(m):
+            t = targets[sl].astype(np.int64)
+            parts.append(xp.unique(t[(t < lo) | (t >= hi)]))
+            del t
+        self.remote = xp.unique(xp.concatenate(parts)) if len(parts) > 1 else parts[0]
+        del parts
         n_ext = self.n_local + self.remote.shape[0]
-        self.target = target.astype(np.int32) if n_ext < 2**31 else target
+        self.target = xp.empty(m, np.int32 if n_ext < 2**31 else np.int64)
+        for sl in edge_slices(m):
+            t = targets[sl].astype(np.int64)
+            far = (t < lo) | (t >= hi)
+            self.target[sl] = xp.where(far, self.n_local + xp.searchsorted(self.remote, t),
+                                       t - lo)
+            del t, far
         # Built once: which of this block's vertices each other process wants, in the order
         # it wants them (its remote list is sorted by id, so grouped by owner).
         want, _, self.req_counts, self.want_counts = route(comm, starts, self.remote)

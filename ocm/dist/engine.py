@@ -60,22 +60,68 @@ from __future__ import annotations
 import math
 import time as _time
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from runtime.comm import Comm
-from runtime.device import to_host
+from runtime.device import synchronize, to_host
 
 from .. import primitives as P
 from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroTimeCycleError
 from ..result import CycleResult
 from ..scc import find_zero_time_cycle
 from .block import GraphBlock, Halo, fetch
-from .ops import (best_edges_scatter, edge_rows, edge_slices, expand_ranges, first_max_edges,
-                  scatter_max)
+from .ops import (ScatterMax, best_edges_scatter, edge_rows, edge_slices, expand_ranges,
+                  first_max_edges, range_groups)
 
-__all__ = ["optimal_cycle_distributed", "DistributedRangeError"]
+__all__ = ["optimal_cycle_distributed", "DistributedRangeError", "Clock", "PHASES"]
+
+
+#: The engine's phases, in order, as :func:`optimal_cycle_distributed` times them (``timings``):
+#: the checks and the halo's index lists, the zero-time cycle's search (ratios), trimming, SCC
+#: colouring forwards and backwards, the restricted graph, Howard's value determination (the
+#: cycle vertices, their representatives, the path sums, the exact ranks) and improvement
+#: (with the first policy), the certificate and the critical cycle.
+PHASES = ("check", "zero_time_check", "trim", "scc_forward", "scc_backward", "restrict",
+          "value_cycles", "value_representatives", "value_sums", "value_ranks", "improve",
+          "certify", "cycle")
+
+
+class Clock:
+    """Wall seconds per phase of this process (:data:`PHASES`): :meth:`lap` ends a phase.
+
+    On a device the clock waits for the device's queued work where a phase ends (one
+    synchronize a lap), never per round: a round's exchanges and counts wait anyway.
+
+    >>> c = Clock(np)
+    >>> c.lap("trim"); c.lap("trim"); sorted(c.seconds)
+    ['trim']
+    """
+
+    def __init__(self, xp: Any, on_lap: Callable[[str, float], None] | None = None) -> None:
+        self.xp = xp
+        self.on_lap = on_lap
+        self.seconds: dict[str, float] = {}
+        self.last = _time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        """Add the time since the last lap (its device work done) to ``phase``."""
+        synchronize(self.xp)
+        now = _time.perf_counter()
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + (now - self.last)
+        if self.on_lap is not None:
+            self.on_lap(phase, now - self.last)
+        self.last = now
+
+    def slowest(self, comm: Comm) -> dict[str, float]:
+        """Every phase's seconds on the slowest process for it, in :data:`PHASES` order (one
+        ``allgather``; the same on every process)."""
+        out: dict[str, float] = {}
+        for part in comm.allgather(self.seconds):
+            for k, v in part.items():
+                out[k] = max(out.get(k, 0.0), v)
+        return {k: out[k] for k in sorted(out, key=lambda k: (PHASES + (k,)).index(k))}
 
 
 class DistributedRangeError(OcmError):
@@ -138,7 +184,10 @@ def _used_values(a, xp: Any):
     (so that bounds and checks are those of the edges, not of unused rows)."""
     if not isinstance(a, P.Palette):
         return a
-    used = xp.bincount(a.label.astype(np.int64), minlength=a.values.shape[0]) > 0
+    # (a flag per row written by the edges, not a count: on a device a bincount's atomic
+    # additions on a few rows serialise)
+    used = xp.zeros(a.values.shape[0], dtype=bool)
+    used[a.label] = True
     return a.values[xp.flatnonzero(used)]
 
 
@@ -221,7 +270,8 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
                               f"has total time 0", cycle=cyc, edges=edges)
 
 
-def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) -> Any:
+def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
+                clock: Clock) -> Any:
     """The strongly connected component of every alive vertex, named by its largest vertex
     (-1 for the others), by colouring: in the part not yet labelled, every vertex takes the
     largest id that reaches it (pushed along the edges to a fixed point, remote targets by
@@ -260,28 +310,33 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) ->
         while True:
             rounds["scc_forward"] = rounds.get("scc_forward", 0) + 1
             before = color.copy()
-            if front.shape[0] == n_active:   # every live edge: no list of them
-                c, t = color[ls], lt
-            else:
-                e = expand_ranges(lptr[front], lptr[front + 1], xp)
-                c, t = color[ls[e]], lt[e]
-                del e
-            home = t < n_local
-            scatter_max(xp, color, t[home], c[home])
             rem = xp.full(n_remote, -1, dtype=np.int64)
-            far = xp.flatnonzero(~home)
-            scatter_max(xp, rem, t[far] - n_local, c[far])
+            # A slice of edges at a time (their int64 colours and places within a slice's
+            # memory). A later slice may read colours an earlier one raised: every colour
+            # is still the id of a vertex reaching it, and the fixed point, the largest, is
+            # the same.
+            cm, rm = ScatterMax(xp, color), ScatterMax(xp, rem)
+            if front.shape[0] == n_active:   # every live edge: no list of them
+                for sl in edge_slices(int(ls.shape[0])):
+                    _push_colours(cm, rm, cm.read(ls[sl]), lt[sl], n_local, xp)
+            else:
+                f_lo, f_hi = lptr[front], lptr[front + 1]
+                for g in range_groups(f_lo, f_hi, xp):
+                    e = expand_ranges(f_lo[g], f_hi[g], xp)
+                    _push_colours(cm, rm, cm.read(ls[e]), lt[e], n_local, xp)
+                    del e
+                del f_lo, f_hi
+            cm.done()
+            rm.done()
+            del cm, rm
             halo.push_max(color, rem)
             front = xp.flatnonzero(color != before)
             if comm.allreduce(int(front.shape[0])) == 0:
                 break
+        clock.lap("scc_forward")
         # Backwards from the roots along the edges inside one colour, grouped by target.
-        c_ext = halo.pull(color)[0]
-        inside = xp.flatnonzero(c_ext[lt] == color[ls])
-        bt = lt[inside]
-        order = xp.argsort(bt)                # (any order within a target will do)
-        bs, bt = ls[inside[order]], bt[order]
-        del inside, order, c_ext
+        bt, bs = _inside_by_target(xp, halo.pull(color)[0], color, ls, lt,
+                                   n_local + n_remote)
         bptr = xp.searchsorted(bt, xp.arange(n_local + n_remote + 1, dtype=bt.dtype),
                                side="left")
         reached = active & (color == gid)
@@ -290,16 +345,56 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict) ->
             rounds["scc_backward"] = rounds.get("scc_backward", 0) + 1
             r_ext = halo.pull(new)[0]         # the reached of last round, remote ones too
             hit = xp.flatnonzero(r_ext)
-            srcs = bs[expand_ranges(bptr[hit], bptr[hit + 1], xp)]
             new = xp.zeros(n_local, dtype=bool)
-            new[srcs] = True
+            h_lo, h_hi = bptr[hit], bptr[hit + 1]
+            for g in range_groups(h_lo, h_hi, xp):   # (a block of in-edges at a time)
+                new[bs[expand_ranges(h_lo[g], h_hi[g], xp)]] = True
+            del h_lo, h_hi
             new &= ~reached
             if _count(comm, new) == 0:
                 break
             reached |= new
         label[reached] = color[reached]
         active &= ~reached
+        clock.lap("scc_backward")
     return label
+
+
+def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: Any) -> None:
+    """Raise the colours of the targets ``t`` (extended indices) to ``c``: the block's own
+    in ``color``, the remote ones in ``rem`` (pushed to their owners after)."""
+    home = t < n_local
+    color.add(t[home], c[home])
+    far = xp.flatnonzero(~home)
+    rem.add(t[far] - n_local, c[far])
+
+
+def _inside_by_target(xp: Any, c_ext, color, ls, lt, n_ext: int):
+    """The edges ``ls -> lt`` whose ends have the same colour, sorted by target: ``(targets,
+    sources)`` in the dtypes of ``lt`` and ``ls``, any order within a target.
+
+    Where extended ids fit 31 bits, each edge is one int64 key (target high, source low)
+    sorted in place: 8 bytes an edge kept and the sort's buffer beside it, the edges found a
+    slice at a time (counted, then written), where an ``argsort`` would hold the edges' ids,
+    their targets, the order and its buffers at once (about twice as much)."""
+    if n_ext >= 2**31:
+        inside = xp.flatnonzero(c_ext[lt] == color[ls])
+        bt = lt[inside]
+        order = xp.argsort(bt)
+        return bt[order], ls[inside[order]]
+    slices = edge_slices(int(ls.shape[0]))
+    sizes = [int(xp.count_nonzero(c_ext[lt[sl]] == color[ls[sl]])) for sl in slices]
+    key = xp.empty(sum(sizes), np.int64)
+    at = 0
+    for sl, size in zip(slices, sizes):
+        ins = xp.flatnonzero(c_ext[lt[sl]] == color[ls[sl]])
+        key[at:at + size] = (lt[sl][ins].astype(np.int64) << 32) | ls[sl][ins].astype(np.int64)
+        at += size
+        del ins
+    key.sort()
+    bt = (key >> 32).astype(lt.dtype)
+    bs = (key & 0xFFFFFFFF).astype(ls.dtype)
+    return bt, bs
 
 
 class _Restricted:
@@ -361,7 +456,7 @@ class _Policy:
 
 
 def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
-                         bounds: dict, rounds: dict) -> _Policy:
+                         bounds: dict, rounds: dict, clock: Clock) -> _Policy:
     xp = comm.xp
     st = _Policy()
     k = R.n_local
@@ -384,6 +479,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
         if now == size:
             break
         size = now
+    clock.lap("value_cycles")
     # Representatives: on the cycle vertices only (each cycle lies in them), doubling with
     # a running minimum until the window 2^r covers the longest cycle (at most ``size``).
     cyc = xp.flatnonzero(on)
@@ -395,6 +491,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
         low[cyc] = xp.minimum(low[cyc], low_j)
         jump[cyc] = jump_j
     rep = xp.where(on, low, -1)
+    clock.lap("value_representatives")
     is_root = rep == gid
     parent = xp.where(is_root, gid, succ)
     # Path sums to the roots: S += S[J], J = J[J] while J is not a root.
@@ -412,6 +509,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
         J[a] = jj[moving]
         act = a
     root = J
+    clock.lap("value_sums")
     reps = xp.flatnonzero(is_root)
     c_s, t_s = fetch(comm, R.starts, succ[reps], cs, ts)
     cc = wc[reps] + c_s
@@ -454,6 +552,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     st.policy, st.succ, st.rep, st.root, st.rank = policy, succ, rep, root, rank
     st.potential, st.rank_num, st.rank_den = pot, rnum, rden
     st.reps, st.rep_cost, st.rep_time = reps, cc, tt
+    clock.lap("value_ranks")
     return st
 
 
@@ -498,7 +597,9 @@ def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
 def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mean",
                               mode: str = "max", per_scc: bool = True,
                               max_iter: int | None = None,
-                              rounds: dict | None = None) -> CycleResult:
+                              rounds: dict | None = None,
+                              on_lap: Callable[[str, float], None] | None = None
+                              ) -> CycleResult:
     """The maximal or minimal cycle mean or ratio of a graph held in blocks (SPMD).
 
     Parameters
@@ -516,15 +617,22 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         ``per_scc=False``. The per-SCC optima are not gathered (``scc_optima`` None).
     rounds : dict, optional
         Filled with the rounds of each phase (``trim``, ``scc_phases``, ``scc_forward``,
-        ``scc_backward``, ``howard`` iterations, pointer ``doubling`` and ``path_sums``
-        rounds over all iterations): each round is one exchange and one ``allreduce``.
+        ``scc_backward``, ``howard`` iterations, pointer ``doubling``, ``cycle_doubling``
+        and ``path_sums`` rounds over all iterations): each round is one exchange and one
+        ``allreduce``.
+    on_lap : callable, optional
+        Called as ``on_lap(phase, seconds)`` by this process each time a phase ends (a
+        phase may end several times: per colouring phase, per Howard iteration), so that a
+        run stopped before its answer still says where its time went.
 
     Returns
     -------
     CycleResult
         The same on every process, equal to ``ocm.optimal_cycle(..., per_scc=False)`` of
         the whole graph (value, cycle, cycle edges, iterations, certified); no per-SCC
-        optima.
+        optima. Its ``timings``: the wall seconds of each phase of :data:`PHASES` on the
+        slowest process for it (each phase's clock waits for the device where the phase
+        ends), and ``total``, this process's.
 
     Raises
     ------
@@ -546,29 +654,28 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     """
     t_start = _time.perf_counter()
     xp = comm.xp
-    timings: dict[str, float] = {}
+    clock = Clock(xp, on_lap)
     rounds = {} if rounds is None else rounds
     cmax, tmax = _check(block, kind, mode, comm)
     time_used = kind == "ratio"
     halo = Halo(comm, block.starts, block.indices)
-    t0 = _time.perf_counter()
+    clock.lap("check")
     if time_used:
         _agree(comm, _zero_time_cycle(block, comm, halo, rounds))
-    timings["zero_time_check"] = _time.perf_counter() - t0
-    t0 = _time.perf_counter()
+    clock.lap("zero_time_check")
     alive = _trim(comm, block.indptr, halo, None, rounds)
+    clock.lap("trim")
     if per_scc:
-        label = _scc_labels(comm, block.indptr, halo, alive, block.lo, rounds)
+        label = _scc_labels(comm, block.indptr, halo, alive, block.lo, rounds, clock)
     else:
         label = xp.where(alive, 0, -1)
     work_cost = -block.cost if mode == "min" else block.cost
     R = _Restricted(block, comm, halo, label, work_cost)
-    timings["restrict"] = _time.perf_counter() - t0
+    clock.lap("restrict")
     if R.k == 0:
         m = block.m
         raise NoCycleError(f"the graph has no cycle ({block.n} vertices, {m} edge"
                            f"{'s' * (m != 1)}): every path ends in a vertex without successors")
-    t0 = _time.perf_counter()
     if R.n_local and P.is_numpy(xp):
         _, policy = P.segment_argmax(P.dense(R.cost), R.indptr, edge_rows(R.indptr, xp), np)
     elif R.n_local:
@@ -587,7 +694,8 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     while True:
         if it >= max_iter:
             raise ConvergenceError(it, f"Howard's iteration did not converge in {it} iterations")
-        st = _value_determination(comm, R, policy, time_used, bounds, rounds)
+        clock.lap("improve")   # (the first policy, the bounds, the last improvement)
+        st = _value_determination(comm, R, policy, time_used, bounds, rounds, clock)
         it += 1
         amax = int(np.abs(st.rank_num).max())
         bmax = int(st.rank_den.max())
@@ -615,9 +723,9 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         if _count(comm, improve) == 0:
             break
         policy = xp.where(improve, best_edge, policy)
-    timings["howard"] = _time.perf_counter() - t0
-    t0 = _time.perf_counter()
+    clock.lap("improve")
     violations = _certificate(comm, R, st, cmax, tmax, bounds["xmax"], time_used)
+    clock.lap("certify")
     # The critical cycle: the top class's policy cycle with the smallest representative.
     top = st.rank_num.shape[0] - 1
     mine = st.reps[st.rank[st.reps] == top]
@@ -648,7 +756,9 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     top_value = Fraction(int(st.rank_num[top]), int(st.rank_den[top]))
     certified = violations == 0 and ok_walk and value == (-top_value if mode == "min"
                                                           else top_value)
-    timings["certify"] = _time.perf_counter() - t0
+    clock.lap("cycle")
+    # Each phase on its slowest process (what the run waited for), then this process's total.
+    timings = {k: v for k, v in clock.slowest(comm).items()}
     timings["total"] = _time.perf_counter() - t_start
     return CycleResult(value=value, cycle=tuple(cyc), cycle_edges=tuple(cyc_edges), kind=kind,
                        mode=mode, certified=bool(certified), iterations=it,

@@ -30,7 +30,8 @@ import numpy as np
 from ..primitives import dense, is_numpy, subset
 
 __all__ = ["scatter_min", "scatter_max", "edge_rows", "stable_argsort", "expand_ranges",
-           "first_max_edges", "best_edges_scatter", "edge_slices", "EDGE_BLOCK", "INT64_MIN"]
+           "first_max_edges", "best_edges_scatter", "edge_slices", "range_groups", "ScatterMax",
+           "EDGE_BLOCK", "INT64_MIN"]
 
 INT64_MIN = -2**63
 
@@ -68,14 +69,53 @@ def scatter_max(xp: Any, out, idx, vals) -> None:
         out[...] = -neg
 
 
+class ScatterMax:
+    """:func:`scatter_max` into one array, call after call (a pass in slices): on a device the
+    negation that the atomic minimum needs is made once, not per call; :meth:`read` gives the
+    values as raised so far, :meth:`done` writes them back.
+
+    >>> out = np.zeros(2, np.int64)
+    >>> s = ScatterMax(np, out); s.add(np.array([1, 1]), np.array([4, 3])); s.done()
+    >>> out.tolist(), s.read(np.array([1])).tolist()
+    ([0, 4], [4])
+    """
+
+    def __init__(self, xp: Any, out) -> None:
+        self.xp, self.out = xp, out
+        self.neg = None if is_numpy(xp) else -out
+
+    def read(self, idx):
+        return self.out[idx] if self.neg is None else -self.neg[idx]
+
+    def add(self, idx, vals) -> None:
+        if self.neg is None:
+            np.maximum.at(self.out, idx, vals)
+        elif idx.shape[0]:
+            scatter_min(self.xp, self.neg, idx, -self.xp.asarray(vals, dtype=self.out.dtype))
+
+    def done(self) -> None:
+        if self.neg is not None:
+            self.out[...] = -self.neg
+
+
 def edge_rows(indptr, xp: Any):
     """The block-local source of every edge (int32 while rows fit: 4 bytes an edge)."""
     n = indptr.shape[0] - 1
     dt = np.int32 if n < 2**31 else np.int64
     if is_numpy(xp):
         return np.repeat(np.arange(n, dtype=dt), np.diff(indptr))
-    m = int(indptr[-1]) if n >= 0 else 0
-    return xp.searchsorted(indptr[1:], xp.arange(m, dtype=xp.int64), side="right").astype(dt)
+    # Each non-empty row's first edge holds the step from the previous non-empty row's id
+    # (the first: its own id), every other edge 0; the running sum is each edge's row. One
+    # streaming pass (a scan), where a search per edge reads the offsets at random
+    # (O(m log n)). The starts of non-empty rows are distinct: a plain scatter.
+    m = int(indptr[-1]) if n > 0 else 0
+    rows = xp.flatnonzero(indptr[1:] > indptr[:-1])
+    step = xp.zeros(m, dtype=dt)
+    if rows.shape[0]:
+        d = rows.astype(dt)
+        d[1:] -= d[:-1].copy()
+        step[indptr[rows]] = d
+    return xp.cumsum(step, dtype=dt)
 
 
 def stable_argsort(keys, xp: Any):
@@ -93,8 +133,17 @@ def expand_ranges(lo, hi, xp: Any):
     pos = xp.arange(total, dtype=np.int64)
     if is_numpy(xp):   # (linear: each range's shift repeated over its length)
         return pos + np.repeat(lo.astype(np.int64) - (ends - lens), lens)
-    which = xp.searchsorted(ends, pos, side="right")
-    return lo.astype(np.int64)[which] + pos - (ends - lens)[which]
+    # The running sum of steps of 1, except at each non-empty range's first place: the jump
+    # from the previous non-empty range's last value to this range's first (the first range:
+    # its first value). One scan, not a search per place; those first places are distinct.
+    del pos
+    nz = xp.flatnonzero(lens > 0)
+    first = lo.astype(np.int64)[nz]
+    jump = first.copy()
+    jump[1:] -= first[:-1] + lens[nz[:-1]] - 1
+    step = xp.ones(total, dtype=np.int64)
+    step[(ends - lens)[nz]] = jump
+    return xp.cumsum(step)
 
 
 def first_max_edges(key, src, k: int, xp: Any):
@@ -124,6 +173,32 @@ def edge_slices(m: int) -> list:
     return [slice(a, min(a + EDGE_BLOCK, m)) for a in range(0, max(m, 1), EDGE_BLOCK)]
 
 
+def range_groups(lo, hi, xp: Any) -> list:
+    """Consecutive slices of the ranges ``lo[i] .. hi[i] - 1`` (non-negative lengths) whose
+    lengths add up to at most :data:`EDGE_BLOCK` (a longer range alone in its slice): the
+    ranges :func:`expand_ranges` expands a group at a time, so that its int64 places take at
+    most a block's memory. One slice, possibly empty, when they all fit.
+
+    >>> range_groups(np.array([0, 5]), np.array([2, 9]), np)
+    [slice(0, 2, None)]
+    """
+    k = int(lo.shape[0])
+    if k == 0:
+        return [slice(0, 0)]
+    ends = xp.cumsum((hi - lo).astype(np.int64))
+    if int(ends[-1]) <= EDGE_BLOCK:
+        return [slice(0, k)]
+    out, a, base = [], 0, 0
+    while a < k:
+        # (CuPy searches for arrays of values only, not a scalar)
+        b = int(xp.searchsorted(ends, xp.asarray(np.array([base + EDGE_BLOCK])),
+                                side="right")[0])
+        b = min(k, max(b, a + 1))
+        out.append(slice(a, b))
+        a, base = b, int(ends[b - 1])
+    return out
+
+
 def best_edges_scatter(src, tgt, cost, time, rank_ext, pot_ext, rank_num, rank_den, k: int,
                        xp: Any):
     """Howard's improvement (:func:`ocm.primitives.best_edges`'s contract: per row the
@@ -131,7 +206,8 @@ def best_edges_scatter(src, tgt, cost, time, rank_ext, pot_ext, rank_num, rank_d
     ties) by scatters instead of per-row reductions: ``(best_rank, best_val, best_edge)``.
     ``cost`` and ``time`` may be palettes. The caller has bounded every value below
     ``2**62``. Three passes over the edges, a slice at a time (:func:`edge_slices`): the
-    scatters combine across slices, so rows may straddle them."""
+    scatters combine across slices, so rows may straddle them; with one slice, the second
+    pass's candidates and values serve the third (computed once)."""
     m = int(src.shape[0])
     best_rank = xp.full(k, -1, np.int64)
     for sl in edge_slices(m):
@@ -147,12 +223,16 @@ def best_edges_scatter(src, tgt, cost, time, rank_ext, pot_ext, rank_num, rank_d
         val = rank_den[r] * dense(subset(cost, e)) - rank_num[r] * t + pot_ext[tgt[e]]
         return e, val
     best_val = xp.full(k, INT64_MIN + 1, np.int64)   # (values exceed -2**62)
-    for sl in edge_slices(m):
+    slices = edge_slices(m)
+    kept = None
+    for sl in slices:
         e, val = values(sl)
         scatter_max(xp, best_val, src[e], val)
+        if len(slices) == 1:   # one slice: its candidates serve the last pass too
+            kept = e, val
     best_edge = xp.full(k, 2**62, np.int64)
-    for sl in edge_slices(m):
-        e, val = values(sl)
+    for sl in slices:
+        e, val = values(sl) if kept is None else kept
         hit = e[val == best_val[src[e]]]
         scatter_min(xp, best_edge, src[hit], hit.astype(np.int64))
     return best_rank, best_val, best_edge

@@ -43,10 +43,11 @@ from runtime.device import device_free_bytes, to_host
 
 from ..graph import Palette, StateGraph, derived, lazy_graph
 from ..device import count_values, module_of, stable_argsort
-from .handover import Share, agree_palette, constant_palette, hand_over, place_rows
+from .handover import Share, agree_palette, constant_palette, hand_over
 
 __all__ = ["StateBlock", "Entries", "hand_over_blocks", "hand_over_auto", "gather_fits",
-           "GATHER_BYTES_PER_EDGE", "witness_graph", "block_bounds", "GatheredGraphError"]
+           "GATHER_BYTES_PER_EDGE", "HANDOVER_SLICE", "witness_graph", "block_bounds",
+           "GatheredGraphError"]
 
 
 class GatheredGraphError(LookupError):
@@ -154,6 +155,94 @@ def _to_owners(comm: Comm, xp, dest, *arrays) -> list:
     return out + [rc]
 
 
+#: Edges a process sends per round of the block hand-over (:func:`_move_rows`): what the
+#: hand-over takes beyond the rows themselves is about 40 bytes per edge of a round (its
+#: owners, their order, the copies sent and received, the places), so a round of 2^25 edges
+#: takes about 1.3 GB, whatever the graph's size.
+HANDOVER_SLICE = 2**25
+
+
+def _move_rows(comm: Comm, xp, starts: np.ndarray, lo: int, hi: int, row_ids, deg,
+               edges: list):
+    """CSR rows (sources ``row_ids`` with out-degrees ``deg``, each row's edges together and
+    in order in every array of ``edges``) moved to the owner of their source and put in id
+    order there: ``(indptr, arrays)`` of this process's block ``lo .. hi - 1``.
+
+    The rows' ids and degrees go first (one exchange: a few bytes a state); each receiver
+    then knows where every row it will get goes. The edges follow in rounds of at most
+    :data:`HANDOVER_SLICE` edges a process, cut at row ends: a round sends each process the
+    rows of the round that it owns, in the sender's order (the order of the first exchange,
+    so the receiver's row cursor per sender says whose edges came), and the receiver writes
+    them to their places in the preallocated arrays. A round's temporaries are bounded: no
+    copy of every edge is sent and received at once. Collective: the processes agree on the
+    rounds by an ``allreduce`` of the rows left.
+
+    >>> from runtime.comm import SelfComm
+    >>> ptr, (tgt,) = _move_rows(SelfComm(), np, np.array([0, 2]), 0, 2, np.array([1, 0]),
+    ...                          np.array([1, 2]), [np.array([7, 8, 9])])
+    >>> ptr.tolist(), tgt.tolist()
+    ([0, 2, 3], [8, 9, 7])
+    """
+    P = comm.size
+    rid = row_ids.astype(np.int64)
+    deg = deg.astype(np.int64)
+    rdest = xp.searchsorted(xp.asarray(starts), rid, side="right") - 1
+    got_rid, got_deg, row_counts = _to_owners(comm, xp, rdest, rid, deg)
+    k = hi - lo
+    out_deg = xp.zeros(k, np.int64)
+    out_deg[got_rid - lo] = got_deg
+    indptr = xp.zeros(k + 1, np.int64)
+    indptr[1:] = xp.cumsum(out_deg)
+    del out_deg
+    first = indptr[got_rid - lo]        # where each received row's first edge goes
+    del got_rid
+    out = [xp.empty(int(indptr[-1]), a.dtype) for a in edges]
+    ends = xp.cumsum(deg)               # each sent row's end among this process's edges
+    n_rows = int(rid.shape[0])
+    del rid
+    at = np.concatenate([[0], np.cumsum(row_counts)[:-1]]).astype(np.int64)  # by sender
+    a, e0 = 0, 0
+    while comm.allreduce(n_rows - a, "max") > 0:
+        # This round's rows a .. b - 1: whole rows, at least one, at most HANDOVER_SLICE
+        # edges unless one row alone has more.
+        b = a
+        if a < n_rows:
+            # (CuPy searches for arrays of values only, not a scalar)
+            b = int(xp.searchsorted(ends, xp.asarray(np.array([e0 + HANDOVER_SLICE])),
+                                    side="right")[0])
+            b = min(n_rows, max(b, a + 1))
+        e1 = int(ends[b - 1]) if b > a else e0
+        rd = rdest[a:b]
+        # Each edge's owner: its row's, found among the round's row ends.
+        row_of = xp.searchsorted(ends[a:b], xp.arange(e0, e1, dtype=np.int64), side="right")
+        edest = rd[row_of]
+        del row_of
+        rows_to = to_host(count_values(xp, rd, P)).astype(np.int64)
+        rows_from = comm.allgather(rows_to.tolist())          # (P counts a process)
+        nr = np.array([rows_from[q][comm.rank] for q in range(P)], np.int64)
+        got = _to_owners(comm, xp, edest, *(x[e0:e1] for x in edges))
+        del edest
+        got = got[:-1]
+        # The received rows: from each sender, the next nr[q] of its rows (in its order).
+        idx = xp.concatenate([xp.arange(at[q], at[q] + nr[q], dtype=np.int64)
+                              for q in range(P)])
+        at += nr
+        if idx.shape[0]:
+            d = got_deg[idx]
+            r_end = xp.cumsum(d)
+            shift = first[idx] - (r_end - d)
+            del d
+            j = xp.arange(int(got[0].shape[0]), dtype=np.int64)
+            spot = shift[xp.searchsorted(r_end, j, side="right")] + j
+            del j, r_end, shift
+            for src, dst in zip(got, out):
+                dst[spot] = src
+            del spot
+        del got, idx
+        a, e0 = b, e1
+    return indptr, out
+
+
 def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
                      error_successors: bool = False, action_codes=None,
                      t0: float | None = None) -> StateBlock:
@@ -183,31 +272,16 @@ def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
     place = np.empty(ids.shape[0], np.int64)
     place[ids - lo] = np.arange(ids.shape[0])
     states, parent, par_action = states[place], parent[place], par_action[place]
-    # Whole rows to their source's owner: the rows (ids, degrees), then the edges, in the
-    # search's array module.
-    d_starts = xp.asarray(starts)
-    rid, deg = share.row_ids.astype(np.int64), share.deg.astype(np.int64)
-    rdest = xp.searchsorted(d_starts, rid, side="right") - 1
+    # Whole rows to their source's owner: the rows (ids, degrees), then the edges in slices
+    # (_move_rows), in the search's array module.
     # (a search on the host under NCCL exchanges its rows over MPI)
     ex = comm if xp is not np or comm.xp is np else host
-    got_rid, got_deg, _ = _to_owners(ex, xp, rdest, rid, deg)
-    edest = xp.searchsorted(xp.cumsum(deg), xp.arange(int(share.targets.shape[0]),
-                                                      dtype=np.int64), side="right")
-    edest = rdest[edest] if edest.shape[0] else rdest[:0]
-    edges = [share.targets, share.actions.astype(np.int32)]
+    # (the search's rows stay whole until the hand-over ends: a round's slices are views)
+    edges = [share.targets, share.actions.astype(np.int32, copy=False)]
     if charge is not None:
         edges.append(charge)
-    got = _to_owners(ex, xp, edest, *edges)[:-1]
-    del edest
-    # Received rows are whole and in order per sender; put them in id order.
-    k = hi - lo
-    if got_rid.shape[0]:
-        placed = place_rows(xp, got_rid - lo, got_deg, k, got)
-        out_deg, placed = placed[0], placed[1:]
-    else:
-        out_deg, placed = xp.zeros(k, np.int64), got
-    indptr = xp.zeros(k + 1, np.int64)
-    indptr[1:] = xp.cumsum(out_deg)
+    indptr, placed = _move_rows(ex, xp, starts, lo, hi, share.row_ids, share.deg, edges)
+    del edges, charge
     m_local = int(indptr[-1])
     targets, actions = placed[0], placed[1]
     if charge_table is not None:
@@ -218,7 +292,7 @@ def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
     kres = len(cm.resources)
     palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(cm.resources)},
                       np.ascontiguousarray(table[:, kres]))
-    dead = lo + np.flatnonzero(h(out_deg) == 0)
+    dead = lo + np.flatnonzero(h(indptr[1:] - indptr[:-1]) == 0)
     if share.error_id >= 0:
         dead = dead[dead != share.error_id]
     m = comm.allreduce(m_local)

@@ -62,7 +62,7 @@ import numpy as np
 import contextlib
 
 from runtime.comm import Comm
-from runtime.device import is_out_of_memory, to_host
+from runtime.device import is_out_of_memory, release_pool, to_host
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
 from runtime.memory import current_rss
@@ -267,6 +267,10 @@ class _Search:
             self.seconds["sent"] = float(self.sent)
             self.seconds["phases"] = dict(self.phases.seconds)
             share = self._share(depth)
+            # The visited set, the id maps and the levels' buffers are let go (_share): on a
+            # device their blocks go back from CuPy's pool, so that the hand-over's arrays,
+            # of other sizes, find the memory whole.
+            release_pool(self.xp)
             self.seconds["row_bytes"] = float(share.edge_bytes)
             graph = self.handover(share, self.comm, self.cm,
                                   charge_table=self.ns.charge_table,
@@ -577,6 +581,7 @@ class _Search:
         xp = self.xp
         self.visited = None
         self.gid = self.gid_buf = None
+        release_pool(xp)   # (their blocks back from CuPy's pool before the rows are joined)
         hits = [to_host(h) for h in self.error_hits]
         error_id = int(self.comm.allreduce(max([-1] + [int(h) for h in hits]), "max"))
         own = [_join(xp, [o[j] for o in self.own]) for j in range(4)]

@@ -2,7 +2,9 @@
 blocks (``hand_over_blocks``; ``DIST_XP``/``DIST_BATCH`` as for ``dist_worker.py``: the
 device path over a NumPy stand-in of CuPy, the search's and the engine's), the cycle engine
 across the processes, and on process 0 one JSON line per model: the answer and the runs'
-states gathered for it. ``DIST_BUDGET=B``: the hand-over that gathers where the graph fits
+states gathered for it, and every block's rows (offsets, targets, actions).
+``DIST_SLICE=S``: the block hand-over moves at most ``S`` edges a process per round.
+``DIST_BUDGET=B``: the hand-over that gathers where the graph fits
 ``B`` bytes (``hand_over_auto``); a gathered graph's line gives its edges only."""
 
 import functools
@@ -16,6 +18,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "tests" / "statespace"))
 
 from runtime.comm import world  # noqa: E402
+from runtime.device import to_host  # noqa: E402
 from dvecost.distributed import engine_block, solve_blocks  # noqa: E402
 from statespace.dist import explore_distributed  # noqa: E402
 from statespace.dist.blocks import (StateBlock, hand_over_auto, hand_over_blocks,  # noqa: E402
@@ -30,6 +33,9 @@ def main() -> None:
     out = []
     opts = options()
     handover = hand_over_blocks
+    if os.environ.get("DIST_SLICE"):   # the hand-over's rounds: edges a process sends in one
+        import statespace.dist.blocks as blocks
+        blocks.HANDOVER_SLICE = int(os.environ["DIST_SLICE"])
     if os.environ.get("DIST_BUDGET"):   # the hand-over that decides, with this budget
         handover = functools.partial(hand_over_auto, budget=int(os.environ["DIST_BUDGET"]))
     for spec in sys.argv[2:]:
@@ -46,11 +52,14 @@ def main() -> None:
         e = engine_block(block, res[0], True)
         widths = [int(e.indices.dtype.itemsize), int(e.cost.label.dtype.itemsize),
                   int(e.time.label.dtype.itemsize), e.cost.label is e.time.label]
+        # Every block's rows, gathered here for the test to compare (small models only).
+        rows = comm.allgather((block.lo, to_host(block.indptr).tolist(),
+                               to_host(block.targets).tolist(), to_host(block.actions).tolist()))
         if comm.rank == 0:
             states = {v: g.peek("states", v).tolist() for v in got.get("cycle", [])}
             out.append({"model": spec, "answer": got, "resource": res[0], "gathered": None,
                         "states": {str(k): v for k, v in states.items()},
-                        "widths": widths})
+                        "widths": widths, "rows": rows})
     if comm.rank == 0:
         pathlib.Path(sys.argv[1]).write_text("\n".join(json.dumps(o) for o in out))
 

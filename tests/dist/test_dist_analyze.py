@@ -23,14 +23,14 @@ EX = ROOT / "dvecost" / "examples"
 
 
 def _strip(out: str):
-    """What is compared of an output: the JSON less its timings and memory (and the symmetry
-    summary, whose reason says a distributed search explores the full product), or the text
-    less its timings line."""
+    """What is compared of an output: the JSON less its timings, memory, the phases across
+    processes (and the symmetry summary, whose reason says a distributed search explores the
+    full product), or the text less its timings line."""
     try:
         d = json.loads(out)
     except ValueError:
         return [line for line in out.splitlines() if not line.startswith("timings:")]
-    for k in ("timings", "peak_memory_bytes", "symmetry"):
+    for k in ("timings", "peak_memory_bytes", "symmetry", "distributed"):
         d.pop(k, None)
     return d
 
@@ -126,6 +126,40 @@ def test_blocks_from_host_and_device_searches_give_the_one_process_answer(xp_kin
         assert g["widths"] == [4, one.charge.dtype.itemsize, one.charge.dtype.itemsize, True]
 
 
+@pytest.mark.parametrize("xp_kind", ["", "stand-in"])
+def test_block_hand_over_in_small_rounds_keeps_every_row(xp_kind, tmp_path):
+    """The block hand-over moving a few edges a round (``HANDOVER_SLICE`` 5: rows cut at
+    their ends, a row longer than a round alone in its round, processes with different
+    numbers of rounds): every block's offsets, targets and actions are the one-process
+    graph's rows of its ids (oracle: the one-process build, no hand-over), and the answer
+    is the one-process engine's."""
+    import sys
+    sys.path.insert(0, str(ROOT / "tests" / "dist"))
+    import ocm
+    from cycle_cases import answer, comparable
+    from dist_worker import load
+    from dvecost import pipeline
+    from statespace import build_state_graph
+    specs = [str(EX / m) for m in ("client_server.dve", "rings_sync.dve", "error_state.dve")] \
+        + [f"{EX / 'client_server_template.dve'}:3"]
+    out = tmp_path / "blocks.jsonl"
+    env = {"DIST_SLICE": "5", **({"DIST_XP": xp_kind, "DIST_BATCH": "7"} if xp_kind else {})}
+    r = run(3, str(ROOT / "tests" / "dist" / "blocks_worker.py"), str(out), *specs,
+            extra_env=env)
+    assert r.returncode == 0, r.stderr
+    for g in (json.loads(line) for line in out.read_text().splitlines()):
+        one = build_state_graph(load(g["model"]))
+        ids = [lo for lo, *_ in g["rows"]] + [one.n_states]
+        for (lo, ptr, tgt, act), hi in zip(g["rows"], ids[1:]):
+            e0, e1 = int(one.indptr[lo]), int(one.indptr[hi])
+            assert ptr == (one.indptr[lo:hi + 1] - e0).tolist(), g["model"]
+            assert tgt == one.indices[e0:e1].tolist(), g["model"]
+            assert act == one.action[e0:e1].tolist(), g["model"]
+        arrays = pipeline.engine_arrays(one, g["resource"], ratio=True, backend="cpu")
+        want = answer(ocm.optimal_cycle(*arrays, kind="ratio", xp=np))
+        assert comparable(g["answer"]) == comparable(want), g["model"]
+
+
 def test_auto_prints_what_one_process_prints():
     """``DVECOST_DIST_ENGINE=auto`` under ``mpiexec`` on the CPU: a search on the host
     gathers (its memory is the search's limits' business), so process 0 prints what one
@@ -166,3 +200,59 @@ def test_auto_hand_over_keeps_blocks_only_beyond_the_budget(tmp_path):
                                                 backend="cpu")
                 want = answer(ocm.optimal_cycle(*arrays, kind="ratio", xp=np))
                 assert comparable(got[s]["answer"]) == comparable(want)
+
+
+def test_json_reports_each_phase_across_processes():
+    """``--json`` of a blocked run says where its time went: the search, the hand-over, every
+    phase of the engine (``ocm.dist.PHASES``, in order) and the runs gathered, each the
+    slowest process's seconds, and the engine's rounds (one Howard round per iteration);
+    the gathering path and one process, which run no engine across processes, have no such
+    key."""
+    from ocm.dist import PHASES
+    args = ["analyze", str(EX / "client_server_template.dve"), "-D", "N=3", "--ratio",
+            "--json", "--symmetry", "off", "-q"]
+    r = run(2, "-m", "dvecost", *args, extra_env={"DVECOST_DIST_ENGINE": "blocks",
+                                                   "DVECOST_DIST_TRACE": "1"})
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    got = d["distributed"]
+    # DVECOST_DIST_TRACE: every process says each step as it ends, on standard error.
+    import re
+    steps = re.findall(r"\[process (\d)\] (\w+) [0-9.]+ s \(at [0-9.]+ s\)", r.stderr)
+    for rank in "01":
+        assert [s for q, s in steps if q == rank if s not in ("scc_forward", "scc_backward")
+                ] == ["search", "handover", "check", "zero_time_check", "trim", "restrict",
+                      *["improve", "value_cycles", "value_representatives", "value_sums",
+                        "value_ranks"] * d["iterations"], "improve", "certify", "cycle",
+                      "witness"]
+    assert got["processes"] == 2
+    assert list(got["seconds"]) == ["search", "handover", *PHASES, "witness"]
+    assert all(isinstance(v, float) and v >= 0 for v in got["seconds"].values())
+    assert got["rounds"]["howard"] == d["iterations"] >= 1
+    assert got["rounds"]["trim"] >= 1 and got["rounds"]["scc_forward"] >= 1
+    # The engine's phases fill analyze's own: scc (trim, colouring, restriction) at least.
+    s = got["seconds"]
+    scc = s["zero_time_check"] + s["trim"] + s["scc_forward"] + s["scc_backward"] + s["restrict"]
+    assert d["timings"]["scc"] >= scc * 0.999
+    assert "distributed" not in json.loads(_one_process(args)[1])
+    g = run(2, "-m", "dvecost", *args)
+    assert g.returncode == 0 and "distributed" not in json.loads(g.stdout)
+
+
+@pytest.mark.parametrize("xp_kind", ["", "--stand-in"])
+def test_engine_phases_tool_reports_the_phases_and_the_answer(xp_kind, tmp_path):
+    """``tools/engine_phases.py`` under ``mpiexec -n 2`` (NumPy, and the stand-in of CuPy):
+    the one-process answer, every phase in order, one cProfile a process."""
+    from ocm.dist import PHASES
+    path = EX / "client_server_template.dve"
+    args = [str(ROOT / "tools" / "engine_phases.py"), str(path), "N=3", "--profile",
+            str(tmp_path)] + ([xp_kind] if xp_kind else [])
+    r = run(2, *args)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    one = analyze(str(path), defines={"N": 3}, backend="cpu", witness=False, symmetry="off")
+    assert (d["value"], d["certified"], d["n"], d["m"]) == (one.exact, True, one.n_states,
+                                                            one.n_transitions)
+    want = ["search", "handover", *[p for p in PHASES if p != "zero_time_check"], "witness"]
+    assert [k for k in d["seconds"] if k != "zero_time_check"] == want
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["engine.0.prof", "engine.1.prof"]

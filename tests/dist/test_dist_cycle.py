@@ -128,6 +128,22 @@ def test_property_blocks_in_lockstep_equal_one_process(g, P, case):
     assert all(a == want for a in got)
 
 
+@settings(max_examples=40, deadline=None)
+@given(small_graphs(), st.integers(1, 3), st.sampled_from(CASES), st.integers(1, 4))
+def test_property_small_slices_equal_one_process(g, P, case, block):
+    """Every pass in slices of a few edges (``EDGE_BLOCK``: the halo's index, the colouring's
+    rounds and its frontier's ranges in groups, the backward lists' keys, the improvement and
+    the certificate): the one-process answer, whatever the slices."""
+    import pytest as _pt
+    from ocm.dist import ops
+    with _pt.MonkeyPatch.context() as mp:
+        mp.setattr(ops, "EDGE_BLOCK", block)
+        kind, mode, per_scc = case
+        want = one_process(g, kind, mode, per_scc)
+        got = distributed(g, kind, mode, P, per_scc)
+    assert all(a == want for a in got)
+
+
 def _mpi(n: int, specs: list[str], tmp_path, **env: str) -> list[dict]:
     out = tmp_path / f"cycle{n}.jsonl"
     r = run(n, str(ROOT / "tests" / "dist" / "cycle_worker.py"), str(out), *specs,
@@ -202,7 +218,7 @@ def _stand_in(monkeypatch):
 @settings(max_examples=30, deadline=None)
 @given(small_graphs(), st.integers(1, 3), st.sampled_from(CASES))
 def test_property_device_path_equals_one_process(g, P, case):
-    """The device branches (scatters by an atomic-minimum kernel, ranges by searchsorted,
+    """The device branches (scatters by an atomic-minimum kernel, rows and ranges by scans,
     the improvement by scatters) give the one-process answer, whatever the blocks."""
     import pytest as _pt
     from ocm.dist import ops
@@ -213,6 +229,26 @@ def test_property_device_path_equals_one_process(g, P, case):
         want = comparable(one_process(g, kind, mode, per_scc))
         got = distributed(g, kind, mode, P, per_scc, xp=xp)
     assert all(comparable(a) == want for a in got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 4)), max_size=12))
+def test_property_device_rows_and_ranges_are_the_loops(ranges):
+    """The device forms of ``edge_rows`` and ``expand_ranges`` (a scan of steps placed at
+    the non-empty rows' starts) equal the obvious loops, empty rows and ranges included."""
+    import pytest as _pt
+    from ocm.dist.ops import edge_rows, expand_ranges
+    lo = np.array([r[0] for r in ranges], np.int64)
+    deg = np.array([r[1] for r in ranges], np.int64)
+    indptr = np.concatenate([[0], np.cumsum(deg)]).astype(np.int64)
+    want_rows = [i for i, d in enumerate(deg) for _ in range(d)]
+    want_ranges = [v for a, d in zip(lo, deg) for v in range(a, a + d)]
+    with _pt.MonkeyPatch.context() as mp:
+        xp = _stand_in(mp)
+        rows = edge_rows(xp.asarray(indptr), xp)
+        got = expand_ranges(xp.asarray(lo), xp.asarray(lo + deg), xp)
+    assert rows.dtype == np.int32 and rows.tolist() == want_rows
+    assert got.dtype == np.int64 and got.tolist() == want_ranges
 
 
 def test_device_path_says_gpu_and_counts_rounds(monkeypatch):
@@ -230,6 +266,30 @@ def test_device_path_says_gpu_and_counts_rounds(monkeypatch):
     assert rounds["cycle_doubling"] <= r.iterations * max(1, math.ceil(math.log2(k)))
     assert 2 * r.iterations <= rounds["doubling"] <= r.iterations * (math.log2(k) + 2)
     assert 1 <= rounds["scc_phases"] and rounds["scc_forward"] <= k + rounds["scc_phases"]
+
+
+def test_device_phases_wait_for_the_device_once_a_phase(monkeypatch):
+    """Each phase's clock waits for the device where the phase ends, never per round: as
+    many waits as phase ends (3 before the colouring, 2 a colouring phase, the restriction,
+    5 a Howard iteration, the last improvement, the certificate and the cycle), far fewer
+    than the rounds; the timings name the phases of ``ocm.dist.PHASES`` and no other."""
+    from ocm.dist import PHASES, engine
+    xp = _stand_in(monkeypatch)
+    waits = []
+    monkeypatch.setattr(engine, "synchronize", lambda m: waits.append(m))
+    g = graph_of(f"{EX / 'client_server_template.dve'}:3")
+    rounds: dict = {}
+    r = optimal_cycle_distributed(split_graph(*g, 0, 1), DeviceComm(SelfComm(), xp),
+                                  kind="ratio", rounds=rounds)
+    assert r.certified and all(m is xp for m in waits)
+    assert len(waits) == 7 + 2 * rounds["scc_phases"] + 5 * r.iterations
+    exchanges = sum(v for k, v in rounds.items() if k not in ("howard", "scc_phases"))
+    assert len(waits) < exchanges
+    phases = [k for k in r.timings if k != "total"]
+    assert phases == list(PHASES)     # all of them (a ratio: the zero-time check too), in order
+    assert all(v >= 0 for v in r.timings.values())
+    # One process: each phase's slowest is its own, so they add up to at most the total.
+    assert sum(r.timings[k] for k in phases) <= r.timings["total"]
 
 
 @pytest.mark.parametrize("n", [2, 3])

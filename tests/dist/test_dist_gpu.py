@@ -81,7 +81,8 @@ def test_analyze_gpus_gives_the_one_process_answer():
 
     def answer(s):
         d = json.loads(s)
-        for k in ("timings", "peak_memory_bytes", "symmetry", "backend", "iterations"):
+        for k in ("timings", "peak_memory_bytes", "symmetry", "backend", "iterations",
+                  "distributed"):
             d.pop(k, None)
         return d
     assert answer(two.stdout) == answer(one.stdout)
@@ -137,7 +138,8 @@ def test_analyze_gpus_blocks_engine_on_the_devices_gives_the_one_process_answer(
         d_one, d_got = json.loads(one.stdout), json.loads(got.stdout)
         assert d_got.get("backend") == "gpu", model
         for d in (d_one, d_got):
-            for k in ("timings", "peak_memory_bytes", "symmetry", "backend", "iterations"):
+            for k in ("timings", "peak_memory_bytes", "symmetry", "backend", "iterations",
+                      "distributed"):
                 d.pop(k, None)
         assert d_got == d_one, model
 
@@ -157,6 +159,7 @@ def test_analyze_gpus_auto_gathers_what_fits_the_first_gpu():
     assert got.returncode == one.returncode == 0, got.stderr
     d_one, d_got = json.loads(one.stdout), json.loads(got.stdout)
     for d in (d_one, d_got):
-        for k in ("timings", "peak_memory_bytes", "symmetry", "backend", "iterations"):
+        for k in ("timings", "peak_memory_bytes", "symmetry", "backend", "iterations",
+                  "distributed"):
             d.pop(k, None)
     assert d_got == d_one
