@@ -65,9 +65,21 @@ def dist_trace():
     """With ``DVECOST_DIST_TRACE`` set, a function printing one line to standard error (each
     process its own, flushed), given to :class:`dvecost.distributed.BlockRun`: each step of
     a blocked run as it ends, so that a run stopped by a timeout says where its time went;
-    else None."""
+    else None. With ``DVECOST_DIST_STALL=SECONDS`` too, every process also writes its Python
+    stack to standard error each time that long passes (:func:`faulthandler.dump_traceback_later`):
+    where a process is while a step does not end (a phase that stalls, a collective that
+    waits for a process that never comes)."""
     if not os.environ.get("DVECOST_DIST_TRACE"):
         return None
+    stall = os.environ.get("DVECOST_DIST_STALL")
+    if stall:
+        import faulthandler
+        try:
+            seconds = float(stall)
+        except ValueError:
+            seconds = 0.0
+        if seconds > 0:
+            faulthandler.dump_traceback_later(seconds, repeat=True, file=sys.stderr)
 
     def trace(line: str) -> None:
         sys.stderr.write(line + "\n")   # (one write a line: the processes share the stream)

@@ -202,6 +202,20 @@ def test_auto_hand_over_keeps_blocks_only_beyond_the_budget(tmp_path):
                 assert comparable(got[s]["answer"]) == comparable(want)
 
 
+def test_stall_dumps_every_process_stack_while_it_runs():
+    """``DVECOST_DIST_STALL=SECONDS`` with the trace: each process writes its Python stack
+    to standard error every SECONDS while it runs (how a stalled phase shows where it is),
+    and the answer is unchanged."""
+    args = ["analyze", str(EX / "client_server_template.dve"), "-D", "N=4", "--json",
+            "--symmetry", "off", "-q"]
+    r = run(2, "-m", "dvecost", *args, extra_env={"DVECOST_DIST_ENGINE": "blocks",
+                                                   "DVECOST_DIST_TRACE": "1",
+                                                   "DVECOST_DIST_STALL": "0.05"})
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["exact"] == "13/5"
+    assert "most recent call first" in r.stderr and "dvecost" in r.stderr
+
+
 def test_json_reports_each_phase_across_processes():
     """``--json`` of a blocked run says where its time went: the search, the hand-over, every
     phase of the engine (``ocm.dist.PHASES``, in order) and the runs gathered, each the
