@@ -79,7 +79,10 @@ def dist_trace():
         except ValueError:
             seconds = 0.0
         if seconds > 0:
+            import atexit
             faulthandler.dump_traceback_later(seconds, repeat=True, file=sys.stderr)
+            # (stopped before the interpreter is torn down: a dump then may crash it)
+            atexit.register(faulthandler.cancel_dump_traceback_later)
 
     def trace(line: str) -> None:
         sys.stderr.write(line + "\n")   # (one write a line: the processes share the stream)
