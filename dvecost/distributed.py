@@ -26,7 +26,7 @@ from ocm import Palette
 from ocm.errors import OcmError
 from runtime.comm import Comm
 from runtime.device import release_pool
-from statespace.device import module_of
+from runtime.arrays import module_of
 from statespace.dist import explore_distributed
 from statespace.dist.blocks import StateBlock, hand_over_auto, hand_over_blocks, witness_graph
 from statespace.quotient import Quotient

@@ -112,7 +112,7 @@ class Palette:
         resource ``name``, or its time for ``None``, as int64."""
         table = self.table(name)
         if not isinstance(charge, np.ndarray):
-            from .device import module_of
+            from runtime.arrays import module_of
             table = module_of(charge).asarray(table)
         return table[charge]
 
@@ -315,7 +315,7 @@ class StateGraph:
         """Bring to the host, as their first reads would, the arrays still on a device that
         the cycle engine does not read (all but the edges of ``on_device``), the largest
         first, until the device has ``nbytes`` free; nothing when it has already
-        (``free``: the device's free bytes, :func:`statespace.device.device_free_bytes` when
+        (``free``: the device's free bytes, :func:`runtime.device.device_free_bytes` when
         not given; nothing either when that is unknown). Returns the graph itself (the arrays
         read are cached in it, as reads do).
 
@@ -343,7 +343,7 @@ class StateGraph:
         if free is None:
             from runtime.device import device_free_bytes
 
-            from .device import module_of
+            from runtime.arrays import module_of
             free = device_free_bytes(module_of(pending[spare[0][1]]))
             if free is None:
                 return self

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime.arrays import any_true, module_of, scatter_min
 from runtime.device import to_host
 
-from .device import any_true, module_of, scatter_min
 from .model import CompiledModel
 
 __all__ = ["KeyLayout", "VisitedSet"]

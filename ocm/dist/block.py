@@ -32,10 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from runtime.arrays import stable_argsort
 from runtime.comm import Comm
 from runtime.device import to_host
 
-from .ops import edge_slices, scatter_max, stable_argsort
+from .ops import edge_slices, scatter_max
 
 __all__ = ["GraphBlock", "block_starts", "owner_of_ids", "split_graph", "Halo", "fetch",
            "route"]
@@ -157,7 +158,7 @@ def route(comm: Comm, starts: np.ndarray, ids):
         return got, None, rcounts, rcounts
     owner = xp.searchsorted(xp.asarray(starts), ids, side="right") - 1
     # (a stable sort of small integers: NumPy's radix sort)
-    order = stable_argsort(owner.astype(np.int16 if comm.size < 2**15 else np.int64), xp)
+    order = stable_argsort(xp, owner.astype(np.int16 if comm.size < 2**15 else np.int64))
     # The counts by searches in the sorted owners, not a bincount: on a device its atomic
     # additions on P counters serialise.
     at = xp.searchsorted(owner[order], xp.arange(comm.size + 1, dtype=owner.dtype),

@@ -4,7 +4,8 @@ The engine (:mod:`ocm.dist.engine`) is written once over the communicator's arra
 ``xp`` (NumPy for :class:`runtime.comm.MpiComm`, CuPy for :class:`runtime.comm.NcclComm`).
 Almost every call means the same in both; the exceptions are here, each with a NumPy form
 (``ufunc.at``, ``repeat``, ``reduceat``, stable sorts by kind) and a device form built only
-from calls CuPy has (an atomic-minimum kernel, ``searchsorted``, scatters). Which one runs is
+from calls CuPy has (the atomic minimum of :func:`runtime.arrays.scatter_min`,
+``searchsorted``, scatters). Which one runs is
 decided by the module's name (:func:`ocm.primitives.is_numpy`), so a NumPy stand-in of CuPy
 (the tests') runs the device forms on the host.
 
@@ -27,34 +28,15 @@ from typing import Any
 
 import numpy as np
 
+from runtime.arrays import scatter_min
+
 from ..primitives import dense, is_numpy, subset
 
-__all__ = ["scatter_min", "scatter_max", "edge_rows", "stable_argsort", "expand_ranges",
+__all__ = ["scatter_max", "edge_rows", "expand_ranges",
            "first_max_edges", "best_edges_scatter", "edge_slices", "range_groups", "ScatterMax",
            "EDGE_BLOCK", "INT64_MIN"]
 
 INT64_MIN = -2**63
-
-_KERNELS: dict = {}
-
-
-def _atomic_min(xp: Any):
-    """``out[k] = min(out[k], v)`` by atomic minima: the module's ``ElementwiseKernel`` (named
-    and written as the explorer's, so the tests' stand-in of CuPy computes it), made once."""
-    entry = _KERNELS.get(id(xp))
-    if entry is None or entry[0] is not xp:
-        entry = _KERNELS[id(xp)] = (xp, xp.ElementwiseKernel(
-            "I k, T v", "raw T out", "atomicMin(&out[k], v)", "dvecost_scatter_min"))
-    return entry[1]
-
-
-def scatter_min(xp: Any, out, idx, vals) -> None:
-    """``out[idx[k]] = min(out[idx[k]], vals[k])`` for every ``k``, in place (int64 ``out``
-    and ``vals``; repeated indices too)."""
-    if is_numpy(xp):
-        np.minimum.at(out, idx, vals)
-    elif idx.shape[0]:
-        _atomic_min(xp)(idx, xp.ascontiguousarray(vals, dtype=out.dtype), out)
 
 
 def scatter_max(xp: Any, out, idx, vals) -> None:
@@ -116,11 +98,6 @@ def edge_rows(indptr, xp: Any):
         d[1:] -= d[:-1].copy()
         step[indptr[rows]] = d
     return xp.cumsum(step, dtype=dt)
-
-
-def stable_argsort(keys, xp: Any):
-    """The stable order of ``keys`` (CuPy's sort is a radix sort, stable without asking)."""
-    return np.argsort(keys, kind="stable") if is_numpy(xp) else xp.argsort(keys)
 
 
 def expand_ranges(lo, hi, xp: Any):

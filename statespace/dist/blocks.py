@@ -38,11 +38,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from runtime.arrays import count_values, module_of, stable_argsort
 from runtime.comm import Comm
 from runtime.device import device_free_bytes, to_host
 
 from ..graph import Palette, StateGraph, derived, lazy_graph
-from ..device import count_values, module_of, stable_argsort
 from .handover import Share, agree_palette, constant_palette, hand_over
 
 __all__ = ["StateBlock", "Entries", "hand_over_blocks", "hand_over_auto", "gather_fits",

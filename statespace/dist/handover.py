@@ -36,10 +36,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime.arrays import count_values
 from runtime.comm import Comm
 from runtime.device import to_host
 
-from ..device import count_values
 from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
 
 __all__ = ["Share", "hand_over", "agree_palette", "constant_palette", "exchange", "place_states",

@@ -61,13 +61,13 @@ import numpy as np
 
 import contextlib
 
+from runtime.arrays import count_values, lexsort, module_of, on_device, stable_argsort
 from runtime.comm import Comm
 from runtime.device import is_out_of_memory, release_pool, to_host
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
 from runtime.memory import current_rss
 
-from ..device import count_values, lexsort, module_of, on_device, stable_argsort
 from ..explore import as_compiled
 from ..graph import StateGraph
 from ..model import states_dtype

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime.arrays import on_device
 from runtime.device import to_host
 
-from ..device import on_device
 from ..evaluate import INT
 from ..model import CompiledModel
 from ..next_state import generator_for

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dve import syntax
+from runtime.arrays import module_of, stable_argsort
 from runtime.device import to_host
 from runtime.errors import StepLimitExceeded
 
-from ..device import module_of, stable_argsort
 from ..evaluate import add_costs
 from ..model import CompiledModel
 from .base import ModelGenerator

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..device import add_slot_change, scatter_add, stable_argsort
+from runtime.arrays import add_slot_change, scatter_add, stable_argsort
+
 from ..evaluate import Evaluator, Fault, add_costs
 from ..model import CompiledModel
 from ..store import KeyLayout

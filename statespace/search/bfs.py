@@ -21,12 +21,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from runtime.arrays import any_true, count_values, lexsort, on_device
 from runtime.device import to_host
 from runtime.errors import (MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimitExceeded,
                             StepLimitExceeded)
 from runtime.memory import current_rss, peak_rss
 
-from ..device import any_true, count_values, lexsort, on_device
 from ..graph import StateGraph
 from ..model import states_dtype
 from ..store import VisitedSet

@@ -13,9 +13,9 @@ import time as _time
 
 import numpy as np
 
+from runtime.arrays import module_of, on_device
 from runtime.device import is_out_of_memory, release_pool, to_host
 
-from ..device import module_of, on_device
 from ..graph import Palette, StateGraph, charge_dtype, derived, lazy_graph
 
 __all__ = ["FEW_EDGES", "GraphBuilder", "join"]

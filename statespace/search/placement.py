@@ -16,11 +16,11 @@ import warnings
 
 import numpy as np
 
+from runtime.arrays import on_device
 from runtime.device import (DeviceFallbackWarning, device_free_bytes, is_out_of_memory,
                             release_pool, to_host)
 from runtime.errors import OutOfMemory
 
-from ..device import on_device
 from ..kernel import SuccessorKernel
 from ..next_state import KernelGenerator
 

@@ -63,7 +63,7 @@ def stand_in(monkeypatch, kernels: bool = False):
     fake.searchsorted = searchsorted
 
     def kernel(in_params, out_params, operation, name):
-        # The fused kernels of statespace.device, computed here from their specifications:
+        # The fused kernels of runtime.arrays, computed here from their specifications:
         # the flag of any_true, the counts of count_values, the atomic minima of scatter_min,
         # and add_slot_change's k += uint64(v - o) << s, wrapping.
         # CuPy refuses a parameter named as its own loop variables (ValueError "Can not use

@@ -1,4 +1,4 @@
-"""The small fused kernels of ``statespace.device`` (``any_true``, ``count_values``,
+"""The small fused kernels of ``runtime.arrays`` (``any_true``, ``count_values``,
 ``scatter_min``) against
 plain Python loops: on NumPy, on the stand-in device module (their specifications), and on a
 real device (marked ``gpu``), where they must also leave ``cupyx`` unloaded (its import pulls
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from device_stand_in import stand_in
 
-from statespace.device import any_true, count_values, scatter_min
+from runtime.arrays import any_true, count_values, scatter_min
 
 CASES = [np.zeros(0, bool), np.zeros(5, bool), np.array([0, 0, 1, 0], bool),
          np.array([False] * 99 + [True]), np.arange(-3, 0, dtype=np.int64),
@@ -56,7 +56,7 @@ def test_any_true_and_scatter_min(xp_name, monkeypatch):
 def test_scatter_min_on_a_device_runs_its_kernel(monkeypatch):
     """The stand-in builds kernels as CuPy does (a parameter named as CuPy's loop variable is
     refused): the atomic kernel itself must run, not the generic fallback it guards."""
-    import statespace.device as D
+    import runtime.arrays as D
     xp = stand_in(monkeypatch)
 
     def no_fallback(*args):
@@ -77,7 +77,7 @@ def test_device_kernels_on_cupy_without_cupyx():
         pytest.skip("no CuPy or no CUDA device")
     code = """
 import sys, numpy as np, cupy as cp
-from statespace.device import any_true, count_values, scatter_min
+from runtime.arrays import any_true, count_values, scatter_min
 rng = np.random.default_rng(3)
 for a in ([], [0, 0, 0], [0, 1], [False] * 10**6 + [True]):
     a = np.array(a, bool)

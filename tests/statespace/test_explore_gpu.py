@@ -239,7 +239,7 @@ def _small_device(monkeypatch, free_bytes, fail_at=None):
     plain_kernel = fake.ElementwiseKernel
 
     def kernel(in_params, out_params, operation, name):
-        # The degree count (statespace.device.count_values) is the chunk's counted call.
+        # The degree count (runtime.arrays.count_values) is the chunk's counted call.
         run = plain_kernel(in_params, out_params, operation, name)
         if name != "dvecost_count":
             return run

@@ -1,9 +1,10 @@
-"""The few array operations the explorer needs that NumPy and CuPy spell differently.
+"""The few array operations that NumPy and CuPy spell differently.
 
-The explorer (:mod:`statespace.explore`) and the visited set (:mod:`statespace.store`) are
-written once over an array module ``xp``: NumPy on the host, CuPy on a GPU. Almost every call
-has the same name and meaning in both; the exceptions live here, each with one definition per
-module that gives identical results (the GPU tests compare the two builds bit for bit).
+The explorer (:mod:`statespace`), the visited set and the engine across processes
+(:mod:`ocm.dist`) are written once over an array module ``xp``: NumPy on the host, CuPy on a
+GPU. Almost every call has the same name and meaning in both; the exceptions shared by them
+live here, each with one definition per module that gives identical results (the GPU tests
+compare the builds bit for bit).
 
 This module imports no CuPy: a CuPy array's module is recognised by its name, and CuPy's own
 functions are reached through the module the caller passed in. What is not about spelling (the
