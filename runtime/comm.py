@@ -77,7 +77,8 @@ class Comm:
         Returns ``(recv, recv_counts)``: the rows received, grouped by source in rank order,
         and how many came from each process (a NumPy array of ``size``). ``recv_counts``,
         when the caller knows them (an answer to an earlier exchange goes back with its
-        counts swapped), saves exchanging the counts first."""
+        counts swapped), saves exchanging the counts first where the transport allows (NCCL;
+        MPI exchanges them anyway, to agree on whether the exchange goes in rounds)."""
         raise NotImplementedError
 
     def allreduce(self, value, op: str = "sum"):
@@ -134,7 +135,16 @@ class MpiComm(Comm):
     ----------
     comm : mpi4py.MPI.Comm, optional
         The communicator (``MPI.COMM_WORLD`` by default).
+
+    Attributes
+    ----------
+    max_bytes : int
+        The most bytes one process sends or receives in one MPI exchange (what MPI's C
+        interface counts in an ``int``); larger exchanges go in rounds, on every process
+        alike. Settable (tests make it small).
     """
+
+    max_bytes = _MPI_COUNT_MAX
 
     def __init__(self, comm=None) -> None:
         try:
@@ -146,28 +156,30 @@ class MpiComm(Comm):
         self.comm = MPI.COMM_WORLD if comm is None else comm
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
 
-    def _counts(self, counts) -> np.ndarray:
+    def exchange_counts(self, counts) -> tuple[np.ndarray, int]:
+        """What every process sends to every other, by one ``Allgather`` of ``counts``:
+        this process's receive counts, and the most rows any process sends or receives in
+        the exchange (the same on every process, so that all of them exchange alike)."""
         counts = np.ascontiguousarray(counts, np.int64).reshape(self.size)
-        recv = np.empty(self.size, np.int64)
-        self.comm.Alltoall(counts, recv)
-        return recv
+        every = np.empty((self.size, self.size), np.int64)   # row q: what q sends
+        self.comm.Allgather(counts, every)
+        return every[:, self.rank].copy(), int(max(every.sum(axis=1).max(),
+                                                   every.sum(axis=0).max()))
 
     def alltoallv(self, send, counts, recv_counts=None):
         send = np.ascontiguousarray(send)
         counts = np.asarray(counts, np.int64).reshape(self.size)
-        rcounts = self._counts(counts) if recv_counts is None else \
-            np.asarray(recv_counts, np.int64).reshape(self.size)
+        # The counts travel even when the receiver knows its own (``recv_counts`` is then
+        # what they say): whether the exchange goes in rounds must be agreed, or a process
+        # over the limit would wait in a collective the others never enter.
+        rcounts, most = self.exchange_counts(counts)
         row = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
+        if most * row <= self.max_bytes:
+            return self._direct(send, counts, rcounts, row), rcounts
         recv = np.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)
-        sb, rb = counts * row, rcounts * row
-        if max(int(sb.sum()), int(rb.sum())) <= _MPI_COUNT_MAX:
-            sd, rd = _displs(sb), _displs(rb)
-            self.comm.Alltoallv([send.view(np.uint8).reshape(-1), (sb, sd), self.MPI.BYTE],
-                                [recv.view(np.uint8).reshape(-1), (rb, rd), self.MPI.BYTE])
-            return recv, rcounts
-        # Over 2 GiB in one exchange: in rounds of at most that many bytes per process,
-        # each round a slice of every destination's rows.
-        per = max(1, (_MPI_COUNT_MAX // self.size) // max(row, 1))
+        # Over the limit somewhere: in rounds of at most that many bytes per process, each
+        # round a slice of every destination's rows.
+        per = max(1, (self.max_bytes // self.size) // max(row, 1))
         s0, r0 = _displs(counts), _displs(rcounts)
         done_s = np.zeros(self.size, np.int64)
         done_r = np.zeros(self.size, np.int64)
@@ -176,13 +188,21 @@ class MpiComm(Comm):
             cr = np.minimum(rcounts - done_r, per)
             part = np.concatenate([send[s0[q] + done_s[q]:s0[q] + done_s[q] + cs[q]]
                                    for q in range(self.size)])
-            got, _ = self.alltoallv(part, cs)
+            got = self._direct(part, cs, cr, row)
             at = _displs(cr)
             for q in range(self.size):
                 recv[r0[q] + done_r[q]:r0[q] + done_r[q] + cr[q]] = got[at[q]:at[q] + cr[q]]
             done_s += cs
             done_r += cr
         return recv, rcounts
+
+    def _direct(self, send, counts, rcounts, row: int):
+        """One MPI ``Alltoallv`` of rows of ``row`` bytes (the counts known both ways)."""
+        recv = np.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)
+        sb, rb = counts * row, rcounts * row
+        self.comm.Alltoallv([send.view(np.uint8).reshape(-1), (sb, _displs(sb)), self.MPI.BYTE],
+                            [recv.view(np.uint8).reshape(-1), (rb, _displs(rb)), self.MPI.BYTE])
+        return recv
 
     def allreduce(self, value, op: str = "sum"):
         _check_op(op)
@@ -243,7 +263,7 @@ class NcclComm(Comm):
         xp = self.xp
         send = xp.ascontiguousarray(send)
         counts = np.asarray(counts, np.int64).reshape(self.size)
-        rcounts = self.mpi._counts(counts) if recv_counts is None else \
+        rcounts = self.mpi.exchange_counts(counts)[0] if recv_counts is None else \
             np.asarray(recv_counts, np.int64).reshape(self.size)
         row = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
         recv = xp.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)

@@ -1,6 +1,8 @@
 """Run under ``mpiexec``: every collective of :func:`runtime.comm.world` on data each process
 makes from its rank; process 0 writes what every process received (gathered with the
-collective under test's neighbour, ``allgather``) to the JSON file named first."""
+collective under test's neighbour, ``allgather``) to the JSON file named first. A second
+argument sets the most bytes one MPI exchange moves at once (the exchanges beyond it go in
+rounds)."""
 
 import json
 import pathlib
@@ -41,6 +43,8 @@ def expected(P: int) -> list[dict]:
 
 def main() -> None:
     comm = world()
+    if len(sys.argv) > 2:   # the most bytes an MPI exchange moves at once (rounds beyond)
+        comm.max_bytes = int(sys.argv[2])
     xp = comm.xp
     r, P = comm.rank, comm.size
     send, counts = rows_for(r, P)
