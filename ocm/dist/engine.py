@@ -73,7 +73,7 @@ from ..result import CycleResult
 from ..scc import find_zero_time_cycle
 from .block import GraphBlock, Halo, fetch
 from .ops import (ScatterMax, best_edges_scatter, edge_rows, edge_slices, expand_ranges,
-                  first_max_edges, range_groups)
+                  edge_groups, first_max_edges, range_groups, row_counts)
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError", "Clock", "PHASES"]
 
@@ -215,21 +215,24 @@ def _count(comm: Comm, a) -> int:
 
 def _trim(comm: Comm, indptr, halo: Halo, use, rounds: dict) -> Any:
     """Alive flags of the block's vertices: the largest set in which every vertex has an
-    out-edge (among ``use``, all when None) to a vertex of the set; agreed by ``allreduce``."""
+    out-edge (among ``use``, all when None) to a vertex of the set; agreed by ``allreduce``.
+
+    A round counts each row's live out-edges a group of rows at a time
+    (:func:`~ocm.dist.ops.row_counts`): no per-edge array but a group's, flags not int64."""
     xp = comm.xp
-    n_local = indptr.shape[0] - 1
-    alive = xp.ones(n_local, dtype=np.int64)
+    alive = xp.ones(indptr.shape[0] - 1, dtype=bool)
     while True:
         rounds["trim"] = rounds.get("trim", 0) + 1
-        ext = halo.pull(alive)[0]
-        live = ext[halo.target]
-        if use is not None:
-            live = xp.where(use, live, 0)
-        live_out = P.segment_sum(live, indptr, xp) if n_local else xp.zeros(0, np.int64)
-        dead = (alive == 1) & (live_out == 0)
+        ext = halo.pull(alive)[0] == 1
+
+        def live(e, ext=ext):
+            f = ext[halo.target[e]]
+            return f if use is None else f & use[e]
+        dead = alive & (row_counts(indptr, live, xp, np.int32) == 0)
+        del ext
         if _count(comm, dead) == 0:
-            return alive.astype(bool)
-        alive[dead] = 0
+            return alive
+        alive[dead] = False
 
 
 def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
@@ -245,10 +248,13 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
     alive = _trim(comm, block.indptr, halo, zero, rounds)
     if _count(comm, alive) == 0:
         return None
-    alive_ext = halo.pull(alive)[0]
+    alive_ext = halo.pull(alive)[0] == 1
     src = edge_rows(block.indptr, xp)
-    keep = zero & alive[src] & (alive_ext[halo.target] == 1)
-    e = xp.flatnonzero(keep)
+    # (the surviving zero-time edges, a slice at a time: flags, not int64 per edge)
+    e = xp.concatenate([xp.flatnonzero(zero[sl] & alive[src[sl]] &
+                                       alive_ext[halo.target[sl]]) + sl.start
+                        for sl in edge_slices(int(src.shape[0]))])
+    del zero, alive_ext
     mine = (to_host(src[e] + block.lo).tolist(), to_host(block.indices[e]).tolist(),
             to_host(e + block.edge_base).tolist())
     parts = comm.allgather(mine)
@@ -296,12 +302,8 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
     while _count(comm, active):
         rounds["scc_phases"] = rounds.get("scc_phases", 0) + 1
         act_ext = halo.pull(active)[0] == 1
-        live = xp.flatnonzero(active[src] & act_ext[tgt])    # edges inside the part left
-        if live.shape[0] == src.shape[0]:   # all of them: no copy
-            ls, lt = src, tgt
-        else:
-            ls, lt = src[live], tgt[live]
-        del live, act_ext
+        ls, lt = _live_edges(xp, src, tgt, active, act_ext)   # edges inside the part left
+        del act_ext
         # their offsets by source (the values searched in the list's own dtype)
         lptr = xp.searchsorted(ls, at.astype(ls.dtype, copy=False), side="left")
         color = xp.where(active, gid, -1)
@@ -335,10 +337,7 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
                 break
         clock.lap("scc_forward")
         # Backwards from the roots along the edges inside one colour, grouped by target.
-        bt, bs = _inside_by_target(xp, halo.pull(color)[0], color, ls, lt,
-                                   n_local + n_remote)
-        bptr = xp.searchsorted(bt, xp.arange(n_local + n_remote + 1, dtype=bt.dtype),
-                               side="left")
+        bptr, bs = _in_lists(xp, halo.pull(color)[0], color, ls, lt, n_local + n_remote)
         reached = active & (color == gid)
         new = reached
         while True:
@@ -356,8 +355,32 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
             reached |= new
         label[reached] = color[reached]
         active &= ~reached
+        # (this phase's lists go before the next phase makes its own)
+        del bptr, bs, ls, lt, lptr, color, before, reached, new, r_ext, hit, front
         clock.lap("scc_backward")
     return label
+
+
+def _live_edges(xp: Any, src, tgt, active, act_ext):
+    """The edges ``src -> tgt`` whose ends are both active: ``(sources, targets)``, the
+    arrays themselves when every edge is (no copy), else copies of the same dtypes written
+    a slice at a time (counted first: no list of the edges' int64 ids)."""
+    slices = edge_slices(int(src.shape[0]))
+
+    def inside(sl):
+        return active[src[sl]] & act_ext[tgt[sl]]
+    sizes = [int(xp.count_nonzero(inside(sl))) for sl in slices]
+    if sum(sizes) == src.shape[0]:
+        return src, tgt
+    ls, lt = xp.empty(sum(sizes), src.dtype), xp.empty(sum(sizes), tgt.dtype)
+    at = 0
+    for sl, size in zip(slices, sizes):
+        ins = xp.flatnonzero(inside(sl))
+        ls[at:at + size] = src[sl][ins]
+        lt[at:at + size] = tgt[sl][ins]
+        at += size
+        del ins
+    return ls, lt
 
 
 def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: Any) -> None:
@@ -369,47 +392,82 @@ def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: An
     rem.add(t[far] - n_local, c[far])
 
 
-def _inside_by_target(xp: Any, c_ext, color, ls, lt, n_ext: int):
-    """The edges ``ls -> lt`` whose ends have the same colour, sorted by target: ``(targets,
-    sources)`` in the dtypes of ``lt`` and ``ls``, any order within a target.
+def _in_lists(xp: Any, c_ext, color, ls, lt, n_ext: int):
+    """The edges ``ls -> lt`` whose ends have the same colour, as each target's list of
+    sources (a CSR of the reverse graph): ``(bptr, bs)``, the sources of target ``t`` being
+    ``bs[bptr[t]:bptr[t + 1]]`` (any order), ``bs`` in the dtype of ``ls``.
 
-    Where extended ids fit 31 bits, each edge is one int64 key (target high, source low)
-    sorted in place: 8 bytes an edge kept and the sort's buffer beside it, the edges found a
-    slice at a time (counted, then written), where an ``argsort`` would hold the edges' ids,
-    their targets, the order and its buffers at once (about twice as much)."""
-    if n_ext >= 2**31:
-        inside = xp.flatnonzero(c_ext[lt] == color[ls])
-        bt = lt[inside]
-        order = xp.argsort(bt)
-        return bt[order], ls[inside[order]]
+    A counting placement a slice of edges at a time (:func:`~ocm.dist.ops.edge_slices`):
+    the first pass counts each target's edges, the second sorts a slice's edges by target
+    and writes each at its target's next free place. So the lists take 4 bytes an edge
+    (int32 sources) and 8 a target; a slice's sort and places come and go. Targets are not
+    kept: the offsets say them."""
     slices = edge_slices(int(ls.shape[0]))
-    sizes = [int(xp.count_nonzero(c_ext[lt[sl]] == color[ls[sl]])) for sl in slices]
-    key = xp.empty(sum(sizes), np.int64)
-    at = 0
-    for sl, size in zip(slices, sizes):
-        ins = xp.flatnonzero(c_ext[lt[sl]] == color[ls[sl]])
-        key[at:at + size] = (lt[sl][ins].astype(np.int64) << 32) | ls[sl][ins].astype(np.int64)
-        at += size
-        del ins
-    key.sort()
-    bt = (key >> 32).astype(lt.dtype)
-    bs = (key & 0xFFFFFFFF).astype(ls.dtype)
-    return bt, bs
+    count = xp.zeros(n_ext + 1, np.int64)       # count[t + 1]: target t's edges
+
+    def inside(sl):
+        t = lt[sl]
+        return xp.flatnonzero(c_ext[t] == color[ls[sl]])
+
+    def runs(t):
+        """The last place of each run of equal values of the sorted ``t`` (non-empty)."""
+        return xp.concatenate([xp.flatnonzero(t[1:] != t[:-1]),
+                               xp.full(1, t.shape[0] - 1, np.int64)])
+    for sl in slices:
+        t = xp.sort(lt[sl][inside(sl)])
+        if t.shape[0]:
+            last = runs(t)
+            # the runs' lengths; their targets are distinct: a plain scatter
+            lens = last.copy()
+            lens[1:] -= last[:-1]
+            lens[0] += 1
+            count[t[last].astype(np.int64) + 1] += lens
+            del last, lens
+        del t
+    bptr = xp.cumsum(count)
+    del count
+    free = bptr[:-1].copy()                      # each target's next free place
+    bs = xp.empty(int(bptr[-1]), ls.dtype)
+    for sl in slices:
+        ins = inside(sl)
+        t = lt[sl][ins]
+        order = xp.argsort(t)
+        t = t[order].astype(np.int64)
+        src = ls[sl][ins][order]
+        del ins, order
+        if t.shape[0]:
+            # place = the target's next free place + the edge's rank within its run
+            pos = free[t] + (xp.arange(t.shape[0], dtype=np.int64) -
+                             xp.searchsorted(t, t, side="left"))
+            bs[pos] = src
+            last = runs(t)
+            free[t[last]] = pos[last] + 1
+            del pos, last
+        del t, src
+    return bptr, bs
 
 
 class _Restricted:
     """The block's share of the restricted graph: the edges whose ends share a ``label``
     (-1: dropped), the vertices keeping an edge renumbered in order (so the restricted graph
-    is again in blocks of consecutive ids, its ids those of the one-process restriction)."""
+    is again in blocks of consecutive ids, its ids those of the one-process restriction).
+
+    Built a slice of edges at a time (flags, then int32 edge ids and targets: no int64 per
+    edge). Its targets are kept only as its halo's index (:meth:`targets` reads the global
+    ids back from it), not beside it as global ids too."""
 
     def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, label,
                  work_cost) -> None:
-        xp = comm.xp
+        xp = self.xp = comm.xp
         src = edge_rows(block.indptr, xp)
         label_ext = halo.pull(label)[0]
-        keep = (label[src] >= 0) & (label[src] == label_ext[halo.target])
-        deg = P.segment_sum(keep.astype(np.int64), block.indptr, xp) if block.n_local else \
-            xp.zeros(0, np.int64)
+        keep = xp.empty(block.m_local, dtype=bool)
+        for sl in edge_slices(block.m_local):
+            lu = label[src[sl]]
+            keep[sl] = (lu >= 0) & (lu == label_ext[halo.target[sl]])
+            del lu
+        del src
+        deg = row_counts(block.indptr, lambda e: keep[e], xp)
         kept = deg > 0
         k_local = int(xp.count_nonzero(kept))
         base = comm.exscan(k_local)
@@ -418,40 +476,71 @@ class _Restricted:
         self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         newid = xp.full(block.n_local, -1, dtype=np.int64)
         newid[kept] = base + xp.arange(k_local, dtype=np.int64)
-        newid_ext = halo.pull(newid)[0]
         self.n_local = k_local
         self.lo = base
         self.vertices = block.lo + xp.flatnonzero(kept)        # global original vertices
-        if comm.allreduce(int(int(xp.count_nonzero(keep)) == keep.shape[0] and
-                              k_local == block.n_local), "min"):
+        n_keep = int(xp.count_nonzero(keep))
+        if comm.allreduce(int(n_keep == keep.shape[0] and k_local == block.n_local), "min"):
             # Nothing dropped anywhere: the block itself (no copy of its edges; its halo).
             self.edges = None
-            self.indptr, self.indices = block.indptr, block.indices
+            self.indptr = block.indptr
             self.cost, self.time, self.halo = work_cost, block.time, halo
             return
         # Block-local original edges and targets narrow while they fit (4 bytes an edge).
-        self.edges = xp.flatnonzero(keep)
-        if keep.shape[0] < 2**31:
-            self.edges = self.edges.astype(np.int32)
+        self.edges = xp.empty(n_keep, np.int32 if keep.shape[0] < 2**31 else np.int64)
+        at = 0
+        for sl in edge_slices(block.m_local):
+            e = xp.flatnonzero(keep[sl])
+            self.edges[at:at + e.shape[0]] = e + sl.start
+            at += e.shape[0]
+            del e
         del keep
         self.indptr = xp.concatenate([xp.zeros(1, np.int64),
                                       xp.cumsum(deg[kept])]).astype(np.int64)
-        self.indices = newid_ext[halo.target[self.edges]]
-        if self.k < 2**31:
-            self.indices = self.indices.astype(np.int32)
+        del deg, kept
+        newid_ext = halo.pull(newid)[0]
+        del newid, label_ext
+        indices = xp.empty(n_keep, np.int32 if self.k < 2**31 else np.int64)
+        for sl in edge_slices(n_keep):
+            indices[sl] = newid_ext[halo.target[self.edges[sl]]]
+        del newid_ext
         self.cost = P.subset(work_cost, self.edges)
         self.time = P.subset(block.time, self.edges)
-        self.halo = Halo(comm, self.starts, self.indices)
+        self.halo = Halo(comm, self.starts, indices)
+
+    def targets(self, local):
+        """The global (restricted) targets of restricted edges ``local``, int64: read from the
+        halo's index (the block's own vertices first, then the remote targets in order)."""
+        t = self.halo.target[local].astype(np.int64)
+        far = self.xp.flatnonzero(t >= self.n_local)
+        out = t + self.lo
+        out[far] = self.halo.remote[t[far] - self.n_local]
+        return out
 
     def original_edges(self, local):
         """The block-local original ids of restricted edges ``local``."""
         return local if self.edges is None else self.edges[local]
 
 
+def _first_policy(R: _Restricted, xp: Any, rows) -> Any:
+    """Howard's first policy: each row's lowest edge of largest cost (``rows``: each edge's
+    row, on a device), a group of rows or a slice of edges at a time."""
+    if R.n_local == 0:
+        return xp.zeros(0, np.int64)
+    if not P.is_numpy(xp):
+        return first_max_edges(R.cost, rows, R.n_local, xp)[1]
+    policy = xp.empty(R.n_local, np.int64)
+    for g, e in edge_groups(R.indptr, xp):
+        ip = R.indptr[g.start:g.stop + 1] - e.start
+        policy[g] = P.segment_argmax(P.dense(P.subset(R.cost, e)), ip, edge_rows(ip, xp),
+                                     np)[1] + e.start
+    return policy
+
+
 class _Policy:
     """The values of one policy on this block (see the module docstring)."""
 
-    __slots__ = ("policy", "succ", "rep", "root", "rank", "potential", "rank_num",
+    __slots__ = ("policy", "succ", "rep", "rank", "potential", "rank_num",
                  "rank_den", "reps", "rep_cost", "rep_time")
 
 
@@ -461,7 +550,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     st = _Policy()
     k = R.n_local
     gid = R.lo + xp.arange(k, dtype=np.int64)
-    succ = R.indices[policy]
+    succ = R.targets(policy)
     wc = R.cost[policy]
     wt = R.time[policy] if time_used else xp.ones(k, dtype=np.int64)
     # The vertices on cycles: J = s^(2^r) doubled (J <- J[J]) while its image shrinks. Each
@@ -479,6 +568,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
         if now == size:
             break
         size = now
+    del jump
     clock.lap("value_cycles")
     # Representatives: on the cycle vertices only (each cycle lies in them), doubling with
     # a running minimum until the window 2^r covers the longest cycle (at most ``size``).
@@ -490,30 +580,40 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
         low_j, jump_j = fetch(comm, R.starts, jump[cyc], low, jump)
         low[cyc] = xp.minimum(low[cyc], low_j)
         jump[cyc] = jump_j
+        del low_j, jump_j
     rep = xp.where(on, low, -1)
+    del on, low, jump, cyc
     clock.lap("value_representatives")
+    # Path sums to the roots: S += S[J], J = J[J] while J is not a root. (Each array goes as
+    # soon as it has served: a vertex's int64 arrays are about 1 byte a transition each.)
     is_root = rep == gid
-    parent = xp.where(is_root, gid, succ)
-    # Path sums to the roots: S += S[J], J = J[J] while J is not a root.
+    J = xp.where(is_root, gid, succ)
+    del gid
     cs = xp.where(is_root, 0, wc)
     ts = xp.where(is_root, 0, wt)
-    J = parent.copy()
+    reps = xp.flatnonzero(is_root)
     act = xp.flatnonzero(~is_root)
+    rep_c, rep_t = wc[reps], wt[reps]
+    del is_root, wc, wt
     while comm.allreduce(int(act.shape[0]), "max") > 0:
         rounds["path_sums"] = rounds.get("path_sums", 0) + 1
-        c_j, t_j, jj = fetch(comm, R.starts, J[act], cs, ts, J)
-        moving = jj != J[act]          # J is not yet a root: double
+        ja = J[act]
+        c_j, t_j, jj = fetch(comm, R.starts, ja, cs, ts, J)
+        moving = jj != ja          # J is not yet a root: double
         a = act[moving]
         cs[a] += c_j[moving]
         ts[a] += t_j[moving]
         J[a] = jj[moving]
         act = a
+        # (this round's answers go before the next round's come)
+        del ja, c_j, t_j, jj, moving, a
     root = J
+    del J, act
     clock.lap("value_sums")
-    reps = xp.flatnonzero(is_root)
     c_s, t_s = fetch(comm, R.starts, succ[reps], cs, ts)
-    cc = wc[reps] + c_s
-    tt = wt[reps] + t_s
+    cc = rep_c + c_s
+    tt = rep_t + t_s
+    del c_s, t_s, rep_c, rep_t
     err = None
     zero = xp.flatnonzero(tt == 0)
     if zero.shape[0]:
@@ -537,6 +637,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     if reps.shape[0]:
         rep_rank[reps] = xp.asarray(to_global[lrank])
     rank = fetch(comm, R.starts, root, rep_rank)[0]
+    del root, rep_rank
     # X = b * cs - a * ts, int64 only where the bound proves it.
     csm = comm.allreduce(int(xp.abs(cs).max()) if k else 0, "max")
     tsm = comm.allreduce(int(xp.abs(ts).max()) if k else 0, "max")
@@ -547,9 +648,12 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
             f"scaled biases up to {bmax} * {csm} + {amax} * {tsm} leave the exact int64 "
             "arithmetic of the distributed engine: run it as one process")
     rnum_x, rden_x = xp.asarray(rnum), xp.asarray(rden)
-    pot = rden_x[rank] * cs - rnum_x[rank] * ts
+    pot = rden_x[rank] * cs
+    del cs
+    pot -= rnum_x[rank] * ts
+    del ts
     bounds["xmax"] = comm.allreduce(int(xp.abs(pot).max()) if k else 0, "max")
-    st.policy, st.succ, st.rep, st.root, st.rank = policy, succ, rep, root, rank
+    st.policy, st.succ, st.rep, st.rank = policy, succ, rep, rank
     st.potential, st.rank_num, st.rank_den = pot, rnum, rden
     st.reps, st.rep_cost, st.rep_time = reps, cc, tt
     clock.lap("value_ranks")
@@ -676,25 +780,27 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         m = block.m
         raise NoCycleError(f"the graph has no cycle ({block.n} vertices, {m} edge"
                            f"{'s' * (m != 1)}): every path ends in a vertex without successors")
-    if R.n_local and P.is_numpy(xp):
-        _, policy = P.segment_argmax(P.dense(R.cost), R.indptr, edge_rows(R.indptr, xp), np)
-    elif R.n_local:
-        policy = first_max_edges(P.dense(R.cost), edge_rows(R.indptr, xp), R.n_local, xp)[1]
-    else:
-        policy = xp.zeros(0, np.int64)
+    # (the block's halo, labels and flags go where the restriction made its own)
+    del halo, label, alive
+    aux: dict = {}
+    if R.n_local and not P.is_numpy(xp):   # each edge's row, for every improvement
+        aux["rows"] = edge_rows(R.indptr, xp)
+    policy = _first_policy(R, xp, aux.get("rows"))
     if max_iter is None:
         max_iter = max(1000, 10 * R.k)
     # The bounds of the restricted graph's charges, as the one-process iteration takes them.
     cmax = comm.allreduce(_extreme(R.cost, xp, "absmax") if R.cost.shape[0] else 0, "max")
     tmax = comm.allreduce(_extreme(R.time, xp, "max") if R.time.shape[0] else 0, "max") \
         if time_used else 1
-    aux: dict = {}
     bounds: dict = {}
+    st = None
     it = 0
     while True:
         if it >= max_iter:
             raise ConvergenceError(it, f"Howard's iteration did not converge in {it} iterations")
         clock.lap("improve")   # (the first policy, the bounds, the last improvement)
+        # (the last policy's values go before the next policy's are made)
+        st = rank_ext = pot_ext = best_rank = best_val = best_edge = improve = None
         st = _value_determination(comm, R, policy, time_used, bounds, rounds, clock)
         it += 1
         amax = int(np.abs(st.rank_num).max())
@@ -709,8 +815,6 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
                 R.indptr, R.halo.target, R.cost, R.time if time_used else None, None,
                 rank_ext, pot_ext, st.rank_num, st.rank_den, np, aux=aux)
         elif R.n_local:
-            if "rows" not in aux:
-                aux["rows"] = edge_rows(R.indptr, xp)
             best_rank, best_val, best_edge = best_edges_scatter(
                 aux["rows"], R.halo.target, R.cost, R.time if time_used else None, rank_ext,
                 pot_ext, xp.asarray(st.rank_num), xp.asarray(st.rank_den), R.n_local, xp)
@@ -723,6 +827,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         if _count(comm, improve) == 0:
             break
         policy = xp.where(improve, best_edge, policy)
+    del rank_ext, pot_ext, best_rank, best_val, best_edge, improve, aux
     clock.lap("improve")
     violations = _certificate(comm, R, st, cmax, tmax, bounds["xmax"], time_used)
     clock.lap("certify")
