@@ -15,9 +15,9 @@ of the arrays the engine allocated and had not freed (NumPy reports its buffers 
 twice). ``--stand-in``: the engine over the tests' NumPy stand-in of CuPy, so the device
 branches (:mod:`ocm.dist.ops`) are the ones measured; ``--edge-block K``: slices of ``K``
 edges (:data:`ocm.dist.ops.EDGE_BLOCK`, 2^26 by default, more than a small model's block:
-2^18 is to cs_11's 11 M edges a process what 2^26 is to cs_16's 2.75 G a GPU). What a GPU adds on top is not seen
-here: CuPy's pool keeps freed blocks (it reuses them, so its peak is near the live peak)
-and its sorts take a buffer of the sorted array's size.
+2^18 is to cs_11's 11 M edges a process what 2^26 is to cs_16's 2.75 G a GPU). What a GPU
+adds on top is not seen here: CuPy's pool keeps freed blocks (it reuses them, so its peak
+is near the live peak) and its sorts take a buffer of the sorted array's size.
 """
 
 from __future__ import annotations

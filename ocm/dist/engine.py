@@ -73,7 +73,7 @@ from ..result import CycleResult
 from ..scc import find_zero_time_cycle
 from .block import GraphBlock, Halo, fetch
 from .ops import (ScatterMax, best_edges_scatter, edge_rows, edge_slices, expand_ranges,
-                  edge_groups, first_max_edges, range_groups, row_counts)
+                  edge_groups, first_max_edges, id_slices, range_groups, row_counts)
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError", "Clock", "PHASES"]
 
@@ -292,21 +292,18 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
     once a phase); a round's vertex-sized work is a few flag passes and the halo's values."""
     xp = comm.xp
     n_local = indptr.shape[0] - 1
-    gid = lo + xp.arange(n_local, dtype=np.int64)
     src = edge_rows(indptr, xp)
     tgt = halo.target
     n_remote = halo.remote.shape[0]
     label = xp.full(n_local, -1, dtype=np.int64)
     active = alive.copy()
-    at = xp.arange(n_local + 1, dtype=np.int64)
     while _count(comm, active):
         rounds["scc_phases"] = rounds.get("scc_phases", 0) + 1
         act_ext = halo.pull(active)[0] == 1
-        ls, lt = _live_edges(xp, src, tgt, active, act_ext)   # edges inside the part left
+        # the edges inside the part left and their offsets by source
+        ls, lt, lptr = _live_edges(xp, indptr, src, tgt, active, act_ext)
         del act_ext
-        # their offsets by source (the values searched in the list's own dtype)
-        lptr = xp.searchsorted(ls, at.astype(ls.dtype, copy=False), side="left")
-        color = xp.where(active, gid, -1)
+        color = xp.where(active, lo + xp.arange(n_local, dtype=np.int64), -1)
         front = xp.flatnonzero(active)
         n_active = front.shape[0]
         while True:
@@ -337,8 +334,8 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
                 break
         clock.lap("scc_forward")
         # Backwards from the roots along the edges inside one colour, grouped by target.
-        bptr, bs = _in_lists(xp, halo.pull(color)[0], color, ls, lt, n_local + n_remote)
-        reached = active & (color == gid)
+        bptr, bs = _in_lists(xp, halo, color, ls, lt, n_local + n_remote)
+        reached = active & (color == lo + xp.arange(n_local, dtype=np.int64))
         new = reached
         while True:
             rounds["scc_backward"] = rounds.get("scc_backward", 0) + 1
@@ -361,17 +358,18 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
     return label
 
 
-def _live_edges(xp: Any, src, tgt, active, act_ext):
-    """The edges ``src -> tgt`` whose ends are both active: ``(sources, targets)``, the
-    arrays themselves when every edge is (no copy), else copies of the same dtypes written
-    a slice at a time (counted first: no list of the edges' int64 ids)."""
+def _live_edges(xp: Any, indptr, src, tgt, active, act_ext):
+    """The edges ``src -> tgt`` whose ends are both active and their offsets by source:
+    ``(sources, targets, offsets)``, the arrays themselves and ``indptr`` when every edge is
+    (no copy), else copies of the same dtypes written a slice at a time (counted first: no
+    list of the edges' int64 ids)."""
     slices = edge_slices(int(src.shape[0]))
 
     def inside(sl):
         return active[src[sl]] & act_ext[tgt[sl]]
     sizes = [int(xp.count_nonzero(inside(sl))) for sl in slices]
     if sum(sizes) == src.shape[0]:
-        return src, tgt
+        return src, tgt, indptr
     ls, lt = xp.empty(sum(sizes), src.dtype), xp.empty(sum(sizes), tgt.dtype)
     at = 0
     for sl, size in zip(slices, sizes):
@@ -380,7 +378,11 @@ def _live_edges(xp: Any, src, tgt, active, act_ext):
         lt[at:at + size] = tgt[sl][ins]
         at += size
         del ins
-    return ls, lt
+    # (a live edge's source is active: its row's live edges are those to active targets)
+    lptr = xp.zeros(indptr.shape[0], np.int64)
+    xp.cumsum(row_counts(indptr, lambda e: active[src[e]] & act_ext[tgt[e]], xp),
+              out=lptr[1:])
+    return ls, lt, lptr
 
 
 def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: Any) -> None:
@@ -392,29 +394,33 @@ def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: An
     rem.add(t[far] - n_local, c[far])
 
 
-def _in_lists(xp: Any, c_ext, color, ls, lt, n_ext: int):
-    """The edges ``ls -> lt`` whose ends have the same colour, as each target's list of
-    sources (a CSR of the reverse graph): ``(bptr, bs)``, the sources of target ``t`` being
-    ``bs[bptr[t]:bptr[t + 1]]`` (any order), ``bs`` in the dtype of ``ls``.
+def _in_lists(xp: Any, halo: Halo, color, ls, lt, n_ext: int):
+    """The edges ``ls -> lt`` whose ends have the same colour (the targets' colours pulled by
+    ``halo``), as each target's list of sources (a CSR of the reverse graph): ``(bptr,
+    bs)``, the sources of target ``t`` being ``bs[bptr[t]:bptr[t + 1]]`` (any order), ``bs``
+    in the dtype of ``ls``.
 
     A counting placement a slice of edges at a time (:func:`~ocm.dist.ops.edge_slices`):
-    the first pass counts each target's edges, the second sorts a slice's edges by target
-    and writes each at its target's next free place. So the lists take 4 bytes an edge
-    (int32 sources) and 8 a target; a slice's sort and places come and go. Targets are not
-    kept: the offsets say them."""
+    the first pass flags the edges inside a colour (a byte an edge; the pulled colours go
+    then) and counts each target's edges, the second sorts a slice's flagged edges by
+    target and writes each at its target's start plus the edges already placed there plus
+    its rank in its run. So the lists take 4 bytes an edge (int32 sources), 8 a target for
+    the offsets and 4 for the placed counts; a slice's sort and places come and go. Targets
+    are not kept: the offsets say them."""
     slices = edge_slices(int(ls.shape[0]))
+    c_ext = halo.pull(color)[0]
+    same = xp.empty(ls.shape[0], dtype=bool)
+    for sl in slices:
+        same[sl] = c_ext[lt[sl]] == color[ls[sl]]
+    del c_ext
     count = xp.zeros(n_ext + 1, np.int64)       # count[t + 1]: target t's edges
-
-    def inside(sl):
-        t = lt[sl]
-        return xp.flatnonzero(c_ext[t] == color[ls[sl]])
 
     def runs(t):
         """The last place of each run of equal values of the sorted ``t`` (non-empty)."""
         return xp.concatenate([xp.flatnonzero(t[1:] != t[:-1]),
                                xp.full(1, t.shape[0] - 1, np.int64)])
     for sl in slices:
-        t = xp.sort(lt[sl][inside(sl)])
+        t = xp.sort(lt[sl][same[sl]])
         if t.shape[0]:
             last = runs(t)
             # the runs' lengths; their targets are distinct: a plain scatter
@@ -426,23 +432,22 @@ def _in_lists(xp: Any, c_ext, color, ls, lt, n_ext: int):
         del t
     bptr = xp.cumsum(count)
     del count
-    free = bptr[:-1].copy()                      # each target's next free place
+    placed = xp.zeros(n_ext, np.int32)          # (a target's in-degree is below 2^31)
     bs = xp.empty(int(bptr[-1]), ls.dtype)
     for sl in slices:
-        ins = inside(sl)
+        ins = xp.flatnonzero(same[sl])
         t = lt[sl][ins]
         order = xp.argsort(t)
         t = t[order].astype(np.int64)
         src = ls[sl][ins][order]
         del ins, order
         if t.shape[0]:
-            # place = the target's next free place + the edge's rank within its run
-            pos = free[t] + (xp.arange(t.shape[0], dtype=np.int64) -
-                             xp.searchsorted(t, t, side="left"))
-            bs[pos] = src
+            # place = the target's start + its edges placed before + the rank in its run
+            rank = xp.arange(t.shape[0], dtype=np.int64) - xp.searchsorted(t, t, side="left")
+            bs[bptr[t] + placed[t] + rank] = src
             last = runs(t)
-            free[t[last]] = pos[last] + 1
-            del pos, last
+            placed[t[last]] += (rank[last] + 1).astype(np.int32)
+            del rank, last
         del t, src
     return bptr, bs
 
@@ -467,7 +472,7 @@ class _Restricted:
             keep[sl] = (lu >= 0) & (lu == label_ext[halo.target[sl]])
             del lu
         del src
-        deg = row_counts(block.indptr, lambda e: keep[e], xp)
+        deg = row_counts(block.indptr, keep.__getitem__, xp)
         kept = deg > 0
         k_local = int(xp.count_nonzero(kept))
         base = comm.exscan(k_local)
@@ -537,6 +542,28 @@ def _first_policy(R: _Restricted, xp: Any, rows) -> Any:
     return policy
 
 
+def _fetch(comm: Comm, starts: np.ndarray, ids, *arrays, seen=None) -> list:
+    """:func:`~ocm.dist.block.fetch` a part of the ids at a time (:func:`ops.id_slices`,
+    as many calls on every process, agreed by one ``allreduce``), the answers written into
+    one int64 array per array asked: a fetch's temporaries (owners, order, the ids and
+    values sent and received: about 150 bytes an id for three arrays) are a part's, not
+    every vertex's. Every part is read before the caller changes anything, so the answers
+    are those of one fetch."""
+    xp = comm.xp
+    parts = id_slices(int(ids.shape[0]))
+    calls = comm.allreduce(len(parts), "max")
+    if calls == 1:
+        return fetch(comm, starts, ids, *arrays, seen=seen)
+    out = [xp.empty(ids.shape[0], np.int64) for _ in arrays]
+    for i in range(calls):
+        sl = parts[i] if i < len(parts) else slice(0, 0)
+        got = fetch(comm, starts, ids[sl], *arrays, seen=seen)
+        for o, g in zip(out, got):
+            o[sl] = g
+        del got
+    return out
+
+
 class _Policy:
     """The values of one policy on this block (see the module docstring)."""
 
@@ -563,7 +590,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     while True:
         rounds["doubling"] = rounds.get("doubling", 0) + 1
         on = xp.zeros(k, dtype=bool)
-        jump = fetch(comm, R.starts, jump, jump, seen=on)[0]
+        jump = _fetch(comm, R.starts, jump, jump, seen=on)[0]
         now = _count(comm, on)
         if now == size:
             break
@@ -577,7 +604,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     jump = succ.astype(np.int64)
     for _ in range(max(1, math.ceil(math.log2(max(size, 2))))):
         rounds["cycle_doubling"] = rounds.get("cycle_doubling", 0) + 1
-        low_j, jump_j = fetch(comm, R.starts, jump[cyc], low, jump)
+        low_j, jump_j = _fetch(comm, R.starts, jump[cyc], low, jump)
         low[cyc] = xp.minimum(low[cyc], low_j)
         jump[cyc] = jump_j
         del low_j, jump_j
@@ -598,7 +625,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     while comm.allreduce(int(act.shape[0]), "max") > 0:
         rounds["path_sums"] = rounds.get("path_sums", 0) + 1
         ja = J[act]
-        c_j, t_j, jj = fetch(comm, R.starts, ja, cs, ts, J)
+        c_j, t_j, jj = _fetch(comm, R.starts, ja, cs, ts, J)
         moving = jj != ja          # J is not yet a root: double
         a = act[moving]
         cs[a] += c_j[moving]
@@ -636,7 +663,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     rep_rank = xp.full(k, -1, dtype=np.int64)
     if reps.shape[0]:
         rep_rank[reps] = xp.asarray(to_global[lrank])
-    rank = fetch(comm, R.starts, root, rep_rank)[0]
+    rank = _fetch(comm, R.starts, root, rep_rank)[0]
     del root, rep_rank
     # X = b * cs - a * ts, int64 only where the bound proves it.
     csm = comm.allreduce(int(xp.abs(cs).max()) if k else 0, "max")

@@ -33,8 +33,8 @@ from runtime.arrays import scatter_min
 from ..primitives import dense, is_numpy, subset
 
 __all__ = ["scatter_max", "edge_rows", "expand_ranges", "row_counts", "edge_groups",
-           "first_max_edges", "best_edges_scatter", "edge_slices", "range_groups", "ScatterMax",
-           "EDGE_BLOCK", "INT64_MIN"]
+           "first_max_edges", "best_edges_scatter", "edge_slices", "id_slices", "range_groups",
+           "ScatterMax", "EDGE_BLOCK", "INT64_MIN"]
 
 INT64_MIN = -2**63
 
@@ -161,6 +161,18 @@ def edge_slices(m: int) -> list:
     [slice(0, 0, None)]
     """
     return [slice(a, min(a + EDGE_BLOCK, m)) for a in range(0, max(m, 1), EDGE_BLOCK)]
+
+
+def id_slices(n: int) -> list:
+    """Consecutive slices of ``0 .. n - 1`` of at most a quarter of :data:`EDGE_BLOCK` ids (one,
+    empty, for ``n = 0``): the parts in which the engine asks for values at vertex ids (a
+    fetch's temporaries are about four times an edge slice's per item).
+
+    >>> id_slices(0)
+    [slice(0, 0, None)]
+    """
+    step = max(1, EDGE_BLOCK // 4)
+    return [slice(a, min(a + step, n)) for a in range(0, max(n, 1), step)]
 
 
 def range_groups(lo, hi, xp: Any) -> list:
