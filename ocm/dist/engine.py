@@ -73,7 +73,8 @@ from ..result import CycleResult
 from ..scc import find_zero_time_cycle
 from .block import GraphBlock, Halo, fetch
 from .ops import (ScatterMax, best_edges_scatter, edge_rows, edge_slices, expand_ranges,
-                  edge_groups, first_max_edges, id_slices, range_groups, row_counts)
+                  edge_groups, first_max_edges, group_rows, id_slices, range_groups,
+                  row_counts)
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError", "Clock", "PHASES"]
 
@@ -527,18 +528,19 @@ class _Restricted:
         return local if self.edges is None else self.edges[local]
 
 
-def _first_policy(R: _Restricted, xp: Any, rows) -> Any:
-    """Howard's first policy: each row's lowest edge of largest cost (``rows``: each edge's
-    row, on a device), a group of rows or a slice of edges at a time."""
-    if R.n_local == 0:
-        return xp.zeros(0, np.int64)
-    if not P.is_numpy(xp):
-        return first_max_edges(R.cost, rows, R.n_local, xp)[1]
+def _first_policy(R: _Restricted, xp: Any) -> Any:
+    """Howard's first policy: each row's lowest edge of largest cost, a group of rows at a
+    time (its rows' edges whole: no combining across groups)."""
     policy = xp.empty(R.n_local, np.int64)
     for g, e in edge_groups(R.indptr, xp):
         ip = R.indptr[g.start:g.stop + 1] - e.start
-        policy[g] = P.segment_argmax(P.dense(P.subset(R.cost, e)), ip, edge_rows(ip, xp),
-                                     np)[1] + e.start
+        cost = P.dense(P.subset(R.cost, e))
+        if P.is_numpy(xp):
+            pol = P.segment_argmax(cost, ip, edge_rows(ip, xp), np)[1]
+        else:
+            pol = first_max_edges(cost, edge_rows(ip, xp), g.stop - g.start, xp)[1]
+        policy[g] = pol + e.start
+        del cost, pol
     return policy
 
 
@@ -687,6 +689,27 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     return st
 
 
+def _best_edges_host(R: _Restricted, time_used: bool, rank_ext, pot_ext, st: _Policy,
+                     aux: dict):
+    """Howard's improvement on NumPy: :func:`ocm.primitives.best_edges` a group of rows at
+    a time (:func:`~ocm.dist.ops.edge_groups`; its per-edge constants cached per group in
+    ``aux``), so that its temporaries are a group's."""
+    k = R.n_local
+    best_rank = np.empty(k, np.int64)
+    best_val = np.empty(k, np.int64)
+    best_edge = np.empty(k, np.int64)
+    if "groups" not in aux:
+        aux["groups"] = edge_groups(R.indptr, np)
+    for i, (g, sl) in enumerate(aux["groups"]):
+        br, bv, be = P.best_edges(
+            R.indptr[g.start:g.stop + 1] - sl.start, R.halo.target[sl],
+            P.subset(R.cost, sl), P.subset(R.time, sl) if time_used else None, None,
+            rank_ext, pot_ext, st.rank_num, st.rank_den, np, aux=aux.setdefault(i, {}))
+        best_rank[g], best_val[g], best_edge[g] = br, bv, be + sl.start
+        del br, bv, be
+    return best_rank, best_val, best_edge
+
+
 def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
                  xmax: int, time_used: bool) -> int:
     """Violations of :mod:`ocm.certify`'s conditions over every edge (each by its owner) plus
@@ -698,15 +721,15 @@ def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
         else 0
     order_bad += int(np.any(b <= 0))
     rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
-    src = edge_rows(R.indptr, xp)
     tgt = R.halo.target
     amax = int(np.abs(st.rank_num).max()) if st.rank_num.shape[0] else 0
     bmax = int(st.rank_den.max()) if st.rank_den.shape[0] else 0
     exact64 = P.fits_int64(bmax * cmax, amax * tmax, 2 * xmax)
     num, den = xp.asarray(st.rank_num), xp.asarray(st.rank_den)
     bad = 0
-    for sl in edge_slices(int(src.shape[0])):   # (a slice of edges at a time: temporaries)
-        s_, t_ = src[sl], tgt[sl]
+    # (a group of rows at a time, their edges' rows made by a scan: a group's temporaries)
+    for rows, sl in edge_groups(R.indptr, xp):
+        s_, t_ = group_rows(R.indptr, rows, sl, xp), tgt[sl]
         ru, rw = rank_ext[s_], rank_ext[t_]
         bad += int(xp.count_nonzero(rw > ru))
         same = rw == ru
@@ -810,9 +833,8 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     # (the block's halo, labels and flags go where the restriction made its own)
     del halo, label, alive
     aux: dict = {}
-    if R.n_local and not P.is_numpy(xp):   # each edge's row, for every improvement
-        aux["rows"] = edge_rows(R.indptr, xp)
-    policy = _first_policy(R, xp, aux.get("rows"))
+    aux: dict = {}
+    policy = _first_policy(R, xp)
     if max_iter is None:
         max_iter = max(1000, 10 * R.k)
     # The bounds of the restricted graph's charges, as the one-process iteration takes them.
@@ -838,12 +860,11 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
                 "distributed engine: run it as one process")
         rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
         if R.n_local and P.is_numpy(xp):
-            best_rank, best_val, best_edge = P.best_edges(
-                R.indptr, R.halo.target, R.cost, R.time if time_used else None, None,
-                rank_ext, pot_ext, st.rank_num, st.rank_den, np, aux=aux)
+            best_rank, best_val, best_edge = _best_edges_host(R, time_used, rank_ext,
+                                                              pot_ext, st, aux)
         elif R.n_local:
             best_rank, best_val, best_edge = best_edges_scatter(
-                aux["rows"], R.halo.target, R.cost, R.time if time_used else None, rank_ext,
+                R.indptr, R.halo.target, R.cost, R.time if time_used else None, rank_ext,
                 pot_ext, xp.asarray(st.rank_num), xp.asarray(st.rank_den), R.n_local, xp)
         if R.n_local:
             improve = (best_rank > st.rank) | ((best_rank == st.rank) &
