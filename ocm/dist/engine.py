@@ -226,7 +226,7 @@ def _trim(comm: Comm, indptr, halo: Halo, use, rounds: dict) -> Any:
         rounds["trim"] = rounds.get("trim", 0) + 1
         ext = halo.pull(alive)[0] == 1
 
-        def live(e, ext=ext):
+        def live(rows, e, ext=ext):
             f = ext[halo.target[e]]
             return f if use is None else f & use[e]
         dead = alive & (row_counts(indptr, live, xp, np.int32) == 0)
@@ -293,7 +293,6 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
     once a phase); a round's vertex-sized work is a few flag passes and the halo's values."""
     xp = comm.xp
     n_local = indptr.shape[0] - 1
-    src = edge_rows(indptr, xp)
     tgt = halo.target
     n_remote = halo.remote.shape[0]
     label = xp.full(n_local, -1, dtype=np.int64)
@@ -302,7 +301,7 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
         rounds["scc_phases"] = rounds.get("scc_phases", 0) + 1
         act_ext = halo.pull(active)[0] == 1
         # the edges inside the part left and their offsets by source
-        ls, lt, lptr = _live_edges(xp, indptr, src, tgt, active, act_ext)
+        lt, lptr = _live_edges(xp, indptr, tgt, active, act_ext)
         del act_ext
         color = xp.where(active, lo + xp.arange(n_local, dtype=np.int64), -1)
         front = xp.flatnonzero(active)
@@ -317,14 +316,20 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
             # the same.
             cm, rm = ScatterMax(xp, color), ScatterMax(xp, rem)
             if front.shape[0] == n_active:   # every live edge: no list of them
-                for sl in edge_slices(int(ls.shape[0])):
-                    _push_colours(cm, rm, cm.read(ls[sl]), lt[sl], n_local, xp)
+                for rows, sl in edge_groups(lptr, xp):
+                    _push_colours(cm, rm, cm.read(group_rows(lptr, rows, sl, xp)), lt[sl],
+                                  n_local, xp)
             else:
                 f_lo, f_hi = lptr[front], lptr[front + 1]
                 for g in range_groups(f_lo, f_hi, xp):
                     e = expand_ranges(f_lo[g], f_hi[g], xp)
-                    _push_colours(cm, rm, cm.read(ls[e]), lt[e], n_local, xp)
-                    del e
+                    # (each edge's source: its frontier vertex, repeated over its range)
+                    off = xp.zeros(g.stop - g.start + 1, np.int64)
+                    xp.cumsum(f_hi[g] - f_lo[g], out=off[1:])
+                    src = front[g][edge_rows(off, xp)]
+                    del off
+                    _push_colours(cm, rm, cm.read(src), lt[e], n_local, xp)
+                    del e, src
                 del f_lo, f_hi
             cm.done()
             rm.done()
@@ -333,20 +338,25 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
             front = xp.flatnonzero(color != before)
             if comm.allreduce(int(front.shape[0])) == 0:
                 break
+        del before, front
         clock.lap("scc_forward")
         # Backwards from the roots along the edges inside one colour, grouped by target.
-        bptr, bs = _in_lists(xp, halo, color, ls, lt, n_local + n_remote)
+        bptr, bs = _in_lists(xp, halo, color, lptr, lt, n_local + n_remote)
         reached = active & (color == lo + xp.arange(n_local, dtype=np.int64))
         new = reached
         while True:
             rounds["scc_backward"] = rounds.get("scc_backward", 0) + 1
             r_ext = halo.pull(new)[0]         # the reached of last round, remote ones too
             hit = xp.flatnonzero(r_ext)
+            del r_ext
             new = xp.zeros(n_local, dtype=bool)
-            h_lo, h_hi = bptr[hit], bptr[hit + 1]
-            for g in range_groups(h_lo, h_hi, xp):   # (a block of in-edges at a time)
-                new[bs[expand_ranges(h_lo[g], h_hi[g], xp)]] = True
-            del h_lo, h_hi
+            for part in id_slices(int(hit.shape[0])):   # (a part of the reached at a time,
+                h = hit[part]                           # a block of in-edges at a time)
+                h_lo, h_hi = bptr[h], bptr[h + 1]
+                for g in range_groups(h_lo, h_hi, xp):
+                    new[bs[expand_ranges(h_lo[g], h_hi[g], xp)]] = True
+                del h, h_lo, h_hi
+            del hit
             new &= ~reached
             if _count(comm, new) == 0:
                 break
@@ -354,36 +364,33 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
         label[reached] = color[reached]
         active &= ~reached
         # (this phase's lists go before the next phase makes its own)
-        del bptr, bs, ls, lt, lptr, color, before, reached, new, r_ext, hit, front
+        del bptr, bs, lt, lptr, color, reached, new
         clock.lap("scc_backward")
     return label
 
 
-def _live_edges(xp: Any, indptr, src, tgt, active, act_ext):
-    """The edges ``src -> tgt`` whose ends are both active and their offsets by source:
-    ``(sources, targets, offsets)``, the arrays themselves and ``indptr`` when every edge is
-    (no copy), else copies of the same dtypes written a slice at a time (counted first: no
-    list of the edges' int64 ids)."""
-    slices = edge_slices(int(src.shape[0]))
-
-    def inside(sl):
-        return active[src[sl]] & act_ext[tgt[sl]]
-    sizes = [int(xp.count_nonzero(inside(sl))) for sl in slices]
-    if sum(sizes) == src.shape[0]:
-        return src, tgt, indptr
-    ls, lt = xp.empty(sum(sizes), src.dtype), xp.empty(sum(sizes), tgt.dtype)
-    at = 0
-    for sl, size in zip(slices, sizes):
-        ins = xp.flatnonzero(inside(sl))
-        ls[at:at + size] = src[sl][ins]
-        lt[at:at + size] = tgt[sl][ins]
-        at += size
-        del ins
-    # (a live edge's source is active: its row's live edges are those to active targets)
+def _live_edges(xp: Any, indptr, tgt, active, act_ext):
+    """The edges whose ends are both active, as ``(targets, offsets by source)``: ``tgt``
+    and ``indptr`` themselves when every edge is (no copy), else a copy of the targets (of
+    ``tgt``'s dtype) written a group of rows at a time and the live edges' offsets (their
+    counts per row first: no list of the edges' int64 ids, no source per edge; a group's
+    sources come from its offsets, :func:`~ocm.dist.ops.group_rows`)."""
+    def inside(rows, sl):
+        return active[group_rows(indptr, rows, sl, xp)] & act_ext[tgt[sl]]
+    deg = row_counts(indptr, inside, xp)
+    total = int(deg.sum())
+    if total == tgt.shape[0]:
+        return tgt, indptr
     lptr = xp.zeros(indptr.shape[0], np.int64)
-    xp.cumsum(row_counts(indptr, lambda e: active[src[e]] & act_ext[tgt[e]], xp),
-              out=lptr[1:])
-    return ls, lt, lptr
+    xp.cumsum(deg, out=lptr[1:])
+    del deg
+    lt = xp.empty(total, tgt.dtype)
+    for rows, sl in edge_groups(indptr, xp):
+        ins = xp.flatnonzero(inside(rows, sl))
+        at = int(lptr[rows.start])
+        lt[at:at + ins.shape[0]] = tgt[sl][ins]
+        del ins
+    return lt, lptr
 
 
 def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: Any) -> None:
@@ -395,24 +402,25 @@ def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: An
     rem.add(t[far] - n_local, c[far])
 
 
-def _in_lists(xp: Any, halo: Halo, color, ls, lt, n_ext: int):
-    """The edges ``ls -> lt`` whose ends have the same colour (the targets' colours pulled by
-    ``halo``), as each target's list of sources (a CSR of the reverse graph): ``(bptr,
-    bs)``, the sources of target ``t`` being ``bs[bptr[t]:bptr[t + 1]]`` (any order), ``bs``
-    in the dtype of ``ls``.
+def _in_lists(xp: Any, halo: Halo, color, lptr, lt, n_ext: int):
+    """The edges (offsets ``lptr`` by source, targets ``lt``) whose ends have the same
+    colour (the targets' colours pulled by ``halo``), as each target's list of sources (a
+    CSR of the reverse graph): ``(bptr, bs)``, the sources of target ``t`` being
+    ``bs[bptr[t]:bptr[t + 1]]`` (any order; int32 while block-local ids fit).
 
-    A counting placement a slice of edges at a time (:func:`~ocm.dist.ops.edge_slices`):
-    the first pass flags the edges inside a colour (a byte an edge; the pulled colours go
-    then) and counts each target's edges, the second sorts a slice's flagged edges by
-    target and writes each at its target's start plus the edges already placed there plus
-    its rank in its run. So the lists take 4 bytes an edge (int32 sources), 8 a target for
-    the offsets and 4 for the placed counts; a slice's sort and places come and go. Targets
-    are not kept: the offsets say them."""
-    slices = edge_slices(int(ls.shape[0]))
+    A counting placement a group of rows at a time (:func:`~ocm.dist.ops.edge_groups`, each
+    group's sources from its offsets): the first pass flags the edges inside a colour (a
+    byte an edge; the pulled colours go then) and counts each target's edges, the second
+    sorts a group's flagged edges by target and writes each source at its target's start
+    plus the edges already placed there plus its rank in its run. So the lists take 4 bytes
+    an edge, 8 a target for the offsets and 4 for the placed counts; a group's sort and
+    places come and go. Targets are not kept: the offsets say them."""
+    groups = edge_groups(lptr, xp)
+    n_local = lptr.shape[0] - 1
     c_ext = halo.pull(color)[0]
-    same = xp.empty(ls.shape[0], dtype=bool)
-    for sl in slices:
-        same[sl] = c_ext[lt[sl]] == color[ls[sl]]
+    same = xp.empty(lt.shape[0], dtype=bool)
+    for rows, sl in groups:
+        same[sl] = c_ext[lt[sl]] == color[group_rows(lptr, rows, sl, xp)]
     del c_ext
     count = xp.zeros(n_ext + 1, np.int64)       # count[t + 1]: target t's edges
 
@@ -420,7 +428,7 @@ def _in_lists(xp: Any, halo: Halo, color, ls, lt, n_ext: int):
         """The last place of each run of equal values of the sorted ``t`` (non-empty)."""
         return xp.concatenate([xp.flatnonzero(t[1:] != t[:-1]),
                                xp.full(1, t.shape[0] - 1, np.int64)])
-    for sl in slices:
+    for _, sl in groups:
         t = xp.sort(lt[sl][same[sl]])
         if t.shape[0]:
             last = runs(t)
@@ -434,13 +442,13 @@ def _in_lists(xp: Any, halo: Halo, color, ls, lt, n_ext: int):
     bptr = xp.cumsum(count)
     del count
     placed = xp.zeros(n_ext, np.int32)          # (a target's in-degree is below 2^31)
-    bs = xp.empty(int(bptr[-1]), ls.dtype)
-    for sl in slices:
+    bs = xp.empty(int(bptr[-1]), np.int32 if n_local < 2**31 else np.int64)
+    for rows, sl in groups:
         ins = xp.flatnonzero(same[sl])
         t = lt[sl][ins]
         order = xp.argsort(t)
         t = t[order].astype(np.int64)
-        src = ls[sl][ins][order]
+        src = group_rows(lptr, rows, sl, xp)[ins[order]]
         del ins, order
         if t.shape[0]:
             # place = the target's start + its edges placed before + the rank in its run
@@ -473,7 +481,7 @@ class _Restricted:
             keep[sl] = (lu >= 0) & (lu == label_ext[halo.target[sl]])
             del lu
         del src
-        deg = row_counts(block.indptr, keep.__getitem__, xp)
+        deg = row_counts(block.indptr, lambda rows, e: keep[e], xp)
         kept = deg > 0
         k_local = int(xp.count_nonzero(kept))
         base = comm.exscan(k_local)
@@ -500,7 +508,7 @@ class _Restricted:
             self.edges[at:at + e.shape[0]] = e + sl.start
             at += e.shape[0]
             del e
-        del keep
+        keep = None
         self.indptr = xp.concatenate([xp.zeros(1, np.int64),
                                       xp.cumsum(deg[kept])]).astype(np.int64)
         del deg, kept

@@ -218,20 +218,20 @@ def edge_groups(indptr, xp: Any) -> list:
 
 
 def row_counts(indptr, flags, xp: Any, dtype=np.int64):
-    """Per row the number of its edges whose flag is set, where ``flags(edges)`` gives the
-    flags (booleans) of a slice of edges: a group of rows at a time (:func:`edge_groups`), so
-    that no per-edge array but a group's exists (a running sum of a group's flags read at
-    its rows' offsets). Empty rows count 0.
+    """Per row the number of its edges whose flag is set, where ``flags(rows, edges)`` gives
+    the flags (booleans) of a group's edges (both slices): a group of rows at a time
+    (:func:`edge_groups`), so that no per-edge array but a group's exists (a running sum of
+    a group's flags read at its rows' offsets). Empty rows count 0.
 
-    >>> row_counts(np.array([0, 2, 2, 5]), lambda e: np.array([1, 0, 1, 1, 0])[e] == 1,
-    ...            np).tolist()
+    >>> f = np.array([1, 0, 1, 1, 0]) == 1
+    >>> row_counts(np.array([0, 2, 2, 5]), lambda rows, e: f[e], np).tolist()
     [1, 0, 2]
     """
     n = indptr.shape[0] - 1
     out = xp.zeros(n, dtype)
     for rows, edges in edge_groups(indptr, xp):
         run = xp.zeros(edges.stop - edges.start + 1, np.int64)
-        xp.cumsum(flags(edges), dtype=np.int64, out=run[1:])
+        xp.cumsum(flags(rows, edges), dtype=np.int64, out=run[1:])
         off = indptr[rows.start:rows.stop + 1] - edges.start
         out[rows] = run[off[1:]] - run[off[:-1]]
         del run, off
