@@ -453,7 +453,7 @@ def _in_lists(xp: Any, halo: Halo, color, lptr, lt, n_ext: int):
         if t.shape[0]:
             # place = the target's start + its edges placed before + the rank in its run
             rank = xp.arange(t.shape[0], dtype=np.int64) - xp.searchsorted(t, t, side="left")
-            bs[bptr[t] + placed[t] + rank] = src
+            bs[bptr[t] + placed[t] + rank] = src.astype(bs.dtype, copy=False)
             last = runs(t)
             placed[t[last]] += (rank[last] + 1).astype(np.int32)
             del rank, last
@@ -466,21 +466,22 @@ class _Restricted:
     (-1: dropped), the vertices keeping an edge renumbered in order (so the restricted graph
     is again in blocks of consecutive ids, its ids those of the one-process restriction).
 
-    Built a slice of edges at a time (flags, then int32 edge ids and targets: no int64 per
+    Built a group of rows at a time (flags, then int32 edge ids and targets: no int64 per
     edge). Its targets are kept only as its halo's index (:meth:`targets` reads the global
-    ids back from it), not beside it as global ids too."""
+    ids back from it), not beside it as global ids too; which original edge a restricted
+    edge is, is not kept either (4 bytes an edge through Howard) but found again, for the
+    critical cycle's few edges, from the labels (:meth:`original_edges`)."""
 
     def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, label,
                  work_cost) -> None:
         xp = self.xp = comm.xp
-        src = edge_rows(block.indptr, xp)
+        self.block, self.label = block, label
         label_ext = halo.pull(label)[0]
         keep = xp.empty(block.m_local, dtype=bool)
-        for sl in edge_slices(block.m_local):
-            lu = label[src[sl]]
+        for rows, sl in edge_groups(block.indptr, xp):
+            lu = label[group_rows(block.indptr, rows, sl, xp)]
             keep[sl] = (lu >= 0) & (lu == label_ext[halo.target[sl]])
             del lu
-        del src
         deg = row_counts(block.indptr, lambda rows, e: keep[e], xp)
         kept = deg > 0
         k_local = int(xp.count_nonzero(kept))
@@ -496,16 +497,17 @@ class _Restricted:
         n_keep = int(xp.count_nonzero(keep))
         if comm.allreduce(int(n_keep == keep.shape[0] and k_local == block.n_local), "min"):
             # Nothing dropped anywhere: the block itself (no copy of its edges; its halo).
-            self.edges = None
+            self.copied, self.label = False, None
             self.indptr = block.indptr
             self.cost, self.time, self.halo = work_cost, block.time, halo
             return
         # Block-local original edges and targets narrow while they fit (4 bytes an edge).
-        self.edges = xp.empty(n_keep, np.int32 if keep.shape[0] < 2**31 else np.int64)
+        self.copied = True
+        edges = xp.empty(n_keep, np.int32 if keep.shape[0] < 2**31 else np.int64)
         at = 0
         for sl in edge_slices(block.m_local):
             e = xp.flatnonzero(keep[sl])
-            self.edges[at:at + e.shape[0]] = e + sl.start
+            edges[at:at + e.shape[0]] = (e + sl.start).astype(edges.dtype)
             at += e.shape[0]
             del e
         keep = None
@@ -516,10 +518,11 @@ class _Restricted:
         del newid, label_ext
         indices = xp.empty(n_keep, np.int32 if self.k < 2**31 else np.int64)
         for sl in edge_slices(n_keep):
-            indices[sl] = newid_ext[halo.target[self.edges[sl]]]
+            indices[sl] = newid_ext[halo.target[edges[sl]]].astype(indices.dtype)
         del newid_ext
-        self.cost = P.subset(work_cost, self.edges)
-        self.time = P.subset(block.time, self.edges)
+        self.cost = P.subset(work_cost, edges)
+        self.time = P.subset(block.time, edges)
+        del edges
         self.halo = Halo(comm, self.starts, indices)
 
     def targets(self, local):
@@ -531,9 +534,27 @@ class _Restricted:
         out[far] = self.halo.remote[t[far] - self.n_local]
         return out
 
-    def original_edges(self, local):
-        """The block-local original ids of restricted edges ``local``."""
-        return local if self.edges is None else self.edges[local]
+    def original_edges(self, comm: Comm, local):
+        """The block-local original ids of restricted edges ``local`` (a few: the critical
+        cycle's), found again from the labels: restricted edge ``j`` of a row is the row's
+        ``j``-th original edge whose target has the row's label (the targets' labels by one
+        :func:`_fetch`, on the host). Collective: every process calls it once."""
+        if not self.copied:
+            return local
+        xp, blk = self.xp, self.block
+        rows = xp.searchsorted(self.indptr, local.astype(np.int64), side="right") - 1
+        j = to_host(local - self.indptr[rows]).astype(np.int64)
+        orig = self.vertices[rows] - blk.lo
+        e_lo, e_hi = to_host(blk.indptr[orig]), to_host(blk.indptr[orig + 1])
+        cand = np.concatenate([np.zeros(0, np.int64)] +
+                              [np.arange(a, b, dtype=np.int64) for a, b in zip(e_lo, e_hi)])
+        owner = np.repeat(np.arange(e_lo.shape[0]), e_hi - e_lo)
+        got = _fetch(comm, blk.starts, blk.indices[xp.asarray(cand)].astype(np.int64),
+                     self.label)[0]
+        lu = to_host(self.label[orig])[owner]
+        kept = np.flatnonzero((lu >= 0) & (to_host(got) == lu))
+        first = np.searchsorted(owner[kept], np.arange(e_lo.shape[0]))
+        return xp.asarray(cand[kept[first + j]])
 
 
 def _first_policy(R: _Restricted, xp: Any) -> Any:
@@ -577,7 +598,7 @@ def _fetch(comm: Comm, starts: np.ndarray, ids, *arrays, seen=None) -> list:
 class _Policy:
     """The values of one policy on this block (see the module docstring)."""
 
-    __slots__ = ("policy", "succ", "rep", "rank", "potential", "rank_num",
+    __slots__ = ("policy", "rep", "rank", "potential", "rank_num",
                  "rank_den", "reps", "rep_cost", "rep_time")
 
 
@@ -595,7 +616,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     # at no cost; I_{r+1} = J_r(I_r) is a subset of I_r, and once they have the same size
     # J_r maps I_r onto itself, so every later image (the last of which is the set of cycle
     # vertices) is I_r: about log2(longest tail) rounds, not log2(n).
-    jump = succ.astype(np.int64)
+    jump = succ             # (replaced, never changed in place, by each round)
     size = -1
     while True:
         rounds["doubling"] = rounds.get("doubling", 0) + 1
@@ -690,7 +711,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     pot -= rnum_x[rank] * ts
     del ts
     bounds["xmax"] = comm.allreduce(int(xp.abs(pot).max()) if k else 0, "max")
-    st.policy, st.succ, st.rep, st.rank = policy, succ, rep, rank
+    st.policy, st.rep, st.rank = policy, rep, rank
     st.potential, st.rank_num, st.rank_den = pot, rnum, rden
     st.reps, st.rep_cost, st.rep_time = reps, cc, tt
     clock.lap("value_ranks")
@@ -892,9 +913,9 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     mine = st.reps[st.rank[st.reps] == top]
     r = comm.allreduce(int(R.lo + mine[0]) if mine.shape[0] else R.k, "min")
     on = xp.flatnonzero(st.rep == r)
-    e_loc = R.original_edges(st.policy[on])
+    e_loc = R.original_edges(comm, st.policy[on])
     h = to_host   # the cycle's few vertices come to the host
-    rows = list(zip(h(R.lo + on).tolist(), h(st.succ[on]).tolist(),
+    rows = list(zip(h(R.lo + on).tolist(), h(R.targets(st.policy[on])).tolist(),
                     h(R.vertices[on]).tolist(), h(e_loc + block.edge_base).tolist(),
                     h(block.indices[e_loc]).tolist(), h(block.cost[e_loc]).tolist(),
                     (h(block.time[e_loc]) if time_used else np.ones(on.shape[0], np.int64))

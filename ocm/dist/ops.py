@@ -233,7 +233,7 @@ def row_counts(indptr, flags, xp: Any, dtype=np.int64):
         run = xp.zeros(edges.stop - edges.start + 1, np.int64)
         xp.cumsum(flags(rows, edges), dtype=np.int64, out=run[1:])
         off = indptr[rows.start:rows.stop + 1] - edges.start
-        out[rows] = run[off[1:]] - run[off[:-1]]
+        out[rows] = (run[off[1:]] - run[off[:-1]]).astype(dtype, copy=False)
         del run, off
     return out
 
