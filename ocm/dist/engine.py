@@ -22,8 +22,11 @@ Steps, following :mod:`ocm.howard`'s rules:
 2. **Trimming**: repeatedly drop the vertices whose out-edges all lead to dropped vertices;
    the alive flags of remote targets come by a halo exchange (:class:`~ocm.dist.block.Halo`,
    index lists built once), and the processes agree to stop by an ``allreduce``. The kept
-   vertices are renumbered in order (``exscan`` of the counts), so the restricted graph is
-   again in blocks of consecutive ids, and its ids are those of the one-process restriction.
+   vertices are renumbered in id order (each run of the block's layout keeps its kept
+   vertices: one ``allgather`` of the kept counts per run), so the restricted graph is again
+   held in runs, where its vertices were, and its ids are those of the one-process
+   restriction. Every tie (the smallest representative, the critical cycle's) breaks on
+   those global ids, never on a process's local order.
    With ``per_scc`` the SCCs are found by colouring first (:func:`_scc_labels`: work per
    round follows the frontier).
 3. **Howard**: the first policy is each row's lowest edge of largest cost; per iteration the
@@ -158,13 +161,13 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
     c, t = block.cost, block.time
     err = None
     if c.shape[0] and _extreme(c, xp, "min") == -2**63:
-        e = block.edge_base + _first(c, -2**63, xp)
+        e = _global_edge(block, _first(c, -2**63, xp))
         err = InputError(f"'cost'[{e}] = -2**63 is out of range: costs must lie within "
                          "±(2**63 - 1)")
     elif t is not None and t.shape[0] and _extreme(t, xp, "min") < 0:
         low = _extreme(t, xp, "min")
         e = _first(t, low, xp)
-        err = InputError(f"times must be non-negative integers: edge {block.edge_base + e} "
+        err = InputError(f"times must be non-negative integers: edge {_global_edge(block, e)} "
                          f"has time {low}")
     _agree(comm, err)
     cmax = comm.allreduce(_extreme(c, xp, "absmax") if c.shape[0] else 0, "max")
@@ -177,6 +180,11 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
                          "along a path could pass 2**62, beyond the engine's exact int64 "
                          "arithmetic")
     return cmax, tmax
+
+
+def _global_edge(block: GraphBlock, e: int) -> int:
+    """The global id of the block's edge ``e`` (a message's edge)."""
+    return int(block.layout.global_edges(np.array([e], np.int64))[0])
 
 
 def _used_values(a, xp: Any):
@@ -249,12 +257,17 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
     src = edge_rows(block.indptr, xp)
     keep = zero & alive[src] & (alive_ext[halo.target] == 1)
     e = xp.flatnonzero(keep)
-    mine = (to_host(src[e] + block.lo).tolist(), to_host(block.indices[e]).tolist(),
-            to_host(e + block.edge_base).tolist())
+    lay = block.layout
+    mine = (to_host(lay.to_global(src[e], xp)).tolist(), to_host(block.indices[e]).tolist(),
+            to_host(lay.global_edges(e, xp)).tolist())
     parts = comm.allgather(mine)
     us = np.array([u for p in parts for u in p[0]], dtype=np.int64)
     vs = np.array([v for p in parts for v in p[1]], dtype=np.int64)
     es = np.array([x for p in parts for x in p[2]], dtype=np.int64)
+    # In the one-process order (by edge id: by source, then as in its row), whatever the
+    # processes' local orders.
+    by_edge = np.argsort(es, kind="stable")
+    us, vs, es = us[by_edge], vs[by_edge], es[by_edge]
     verts = np.unique(np.concatenate([us, vs]))
     k = verts.shape[0]
     cu, cv = np.searchsorted(verts, us), np.searchsorted(verts, vs)
@@ -270,7 +283,7 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
                               f"has total time 0", cycle=cyc, edges=edges)
 
 
-def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
+def _scc_labels(comm: Comm, indptr, halo: Halo, alive, gid, rounds: dict,
                 clock: Clock) -> Any:
     """The strongly connected component of every alive vertex, named by its largest vertex
     (-1 for the others), by colouring: in the part not yet labelled, every vertex takes the
@@ -286,7 +299,6 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
     once a phase); a round's vertex-sized work is a few flag passes and the halo's values."""
     xp = comm.xp
     n_local = indptr.shape[0] - 1
-    gid = lo + xp.arange(n_local, dtype=np.int64)
     src = edge_rows(indptr, xp)
     tgt = halo.target
     n_remote = halo.remote.shape[0]
@@ -399,29 +411,37 @@ def _inside_by_target(xp: Any, c_ext, color, ls, lt, n_ext: int):
 
 class _Restricted:
     """The block's share of the restricted graph: the edges whose ends share a ``label``
-    (-1: dropped), the vertices keeping an edge renumbered in order (so the restricted graph
-    is again in blocks of consecutive ids, its ids those of the one-process restriction)."""
+    (-1: dropped), the vertices keeping an edge renumbered in id order, each process keeping
+    its own in its local order (:meth:`runtime.layout.Layout.restrict`: the runs of the
+    block's layout with the kept counts), so that the restricted graph's ids are those of
+    the one-process restriction."""
 
     def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, label,
                  work_cost) -> None:
         xp = comm.xp
+        lay = block.layout
         src = edge_rows(block.indptr, xp)
         label_ext = halo.pull(label)[0]
         keep = (label[src] >= 0) & (label[src] == label_ext[halo.target])
+        del src, label_ext
         deg = P.segment_sum(keep.astype(np.int64), block.indptr, xp) if block.n_local else \
             xp.zeros(0, np.int64)
-        kept = deg > 0
-        k_local = int(xp.count_nonzero(kept))
-        base = comm.exscan(k_local)
-        counts = comm.allgather(k_local)
-        self.k = int(sum(counts))
-        self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        newid = xp.full(block.n_local, -1, dtype=np.int64)
-        newid[kept] = base + xp.arange(k_local, dtype=np.int64)
-        newid_ext = halo.pull(newid)[0]
+        kept = xp.flatnonzero(deg > 0)
+        k_local = int(kept.shape[0])
+        indptr = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(deg[kept])]).astype(np.int64)
+        # Per run of the block (local order) the kept vertices and edges: searches of the
+        # runs' local bounds among the kept vertices and their offsets.
+        bounds = np.concatenate([[0], np.cumsum(lay.length[lay.mine])]).astype(np.int64)
+        at = xp.searchsorted(kept, xp.asarray(bounds), side="left")
+        self.layout = lay.restrict(comm, np.diff(to_host(at)), np.diff(to_host(indptr[at])))
+        del at
+        self.k = self.layout.n
         self.n_local = k_local
-        self.lo = base
-        self.vertices = block.lo + xp.flatnonzero(kept)        # global original vertices
+        self.gid = self.layout.global_ids(xp)                  # restricted ids, local order
+        newid = xp.full(block.n_local, -1, dtype=np.int64)
+        newid[kept] = self.gid
+        newid_ext = halo.pull(newid)[0]
+        self.vertices = lay.to_global(kept, xp)                # global original vertices
         if comm.allreduce(int(int(xp.count_nonzero(keep)) == keep.shape[0] and
                               k_local == block.n_local), "min"):
             # Nothing dropped anywhere: the block itself (no copy of its edges; its halo).
@@ -434,14 +454,13 @@ class _Restricted:
         if keep.shape[0] < 2**31:
             self.edges = self.edges.astype(np.int32)
         del keep
-        self.indptr = xp.concatenate([xp.zeros(1, np.int64),
-                                      xp.cumsum(deg[kept])]).astype(np.int64)
+        self.indptr = indptr
         self.indices = newid_ext[halo.target[self.edges]]
         if self.k < 2**31:
             self.indices = self.indices.astype(np.int32)
         self.cost = P.subset(work_cost, self.edges)
         self.time = P.subset(block.time, self.edges)
-        self.halo = Halo(comm, self.starts, self.indices)
+        self.halo = Halo(comm, self.layout, self.indices)
 
     def original_edges(self, local):
         """The block-local original ids of restricted edges ``local``."""
@@ -460,7 +479,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     xp = comm.xp
     st = _Policy()
     k = R.n_local
-    gid = R.lo + xp.arange(k, dtype=np.int64)
+    gid = R.gid
     succ = R.indices[policy]
     wc = R.cost[policy]
     wt = R.time[policy] if time_used else xp.ones(k, dtype=np.int64)
@@ -474,7 +493,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     while True:
         rounds["doubling"] = rounds.get("doubling", 0) + 1
         on = xp.zeros(k, dtype=bool)
-        jump = fetch(comm, R.starts, jump, jump, seen=on)[0]
+        jump = fetch(comm, R.layout, jump, jump, seen=on)[0]
         now = _count(comm, on)
         if now == size:
             break
@@ -487,7 +506,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     jump = succ.astype(np.int64)
     for _ in range(max(1, math.ceil(math.log2(max(size, 2))))):
         rounds["cycle_doubling"] = rounds.get("cycle_doubling", 0) + 1
-        low_j, jump_j = fetch(comm, R.starts, jump[cyc], low, jump)
+        low_j, jump_j = fetch(comm, R.layout, jump[cyc], low, jump)
         low[cyc] = xp.minimum(low[cyc], low_j)
         jump[cyc] = jump_j
     rep = xp.where(on, low, -1)
@@ -501,7 +520,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     act = xp.flatnonzero(~is_root)
     while comm.allreduce(int(act.shape[0]), "max") > 0:
         rounds["path_sums"] = rounds.get("path_sums", 0) + 1
-        c_j, t_j, jj = fetch(comm, R.starts, J[act], cs, ts, J)
+        c_j, t_j, jj = fetch(comm, R.layout, J[act], cs, ts, J)
         moving = jj != J[act]          # J is not yet a root: double
         a = act[moving]
         cs[a] += c_j[moving]
@@ -511,7 +530,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     root = J
     clock.lap("value_sums")
     reps = xp.flatnonzero(is_root)
-    c_s, t_s = fetch(comm, R.starts, succ[reps], cs, ts)
+    c_s, t_s = fetch(comm, R.layout, succ[reps], cs, ts)
     cc = wc[reps] + c_s
     tt = wt[reps] + t_s
     err = None
@@ -536,7 +555,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     rep_rank = xp.full(k, -1, dtype=np.int64)
     if reps.shape[0]:
         rep_rank[reps] = xp.asarray(to_global[lrank])
-    rank = fetch(comm, R.starts, root, rep_rank)[0]
+    rank = fetch(comm, R.layout, root, rep_rank)[0]
     # X = b * cs - a * ts, int64 only where the bound proves it.
     csm = comm.allreduce(int(xp.abs(cs).max()) if k else 0, "max")
     tsm = comm.allreduce(int(xp.abs(ts).max()) if k else 0, "max")
@@ -658,7 +677,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     rounds = {} if rounds is None else rounds
     cmax, tmax = _check(block, kind, mode, comm)
     time_used = kind == "ratio"
-    halo = Halo(comm, block.starts, block.indices)
+    halo = Halo(comm, block.layout, block.indices)
     clock.lap("check")
     if time_used:
         _agree(comm, _zero_time_cycle(block, comm, halo, rounds))
@@ -666,7 +685,8 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     alive = _trim(comm, block.indptr, halo, None, rounds)
     clock.lap("trim")
     if per_scc:
-        label = _scc_labels(comm, block.indptr, halo, alive, block.lo, rounds, clock)
+        label = _scc_labels(comm, block.indptr, halo, alive, block.layout.global_ids(xp),
+                            rounds, clock)
     else:
         label = xp.where(alive, 0, -1)
     work_cost = -block.cost if mode == "min" else block.cost
@@ -729,12 +749,13 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     # The critical cycle: the top class's policy cycle with the smallest representative.
     top = st.rank_num.shape[0] - 1
     mine = st.reps[st.rank[st.reps] == top]
-    r = comm.allreduce(int(R.lo + mine[0]) if mine.shape[0] else R.k, "min")
+    r = comm.allreduce(int(R.gid[mine].min()) if mine.shape[0] else R.k, "min")
     on = xp.flatnonzero(st.rep == r)
     e_loc = R.original_edges(st.policy[on])
     h = to_host   # the cycle's few vertices come to the host
-    rows = list(zip(h(R.lo + on).tolist(), h(st.succ[on]).tolist(),
-                    h(R.vertices[on]).tolist(), h(e_loc + block.edge_base).tolist(),
+    rows = list(zip(h(R.gid[on]).tolist(), h(st.succ[on]).tolist(),
+                    h(R.vertices[on]).tolist(),
+                    h(block.layout.global_edges(e_loc, xp)).tolist(),
                     h(block.indices[e_loc]).tolist(), h(block.cost[e_loc]).tolist(),
                     (h(block.time[e_loc]) if time_used else np.ones(on.shape[0], np.int64))
                     .tolist()))
