@@ -69,7 +69,12 @@ def run(args: argparse.Namespace) -> int:
         if args.gpus:
             return launch_gpus(args.gpus, sys.argv[1:])
         return _run(args, None)
-    blocks = engine_in_blocks(args)
+    try:
+        blocks = engine_in_blocks(args)
+    except ConfigurationError:
+        if comm.rank != 0:   # every process finds it; process 0 alone says it
+            return 2
+        raise
     if comm.rank != 0:
         return follow(args, comm, blocks)
     meet = Rendezvous(comm, blocks)

@@ -2,8 +2,10 @@
 
 ``mpiexec -n P dvecost analyze MODEL`` starts P copies of the command; each finds the MPI
 world (:func:`runtime.comm.world`) and takes its share of the breadth-first search
-(:mod:`statespace.dist`). By default process 0 then gathers the graph and runs the one-process
-engine (on its GPU under ``--gpus``); with ``DVECOST_DIST_ENGINE=blocks`` the graph stays in
+(:mod:`statespace.dist`). Process 0 then gathers the graph and runs the one-process engine (on
+its GPU under ``--gpus``) where the graph fits its GPU (a search on CPU processes always
+gathers: ``DVECOST_DIST_ENGINE=auto``, the default); otherwise, or with
+``DVECOST_DIST_ENGINE=blocks``, the graph stays in
 blocks of consecutive ids, one per process, the cycle engine runs across the processes (on
 their GPUs under ``--gpus``, the rows never leaving them; :mod:`dvecost.distributed`) and only
 the runs shown come to process 0, which prints: for graphs too large for one process or one GPU
@@ -35,11 +37,22 @@ __all__ = ["distributed_world", "Rendezvous", "follow", "launch_gpus", "add_gpus
 
 def engine_in_blocks(args: argparse.Namespace) -> bool | str:
     """Whether the run keeps the graph in blocks and runs the engine across processes
-    (``DVECOST_DIST_ENGINE=blocks``: True), gathers it to process 0 (the default, and always
-    with ``--dot``: False), or decides when the search is done (``auto``: ``'auto'``; in
-    blocks only where the gathered graph would not fit process 0's GPU)."""
-    how = os.environ.get("DVECOST_DIST_ENGINE", "gather")
-    if getattr(args, "dot", None) or how not in ("blocks", "auto"):
+    (``DVECOST_DIST_ENGINE=blocks``: True), gathers it to process 0 (``gather``, and always
+    with ``--dot``: False), or decides when the search is done (``auto``, the default:
+    ``'auto'``; in blocks only where the gathered graph would not fit process 0's GPU, so a
+    search on CPU processes always gathers).
+
+    Raises
+    ------
+    ConfigurationError
+        Another value.
+    """
+    how = os.environ.get("DVECOST_DIST_ENGINE", "auto")
+    if how not in ("gather", "blocks", "auto"):
+        raise ConfigurationError(f"DVECOST_DIST_ENGINE={how}: expected gather, blocks or auto "
+                                 "(auto, the default, gathers the graph to the first process "
+                                 "where it fits its GPU)")
+    if getattr(args, "dot", None) or how == "gather":
         return False
     return True if how == "blocks" else "auto"
 

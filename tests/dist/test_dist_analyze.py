@@ -284,3 +284,25 @@ def test_engine_phases_tool_reports_the_phases_and_the_answer(xp_kind, tmp_path)
     want = ["search", "handover", *[p for p in PHASES if p != "zero_time_check"], "witness"]
     assert [k for k in d["seconds"] if k != "zero_time_check"] == want
     assert sorted(p.name for p in tmp_path.iterdir()) == ["engine.0.prof", "engine.1.prof"]
+
+
+def test_an_unknown_engine_is_one_error_and_exit_2():
+    """``DVECOST_DIST_ENGINE`` other than gather, blocks or auto: exit 2 on every process,
+    the message printed once (by process 0), no traceback."""
+    args = ["analyze", str(EX / CASES[0][0]), "-q"]
+    r = run(2, "-m", "dvecost", *args, extra_env={"DVECOST_DIST_ENGINE": "block"})
+    assert r.returncode == 2
+    assert r.stderr.count("DVECOST_DIST_ENGINE=block: expected gather, blocks or auto") == 1
+    assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_the_default_is_auto_and_gather_forces_gathering():
+    """With no ``DVECOST_DIST_ENGINE`` a search on CPU processes gathers (the default is
+    ``auto``), as ``gather`` does: both print what one process prints."""
+    for how in (None, "gather"):
+        args = ["analyze", str(EX / CASES[0][0]), "--symmetry", "off", "-q", *CASES[0][1]]
+        extra = {} if how is None else {"DVECOST_DIST_ENGINE": how}
+        r = run(2, "-m", "dvecost", *args, extra_env=extra)
+        code, out = _one_process(args)
+        assert r.returncode == code, r.stderr
+        assert _strip(r.stdout) == _strip(out)
