@@ -74,9 +74,9 @@ from .. import primitives as P
 from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroTimeCycleError
 from ..result import CycleResult
 from ..scc import find_zero_time_cycle
-from .block import GraphBlock, Halo, fetch
+from .block import GraphBlock, Halo, Layout, fetch
 from .ops import (ScatterMax, best_edges_scatter, edge_rows, edge_slices, expand_ranges,
-                  first_max_edges, range_groups)
+                  edge_groups, first_max_edges, id_slices, range_groups, row_counts)
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError", "Clock", "PHASES"]
 
@@ -223,21 +223,24 @@ def _count(comm: Comm, a) -> int:
 
 def _trim(comm: Comm, indptr, halo: Halo, use, rounds: dict) -> Any:
     """Alive flags of the block's vertices: the largest set in which every vertex has an
-    out-edge (among ``use``, all when None) to a vertex of the set; agreed by ``allreduce``."""
+    out-edge (among ``use``, all when None) to a vertex of the set; agreed by ``allreduce``.
+
+    A round counts each row's live out-edges a group of rows at a time
+    (:func:`~ocm.dist.ops.row_counts`): no per-edge array but a group's, flags not int64."""
     xp = comm.xp
-    n_local = indptr.shape[0] - 1
-    alive = xp.ones(n_local, dtype=np.int64)
+    alive = xp.ones(indptr.shape[0] - 1, dtype=bool)
     while True:
         rounds["trim"] = rounds.get("trim", 0) + 1
-        ext = halo.pull(alive)[0]
-        live = ext[halo.target]
-        if use is not None:
-            live = xp.where(use, live, 0)
-        live_out = P.segment_sum(live, indptr, xp) if n_local else xp.zeros(0, np.int64)
-        dead = (alive == 1) & (live_out == 0)
+        ext = halo.pull(alive)[0] == 1
+
+        def live(e, ext=ext):
+            f = ext[halo.target[e]]
+            return f if use is None else f & use[e]
+        dead = alive & (row_counts(indptr, live, xp, np.int32) == 0)
+        del ext
         if _count(comm, dead) == 0:
-            return alive.astype(bool)
-        alive[dead] = 0
+            return alive
+        alive[dead] = False
 
 
 def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
@@ -253,10 +256,13 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
     alive = _trim(comm, block.indptr, halo, zero, rounds)
     if _count(comm, alive) == 0:
         return None
-    alive_ext = halo.pull(alive)[0]
+    alive_ext = halo.pull(alive)[0] == 1
     src = edge_rows(block.indptr, xp)
-    keep = zero & alive[src] & (alive_ext[halo.target] == 1)
-    e = xp.flatnonzero(keep)
+    # (the surviving zero-time edges, a slice at a time: flags, not int64 per edge)
+    e = xp.concatenate([xp.flatnonzero(zero[sl] & alive[src[sl]] &
+                                       alive_ext[halo.target[sl]]) + sl.start
+                        for sl in edge_slices(int(src.shape[0]))])
+    del zero, alive_ext
     lay = block.layout
     mine = (to_host(lay.to_global(src[e], xp)).tolist(), to_host(block.indices[e]).tolist(),
             to_host(lay.global_edges(e, xp)).tolist())
@@ -283,7 +289,7 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
                               f"has total time 0", cycle=cyc, edges=edges)
 
 
-def _scc_labels(comm: Comm, indptr, halo: Halo, alive, gid, rounds: dict,
+def _scc_labels(comm: Comm, indptr, halo: Halo, alive, layout: Layout, rounds: dict,
                 clock: Clock) -> Any:
     """The strongly connected component of every alive vertex, named by its largest vertex
     (-1 for the others), by colouring: in the part not yet labelled, every vertex takes the
@@ -296,7 +302,8 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, gid, rounds: dict,
     Work per round follows the frontier, not the block: forwards only the out-edges of the
     vertices whose colour changed (ranges of the live edges' offsets), backwards only the
     in-edges of the vertices reached last round (the edges inside a colour sorted by target
-    once a phase); a round's vertex-sized work is a few flag passes and the halo's values."""
+    once a phase); a round's vertex-sized work is a few flag passes and the halo's values.
+    Colours are global ids (``layout``): the ids of one process, whatever its local order."""
     xp = comm.xp
     n_local = indptr.shape[0] - 1
     src = edge_rows(indptr, xp)
@@ -304,19 +311,13 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, gid, rounds: dict,
     n_remote = halo.remote.shape[0]
     label = xp.full(n_local, -1, dtype=np.int64)
     active = alive.copy()
-    at = xp.arange(n_local + 1, dtype=np.int64)
     while _count(comm, active):
         rounds["scc_phases"] = rounds.get("scc_phases", 0) + 1
         act_ext = halo.pull(active)[0] == 1
-        live = xp.flatnonzero(active[src] & act_ext[tgt])    # edges inside the part left
-        if live.shape[0] == src.shape[0]:   # all of them: no copy
-            ls, lt = src, tgt
-        else:
-            ls, lt = src[live], tgt[live]
-        del live, act_ext
-        # their offsets by source (the values searched in the list's own dtype)
-        lptr = xp.searchsorted(ls, at.astype(ls.dtype, copy=False), side="left")
-        color = xp.where(active, gid, -1)
+        # the edges inside the part left and their offsets by source
+        ls, lt, lptr = _live_edges(xp, indptr, src, tgt, active, act_ext)
+        del act_ext
+        color = xp.where(active, layout.global_ids(xp), -1)
         front = xp.flatnonzero(active)
         n_active = front.shape[0]
         while True:
@@ -347,11 +348,8 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, gid, rounds: dict,
                 break
         clock.lap("scc_forward")
         # Backwards from the roots along the edges inside one colour, grouped by target.
-        bt, bs = _inside_by_target(xp, halo.pull(color)[0], color, ls, lt,
-                                   n_local + n_remote)
-        bptr = xp.searchsorted(bt, xp.arange(n_local + n_remote + 1, dtype=bt.dtype),
-                               side="left")
-        reached = active & (color == gid)
+        bptr, bs = _in_lists(xp, halo, color, ls, lt, n_local + n_remote)
+        reached = active & (color == layout.global_ids(xp))
         new = reached
         while True:
             rounds["scc_backward"] = rounds.get("scc_backward", 0) + 1
@@ -368,8 +366,37 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, gid, rounds: dict,
             reached |= new
         label[reached] = color[reached]
         active &= ~reached
+        # (this phase's lists go before the next phase makes its own)
+        del bptr, bs, ls, lt, lptr, color, before, reached, new, r_ext, hit, front
         clock.lap("scc_backward")
     return label
+
+
+def _live_edges(xp: Any, indptr, src, tgt, active, act_ext):
+    """The edges ``src -> tgt`` whose ends are both active and their offsets by source:
+    ``(sources, targets, offsets)``, the arrays themselves and ``indptr`` when every edge is
+    (no copy), else copies of the same dtypes written a slice at a time (counted first: no
+    list of the edges' int64 ids)."""
+    slices = edge_slices(int(src.shape[0]))
+
+    def inside(sl):
+        return active[src[sl]] & act_ext[tgt[sl]]
+    sizes = [int(xp.count_nonzero(inside(sl))) for sl in slices]
+    if sum(sizes) == src.shape[0]:
+        return src, tgt, indptr
+    ls, lt = xp.empty(sum(sizes), src.dtype), xp.empty(sum(sizes), tgt.dtype)
+    at = 0
+    for sl, size in zip(slices, sizes):
+        ins = xp.flatnonzero(inside(sl))
+        ls[at:at + size] = src[sl][ins]
+        lt[at:at + size] = tgt[sl][ins]
+        at += size
+        del ins
+    # (a live edge's source is active: its row's live edges are those to active targets)
+    lptr = xp.zeros(indptr.shape[0], np.int64)
+    xp.cumsum(row_counts(indptr, lambda e: active[src[e]] & act_ext[tgt[e]], xp),
+              out=lptr[1:])
+    return ls, lt, lptr
 
 
 def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: Any) -> None:
@@ -381,32 +408,62 @@ def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: An
     rem.add(t[far] - n_local, c[far])
 
 
-def _inside_by_target(xp: Any, c_ext, color, ls, lt, n_ext: int):
-    """The edges ``ls -> lt`` whose ends have the same colour, sorted by target: ``(targets,
-    sources)`` in the dtypes of ``lt`` and ``ls``, any order within a target.
+def _in_lists(xp: Any, halo: Halo, color, ls, lt, n_ext: int):
+    """The edges ``ls -> lt`` whose ends have the same colour (the targets' colours pulled by
+    ``halo``), as each target's list of sources (a CSR of the reverse graph): ``(bptr,
+    bs)``, the sources of target ``t`` being ``bs[bptr[t]:bptr[t + 1]]`` (any order), ``bs``
+    in the dtype of ``ls``.
 
-    Where extended ids fit 31 bits, each edge is one int64 key (target high, source low)
-    sorted in place: 8 bytes an edge kept and the sort's buffer beside it, the edges found a
-    slice at a time (counted, then written), where an ``argsort`` would hold the edges' ids,
-    their targets, the order and its buffers at once (about twice as much)."""
-    if n_ext >= 2**31:
-        inside = xp.flatnonzero(c_ext[lt] == color[ls])
-        bt = lt[inside]
-        order = xp.argsort(bt)
-        return bt[order], ls[inside[order]]
+    A counting placement a slice of edges at a time (:func:`~ocm.dist.ops.edge_slices`):
+    the first pass flags the edges inside a colour (a byte an edge; the pulled colours go
+    then) and counts each target's edges, the second sorts a slice's flagged edges by
+    target and writes each at its target's start plus the edges already placed there plus
+    its rank in its run. So the lists take 4 bytes an edge (int32 sources), 8 a target for
+    the offsets and 4 for the placed counts; a slice's sort and places come and go. Targets
+    are not kept: the offsets say them."""
     slices = edge_slices(int(ls.shape[0]))
-    sizes = [int(xp.count_nonzero(c_ext[lt[sl]] == color[ls[sl]])) for sl in slices]
-    key = xp.empty(sum(sizes), np.int64)
-    at = 0
-    for sl, size in zip(slices, sizes):
-        ins = xp.flatnonzero(c_ext[lt[sl]] == color[ls[sl]])
-        key[at:at + size] = (lt[sl][ins].astype(np.int64) << 32) | ls[sl][ins].astype(np.int64)
-        at += size
-        del ins
-    key.sort()
-    bt = (key >> 32).astype(lt.dtype)
-    bs = (key & 0xFFFFFFFF).astype(ls.dtype)
-    return bt, bs
+    c_ext = halo.pull(color)[0]
+    same = xp.empty(ls.shape[0], dtype=bool)
+    for sl in slices:
+        same[sl] = c_ext[lt[sl]] == color[ls[sl]]
+    del c_ext
+    count = xp.zeros(n_ext + 1, np.int64)       # count[t + 1]: target t's edges
+
+    def runs(t):
+        """The last place of each run of equal values of the sorted ``t`` (non-empty)."""
+        return xp.concatenate([xp.flatnonzero(t[1:] != t[:-1]),
+                               xp.full(1, t.shape[0] - 1, np.int64)])
+    for sl in slices:
+        t = xp.sort(lt[sl][same[sl]])
+        if t.shape[0]:
+            last = runs(t)
+            # the runs' lengths; their targets are distinct: a plain scatter
+            lens = last.copy()
+            lens[1:] -= last[:-1]
+            lens[0] += 1
+            count[t[last].astype(np.int64) + 1] += lens
+            del last, lens
+        del t
+    bptr = xp.cumsum(count)
+    del count
+    placed = xp.zeros(n_ext, np.int32)          # (a target's in-degree is below 2^31)
+    bs = xp.empty(int(bptr[-1]), ls.dtype)
+    for sl in slices:
+        ins = xp.flatnonzero(same[sl])
+        t = lt[sl][ins]
+        order = xp.argsort(t)
+        t = t[order].astype(np.int64)
+        src = ls[sl][ins][order]
+        del ins, order
+        if t.shape[0]:
+            # place = the target's start + its edges placed before + the rank in its run
+            rank = xp.arange(t.shape[0], dtype=np.int64) - xp.searchsorted(t, t, side="left")
+            bs[bptr[t] + placed[t] + rank] = src
+            last = runs(t)
+            placed[t[last]] += (rank[last] + 1).astype(np.int32)
+            del rank, last
+        del t, src
+    return bptr, bs
 
 
 class _Restricted:
@@ -414,63 +471,128 @@ class _Restricted:
     (-1: dropped), the vertices keeping an edge renumbered in id order, each process keeping
     its own in its local order (:meth:`runtime.layout.Layout.restrict`: the runs of the
     block's layout with the kept counts), so that the restricted graph's ids are those of
-    the one-process restriction."""
+    the one-process restriction.
+
+    Built a slice of edges at a time (flags, then int32 edge ids and targets: no int64 per
+    edge). Its targets are kept only as its halo's index (:meth:`targets` reads the global
+    ids back from it), not beside it as global ids too."""
 
     def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, label,
                  work_cost) -> None:
-        xp = comm.xp
+        xp = self.xp = comm.xp
         lay = block.layout
         src = edge_rows(block.indptr, xp)
         label_ext = halo.pull(label)[0]
-        keep = (label[src] >= 0) & (label[src] == label_ext[halo.target])
+        keep = xp.empty(block.m_local, dtype=bool)
+        for sl in edge_slices(block.m_local):
+            lu = label[src[sl]]
+            keep[sl] = (lu >= 0) & (lu == label_ext[halo.target[sl]])
+            del lu
         del src, label_ext
-        deg = P.segment_sum(keep.astype(np.int64), block.indptr, xp) if block.n_local else \
-            xp.zeros(0, np.int64)
+        deg = row_counts(block.indptr, keep.__getitem__, xp)
         kept = xp.flatnonzero(deg > 0)
         k_local = int(kept.shape[0])
         indptr = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(deg[kept])]).astype(np.int64)
+        del deg
         # Per run of the block (local order) the kept vertices and edges: searches of the
-        # runs' local bounds among the kept vertices and their offsets.
+        # runs' local bounds among the kept vertices, and their offsets.
         bounds = np.concatenate([[0], np.cumsum(lay.length[lay.mine])]).astype(np.int64)
         at = xp.searchsorted(kept, xp.asarray(bounds), side="left")
         self.layout = lay.restrict(comm, np.diff(to_host(at)), np.diff(to_host(indptr[at])))
         del at
         self.k = self.layout.n
         self.n_local = k_local
-        self.gid = self.layout.global_ids(xp)                  # restricted ids, local order
         newid = xp.full(block.n_local, -1, dtype=np.int64)
-        newid[kept] = self.gid
-        newid_ext = halo.pull(newid)[0]
-        self.vertices = lay.to_global(kept, xp)                # global original vertices
-        if comm.allreduce(int(int(xp.count_nonzero(keep)) == keep.shape[0] and
-                              k_local == block.n_local), "min"):
+        newid[kept] = self.layout.global_ids(xp)            # restricted ids, local order
+        self.vertices = lay.to_global(kept, xp)             # global original vertices
+        del kept
+        n_keep = int(xp.count_nonzero(keep))
+        if comm.allreduce(int(n_keep == keep.shape[0] and k_local == block.n_local), "min"):
             # Nothing dropped anywhere: the block itself (no copy of its edges; its halo).
             self.edges = None
-            self.indptr, self.indices = block.indptr, block.indices
+            self.indptr = block.indptr
             self.cost, self.time, self.halo = work_cost, block.time, halo
             return
         # Block-local original edges and targets narrow while they fit (4 bytes an edge).
-        self.edges = xp.flatnonzero(keep)
-        if keep.shape[0] < 2**31:
-            self.edges = self.edges.astype(np.int32)
+        self.edges = xp.empty(n_keep, np.int32 if keep.shape[0] < 2**31 else np.int64)
+        at = 0
+        for sl in edge_slices(block.m_local):
+            e = xp.flatnonzero(keep[sl])
+            self.edges[at:at + e.shape[0]] = e + sl.start
+            at += e.shape[0]
+            del e
         del keep
         self.indptr = indptr
-        self.indices = newid_ext[halo.target[self.edges]]
-        if self.k < 2**31:
-            self.indices = self.indices.astype(np.int32)
+        del indptr
+        newid_ext = halo.pull(newid)[0]
+        del newid
+        indices = xp.empty(n_keep, np.int32 if self.k < 2**31 else np.int64)
+        for sl in edge_slices(n_keep):
+            indices[sl] = newid_ext[halo.target[self.edges[sl]]]
+        del newid_ext
         self.cost = P.subset(work_cost, self.edges)
         self.time = P.subset(block.time, self.edges)
-        self.halo = Halo(comm, self.layout, self.indices)
+        self.halo = Halo(comm, self.layout, indices)
+
+    def targets(self, local):
+        """The global (restricted) targets of restricted edges ``local``, int64: read from the
+        halo's index (the block's own vertices first, in local order, then the remote
+        targets in the halo's order)."""
+        xp = self.xp
+        t = self.halo.target[local].astype(np.int64)
+        out = xp.empty(t.shape[0], np.int64)
+        far = xp.flatnonzero(t >= self.n_local)
+        near = xp.flatnonzero(t < self.n_local)
+        out[near] = self.layout.to_global(t[near], xp)
+        out[far] = self.halo.remote[t[far] - self.n_local]
+        return out
 
     def original_edges(self, local):
         """The block-local original ids of restricted edges ``local``."""
         return local if self.edges is None else self.edges[local]
 
 
+def _first_policy(R: _Restricted, xp: Any, rows) -> Any:
+    """Howard's first policy: each row's lowest edge of largest cost (``rows``: each edge's
+    row, on a device), a group of rows or a slice of edges at a time."""
+    if R.n_local == 0:
+        return xp.zeros(0, np.int64)
+    if not P.is_numpy(xp):
+        return first_max_edges(R.cost, rows, R.n_local, xp)[1]
+    policy = xp.empty(R.n_local, np.int64)
+    for g, e in edge_groups(R.indptr, xp):
+        ip = R.indptr[g.start:g.stop + 1] - e.start
+        policy[g] = P.segment_argmax(P.dense(P.subset(R.cost, e)), ip, edge_rows(ip, xp),
+                                     np)[1] + e.start
+    return policy
+
+
+def _fetch(comm: Comm, layout: Layout, ids, *arrays, seen=None) -> list:
+    """:func:`~ocm.dist.block.fetch` a part of the ids at a time (:func:`ops.id_slices`,
+    as many calls on every process, agreed by one ``allreduce``), the answers written into
+    one int64 array per array asked: a fetch's temporaries (owners, order, the ids and
+    values sent and received: about 150 bytes an id for three arrays) are a part's, not
+    every vertex's. Every part is read before the caller changes anything, so the answers
+    are those of one fetch."""
+    xp = comm.xp
+    parts = id_slices(int(ids.shape[0]))
+    calls = comm.allreduce(len(parts), "max")
+    if calls == 1:
+        return fetch(comm, layout, ids, *arrays, seen=seen)
+    out = [xp.empty(ids.shape[0], np.int64) for _ in arrays]
+    for i in range(calls):
+        sl = parts[i] if i < len(parts) else slice(0, 0)
+        got = fetch(comm, layout, ids[sl], *arrays, seen=seen)
+        for o, g in zip(out, got):
+            o[sl] = g
+        del got
+    return out
+
+
 class _Policy:
     """The values of one policy on this block (see the module docstring)."""
 
-    __slots__ = ("policy", "succ", "rep", "root", "rank", "potential", "rank_num",
+    __slots__ = ("policy", "succ", "rep", "rank", "potential", "rank_num",
                  "rank_den", "reps", "rep_cost", "rep_time")
 
 
@@ -479,8 +601,8 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     xp = comm.xp
     st = _Policy()
     k = R.n_local
-    gid = R.gid
-    succ = R.indices[policy]
+    gid = R.layout.global_ids(xp)                 # the restricted ids, in local order
+    succ = R.targets(policy)
     wc = R.cost[policy]
     wt = R.time[policy] if time_used else xp.ones(k, dtype=np.int64)
     # The vertices on cycles: J = s^(2^r) doubled (J <- J[J]) while its image shrinks. Each
@@ -493,11 +615,12 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     while True:
         rounds["doubling"] = rounds.get("doubling", 0) + 1
         on = xp.zeros(k, dtype=bool)
-        jump = fetch(comm, R.layout, jump, jump, seen=on)[0]
+        jump = _fetch(comm, R.layout, jump, jump, seen=on)[0]
         now = _count(comm, on)
         if now == size:
             break
         size = now
+    del jump
     clock.lap("value_cycles")
     # Representatives: on the cycle vertices only (each cycle lies in them), doubling with
     # a running minimum until the window 2^r covers the longest cycle (at most ``size``).
@@ -506,33 +629,43 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     jump = succ.astype(np.int64)
     for _ in range(max(1, math.ceil(math.log2(max(size, 2))))):
         rounds["cycle_doubling"] = rounds.get("cycle_doubling", 0) + 1
-        low_j, jump_j = fetch(comm, R.layout, jump[cyc], low, jump)
+        low_j, jump_j = _fetch(comm, R.layout, jump[cyc], low, jump)
         low[cyc] = xp.minimum(low[cyc], low_j)
         jump[cyc] = jump_j
+        del low_j, jump_j
     rep = xp.where(on, low, -1)
+    del on, low, jump, cyc
     clock.lap("value_representatives")
+    # Path sums to the roots: S += S[J], J = J[J] while J is not a root. (Each array goes as
+    # soon as it has served: a vertex's int64 arrays are about 1 byte a transition each.)
     is_root = rep == gid
-    parent = xp.where(is_root, gid, succ)
-    # Path sums to the roots: S += S[J], J = J[J] while J is not a root.
+    J = xp.where(is_root, gid, succ)
+    del gid
     cs = xp.where(is_root, 0, wc)
     ts = xp.where(is_root, 0, wt)
-    J = parent.copy()
+    reps = xp.flatnonzero(is_root)
     act = xp.flatnonzero(~is_root)
+    rep_c, rep_t = wc[reps], wt[reps]
+    del is_root, wc, wt
     while comm.allreduce(int(act.shape[0]), "max") > 0:
         rounds["path_sums"] = rounds.get("path_sums", 0) + 1
-        c_j, t_j, jj = fetch(comm, R.layout, J[act], cs, ts, J)
-        moving = jj != J[act]          # J is not yet a root: double
+        ja = J[act]
+        c_j, t_j, jj = _fetch(comm, R.layout, ja, cs, ts, J)
+        moving = jj != ja          # J is not yet a root: double
         a = act[moving]
         cs[a] += c_j[moving]
         ts[a] += t_j[moving]
         J[a] = jj[moving]
         act = a
+        # (this round's answers go before the next round's come)
+        del ja, c_j, t_j, jj, moving, a
     root = J
+    del J, act
     clock.lap("value_sums")
-    reps = xp.flatnonzero(is_root)
     c_s, t_s = fetch(comm, R.layout, succ[reps], cs, ts)
-    cc = wc[reps] + c_s
-    tt = wt[reps] + t_s
+    cc = rep_c + c_s
+    tt = rep_t + t_s
+    del c_s, t_s, rep_c, rep_t
     err = None
     zero = xp.flatnonzero(tt == 0)
     if zero.shape[0]:
@@ -555,7 +688,8 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     rep_rank = xp.full(k, -1, dtype=np.int64)
     if reps.shape[0]:
         rep_rank[reps] = xp.asarray(to_global[lrank])
-    rank = fetch(comm, R.layout, root, rep_rank)[0]
+    rank = _fetch(comm, R.layout, root, rep_rank)[0]
+    del root, rep_rank
     # X = b * cs - a * ts, int64 only where the bound proves it.
     csm = comm.allreduce(int(xp.abs(cs).max()) if k else 0, "max")
     tsm = comm.allreduce(int(xp.abs(ts).max()) if k else 0, "max")
@@ -566,9 +700,12 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
             f"scaled biases up to {bmax} * {csm} + {amax} * {tsm} leave the exact int64 "
             "arithmetic of the distributed engine: run it as one process")
     rnum_x, rden_x = xp.asarray(rnum), xp.asarray(rden)
-    pot = rden_x[rank] * cs - rnum_x[rank] * ts
+    pot = rden_x[rank] * cs
+    del cs
+    pot -= rnum_x[rank] * ts
+    del ts
     bounds["xmax"] = comm.allreduce(int(xp.abs(pot).max()) if k else 0, "max")
-    st.policy, st.succ, st.rep, st.root, st.rank = policy, succ, rep, root, rank
+    st.policy, st.succ, st.rep, st.rank = policy, succ, rep, rank
     st.potential, st.rank_num, st.rank_den = pot, rnum, rden
     st.reps, st.rep_cost, st.rep_time = reps, cc, tt
     clock.lap("value_ranks")
@@ -685,8 +822,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     alive = _trim(comm, block.indptr, halo, None, rounds)
     clock.lap("trim")
     if per_scc:
-        label = _scc_labels(comm, block.indptr, halo, alive, block.layout.global_ids(xp),
-                            rounds, clock)
+        label = _scc_labels(comm, block.indptr, halo, alive, block.layout, rounds, clock)
     else:
         label = xp.where(alive, 0, -1)
     work_cost = -block.cost if mode == "min" else block.cost
@@ -696,25 +832,27 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         m = block.m
         raise NoCycleError(f"the graph has no cycle ({block.n} vertices, {m} edge"
                            f"{'s' * (m != 1)}): every path ends in a vertex without successors")
-    if R.n_local and P.is_numpy(xp):
-        _, policy = P.segment_argmax(P.dense(R.cost), R.indptr, edge_rows(R.indptr, xp), np)
-    elif R.n_local:
-        policy = first_max_edges(P.dense(R.cost), edge_rows(R.indptr, xp), R.n_local, xp)[1]
-    else:
-        policy = xp.zeros(0, np.int64)
+    # (the block's halo, labels and flags go where the restriction made its own)
+    del halo, label, alive
+    aux: dict = {}
+    if R.n_local and not P.is_numpy(xp):   # each edge's row, for every improvement
+        aux["rows"] = edge_rows(R.indptr, xp)
+    policy = _first_policy(R, xp, aux.get("rows"))
     if max_iter is None:
         max_iter = max(1000, 10 * R.k)
     # The bounds of the restricted graph's charges, as the one-process iteration takes them.
     cmax = comm.allreduce(_extreme(R.cost, xp, "absmax") if R.cost.shape[0] else 0, "max")
     tmax = comm.allreduce(_extreme(R.time, xp, "max") if R.time.shape[0] else 0, "max") \
         if time_used else 1
-    aux: dict = {}
     bounds: dict = {}
+    st = None
     it = 0
     while True:
         if it >= max_iter:
             raise ConvergenceError(it, f"Howard's iteration did not converge in {it} iterations")
         clock.lap("improve")   # (the first policy, the bounds, the last improvement)
+        # (the last policy's values go before the next policy's are made)
+        st = rank_ext = pot_ext = best_rank = best_val = best_edge = improve = None
         st = _value_determination(comm, R, policy, time_used, bounds, rounds, clock)
         it += 1
         amax = int(np.abs(st.rank_num).max())
@@ -729,8 +867,6 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
                 R.indptr, R.halo.target, R.cost, R.time if time_used else None, None,
                 rank_ext, pot_ext, st.rank_num, st.rank_den, np, aux=aux)
         elif R.n_local:
-            if "rows" not in aux:
-                aux["rows"] = edge_rows(R.indptr, xp)
             best_rank, best_val, best_edge = best_edges_scatter(
                 aux["rows"], R.halo.target, R.cost, R.time if time_used else None, rank_ext,
                 pot_ext, xp.asarray(st.rank_num), xp.asarray(st.rank_den), R.n_local, xp)
@@ -743,17 +879,19 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         if _count(comm, improve) == 0:
             break
         policy = xp.where(improve, best_edge, policy)
+    del rank_ext, pot_ext, best_rank, best_val, best_edge, improve, aux
     clock.lap("improve")
     violations = _certificate(comm, R, st, cmax, tmax, bounds["xmax"], time_used)
     clock.lap("certify")
     # The critical cycle: the top class's policy cycle with the smallest representative.
     top = st.rank_num.shape[0] - 1
     mine = st.reps[st.rank[st.reps] == top]
-    r = comm.allreduce(int(R.gid[mine].min()) if mine.shape[0] else R.k, "min")
+    r = comm.allreduce(int(R.layout.to_global(mine, xp).min()) if mine.shape[0] else R.k,
+                       "min")
     on = xp.flatnonzero(st.rep == r)
     e_loc = R.original_edges(st.policy[on])
     h = to_host   # the cycle's few vertices come to the host
-    rows = list(zip(h(R.gid[on]).tolist(), h(st.succ[on]).tolist(),
+    rows = list(zip(h(R.layout.to_global(on, xp)).tolist(), h(st.succ[on]).tolist(),
                     h(R.vertices[on]).tolist(),
                     h(block.layout.global_edges(e_loc, xp)).tolist(),
                     h(block.indices[e_loc]).tolist(), h(block.cost[e_loc]).tolist(),

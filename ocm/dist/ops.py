@@ -32,9 +32,9 @@ from runtime.arrays import scatter_min
 
 from ..primitives import dense, is_numpy, subset
 
-__all__ = ["scatter_max", "edge_rows", "expand_ranges",
-           "first_max_edges", "best_edges_scatter", "edge_slices", "range_groups", "ScatterMax",
-           "EDGE_BLOCK", "INT64_MIN"]
+__all__ = ["scatter_max", "edge_rows", "expand_ranges", "row_counts", "edge_groups",
+           "first_max_edges", "best_edges_scatter", "edge_slices", "id_slices", "range_groups",
+           "ScatterMax", "EDGE_BLOCK", "INT64_MIN"]
 
 INT64_MIN = -2**63
 
@@ -123,14 +123,27 @@ def expand_ranges(lo, hi, xp: Any):
     return xp.cumsum(step)
 
 
-def first_max_edges(key, src, k: int, xp: Any):
-    """Per row ``0 .. k - 1`` (every row non-empty) the largest ``key`` of its edges and the
-    lowest edge id attaining it; edges given by their rows ``src`` (CSR order)."""
-    best = xp.full(k, INT64_MIN + 1, np.int64)   # (no key is below: -2**63 is refused)
-    scatter_max(xp, best, src, key)
-    hit = xp.flatnonzero(key == best[src])
+def first_max_edges(cost, src, k: int, xp: Any):
+    """Per row ``0 .. k - 1`` (every row non-empty) the largest ``cost`` of its edges and the
+    lowest edge id attaining it; edges given by their rows ``src`` (CSR order), ``cost`` an
+    array or a palette. Two passes a slice of edges at a time (:func:`edge_slices`): the
+    scatters combine across slices, so rows may straddle them.
+
+    >>> first_max_edges(np.array([3, 5, 5, 1]), np.array([0, 0, 0, 1]), 2, np)[1].tolist()
+    [1, 3]
+    """
+    m = int(src.shape[0])
+    best = xp.full(k, INT64_MIN + 1, np.int64)   # (no cost is below: -2**63 is refused)
+    up = ScatterMax(xp, best)
+    for sl in edge_slices(m):
+        up.add(src[sl], dense(subset(cost, sl)))
+    up.done()
     edge = xp.full(k, 2**62, np.int64)
-    scatter_min(xp, edge, src[hit], hit.astype(np.int64))
+    for sl in edge_slices(m):
+        s = src[sl]
+        hit = xp.flatnonzero(dense(subset(cost, sl)) == best[s])
+        scatter_min(xp, edge, s[hit], hit + sl.start)
+        del s, hit
     return best, edge
 
 
@@ -148,6 +161,18 @@ def edge_slices(m: int) -> list:
     [slice(0, 0, None)]
     """
     return [slice(a, min(a + EDGE_BLOCK, m)) for a in range(0, max(m, 1), EDGE_BLOCK)]
+
+
+def id_slices(n: int) -> list:
+    """Consecutive slices of ``0 .. n - 1`` of at most a quarter of :data:`EDGE_BLOCK` ids (one,
+    empty, for ``n = 0``): the parts in which the engine asks for values at vertex ids (a
+    fetch's temporaries are about four times an edge slice's per item).
+
+    >>> id_slices(0)
+    [slice(0, 0, None)]
+    """
+    step = max(1, EDGE_BLOCK // 4)
+    return [slice(a, min(a + step, n)) for a in range(0, max(n, 1), step)]
 
 
 def range_groups(lo, hi, xp: Any) -> list:
@@ -173,6 +198,42 @@ def range_groups(lo, hi, xp: Any) -> list:
         b = min(k, max(b, a + 1))
         out.append(slice(a, b))
         a, base = b, int(ends[b - 1])
+    return out
+
+
+def edge_groups(indptr, xp: Any) -> list:
+    """Consecutive groups of rows whose edges add up to at most :data:`EDGE_BLOCK` (a longer
+    row alone in its group), as ``(rows, edges)`` pairs of slices: a pass over every edge a
+    group at a time sees whole rows, so per-row results need no combining across groups.
+
+    >>> edge_groups(np.array([0, 2, 2, 5]), np)
+    [(slice(0, 3, None), slice(0, 5, None))]
+    """
+    out = []
+    for g in range_groups(indptr[:-1], indptr[1:], xp):
+        if g.stop > g.start:
+            out.append((g, slice(int(indptr[g.start]), int(indptr[g.stop]))))
+    return out
+
+
+def row_counts(indptr, flags, xp: Any, dtype=np.int64):
+    """Per row the number of its edges whose flag is set, where ``flags(edges)`` gives the
+    flags (booleans) of a slice of edges: a group of rows at a time (:func:`edge_groups`), so
+    that no per-edge array but a group's exists (a running sum of a group's flags read at
+    its rows' offsets). Empty rows count 0.
+
+    >>> row_counts(np.array([0, 2, 2, 5]), lambda e: np.array([1, 0, 1, 1, 0])[e] == 1,
+    ...            np).tolist()
+    [1, 0, 2]
+    """
+    n = indptr.shape[0] - 1
+    out = xp.zeros(n, dtype)
+    for rows, edges in edge_groups(indptr, xp):
+        run = xp.zeros(edges.stop - edges.start + 1, np.int64)
+        xp.cumsum(flags(edges), dtype=np.int64, out=run[1:])
+        off = indptr[rows.start:rows.stop + 1] - edges.start
+        out[rows] = run[off[1:]] - run[off[:-1]]
+        del run, off
     return out
 
 
