@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ocm.dist import PHASES, GraphBlock, block_starts, optimal_cycle_distributed
+from ocm.dist import PHASES, GraphBlock, optimal_cycle_distributed
 from ocm import Palette
 from ocm.errors import OcmError
 from runtime.comm import Comm
@@ -52,21 +52,18 @@ def engine_comm(comm: Comm, block: StateBlock) -> Comm:
 
 
 def engine_block(block: StateBlock, resource: str, ratio: bool) -> GraphBlock:
-    """The engine's view of a process's block: its rows (where they are), the cost of
-    ``resource`` and the times as palettes (each edge's row of the block's palette, read
-    where needed: 1 or 2 bytes an edge rather than 8 each)."""
-    starts = block_starts(block.n, block.starts.shape[0] - 1)
-    assert np.array_equal(starts, block.starts)
+    """The engine's view of a process's block: its rows where the search left them (the
+    block's layout of runs of ids), the cost of ``resource`` and the times as palettes (each
+    edge's row of the block's palette, read where needed: 1 or 2 bytes an edge rather than
+    8 each)."""
     xp = module_of(block.charge)
 
     def column(values: np.ndarray) -> Palette:
         return Palette(block.charge, np.asarray(values, np.int64) if xp is np else
                        xp.asarray(values, dtype=np.int64))
-    return GraphBlock(n=block.n, m=block.m, starts=block.starts, rank=block.rank,
-                      indptr=block.indptr, indices=block.targets,
-                      cost=column(block.palette.costs[resource]),
-                      time=column(block.palette.time) if ratio else None,
-                      edge_base=block.edge_base)
+    return GraphBlock(n=block.n, m=block.m, layout=block.layout, indptr=block.indptr,
+                      indices=block.targets, cost=column(block.palette.costs[resource]),
+                      time=column(block.palette.time) if ratio else None)
 
 
 def solve_blocks(block: StateBlock, comm: Comm, resource: str, kind: str, mode: str,

@@ -9,7 +9,9 @@
 - :mod:`runtime.warmup`: the command line's start-up of CuPy and CUDA in the background;
 - :mod:`runtime.memory`: this process's resident memory, now and at its peak;
 - (``runtime.comm``) the collective operations that let one search run over several
-  processes or GPUs.
+  processes or GPUs;
+- (``runtime.layout``) which process holds which ids of a graph spread over processes: runs of
+  consecutive ids.
 
 Nothing here imports another package of the project; every package may import it. Importing
 ``runtime`` imports none of its modules (and no CuPy).

@@ -102,11 +102,11 @@ def measure(path: str, defines: dict, stand_in: bool = False,
                            on_lap=meter.lap)
     meter.stop()
     g = graph_bytes(block)
-    t = np.asarray(block.targets)
-    lo, hi = int(block.starts[block.rank]), int(block.starts[block.rank + 1])
+    t = np.asarray(block.targets).astype(np.int64)
+    far = block.layout.owner_of(t) != comm.rank     # (targets another process holds)
     mine = {"rank": comm.rank, "m": int(block.targets.shape[0]),
             "n": int(block.indptr.shape[0] - 1), "graph": g,
-            "remote": int(np.unique(t[(t < lo) | (t >= hi)]).shape[0]),
+            "remote": int(np.unique(t[far]).shape[0]),
             "phases": {k: g + meter.peak[k] for k in PHASES if k in meter.peak}}
     parts = host_comm(comm).allgather(mine)
     if comm.rank:

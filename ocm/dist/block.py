@@ -1,10 +1,14 @@
-"""A graph split over processes in blocks of consecutive vertex ids, and its exchanges.
+"""A graph split over processes in runs of consecutive vertex ids, and its exchanges.
 
-Process ``q`` of ``P`` holds the CSR rows of the vertices ``starts[q] .. starts[q + 1] - 1``
-(a :class:`GraphBlock`): their out-edges with **global** target ids, costs and times, and
-the global id of its first edge (edge ids stay those of the whole graph: a block's edges are
-consecutive in it). The blocks are balanced by vertices (``starts[q] = q * n // P``), which
-every process computes from ``n`` alone; see :func:`block_starts`.
+Process ``q`` of ``P`` holds the CSR rows of a set of runs of consecutive vertex ids (a
+:class:`GraphBlock`), one after the other in its own numbering: their out-edges with
+**global** target ids, costs and times. Which process holds which runs is a
+:class:`runtime.layout.Layout`, the same on every process; edge ids stay those of the whole
+graph (each vertex run's edges are consecutive in it, so the layout holds the edge runs too).
+Blocks of consecutive ids balanced by vertices (``q * n // P`` the first of process ``q``'s,
+:func:`block_starts`) are the special case of one run a process; a distributed search leaves
+one run a level on each process (:mod:`statespace.dist.blocks`), which the engine reads where
+it is.
 
 Two exchanges serve every step of the engine (:mod:`ocm.dist.engine`):
 
@@ -14,32 +18,36 @@ Two exchanges serve every step of the engine (:mod:`ocm.dist.engine`):
 - :func:`fetch`: values at arbitrary global ids (the pointers of pointer doubling), routed to
   the owners of the ids and back: two ``alltoallv`` per call.
 
+Both find an id's owner and its place there by the layout (:meth:`Layout.locate`: a search
+of the runs' first ids), and send the owner the place, not the id.
+
 Examples
 --------
 >>> import numpy as np
 >>> from runtime.comm import SelfComm
 >>> b = split_graph(np.array([0, 1, 2]), np.array([1, 0]), np.array([3, 4]), None, 0, 1)
->>> b.lo, b.hi, b.n, b.indices.tolist(), b.edge_base
-(0, 2, 2, [1, 0], 0)
->>> fetch(SelfComm(), b.starts, np.array([1, 1, 0]), np.array([10, 20]))[0].tolist()
+>>> b.n_local, b.n, b.indices.tolist(), b.layout.global_ids().tolist()
+(2, 2, [1, 0], [0, 1])
+>>> fetch(SelfComm(), b.layout, np.array([1, 1, 0]), np.array([10, 20]))[0].tolist()
 [20, 20, 10]
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from runtime.arrays import stable_argsort
 from runtime.comm import Comm
 from runtime.device import to_host
+from runtime.layout import Layout
 
 from .ops import edge_slices, scatter_max
 
-__all__ = ["GraphBlock", "block_starts", "owner_of_ids", "split_graph", "Halo", "fetch",
-           "route"]
+__all__ = ["GraphBlock", "Layout", "block_starts", "owner_of_ids", "split_graph", "Halo",
+           "fetch", "route"]
 
 
 def block_starts(n: int, size: int) -> np.ndarray:
@@ -63,50 +71,40 @@ def owner_of_ids(ids: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class GraphBlock:
-    """One process's share of a graph: the rows of vertices ``lo .. hi - 1``.
+    """One process's share of a graph: the rows of its runs of vertices.
 
     Attributes
     ----------
     n, m : int
         Vertices and edges of the whole graph.
-    starts : int64 array, shape (P + 1,)
-        Every process's first vertex, then ``n`` (:func:`block_starts`).
-    rank : int
-        This block's process.
-    indptr : int64 array, shape (hi - lo + 1,)
-        The block's CSR offsets, from 0.
+    layout : runtime.layout.Layout
+        Which process holds which runs of vertex and edge ids (the same on every process,
+        seen from this block's process).
+    indptr : int64 array, shape (n_local + 1,)
+        The block's CSR offsets, from 0, its vertices in local order.
     indices : int array
         Global target ids of the block's edges (int32 while they fit).
     cost : int64 array or ocm.Palette
     time : int64 array, ocm.Palette or None
         Per edge of the block (None: time 1 everywhere); a palette holds one row per edge
         and the rows' values (:class:`ocm.primitives.Palette`: 1 or 2 bytes an edge).
-    edge_base : int
-        Global id of the block's first edge (its edge ``j`` is edge ``edge_base + j`` of the
-        graph).
     """
 
     n: int
     m: int
-    starts: np.ndarray
-    rank: int
+    layout: Layout
     indptr: np.ndarray
     indices: np.ndarray
     cost: np.ndarray
     time: np.ndarray | None
-    edge_base: int
 
     @property
-    def lo(self) -> int:
-        return int(self.starts[self.rank])
-
-    @property
-    def hi(self) -> int:
-        return int(self.starts[self.rank + 1])
+    def rank(self) -> int:
+        return self.layout.rank
 
     @property
     def n_local(self) -> int:
-        return self.hi - self.lo
+        return int(self.indptr.shape[0]) - 1
 
     @property
     def m_local(self) -> int:
@@ -114,31 +112,50 @@ class GraphBlock:
 
 
 def split_graph(indptr: Any, indices: Any, cost: Any, time: Any | None, rank: int,
-                size: int) -> GraphBlock:
+                size: int, runs: Sequence | None = None) -> GraphBlock:
     """Process ``rank``'s block of a one-process CSR graph (``cost``/``time`` arrays or
     ``ocm.Palette``; expanded per edge here). What every test of the distributed engine starts
-    from: the same graph cut in ``size`` blocks, one per process.
+    from: the same graph cut in ``size`` shares, one per process.
+
+    ``runs``, when given, is every process's runs: ``runs[q]`` a sequence of ``(first id,
+    length)`` in process ``q``'s local order, the runs of all processes covering the ids
+    once; by default blocks of consecutive ids (:func:`block_starts`).
 
     >>> b = split_graph(np.array([0, 2, 3, 3]), np.array([1, 2, 0]), np.array([1, 2, 3]),
     ...                 None, 1, 2)
-    >>> b.lo, b.hi, b.indptr.tolist(), b.indices.tolist(), b.cost.tolist(), b.edge_base
-    (1, 3, [0, 1, 1], [0], [3], 2)
+    >>> b.layout.global_ids().tolist(), b.indptr.tolist(), b.indices.tolist(), b.cost.tolist()
+    ([1, 2], [0, 1, 1], [0], [3])
+    >>> b = split_graph(np.array([0, 2, 3, 3]), np.array([1, 2, 0]), np.array([1, 2, 3]),
+    ...                 None, 0, 2, runs=[[(2, 1), (0, 1)], [(1, 1)]])
+    >>> b.layout.global_ids().tolist(), b.indptr.tolist(), b.indices.tolist()
+    ([2, 0], [0, 0, 2], [1, 2])
     """
     from ..primitives import dense, subset
 
     indptr = np.asarray(indptr, dtype=np.int64)
-    n = indptr.shape[0] - 1
-    starts = block_starts(n, size)
-    lo, hi = int(starts[rank]), int(starts[rank + 1])
-    e0, e1 = int(indptr[lo]), int(indptr[hi])
-    part = slice(e0, e1)
+    if runs is None:
+        layout = Layout.blocks(indptr, rank, size)
+    else:
+        table = []
+        for r in runs:
+            s = np.array([a for a, _ in r], np.int64)
+            ln = np.array([b for _, b in r], np.int64)
+            table.append((s, ln, indptr[s + ln] - indptr[s]))
+        layout = Layout.of_runs(rank, table)
+    starts, lengths, _ = layout.runs_of(rank)
+    # This process's edges: its runs' edges in its local order.
+    edges = np.concatenate([np.arange(indptr[a], indptr[a + k], dtype=np.int64)
+                            for a, k in zip(starts.tolist(), lengths.tolist())]) \
+        if starts.shape[0] else np.zeros(0, np.int64)
+    verts = layout.global_ids()
+    deg = indptr[verts + 1] - indptr[verts]
+    local_ptr = np.zeros(verts.shape[0] + 1, np.int64)
+    np.cumsum(deg, out=local_ptr[1:])
     return GraphBlock(
-        n=n, m=int(indptr[-1]), starts=starts, rank=rank,
-        indptr=indptr[lo:hi + 1] - e0,
-        indices=np.asarray(indices[part], dtype=np.int64),
-        cost=np.asarray(dense(subset(cost, part)), dtype=np.int64),
-        time=None if time is None else np.asarray(dense(subset(time, part)), dtype=np.int64),
-        edge_base=e0)
+        n=indptr.shape[0] - 1, m=int(indptr[-1]), layout=layout, indptr=local_ptr,
+        indices=np.asarray(indices, np.int64)[edges],
+        cost=np.asarray(dense(subset(cost, edges)), dtype=np.int64),
+        time=None if time is None else np.asarray(dense(subset(time, edges)), dtype=np.int64))
 
 
 def _as_rows(values: tuple, xp: Any = np):
@@ -147,54 +164,63 @@ def _as_rows(values: tuple, xp: Any = np):
         if values else xp.zeros((0, 0), np.int64)
 
 
-def route(comm: Comm, starts: np.ndarray, ids):
-    """Send the global ids ``ids`` (of ``comm.xp``) to their owners: ``(got, order, counts,
-    recv_counts)``, where ``got`` are the ids this process owns that others asked for
-    (grouped by asker), ``order`` the permutation that grouped ``ids`` by owner and the
-    counts both ways (NumPy: to send answers back, :func:`fetch`)."""
+def route(comm: Comm, layout: Layout, ids):
+    """Send the global vertex ids ``ids`` (of ``comm.xp``) to their owners: ``(got, order,
+    counts, recv_counts)``, where ``got`` are the local indices of this process's vertices
+    that others asked for (grouped by asker, each asker's in the order it grouped them),
+    ``order`` the permutation that grouped ``ids`` by owner (None: ``ids`` kept their order)
+    and the counts both ways (NumPy: to send answers back, :func:`fetch`)."""
+    xp = comm.xp
+    owner, local = layout.locate(ids, xp)
+    return _send(comm, owner, local)
+
+
+def _send(comm: Comm, owner, local):
+    """:func:`route` of ids already located (their owners and places there)."""
     xp = comm.xp
     if comm.size == 1:   # every id is this process's: nothing to group
-        got, rcounts = comm.alltoallv(ids, np.array([ids.shape[0]], np.int64))
+        got, rcounts = comm.alltoallv(local, np.array([local.shape[0]], np.int64))
         return got, None, rcounts, rcounts
-    owner = xp.searchsorted(xp.asarray(starts), ids, side="right") - 1
-    # (a stable sort of small integers: NumPy's radix sort)
+    # (a stable sort of small integers: NumPy's radix sort; ids of one owner keep their
+    # order, so a list sorted by id stays sorted within each owner)
     order = stable_argsort(xp, owner.astype(np.int16 if comm.size < 2**15 else np.int64))
     # The counts by searches in the sorted owners, not a bincount: on a device its atomic
     # additions on P counters serialise.
     at = xp.searchsorted(owner[order], xp.arange(comm.size + 1, dtype=owner.dtype),
                          side="left")
     counts = np.diff(to_host(at)).astype(np.int64)
-    got, rcounts = comm.alltoallv(xp.ascontiguousarray(ids[order]), counts)
+    got, rcounts = comm.alltoallv(xp.ascontiguousarray(local[order]), counts)
     return got, order, counts, rcounts
 
 
-def fetch(comm: Comm, starts: np.ndarray, ids, *arrays, seen=None) -> list:
-    """``[a[ids] for a in arrays]`` where each ``a`` is a per-vertex array held in blocks
-    (this process's part given): every id goes to its owner, which answers from its part.
-    Collective: every process calls it (with its own ``ids``, possibly none). The answers are
-    read before any caller changes its arrays, which is what pointer doubling needs. Ids of
-    this process's own block are answered here: only the others travel (and are sorted).
-    ``seen`` (flags of the block's vertices), when given, is set at every vertex of the
-    block that some process asked for."""
+def fetch(comm: Comm, layout: Layout, ids, *arrays, seen=None) -> list:
+    """``[a[ids] for a in arrays]`` where each ``a`` is a per-vertex array held by the
+    processes of ``layout`` (this process's part given, in its local order): every id goes
+    to its owner, which answers from its part. Collective: every process calls it (with its
+    own ``ids``, possibly none). The answers are read before any caller changes its arrays,
+    which is what pointer doubling needs. Ids of this process's own vertices are answered
+    here: only the others travel. ``seen`` (flags of the block's vertices), when given, is
+    set at every vertex of the block that some process asked for."""
     xp = comm.xp
     ids = ids.astype(np.int64, copy=False)
-    lo, hi = int(starts[comm.rank]), int(starts[comm.rank + 1])
+    owner, local = layout.locate(ids, xp)
     out = xp.empty((ids.shape[0], len(arrays)), np.int64)
     if comm.size == 1:
         far = None
-        near = ids - lo
+        near = local
     else:
-        mine = (ids >= lo) & (ids < hi)
+        mine = owner == comm.rank
         at_home = xp.flatnonzero(mine)
         far = xp.flatnonzero(~mine)
-        near = ids[at_home] - lo
-        ids = ids[far]
-    got, order, counts, rcounts = route(comm, starts, ids)
+        near = local[at_home]
+        owner, local = owner[far], local[far]
+    got, order, counts, rcounts = _send(comm, owner, local)
+    del owner, local
     if seen is not None:
-        seen[got - lo] = True
+        seen[got] = True
         if far is not None:
             seen[near] = True
-    reply = _as_rows(tuple(a[got - lo] for a in arrays), xp)
+    reply = _as_rows(tuple(a[got] for a in arrays), xp)
     back, _ = comm.alltoallv(reply, rcounts, counts)
     if far is None:
         return [back[:, j] for j in range(len(arrays))]
@@ -212,17 +238,19 @@ class Halo:
     ----------
     target : int array, shape (m_local,)
         Each edge's target as an index into an *extended* vertex array: the block's own
-        vertices first (``0 .. n_local - 1``), then the distinct remote targets in id order
-        (int32 while they fit: 4 bytes an edge).
+        vertices first (``0 .. n_local - 1``, local order), then the distinct remote targets
+        grouped by owner, in id order within an owner (int32 while they fit: 4 bytes an
+        edge).
     remote : int64 array
-        The global ids of those remote targets.
+        The global ids of those remote targets, in that order (the order of the exchanges:
+        a pull's answers land in place).
     """
 
-    def __init__(self, comm: Comm, starts: np.ndarray, targets) -> None:
+    def __init__(self, comm: Comm, layout: Layout, targets) -> None:
         xp = comm.xp
         self.comm, self.xp = comm, xp
-        lo, hi = int(starts[comm.rank]), int(starts[comm.rank + 1])
-        self.n_local = hi - lo
+        self.n_local = layout.n_local
+        rank = comm.rank
         m = int(targets.shape[0])
         # A slice of edges at a time (edge_slices), so that the int64 temporaries take a
         # slice's memory beside the graph, not several copies of every edge: the distinct
@@ -230,22 +258,35 @@ class Halo:
         parts = []
         for sl in edge_slices(m):
             t = targets[sl].astype(np.int64)
-            parts.append(xp.unique(t[(t < lo) | (t >= hi)]))
-            del t
-        self.remote = xp.unique(xp.concatenate(parts)) if len(parts) > 1 else parts[0]
+            own = layout.owner_of(t, xp)
+            parts.append(xp.unique(t[own != rank]))
+            del t, own
+        by_id = xp.unique(xp.concatenate(parts)) if len(parts) > 1 else parts[0]
         del parts
+        # Grouped by owner (the order of the exchanges), by id within each owner.
+        owner, local = layout.locate(by_id, xp)
+        if comm.size > 1:
+            order = stable_argsort(xp, owner.astype(np.int16 if comm.size < 2**15
+                                                    else np.int64))
+        else:
+            order = xp.arange(by_id.shape[0], dtype=np.int64)
+        self.remote = by_id[order]
+        place = xp.empty(by_id.shape[0], np.int64)   # id-sorted position -> grouped one
+        place[order] = xp.arange(by_id.shape[0], dtype=np.int64)
         n_ext = self.n_local + self.remote.shape[0]
         self.target = xp.empty(m, np.int32 if n_ext < 2**31 else np.int64)
         for sl in edge_slices(m):
             t = targets[sl].astype(np.int64)
-            far = (t < lo) | (t >= hi)
-            self.target[sl] = xp.where(far, self.n_local + xp.searchsorted(self.remote, t),
-                                       t - lo)
-            del t, far
+            own, loc = layout.locate(t, xp)
+            far = xp.flatnonzero(own != rank)
+            loc[far] = self.n_local + place[xp.searchsorted(by_id, t[far])]
+            self.target[sl] = loc
+            del t, own, loc, far
         # Built once: which of this block's vertices each other process wants, in the order
-        # it wants them (its remote list is sorted by id, so grouped by owner).
-        want, _, self.req_counts, self.want_counts = route(comm, starts, self.remote)
-        self.want = want - lo
+        # it wants them (its remote list is grouped by owner).
+        self.want, _, self.req_counts, self.want_counts = _send(comm, owner[order],
+                                                                local[order])
+        del owner, local, order, place
 
     def push_max(self, local, remote) -> None:
         """The reverse of :meth:`pull`: ``remote`` (one value per remote target, in the

@@ -22,8 +22,11 @@ Steps, following :mod:`ocm.howard`'s rules:
 2. **Trimming**: repeatedly drop the vertices whose out-edges all lead to dropped vertices;
    the alive flags of remote targets come by a halo exchange (:class:`~ocm.dist.block.Halo`,
    index lists built once), and the processes agree to stop by an ``allreduce``. The kept
-   vertices are renumbered in order (``exscan`` of the counts), so the restricted graph is
-   again in blocks of consecutive ids, and its ids are those of the one-process restriction.
+   vertices are renumbered in id order (each run of the block's layout keeps its kept
+   vertices: one ``allgather`` of the kept counts per run), so the restricted graph is again
+   held in runs, where its vertices were, and its ids are those of the one-process
+   restriction. Every tie (the smallest representative, the critical cycle's) breaks on
+   those global ids, never on a process's local order.
    With ``per_scc`` the SCCs are found by colouring first (:func:`_scc_labels`: work per
    round follows the frontier).
 3. **Howard**: the first policy is each row's lowest edge of largest cost; per iteration the
@@ -71,7 +74,7 @@ from .. import primitives as P
 from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroTimeCycleError
 from ..result import CycleResult
 from ..scc import find_zero_time_cycle
-from .block import GraphBlock, Halo, fetch
+from .block import GraphBlock, Halo, Layout, fetch
 from .ops import (ScatterMax, best_edges_scatter, edge_rows, edge_slices, expand_ranges,
                   edge_groups, first_max_edges, group_rows, id_slices, range_groups,
                   row_counts)
@@ -159,13 +162,13 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
     c, t = block.cost, block.time
     err = None
     if c.shape[0] and _extreme(c, xp, "min") == -2**63:
-        e = block.edge_base + _first(c, -2**63, xp)
+        e = _global_edge(block, _first(c, -2**63, xp))
         err = InputError(f"'cost'[{e}] = -2**63 is out of range: costs must lie within "
                          "±(2**63 - 1)")
     elif t is not None and t.shape[0] and _extreme(t, xp, "min") < 0:
         low = _extreme(t, xp, "min")
         e = _first(t, low, xp)
-        err = InputError(f"times must be non-negative integers: edge {block.edge_base + e} "
+        err = InputError(f"times must be non-negative integers: edge {_global_edge(block, e)} "
                          f"has time {low}")
     _agree(comm, err)
     cmax = comm.allreduce(_extreme(c, xp, "absmax") if c.shape[0] else 0, "max")
@@ -178,6 +181,11 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
                          "along a path could pass 2**62, beyond the engine's exact int64 "
                          "arithmetic")
     return cmax, tmax
+
+
+def _global_edge(block: GraphBlock, e: int) -> int:
+    """The global id of the block's edge ``e`` (a message's edge)."""
+    return int(block.layout.global_edges(np.array([e], np.int64))[0])
 
 
 def _used_values(a, xp: Any):
@@ -256,12 +264,17 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
                                        alive_ext[halo.target[sl]]) + sl.start
                         for sl in edge_slices(int(src.shape[0]))])
     del zero, alive_ext
-    mine = (to_host(src[e] + block.lo).tolist(), to_host(block.indices[e]).tolist(),
-            to_host(e + block.edge_base).tolist())
+    lay = block.layout
+    mine = (to_host(lay.to_global(src[e], xp)).tolist(), to_host(block.indices[e]).tolist(),
+            to_host(lay.global_edges(e, xp)).tolist())
     parts = comm.allgather(mine)
     us = np.array([u for p in parts for u in p[0]], dtype=np.int64)
     vs = np.array([v for p in parts for v in p[1]], dtype=np.int64)
     es = np.array([x for p in parts for x in p[2]], dtype=np.int64)
+    # In the one-process order (by edge id: by source, then as in its row), whatever the
+    # processes' local orders.
+    by_edge = np.argsort(es, kind="stable")
+    us, vs, es = us[by_edge], vs[by_edge], es[by_edge]
     verts = np.unique(np.concatenate([us, vs]))
     k = verts.shape[0]
     cu, cv = np.searchsorted(verts, us), np.searchsorted(verts, vs)
@@ -277,7 +290,7 @@ def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
                               f"has total time 0", cycle=cyc, edges=edges)
 
 
-def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
+def _scc_labels(comm: Comm, indptr, halo: Halo, alive, layout: Layout, rounds: dict,
                 clock: Clock) -> Any:
     """The strongly connected component of every alive vertex, named by its largest vertex
     (-1 for the others), by colouring: in the part not yet labelled, every vertex takes the
@@ -290,7 +303,8 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
     Work per round follows the frontier, not the block: forwards only the out-edges of the
     vertices whose colour changed (ranges of the live edges' offsets), backwards only the
     in-edges of the vertices reached last round (the edges inside a colour sorted by target
-    once a phase); a round's vertex-sized work is a few flag passes and the halo's values."""
+    once a phase); a round's vertex-sized work is a few flag passes and the halo's values.
+    Colours are global ids (``layout``): the ids of one process, whatever its local order."""
     xp = comm.xp
     n_local = indptr.shape[0] - 1
     tgt = halo.target
@@ -303,7 +317,7 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
         # the edges inside the part left and their offsets by source
         lt, lptr = _live_edges(xp, indptr, tgt, active, act_ext)
         del act_ext
-        color = xp.where(active, lo + xp.arange(n_local, dtype=np.int64), -1)
+        color = xp.where(active, layout.global_ids(xp), -1)
         front = xp.flatnonzero(active)
         n_active = front.shape[0]
         while True:
@@ -342,7 +356,7 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, lo: int, rounds: dict,
         clock.lap("scc_forward")
         # Backwards from the roots along the edges inside one colour, grouped by target.
         bptr, bs = _in_lists(xp, halo, color, lptr, lt, n_local + n_remote)
-        reached = active & (color == lo + xp.arange(n_local, dtype=np.int64))
+        reached = active & (color == layout.global_ids(xp))
         new = reached
         while True:
             rounds["scc_backward"] = rounds.get("scc_backward", 0) + 1
@@ -463,8 +477,10 @@ def _in_lists(xp: Any, halo: Halo, color, lptr, lt, n_ext: int):
 
 class _Restricted:
     """The block's share of the restricted graph: the edges whose ends share a ``label``
-    (-1: dropped), the vertices keeping an edge renumbered in order (so the restricted graph
-    is again in blocks of consecutive ids, its ids those of the one-process restriction).
+    (-1: dropped), the vertices keeping an edge renumbered in id order, each process keeping
+    its own in its local order (:meth:`runtime.layout.Layout.restrict`: the runs of the
+    block's layout with the kept counts), so that the restricted graph's ids are those of
+    the one-process restriction.
 
     Built a group of rows at a time (flags, then int32 edge ids and targets: no int64 per
     edge). Its targets are kept only as its halo's index (:meth:`targets` reads the global
@@ -476,24 +492,31 @@ class _Restricted:
                  work_cost) -> None:
         xp = self.xp = comm.xp
         self.block, self.label = block, label
+        lay = block.layout
         label_ext = halo.pull(label)[0]
         keep = xp.empty(block.m_local, dtype=bool)
         for rows, sl in edge_groups(block.indptr, xp):
             lu = label[group_rows(block.indptr, rows, sl, xp)]
             keep[sl] = (lu >= 0) & (lu == label_ext[halo.target[sl]])
             del lu
+        del label_ext
         deg = row_counts(block.indptr, lambda rows, e: keep[e], xp)
-        kept = deg > 0
-        k_local = int(xp.count_nonzero(kept))
-        base = comm.exscan(k_local)
-        counts = comm.allgather(k_local)
-        self.k = int(sum(counts))
-        self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        newid = xp.full(block.n_local, -1, dtype=np.int64)
-        newid[kept] = base + xp.arange(k_local, dtype=np.int64)
+        kept = xp.flatnonzero(deg > 0)
+        k_local = int(kept.shape[0])
+        indptr = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(deg[kept])]).astype(np.int64)
+        del deg
+        # Per run of the block (local order) the kept vertices and edges: searches of the
+        # runs' local bounds among the kept vertices, and their offsets.
+        bounds = np.concatenate([[0], np.cumsum(lay.length[lay.mine])]).astype(np.int64)
+        at = xp.searchsorted(kept, xp.asarray(bounds), side="left")
+        self.layout = lay.restrict(comm, np.diff(to_host(at)), np.diff(to_host(indptr[at])))
+        del at
+        self.k = self.layout.n
         self.n_local = k_local
-        self.lo = base
-        self.vertices = block.lo + xp.flatnonzero(kept)        # global original vertices
+        newid = xp.full(block.n_local, -1, dtype=np.int64)
+        newid[kept] = self.layout.global_ids(xp)            # restricted ids, local order
+        self.vertices = lay.to_global(kept, xp)             # global original vertices
+        del kept
         n_keep = int(xp.count_nonzero(keep))
         if comm.allreduce(int(n_keep == keep.shape[0] and k_local == block.n_local), "min"):
             # Nothing dropped anywhere: the block itself (no copy of its edges; its halo).
@@ -511,11 +534,10 @@ class _Restricted:
             at += e.shape[0]
             del e
         keep = None
-        self.indptr = xp.concatenate([xp.zeros(1, np.int64),
-                                      xp.cumsum(deg[kept])]).astype(np.int64)
-        del deg, kept
+        self.indptr = indptr
+        del indptr
         newid_ext = halo.pull(newid)[0]
-        del newid, label_ext
+        del newid
         indices = xp.empty(n_keep, np.int32 if self.k < 2**31 else np.int64)
         for sl in edge_slices(n_keep):
             indices[sl] = newid_ext[halo.target[edges[sl]]].astype(indices.dtype)
@@ -523,14 +545,18 @@ class _Restricted:
         self.cost = P.subset(work_cost, edges)
         self.time = P.subset(block.time, edges)
         del edges
-        self.halo = Halo(comm, self.starts, indices)
+        self.halo = Halo(comm, self.layout, indices)
 
     def targets(self, local):
         """The global (restricted) targets of restricted edges ``local``, int64: read from the
-        halo's index (the block's own vertices first, then the remote targets in order)."""
+        halo's index (the block's own vertices first, in local order, then the remote
+        targets in the halo's order)."""
+        xp = self.xp
         t = self.halo.target[local].astype(np.int64)
-        far = self.xp.flatnonzero(t >= self.n_local)
-        out = t + self.lo
+        out = xp.empty(t.shape[0], np.int64)
+        far = xp.flatnonzero(t >= self.n_local)
+        near = xp.flatnonzero(t < self.n_local)
+        out[near] = self.layout.to_global(t[near], xp)
         out[far] = self.halo.remote[t[far] - self.n_local]
         return out
 
@@ -544,12 +570,12 @@ class _Restricted:
         xp, blk = self.xp, self.block
         rows = xp.searchsorted(self.indptr, local.astype(np.int64), side="right") - 1
         j = to_host(local - self.indptr[rows]).astype(np.int64)
-        orig = self.vertices[rows] - blk.lo
+        orig = blk.layout.local(self.vertices[rows], xp)
         e_lo, e_hi = to_host(blk.indptr[orig]), to_host(blk.indptr[orig + 1])
         cand = np.concatenate([np.zeros(0, np.int64)] +
                               [np.arange(a, b, dtype=np.int64) for a, b in zip(e_lo, e_hi)])
         owner = np.repeat(np.arange(e_lo.shape[0]), e_hi - e_lo)
-        got = _fetch(comm, blk.starts, blk.indices[xp.asarray(cand)].astype(np.int64),
+        got = _fetch(comm, blk.layout, blk.indices[xp.asarray(cand)].astype(np.int64),
                      self.label)[0]
         lu = to_host(self.label[orig])[owner]
         kept = np.flatnonzero((lu >= 0) & (to_host(got) == lu))
@@ -573,7 +599,7 @@ def _first_policy(R: _Restricted, xp: Any) -> Any:
     return policy
 
 
-def _fetch(comm: Comm, starts: np.ndarray, ids, *arrays, seen=None) -> list:
+def _fetch(comm: Comm, layout: Layout, ids, *arrays, seen=None) -> list:
     """:func:`~ocm.dist.block.fetch` a part of the ids at a time (:func:`ops.id_slices`,
     as many calls on every process, agreed by one ``allreduce``), the answers written into
     one int64 array per array asked: a fetch's temporaries (owners, order, the ids and
@@ -584,11 +610,11 @@ def _fetch(comm: Comm, starts: np.ndarray, ids, *arrays, seen=None) -> list:
     parts = id_slices(int(ids.shape[0]))
     calls = comm.allreduce(len(parts), "max")
     if calls == 1:
-        return fetch(comm, starts, ids, *arrays, seen=seen)
+        return fetch(comm, layout, ids, *arrays, seen=seen)
     out = [xp.empty(ids.shape[0], np.int64) for _ in arrays]
     for i in range(calls):
         sl = parts[i] if i < len(parts) else slice(0, 0)
-        got = fetch(comm, starts, ids[sl], *arrays, seen=seen)
+        got = fetch(comm, layout, ids[sl], *arrays, seen=seen)
         for o, g in zip(out, got):
             o[sl] = g
         del got
@@ -607,7 +633,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     xp = comm.xp
     st = _Policy()
     k = R.n_local
-    gid = R.lo + xp.arange(k, dtype=np.int64)
+    gid = R.layout.global_ids(xp)                 # the restricted ids, in local order
     succ = R.targets(policy)
     wc = R.cost[policy]
     wt = R.time[policy] if time_used else xp.ones(k, dtype=np.int64)
@@ -621,7 +647,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     while True:
         rounds["doubling"] = rounds.get("doubling", 0) + 1
         on = xp.zeros(k, dtype=bool)
-        jump = _fetch(comm, R.starts, jump, jump, seen=on)[0]
+        jump = _fetch(comm, R.layout, jump, jump, seen=on)[0]
         now = _count(comm, on)
         if now == size:
             break
@@ -635,7 +661,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     jump = succ.astype(np.int64)
     for _ in range(max(1, math.ceil(math.log2(max(size, 2))))):
         rounds["cycle_doubling"] = rounds.get("cycle_doubling", 0) + 1
-        low_j, jump_j = _fetch(comm, R.starts, jump[cyc], low, jump)
+        low_j, jump_j = _fetch(comm, R.layout, jump[cyc], low, jump)
         low[cyc] = xp.minimum(low[cyc], low_j)
         jump[cyc] = jump_j
         del low_j, jump_j
@@ -656,7 +682,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     while comm.allreduce(int(act.shape[0]), "max") > 0:
         rounds["path_sums"] = rounds.get("path_sums", 0) + 1
         ja = J[act]
-        c_j, t_j, jj = _fetch(comm, R.starts, ja, cs, ts, J)
+        c_j, t_j, jj = _fetch(comm, R.layout, ja, cs, ts, J)
         moving = jj != ja          # J is not yet a root: double
         a = act[moving]
         cs[a] += c_j[moving]
@@ -668,7 +694,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     root = J
     del J, act
     clock.lap("value_sums")
-    c_s, t_s = fetch(comm, R.starts, succ[reps], cs, ts)
+    c_s, t_s = fetch(comm, R.layout, succ[reps], cs, ts)
     cc = rep_c + c_s
     tt = rep_t + t_s
     del c_s, t_s, rep_c, rep_t
@@ -694,7 +720,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     rep_rank = xp.full(k, -1, dtype=np.int64)
     if reps.shape[0]:
         rep_rank[reps] = xp.asarray(to_global[lrank])
-    rank = _fetch(comm, R.starts, root, rep_rank)[0]
+    rank = _fetch(comm, R.layout, root, rep_rank)[0]
     del root, rep_rank
     # X = b * cs - a * ts, int64 only where the bound proves it.
     csm = comm.allreduce(int(xp.abs(cs).max()) if k else 0, "max")
@@ -841,7 +867,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     rounds = {} if rounds is None else rounds
     cmax, tmax = _check(block, kind, mode, comm)
     time_used = kind == "ratio"
-    halo = Halo(comm, block.starts, block.indices)
+    halo = Halo(comm, block.layout, block.indices)
     clock.lap("check")
     if time_used:
         _agree(comm, _zero_time_cycle(block, comm, halo, rounds))
@@ -849,7 +875,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     alive = _trim(comm, block.indptr, halo, None, rounds)
     clock.lap("trim")
     if per_scc:
-        label = _scc_labels(comm, block.indptr, halo, alive, block.lo, rounds, clock)
+        label = _scc_labels(comm, block.indptr, halo, alive, block.layout, rounds, clock)
     else:
         label = xp.where(alive, 0, -1)
     work_cost = -block.cost if mode == "min" else block.cost
@@ -911,12 +937,14 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     # The critical cycle: the top class's policy cycle with the smallest representative.
     top = st.rank_num.shape[0] - 1
     mine = st.reps[st.rank[st.reps] == top]
-    r = comm.allreduce(int(R.lo + mine[0]) if mine.shape[0] else R.k, "min")
+    r = comm.allreduce(int(R.layout.to_global(mine, xp).min()) if mine.shape[0] else R.k,
+                       "min")
     on = xp.flatnonzero(st.rep == r)
     e_loc = R.original_edges(comm, st.policy[on])
     h = to_host   # the cycle's few vertices come to the host
-    rows = list(zip(h(R.lo + on).tolist(), h(R.targets(st.policy[on])).tolist(),
-                    h(R.vertices[on]).tolist(), h(e_loc + block.edge_base).tolist(),
+    rows = list(zip(h(R.layout.to_global(on, xp)).tolist(),
+                    h(R.targets(st.policy[on])).tolist(), h(R.vertices[on]).tolist(),
+                    h(block.layout.global_edges(e_loc, xp)).tolist(),
                     h(block.indices[e_loc]).tolist(), h(block.cost[e_loc]).tolist(),
                     (h(block.time[e_loc]) if time_used else np.ones(on.shape[0], np.int64))
                     .tolist()))

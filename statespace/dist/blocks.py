@@ -1,11 +1,14 @@
-"""The graph of a distributed search left in blocks, and the few runs process 0 shows.
+"""The graph of a distributed search left where it was found, and the few runs process 0 shows.
 
 :func:`hand_over_blocks` is the hand-over (:mod:`statespace.dist.handover`) that gathers
-nothing: process ``q`` of ``P`` receives, by one ``alltoallv`` per array, the CSR rows and
-the states of the ids ``starts[q] .. starts[q + 1] - 1``, blocks of consecutive ids balanced
-by states (``starts[q] = q * n // P``, which every process computes from ``n``). That is
-what the cycle engine across processes (``ocm.dist``) reads; no process holds the whole
-graph.
+nothing and moves nothing: each process of the search numbered one run of consecutive
+breadth-first ids a level, kept those states and expanded them, so its states and its CSR
+rows are already in one order (its **local** order), a run of ids after another. The
+hand-over makes that a :class:`StateBlock`: the rows' offsets from the out-degrees, and the
+:class:`runtime.layout.Layout` of every process's runs (which process holds which ids and
+edges), for which only the run tables travel (one ``allgather`` of a few numbers a run). That
+is what the cycle engine across processes (``ocm.dist``) reads; no process holds the whole
+graph, and no row or state crosses between processes.
 
 What a report shows of the graph is a few runs: the critical cycle, the shortest run to it,
 the runs to the first deadlock and to the error state. :func:`witness_graph` gathers to
@@ -23,8 +26,8 @@ Examples
 >>> m = load_model("process P { state a, b, c; init a; trans a -> b { cost 2; }, "
 ...                "b -> c {}, c -> b { cost 4; }; } system async;")
 >>> b = explore_distributed(m, SelfComm(), handover=hand_over_blocks)
->>> b.n, b.m, b.indptr.tolist(), b.targets.tolist(), b.lo, b.hi
-(3, 3, [0, 1, 2, 3], [1, 2, 1], 0, 3)
+>>> b.n, b.m, b.indptr.tolist(), b.targets.tolist(), b.layout.global_ids().tolist()
+(3, 3, [0, 1, 2, 3], [1, 2, 1], [0, 1, 2])
 >>> g = witness_graph(b, SelfComm(), [1, 2])
 >>> g.n_states, g.n_edges, int(g.peek("indices", 2)), g.peek("states", 2).tolist()
 (3, 3, 1, [2])
@@ -38,15 +41,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from runtime.arrays import count_values, module_of, stable_argsort
+from runtime.arrays import module_of
 from runtime.comm import Comm
 from runtime.device import device_free_bytes, to_host
+from runtime.layout import Layout
 
 from ..graph import Palette, StateGraph, derived, lazy_graph
 from .handover import Share, agree_palette, constant_palette, hand_over
 
 __all__ = ["StateBlock", "Entries", "hand_over_blocks", "hand_over_auto", "gather_fits",
-           "GATHER_BYTES_PER_EDGE", "HANDOVER_SLICE", "witness_graph", "block_bounds",
+           "GATHER_BYTES_PER_EDGE", "witness_graph", "block_bounds", "share_runs",
            "GatheredGraphError"]
 
 
@@ -66,19 +70,17 @@ def block_bounds(n: int, size: int) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class StateBlock:
-    """One process's block of the explored graph: the states ``lo .. hi - 1``.
+    """One process's share of the explored graph: the states of its runs of ids, in its
+    local order (the search's: level by level, each level's run in id order).
 
     Attributes
     ----------
     n, m, depth, error_id : int
         The whole graph's states, edges, breadth-first depth and error state (-1: none).
-    starts : int64 array, shape (P + 1,)
-        :func:`block_bounds`.
-    rank : int
-    edge_base : int
-        Global id of the block's first edge.
-    indptr : int64 array, shape (hi - lo + 1,)
-        The block's offsets, from 0.
+    layout : runtime.layout.Layout
+        Every process's runs of state ids and of edge ids, seen from this process.
+    indptr : int64 array, shape (n_local + 1,)
+        The block's offsets, from 0, its states in local order.
     targets : int array
         Global target ids of the block's edges (rows sorted by (target, action)), as the
         search gave them (int32 while ids fit).
@@ -88,9 +90,9 @@ class StateBlock:
         These four are of the search's array module: on its GPU after a search on one.
     palette : statespace.graph.Palette
     states, parent, parent_action : arrays
-        Of the block's states.
+        Of the block's states, in local order.
     deadlocks : int64 array
-        Global ids of the block's deadlocks (the error state excluded).
+        Global ids of the block's deadlocks (the error state excluded), ascending.
     action_codes : array or None
         ``system sync``: the code of each step id (the same on every process).
     model : CompiledModel
@@ -103,9 +105,7 @@ class StateBlock:
     m: int
     depth: int
     error_id: int
-    starts: np.ndarray
-    rank: int
-    edge_base: int
+    layout: Layout
     indptr: np.ndarray
     targets: np.ndarray
     actions: np.ndarray
@@ -121,12 +121,8 @@ class StateBlock:
     seconds: float
 
     @property
-    def lo(self) -> int:
-        return int(self.starts[self.rank])
-
-    @property
-    def hi(self) -> int:
-        return int(self.starts[self.rank + 1])
+    def rank(self) -> int:
+        return self.layout.rank
 
     def costs(self, resource: str):
         """Each edge's cost of ``resource`` (int64, in the rows' array module)."""
@@ -143,165 +139,64 @@ def _per_edge(column: np.ndarray, charge):
     return (column if xp is np else xp.asarray(column))[charge]
 
 
-def _to_owners(comm: Comm, xp, dest, *arrays) -> list:
-    """Each array's rows (of ``xp``) sent to ``dest`` (one process per row): what this process
-    received, grouped by sender, and the counts received (NumPy)."""
-    order = stable_argsort(xp, dest)
-    counts = to_host(count_values(xp, dest, comm.size)).astype(np.int64)
-    out, rc = [], None
-    for a in arrays:
-        got, rc = comm.alltoallv(xp.ascontiguousarray(a[order]), counts, rc)
-        out.append(got)
-    return out + [rc]
+def share_runs(own_ids, deg) -> tuple:
+    """The runs of consecutive ids of a share's states (host arrays, the states in the
+    share's order): ``(starts, lengths, edges)``, each run as long as the ids go on by one
+    (adjacent levels' runs of one process join), its edges the sum of its states' degrees.
 
-
-#: Edges a process sends per round of the block hand-over (:func:`_move_rows`): what the
-#: hand-over takes beyond the rows themselves is about 40 bytes per edge of a round (its
-#: owners, their order, the copies sent and received, the places), so a round of 2^25 edges
-#: takes about 1.3 GB, whatever the graph's size.
-HANDOVER_SLICE = 2**25
-
-
-def _move_rows(comm: Comm, xp, starts: np.ndarray, lo: int, hi: int, row_ids, deg,
-               edges: list):
-    """CSR rows (sources ``row_ids`` with out-degrees ``deg``, each row's edges together and
-    in order in every array of ``edges``) moved to the owner of their source and put in id
-    order there: ``(indptr, arrays)`` of this process's block ``lo .. hi - 1``.
-
-    The rows' ids and degrees go first (one exchange: a few bytes a state); each receiver
-    then knows where every row it will get goes. The edges follow in rounds of at most
-    :data:`HANDOVER_SLICE` edges a process, cut at row ends: a round sends each process the
-    rows of the round that it owns, in the sender's order (the order of the first exchange,
-    so the receiver's row cursor per sender says whose edges came), and the receiver writes
-    them to their places in the preallocated arrays. A round's temporaries are bounded: no
-    copy of every edge is sent and received at once. Collective: the processes agree on the
-    rounds by an ``allreduce`` of the rows left.
-
-    >>> from runtime.comm import SelfComm
-    >>> ptr, (tgt,) = _move_rows(SelfComm(), np, np.array([0, 2]), 0, 2, np.array([1, 0]),
-    ...                          np.array([1, 2]), [np.array([7, 8, 9])])
-    >>> ptr.tolist(), tgt.tolist()
-    ([0, 2, 3], [8, 9, 7])
+    >>> [a.tolist() for a in share_runs(np.array([0, 4, 5, 6, 9]), np.array([2, 0, 1, 1, 3]))]
+    [[0, 4, 9], [1, 3, 1], [2, 2, 3]]
     """
-    P = comm.size
-    rid = row_ids.astype(np.int64)
-    deg = deg.astype(np.int64)
-    rdest = xp.searchsorted(xp.asarray(starts), rid, side="right") - 1
-    got_rid, got_deg, row_counts = _to_owners(comm, xp, rdest, rid, deg)
-    k = hi - lo
-    out_deg = xp.zeros(k, np.int64)
-    out_deg[got_rid - lo] = got_deg
-    indptr = xp.zeros(k + 1, np.int64)
-    indptr[1:] = xp.cumsum(out_deg)
-    del out_deg
-    first = indptr[got_rid - lo]        # where each received row's first edge goes
-    del got_rid
-    out = [xp.empty(int(indptr[-1]), a.dtype) for a in edges]
-    ends = xp.cumsum(deg)               # each sent row's end among this process's edges
-    n_rows = int(rid.shape[0])
-    del rid
-    at = np.concatenate([[0], np.cumsum(row_counts)[:-1]]).astype(np.int64)  # by sender
-    a, e0 = 0, 0
-    while comm.allreduce(n_rows - a, "max") > 0:
-        # This round's rows a .. b - 1: whole rows, at least one, at most HANDOVER_SLICE
-        # edges unless one row alone has more.
-        b = a
-        if a < n_rows:
-            # (CuPy searches for arrays of values only, not a scalar)
-            b = int(xp.searchsorted(ends, xp.asarray(np.array([e0 + HANDOVER_SLICE])),
-                                    side="right")[0])
-            b = min(n_rows, max(b, a + 1))
-        e1 = int(ends[b - 1]) if b > a else e0
-        rd = rdest[a:b]
-        # Each edge's owner: its row's, found among the round's row ends.
-        row_of = xp.searchsorted(ends[a:b], xp.arange(e0, e1, dtype=np.int64), side="right")
-        edest = rd[row_of]
-        del row_of
-        rows_to = to_host(count_values(xp, rd, P)).astype(np.int64)
-        rows_from = comm.allgather(rows_to.tolist())          # (P counts a process)
-        nr = np.array([rows_from[q][comm.rank] for q in range(P)], np.int64)
-        got = _to_owners(comm, xp, edest, *(x[e0:e1] for x in edges))
-        del edest
-        got = got[:-1]
-        # The received rows: from each sender, the next nr[q] of its rows (in its order).
-        idx = xp.concatenate([xp.arange(at[q], at[q] + nr[q], dtype=np.int64)
-                              for q in range(P)])
-        at += nr
-        if idx.shape[0]:
-            d = got_deg[idx]
-            r_end = xp.cumsum(d)
-            shift = first[idx] - (r_end - d)
-            del d
-            j = xp.arange(int(got[0].shape[0]), dtype=np.int64)
-            spot = shift[xp.searchsorted(r_end, j, side="right")] + j
-            del j, r_end, shift
-            for src, dst in zip(got, out):
-                dst[spot] = src
-            del spot
-        del got, idx
-        a, e0 = b, e1
-    return indptr, out
+    own = np.asarray(own_ids, np.int64)
+    cut = np.flatnonzero(own[1:] != own[:-1] + 1) + 1
+    first = np.concatenate([[0], cut]).astype(np.int64) if own.shape[0] else cut
+    end = np.concatenate([cut, [own.shape[0]]]).astype(np.int64) if own.shape[0] else cut
+    ptr = np.concatenate([[0], np.cumsum(np.asarray(deg, np.int64))])
+    return own[first], end - first, ptr[end] - ptr[first]
 
 
 def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
                      error_successors: bool = False, action_codes=None,
                      t0: float | None = None) -> StateBlock:
-    """The hand-over that leaves the graph in blocks (see the module docstring): this
-    process's :class:`StateBlock`, on every process. Same parameters as
+    """The hand-over that leaves the graph where the search left it (see the module
+    docstring): this process's :class:`StateBlock`, on every process. Same parameters as
     :func:`~statespace.dist.handover.hand_over`. The rows stay in the search's array module
-    (a search on a device keeps them on its GPU, exchanged by the communicator's own
-    transport: NCCL); the states, parents and parent actions, which the runs shown read a
-    few of, come to the host."""
+    (a search on a device keeps them on its GPU); the states, parents and parent actions,
+    which the runs shown read a few of, come to the host. Collective: the run tables (one
+    ``allgather``), the palette where charges are not constants, the counts."""
     h = to_host
     xp = share.xp
-    n = share.n
-    size, rank = comm.size, comm.rank
     host = getattr(comm, "mpi", comm) if comm.xp is not np else comm   # NumPy exchanges
-    starts = block_bounds(n, size)
-    lo, hi = int(starts[rank]), int(starts[rank + 1])
+    # The search keeps a state's row where it numbered the state: the same ids in the same
+    # order (a share that broke this would put rows under the wrong states).
+    own = h(share.own_ids).astype(np.int64)
+    if own.shape[0] != share.row_ids.shape[0] or \
+            not bool(xp.all(share.row_ids.astype(np.int64) == xp.asarray(own))):
+        raise AssertionError("the search's owned states and kept rows differ")
     if charge_table is None:
         table, charge = agree_palette(share, comm, len(cm.resources) + 1)
     else:
-        table, charge = None, None
-    # States, parents and parent actions to their block's owner, on the host.
-    own = h(share.own_ids).astype(np.int64)
-    dest = np.searchsorted(starts, own, side="right") - 1
-    ids, states, parent, par_action, _ = _to_owners(
-        host, np, dest, own, h(share.states), h(share.parent).astype(np.int64),
-        h(share.parent_action).astype(np.int32))
-    place = np.empty(ids.shape[0], np.int64)
-    place[ids - lo] = np.arange(ids.shape[0])
-    states, parent, par_action = states[place], parent[place], par_action[place]
-    # Whole rows to their source's owner: the rows (ids, degrees), then the edges in slices
-    # (_move_rows), in the search's array module.
-    # (a search on the host under NCCL exchanges its rows over MPI)
-    ex = comm if xp is not np or comm.xp is np else host
-    # (the search's rows stay whole until the hand-over ends: a round's slices are views)
-    edges = [share.targets, share.actions.astype(np.int32, copy=False)]
-    if charge is not None:
-        edges.append(charge)
-    indptr, placed = _move_rows(ex, xp, starts, lo, hi, share.row_ids, share.deg, edges)
-    del edges, charge
-    m_local = int(indptr[-1])
-    targets, actions = placed[0], placed[1]
-    if charge_table is not None:
-        table, charge = constant_palette(cm, xp, actions, targets, share.error_id,
-                                         charge_table)
-    else:
-        charge = placed[2]
+        table, charge = constant_palette(cm, xp, share.actions, share.targets,
+                                         share.error_id, charge_table)
+    deg = share.deg.astype(np.int64)
+    indptr = xp.zeros(deg.shape[0] + 1, np.int64)
+    indptr[1:] = xp.cumsum(deg)
+    layout = Layout.gather(host, *share_runs(own, h(deg)))
     kres = len(cm.resources)
     palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(cm.resources)},
                       np.ascontiguousarray(table[:, kres]))
-    dead = lo + np.flatnonzero(h(indptr[1:] - indptr[:-1]) == 0)
+    dead = own[h(xp.flatnonzero(deg == 0))]
+    del deg
     if share.error_id >= 0:
         dead = dead[dead != share.error_id]
-    m = comm.allreduce(m_local)
-    return StateBlock(n=n, m=int(m), depth=share.depth, error_id=share.error_id, starts=starts,
-                      rank=rank, edge_base=comm.exscan(m_local), indptr=indptr,
-                      targets=targets, actions=actions, charge=charge, palette=palette,
-                      states=states, parent=parent, parent_action=par_action,
-                      deadlocks=dead.astype(np.int64), action_codes=action_codes, model=cm,
-                      error_successors=error_successors,
+    return StateBlock(n=share.n, m=layout.m, depth=share.depth, error_id=share.error_id,
+                      layout=layout, indptr=indptr, targets=share.targets,
+                      actions=share.actions.astype(np.int32, copy=False), charge=charge,
+                      palette=palette, states=h(share.states),
+                      parent=h(share.parent).astype(np.int64),
+                      parent_action=h(share.parent_action).astype(np.int32),
+                      deadlocks=np.sort(dead).astype(np.int64), action_codes=action_codes,
+                      model=cm, error_successors=error_successors,
                       seconds=0.0 if t0 is None else _time.perf_counter() - t0)
 
 
@@ -377,13 +272,16 @@ class Entries:
 
 def _chains(block: StateBlock, comm: Comm, ends: list[int]) -> set:
     """Every state on the breadth-first tree's paths from the initial state to ``ends``,
-    their parents followed across the blocks (one ``allgather`` per step)."""
+    their parents followed across the processes (one ``allgather`` per step)."""
     seen, now = set(), {int(v) for v in ends if v >= 0}
-    lo, hi = block.lo, block.hi
+    L = block.layout
     while comm.allreduce(len(now), "max"):
         seen |= now
-        mine = [(v, int(block.parent[v - lo])) for v in sorted(now) if lo <= v < hi]
-        nxt = {p for part in comm.allgather(mine) for _, p in part}
+        v = np.array(sorted(now), np.int64)
+        owner, local = L.locate(v)
+        mine = owner == L.rank
+        got = block.parent[local[mine]].tolist()
+        nxt = {int(p) for part in comm.allgather(got) for p in part}
         now = {p for p in nxt if p >= 0 and p not in seen}
     return seen
 
@@ -394,45 +292,61 @@ def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int]) -> StateG
 
     The runs: the edges' own (the critical cycle, or a zero-time cycle), the shortest run
     to the smallest of their sources, to the first deadlock and to the error state."""
-    lo, hi = block.lo, block.hi
+    L = block.layout
+    rank = L.rank
     ip = to_host(block.indptr)
     xp = module_of(block.targets)
-    # Offsets of every state and the deadlocks, to process 0 (8 bytes a state).
+    # Out-degrees of every state and the deadlocks, to process 0 (8 bytes a state), which
+    # puts each process's degrees at its states' ids.
     to0 = np.zeros(comm.size, np.int64)
-    to0[0] = hi - lo
-    deg, _ = comm.alltoallv(np.diff(ip), to0)
+    to0[0] = ip.shape[0] - 1
+    deg, deg_counts = comm.alltoallv(np.diff(ip), to0)
+    deg_counts = np.array(deg_counts, np.int64)   # (a copy: one process's counts are to0)
+    to0 = np.zeros(comm.size, np.int64)
     to0[0] = block.deadlocks.shape[0]
     dead, _ = comm.alltoallv(block.deadlocks, to0)
     first_dead = comm.allreduce(int(block.deadlocks[0]) if block.deadlocks.shape[0]
                                 else block.n, "min")
     # The sources of the edges (their owners find them) and the runs' states.
     edges = np.asarray(edges, np.int64)
-    eb = block.edge_base
-    mine = edges[(edges >= eb) & (edges < eb + ip[-1])]
-    src = lo + np.searchsorted(ip, mine - eb, side="right") - 1
+    e_owner, e_local = L.locate_edges(edges)
+    mine = e_local[e_owner == rank]
+    src = L.to_global(np.searchsorted(ip, mine, side="right") - 1)
     sources = sorted({int(s) for part in comm.allgather(src.tolist()) for s in part})
     ends = [sources[0] if sources else -1, first_dead if first_dead < block.n else -1,
             block.error_id, 0]
     need = _chains(block, comm, ends) | set(sources)
     # The rows of those states and their targets' states.
-    mine_v = np.array(sorted(v for v in need if lo <= v < hi), np.int64)
-    rows = [(int(v), ip[v - lo], ip[v - lo + 1]) for v in mine_v.tolist()]
-    e_ids = np.concatenate([np.arange(a, b, dtype=np.int64) for _, a, b in rows]) \
-        if rows else np.zeros(0, np.int64)
+    want = np.array(sorted(need), np.int64)
+    owner, local = L.locate(want)
+    rows_l = local[owner == rank]
+    e_ids = np.concatenate([np.arange(ip[v], ip[v + 1], dtype=np.int64)
+                            for v in rows_l.tolist()]) if rows_l.shape[0] else \
+        np.zeros(0, np.int64)
     d_ids = e_ids if xp is np else xp.asarray(e_ids)
     tg_e, ac_e, ch_e = (to_host(a[d_ids]) for a in (block.targets, block.actions, block.charge))
     tg = set(tg_e.tolist())
     need_states = need | {int(t) for part in comm.allgather(sorted(tg)) for t in part}
-    sv = np.array(sorted(v for v in need_states if lo <= v < hi), np.int64)
-    piece = (sv, block.states[sv - lo], block.parent[sv - lo], block.parent_action[sv - lo],
-             e_ids + eb, tg_e, ac_e, ch_e)
+    want = np.array(sorted(need_states), np.int64)
+    owner, local = L.locate(want)
+    sv, lv = want[owner == rank], local[owner == rank]
+    piece = (sv, block.states[lv], block.parent[lv], block.parent_action[lv],
+             L.global_edges(e_ids), tg_e, ac_e, ch_e)
     parts = comm.allgather(piece)
     if comm.rank != 0:
         return None
     j = [np.concatenate([p[i] for p in parts]) for i in range(8)]
     n, m = block.n, block.m
+    by_id = np.zeros(n, np.int64)
+    at = np.concatenate([[0], np.cumsum(deg_counts)]).astype(np.int64)
+    for q in range(comm.size):   # (each process's degrees, in its local order, at its ids)
+        starts, lengths, _ = L.runs_of(q)
+        ids = np.concatenate([np.arange(a, a + k, dtype=np.int64) for a, k in
+                              zip(starts.tolist(), lengths.tolist())]) if starts.shape[0] \
+            else np.zeros(0, np.int64)
+        by_id[ids] = deg[at[q]:at[q + 1]]
     indptr = np.zeros(n + 1, np.int64)
-    np.cumsum(deg, out=indptr[1:])
+    np.cumsum(by_id, out=indptr[1:])
     slots = block.states.shape[1]
     big = {"indices": Entries((m,), j[4], j[5]), "action": Entries((m,), j[4], j[6]),
            "charge": Entries((m,), j[4], j[7]), "costs": derived(), "time": derived(),

@@ -2,8 +2,8 @@
 blocks (``hand_over_blocks``; ``DIST_XP``/``DIST_BATCH`` as for ``dist_worker.py``: the
 device path over a NumPy stand-in of CuPy, the search's and the engine's), the cycle engine
 across the processes, and on process 0 one JSON line per model: the answer and the runs'
-states gathered for it, and every block's rows (offsets, targets, actions).
-``DIST_SLICE=S``: the block hand-over moves at most ``S`` edges a process per round.
+states gathered for it, and every block's rows (its states' ids in local order, offsets,
+targets, actions).
 ``DIST_BUDGET=B``: the hand-over that gathers where the graph fits
 ``B`` bytes (``hand_over_auto``); a gathered graph's line gives its edges only."""
 
@@ -33,9 +33,6 @@ def main() -> None:
     out = []
     opts = options()
     handover = hand_over_blocks
-    if os.environ.get("DIST_SLICE"):   # the hand-over's rounds: edges a process sends in one
-        import statespace.dist.blocks as blocks
-        blocks.HANDOVER_SLICE = int(os.environ["DIST_SLICE"])
     if os.environ.get("DIST_BUDGET"):   # the hand-over that decides, with this budget
         handover = functools.partial(hand_over_auto, budget=int(os.environ["DIST_BUDGET"]))
     for spec in sys.argv[2:]:
@@ -53,7 +50,8 @@ def main() -> None:
         widths = [int(e.indices.dtype.itemsize), int(e.cost.label.dtype.itemsize),
                   int(e.time.label.dtype.itemsize), e.cost.label is e.time.label]
         # Every block's rows, gathered here for the test to compare (small models only).
-        rows = comm.allgather((block.lo, to_host(block.indptr).tolist(),
+        rows = comm.allgather((block.layout.global_ids().tolist(),
+                               to_host(block.indptr).tolist(),
                                to_host(block.targets).tolist(), to_host(block.actions).tolist()))
         if comm.rank == 0:
             states = {v: g.peek("states", v).tolist() for v in got.get("cycle", [])}

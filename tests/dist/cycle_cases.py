@@ -45,6 +45,25 @@ def random_case(seed: int):
     return indptr, v.astype(np.int64), rng.integers(-4, 5, size=m), time
 
 
+def random_runs(n: int, size: int, seed: int) -> list:
+    """A random layout of ``n`` ids over ``size`` processes (for ``split_graph(runs=)``):
+    ``[0, n)`` cut at random places into runs, each given to a random process, each
+    process's runs in a random local order (so that local order is not id order); about one
+    process in four holds nothing when there are several."""
+    rng = np.random.default_rng(seed)
+    cuts = np.unique(np.concatenate([[0, n], rng.integers(0, n + 1, size=int(
+        rng.integers(0, 2 * size + 4)))]))
+    runs: list = [[] for _ in range(size)]
+    idle = {int(q) for q in rng.integers(0, size, size=size // 4)} if size > 1 else set()
+    busy = [q for q in range(size) if q not in idle] or [0]
+    for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+        runs[int(rng.choice(busy))].append((a, b - a))
+    for r in runs:
+        order = rng.permutation(len(r))
+        r[:] = [r[i] for i in order]
+    return runs
+
+
 def graph_of(spec: str):
     """``(indptr, indices, cost, time)`` of a spec: ``random:SEED`` or a model
     (``dist_worker.load``), its cost and time as the engine reads them (palettes)."""

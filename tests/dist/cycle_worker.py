@@ -6,9 +6,12 @@ line per (graph, kind, mode, per_scc): the answer, or the error's type, message 
 ``dist_worker.py``) or ``random:SEED`` (:func:`graphs.random_case`). With ``DIST_XP`` set
 the engine runs over the NumPy stand-in of CuPy (its device branches: scatters by atomic
 minima, ranges by ``searchsorted``), each block handed to it as that module's arrays.
+With ``DIST_RUNS`` set, each graph is cut in random runs of ids
+(:func:`cycle_cases.random_runs`, seeded by the graph's place in the list) instead of blocks.
 """
 
 import json
+import os
 import pathlib
 import sys
 
@@ -18,16 +21,18 @@ sys.path.insert(0, str(HERE))
 from runtime.comm import world  # noqa: E402
 from ocm.dist import optimal_cycle_distributed, split_graph  # noqa: E402
 
-from cycle_cases import CASES, answer, graph_of, worker_comm  # noqa: E402
+from cycle_cases import CASES, answer, graph_of, random_runs, worker_comm  # noqa: E402
 
 
 def main() -> None:
     comm = worker_comm(world())
     out = []
-    for spec in sys.argv[2:]:
+    for i, spec in enumerate(sys.argv[2:]):
         g = graph_of(spec)
+        runs = random_runs(g[0].shape[0] - 1, comm.size, i) if os.environ.get("DIST_RUNS") \
+            else None
         for kind, mode, per_scc in CASES:
-            block = split_graph(*g, comm.rank, comm.size)
+            block = split_graph(*g, comm.rank, comm.size, runs=runs)
             try:
                 got = answer(optimal_cycle_distributed(block, comm, kind=kind, mode=mode,
                                                        per_scc=per_scc))

@@ -24,7 +24,8 @@ from ocm.dist import DistributedRangeError, block_starts, optimal_cycle_distribu
 from ocm.reference import brute_force_cycle
 from runtime.comm import SelfComm
 
-from cycle_cases import CASES, DeviceComm, answer, comparable, graph_of, random_case
+from cycle_cases import (CASES, DeviceComm, answer, comparable, graph_of, random_case,
+                         random_runs)
 from lockstep import run_lockstep
 from mpirun import ROOT, run
 
@@ -46,16 +47,16 @@ def one_process(g, kind: str, mode: str, per_scc: bool = True) -> dict:
 
 
 def distributed(g, kind: str, mode: str, P: int, per_scc: bool = True,
-                xp=None) -> list[dict]:
+                xp=None, runs=None) -> list[dict]:
     """The answer of every process; over the array module ``xp`` (a stand-in of CuPy) when
-    given."""
+    given; the graph cut in ``runs`` (``split_graph``'s) when given, else in blocks."""
     def body(comm):
         if xp is not None:
             comm = DeviceComm(comm, xp)
         try:
-            return answer(optimal_cycle_distributed(split_graph(*g, comm.rank, comm.size),
-                                                    comm, kind=kind, mode=mode,
-                                                    per_scc=per_scc))
+            return answer(optimal_cycle_distributed(
+                split_graph(*g, comm.rank, comm.size, runs=runs), comm, kind=kind, mode=mode,
+                per_scc=per_scc))
         except ocm.errors.OcmError as exc:
             return answer(exc)
     if P == 1:
@@ -73,10 +74,11 @@ def test_one_process_comm_is_the_one_process_engine(spec):
 def test_blocks_cover_the_graph_and_keep_edge_ids():
     g = random_case(5)
     blocks = [split_graph(*g, r, 3) for r in range(3)]
-    assert [b.lo for b in blocks] + [blocks[-1].hi] == block_starts(g[0].shape[0] - 1,
-                                                                    3).tolist()
+    assert [int(b.layout.global_ids()[0]) for b in blocks] + [g[0].shape[0] - 1] == \
+        block_starts(g[0].shape[0] - 1, 3).tolist()
     assert np.array_equal(np.concatenate([b.indices for b in blocks]), g[1])
-    assert [b.edge_base for b in blocks] == [int(g[0][b.lo]) for b in blocks]
+    assert [int(b.layout.global_edges(np.zeros(1, np.int64))[0]) for b in blocks] == \
+        [int(g[0][b.layout.global_ids()[0]]) for b in blocks]
     assert np.array_equal(np.concatenate([b.cost for b in blocks]), g[2])
 
 
@@ -128,6 +130,31 @@ def test_property_blocks_in_lockstep_equal_one_process(g, P, case):
     assert all(a == want for a in got)
 
 
+@settings(max_examples=60, deadline=None)
+@given(small_graphs(), st.integers(1, 4), st.sampled_from(CASES), st.integers(0, 2**16))
+def test_property_random_runs_equal_one_process(g, P, case, seed):
+    """The graph cut in random runs of ids (several a process, in a local order that is not
+    id order, some processes holding none, as a distributed search leaves them): the
+    one-process answer exactly (value, cycle, edges, iterations, certificate, or the same
+    error), on every process."""
+    kind, mode, per_scc = case
+    runs = random_runs(g[0].shape[0] - 1, P, seed)
+    want = one_process(g, kind, mode, per_scc)
+    got = distributed(g, kind, mode, P, per_scc, runs=runs)
+    assert all(a == want for a in got), runs
+
+
+@pytest.mark.parametrize("spec", [MODELS[0], MODELS[5], MODELS[8]] + RANDOM[:12])
+def test_random_runs_of_models_equal_one_process(spec):
+    """State graphs of models and the random multigraphs cut in random runs over 3 threads
+    (seeded): every case the one-process engine's answer."""
+    g = graph_of(spec)
+    runs = random_runs(g[0].shape[0] - 1, 3, len(spec))
+    for case in CASES:
+        want = one_process(g, *case)
+        assert distributed(g, *case[:2], 3, case[2], runs=runs) == [want] * 3, (spec, case)
+
+
 @settings(max_examples=40, deadline=None)
 @given(small_graphs(), st.integers(1, 3), st.sampled_from(CASES), st.integers(1, 4))
 def test_property_small_slices_equal_one_process(g, P, case, block):
@@ -163,6 +190,20 @@ def test_mpiexec_equals_one_process(n, tmp_path):
         assert g["size"] == n
         assert g["answer"] == one_process(graphs[g["spec"]], g["kind"], g["mode"],
                                           g["per_scc"]), g
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_mpiexec_random_runs_equal_one_process(n, tmp_path):
+    """Across real processes, each graph cut in random runs of ids (``DIST_RUNS``): the
+    one-process answer; with 2 processes over the stand-in of CuPy too."""
+    specs = MODELS[1::3] + RANDOM[3::6]
+    graphs = {s: graph_of(s) for s in specs}
+    env = {"DIST_RUNS": "1", **({"DIST_XP": "stand-in"} if n == 2 else {})}
+    got = _mpi(n, specs, tmp_path, **env)
+    assert len(got) == len(specs) * len(CASES)
+    for g in got:
+        assert comparable(g["answer"]) == comparable(
+            one_process(graphs[g["spec"]], g["kind"], g["mode"], g["per_scc"])), g
 
 
 @pytest.mark.slow
@@ -216,10 +257,12 @@ def _stand_in(monkeypatch):
 
 
 @settings(max_examples=30, deadline=None)
-@given(small_graphs(), st.integers(1, 3), st.sampled_from(CASES))
-def test_property_device_path_equals_one_process(g, P, case):
+@given(small_graphs(), st.integers(1, 3), st.sampled_from(CASES),
+       st.one_of(st.none(), st.integers(0, 2**16)))
+def test_property_device_path_equals_one_process(g, P, case, seed):
     """The device branches (scatters by an atomic-minimum kernel, rows and ranges by scans,
-    the improvement by scatters) give the one-process answer, whatever the blocks."""
+    the improvement by scatters, the layout's searches) give the one-process answer,
+    whatever the blocks or runs."""
     import pytest as _pt
     from ocm.dist import ops
     with _pt.MonkeyPatch.context() as mp:
@@ -227,7 +270,8 @@ def test_property_device_path_equals_one_process(g, P, case):
         mp.setattr(ops, "EDGE_BLOCK", 3)   # passes over the edges in slices, rows straddling
         kind, mode, per_scc = case
         want = comparable(one_process(g, kind, mode, per_scc))
-        got = distributed(g, kind, mode, P, per_scc, xp=xp)
+        runs = None if seed is None else random_runs(g[0].shape[0] - 1, P, seed)
+        got = distributed(g, kind, mode, P, per_scc, xp=xp, runs=runs)
     assert all(comparable(a) == want for a in got)
 
 
