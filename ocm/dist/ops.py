@@ -9,6 +9,12 @@ from calls CuPy has (the atomic minimum of :func:`runtime.arrays.scatter_min`,
 decided by the module's name (:func:`ocm.primitives.is_numpy`), so a NumPy stand-in of CuPy
 (the tests') runs the device forms on the host.
 
+It also cuts the engine's passes into parts, so that a pass's temporaries are a part's, never
+an array per edge beside the graph: :func:`edge_slices` (slices of edges), :func:`edge_groups`
+(groups of whole rows, their sources made by :func:`group_rows`, counts per row by
+:func:`row_counts`), :func:`range_groups` (groups of ranges) and :func:`id_slices` (parts of
+vertex ids asked for).
+
 Examples
 --------
 >>> import numpy as np
@@ -33,9 +39,8 @@ from runtime.arrays import scatter_min
 from ..primitives import dense, is_numpy, subset
 
 __all__ = ["scatter_max", "edge_rows", "expand_ranges", "row_counts", "edge_groups",
-           "first_max_edges", "best_edges_scatter", "edge_slices", "id_slices", "range_groups",
-           "group_rows",
-           "ScatterMax", "EDGE_BLOCK", "INT64_MIN"]
+           "group_rows", "first_max_edges", "best_edges_scatter", "edge_slices", "id_slices",
+           "range_groups", "ScatterMax", "EDGE_BLOCK", "INT64_MIN"]
 
 INT64_MIN = -2**63
 
