@@ -515,7 +515,8 @@ class _Restricted:
         self.n_local = k_local
         newid = xp.full(block.n_local, -1, dtype=np.int64)
         newid[kept] = self.layout.global_ids(xp)            # restricted ids, local order
-        self.vertices = lay.to_global(kept, xp)             # global original vertices
+        # (each kept vertex's original row, int32 while rows fit: global ids when needed)
+        self.rows = kept.astype(np.int32 if block.n_local < 2**31 else np.int64)
         del kept
         n_keep = int(xp.count_nonzero(keep))
         if comm.allreduce(int(n_keep == keep.shape[0] and k_local == block.n_local), "min"):
@@ -547,6 +548,10 @@ class _Restricted:
         del edges
         self.halo = Halo(comm, self.layout, indices)
 
+    def vertices(self, local):
+        """The global original ids of restricted vertices ``local`` (block-local)."""
+        return self.block.layout.to_global(self.rows[local], self.xp)
+
     def targets(self, local):
         """The global (restricted) targets of restricted edges ``local``, int64: read from the
         halo's index (the block's own vertices first, in local order, then the remote
@@ -570,7 +575,7 @@ class _Restricted:
         xp, blk = self.xp, self.block
         rows = xp.searchsorted(self.indptr, local.astype(np.int64), side="right") - 1
         j = to_host(local - self.indptr[rows]).astype(np.int64)
-        orig = blk.layout.local(self.vertices[rows], xp)
+        orig = self.rows[rows].astype(np.int64)
         e_lo, e_hi = to_host(blk.indptr[orig]), to_host(blk.indptr[orig + 1])
         cand = np.concatenate([np.zeros(0, np.int64)] +
                               [np.arange(a, b, dtype=np.int64) for a, b in zip(e_lo, e_hi)])
@@ -702,7 +707,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     zero = xp.flatnonzero(tt == 0)
     if zero.shape[0]:
         err = ZeroTimeCycleError("a cycle has total time 0, so its ratio is undefined: "
-                                 f"vertices {[int(R.vertices[reps[zero[0]]])]}")
+                                 f"vertices {to_host(R.vertices(reps[zero[:1]])).tolist()}")
     _agree(comm, err)
     # Exact ranks: each process's distinct reduced fractions, gathered and ranked together
     # (one per policy cycle: a few, on the host).
@@ -943,7 +948,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     e_loc = R.original_edges(comm, st.policy[on])
     h = to_host   # the cycle's few vertices come to the host
     rows = list(zip(h(R.layout.to_global(on, xp)).tolist(),
-                    h(R.targets(st.policy[on])).tolist(), h(R.vertices[on]).tolist(),
+                    h(R.targets(st.policy[on])).tolist(), h(R.vertices(on)).tolist(),
                     h(block.layout.global_edges(e_loc, xp)).tolist(),
                     h(block.indices[e_loc]).tolist(), h(block.cost[e_loc]).tolist(),
                     (h(block.time[e_loc]) if time_used else np.ones(on.shape[0], np.int64))
