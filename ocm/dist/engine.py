@@ -302,9 +302,11 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, layout: Layout, rounds: d
 
     Work per round follows the frontier, not the block: forwards only the out-edges of the
     vertices whose colour changed (ranges of the live edges' offsets), backwards only the
-    in-edges of the vertices reached last round (the edges inside a colour sorted by target
-    once a phase); a round's vertex-sized work is a few flag passes and the halo's values.
-    Colours are global ids (``layout``): the ids of one process, whatever its local order."""
+    in-edges of the vertices reached last round (the edges inside a colour listed by target
+    once a phase, :func:`_in_lists`); a round's vertex-sized work is a few flag passes and
+    the halo's values. No source per edge is kept: a group's sources come from its offsets,
+    a frontier's from its ranges. Colours are global ids (``layout``): the ids of one
+    process, whatever its local order."""
     xp = comm.xp
     n_local = indptr.shape[0] - 1
     tgt = halo.target
@@ -324,8 +326,8 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, layout: Layout, rounds: d
             rounds["scc_forward"] = rounds.get("scc_forward", 0) + 1
             before = color.copy()
             rem = xp.full(n_remote, -1, dtype=np.int64)
-            # A slice of edges at a time (their int64 colours and places within a slice's
-            # memory). A later slice may read colours an earlier one raised: every colour
+            # A group of edges at a time (their int64 colours and places within a group's
+            # memory). A later group may read colours an earlier one raised: every colour
             # is still the id of a vertex reaching it, and the fixed point, the largest, is
             # the same.
             cm, rm = ScatterMax(xp, color), ScatterMax(xp, rem)
