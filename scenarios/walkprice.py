@@ -45,19 +45,20 @@ import time as _time
 import numpy as np
 
 from .dsl import System
-from .homeflow import walk_program
 from .walkfamily import WalkFamily, periods, shape_of
 
 __all__ = ["cheapest_walks", "dive_walks", "plan_dives", "DIVE_SECONDS", "DIVE_PERIODS"]
 
 #: Seconds :func:`plan_dives` gets in all where the search calls it, and how many periods
 #: (from the counting argument's floor up) it tries.
-DIVE_SECONDS = 6.0
+DIVE_SECONDS = 2.0
 DIVE_PERIODS = 2
 #: A dive tries to complete its family exactly (:func:`scenarios.homeflow.walk_program`)
 #: once this few clients are left, for at most this many seconds a time.
-COMPLETE_CLIENTS = 12
+COMPLETE_CLIENTS = 24
 COMPLETE_SECONDS = 2.0
+#: The most walks :meth:`_Master.complete` enumerates.
+FITTING_WALKS = 20_000
 
 
 def cheapest_walks(kinds, L: int, waits, hold: np.ndarray, admit: np.ndarray):
@@ -111,6 +112,60 @@ def cheapest_walks(kinds, L: int, waits, hold: np.ndarray, admit: np.ndarray):
     return out
 
 
+def fitting_walks(kinds, L: int, waits, room, arrive, most: int):
+    """Every closed walk of ``L`` ticks along the ring ``kinds`` waiting a number of ticks in
+    ``waits`` that holds a worker only on ticks with ``room[t] > 0`` and is admitted only on
+    ticks with ``arrive[t] > 0``: a list of ``(node, admitted)``, or ``None`` where there are
+    more than ``most`` (counted first, by paths through the states (tick, waiting done) from
+    each start node).
+
+    >>> walks = fitting_walks(("free", "wait", "busy"), 4, [1], [1, 1, 0, 1], [1, 1, 1, 1], 99)
+    >>> sorted(nd.tolist() for nd, _ in walks)
+    [[1, 2, 0, 1], [2, 0, 1, 1]]
+    """
+    T = len(kinds)
+    out = []
+    plans = []
+    total = 0
+    for w in waits:
+        for h in range(T):
+            def go(t, k):
+                v = (h + t - k) % T
+                moves = kinds[v] == "free" or (room[t] > 0 and (kinds[v] != "wait"
+                                                                or arrive[t] > 0))
+                return moves, kinds[v] == "wait" and k < w
+            # paths from (t, k) to (L, w), counted backwards
+            count = [dict() for _ in range(L + 1)]
+            count[L] = {w: 1}
+            for t in range(L - 1, -1, -1):
+                for k in range(min(t, w) + 1):
+                    mv, st = go(t, k)
+                    c = (count[t + 1].get(k, 0) if mv else 0) + (
+                        count[t + 1].get(k + 1, 0) if st else 0)
+                    if c:
+                        count[t][k] = c
+            n = count[0].get(0, 0)
+            total += n
+            if total > most:
+                return None
+            if n:
+                plans.append((w, h, count, go))
+    for w, h, count, go in plans:
+        stack = [(0, 0, [], [])]
+        while stack:
+            t, k, nd, ad = stack.pop()
+            if t == L:
+                out.append((np.array(nd, np.int64), np.array(ad, bool)))
+                continue
+            v = (h + t - k) % T
+            mv, st = go(t, k)
+            if mv and count[t + 1].get(k, 0):
+                stack.append((t + 1, k, nd + [v], ad + [kinds[v] == "wait"]))
+            if st and count[t + 1].get(k + 1, 0):
+                stack.append((t + 1, k + 1, nd + [v], ad + [False]))
+    return out
+
+
 class _Master:
     """The master program's columns (walks) and its relaxation solved by column generation."""
 
@@ -125,10 +180,22 @@ class _Master:
         self.node: list[np.ndarray] = []
         self.adm: list[np.ndarray] = []
         self.hold: list[np.ndarray] = []
+        self.lost: list[bool] = []              # whether the walk gives up a round
         self.seen: dict[tuple, int] = {}
         for g, (ks, _, _) in enumerate(shape):      # a first column per scenario and start
             for _, node, adm in cheapest_walks(ks, L, self.waits[g], np.zeros(L), np.zeros(L)):
                 self.column(g, node, adm)
+
+    def waits_left(self, free, room) -> list[list[int]]:
+        """Per scenario, the waiting its free clients' walks may have: the rounds they give up
+        bring no more ticks of service than their largest rounds bring beyond the ticks left
+        to fill, ``room`` (each client gives up a whole number of rounds, none fewer than 0,
+        and together exactly that)."""
+        L = self.L
+        most = sum(int(f) * (L // len(ks)) * s for (ks, s, _), f in zip(self.shape, free))
+        slack = most - int(np.sum(room))
+        return [[L - m * len(ks) for m in range(L // len(ks), -1, -1)
+                 if (L // len(ks) - m) * s <= slack] for ks, s, _ in self.shape]
 
     def column(self, g: int, node, adm) -> int:
         key = (g, node.tobytes(), adm.tobytes())
@@ -140,7 +207,52 @@ class _Master:
         self.node.append(node)
         self.adm.append(adm)
         self.hold.append(np.array([ks[v] == "busy" for v in node]) | adm)
+        waited = int(sum(ks[v] == "wait" for v in node) - adm.sum())
+        self.lost.append(waited > self.L % len(ks))
         return self.seen[key]
+
+    def complete(self, free, load, admitted, time_limit):
+        """Every walk that fits what is left (:func:`fitting_walks`) and the integer master
+        program over them: ``(status, columns)``, ``columns`` one per free client where
+        ``status`` is ``"found"``; ``"none"`` where no choice of them fills the ticks (a
+        proof, every fitting walk being a column), ``"open"`` where there are too many
+        walks or the time ran out."""
+        from scipy.optimize import Bounds, milp
+
+        from .rows import ConstraintRows
+
+        L = self.L
+        room, arrive = self.W - load, self.A - admitted
+        fit = []
+        waits = self.waits_left(free, room)
+        for g, (ks, _, _) in enumerate(self.shape):
+            if free[g]:
+                if not waits[g]:
+                    return "none", None
+                got = fitting_walks(ks, L, waits[g], room, arrive, FITTING_WALKS)
+                if got is None:
+                    return "open", None
+                fit += [self.column(g, nd, ad) for nd, ad in got]
+        if not fit:
+            return "none", None
+        rows = ConstraintRows()
+        for t in range(L):
+            rows.add([(i, 1.0) for i, j in enumerate(fit) if self.hold[j][t]], room[t], room[t])
+            if self.A < self.W:
+                rows.add([(i, 1.0) for i, j in enumerate(fit) if self.adm[j][t]], 0, arrive[t])
+        for g in range(len(self.shape)):
+            rows.add([(i, 1.0) for i, j in enumerate(fit) if self.group[j] == g],
+                     free[g], free[g])
+        ub = np.array([free[self.group[j]] for j in fit], float)
+        res = milp(np.zeros(len(fit)), constraints=rows.constraint(len(fit)),
+                   integrality=np.ones(len(fit)), bounds=Bounds(0, ub),
+                   options={"time_limit": max(0.1, time_limit), "disp": False})
+        if res.status == 2:
+            return "none", None
+        if res.x is None:
+            return "open", None
+        x = np.rint(res.x).astype(np.int64)
+        return "found", [j for i, j in enumerate(fit) for _ in range(int(x[i]))]
 
     def relax(self, free, load, admitted, cap, time_limit):
         """The relaxation over all walks for ``free`` clients per scenario, ``load`` workers
@@ -178,10 +290,11 @@ class _Master:
             y = res.eqlin.marginals
             z = res.ineqlin.marginals if self.A < self.W else np.zeros(L)
             added = 0
+            waits = self.waits_left(free, self.W - load)
             for g, (ks, _, _) in enumerate(self.shape):
-                if free[g] == 0:
+                if free[g] == 0 or not waits[g]:
                     continue
-                for cost, node, adm in cheapest_walks(ks, L, self.waits[g], -y[:L], -z):
+                for cost, node, adm in cheapest_walks(ks, L, waits[g], -y[:L], -z):
                     if cost - y[L + g] < -1e-9:
                         before = len(self.group)
                         j = self.column(g, node, adm)
@@ -232,11 +345,10 @@ def dive_walks(system: System, period: int, *, time_limit: float = 30.0, seed: i
                 return None
             dev, x = got
             if dev <= 1e-6 and free.sum() <= COMPLETE_CLIENTS:
-                status, rest = walk_program([ks for ks, _, _ in shape], L, master.waits, free,
-                                            W - load, A - admitted,
-                                            time_limit=min(COMPLETE_SECONDS, left()))
+                status, rest = master.complete(free, load, admitted,
+                                               min(COMPLETE_SECONDS, left()))
                 if rest is not None:
-                    chosen += [master.column(g, nd, ad) for g, nd, ad in rest]
+                    chosen += rest
                     break
                 if status == "none":
                     dev = 1.0                     # (what is left has no family: undo)
@@ -252,7 +364,10 @@ def dive_walks(system: System, period: int, *, time_limit: float = 30.0, seed: i
                 for j in np.flatnonzero(whole):
                     chosen += [int(j)] * int(whole[j])
                 continue
-            frac = x - whole
+            # Walks that give up rounds first: once none is left to give up, the walks that
+            # fit what is left are few and :meth:`_Master.complete` tries them all.
+            lost = np.array([master.lost[j] for j in range(len(x))]) & (x > 1e-6)
+            frac = np.where(lost, x, 0.0) if lost.any() else x - whole
             top = np.flatnonzero(frac > frac.max() - 0.1 - 1e-9)
             chosen.append(int(rng.choice(top)))
         if len(chosen) == int(n.sum()):
