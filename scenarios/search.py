@@ -79,7 +79,7 @@ WALKED_RUNS = True
 #: followed on the model before anything else (:func:`scenarios.periodic.plan_tracked`).
 TRACKED_RUNS = True
 #: Whether :meth:`Bounds.tracked_run` tries a cycle planned per client
-#: (:mod:`scenarios.walkprice`'s dives, its ``DIVE_SECONDS`` at most, then
+#: (:mod:`scenarios.walklaps`' lap walks, its ``LAP_SECONDS`` at most, then
 #: :mod:`scenarios.walkfamily`'s local search, its ``WALK_SECONDS`` at most) where the
 #: tracked plan's clients come home only after several periods.
 WALK_FAMILIES = True
@@ -674,25 +674,25 @@ class Bounds:
         return run if run is not None and run.mean >= self.capacity else None
 
     def family_run(self, system: System, ticks: int):
-        """``(plan, chosen)``: a cycle of full ticks planned per client, by column generation
-        and dives (:func:`scenarios.walkprice.plan_dives`,
-        :data:`scenarios.walkprice.DIVE_SECONDS` at most), else by local search
+        """``(plan, chosen)``: a cycle of full ticks planned per client, as lap walks folded
+        onto a shorter period (:func:`scenarios.walklaps.plan_laps`,
+        :data:`scenarios.walklaps.LAP_SECONDS` at most), else by local search
         (:func:`scenarios.walkfamily.plan_walks`, :data:`scenarios.walkfamily.WALK_SECONDS`
         at most), and a prefix reaching it (:func:`scenarios.walkfamily.family_plan`), whose
         run on the model closes after one period, where it is shorter than ``ticks``;
         ``None`` where none was found in time or the counting argument's shortest period
         leaves no shorter run."""
-        from . import walkfamily, walkprice
+        from . import walkfamily, walklaps
         from .walkfamily import family_plan, periods, plan_walks
-        from .walkprice import plan_dives
+        from .walklaps import plan_laps
 
         if not periods(system, ticks):
             return None
-        dive, seconds = walkprice.DIVE_SECONDS, walkfamily.WALK_SECONDS
+        laps, seconds = walklaps.LAP_SECONDS, walkfamily.WALK_SECONDS
         if self.phases is not None:
-            self.phases("planner", "a cycle of one closed walk per client, by dives "
-                        f"{dive:.0f} s at most, then by local search {seconds:.0f} s at most")
-        family = plan_dives(system, time_limit=dive, most=ticks)
+            self.phases("planner", "a cycle of one closed walk per client, as laps "
+                        f"{laps:.0f} s at most, then by local search {seconds:.0f} s at most")
+        family = plan_laps(system, time_limit=laps, most=ticks)
         if family is None:
             family = plan_walks(system, time_limit=seconds, most=ticks)
         got = None if family is None else family_plan(system, family)

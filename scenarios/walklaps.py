@@ -44,10 +44,13 @@ from .dsl import System
 from .walkfamily import WalkFamily, periods, shape_of
 from .walkprice import cheapest_walks
 
-__all__ = ["lap_walks", "plan_laps", "LAP_SECONDS"]
+__all__ = ["lap_walks", "lap_search", "plan_laps", "unfold", "LAP_SECONDS", "LAP_PERIODS", "MOST_LAPS"]
 
-#: Seconds :func:`plan_laps` gets in all where the search calls it.
-LAP_SECONDS = 3.0
+#: Seconds :func:`plan_laps` gets in all where the search calls it, how many periods (from
+#: the counting argument's floor up) it tries, and the most laps ``k`` of a fold.
+LAP_SECONDS = 4.0
+LAP_PERIODS = 2
+MOST_LAPS = 12
 
 
 def unfold(group, laps, node, adm, P: int, k: int):
@@ -76,6 +79,14 @@ def lap_walks(system: System, P: int, k: int, *, time_limit: float = 30.0,
     ``time_limit`` seconds (which proves nothing), ``k P`` is not a period
     :func:`scenarios.walkfamily.periods` leaves open, or the count model does not describe
     ``system``."""
+    return lap_search(system, P, k, time_limit=time_limit, seed=seed)[1]
+
+
+def lap_search(system: System, P: int, k: int, *, time_limit: float = 30.0, seed: int = 0):
+    """:func:`lap_walks` with why it found none: ``(status, family)``, ``status`` ``"found"``,
+    ``"none"`` (no such family: the relaxation over every lap walk, or the counting argument,
+    has none) or ``"open"`` (the time ran out, or the count model does not describe
+    ``system``)."""
     from scipy.optimize import Bounds, linprog, milp
 
     from .rows import ConstraintRows
@@ -83,10 +94,10 @@ def lap_walks(system: System, P: int, k: int, *, time_limit: float = 30.0,
     t0 = _time.perf_counter()
     shape = shape_of(system)
     if shape is None:
-        return None
+        return "open", None
     open_ = dict(periods(system, k * P))
     if k * P not in open_:
-        return None
+        return "none", None
     slack = open_[k * P]
     W, A = system.server.workers, system.server.admissions
     G = len(shape)
@@ -178,13 +189,13 @@ def lap_walks(system: System, P: int, k: int, *, time_limit: float = 30.0,
     while left() > 0.1:
         got = relax()
         if got is None:
-            return None
+            return "open", None
         dev, y, z, u = got
         if rounds == 0:
             if price(y, z, u, (zero, zero, False)):
                 continue                             # the relaxation not yet optimal
             if dev > 1e-6:
-                return None                          # (no such family: proven, see docs)
+                return "none", None                  # (its relaxation over every lap walk)
             rounds = 1
         x = integer(min(left(), 2.0 * rounds))
         if x is not None:
@@ -194,26 +205,38 @@ def lap_walks(system: System, P: int, k: int, *, time_limit: float = 30.0,
         scale = 0.5 * (np.abs(y).max() + 1e-9)
         price(y, z, u, (rng.normal(0, scale, P), rng.normal(0, scale, P), True))
     if x is None:
-        return None
+        return "open", None
     pick = [c for c in range(len(cols)) for _ in range(int(x[c]))]
     rows, ads, groups = unfold([cols[c][0] for c in pick], [cols[c][1] for c in pick],
                                [cols[c][2] for c in pick], [cols[c][3] for c in pick], P, k)
     family = WalkFamily(tuple(kinds), tuple(groups), np.array(rows), np.array(ads), W, A,
                         _time.perf_counter() - t0)
-    return family if family.check() else None
+    return ("found", family) if family.check() else ("open", None)
 
 
-def plan_laps(system: System, *, time_limit: float = LAP_SECONDS, most: int = 400,
-              folds=(11, 22, 55)) -> WalkFamily | None:
-    """:func:`lap_walks` for the open periods (up to ``most`` ticks, shortest first) that are
-    a multiple ``k P`` of a fold ``P`` in ``folds``, ``time_limit`` seconds in all."""
+def plan_laps(system: System, *, time_limit: float = LAP_SECONDS, count: int = LAP_PERIODS,
+              most: int = 400) -> WalkFamily | None:
+    """:func:`lap_walks` for the first ``count`` periods ``L`` (up to ``most`` ticks) that
+    :func:`scenarios.walkfamily.periods` leaves open, shortest first, each folded onto every
+    ``P`` dividing it with ``2 <= L / P <= MOST_LAPS`` (fewest laps first), ``time_limit``
+    seconds in all; ``None`` where none was found. The folds take turns, a short time each
+    and then twice as long (a family, where one is found, comes within a second on the
+    editor's farm; a fold whose relaxation has none drops out at once)."""
     t0 = _time.perf_counter()
-    todo = sorted((L, P) for L, _ in periods(system, most) for P in folds if L % P == 0)
-    for i, (L, P) in enumerate(todo):
-        left = time_limit - (_time.perf_counter() - t0)
-        if left <= 0.2:
-            return None
-        got = lap_walks(system, P, L // P, time_limit=left / (len(todo) - i))
-        if got is not None:
-            return got
+    todo = [(L, P) for L, _ in periods(system, most)[:count]
+            for P in range(L // 2, 0, -1) if L % P == 0 and L // P <= MOST_LAPS]
+    turn, share = 0, 1.0
+    while todo:
+        keep = []
+        for L, P in todo:
+            left = time_limit - (_time.perf_counter() - t0)
+            if left <= 0.05:
+                return None
+            status, family = lap_search(system, P, L // P, time_limit=min(share, left),
+                                        seed=turn)
+            if family is not None:
+                return family
+            if status == "open":
+                keep.append((L, P))
+        todo, turn, share = keep, turn + 1, 2 * share
     return None

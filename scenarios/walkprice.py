@@ -51,7 +51,7 @@ __all__ = ["cheapest_walks", "dive_walks", "plan_dives", "DIVE_SECONDS", "DIVE_P
 
 #: Seconds :func:`plan_dives` gets in all where the search calls it, and how many periods
 #: (from the counting argument's floor up) it tries.
-DIVE_SECONDS = 2.0
+DIVE_SECONDS = 1.0
 DIVE_PERIODS = 2
 #: A dive tries to complete its family exactly (:func:`scenarios.homeflow.walk_program`)
 #: once this few clients are left, for at most this many seconds a time.
