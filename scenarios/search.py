@@ -679,9 +679,9 @@ class Bounds:
         :data:`scenarios.walklaps.LAP_SECONDS` at most), else by local search
         (:func:`scenarios.walkfamily.plan_walks`, :data:`scenarios.walkfamily.WALK_SECONDS`
         at most), and a prefix reaching it (:func:`scenarios.walkfamily.family_plan`), whose
-        run on the model closes after one period, where it is shorter than ``ticks``;
-        ``None`` where none was found in time or the counting argument's shortest period
-        leaves no shorter run."""
+        run on the model closes after one period, the first whose run is shorter than
+        ``ticks``; ``None`` where none was found in time or the counting argument's shortest
+        period leaves no shorter run."""
         from . import walkfamily, walklaps
         from .walkfamily import family_plan, periods, plan_walks
         from .walklaps import plan_laps
@@ -692,11 +692,13 @@ class Bounds:
         if self.phases is not None:
             self.phases("planner", "a cycle of one closed walk per client, as laps "
                         f"{laps:.0f} s at most, then by local search {seconds:.0f} s at most")
-        family = plan_laps(system, time_limit=laps, most=ticks)
-        if family is None:
-            family = plan_walks(system, time_limit=seconds, most=ticks)
-        got = None if family is None else family_plan(system, family)
-        return got if got is not None and got[0].horizon < ticks else None
+        for plan in (lambda: plan_laps(system, time_limit=laps, most=ticks),
+                     lambda: plan_walks(system, time_limit=seconds, most=ticks)):
+            family = plan()
+            got = None if family is None else family_plan(system, family)
+            if got is not None and got[0].horizon < ticks:
+                return got
+        return None
 
     def planned_run(self, system: System, upper: Fraction | None):
         """A short run of the model that keeps the server at the capacity, planned on the

@@ -738,3 +738,115 @@ def test_the_small_farm_dives_to_a_family_at_its_floor():
     exact = home_flows(system, floor, time_limit=20)
     assert exact.status == "found"
     _walks_check(system, exact.family)
+
+
+# ------------------------------------------------- lap walks: a load that repeats every P
+
+def _repeats(system: System, family, P: int) -> bool:
+    """Whether the family's state after ``P`` ticks is a renaming of its state at 0 within
+    each scenario (the same counts per node) and its workers busy repeat every ``P``."""
+    L = family.period
+    served = family.serving().sum(axis=0)
+    counts, _ = family.flat()
+    return all((counts[t] == counts[(t + P) % L]).all() and served[t] == served[(t + P) % L]
+               for t in range(L))
+
+
+def test_the_small_farm_has_lap_walks_at_its_floor_and_none_where_the_relaxation_says():
+    """The editor's mix, 12 users on two workers admitting two: folded onto 11 ticks (two
+    laps) the floor's period of 22 has a family, whose state after 11 ticks is a renaming of
+    its state at 0; followed on the model it closes after one period and replays. Folded onto
+    2 or 1 ticks the relaxation has none, and the exact program agrees that no family of 22
+    ticks with a load of period 1 exists (every family it could find has a load that varies)."""
+    from scenarios.walklaps import lap_search
+
+    system = System(scenarios.apportion(dict(zip(EDITOR_SCENARIOS, EDITOR_WEIGHTS)), 12),
+                    server=Server(workers=2, admissions=2))
+    status, family = lap_search(system, 11, 2, time_limit=20)
+    assert status == "found" and family.period == 22 == periods(system, 400)[0][0]
+    _walks_check(system, family)
+    assert _repeats(system, family, 11)
+    d = _family_followed(system, family)
+    assert len(d["cycle"]) == system.steps_per_tick * 22
+    assert lap_search(system, 2, 11, time_limit=20)[0] == "none"
+    assert lap_search(system, 1, 22, time_limit=20)[0] == "none"
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_lap_walks_are_families_exactly_where_enumeration_has_them(seed):
+    """lap_search on tiny systems, every period up to 8 and every fold: a family only where
+    one exists (every family enumerated), checked against the rings, its state after P ticks
+    a renaming of its state at 0; where no family of the period exists, "none" or "open",
+    never a family."""
+    from scenarios.walklaps import lap_search
+
+    system = _tiny_system(seed)
+    for L, _ in periods(system, 8):
+        exists = _family_exists(system, L)
+        for P in range(1, L + 1):
+            if L % P:
+                continue
+            status, family = lap_search(system, P, L // P, time_limit=1)
+            if status == "found":
+                assert exists
+                _walks_check(system, family)
+                assert family.period == L and _repeats(system, family, P)
+            elif status == "none" and P == L:
+                assert not exists        # (one lap: the relaxation of every family)
+
+
+def test_lap_search_both_finds_and_rules_out_folds_on_tiny_systems():
+    """(So the test above tests both ways: some folds have families, some none.)"""
+    from scenarios.walklaps import lap_search
+
+    seen = set()
+    for seed in (5, 7, 9):
+        system = _tiny_system(seed)
+        for L, _ in periods(system, 8):
+            for P in range(1, L):
+                if L % P == 0:
+                    seen.add(lap_search(system, P, L // P, time_limit=1)[0])
+    assert {"found", "none"} <= seen
+
+
+@pytest.mark.parametrize("seed", QUICK_SEEDS)
+def test_every_lap_family_planned_is_a_saturating_run(seed):
+    """plan_laps on the random systems: a family only where exact analysis gives the full
+    capacity, checked, followed on the model, closing after one period, replayed."""
+    from scenarios.walklaps import plan_laps
+
+    system = _random_system(seed)
+    family = plan_laps(system, time_limit=5)
+    if family is None:
+        return
+    assert system_load(system, backend="cpu").exact == system.server.workers
+    _walks_check(system, family)
+    _family_followed(system, family)
+
+
+def test_some_quick_seeds_have_lap_families():
+    from scenarios.walklaps import plan_laps
+
+    assert all(plan_laps(_random_system(s), time_limit=5) is not None for s in (0, 13))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("users", [38, 39])
+def test_the_farms_lap_walks_at_38_and_39_users_are_short_and_replay(users, monkeypatch):
+    """editor_farm at 38 and 39 users: lap walks of the counting argument's floor (72 ticks)
+    found in seconds; the search's tracked run takes them, and its run closes after one
+    period and replays, under 1,500 steps (the tracked plans: 1,279 + 56,700 and 1,045 +
+    6,300)."""
+    import scenarios.walklaps
+    from scenarios.search import Bounds
+    from scenarios.walklaps import plan_laps
+
+    system = scenarios.resolve_spec("dvecost/examples/editor_farm.py")[1](users)
+    family = plan_laps(system, time_limit=30)
+    assert family is not None and family.period == periods(system, 400)[0][0] == 72
+    _walks_check(system, family)
+    monkeypatch.setattr(scenarios.walklaps, "LAP_SECONDS", 30.0)   # (a loaded machine)
+    run = Bounds(Fraction(8), alone=None).tracked_run(system, None)
+    assert run is not None and run.mean == 8 and run.cycle_len == 9 * 72
+    d = run_analysis(run).as_dict()
+    assert replay_analysis(system.to_model(), d) == len(d["prefix"]) + len(d["cycle"]) <= 1_500
