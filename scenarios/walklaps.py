@@ -48,7 +48,7 @@ __all__ = ["lap_walks", "lap_search", "plan_laps", "unfold", "LAP_SECONDS", "LAP
 
 #: Seconds :func:`plan_laps` gets in all where the search calls it, how many periods (from
 #: the counting argument's floor up) it tries, and the most laps ``k`` of a fold.
-LAP_SECONDS = 4.0
+LAP_SECONDS = 3.0
 LAP_PERIODS = 2
 MOST_LAPS = 12
 
