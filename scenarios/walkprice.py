@@ -19,7 +19,10 @@ clients to walks: the whole part of every count at once (the relaxation stays fe
 one client to the walk of largest fractional count, the columns generated again after each
 commitment; it ends with every client committed (a family, checked), or where the relaxation
 of what is left is infeasible (then it undoes the last commitment, forbids it and goes on,
-a few times, else starts again with another random tie-breaking).
+a few times, else starts again with another random tie-breaking). Walks that give up rounds
+are committed first; once none is left to give up and few clients are free, every walk that
+fits what is left is enumerated (:func:`fitting_walks`) and the integer master program over
+them completes the family or proves that nothing does.
 
 A dive proves nothing where it fails: the optimum of the relaxation above 0 would (no family
 of period ``L`` exists: it is the relaxation of every family), but the dive only uses it to
@@ -47,14 +50,16 @@ import numpy as np
 from .dsl import System
 from .walkfamily import WalkFamily, periods, shape_of
 
-__all__ = ["cheapest_walks", "dive_walks", "plan_dives", "DIVE_SECONDS", "DIVE_PERIODS"]
+__all__ = ["cheapest_walks", "fitting_walks", "dive_walks", "plan_dives", "DIVE_SECONDS", "DIVE_PERIODS"]
 
-#: Seconds :func:`plan_dives` gets in all where the search calls it, and how many periods
+#: Seconds :func:`plan_dives` gets in all by default (the search does not call it: it tries
+#: :mod:`scenarios.walklaps` instead), and how many periods
 #: (from the counting argument's floor up) it tries.
 DIVE_SECONDS = 1.0
 DIVE_PERIODS = 2
-#: A dive tries to complete its family exactly (:func:`scenarios.homeflow.walk_program`)
-#: once this few clients are left, for at most this many seconds a time.
+#: A dive tries to complete its family exactly (the integer master program over every walk
+#: that fits, :func:`fitting_walks`) once this few clients are left and none has a round
+#: left to give up, for at most this many seconds a time.
 COMPLETE_CLIENTS = 24
 COMPLETE_SECONDS = 2.0
 #: The most walks :meth:`_Master.complete` enumerates.
