@@ -79,8 +79,9 @@ WALKED_RUNS = True
 #: followed on the model before anything else (:func:`scenarios.periodic.plan_tracked`).
 TRACKED_RUNS = True
 #: Whether :meth:`Bounds.tracked_run` tries a cycle planned per client
-#: (:mod:`scenarios.walkfamily`, its ``WALK_SECONDS`` at most) where the tracked plan's
-#: clients come home only after several periods.
+#: (:mod:`scenarios.walklaps`' lap walks, its ``LAP_SECONDS`` at most, then
+#: :mod:`scenarios.walkfamily`'s local search, its ``WALK_SECONDS`` at most) where the
+#: tracked plan's clients come home only after several periods.
 WALK_FAMILIES = True
 #: The longest run (ticks: the prefix, then the period times its renaming's order) that
 #: :meth:`Bounds.tracked_run` follows on the model; a longer plan is left to the others.
@@ -673,24 +674,31 @@ class Bounds:
         return run if run is not None and run.mean >= self.capacity else None
 
     def family_run(self, system: System, ticks: int):
-        """``(plan, chosen)``: a cycle of full ticks planned per client
+        """``(plan, chosen)``: a cycle of full ticks planned per client, as lap walks folded
+        onto a shorter period (:func:`scenarios.walklaps.plan_laps`,
+        :data:`scenarios.walklaps.LAP_SECONDS` at most), else by local search
         (:func:`scenarios.walkfamily.plan_walks`, :data:`scenarios.walkfamily.WALK_SECONDS`
-        at most) and a prefix reaching it (:func:`scenarios.walkfamily.family_plan`), whose
-        run on the model closes after one period, where it is shorter than ``ticks``;
-        ``None`` where none was found in time or the counting argument's shortest period
-        leaves no shorter run."""
-        from . import walkfamily
+        at most), and a prefix reaching it (:func:`scenarios.walkfamily.family_plan`), whose
+        run on the model closes after one period, the first whose run is shorter than
+        ``ticks``; ``None`` where none was found in time or the counting argument's shortest
+        period leaves no shorter run."""
+        from . import walkfamily, walklaps
         from .walkfamily import family_plan, periods, plan_walks
+        from .walklaps import plan_laps
 
-        seconds = walkfamily.WALK_SECONDS
         if not periods(system, ticks):
             return None
+        laps, seconds = walklaps.LAP_SECONDS, walkfamily.WALK_SECONDS
         if self.phases is not None:
-            self.phases("planner", "a cycle of one closed walk per client, "
-                        f"{seconds:.0f} s at most")
-        family = plan_walks(system, time_limit=seconds, most=ticks)
-        got = None if family is None else family_plan(system, family)
-        return got if got is not None and got[0].horizon < ticks else None
+            self.phases("planner", "a cycle of one closed walk per client, as laps "
+                        f"{laps:.0f} s at most, then by local search {seconds:.0f} s at most")
+        for plan in (lambda: plan_laps(system, time_limit=laps, most=ticks),
+                     lambda: plan_walks(system, time_limit=seconds, most=ticks)):
+            family = plan()
+            got = None if family is None else family_plan(system, family)
+            if got is not None and got[0].horizon < ticks:
+                return got
+        return None
 
     def planned_run(self, system: System, upper: Fraction | None):
         """A short run of the model that keeps the server at the capacity, planned on the

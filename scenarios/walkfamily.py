@@ -49,7 +49,7 @@ from .rows import ConstraintRows
 from .schedule import tick_ring
 
 __all__ = ["WalkFamily", "periods", "best_walk", "plan_walks", "family_plan", "WALK_SECONDS",
-           "WALK_PERIODS", "REPAIR_CLIENTS"]
+           "WALK_PERIODS", "REPAIR_CLIENTS", "shape_of"]
 
 #: Seconds :func:`plan_walks` gets in all where the search calls it, and how many periods
 #: (from the counting argument's floor up) it tries.
@@ -138,7 +138,7 @@ class WalkFamily:
         return counts, adm
 
 
-def _shape(system: System):
+def shape_of(system: System):
     """Per scenario ``(kinds, ticks of service a round, clients)``; ``None`` where the count
     model does not describe ``system``."""
     server = system.server
@@ -164,7 +164,7 @@ def periods(system: System, most: int) -> list[tuple[int, int]]:
     >>> periods(System({u: 6}, server=Server(workers=2, admissions=2)), 13)
     [(6, 0), (12, 0)]
     """
-    shape = _shape(system)
+    shape = shape_of(system)
     if shape is None:
         return []
     W = system.server.workers
@@ -418,7 +418,7 @@ def walk_family(system: System, period: int, slack: int, *, time_limit: float,
     the repair of whole walks do not count admissions (only the windows do): where the server
     admits fewer than it has workers, a family admitting too many on a tick fails
     :meth:`WalkFamily.check` and is not returned."""
-    shape = _shape(system)
+    shape = shape_of(system)
     if shape is None:
         return None
     t0 = _time.perf_counter()

@@ -542,3 +542,311 @@ def test_the_farms_walk_family_at_40_users_is_short_and_replays():
     _walks_check(system, family)
     d = _family_followed(system, family)
     assert len(d["prefix"]) + len(d["cycle"]) <= 1_000
+
+
+# ------------------------------------------- closed walks per client: exactly, and by dives
+
+def _closed_walks(kinds, L: int):
+    """Every closed walk of ``L`` ticks along the ring ``kinds``, enumerated bit by bit (at
+    each tick at a wait node: admitted or not), from every start node: ``(node, admitted,
+    waited)`` tuples."""
+    from itertools import product
+
+    T, out = len(kinds), []
+    for h in range(T):
+        for bits in product((0, 1), repeat=L):
+            v, node, adm, waited = h, [], [], 0
+            for t in range(L):
+                node.append(v)
+                go = kinds[v] != "wait" or bits[t]
+                adm.append(kinds[v] == "wait" and bool(bits[t]))
+                waited += not go
+                v = (v + 1) % T if go else v
+            if v == h:
+                key = (tuple(node), tuple(adm))
+                out.append((key[0], key[1], waited))
+    return sorted(set(out))
+
+
+def _family_exists(system: System, L: int) -> bool:
+    """Whether a family of closed walks of ``L`` ticks keeps every worker busy: every
+    multiset of enumerated walks per scenario tried, depth first, the load never above
+    ``W`` (the oracle of the exact program, sharing no code with it)."""
+    W, A = system.server.workers, system.server.admissions
+    pools = []
+    for sc, k in system.counts:
+        kinds = tick_ring(sc).kind
+        walks = []
+        for node, adm, _ in _closed_walks(kinds, L):
+            hold = [kinds[node[t]] == "busy" or adm[t] for t in range(L)]
+            walks.append((hold, adm))
+        pools.append((walks, k))
+    clients = [(g, k) for g, (_, k) in enumerate(pools) for _ in range(k)]
+
+    def go(i, start, load, arrive):
+        if i == len(clients):
+            return all(x == W for x in load)
+        g = clients[i][0]
+        first = start if i and clients[i - 1][0] == g else 0
+        for j in range(first, len(pools[g][0])):
+            hold, adm = pools[g][0][j]
+            nl = [x + h for x, h in zip(load, hold)]
+            na = [x + a for x, a in zip(arrive, adm)]
+            if max(nl) <= W and max(na) <= A and go(i + 1, j, nl, na):
+                return True
+        return False
+
+    return go(0, 0, [0] * L, [0] * L)
+
+
+def _tiny_system(seed: int) -> System:
+    """One or two scenarios of one request (1-3 ticks) and a think (0-3 ticks), 2-3
+    clients each, on 2 workers admitting 2."""
+    rng = random.Random(seed)
+    scs = {}
+    for letter in "ab"[:rng.randint(1, 2)]:
+        scs[Scenario(f"s{letter}", [Request(letter, service=rng.randint(1, 3)),
+                                     Think(rng.randint(0, 3))])] = rng.randint(2, 3)
+    return System(scs, server=Server(workers=2, admissions=2))
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_home_flows_decides_every_short_period_as_enumeration_does(seed):
+    """home_flows against every family enumerated: for each period up to 8 ticks it finds a
+    family (checked against the rings, every tick full) exactly where one exists, and says
+    "none" (a proof by HiGHS) where none does; periods the counting argument rules out are
+    "none" without a program."""
+    from scenarios.homeflow import home_flows
+
+    system = _tiny_system(seed)
+    open_ = dict(periods(system, 8))
+    for L in range(1, 9):
+        got = home_flows(system, L, time_limit=20)
+        assert got.status in ("found", "none")
+        exists = L in open_ and _family_exists(system, L)
+        assert (got.status == "found") == exists, (L, got.status)
+        if exists:
+            _walks_check(system, got.family)
+
+
+def test_home_flows_finds_families_and_proves_periods_empty():
+    """Among the tiny systems some periods have a family and some that the counting argument
+    leaves open have none, which the program proves (so the test above tests both ways)."""
+    from scenarios.homeflow import home_flows
+
+    seen = set()
+    for seed in range(16):
+        system = _tiny_system(seed)
+        for L, _ in periods(system, 8):
+            seen.add(home_flows(system, L, time_limit=20).status)
+    assert seen == {"found", "none"}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cheapest_walks_are_the_cheapest_of_every_closed_walk(seed):
+    """cheapest_walks against every closed walk enumerated: per start node, the cheapest of
+    those whose waiting is one of those allowed, costs on holding and on admission."""
+    from scenarios.walkprice import cheapest_walks
+
+    rng = random.Random(seed)
+    kinds = ["free"] + [rng.choice(["wait", "busy", "free"]) for _ in range(rng.randint(1, 3))]
+    kinds[rng.randrange(len(kinds))] = "wait"
+    T = len(kinds)
+    L = rng.randint(T, 2 * T + 2)
+    waits = sorted({L - m * T for m in range(L // T + 1)} - {L - (L // T) * T}
+                   if rng.random() < 0.3 else {L - m * T for m in range(L // T + 1)})
+    hold = np.array([rng.randint(-3, 3) for _ in range(L)], float)
+    admit = np.array([rng.randint(-2, 2) for _ in range(L)], float)
+    best = {}
+    for node, adm, waited in _closed_walks(tuple(kinds), L):
+        if waited in waits:
+            c = sum(hold[t] * (kinds[node[t]] == "busy" or adm[t]) + admit[t] * adm[t]
+                    for t in range(L))
+            best[node[0]] = min(best.get(node[0], np.inf), c)
+    got = cheapest_walks(tuple(kinds), L, waits, hold, admit)
+    assert {int(nd[0]): c for c, nd, _ in got} == pytest.approx(best)
+    for c, nd, ad in got:
+        again = sum(hold[t] * (kinds[nd[t]] == "busy" or ad[t]) + admit[t] * ad[t]
+                    for t in range(L))
+        assert again == pytest.approx(c)
+        assert (tuple(nd.tolist()), tuple(ad.tolist())) in {
+            (n, a) for n, a, w in _closed_walks(tuple(kinds), L) if w in waits}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fitting_walks_are_every_closed_walk_that_fits(seed):
+    """fitting_walks against every closed walk enumerated: those of an allowed waiting that
+    hold a worker only where there is room and are admitted only where admissions are left,
+    each once; ``None`` beyond the most asked for."""
+    from scenarios.walkprice import fitting_walks
+
+    rng = random.Random(seed)
+    kinds = ["free"] + [rng.choice(["wait", "busy", "free"]) for _ in range(rng.randint(1, 3))]
+    kinds[rng.randrange(len(kinds))] = "wait"
+    T = len(kinds)
+    L = rng.randint(T, 2 * T + 1)
+    waits = [L - m * T for m in range(L // T + 1)]
+    room = [rng.choice([0, 1, 1, 2]) for _ in range(L)]
+    arrive = [rng.choice([0, 1, 1]) for _ in range(L)]
+    want = {(n, a) for n, a, w in _closed_walks(tuple(kinds), L) if w in waits
+            and all(room[t] or not (kinds[n[t]] == "busy" or a[t]) for t in range(L))
+            and all(arrive[t] or not a[t] for t in range(L))}
+    got = fitting_walks(tuple(kinds), L, waits, room, arrive, 10**6)
+    pairs = [(tuple(n.tolist()), tuple(a.tolist())) for n, a in got]
+    assert len(pairs) == len(set(pairs)) and set(pairs) == want
+    if len(want) > 1:
+        assert fitting_walks(tuple(kinds), L, waits, room, arrive, len(want) - 1) is None
+
+
+@pytest.mark.parametrize("seed", QUICK_SEEDS)
+def test_every_dived_family_is_a_saturating_run(seed):
+    """plan_dives: a family only where exact analysis gives the full capacity, its walks
+    checked against the rings, every tick full, and the run it plans closes after one
+    period on the model and replays."""
+    from scenarios.walkprice import plan_dives
+
+    system = _random_system(seed)
+    family = plan_dives(system, time_limit=5)
+    if family is None:
+        return
+    assert system_load(system, backend="cpu").exact == system.server.workers
+    _walks_check(system, family)
+    _family_followed(system, family)
+
+
+def test_some_quick_seeds_have_dived_families():
+    from scenarios.walkprice import plan_dives
+
+    assert sum(plan_dives(_random_system(s), time_limit=5) is not None for s in (0, 13)) == 2
+
+
+def test_the_small_farm_dives_to_a_family_at_its_floor():
+    """The editor's mix, 12 users on two workers admitting two: the dives find a family at
+    the counting argument's floor (22 ticks) in seconds, and the exact program finds one
+    too; followed on the model it closes after one period and replays."""
+    from scenarios.homeflow import home_flows
+    from scenarios.walkprice import plan_dives
+
+    system = System(scenarios.apportion(dict(zip(EDITOR_SCENARIOS, EDITOR_WEIGHTS)), 12),
+                    server=Server(workers=2, admissions=2))
+    floor = periods(system, 400)[0][0]
+    family = plan_dives(system, time_limit=20)
+    assert family is not None and family.period == floor and family.seconds < 20
+    _walks_check(system, family)
+    d = _family_followed(system, family)
+    assert len(d["cycle"]) == system.steps_per_tick * floor
+    exact = home_flows(system, floor, time_limit=20)
+    assert exact.status == "found"
+    _walks_check(system, exact.family)
+
+
+# ------------------------------------------------- lap walks: a load that repeats every P
+
+def _repeats(system: System, family, P: int) -> bool:
+    """Whether the family's state after ``P`` ticks is a renaming of its state at 0 within
+    each scenario (the same counts per node) and its workers busy repeat every ``P``."""
+    L = family.period
+    served = family.serving().sum(axis=0)
+    counts, _ = family.flat()
+    return all((counts[t] == counts[(t + P) % L]).all() and served[t] == served[(t + P) % L]
+               for t in range(L))
+
+
+def test_the_small_farm_has_lap_walks_at_its_floor_and_none_where_the_relaxation_says():
+    """The editor's mix, 12 users on two workers admitting two: folded onto 11 ticks (two
+    laps) the floor's period of 22 has a family, whose state after 11 ticks is a renaming of
+    its state at 0; followed on the model it closes after one period and replays. Folded onto
+    2 or 1 ticks the relaxation has none, and the exact program agrees that no family of 22
+    ticks with a load of period 1 exists (every family it could find has a load that varies)."""
+    from scenarios.walklaps import lap_search
+
+    system = System(scenarios.apportion(dict(zip(EDITOR_SCENARIOS, EDITOR_WEIGHTS)), 12),
+                    server=Server(workers=2, admissions=2))
+    status, family = lap_search(system, 11, 2, time_limit=20)
+    assert status == "found" and family.period == 22 == periods(system, 400)[0][0]
+    _walks_check(system, family)
+    assert _repeats(system, family, 11)
+    d = _family_followed(system, family)
+    assert len(d["cycle"]) == system.steps_per_tick * 22
+    assert lap_search(system, 2, 11, time_limit=20)[0] == "none"
+    assert lap_search(system, 1, 22, time_limit=20)[0] == "none"
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_lap_walks_are_families_exactly_where_enumeration_has_them(seed):
+    """lap_search on tiny systems, every period up to 8 and every fold: a family only where
+    one exists (every family enumerated), checked against the rings, its state after P ticks
+    a renaming of its state at 0; where no family of the period exists, "none" or "open",
+    never a family."""
+    from scenarios.walklaps import lap_search
+
+    system = _tiny_system(seed)
+    for L, _ in periods(system, 8):
+        exists = _family_exists(system, L)
+        for P in range(1, L + 1):
+            if L % P:
+                continue
+            status, family = lap_search(system, P, L // P, time_limit=1)
+            if status == "found":
+                assert exists
+                _walks_check(system, family)
+                assert family.period == L and _repeats(system, family, P)
+            elif status == "none" and P == L:
+                assert not exists        # (one lap: the relaxation of every family)
+
+
+def test_lap_search_both_finds_and_rules_out_folds_on_tiny_systems():
+    """(So the test above tests both ways: some folds have families, some none.)"""
+    from scenarios.walklaps import lap_search
+
+    seen = set()
+    for seed in (5, 7, 9):
+        system = _tiny_system(seed)
+        for L, _ in periods(system, 8):
+            for P in range(1, L):
+                if L % P == 0:
+                    seen.add(lap_search(system, P, L // P, time_limit=1)[0])
+    assert {"found", "none"} <= seen
+
+
+@pytest.mark.parametrize("seed", QUICK_SEEDS)
+def test_every_lap_family_planned_is_a_saturating_run(seed):
+    """plan_laps on the random systems: a family only where exact analysis gives the full
+    capacity, checked, followed on the model, closing after one period, replayed."""
+    from scenarios.walklaps import plan_laps
+
+    system = _random_system(seed)
+    family = plan_laps(system, time_limit=5)
+    if family is None:
+        return
+    assert system_load(system, backend="cpu").exact == system.server.workers
+    _walks_check(system, family)
+    _family_followed(system, family)
+
+
+def test_some_quick_seeds_have_lap_families():
+    from scenarios.walklaps import plan_laps
+
+    assert all(plan_laps(_random_system(s), time_limit=5) is not None for s in (0, 13))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("users", [38, 39])
+def test_the_farms_lap_walks_at_38_and_39_users_are_short_and_replay(users, monkeypatch):
+    """editor_farm at 38 and 39 users: lap walks of the counting argument's floor (72 ticks)
+    found in seconds; the search's tracked run takes them, and its run closes after one
+    period and replays, under 1,500 steps (the tracked plans: 1,279 + 56,700 and 1,045 +
+    6,300)."""
+    import scenarios.walklaps
+    from scenarios.search import Bounds
+    from scenarios.walklaps import plan_laps
+
+    system = scenarios.resolve_spec("dvecost/examples/editor_farm.py")[1](users)
+    family = plan_laps(system, time_limit=30)
+    assert family is not None and family.period == periods(system, 400)[0][0] == 72
+    _walks_check(system, family)
+    monkeypatch.setattr(scenarios.walklaps, "LAP_SECONDS", 30.0)   # (a loaded machine)
+    run = Bounds(Fraction(8), alone=None).tracked_run(system, None)
+    assert run is not None and run.mean == 8 and run.cycle_len == 9 * 72
+    d = run_analysis(run).as_dict()
+    assert replay_analysis(system.to_model(), d) == len(d["prefix"]) + len(d["cycle"]) <= 1_500
