@@ -44,7 +44,7 @@ from runtime.comm import Comm
 from runtime.device import to_host
 from runtime.layout import Layout
 
-from .ops import edge_slices, scatter_max
+from .ops import edge_slices, scatter_max, sorted_unique
 
 __all__ = ["GraphBlock", "Layout", "block_starts", "owner_of_ids", "split_graph", "Halo",
            "fetch", "route"]
@@ -265,11 +265,11 @@ class Halo:
             t = targets[sl].astype(np.int64)
             own, loc = layout.locate(t, xp)
             far = own != rank
-            parts.append(xp.unique(t[far]))
+            parts.append(sorted_unique(xp, t[far]))
             loc[far] = -1
             self.target[sl] = loc
             del t, own, loc, far
-        by_id = xp.unique(xp.concatenate(parts)) if len(parts) > 1 else parts[0]
+        by_id = sorted_unique(xp, xp.concatenate(parts)) if len(parts) > 1 else parts[0]
         del parts
         # Grouped by owner (the order of the exchanges), by id within each owner.
         owner, local = layout.locate(by_id, xp)
