@@ -267,7 +267,7 @@ class Halo:
             far = own != rank
             parts.append(sorted_unique(xp, t[far]))
             loc[far] = -1
-            self.target[sl] = loc
+            self.target[sl] = loc.astype(self.target.dtype, copy=False)
             del t, own, loc, far
         by_id = sorted_unique(xp, xp.concatenate(parts)) if len(parts) > 1 else parts[0]
         del parts
@@ -284,8 +284,9 @@ class Halo:
         if by_id.shape[0]:
             for sl in edge_slices(m):
                 far = xp.flatnonzero(self.target[sl] < 0) + sl.start
-                self.target[far] = self.n_local + place[
-                    xp.searchsorted(by_id, targets[far].astype(np.int64))]
+                ext = self.n_local + place[xp.searchsorted(by_id, targets[far].astype(np.int64))]
+                self.target[far] = ext.astype(self.target.dtype, copy=False)
+                del ext
                 del far
         if self.n_local + self.remote.shape[0] < 2**31 and self.target.dtype != np.int32:
             self.target = self.target.astype(np.int32)
