@@ -2,7 +2,7 @@
 # Where the engine across GPUs spends its time, and its memory (issue 26), run on a host of 4
 # GPUs from the repository root:
 #   bash tools/device/run_engine_phases.sh [tests] [14] [15] [16]   (default: all four)
-# tests: the gpu tests of the engine across processes (tests/dist/test_dist_gpu.py -k blocks:
+# tests: the gpu tests of the engine across processes (tests/dist/test_dist_gpu.py -k "blocks or runs":
 #   DVECOST_DIST_ENGINE=blocks 'dvecost analyze --gpus 2/4' equal to one process);
 # 14, 15, 16: 'DVECOST_DIST_ENGINE=blocks dvecost analyze --gpus 4 --json --no-witness' of
 #   cs_N (the bundled client_server_template.dve at -D N=...), its JSON line (the
@@ -28,7 +28,7 @@ rc=0
 for s in "${steps[@]}"; do
   t0=$(date +%s)
   if [ "$s" = tests ]; then
-    timeout 180 python3 -m pytest -q -m gpu tests/dist/test_dist_gpu.py -k "blocks or nccl_collectives" \
+    timeout 180 python3 -m pytest -q -m gpu tests/dist/test_dist_gpu.py -k "blocks or runs or nccl_collectives" \
       -p no:cacheprovider -rs > "$OUT/pytest.log" 2>&1; trc=$?
     tail -8 "$OUT/pytest.log"; echo "tests: rc=$trc in $(( $(date +%s) - t0 )) s"
     [ $trc -ne 0 ] && rc=$trc
