@@ -174,7 +174,7 @@ def test_nccl_engine_on_random_runs_equals_one_process(P, tmp_path):
     _need(P)
     from cycle_cases import CASES, comparable, graph_of
     from test_dist_cycle import MODELS, RANDOM, one_process
-    specs = MODELS[::3] + RANDOM[:6]
+    specs = [MODELS[0]] + RANDOM[:3]   # (8 cases each: the GPU run stays within a minute)
     out = tmp_path / "cycle.jsonl"
     r = run(P, str(ROOT / "tests" / "dist" / "cycle_worker.py"), str(out), *specs,
             extra_env={**NCCL, "DIST_RUNS": "1"})
