@@ -27,6 +27,8 @@ import pathlib
 import sys
 import tracemalloc
 
+import numpy as np
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -75,7 +77,7 @@ def measure(path: str, defines: dict, stand_in: bool = False,
     run, so that a small model's slices are as small a part of its edges as a large one's
     on a GPU."""
     import dve
-    from ocm.dist import ops
+    from ocm.dist import PHASES, ops
     from dvecost.distributed import host_comm, solve_blocks
     from runtime.comm import world
     from statespace.dist import explore_distributed
@@ -100,9 +102,12 @@ def measure(path: str, defines: dict, stand_in: bool = False,
                            on_lap=meter.lap)
     meter.stop()
     g = graph_bytes(block)
+    t = np.asarray(block.targets).astype(np.int64)
+    far = block.layout.owner_of(t) != comm.rank     # (targets another process holds)
     mine = {"rank": comm.rank, "m": int(block.targets.shape[0]),
             "n": int(block.indptr.shape[0] - 1), "graph": g,
-            "phases": {k: g + v for k, v in meter.peak.items()}}
+            "remote": int(np.unique(t[far]).shape[0]),
+            "phases": {k: g + meter.peak[k] for k in PHASES if k in meter.peak}}
     parts = host_comm(comm).allgather(mine)
     if comm.rank:
         return None
@@ -123,6 +128,8 @@ def table(report: dict) -> str:
              f"{'bytes per transition':24}" + "".join(f"{'rank ' + str(p['rank']):>10}"
                                                       for p in procs),
              f"{'transitions':24}" + "".join(f"{p['m']:>10}" for p in procs),
+             f"{'states':24}" + "".join(f"{p['n']:>10}" for p in procs),
+             f"{'remote targets':24}" + "".join(f"{p['remote']:>10}" for p in procs),
              f"{'graph':24}" + "".join(f"{p['graph'] / p['m']:>10.1f}" for p in procs)]
     for ph in PHASES:
         if any(ph in p["phases"] for p in procs):

@@ -76,7 +76,8 @@ from ..result import CycleResult
 from ..scc import find_zero_time_cycle
 from .block import GraphBlock, Halo, Layout, fetch
 from .ops import (ScatterMax, best_edges_scatter, edge_rows, edge_slices, expand_ranges,
-                  edge_groups, first_max_edges, id_slices, range_groups, row_counts)
+                  edge_groups, first_max_edges, group_rows, id_slices, range_groups,
+                  row_counts)
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError", "Clock", "PHASES"]
 
@@ -233,7 +234,7 @@ def _trim(comm: Comm, indptr, halo: Halo, use, rounds: dict) -> Any:
         rounds["trim"] = rounds.get("trim", 0) + 1
         ext = halo.pull(alive)[0] == 1
 
-        def live(e, ext=ext):
+        def live(rows, e, ext=ext):
             f = ext[halo.target[e]]
             return f if use is None else f & use[e]
         dead = alive & (row_counts(indptr, live, xp, np.int32) == 0)
@@ -301,12 +302,13 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, layout: Layout, rounds: d
 
     Work per round follows the frontier, not the block: forwards only the out-edges of the
     vertices whose colour changed (ranges of the live edges' offsets), backwards only the
-    in-edges of the vertices reached last round (the edges inside a colour sorted by target
-    once a phase); a round's vertex-sized work is a few flag passes and the halo's values.
-    Colours are global ids (``layout``): the ids of one process, whatever its local order."""
+    in-edges of the vertices reached last round (the edges inside a colour listed by target
+    once a phase, :func:`_in_lists`); a round's vertex-sized work is a few flag passes and
+    the halo's values. No source per edge is kept: a group's sources come from its offsets,
+    a frontier's from its ranges. Colours are global ids (``layout``): the ids of one
+    process, whatever its local order."""
     xp = comm.xp
     n_local = indptr.shape[0] - 1
-    src = edge_rows(indptr, xp)
     tgt = halo.target
     n_remote = halo.remote.shape[0]
     label = xp.full(n_local, -1, dtype=np.int64)
@@ -315,7 +317,7 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, layout: Layout, rounds: d
         rounds["scc_phases"] = rounds.get("scc_phases", 0) + 1
         act_ext = halo.pull(active)[0] == 1
         # the edges inside the part left and their offsets by source
-        ls, lt, lptr = _live_edges(xp, indptr, src, tgt, active, act_ext)
+        lt, lptr = _live_edges(xp, indptr, tgt, active, act_ext)
         del act_ext
         color = xp.where(active, layout.global_ids(xp), -1)
         front = xp.flatnonzero(active)
@@ -324,20 +326,26 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, layout: Layout, rounds: d
             rounds["scc_forward"] = rounds.get("scc_forward", 0) + 1
             before = color.copy()
             rem = xp.full(n_remote, -1, dtype=np.int64)
-            # A slice of edges at a time (their int64 colours and places within a slice's
-            # memory). A later slice may read colours an earlier one raised: every colour
+            # A group of edges at a time (their int64 colours and places within a group's
+            # memory). A later group may read colours an earlier one raised: every colour
             # is still the id of a vertex reaching it, and the fixed point, the largest, is
             # the same.
             cm, rm = ScatterMax(xp, color), ScatterMax(xp, rem)
             if front.shape[0] == n_active:   # every live edge: no list of them
-                for sl in edge_slices(int(ls.shape[0])):
-                    _push_colours(cm, rm, cm.read(ls[sl]), lt[sl], n_local, xp)
+                for rows, sl in edge_groups(lptr, xp):
+                    _push_colours(cm, rm, cm.read(group_rows(lptr, rows, sl, xp)), lt[sl],
+                                  n_local, xp)
             else:
                 f_lo, f_hi = lptr[front], lptr[front + 1]
                 for g in range_groups(f_lo, f_hi, xp):
                     e = expand_ranges(f_lo[g], f_hi[g], xp)
-                    _push_colours(cm, rm, cm.read(ls[e]), lt[e], n_local, xp)
-                    del e
+                    # (each edge's source: its frontier vertex, repeated over its range)
+                    off = xp.zeros(g.stop - g.start + 1, np.int64)
+                    xp.cumsum(f_hi[g] - f_lo[g], out=off[1:])
+                    src = front[g][edge_rows(off, xp)]
+                    del off
+                    _push_colours(cm, rm, cm.read(src), lt[e], n_local, xp)
+                    del e, src
                 del f_lo, f_hi
             cm.done()
             rm.done()
@@ -346,20 +354,25 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, layout: Layout, rounds: d
             front = xp.flatnonzero(color != before)
             if comm.allreduce(int(front.shape[0])) == 0:
                 break
+        del before, front
         clock.lap("scc_forward")
         # Backwards from the roots along the edges inside one colour, grouped by target.
-        bptr, bs = _in_lists(xp, halo, color, ls, lt, n_local + n_remote)
+        bptr, bs = _in_lists(xp, halo, color, lptr, lt, n_local + n_remote)
         reached = active & (color == layout.global_ids(xp))
         new = reached
         while True:
             rounds["scc_backward"] = rounds.get("scc_backward", 0) + 1
             r_ext = halo.pull(new)[0]         # the reached of last round, remote ones too
             hit = xp.flatnonzero(r_ext)
+            del r_ext
             new = xp.zeros(n_local, dtype=bool)
-            h_lo, h_hi = bptr[hit], bptr[hit + 1]
-            for g in range_groups(h_lo, h_hi, xp):   # (a block of in-edges at a time)
-                new[bs[expand_ranges(h_lo[g], h_hi[g], xp)]] = True
-            del h_lo, h_hi
+            for part in id_slices(int(hit.shape[0])):   # (a part of the reached at a time,
+                h = hit[part]                           # a block of in-edges at a time)
+                h_lo, h_hi = bptr[h], bptr[h + 1]
+                for g in range_groups(h_lo, h_hi, xp):
+                    new[bs[expand_ranges(h_lo[g], h_hi[g], xp)]] = True
+                del h, h_lo, h_hi
+            del hit
             new &= ~reached
             if _count(comm, new) == 0:
                 break
@@ -367,36 +380,33 @@ def _scc_labels(comm: Comm, indptr, halo: Halo, alive, layout: Layout, rounds: d
         label[reached] = color[reached]
         active &= ~reached
         # (this phase's lists go before the next phase makes its own)
-        del bptr, bs, ls, lt, lptr, color, before, reached, new, r_ext, hit, front
+        del bptr, bs, lt, lptr, color, reached, new
         clock.lap("scc_backward")
     return label
 
 
-def _live_edges(xp: Any, indptr, src, tgt, active, act_ext):
-    """The edges ``src -> tgt`` whose ends are both active and their offsets by source:
-    ``(sources, targets, offsets)``, the arrays themselves and ``indptr`` when every edge is
-    (no copy), else copies of the same dtypes written a slice at a time (counted first: no
-    list of the edges' int64 ids)."""
-    slices = edge_slices(int(src.shape[0]))
-
-    def inside(sl):
-        return active[src[sl]] & act_ext[tgt[sl]]
-    sizes = [int(xp.count_nonzero(inside(sl))) for sl in slices]
-    if sum(sizes) == src.shape[0]:
-        return src, tgt, indptr
-    ls, lt = xp.empty(sum(sizes), src.dtype), xp.empty(sum(sizes), tgt.dtype)
-    at = 0
-    for sl, size in zip(slices, sizes):
-        ins = xp.flatnonzero(inside(sl))
-        ls[at:at + size] = src[sl][ins]
-        lt[at:at + size] = tgt[sl][ins]
-        at += size
-        del ins
-    # (a live edge's source is active: its row's live edges are those to active targets)
+def _live_edges(xp: Any, indptr, tgt, active, act_ext):
+    """The edges whose ends are both active, as ``(targets, offsets by source)``: ``tgt``
+    and ``indptr`` themselves when every edge is (no copy), else a copy of the targets (of
+    ``tgt``'s dtype) written a group of rows at a time and the live edges' offsets (their
+    counts per row first: no list of the edges' int64 ids, no source per edge; a group's
+    sources come from its offsets, :func:`~ocm.dist.ops.group_rows`)."""
+    def inside(rows, sl):
+        return active[group_rows(indptr, rows, sl, xp)] & act_ext[tgt[sl]]
+    deg = row_counts(indptr, inside, xp)
+    total = int(deg.sum())
+    if total == tgt.shape[0]:
+        return tgt, indptr
     lptr = xp.zeros(indptr.shape[0], np.int64)
-    xp.cumsum(row_counts(indptr, lambda e: active[src[e]] & act_ext[tgt[e]], xp),
-              out=lptr[1:])
-    return ls, lt, lptr
+    xp.cumsum(deg, out=lptr[1:])
+    del deg
+    lt = xp.empty(total, tgt.dtype)
+    for rows, sl in edge_groups(indptr, xp):
+        ins = xp.flatnonzero(inside(rows, sl))
+        at = int(lptr[rows.start])
+        lt[at:at + ins.shape[0]] = tgt[sl][ins]
+        del ins
+    return lt, lptr
 
 
 def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: Any) -> None:
@@ -408,24 +418,25 @@ def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: An
     rem.add(t[far] - n_local, c[far])
 
 
-def _in_lists(xp: Any, halo: Halo, color, ls, lt, n_ext: int):
-    """The edges ``ls -> lt`` whose ends have the same colour (the targets' colours pulled by
-    ``halo``), as each target's list of sources (a CSR of the reverse graph): ``(bptr,
-    bs)``, the sources of target ``t`` being ``bs[bptr[t]:bptr[t + 1]]`` (any order), ``bs``
-    in the dtype of ``ls``.
+def _in_lists(xp: Any, halo: Halo, color, lptr, lt, n_ext: int):
+    """The edges (offsets ``lptr`` by source, targets ``lt``) whose ends have the same
+    colour (the targets' colours pulled by ``halo``), as each target's list of sources (a
+    CSR of the reverse graph): ``(bptr, bs)``, the sources of target ``t`` being
+    ``bs[bptr[t]:bptr[t + 1]]`` (any order; int32 while block-local ids fit).
 
-    A counting placement a slice of edges at a time (:func:`~ocm.dist.ops.edge_slices`):
-    the first pass flags the edges inside a colour (a byte an edge; the pulled colours go
-    then) and counts each target's edges, the second sorts a slice's flagged edges by
-    target and writes each at its target's start plus the edges already placed there plus
-    its rank in its run. So the lists take 4 bytes an edge (int32 sources), 8 a target for
-    the offsets and 4 for the placed counts; a slice's sort and places come and go. Targets
-    are not kept: the offsets say them."""
-    slices = edge_slices(int(ls.shape[0]))
+    A counting placement a group of rows at a time (:func:`~ocm.dist.ops.edge_groups`, each
+    group's sources from its offsets): the first pass flags the edges inside a colour (a
+    byte an edge; the pulled colours go then) and counts each target's edges, the second
+    sorts a group's flagged edges by target and writes each source at its target's start
+    plus the edges already placed there plus its rank in its run. So the lists take 4 bytes
+    an edge, 8 a target for the offsets and 4 for the placed counts; a group's sort and
+    places come and go. Targets are not kept: the offsets say them."""
+    groups = edge_groups(lptr, xp)
+    n_local = lptr.shape[0] - 1
     c_ext = halo.pull(color)[0]
-    same = xp.empty(ls.shape[0], dtype=bool)
-    for sl in slices:
-        same[sl] = c_ext[lt[sl]] == color[ls[sl]]
+    same = xp.empty(lt.shape[0], dtype=bool)
+    for rows, sl in groups:
+        same[sl] = c_ext[lt[sl]] == color[group_rows(lptr, rows, sl, xp)]
     del c_ext
     count = xp.zeros(n_ext + 1, np.int64)       # count[t + 1]: target t's edges
 
@@ -433,7 +444,7 @@ def _in_lists(xp: Any, halo: Halo, color, ls, lt, n_ext: int):
         """The last place of each run of equal values of the sorted ``t`` (non-empty)."""
         return xp.concatenate([xp.flatnonzero(t[1:] != t[:-1]),
                                xp.full(1, t.shape[0] - 1, np.int64)])
-    for sl in slices:
+    for _, sl in groups:
         t = xp.sort(lt[sl][same[sl]])
         if t.shape[0]:
             last = runs(t)
@@ -447,18 +458,18 @@ def _in_lists(xp: Any, halo: Halo, color, ls, lt, n_ext: int):
     bptr = xp.cumsum(count)
     del count
     placed = xp.zeros(n_ext, np.int32)          # (a target's in-degree is below 2^31)
-    bs = xp.empty(int(bptr[-1]), ls.dtype)
-    for sl in slices:
+    bs = xp.empty(int(bptr[-1]), np.int32 if n_local < 2**31 else np.int64)
+    for rows, sl in groups:
         ins = xp.flatnonzero(same[sl])
         t = lt[sl][ins]
         order = xp.argsort(t)
         t = t[order].astype(np.int64)
-        src = ls[sl][ins][order]
+        src = group_rows(lptr, rows, sl, xp)[ins[order]]
         del ins, order
         if t.shape[0]:
             # place = the target's start + its edges placed before + the rank in its run
             rank = xp.arange(t.shape[0], dtype=np.int64) - xp.searchsorted(t, t, side="left")
-            bs[bptr[t] + placed[t] + rank] = src
+            bs[bptr[t] + placed[t] + rank] = src.astype(bs.dtype, copy=False)
             last = runs(t)
             placed[t[last]] += (rank[last] + 1).astype(np.int32)
             del rank, last
@@ -473,23 +484,25 @@ class _Restricted:
     block's layout with the kept counts), so that the restricted graph's ids are those of
     the one-process restriction.
 
-    Built a slice of edges at a time (flags, then int32 edge ids and targets: no int64 per
+    Built a group of rows at a time (flags, then int32 edge ids and targets: no int64 per
     edge). Its targets are kept only as its halo's index (:meth:`targets` reads the global
-    ids back from it), not beside it as global ids too."""
+    ids back from it), not beside it as global ids too; which original edge a restricted
+    edge is, is not kept either (4 bytes an edge through Howard) but found again, for the
+    critical cycle's few edges, from the labels (:meth:`original_edges`)."""
 
     def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, label,
                  work_cost) -> None:
         xp = self.xp = comm.xp
+        self.block, self.label = block, label
         lay = block.layout
-        src = edge_rows(block.indptr, xp)
         label_ext = halo.pull(label)[0]
         keep = xp.empty(block.m_local, dtype=bool)
-        for sl in edge_slices(block.m_local):
-            lu = label[src[sl]]
+        for rows, sl in edge_groups(block.indptr, xp):
+            lu = label[group_rows(block.indptr, rows, sl, xp)]
             keep[sl] = (lu >= 0) & (lu == label_ext[halo.target[sl]])
             del lu
-        del src, label_ext
-        deg = row_counts(block.indptr, keep.__getitem__, xp)
+        del label_ext
+        deg = row_counts(block.indptr, lambda rows, e: keep[e], xp)
         kept = xp.flatnonzero(deg > 0)
         k_local = int(kept.shape[0])
         indptr = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(deg[kept])]).astype(np.int64)
@@ -504,35 +517,42 @@ class _Restricted:
         self.n_local = k_local
         newid = xp.full(block.n_local, -1, dtype=np.int64)
         newid[kept] = self.layout.global_ids(xp)            # restricted ids, local order
-        self.vertices = lay.to_global(kept, xp)             # global original vertices
+        # (each kept vertex's original row, int32 while rows fit: global ids when needed)
+        self.rows = kept.astype(np.int32 if block.n_local < 2**31 else np.int64)
         del kept
         n_keep = int(xp.count_nonzero(keep))
         if comm.allreduce(int(n_keep == keep.shape[0] and k_local == block.n_local), "min"):
             # Nothing dropped anywhere: the block itself (no copy of its edges; its halo).
-            self.edges = None
+            self.copied, self.label = False, None
             self.indptr = block.indptr
             self.cost, self.time, self.halo = work_cost, block.time, halo
             return
         # Block-local original edges and targets narrow while they fit (4 bytes an edge).
-        self.edges = xp.empty(n_keep, np.int32 if keep.shape[0] < 2**31 else np.int64)
+        self.copied = True
+        edges = xp.empty(n_keep, np.int32 if keep.shape[0] < 2**31 else np.int64)
         at = 0
         for sl in edge_slices(block.m_local):
             e = xp.flatnonzero(keep[sl])
-            self.edges[at:at + e.shape[0]] = e + sl.start
+            edges[at:at + e.shape[0]] = (e + sl.start).astype(edges.dtype)
             at += e.shape[0]
             del e
-        del keep
+        keep = None
         self.indptr = indptr
         del indptr
         newid_ext = halo.pull(newid)[0]
         del newid
         indices = xp.empty(n_keep, np.int32 if self.k < 2**31 else np.int64)
         for sl in edge_slices(n_keep):
-            indices[sl] = newid_ext[halo.target[self.edges[sl]]]
+            indices[sl] = newid_ext[halo.target[edges[sl]]].astype(indices.dtype)
         del newid_ext
-        self.cost = P.subset(work_cost, self.edges)
-        self.time = P.subset(block.time, self.edges)
+        self.cost = P.subset(work_cost, edges)
+        self.time = P.subset(block.time, edges)
+        del edges
         self.halo = Halo(comm, self.layout, indices)
+
+    def vertices(self, local):
+        """The global original ids of restricted vertices ``local`` (block-local)."""
+        return self.block.layout.to_global(self.rows[local], self.xp)
 
     def targets(self, local):
         """The global (restricted) targets of restricted edges ``local``, int64: read from the
@@ -547,23 +567,42 @@ class _Restricted:
         out[far] = self.halo.remote[t[far] - self.n_local]
         return out
 
-    def original_edges(self, local):
-        """The block-local original ids of restricted edges ``local``."""
-        return local if self.edges is None else self.edges[local]
+    def original_edges(self, comm: Comm, local):
+        """The block-local original ids of restricted edges ``local`` (a few: the critical
+        cycle's), found again from the labels: restricted edge ``j`` of a row is the row's
+        ``j``-th original edge whose target has the row's label (the targets' labels by one
+        :func:`_fetch`, on the host). Collective: every process calls it once."""
+        if not self.copied:
+            return local
+        xp, blk = self.xp, self.block
+        rows = xp.searchsorted(self.indptr, local.astype(np.int64), side="right") - 1
+        j = to_host(local - self.indptr[rows]).astype(np.int64)
+        orig = self.rows[rows].astype(np.int64)
+        e_lo, e_hi = to_host(blk.indptr[orig]), to_host(blk.indptr[orig + 1])
+        cand = np.concatenate([np.zeros(0, np.int64)] +
+                              [np.arange(a, b, dtype=np.int64) for a, b in zip(e_lo, e_hi)])
+        owner = np.repeat(np.arange(e_lo.shape[0]), e_hi - e_lo)
+        got = _fetch(comm, blk.layout, blk.indices[xp.asarray(cand)].astype(np.int64),
+                     self.label)[0]
+        lu = to_host(self.label[orig])[owner]
+        kept = np.flatnonzero((lu >= 0) & (to_host(got) == lu))
+        first = np.searchsorted(owner[kept], np.arange(e_lo.shape[0]))
+        return xp.asarray(cand[kept[first + j]])
 
 
-def _first_policy(R: _Restricted, xp: Any, rows) -> Any:
-    """Howard's first policy: each row's lowest edge of largest cost (``rows``: each edge's
-    row, on a device), a group of rows or a slice of edges at a time."""
-    if R.n_local == 0:
-        return xp.zeros(0, np.int64)
-    if not P.is_numpy(xp):
-        return first_max_edges(R.cost, rows, R.n_local, xp)[1]
+def _first_policy(R: _Restricted, xp: Any) -> Any:
+    """Howard's first policy: each row's lowest edge of largest cost, a group of rows at a
+    time (its rows' edges whole: no combining across groups)."""
     policy = xp.empty(R.n_local, np.int64)
     for g, e in edge_groups(R.indptr, xp):
         ip = R.indptr[g.start:g.stop + 1] - e.start
-        policy[g] = P.segment_argmax(P.dense(P.subset(R.cost, e)), ip, edge_rows(ip, xp),
-                                     np)[1] + e.start
+        cost = P.dense(P.subset(R.cost, e))
+        if P.is_numpy(xp):
+            pol = P.segment_argmax(cost, ip, edge_rows(ip, xp), np)[1]
+        else:
+            pol = first_max_edges(cost, edge_rows(ip, xp), g.stop - g.start, xp)[1]
+        policy[g] = pol + e.start
+        del cost, pol
     return policy
 
 
@@ -592,7 +631,7 @@ def _fetch(comm: Comm, layout: Layout, ids, *arrays, seen=None) -> list:
 class _Policy:
     """The values of one policy on this block (see the module docstring)."""
 
-    __slots__ = ("policy", "succ", "rep", "rank", "potential", "rank_num",
+    __slots__ = ("policy", "rep", "rank", "potential", "rank_num",
                  "rank_den", "reps", "rep_cost", "rep_time")
 
 
@@ -610,7 +649,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     # at no cost; I_{r+1} = J_r(I_r) is a subset of I_r, and once they have the same size
     # J_r maps I_r onto itself, so every later image (the last of which is the set of cycle
     # vertices) is I_r: about log2(longest tail) rounds, not log2(n).
-    jump = succ.astype(np.int64)
+    jump = succ             # (replaced, never changed in place, by each round)
     size = -1
     while True:
         rounds["doubling"] = rounds.get("doubling", 0) + 1
@@ -670,7 +709,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     zero = xp.flatnonzero(tt == 0)
     if zero.shape[0]:
         err = ZeroTimeCycleError("a cycle has total time 0, so its ratio is undefined: "
-                                 f"vertices {[int(R.vertices[reps[zero[0]]])]}")
+                                 f"vertices {to_host(R.vertices(reps[zero[:1]])).tolist()}")
     _agree(comm, err)
     # Exact ranks: each process's distinct reduced fractions, gathered and ranked together
     # (one per policy cycle: a few, on the host).
@@ -705,11 +744,32 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     pot -= rnum_x[rank] * ts
     del ts
     bounds["xmax"] = comm.allreduce(int(xp.abs(pot).max()) if k else 0, "max")
-    st.policy, st.succ, st.rep, st.rank = policy, succ, rep, rank
+    st.policy, st.rep, st.rank = policy, rep, rank
     st.potential, st.rank_num, st.rank_den = pot, rnum, rden
     st.reps, st.rep_cost, st.rep_time = reps, cc, tt
     clock.lap("value_ranks")
     return st
+
+
+def _best_edges_host(R: _Restricted, time_used: bool, rank_ext, pot_ext, st: _Policy,
+                     aux: dict):
+    """Howard's improvement on NumPy: :func:`ocm.primitives.best_edges` a group of rows at
+    a time (:func:`~ocm.dist.ops.edge_groups`; its per-edge constants cached per group in
+    ``aux``), so that its temporaries are a group's."""
+    k = R.n_local
+    best_rank = np.empty(k, np.int64)
+    best_val = np.empty(k, np.int64)
+    best_edge = np.empty(k, np.int64)
+    if "groups" not in aux:
+        aux["groups"] = edge_groups(R.indptr, np)
+    for i, (g, sl) in enumerate(aux["groups"]):
+        br, bv, be = P.best_edges(
+            R.indptr[g.start:g.stop + 1] - sl.start, R.halo.target[sl],
+            P.subset(R.cost, sl), P.subset(R.time, sl) if time_used else None, None,
+            rank_ext, pot_ext, st.rank_num, st.rank_den, np, aux=aux.setdefault(i, {}))
+        best_rank[g], best_val[g], best_edge[g] = br, bv, be + sl.start
+        del br, bv, be
+    return best_rank, best_val, best_edge
 
 
 def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
@@ -723,15 +783,15 @@ def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
         else 0
     order_bad += int(np.any(b <= 0))
     rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
-    src = edge_rows(R.indptr, xp)
     tgt = R.halo.target
     amax = int(np.abs(st.rank_num).max()) if st.rank_num.shape[0] else 0
     bmax = int(st.rank_den.max()) if st.rank_den.shape[0] else 0
     exact64 = P.fits_int64(bmax * cmax, amax * tmax, 2 * xmax)
     num, den = xp.asarray(st.rank_num), xp.asarray(st.rank_den)
     bad = 0
-    for sl in edge_slices(int(src.shape[0])):   # (a slice of edges at a time: temporaries)
-        s_, t_ = src[sl], tgt[sl]
+    # (a group of rows at a time, their edges' rows made by a scan: a group's temporaries)
+    for rows, sl in edge_groups(R.indptr, xp):
+        s_, t_ = group_rows(R.indptr, rows, sl, xp), tgt[sl]
         ru, rw = rank_ext[s_], rank_ext[t_]
         bad += int(xp.count_nonzero(rw > ru))
         same = rw == ru
@@ -835,9 +895,8 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     # (the block's halo, labels and flags go where the restriction made its own)
     del halo, label, alive
     aux: dict = {}
-    if R.n_local and not P.is_numpy(xp):   # each edge's row, for every improvement
-        aux["rows"] = edge_rows(R.indptr, xp)
-    policy = _first_policy(R, xp, aux.get("rows"))
+    aux: dict = {}
+    policy = _first_policy(R, xp)
     if max_iter is None:
         max_iter = max(1000, 10 * R.k)
     # The bounds of the restricted graph's charges, as the one-process iteration takes them.
@@ -863,12 +922,11 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
                 "distributed engine: run it as one process")
         rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
         if R.n_local and P.is_numpy(xp):
-            best_rank, best_val, best_edge = P.best_edges(
-                R.indptr, R.halo.target, R.cost, R.time if time_used else None, None,
-                rank_ext, pot_ext, st.rank_num, st.rank_den, np, aux=aux)
+            best_rank, best_val, best_edge = _best_edges_host(R, time_used, rank_ext,
+                                                              pot_ext, st, aux)
         elif R.n_local:
             best_rank, best_val, best_edge = best_edges_scatter(
-                aux["rows"], R.halo.target, R.cost, R.time if time_used else None, rank_ext,
+                R.indptr, R.halo.target, R.cost, R.time if time_used else None, rank_ext,
                 pot_ext, xp.asarray(st.rank_num), xp.asarray(st.rank_den), R.n_local, xp)
         if R.n_local:
             improve = (best_rank > st.rank) | ((best_rank == st.rank) &
@@ -889,10 +947,10 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     r = comm.allreduce(int(R.layout.to_global(mine, xp).min()) if mine.shape[0] else R.k,
                        "min")
     on = xp.flatnonzero(st.rep == r)
-    e_loc = R.original_edges(st.policy[on])
+    e_loc = R.original_edges(comm, st.policy[on])
     h = to_host   # the cycle's few vertices come to the host
-    rows = list(zip(h(R.layout.to_global(on, xp)).tolist(), h(st.succ[on]).tolist(),
-                    h(R.vertices[on]).tolist(),
+    rows = list(zip(h(R.layout.to_global(on, xp)).tolist(),
+                    h(R.targets(st.policy[on])).tolist(), h(R.vertices(on)).tolist(),
                     h(block.layout.global_edges(e_loc, xp)).tolist(),
                     h(block.indices[e_loc]).tolist(), h(block.cost[e_loc]).tolist(),
                     (h(block.time[e_loc]) if time_used else np.ones(on.shape[0], np.int64))

@@ -9,6 +9,12 @@ from calls CuPy has (the atomic minimum of :func:`runtime.arrays.scatter_min`,
 decided by the module's name (:func:`ocm.primitives.is_numpy`), so a NumPy stand-in of CuPy
 (the tests') runs the device forms on the host.
 
+It also cuts the engine's passes into parts, so that a pass's temporaries are a part's, never
+an array per edge beside the graph: :func:`edge_slices` (slices of edges), :func:`edge_groups`
+(groups of whole rows, their sources made by :func:`group_rows`, counts per row by
+:func:`row_counts`), :func:`range_groups` (groups of ranges) and :func:`id_slices` (parts of
+vertex ids asked for).
+
 Examples
 --------
 >>> import numpy as np
@@ -32,9 +38,9 @@ from runtime.arrays import scatter_min
 
 from ..primitives import dense, is_numpy, subset
 
-__all__ = ["scatter_max", "sorted_unique", "edge_rows", "expand_ranges", "row_counts", "edge_groups",
-           "first_max_edges", "best_edges_scatter", "edge_slices", "id_slices", "range_groups",
-           "ScatterMax", "EDGE_BLOCK", "INT64_MIN"]
+__all__ = ["scatter_max", "sorted_unique", "edge_rows", "expand_ranges", "row_counts",
+           "edge_groups", "group_rows", "first_max_edges", "best_edges_scatter", "edge_slices",
+           "id_slices", "range_groups", "ScatterMax", "EDGE_BLOCK", "INT64_MIN"]
 
 INT64_MIN = -2**63
 
@@ -235,60 +241,74 @@ def edge_groups(indptr, xp: Any) -> list:
 
 
 def row_counts(indptr, flags, xp: Any, dtype=np.int64):
-    """Per row the number of its edges whose flag is set, where ``flags(edges)`` gives the
-    flags (booleans) of a slice of edges: a group of rows at a time (:func:`edge_groups`), so
-    that no per-edge array but a group's exists (a running sum of a group's flags read at
-    its rows' offsets). Empty rows count 0.
+    """Per row the number of its edges whose flag is set, where ``flags(rows, edges)`` gives
+    the flags (booleans) of a group's edges (both slices): a group of rows at a time
+    (:func:`edge_groups`), so that no per-edge array but a group's exists (a running sum of
+    a group's flags read at its rows' offsets). Empty rows count 0.
 
-    >>> row_counts(np.array([0, 2, 2, 5]), lambda e: np.array([1, 0, 1, 1, 0])[e] == 1,
-    ...            np).tolist()
+    >>> f = np.array([1, 0, 1, 1, 0]) == 1
+    >>> row_counts(np.array([0, 2, 2, 5]), lambda rows, e: f[e], np).tolist()
     [1, 0, 2]
     """
     n = indptr.shape[0] - 1
     out = xp.zeros(n, dtype)
     for rows, edges in edge_groups(indptr, xp):
         run = xp.zeros(edges.stop - edges.start + 1, np.int64)
-        xp.cumsum(flags(edges), dtype=np.int64, out=run[1:])
+        xp.cumsum(flags(rows, edges), dtype=np.int64, out=run[1:])
         off = indptr[rows.start:rows.stop + 1] - edges.start
-        out[rows] = run[off[1:]] - run[off[:-1]]
+        out[rows] = (run[off[1:]] - run[off[:-1]]).astype(dtype, copy=False)
         del run, off
     return out
 
 
-def best_edges_scatter(src, tgt, cost, time, rank_ext, pot_ext, rank_num, rank_den, k: int,
-                       xp: Any):
+def group_rows(indptr, rows: slice, edges: slice, xp: Any):
+    """The rows (block-local ids) of a group's edges (:func:`edge_groups`): one scan of the
+    group's offsets, so that no array of every edge's row is kept."""
+    return edge_rows(indptr[rows.start:rows.stop + 1] - edges.start, xp) + rows.start
+
+
+def best_edges_scatter(indptr, tgt, cost, time, rank_ext, pot_ext, rank_num, rank_den,
+                       k: int, xp: Any):
     """Howard's improvement (:func:`ocm.primitives.best_edges`'s contract: per row the
     largest target rank, then the largest scaled value among those edges, lowest edge id on
     ties) by scatters instead of per-row reductions: ``(best_rank, best_val, best_edge)``.
     ``cost`` and ``time`` may be palettes. The caller has bounded every value below
-    ``2**62``. Three passes over the edges, a slice at a time (:func:`edge_slices`): the
-    scatters combine across slices, so rows may straddle them; with one slice, the second
-    pass's candidates and values serve the third (computed once)."""
-    m = int(src.shape[0])
+    ``2**62``. Three passes over the edges, a group of rows at a time (:func:`edge_groups`,
+    each group's rows made by a scan, :func:`group_rows`: no row per edge kept); with one
+    group, the second pass's candidates and values serve the third (computed once)."""
+    groups = edge_groups(indptr, xp)
     best_rank = xp.full(k, -1, np.int64)
-    for sl in edge_slices(m):
-        scatter_max(xp, best_rank, src[sl], rank_ext[tgt[sl]])
+    up = ScatterMax(xp, best_rank)
+    for rows, sl in groups:
+        up.add(group_rows(indptr, rows, sl, xp), rank_ext[tgt[sl]])
+    up.done()
 
-    def values(sl):
-        """The candidate edges of a slice (global ids) and their values."""
+    def values(rows, sl):
+        """The candidate edges of a group (block-local ids), their rows and values."""
+        src = group_rows(indptr, rows, sl, xp)
         rk = rank_ext[tgt[sl]]
-        cand = xp.flatnonzero(rk == best_rank[src[sl]])
+        cand = xp.flatnonzero(rk == best_rank[src])
         r = rk[cand]
+        src = src[cand]
         e = cand + sl.start
+        del rk, cand
         t = 1 if time is None else dense(subset(time, e))
         val = rank_den[r] * dense(subset(cost, e)) - rank_num[r] * t + pot_ext[tgt[e]]
-        return e, val
+        return e, src, val
     best_val = xp.full(k, INT64_MIN + 1, np.int64)   # (values exceed -2**62)
-    slices = edge_slices(m)
+    up = ScatterMax(xp, best_val)
     kept = None
-    for sl in slices:
-        e, val = values(sl)
-        scatter_max(xp, best_val, src[e], val)
-        if len(slices) == 1:   # one slice: its candidates serve the last pass too
-            kept = e, val
+    for rows, sl in groups:
+        e, src, val = values(rows, sl)
+        up.add(src, val)
+        if len(groups) == 1:   # one group: its candidates serve the last pass too
+            kept = e, src, val
+        del e, src, val
+    up.done()
     best_edge = xp.full(k, 2**62, np.int64)
-    for sl in slices:
-        e, val = values(sl) if kept is None else kept
-        hit = e[val == best_val[src[e]]]
-        scatter_min(xp, best_edge, src[hit], hit.astype(np.int64))
+    for rows, sl in groups:
+        e, src, val = values(rows, sl) if kept is None else kept
+        hit = xp.flatnonzero(val == best_val[src])
+        scatter_min(xp, best_edge, src[hit], e[hit].astype(np.int64))
+        del e, src, val, hit
     return best_rank, best_val, best_edge
