@@ -102,6 +102,16 @@ class Layout:
                   self.edge_first, self.mine, self.edge_length):
             a.setflags(write=False)
         self._on: dict = {}
+        # On the host, an id's run by a table per bucket of 2^shift ids (the run holding the
+        # bucket's first id; about 64 buckets a run, so that most buckets hold no run's start)
+        # and a step on where the id is past the next run's start: a gather and a comparison
+        # per id, about 5 times faster than a binary search of the starts on the CPU.
+        runs = max(int(self.owner.shape[0]), 1)
+        self.shift = max(0, int(self.n // (64 * runs)).bit_length() - 1)
+        self.bucket = (np.searchsorted(self.start[:-1], np.arange(0, self.n, 1 << self.shift,
+                                                                    dtype=np.int64),
+                                       side="right") - 1).astype(np.int32)
+        self.bucket.setflags(write=False)
 
     # ---------------------------------------------------------------- construction
     @classmethod
@@ -190,6 +200,20 @@ class Layout:
             self._on[name] = got
         return got
 
+    def run_of(self, ids, xp: Any = np):
+        """The run (an index of :attr:`start`) holding each global vertex id (int64 ids of
+        ``xp``): a search of the runs' first ids on a device; on the host the bucket table
+        and a step on while an id is past its run (few steps, on fewer and fewer ids)."""
+        if xp is not np:
+            return xp.searchsorted(self.tables(xp)["start"], ids, side="right") - 1
+        r = self.bucket[ids >> self.shift]
+        start = self.start
+        move = np.flatnonzero(ids >= start[r + 1])   # (start[R] = n: no id passes the last)
+        while move.shape[0]:
+            r[move] += 1
+            move = move[ids[move] >= start[r[move] + 1]]
+        return r
+
     def locate(self, ids, xp: Any = np) -> tuple:
         """``(owner, local)`` of global vertex ids (int64 arrays of ``xp``): the process
         holding each and its index in that process's numbering."""
@@ -197,17 +221,16 @@ class Layout:
         if self.single:
             return xp.zeros(ids.shape[0], np.int64), ids
         t = self.tables(xp)
-        r = xp.searchsorted(t["start"], ids, side="right") - 1
+        r = self.run_of(ids, xp)
         # (a run's places are its ids shifted by one amount: first - start)
         return t["owner"][r], t["shift"][r] + ids
 
     def owner_of(self, ids, xp: Any = np):
-        """The process holding each global vertex id (one search and one gather per id:
+        """The process holding each global vertex id (a run's search and one gather per id:
         cheaper than :meth:`locate` where the places are not needed)."""
         if self.single:
             return xp.zeros(ids.shape[0], np.int64)
-        t = self.tables(xp)
-        return t["owner"][xp.searchsorted(t["start"], ids, side="right") - 1]
+        return self.tables(xp)["owner"][self.run_of(ids.astype(np.int64, copy=False), xp)]
 
     def local(self, ids, xp: Any = np):
         """The local indices of global ids that this process holds."""

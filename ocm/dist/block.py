@@ -44,7 +44,7 @@ from runtime.comm import Comm
 from runtime.device import to_host
 from runtime.layout import Layout
 
-from .ops import edge_slices, scatter_max
+from .ops import edge_slices, scatter_max, sorted_unique
 
 __all__ = ["GraphBlock", "Layout", "block_starts", "owner_of_ids", "split_graph", "Halo",
            "fetch", "route"]
@@ -253,15 +253,23 @@ class Halo:
         rank = comm.rank
         m = int(targets.shape[0])
         # A slice of edges at a time (edge_slices), so that the int64 temporaries take a
-        # slice's memory beside the graph, not several copies of every edge: the distinct
-        # remote targets of each slice, then of all of them; then each edge's place.
+        # slice's memory beside the graph, not several copies of every edge: each edge's
+        # owner and place (one search of the layout), its place kept where it is this
+        # block's (-1 where remote), and the distinct remote targets of each slice, then of
+        # all of them; then the remote edges' places (a second pass over those alone).
+        # (the extended ids are distinct global ids: fewer than n, and than n_local + m)
+        n_ext_max = min(layout.n, self.n_local + m)
+        self.target = xp.empty(m, np.int32 if n_ext_max < 2**31 else np.int64)
         parts = []
         for sl in edge_slices(m):
             t = targets[sl].astype(np.int64)
-            own = layout.owner_of(t, xp)
-            parts.append(xp.unique(t[own != rank]))
-            del t, own
-        by_id = xp.unique(xp.concatenate(parts)) if len(parts) > 1 else parts[0]
+            own, loc = layout.locate(t, xp)
+            far = own != rank
+            parts.append(sorted_unique(xp, t[far]))
+            loc[far] = -1
+            self.target[sl] = loc.astype(self.target.dtype, copy=False)
+            del t, own, loc, far
+        by_id = sorted_unique(xp, xp.concatenate(parts)) if len(parts) > 1 else parts[0]
         del parts
         # Grouped by owner (the order of the exchanges), by id within each owner.
         owner, local = layout.locate(by_id, xp)
@@ -273,15 +281,15 @@ class Halo:
         self.remote = by_id[order]
         place = xp.empty(by_id.shape[0], np.int64)   # id-sorted position -> grouped one
         place[order] = xp.arange(by_id.shape[0], dtype=np.int64)
-        n_ext = self.n_local + self.remote.shape[0]
-        self.target = xp.empty(m, np.int32 if n_ext < 2**31 else np.int64)
-        for sl in edge_slices(m):
-            t = targets[sl].astype(np.int64)
-            own, loc = layout.locate(t, xp)
-            far = xp.flatnonzero(own != rank)
-            loc[far] = self.n_local + place[xp.searchsorted(by_id, t[far])]
-            self.target[sl] = loc
-            del t, own, loc, far
+        if by_id.shape[0]:
+            for sl in edge_slices(m):
+                far = xp.flatnonzero(self.target[sl] < 0) + sl.start
+                ext = self.n_local + place[xp.searchsorted(by_id, targets[far].astype(np.int64))]
+                self.target[far] = ext.astype(self.target.dtype, copy=False)
+                del ext
+                del far
+        if self.n_local + self.remote.shape[0] < 2**31 and self.target.dtype != np.int32:
+            self.target = self.target.astype(np.int32)
         # Built once: which of this block's vertices each other process wants, in the order
         # it wants them (its remote list is grouped by owner).
         self.want, _, self.req_counts, self.want_counts = _send(comm, owner[order],

@@ -50,22 +50,13 @@ from ..graph import Palette, StateGraph, derived, lazy_graph
 from .handover import Share, agree_palette, constant_palette, hand_over
 
 __all__ = ["StateBlock", "Entries", "hand_over_blocks", "hand_over_auto", "gather_fits",
-           "GATHER_BYTES_PER_EDGE", "witness_graph", "block_bounds", "share_runs",
+           "GATHER_BYTES_PER_EDGE", "witness_graph", "share_runs",
            "GatheredGraphError"]
 
 
 class GatheredGraphError(LookupError):
     """An entry of a graph's array that was not gathered to process 0 was read (see
     :func:`witness_graph`)."""
-
-
-def block_bounds(n: int, size: int) -> np.ndarray:
-    """The first id of every process's block, then ``n``: ``q * n // size``.
-
-    >>> block_bounds(7, 3).tolist()
-    [0, 2, 4, 7]
-    """
-    return (np.arange(size + 1, dtype=np.int64) * n) // size
 
 
 @dataclass(frozen=True, eq=False)

@@ -59,11 +59,13 @@ class Share:
         States in the whole graph, its breadth-first depth, the error state's id (-1: none),
         the same on every process.
     own_ids, states, parent, parent_action
-        The owned states: global ids (any order), slot values (rows), parents, parent
-        actions.
+        The owned states: global ids, slot values (rows), parents, parent actions. The
+        search gives them level by level, each level's run of ids in id order.
     row_ids, deg
         The expanded states whose rows this process keeps (global ids) and their
-        out-degrees.
+        out-degrees. The search expands the states it numbered: ``row_ids`` is ``own_ids``,
+        in the same order, which the block hand-over (:mod:`statespace.dist.blocks`) relies
+        on (it checks it) to leave rows and states where they are.
     targets, actions : arrays
         Per edge, rows one after the other in ``row_ids`` order and each row sorted by
         (target, action): the target id (int32 while ids fit) and action (int32).

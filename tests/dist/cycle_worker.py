@@ -6,14 +6,18 @@ line per (graph, kind, mode, per_scc): the answer, or the error's type, message 
 ``dist_worker.py``) or ``random:SEED`` (:func:`graphs.random_case`). With ``DIST_XP`` set
 the engine runs over the NumPy stand-in of CuPy (its device branches: scatters by atomic
 minima, ranges by ``searchsorted``), each block handed to it as that module's arrays.
-With ``DIST_RUNS`` set, each graph is cut in random runs of ids
+Under NCCL (``DVECOST_COMM=nccl``) each block goes to its process's GPU first. With
+``DIST_RUNS`` set, each graph is cut in random runs of ids
 (:func:`cycle_cases.random_runs`, seeded by the graph's place in the list) instead of blocks.
 """
 
+import dataclasses
 import json
 import os
 import pathlib
 import sys
+
+import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -33,6 +37,13 @@ def main() -> None:
             else None
         for kind, mode, per_scc in CASES:
             block = split_graph(*g, comm.rank, comm.size, runs=runs)
+            if comm.xp is not np and not os.environ.get("DIST_XP"):
+                # NCCL's communicator: the block's arrays on this process's GPU
+                block = dataclasses.replace(block, indptr=comm.xp.asarray(block.indptr),
+                                            indices=comm.xp.asarray(block.indices),
+                                            cost=comm.xp.asarray(block.cost),
+                                            time=None if block.time is None else
+                                            comm.xp.asarray(block.time))
             try:
                 got = answer(optimal_cycle_distributed(block, comm, kind=kind, mode=mode,
                                                        per_scc=per_scc))

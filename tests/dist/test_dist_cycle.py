@@ -207,10 +207,11 @@ def test_mpiexec_random_runs_equal_one_process(n, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n", [2, 3])
-def test_mpiexec_beem_sample_equals_one_process(n, tmp_path, beem_dir):
+@pytest.mark.parametrize("n, runs", [(2, ""), (3, ""), (2, "1"), (3, "1")])
+def test_mpiexec_beem_sample_equals_one_process(n, runs, tmp_path, beem_dir):
+    """BEEM models and the random graphs, in blocks and in random runs of ids."""
     specs = [str(beem_dir / "models" / f"{b}.dve") for b in BEEM_SAMPLE] + RANDOM
-    got = _mpi(n, specs, tmp_path)
+    got = _mpi(n, specs, tmp_path, **({"DIST_RUNS": runs} if runs else {}))
     graphs = {s: graph_of(s) for s in specs}
     for g in got:
         assert g["answer"] == one_process(graphs[g["spec"]], g["kind"], g["mode"],

@@ -163,3 +163,26 @@ def test_analyze_gpus_auto_gathers_what_fits_the_first_gpu():
                   "distributed"):
             d.pop(k, None)
     assert d_got == d_one
+
+
+@pytest.mark.parametrize("P", [2, 4])
+def test_nccl_engine_on_random_runs_equals_one_process(P, tmp_path):
+    """The engine across GPUs (CuPy arrays, NCCL exchanges) on graphs cut in random runs of
+    ids (several a process, local order not id order, some processes holding none): the
+    layout's device searches, the halo grouped by owner, the restriction per run; every
+    answer the one-process engine's."""
+    _need(P)
+    from cycle_cases import CASES, comparable, graph_of
+    from test_dist_cycle import MODELS, RANDOM, one_process
+    specs = [MODELS[0]] + RANDOM[:3]   # (8 cases each: the GPU run stays within a minute)
+    out = tmp_path / "cycle.jsonl"
+    r = run(P, str(ROOT / "tests" / "dist" / "cycle_worker.py"), str(out), *specs,
+            extra_env={**NCCL, "DIST_RUNS": "1"})
+    assert r.returncode == 0, r.stderr
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(got) == len(specs) * len(CASES)
+    graphs = {s: graph_of(s) for s in specs}
+    for g in got:
+        assert g["answer"].get("backend", "gpu") == "gpu", g
+        assert comparable(g["answer"]) == comparable(
+            one_process(graphs[g["spec"]], g["kind"], g["mode"], g["per_scc"])), g

@@ -133,3 +133,24 @@ def test_runs_that_overlap_or_leave_gaps_are_refused():
         Layout.of_runs(0, [([0, 2], [3, 2], [0, 0])])
     with pytest.raises(ValueError, match="cover"):
         Layout.of_runs(0, [([0], [2], [0]), ([3], [1], [0])])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 300_000), st.lists(st.integers(0, 300_000), max_size=40),
+       st.integers(1, 4), st.integers(0, 2**16))
+def test_property_host_bucket_table_finds_the_searched_run(n, cuts, size, seed):
+    """The host's run lookup (a table per bucket of ids, then steps on) against a binary
+    search of the runs' first ids, at every run's first and last id and at random ids, for
+    layouts whose buckets hold several runs' starts (short runs among long ones)."""
+    cuts = sorted({c for c in cuts if 0 < c < n} | {1, 2, 3} & set(range(1, n)))
+    bounds = [0] + cuts + [n]
+    rng = np.random.default_rng(seed)
+    runs: list = [[] for _ in range(size)]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        runs[int(rng.integers(0, size))].append((a, b - a))
+    L = _layout(0, runs, np.zeros(n, np.int64))
+    ids = np.concatenate([np.array(bounds[:-1]), np.array(bounds[1:]) - 1,
+                          rng.integers(0, n, size=500)]).astype(np.int64)
+    want = np.searchsorted(L.start[:-1], ids, side="right") - 1
+    assert L.run_of(ids).tolist() == want.tolist()
+    assert L.shift > 0 or n < 128 * L.owner.shape[0]

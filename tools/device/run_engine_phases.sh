@@ -2,14 +2,14 @@
 # Where the engine across GPUs spends its time, and its memory (issue 26), run on a host of 4
 # GPUs from the repository root:
 #   bash tools/device/run_engine_phases.sh [tests] [14] [15] [16]   (default: all four)
-# tests: the gpu tests of the engine across processes (tests/dist/test_dist_gpu.py -k blocks:
+# tests: the gpu tests of the engine across processes (tests/dist/test_dist_gpu.py -k "blocks or runs":
 #   DVECOST_DIST_ENGINE=blocks 'dvecost analyze --gpus 2/4' equal to one process);
 # 14, 15, 16: 'DVECOST_DIST_ENGINE=blocks dvecost analyze --gpus 4 --json --no-witness' of
 #   cs_N (the bundled client_server_template.dve at -D N=...), its JSON line (the
 #   'distributed' key: each phase's seconds on the slowest GPU, the engine's rounds) in
 #   cs_N.json, each process's steps as they end (DVECOST_DIST_TRACE: where a run stopped by the
 #   timeout spent its time) in cs_N.err, every GPU's memory sampled each second in cs_N.mem.csv.
-# At most about 7.5 minutes in all (tests 180 s at most, TIMEOUT per model, default 120 s).
+# At most about 8.5 minutes in all (tests 240 s at most, TIMEOUT per model, default 120 s).
 # Writes env.txt, pytest.log, cs_N.json, cs_N.err, cs_N.mem.csv and phases.log under $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/engine-phases-out}
@@ -28,7 +28,7 @@ rc=0
 for s in "${steps[@]}"; do
   t0=$(date +%s)
   if [ "$s" = tests ]; then
-    timeout 180 python3 -m pytest -q -m gpu tests/dist/test_dist_gpu.py -k "blocks or nccl_collectives" \
+    timeout 240 python3 -m pytest -q -m gpu tests/dist/test_dist_gpu.py -k "blocks or runs or nccl_collectives" \
       -p no:cacheprovider -rs > "$OUT/pytest.log" 2>&1; trc=$?
     tail -8 "$OUT/pytest.log"; echo "tests: rc=$trc in $(( $(date +%s) - t0 )) s"
     [ $trc -ne 0 ] && rc=$trc
