@@ -43,14 +43,14 @@ import numpy as np
 
 from runtime.arrays import module_of
 from runtime.comm import Comm
-from runtime.device import device_free_bytes, to_host
+from runtime.device import device_free_bytes, synchronize, to_host
 from runtime.layout import Layout
 
 from ..graph import Palette, StateGraph, derived, lazy_graph
 from .handover import Share, agree_palette, constant_palette, hand_over
 
 __all__ = ["StateBlock", "Entries", "hand_over_blocks", "hand_over_auto", "gather_fits",
-           "GATHER_BYTES_PER_EDGE", "witness_graph", "share_runs",
+           "GATHER_BYTES_PER_EDGE", "witness_graph", "gather_offsets", "Offsets", "share_runs",
            "GatheredGraphError"]
 
 
@@ -90,6 +90,9 @@ class StateBlock:
     error_successors : bool
     seconds : float
         The search's wall time up to the hand-over's end.
+    steps : tuple of (str, float)
+        The hand-over's steps on this process and their wall seconds, in order (what
+        ``DVECOST_DIST_TRACE`` shows).
     """
 
     n: int
@@ -110,6 +113,7 @@ class StateBlock:
     model: Any
     error_successors: bool
     seconds: float
+    steps: tuple = ()
 
     @property
     def rank(self) -> int:
@@ -158,37 +162,55 @@ def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
     h = to_host
     xp = share.xp
     host = getattr(comm, "mpi", comm) if comm.xp is not np else comm   # NumPy exchanges
+    steps, t = [], _time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal t
+        synchronize(xp)
+        now = _time.perf_counter()
+        steps.append((name, now - t))
+        t = now
+
     # The search keeps a state's row where it numbered the state: the same ids in the same
     # order (a share that broke this would put rows under the wrong states).
     own = h(share.own_ids).astype(np.int64)
     if own.shape[0] != share.row_ids.shape[0] or \
             not bool(xp.all(share.row_ids.astype(np.int64) == xp.asarray(own))):
         raise AssertionError("the search's owned states and kept rows differ")
+    lap("rows_check")
     if charge_table is None:
         table, charge = agree_palette(share, comm, len(cm.resources) + 1)
     else:
         table, charge = constant_palette(cm, xp, share.actions, share.targets,
                                          share.error_id, charge_table)
+    lap("palette")
     deg = share.deg.astype(np.int64)
     indptr = xp.zeros(deg.shape[0] + 1, np.int64)
     indptr[1:] = xp.cumsum(deg)
-    layout = Layout.gather(host, *share_runs(own, h(deg)))
+    deg_h = h(deg)
+    lap("offsets")
+    layout = Layout.gather(host, *share_runs(own, deg_h))
+    lap("layout")
     kres = len(cm.resources)
     palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(cm.resources)},
                       np.ascontiguousarray(table[:, kres]))
-    dead = own[h(xp.flatnonzero(deg == 0))]
-    del deg
+    dead = own[np.flatnonzero(deg_h == 0)]
+    del deg, deg_h
     if share.error_id >= 0:
         dead = dead[dead != share.error_id]
+    actions = share.actions.astype(np.int32, copy=False)
+    lap("deadlocks")
+    states, parent = h(share.states), h(share.parent).astype(np.int64)
+    parent_action = h(share.parent_action).astype(np.int32)
+    lap("states_to_host")
     return StateBlock(n=share.n, m=layout.m, depth=share.depth, error_id=share.error_id,
                       layout=layout, indptr=indptr, targets=share.targets,
-                      actions=share.actions.astype(np.int32, copy=False), charge=charge,
-                      palette=palette, states=h(share.states),
-                      parent=h(share.parent).astype(np.int64),
-                      parent_action=h(share.parent_action).astype(np.int32),
+                      actions=actions, charge=charge, palette=palette, states=states,
+                      parent=parent, parent_action=parent_action,
                       deadlocks=np.sort(dead).astype(np.int64), action_codes=action_codes,
                       model=cm, error_successors=error_successors,
-                      seconds=0.0 if t0 is None else _time.perf_counter() - t0)
+                      seconds=0.0 if t0 is None else _time.perf_counter() - t0,
+                      steps=tuple(steps))
 
 
 #: Bytes of the first GPU per transition that the gathered graph and the one-GPU engine take
@@ -277,32 +299,77 @@ def _chains(block: StateBlock, comm: Comm, ends: list[int]) -> set:
     return seen
 
 
-def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int]) -> StateGraph | None:
+@dataclass(frozen=True)
+class Offsets:
+    """Every state's first edge (``indptr``, int64, ``n + 1``) and the deadlocks (ascending),
+    gathered to process 0 by :func:`gather_offsets`: None elsewhere."""
+
+    indptr: np.ndarray | None
+    deadlocks: np.ndarray | None
+
+
+def gather_offsets(block: StateBlock, comm: Comm) -> Offsets:
+    """The out-degrees of every state (4 bytes a state where every degree fits an int32,
+    agreed) and the deadlocks, to process 0, which writes each process's degrees at its
+    runs' ids (a slice a run) and sums them into the offsets. Collective.
+
+    >>> from dve import load_model
+    >>> from runtime.comm import SelfComm
+    >>> from statespace.dist import explore_distributed
+    >>> m = load_model("process P { state a, b, c; init a; trans a -> b {}, a -> c {}; } "
+    ...                "system async;")
+    >>> o = gather_offsets(explore_distributed(m, SelfComm(), handover=hand_over_blocks),
+    ...                    SelfComm())
+    >>> o.indptr.tolist(), o.deadlocks.tolist()
+    ([0, 2, 2, 2], [1, 2])
+    """
+    L = block.layout
+    ip = to_host(block.indptr)
+    deg = np.diff(ip)
+    wide = comm.allreduce(int(deg.max()) if deg.shape[0] else 0, "max") >= 2**31
+    to0 = np.zeros(comm.size, np.int64)
+    to0[0] = deg.shape[0]
+    deg, deg_counts = comm.alltoallv(deg if wide else deg.astype(np.int32), to0)
+    deg_counts = np.array(deg_counts, np.int64)   # (a copy: one process's counts are to0)
+    to0 = np.zeros(comm.size, np.int64)
+    to0[0] = block.deadlocks.shape[0]
+    dead, _ = comm.alltoallv(block.deadlocks, to0)
+    if comm.rank != 0:
+        return Offsets(None, None)
+    indptr = np.zeros(block.n + 1, np.int64)
+    at = np.concatenate([[0], np.cumsum(deg_counts)]).astype(np.int64)
+    for q in range(comm.size):   # (each process's degrees, in its local order, at its ids)
+        starts, lengths, _ = L.runs_of(q)
+        pos = int(at[q])
+        for a, k in zip(starts.tolist(), lengths.tolist()):
+            indptr[a + 1:a + 1 + k] = deg[pos:pos + k]
+            pos += k
+    np.cumsum(indptr, out=indptr)
+    return Offsets(indptr, np.sort(dead).astype(np.int64))
+
+
+def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int],
+                  offsets: Offsets | None = None) -> StateGraph | None:
     """What the runs shown of ``edges`` read, gathered to process 0 as a
     :class:`~statespace.StateGraph` (see the module docstring); None elsewhere. Collective.
+    ``offsets``: what :func:`gather_offsets` gave on this process, when an earlier call
+    gathered them (every process passes its own, or every process none).
 
     The runs: the edges' own (the critical cycle, or a zero-time cycle), the shortest run
     to the smallest of their sources, to the first deadlock and to the error state."""
     L = block.layout
     rank = L.rank
-    ip = to_host(block.indptr)
     xp = module_of(block.targets)
-    # Out-degrees of every state and the deadlocks, to process 0 (8 bytes a state), which
-    # puts each process's degrees at its states' ids.
-    to0 = np.zeros(comm.size, np.int64)
-    to0[0] = ip.shape[0] - 1
-    deg, deg_counts = comm.alltoallv(np.diff(ip), to0)
-    deg_counts = np.array(deg_counts, np.int64)   # (a copy: one process's counts are to0)
-    to0 = np.zeros(comm.size, np.int64)
-    to0[0] = block.deadlocks.shape[0]
-    dead, _ = comm.alltoallv(block.deadlocks, to0)
+    ip = block.indptr   # (read at a few places: it stays where it is)
+    if offsets is None:
+        offsets = gather_offsets(block, comm)
     first_dead = comm.allreduce(int(block.deadlocks[0]) if block.deadlocks.shape[0]
                                 else block.n, "min")
     # The sources of the edges (their owners find them) and the runs' states.
     edges = np.asarray(edges, np.int64)
     e_owner, e_local = L.locate_edges(edges)
     mine = e_local[e_owner == rank]
-    src = L.to_global(np.searchsorted(ip, mine, side="right") - 1)
+    src = L.to_global(to_host(xp.searchsorted(ip, xp.asarray(mine), side="right")) - 1)
     sources = sorted({int(s) for part in comm.allgather(src.tolist()) for s in part})
     ends = [sources[0] if sources else -1, first_dead if first_dead < block.n else -1,
             block.error_id, 0]
@@ -311,9 +378,10 @@ def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int]) -> StateG
     want = np.array(sorted(need), np.int64)
     owner, local = L.locate(want)
     rows_l = local[owner == rank]
-    e_ids = np.concatenate([np.arange(ip[v], ip[v + 1], dtype=np.int64)
-                            for v in rows_l.tolist()]) if rows_l.shape[0] else \
-        np.zeros(0, np.int64)
+    firsts = to_host(ip[xp.asarray(rows_l)]).tolist()
+    lasts = to_host(ip[xp.asarray(rows_l + 1)]).tolist()
+    e_ids = np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(firsts, lasts)]) \
+        if rows_l.shape[0] else np.zeros(0, np.int64)
     d_ids = e_ids if xp is np else xp.asarray(e_ids)
     tg_e, ac_e, ch_e = (to_host(a[d_ids]) for a in (block.targets, block.actions, block.charge))
     tg = set(tg_e.tolist())
@@ -328,22 +396,13 @@ def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int]) -> StateG
         return None
     j = [np.concatenate([p[i] for p in parts]) for i in range(8)]
     n, m = block.n, block.m
-    by_id = np.zeros(n, np.int64)
-    at = np.concatenate([[0], np.cumsum(deg_counts)]).astype(np.int64)
-    for q in range(comm.size):   # (each process's degrees, in its local order, at its ids)
-        starts, lengths, _ = L.runs_of(q)
-        ids = np.concatenate([np.arange(a, a + k, dtype=np.int64) for a, k in
-                              zip(starts.tolist(), lengths.tolist())]) if starts.shape[0] \
-            else np.zeros(0, np.int64)
-        by_id[ids] = deg[at[q]:at[q + 1]]
-    indptr = np.zeros(n + 1, np.int64)
-    np.cumsum(by_id, out=indptr[1:])
+    indptr = offsets.indptr
     slots = block.states.shape[1]
     big = {"indices": Entries((m,), j[4], j[5]), "action": Entries((m,), j[4], j[6]),
            "charge": Entries((m,), j[4], j[7]), "costs": derived(), "time": derived(),
            "states": Entries((n, slots), j[0], j[1]),
            "parent": Entries((n,), j[0], j[2]), "parent_action": Entries((n,), j[0], j[3])}
-    return lazy_graph(big, indptr=indptr, deadlocks=np.sort(dead).astype(np.int64),
+    return lazy_graph(big, indptr=indptr, deadlocks=offsets.deadlocks,
                       error_state=block.error_id, depth=block.depth, complete=True,
                       error_successors=block.error_successors,
                       action_codes=block.action_codes, n_expanded=n, model=block.model,

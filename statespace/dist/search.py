@@ -63,7 +63,7 @@ import contextlib
 
 from runtime.arrays import count_values, lexsort, module_of, on_device, stable_argsort
 from runtime.comm import Comm
-from runtime.device import is_out_of_memory, release_pool, to_host
+from runtime.device import is_out_of_memory, release_pool, synchronize, to_host
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
 from runtime.memory import current_rss
@@ -149,7 +149,8 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
     timings : dict, optional
         Filled with this process's wall seconds: ``search`` (the levels, the graph spread
         over the processes) and ``gather`` (the hand-over: the graph to process 0 and
-        assembled there); ``sent``, the bytes it sent to other processes during the levels;
+        assembled there, or left in blocks), of which ``share`` (this process's levels joined
+        into one share first); ``sent``, the bytes it sent to other processes during the levels;
         ``row_bytes``, the bytes of the CSR rows it kept (targets, actions, palette rows);
         and ``phases``, per phase of a level (``expand``, ``route``, ``keys out``,
         ``visited``, ``agree``, ``number``, ``targets back``, ``rows``, ``owned``) its
@@ -271,6 +272,8 @@ class _Search:
             # device their blocks go back from CuPy's pool, so that the hand-over's arrays,
             # of other sizes, find the memory whole.
             release_pool(self.xp)
+            synchronize(self.xp)
+            self.seconds["share"] = _time.perf_counter() - t1
             self.seconds["row_bytes"] = float(share.edge_bytes)
             graph = self.handover(share, self.comm, self.cm,
                                   charge_table=self.ns.charge_table,
