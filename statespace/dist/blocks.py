@@ -81,7 +81,8 @@ class StateBlock:
         These four are of the search's array module: on its GPU after a search on one.
     palette : statespace.graph.Palette
     states, parent, parent_action : arrays
-        Of the block's states, in local order.
+        Of the block's states, in local order, in the search's array module too (the runs
+        shown read a few entries).
     deadlocks : int64 array
         Global ids of the block's deadlocks (the error state excluded), ascending.
     action_codes : array or None
@@ -134,20 +135,27 @@ def _per_edge(column: np.ndarray, charge):
     return (column if xp is np else xp.asarray(column))[charge]
 
 
-def share_runs(own_ids, deg) -> tuple:
-    """The runs of consecutive ids of a share's states (host arrays, the states in the
-    share's order): ``(starts, lengths, edges)``, each run as long as the ids go on by one
+def share_runs(own_ids, indptr) -> tuple:
+    """The runs of consecutive ids of a share's states (the states in the share's order, their
+    rows' offsets ``indptr``; arrays of any module, found where they are):
+    ``(starts, lengths, edges)`` on the host, each run as long as the ids go on by one
     (adjacent levels' runs of one process join), its edges the sum of its states' degrees.
 
-    >>> [a.tolist() for a in share_runs(np.array([0, 4, 5, 6, 9]), np.array([2, 0, 1, 1, 3]))]
+    >>> [a.tolist() for a in share_runs(np.array([0, 4, 5, 6, 9]),
+    ...                                 np.array([0, 2, 2, 3, 4, 7]))]
     [[0, 4, 9], [1, 3, 1], [2, 2, 3]]
     """
-    own = np.asarray(own_ids, np.int64)
-    cut = np.flatnonzero(own[1:] != own[:-1] + 1) + 1
-    first = np.concatenate([[0], cut]).astype(np.int64) if own.shape[0] else cut
-    end = np.concatenate([cut, [own.shape[0]]]).astype(np.int64) if own.shape[0] else cut
-    ptr = np.concatenate([[0], np.cumsum(np.asarray(deg, np.int64))])
-    return own[first], end - first, ptr[end] - ptr[first]
+    xp = module_of(own_ids)
+    n = int(own_ids.shape[0])
+    if n == 0:
+        return tuple(np.zeros(0, np.int64) for _ in range(3))
+    own = own_ids.astype(np.int64, copy=False)
+    cut = xp.flatnonzero(own[1:] != own[:-1] + 1).astype(np.int64) + 1
+    first = xp.concatenate([xp.zeros(1, np.int64), cut])
+    end = xp.concatenate([cut, xp.full(1, n, np.int64)])
+    ptr = indptr.astype(np.int64, copy=False)
+    return (to_host(own[first]).astype(np.int64), to_host(end - first).astype(np.int64),
+            to_host(ptr[end] - ptr[first]).astype(np.int64))
 
 
 def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
@@ -156,8 +164,8 @@ def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
     """The hand-over that leaves the graph where the search left it (see the module
     docstring): this process's :class:`StateBlock`, on every process. Same parameters as
     :func:`~statespace.dist.handover.hand_over`. The rows stay in the search's array module
-    (a search on a device keeps them on its GPU); the states, parents and parent actions,
-    which the runs shown read a few of, come to the host. Collective: the run tables (one
+    (a search on a device keeps them on its GPU), and so do the states, parents and parent
+    actions, of which the runs shown read a few. Collective: the run tables (one
     ``allgather``), the palette where charges are not constants, the counts."""
     h = to_host
     xp = share.xp
@@ -172,10 +180,10 @@ def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
         t = now
 
     # The search keeps a state's row where it numbered the state: the same ids in the same
-    # order (a share that broke this would put rows under the wrong states).
-    own = h(share.own_ids).astype(np.int64)
-    if own.shape[0] != share.row_ids.shape[0] or \
-            not bool(xp.all(share.row_ids.astype(np.int64) == xp.asarray(own))):
+    # order (a share that broke this would put rows under the wrong states). Checked where
+    # the ids are (on a device: no copy of them to the host).
+    own = share.own_ids
+    if own.shape[0] != share.row_ids.shape[0] or not bool(xp.all(share.row_ids == own)):
         raise AssertionError("the search's owned states and kept rows differ")
     lap("rows_check")
     if charge_table is None:
@@ -184,29 +192,23 @@ def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
         table, charge = constant_palette(cm, xp, share.actions, share.targets,
                                          share.error_id, charge_table)
     lap("palette")
-    deg = share.deg.astype(np.int64)
-    indptr = xp.zeros(deg.shape[0] + 1, np.int64)
-    indptr[1:] = xp.cumsum(deg)
-    deg_h = h(deg)
+    indptr = xp.zeros(share.deg.shape[0] + 1, np.int64)
+    indptr[1:] = xp.cumsum(share.deg.astype(np.int64, copy=False))
     lap("offsets")
-    layout = Layout.gather(host, *share_runs(own, deg_h))
+    layout = Layout.gather(host, *share_runs(own, indptr))
     lap("layout")
     kres = len(cm.resources)
     palette = Palette({r: np.ascontiguousarray(table[:, j]) for j, r in enumerate(cm.resources)},
                       np.ascontiguousarray(table[:, kres]))
-    dead = own[np.flatnonzero(deg_h == 0)]
-    del deg, deg_h
+    dead = to_host(own[xp.flatnonzero(indptr[1:] == indptr[:-1])]).astype(np.int64)
     if share.error_id >= 0:
         dead = dead[dead != share.error_id]
     actions = share.actions.astype(np.int32, copy=False)
     lap("deadlocks")
-    states, parent = h(share.states), h(share.parent).astype(np.int64)
-    parent_action = h(share.parent_action).astype(np.int32)
-    lap("states_to_host")
     return StateBlock(n=share.n, m=layout.m, depth=share.depth, error_id=share.error_id,
                       layout=layout, indptr=indptr, targets=share.targets,
-                      actions=actions, charge=charge, palette=palette, states=states,
-                      parent=parent, parent_action=parent_action,
+                      actions=actions, charge=charge, palette=palette, states=share.states,
+                      parent=share.parent, parent_action=share.parent_action,
                       deadlocks=np.sort(dead).astype(np.int64), action_codes=action_codes,
                       model=cm, error_successors=error_successors,
                       seconds=0.0 if t0 is None else _time.perf_counter() - t0,
@@ -293,7 +295,8 @@ def _chains(block: StateBlock, comm: Comm, ends: list[int]) -> set:
         v = np.array(sorted(now), np.int64)
         owner, local = L.locate(v)
         mine = owner == L.rank
-        got = block.parent[local[mine]].tolist()
+        xp = module_of(block.parent)
+        got = to_host(block.parent[xp.asarray(local[mine])]).tolist()
         nxt = {int(p) for part in comm.allgather(got) for p in part}
         now = {p for p in nxt if p >= 0 and p not in seen}
     return seen
@@ -389,7 +392,9 @@ def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int],
     want = np.array(sorted(need_states), np.int64)
     owner, local = L.locate(want)
     sv, lv = want[owner == rank], local[owner == rank]
-    piece = (sv, block.states[lv], block.parent[lv], block.parent_action[lv],
+    at = xp.asarray(lv) if module_of(block.states) is not np else lv
+    piece = (sv, to_host(block.states[at]), to_host(block.parent[at]).astype(np.int64),
+             to_host(block.parent_action[at]).astype(np.int32),
              L.global_edges(e_ids), tg_e, ac_e, ch_e)
     parts = comm.allgather(piece)
     if comm.rank != 0:

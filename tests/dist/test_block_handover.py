@@ -35,7 +35,8 @@ def test_property_share_runs_are_the_maximal_runs(steps):
         v += gap + 1 if ids else gap
         ids.append(v)
         deg.append(d)
-    starts, lengths, edges = share_runs(np.array(ids, np.int64), np.array(deg, np.int64))
+    indptr = np.concatenate([[0], np.cumsum(np.array(deg, np.int64))]).astype(np.int64)
+    starts, lengths, edges = share_runs(np.array(ids, np.int64), indptr)
     want, i = [], 0
     while i < len(ids):
         j = i

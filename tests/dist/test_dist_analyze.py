@@ -248,7 +248,7 @@ def test_json_reports_each_phase_across_processes():
     import re
     steps = re.findall(r"\[process (\d)\] ([\w.]+) [0-9.]+ s \(at [0-9.]+ s\)", r.stderr)
     handover = ["handover." + x for x in ("rows_check", "palette", "offsets", "layout",
-                                          "deadlocks", "states_to_host")]
+                                          "deadlocks")]
     for rank in "01":
         assert [s for q, s in steps if q == rank if s not in ("scc_forward", "scc_backward")
                 ] == ["search", "share", *handover, "handover", "offsets", "check", "zero_time_check", "trim", "restrict",
