@@ -327,12 +327,13 @@ def gather_offsets(block: StateBlock, comm: Comm) -> Offsets:
     ([0, 2, 2, 2], [1, 2])
     """
     L = block.layout
-    ip = to_host(block.indptr)
-    deg = np.diff(ip)
+    ip = block.indptr
+    deg = ip[1:] - ip[:-1]   # (where the offsets are: on a device, 4 bytes a state come over)
     wide = comm.allreduce(int(deg.max()) if deg.shape[0] else 0, "max") >= 2**31
+    deg = to_host(deg if wide else deg.astype(np.int32))
     to0 = np.zeros(comm.size, np.int64)
     to0[0] = deg.shape[0]
-    deg, deg_counts = comm.alltoallv(deg if wide else deg.astype(np.int32), to0)
+    deg, deg_counts = comm.alltoallv(deg, to0)
     deg_counts = np.array(deg_counts, np.int64)   # (a copy: one process's counts are to0)
     to0 = np.zeros(comm.size, np.int64)
     to0[0] = block.deadlocks.shape[0]
