@@ -27,8 +27,8 @@ Steps, following :mod:`ocm.howard`'s rules:
    held in runs, where its vertices were, and its ids are those of the one-process
    restriction. Every tie (the smallest representative, the critical cycle's) breaks on
    those global ids, never on a process's local order.
-   With ``per_scc`` the SCCs are found by colouring first (:func:`_scc_labels`: work per
-   round follows the frontier).
+   With ``per_scc`` the SCCs are found by colouring first
+   (:func:`ocm.dist.components.scc_labels`: work per round follows the frontier).
 3. **Howard**: the first policy is each row's lowest edge of largest cost; per iteration the
    value determination runs by pointer doubling over the policy's functional graph (below),
    the values are ranked exactly (each process's distinct reduced fractions, ``allgather``-ed),
@@ -73,11 +73,11 @@ from runtime.device import synchronize, to_host
 from .. import primitives as P
 from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroTimeCycleError
 from ..result import CycleResult
-from ..scc import find_zero_time_cycle
-from .block import GraphBlock, Halo, Layout, fetch
-from .ops import (ScatterMax, best_edges_scatter, edge_rows, edge_slices, expand_ranges,
-                  edge_groups, first_max_edges, group_rows, id_slices, range_groups,
-                  row_counts)
+from .block import GraphBlock, Halo, fetch
+from .collective import agree, count, fetch_parts
+from .components import scc_labels, trim, zero_time_cycle
+from .ops import (best_edges_scatter, edge_groups, edge_rows, edge_slices, first_max_edges,
+                  group_rows, row_counts)
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError", "Clock", "PHASES"]
 
@@ -133,20 +133,6 @@ class DistributedRangeError(OcmError):
     one-process engine computes those in Python ints; the exchanges carry int64)."""
 
 
-def _agree(comm: Comm, error: Exception | None) -> None:
-    """Raise the first process's error on every process (errors are local facts; raising on
-    one process only would leave the others waiting in a collective)."""
-    got = comm.allgather(None if error is None else (type(error), error.args,
-                                                      getattr(error, "cycle", None),
-                                                      getattr(error, "edges", None)))
-    for g in got:
-        if g is not None:
-            cls, args, cycle, edges = g
-            if cls is ZeroTimeCycleError:
-                raise ZeroTimeCycleError(*args, cycle=cycle or (), edges=edges or ())
-            raise cls(*args)
-
-
 def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, int]:
     """The checks of :func:`ocm.optimal_cycle` on every block, agreed; the global bounds
     ``(max |cost|, max time)`` (time 1 for means)."""
@@ -158,7 +144,7 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
         err = InputError(f"unknown mode '{mode}': expected one of max, min")
     elif kind == "ratio" and block.time is None:
         err = InputError("the cycle ratio needs a 'time' array")
-    _agree(comm, err)
+    agree(comm, err)
     c, t = block.cost, block.time
     err = None
     if c.shape[0] and _extreme(c, xp, "min") == -2**63:
@@ -170,7 +156,7 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
         e = _first(t, low, xp)
         err = InputError(f"times must be non-negative integers: edge {_global_edge(block, e)} "
                          f"has time {low}")
-    _agree(comm, err)
+    agree(comm, err)
     cmax = comm.allreduce(_extreme(c, xp, "absmax") if c.shape[0] else 0, "max")
     # (times given are checked and bounded for means too, as one process does)
     tmax = 1 if t is None else comm.allreduce(_extreme(t, xp, "max") if t.shape[0] else 0,
@@ -216,265 +202,6 @@ def _first(a, value: int, xp: Any) -> int:
         return int(xp.flatnonzero(a.label == row)[0])
     return int(xp.flatnonzero(a == value)[0])
 
-
-def _count(comm: Comm, a) -> int:
-    """The number of true (non-zero) entries of ``a`` over every process."""
-    return comm.allreduce(int(comm.xp.count_nonzero(a)))
-
-
-def _trim(comm: Comm, indptr, halo: Halo, use, rounds: dict) -> Any:
-    """Alive flags of the block's vertices: the largest set in which every vertex has an
-    out-edge (among ``use``, all when None) to a vertex of the set; agreed by ``allreduce``.
-
-    A round counts each row's live out-edges a group of rows at a time
-    (:func:`~ocm.dist.ops.row_counts`): no per-edge array but a group's, flags not int64."""
-    xp = comm.xp
-    alive = xp.ones(indptr.shape[0] - 1, dtype=bool)
-    while True:
-        rounds["trim"] = rounds.get("trim", 0) + 1
-        ext = halo.pull(alive)[0] == 1
-
-        def live(rows, e, ext=ext):
-            f = ext[halo.target[e]]
-            return f if use is None else f & use[e]
-        dead = alive & (row_counts(indptr, live, xp, np.int32) == 0)
-        del ext
-        if _count(comm, dead) == 0:
-            return alive
-        alive[dead] = False
-
-
-def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
-                     rounds: dict) -> Exception | None:
-    """The error naming a cycle of zero-time edges, or None: such edges are trimmed; what
-    survives (vertices reaching a zero-time cycle) is gathered and named as one process does
-    (:func:`ocm.scc.find_zero_time_cycle` on the survivors, in the same order)."""
-    xp = comm.xp
-    t = block.time
-    zero = (t.values == 0)[t.label] if isinstance(t, P.Palette) else t == 0
-    if _count(comm, zero) == 0:
-        return None
-    alive = _trim(comm, block.indptr, halo, zero, rounds)
-    if _count(comm, alive) == 0:
-        return None
-    alive_ext = halo.pull(alive)[0] == 1
-    src = edge_rows(block.indptr, xp)
-    # (the surviving zero-time edges, a slice at a time: flags, not int64 per edge)
-    e = xp.concatenate([xp.flatnonzero(zero[sl] & alive[src[sl]] &
-                                       alive_ext[halo.target[sl]]) + sl.start
-                        for sl in edge_slices(int(src.shape[0]))])
-    del zero, alive_ext
-    lay = block.layout
-    mine = (to_host(lay.to_global(src[e], xp)).tolist(), to_host(block.indices[e]).tolist(),
-            to_host(lay.global_edges(e, xp)).tolist())
-    parts = comm.allgather(mine)
-    us = np.array([u for p in parts for u in p[0]], dtype=np.int64)
-    vs = np.array([v for p in parts for v in p[1]], dtype=np.int64)
-    es = np.array([x for p in parts for x in p[2]], dtype=np.int64)
-    # In the one-process order (by edge id: by source, then as in its row), whatever the
-    # processes' local orders.
-    by_edge = np.argsort(es, kind="stable")
-    us, vs, es = us[by_edge], vs[by_edge], es[by_edge]
-    verts = np.unique(np.concatenate([us, vs]))
-    k = verts.shape[0]
-    cu, cv = np.searchsorted(verts, us), np.searchsorted(verts, vs)
-    indptr = np.zeros(k + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cu, minlength=k), out=indptr[1:])
-    found = find_zero_time_cycle(indptr, cv, np.zeros(cv.shape[0], np.int64))
-    if found is None:   # (cannot happen: the survivors hold a zero-time cycle)
-        return None
-    cyc = tuple(int(verts[v]) for v in found[0])
-    edges = tuple(int(es[x]) for x in found[1])
-    shown = " -> ".join(str(v) for v in cyc[:12]) + (" ..." if len(cyc) > 12 else "")
-    return ZeroTimeCycleError(f"the cycle ratio is undefined: the cycle {shown} -> {cyc[0]} "
-                              f"has total time 0", cycle=cyc, edges=edges)
-
-
-def _scc_labels(comm: Comm, indptr, halo: Halo, alive, layout: Layout, rounds: dict,
-                clock: Clock) -> Any:
-    """The strongly connected component of every alive vertex, named by its largest vertex
-    (-1 for the others), by colouring: in the part not yet labelled, every vertex takes the
-    largest id that reaches it (pushed along the edges to a fixed point, remote targets by
-    :meth:`Halo.push_max`); a vertex whose colour is its own id is the largest of its SCC,
-    whose members are the vertices of its colour that reach it (pulled backwards along the
-    edges, by :meth:`Halo.pull`). Each phase labels at least the SCC of the largest id
-    left; the processes agree on every fixed point by ``allreduce``.
-
-    Work per round follows the frontier, not the block: forwards only the out-edges of the
-    vertices whose colour changed (ranges of the live edges' offsets), backwards only the
-    in-edges of the vertices reached last round (the edges inside a colour listed by target
-    once a phase, :func:`_in_lists`); a round's vertex-sized work is a few flag passes and
-    the halo's values. No source per edge is kept: a group's sources come from its offsets,
-    a frontier's from its ranges. Colours are global ids (``layout``): the ids of one
-    process, whatever its local order."""
-    xp = comm.xp
-    n_local = indptr.shape[0] - 1
-    tgt = halo.target
-    n_remote = halo.remote.shape[0]
-    label = xp.full(n_local, -1, dtype=np.int64)
-    active = alive.copy()
-    while _count(comm, active):
-        rounds["scc_phases"] = rounds.get("scc_phases", 0) + 1
-        act_ext = halo.pull(active)[0] == 1
-        # the edges inside the part left and their offsets by source
-        lt, lptr = _live_edges(xp, indptr, tgt, active, act_ext)
-        del act_ext
-        color = xp.where(active, layout.global_ids(xp), -1)
-        front = xp.flatnonzero(active)
-        n_active = front.shape[0]
-        while True:
-            rounds["scc_forward"] = rounds.get("scc_forward", 0) + 1
-            before = color.copy()
-            rem = xp.full(n_remote, -1, dtype=np.int64)
-            # A group of edges at a time (their int64 colours and places within a group's
-            # memory). A later group may read colours an earlier one raised: every colour
-            # is still the id of a vertex reaching it, and the fixed point, the largest, is
-            # the same.
-            cm, rm = ScatterMax(xp, color), ScatterMax(xp, rem)
-            if front.shape[0] == n_active:   # every live edge: no list of them
-                for rows, sl in edge_groups(lptr, xp):
-                    _push_colours(cm, rm, cm.read(group_rows(lptr, rows, sl, xp)), lt[sl],
-                                  n_local, xp)
-            else:
-                f_lo, f_hi = lptr[front], lptr[front + 1]
-                for g in range_groups(f_lo, f_hi, xp):
-                    e = expand_ranges(f_lo[g], f_hi[g], xp)
-                    # (each edge's source: its frontier vertex, repeated over its range)
-                    off = xp.zeros(g.stop - g.start + 1, np.int64)
-                    xp.cumsum(f_hi[g] - f_lo[g], out=off[1:])
-                    src = front[g][edge_rows(off, xp)]
-                    del off
-                    _push_colours(cm, rm, cm.read(src), lt[e], n_local, xp)
-                    del e, src
-                del f_lo, f_hi
-            cm.done()
-            rm.done()
-            del cm, rm
-            halo.push_max(color, rem)
-            front = xp.flatnonzero(color != before)
-            if comm.allreduce(int(front.shape[0])) == 0:
-                break
-        del before, front
-        clock.lap("scc_forward")
-        # Backwards from the roots along the edges inside one colour, grouped by target.
-        bptr, bs = _in_lists(xp, halo, color, lptr, lt, n_local + n_remote)
-        reached = active & (color == layout.global_ids(xp))
-        new = reached
-        while True:
-            rounds["scc_backward"] = rounds.get("scc_backward", 0) + 1
-            r_ext = halo.pull(new)[0]         # the reached of last round, remote ones too
-            hit = xp.flatnonzero(r_ext)
-            del r_ext
-            new = xp.zeros(n_local, dtype=bool)
-            for part in id_slices(int(hit.shape[0])):   # (a part of the reached at a time,
-                h = hit[part]                           # a block of in-edges at a time)
-                h_lo, h_hi = bptr[h], bptr[h + 1]
-                for g in range_groups(h_lo, h_hi, xp):
-                    new[bs[expand_ranges(h_lo[g], h_hi[g], xp)]] = True
-                del h, h_lo, h_hi
-            del hit
-            new &= ~reached
-            if _count(comm, new) == 0:
-                break
-            reached |= new
-        label[reached] = color[reached]
-        active &= ~reached
-        # (this phase's lists go before the next phase makes its own)
-        del bptr, bs, lt, lptr, color, reached, new
-        clock.lap("scc_backward")
-    return label
-
-
-def _live_edges(xp: Any, indptr, tgt, active, act_ext):
-    """The edges whose ends are both active, as ``(targets, offsets by source)``: ``tgt``
-    and ``indptr`` themselves when every edge is (no copy), else a copy of the targets (of
-    ``tgt``'s dtype) written a group of rows at a time and the live edges' offsets (their
-    counts per row first: no list of the edges' int64 ids, no source per edge; a group's
-    sources come from its offsets, :func:`~ocm.dist.ops.group_rows`)."""
-    def inside(rows, sl):
-        return active[group_rows(indptr, rows, sl, xp)] & act_ext[tgt[sl]]
-    deg = row_counts(indptr, inside, xp)
-    total = int(deg.sum())
-    if total == tgt.shape[0]:
-        return tgt, indptr
-    lptr = xp.zeros(indptr.shape[0], np.int64)
-    xp.cumsum(deg, out=lptr[1:])
-    del deg
-    lt = xp.empty(total, tgt.dtype)
-    for rows, sl in edge_groups(indptr, xp):
-        ins = xp.flatnonzero(inside(rows, sl))
-        at = int(lptr[rows.start])
-        lt[at:at + ins.shape[0]] = tgt[sl][ins]
-        del ins
-    return lt, lptr
-
-
-def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: Any) -> None:
-    """Raise the colours of the targets ``t`` (extended indices) to ``c``: the block's own
-    in ``color``, the remote ones in ``rem`` (pushed to their owners after)."""
-    home = t < n_local
-    color.add(t[home], c[home])
-    far = xp.flatnonzero(~home)
-    rem.add(t[far] - n_local, c[far])
-
-
-def _in_lists(xp: Any, halo: Halo, color, lptr, lt, n_ext: int):
-    """The edges (offsets ``lptr`` by source, targets ``lt``) whose ends have the same
-    colour (the targets' colours pulled by ``halo``), as each target's list of sources (a
-    CSR of the reverse graph): ``(bptr, bs)``, the sources of target ``t`` being
-    ``bs[bptr[t]:bptr[t + 1]]`` (any order; int32 while block-local ids fit).
-
-    A counting placement a group of rows at a time (:func:`~ocm.dist.ops.edge_groups`, each
-    group's sources from its offsets): the first pass flags the edges inside a colour (a
-    byte an edge; the pulled colours go then) and counts each target's edges, the second
-    sorts a group's flagged edges by target and writes each source at its target's start
-    plus the edges already placed there plus its rank in its run. So the lists take 4 bytes
-    an edge, 8 a target for the offsets and 4 for the placed counts; a group's sort and
-    places come and go. Targets are not kept: the offsets say them."""
-    groups = edge_groups(lptr, xp)
-    n_local = lptr.shape[0] - 1
-    c_ext = halo.pull(color)[0]
-    same = xp.empty(lt.shape[0], dtype=bool)
-    for rows, sl in groups:
-        same[sl] = c_ext[lt[sl]] == color[group_rows(lptr, rows, sl, xp)]
-    del c_ext
-    count = xp.zeros(n_ext + 1, np.int64)       # count[t + 1]: target t's edges
-
-    def runs(t):
-        """The last place of each run of equal values of the sorted ``t`` (non-empty)."""
-        return xp.concatenate([xp.flatnonzero(t[1:] != t[:-1]),
-                               xp.full(1, t.shape[0] - 1, np.int64)])
-    for _, sl in groups:
-        t = xp.sort(lt[sl][same[sl]])
-        if t.shape[0]:
-            last = runs(t)
-            # the runs' lengths; their targets are distinct: a plain scatter
-            lens = last.copy()
-            lens[1:] -= last[:-1]
-            lens[0] += 1
-            count[t[last].astype(np.int64) + 1] += lens
-            del last, lens
-        del t
-    bptr = xp.cumsum(count)
-    del count
-    placed = xp.zeros(n_ext, np.int32)          # (a target's in-degree is below 2^31)
-    bs = xp.empty(int(bptr[-1]), np.int32 if n_local < 2**31 else np.int64)
-    for rows, sl in groups:
-        ins = xp.flatnonzero(same[sl])
-        t = lt[sl][ins]
-        order = xp.argsort(t)
-        t = t[order].astype(np.int64)
-        src = group_rows(lptr, rows, sl, xp)[ins[order]]
-        del ins, order
-        if t.shape[0]:
-            # place = the target's start + its edges placed before + the rank in its run
-            rank = xp.arange(t.shape[0], dtype=np.int64) - xp.searchsorted(t, t, side="left")
-            bs[bptr[t] + placed[t] + rank] = src.astype(bs.dtype, copy=False)
-            last = runs(t)
-            placed[t[last]] += (rank[last] + 1).astype(np.int32)
-            del rank, last
-        del t, src
-    return bptr, bs
 
 
 class _Restricted:
@@ -571,7 +298,8 @@ class _Restricted:
         """The block-local original ids of restricted edges ``local`` (a few: the critical
         cycle's), found again from the labels: restricted edge ``j`` of a row is the row's
         ``j``-th original edge whose target has the row's label (the targets' labels by one
-        :func:`_fetch`, on the host). Collective: every process calls it once."""
+        :func:`~ocm.dist.collective.fetch_parts`, on the host). Collective: every process
+        calls it once."""
         if not self.copied:
             return local
         xp, blk = self.xp, self.block
@@ -582,7 +310,7 @@ class _Restricted:
         cand = np.concatenate([np.zeros(0, np.int64)] +
                               [np.arange(a, b, dtype=np.int64) for a, b in zip(e_lo, e_hi)])
         owner = np.repeat(np.arange(e_lo.shape[0]), e_hi - e_lo)
-        got = _fetch(comm, blk.layout, blk.indices[xp.asarray(cand)].astype(np.int64),
+        got = fetch_parts(comm, blk.layout, blk.indices[xp.asarray(cand)].astype(np.int64),
                      self.label)[0]
         lu = to_host(self.label[orig])[owner]
         kept = np.flatnonzero((lu >= 0) & (to_host(got) == lu))
@@ -604,28 +332,6 @@ def _first_policy(R: _Restricted, xp: Any) -> Any:
         policy[g] = pol + e.start
         del cost, pol
     return policy
-
-
-def _fetch(comm: Comm, layout: Layout, ids, *arrays, seen=None) -> list:
-    """:func:`~ocm.dist.block.fetch` a part of the ids at a time (:func:`ops.id_slices`,
-    as many calls on every process, agreed by one ``allreduce``), the answers written into
-    one int64 array per array asked: a fetch's temporaries (owners, order, the ids and
-    values sent and received: about 150 bytes an id for three arrays) are a part's, not
-    every vertex's. Every part is read before the caller changes anything, so the answers
-    are those of one fetch."""
-    xp = comm.xp
-    parts = id_slices(int(ids.shape[0]))
-    calls = comm.allreduce(len(parts), "max")
-    if calls == 1:
-        return fetch(comm, layout, ids, *arrays, seen=seen)
-    out = [xp.empty(ids.shape[0], np.int64) for _ in arrays]
-    for i in range(calls):
-        sl = parts[i] if i < len(parts) else slice(0, 0)
-        got = fetch(comm, layout, ids[sl], *arrays, seen=seen)
-        for o, g in zip(out, got):
-            o[sl] = g
-        del got
-    return out
 
 
 class _Policy:
@@ -654,8 +360,8 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     while True:
         rounds["doubling"] = rounds.get("doubling", 0) + 1
         on = xp.zeros(k, dtype=bool)
-        jump = _fetch(comm, R.layout, jump, jump, seen=on)[0]
-        now = _count(comm, on)
+        jump = fetch_parts(comm, R.layout, jump, jump, seen=on)[0]
+        now = count(comm, on)
         if now == size:
             break
         size = now
@@ -668,7 +374,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     jump = succ.astype(np.int64)
     for _ in range(max(1, math.ceil(math.log2(max(size, 2))))):
         rounds["cycle_doubling"] = rounds.get("cycle_doubling", 0) + 1
-        low_j, jump_j = _fetch(comm, R.layout, jump[cyc], low, jump)
+        low_j, jump_j = fetch_parts(comm, R.layout, jump[cyc], low, jump)
         low[cyc] = xp.minimum(low[cyc], low_j)
         jump[cyc] = jump_j
         del low_j, jump_j
@@ -689,7 +395,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     while comm.allreduce(int(act.shape[0]), "max") > 0:
         rounds["path_sums"] = rounds.get("path_sums", 0) + 1
         ja = J[act]
-        c_j, t_j, jj = _fetch(comm, R.layout, ja, cs, ts, J)
+        c_j, t_j, jj = fetch_parts(comm, R.layout, ja, cs, ts, J)
         moving = jj != ja          # J is not yet a root: double
         a = act[moving]
         cs[a] += c_j[moving]
@@ -710,7 +416,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     if zero.shape[0]:
         err = ZeroTimeCycleError("a cycle has total time 0, so its ratio is undefined: "
                                  f"vertices {to_host(R.vertices(reps[zero[:1]])).tolist()}")
-    _agree(comm, err)
+    agree(comm, err)
     # Exact ranks: each process's distinct reduced fractions, gathered and ranked together
     # (one per policy cycle: a few, on the host).
     if reps.shape[0]:
@@ -727,7 +433,7 @@ def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
     rep_rank = xp.full(k, -1, dtype=np.int64)
     if reps.shape[0]:
         rep_rank[reps] = xp.asarray(to_global[lrank])
-    rank = _fetch(comm, R.layout, root, rep_rank)[0]
+    rank = fetch_parts(comm, R.layout, root, rep_rank)[0]
     del root, rep_rank
     # X = b * cs - a * ts, int64 only where the bound proves it.
     csm = comm.allreduce(int(xp.abs(cs).max()) if k else 0, "max")
@@ -877,12 +583,12 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     halo = Halo(comm, block.layout, block.indices)
     clock.lap("check")
     if time_used:
-        _agree(comm, _zero_time_cycle(block, comm, halo, rounds))
+        agree(comm, zero_time_cycle(block, comm, halo, rounds))
     clock.lap("zero_time_check")
-    alive = _trim(comm, block.indptr, halo, None, rounds)
+    alive = trim(comm, block.indptr, halo, None, rounds)
     clock.lap("trim")
     if per_scc:
-        label = _scc_labels(comm, block.indptr, halo, alive, block.layout, rounds, clock)
+        label = scc_labels(comm, block.indptr, halo, alive, block.layout, rounds, clock.lap)
     else:
         label = xp.where(alive, 0, -1)
     work_cost = -block.cost if mode == "min" else block.cost
@@ -934,7 +640,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         else:
             improve = best_edge = xp.zeros(0, dtype=np.int64)
         rounds["howard"] = rounds.get("howard", 0) + 1
-        if _count(comm, improve) == 0:
+        if count(comm, improve) == 0:
             break
         policy = xp.where(improve, best_edge, policy)
     del rank_ext, pot_ext, best_rank, best_val, best_edge, improve, aux
