@@ -25,8 +25,18 @@ Examples
 >>> alive = trim(comm, b.indptr, halo, None, {})
 >>> alive.tolist()
 [True, True, False, False]
+>>> trim(comm, b.indptr, halo, np.array([True, False, False]), {}).tolist()  # only 0 -> 1
+[False, False, False, False]
 >>> scc_labels(comm, b.indptr, halo, alive, b.layout, {}, lambda phase: None).tolist()
 [1, 1, -1, -1]
+
+In ratio mode, the cycle 1 -> 2 -> 1 of zero time is named (its vertices and edges):
+
+>>> r = split_graph(np.array([0, 1, 2, 3]), np.array([1, 2, 1]), np.ones(3, np.int64),
+...                 np.array([1, 0, 0]), 0, 1)
+>>> err = zero_time_cycle(r, comm, Halo(comm, r.layout, r.indices), {})
+>>> err.cycle, err.edges
+((1, 2), (1, 2))
 """
 
 from __future__ import annotations
@@ -55,23 +65,7 @@ def trim(comm: Comm, indptr, halo: Halo, use, rounds: dict) -> Any:
     A round counts each row's live out-edges a group of rows at a time
     (:func:`~ocm.dist.ops.row_counts`): no per-edge array but a group's, flags not int64.
 
-    Examples
-    --------
-    The path 2 -> 0 reaches the cycle 0 <-> 1; vertex 3 has no out-edge; with ``use`` only
-    the edge 0 -> 1, nothing is left:
-
-    >>> import numpy as np
-    >>> from runtime.comm import SelfComm
-    >>> from ocm.dist import split_graph
-    >>> from ocm.dist.block import Halo
-    >>> b = split_graph(np.array([0, 1, 2, 3, 3]), np.array([1, 0, 0]), np.ones(3, np.int64),
-    ...                 None, 0, 1)
-    >>> comm = SelfComm()
-    >>> halo = Halo(comm, b.layout, b.indices)
-    >>> trim(comm, b.indptr, halo, None, {}).tolist()
-    [True, True, True, False]
-    >>> trim(comm, b.indptr, halo, np.array([True, False, False]), {}).tolist()
-    [False, False, False, False]
+    See the module's example.
     """
     xp = comm.xp
     alive = xp.ones(indptr.shape[0] - 1, dtype=bool)
@@ -94,18 +88,7 @@ def zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
     survives (vertices reaching a zero-time cycle) is gathered and named as one process does
     (:func:`ocm.scc.find_zero_time_cycle` on the survivors, in the same order).
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from runtime.comm import SelfComm
-    >>> from ocm.dist import split_graph
-    >>> from ocm.dist.block import Halo
-    >>> b = split_graph(np.array([0, 1, 2, 3]), np.array([1, 2, 1]), np.ones(3, np.int64),
-    ...                 np.array([1, 0, 0]), 0, 1)
-    >>> comm = SelfComm()
-    >>> err = zero_time_cycle(b, comm, Halo(comm, b.layout, b.indices), {})
-    >>> err.cycle, err.edges
-    ((1, 2), (1, 2))
+    See the module's example.
     """
     xp = comm.xp
     t = block.time

@@ -31,7 +31,10 @@ Python ints; the exchanges here carry int64).
 
 Examples
 --------
-Howard's first iteration on the cycles 0 <-> 1 (mean 3/2) and 1 -> 2 -> 1 (mean 4):
+The cycles 0 <-> 1 (mean 3/2) and 1 -> 2 -> 1 (mean 4). Row 1's edges cost 2 (to 0) and 3 (to
+2): the first policy takes its edge 2, and is optimal (its one cycle, of mean 4, has
+representative 1; each row's best edge is its policy's; the certificate holds). A policy
+through the lower cycle fails the certificate:
 
 >>> import numpy as np
 >>> from runtime.comm import SelfComm
@@ -46,11 +49,23 @@ Howard's first iteration on the cycles 0 <-> 1 (mean 3/2) and 1 -> 2 -> 1 (mean 
 >>> policy.tolist()
 [0, 2, 3]
 >>> bounds = {}
->>> st = value_determination(comm, R, policy, False, bounds, {}, lambda phase: None)
+>>> st = value_determination(comm, R, policy, False, bounds, {}, print)
+value_cycles
+value_representatives
+value_sums
+value_ranks
+>>> st.rep.tolist(), st.reps.tolist(), st.rep_cost.tolist(), st.rep_time.tolist()
+([-1, 1, 1], [1], [8], [2])
 >>> st.rank.tolist(), st.rank_num.tolist(), st.rank_den.tolist()
 ([0, 0, 0], [4], [1])
+>>> rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
+>>> best_edges_host(R, False, rank_ext, pot_ext, st, {})[2].tolist()
+[0, 2, 3]
 >>> certificate(comm, R, st, 5, 1, bounds["xmax"], False)
 0
+>>> st = value_determination(comm, R, np.array([0, 1, 3]), False, bounds, {}, len)
+>>> certificate(comm, R, st, 5, 1, bounds["xmax"], False) > 0
+True
 """
 
 from __future__ import annotations
@@ -83,21 +98,7 @@ def first_policy(R: Restricted, xp: Any) -> Any:
     """Howard's first policy: each row's lowest edge of largest cost, a group of rows at a
     time (its rows' edges whole: no combining across groups).
 
-    Examples
-    --------
-    Row 1's edges cost 2 (to 0) and 3 (to 2): its edge 2 is taken.
-
-    >>> import numpy as np
-    >>> from runtime.comm import SelfComm
-    >>> from ocm.dist import split_graph
-    >>> from ocm.dist.block import Halo
-    >>> b = split_graph(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]),
-    ...                 np.array([1, 2, 3, 5]), None, 0, 1)
-    >>> comm = SelfComm()
-    >>> R = Restricted(b, comm, Halo(comm, b.layout, b.indices), np.zeros(3, np.int64),
-    ...                b.cost)
-    >>> first_policy(R, np).tolist()
-    [0, 2, 3]
+    See the module's example.
     """
     policy = xp.empty(R.n_local, np.int64)
     for g, e in edge_groups(R.indptr, xp):
@@ -161,25 +162,7 @@ def value_determination(comm: Comm, R: Restricted, policy, time_used: bool,
 
     Examples
     --------
-    See the module's: the policy 0 -> 1 -> 2 -> 1 has one cycle, of mean 4, whose
-    representative is 1:
-
-    >>> import numpy as np
-    >>> from runtime.comm import SelfComm
-    >>> from ocm.dist import split_graph
-    >>> from ocm.dist.block import Halo
-    >>> b = split_graph(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]),
-    ...                 np.array([1, 2, 3, 5]), None, 0, 1)
-    >>> comm = SelfComm()
-    >>> R = Restricted(b, comm, Halo(comm, b.layout, b.indices), np.zeros(3, np.int64),
-    ...                b.cost)
-    >>> st = value_determination(comm, R, np.array([0, 2, 3]), False, {}, {}, print)
-    value_cycles
-    value_representatives
-    value_sums
-    value_ranks
-    >>> st.rep.tolist(), st.reps.tolist(), st.rep_cost.tolist(), st.rep_time.tolist()
-    ([-1, 1, 1], [1], [8], [2])
+    In the module's docstring (a policy's cycles, representatives, sums and ranks).
     """
     xp = comm.xp
     st = Policy()
@@ -302,23 +285,7 @@ def best_edges_host(R: Restricted, time_used: bool, rank_ext, pot_ext, st: Polic
     ``aux``), so that its temporaries are a group's. Returns each row's best ``(rank,
     value, edge)``.
 
-    Examples
-    --------
-    The first policy is optimal here: each row's best edge is its policy's.
-
-    >>> import numpy as np
-    >>> from runtime.comm import SelfComm
-    >>> from ocm.dist import split_graph
-    >>> from ocm.dist.block import Halo
-    >>> b = split_graph(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]),
-    ...                 np.array([1, 2, 3, 5]), None, 0, 1)
-    >>> comm = SelfComm()
-    >>> R = Restricted(b, comm, Halo(comm, b.layout, b.indices), np.zeros(3, np.int64),
-    ...                b.cost)
-    >>> st = value_determination(comm, R, first_policy(R, np), False, {}, {}, len)
-    >>> rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
-    >>> best_edges_host(R, False, rank_ext, pot_ext, st, {})[2].tolist()
-    [0, 2, 3]
+    See the module's example.
     """
     k = R.n_local
     best_rank = np.empty(k, np.int64)
@@ -344,26 +311,7 @@ def certificate(comm: Comm, R: Restricted, st: Policy, cmax: int, tmax: int,
     :func:`value_determination`): where their terms fit int64 the check runs in int64, else
     in Python ints on the host.
 
-    Examples
-    --------
-    The optimal policy's values pass; a policy of a lower cycle does not:
-
-    >>> import numpy as np
-    >>> from runtime.comm import SelfComm
-    >>> from ocm.dist import split_graph
-    >>> from ocm.dist.block import Halo
-    >>> b = split_graph(np.array([0, 1, 3, 4]), np.array([1, 0, 2, 1]),
-    ...                 np.array([1, 2, 3, 5]), None, 0, 1)
-    >>> comm = SelfComm()
-    >>> R = Restricted(b, comm, Halo(comm, b.layout, b.indices), np.zeros(3, np.int64),
-    ...                b.cost)
-    >>> bounds = {}
-    >>> st = value_determination(comm, R, np.array([0, 2, 3]), False, bounds, {}, len)
-    >>> certificate(comm, R, st, 5, 1, bounds["xmax"], False)
-    0
-    >>> st = value_determination(comm, R, np.array([0, 1, 3]), False, bounds, {}, len)
-    >>> certificate(comm, R, st, 5, 1, bounds["xmax"], False) > 0
-    True
+    See the module's example.
     """
     xp = comm.xp
     a = st.rank_num.astype(object)       # (host: one entry per value class)
