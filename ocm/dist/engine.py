@@ -13,54 +13,45 @@ differently are :mod:`ocm.dist.ops`'s); only counts, the value classes and the c
 reach the host. Costs and times may be palettes (:class:`ocm.primitives.Palette`: a row per
 edge), read where they are needed.
 
-Steps, following :mod:`ocm.howard`'s rules:
+Steps, following :mod:`ocm.howard`'s rules, each in its module:
 
 1. **Checks** of the arrays as :func:`ocm.optimal_cycle` makes them (integer charges,
-   non-negative times, path sums within 2^62), agreed by every process; in ratio mode a
-   **zero-time cycle** is sought by trimming the zero-time edges (below); when one exists, the
-   zero-time edges that survive are gathered and the cycle is named as one process names it.
-2. **Trimming**: repeatedly drop the vertices whose out-edges all lead to dropped vertices;
-   the alive flags of remote targets come by a halo exchange (:class:`~ocm.dist.block.Halo`,
-   index lists built once), and the processes agree to stop by an ``allreduce``. The kept
-   vertices are renumbered in id order (each run of the block's layout keeps its kept
-   vertices: one ``allgather`` of the kept counts per run), so the restricted graph is again
-   held in runs, where its vertices were, and its ids are those of the one-process
-   restriction. Every tie (the smallest representative, the critical cycle's) breaks on
-   those global ids, never on a process's local order.
-   With ``per_scc`` the SCCs are found by colouring first (:func:`_scc_labels`: work per
-   round follows the frontier).
-3. **Howard**: the first policy is each row's lowest edge of largest cost; per iteration the
-   value determination runs by pointer doubling over the policy's functional graph (below),
-   the values are ranked exactly (each process's distinct reduced fractions, ``allgather``-ed),
-   and the improvement is per owner, with the targets' (rank, X) by the halo. Lowest edge id
-   on ties, switch only on strict improvement: the policies are the one-process engine's.
-4. **Certificate**: every edge checked by its owner (:mod:`ocm.certify`'s inequalities, exact
-   integers), violations summed by ``allreduce``.
-5. **Critical cycle**: the policy cycle of the top class with the smallest representative,
-   gathered (one ``allgather`` of its few vertices), mapped back to the graph's ids and summed
-   exactly.
+   non-negative times, path sums within 2^62), agreed by every process (here); in ratio mode
+   a **zero-time cycle** is sought by trimming the zero-time edges; when one exists, the
+   zero-time edges that survive are gathered and the cycle is named as one process names it
+   (:func:`ocm.dist.components.zero_time_cycle`).
+2. **Trimming** (:mod:`ocm.dist.components`): repeatedly drop the vertices whose out-edges all
+   lead to dropped vertices; the alive flags of remote targets come by a halo exchange
+   (:class:`~ocm.dist.block.Halo`, index lists built once), and the processes agree to stop
+   by an ``allreduce``. With ``per_scc`` the SCCs are found by colouring first
+   (:func:`ocm.dist.components.scc_labels`: work per round follows the frontier).
+   The **restricted graph** (:class:`ocm.dist.restrict.Restricted`): the kept vertices are
+   renumbered in id order (each run of the block's layout keeps its kept vertices: one
+   ``allgather`` of the kept counts per run), so the restricted graph is again held in runs,
+   where its vertices were, and its ids are those of the one-process restriction. Every tie
+   (the smallest representative, the critical cycle's) breaks on those global ids, never on
+   a process's local order.
+3. **Howard** (:mod:`ocm.dist.policy`): the first policy is each row's lowest edge of largest
+   cost; per iteration the value determination runs by pointer doubling over the policy's
+   functional graph, the values are ranked exactly (each process's distinct reduced
+   fractions, ``allgather``-ed), and the improvement is per owner, with the targets' (rank,
+   X) by the halo. Lowest edge id on ties, switch only on strict improvement: the policies
+   are the one-process engine's. int64 sums cannot wrap (the checks of step 1); a scaled
+   bias or a term that could stops the run with :class:`DistributedRangeError`.
+4. **Certificate** (:func:`ocm.dist.policy.certificate`): every edge checked by its owner
+   (:mod:`ocm.certify`'s inequalities, exact integers), violations summed by ``allreduce``.
+5. **Critical cycle** (here): the policy cycle of the top class with the smallest
+   representative, gathered (one ``allgather`` of its few vertices), mapped back to the
+   graph's ids and summed exactly.
 
-Value determination by pointer doubling
----------------------------------------
-For the policy's successor ``s`` (global ids), ``J_0 = s`` and ``J_{k+1} = J_k[J_k]``; each
-round asks the owner of ``J_k(v)`` for ``J_k`` there (two ``alltoallv``), so the owners see the
-image ``I_k`` of ``J_k`` at no cost. ``I_{k+1} = J_k(I_k)`` lies in ``I_k``, and once the two
-have the same size ``J_k`` maps ``I_k`` onto itself, so every later image, the last of which
-is the set of vertices on cycles, is ``I_k``: the rounds stop there (about log2 of the longest
-tail, not log2 n). On those vertices alone, ``M_k(v)`` the smallest of ``v, s(v), ...,
-s^(2^k - 1)(v)`` doubles (``M_{k+1} = min(M_k, M_k[J_k])``) to the smallest vertex of each
-cycle, the representative. Cutting each cycle there gives a forest; path sums to the roots
-double the same way (``S += S[J]``, ``J = J[J]``) until every jump reaches a root,
-``O(log depth)`` rounds. int64 sums cannot wrap: the checks of step 1 bound every path sum by
-``(n + 1) * max |cost|`` (and times likewise) below 2^62; the scaled biases and the
-certificate's terms are bounded before they are formed, and a bound that fails
-stops the run with :class:`DistributedRangeError` (the one-process engine would go on in
-Python ints; the exchanges here carry int64).
+The stages share the collectives of :mod:`ocm.dist.collective` (counts, errors agreed by
+every process, fetches in parts). Imports run one way: ``engine`` imports ``components``,
+``restrict`` and ``policy`` (which imports ``restrict``), each of them ``collective``,
+``block`` and ``ops``; none imports ``engine``.
 """
 
 from __future__ import annotations
 
-import math
 import time as _time
 from fractions import Fraction
 from typing import Any, Callable
@@ -71,13 +62,15 @@ from runtime.comm import Comm
 from runtime.device import synchronize, to_host
 
 from .. import primitives as P
-from ..errors import ConvergenceError, InputError, NoCycleError, OcmError, ZeroTimeCycleError
+from ..errors import ConvergenceError, InputError, NoCycleError
 from ..result import CycleResult
-from ..scc import find_zero_time_cycle
-from .block import GraphBlock, Halo, Layout, fetch
-from .ops import (ScatterMax, best_edges_scatter, edge_rows, edge_slices, expand_ranges,
-                  edge_groups, first_max_edges, group_rows, id_slices, range_groups,
-                  row_counts)
+from .block import GraphBlock, Halo
+from .collective import agree, count
+from .components import scc_labels, trim, zero_time_cycle
+from .ops import best_edges_scatter
+from .policy import (DistributedRangeError, best_edges_host, certificate, first_policy,
+                     value_determination)
+from .restrict import Restricted
 
 __all__ = ["optimal_cycle_distributed", "DistributedRangeError", "Clock", "PHASES"]
 
@@ -128,25 +121,6 @@ class Clock:
         return {k: out[k] for k in sorted(out, key=lambda k: (PHASES + (k,)).index(k))}
 
 
-class DistributedRangeError(OcmError):
-    """A scaled bias or a certificate term could leave int64 across processes (the
-    one-process engine computes those in Python ints; the exchanges carry int64)."""
-
-
-def _agree(comm: Comm, error: Exception | None) -> None:
-    """Raise the first process's error on every process (errors are local facts; raising on
-    one process only would leave the others waiting in a collective)."""
-    got = comm.allgather(None if error is None else (type(error), error.args,
-                                                      getattr(error, "cycle", None),
-                                                      getattr(error, "edges", None)))
-    for g in got:
-        if g is not None:
-            cls, args, cycle, edges = g
-            if cls is ZeroTimeCycleError:
-                raise ZeroTimeCycleError(*args, cycle=cycle or (), edges=edges or ())
-            raise cls(*args)
-
-
 def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, int]:
     """The checks of :func:`ocm.optimal_cycle` on every block, agreed; the global bounds
     ``(max |cost|, max time)`` (time 1 for means)."""
@@ -158,7 +132,7 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
         err = InputError(f"unknown mode '{mode}': expected one of max, min")
     elif kind == "ratio" and block.time is None:
         err = InputError("the cycle ratio needs a 'time' array")
-    _agree(comm, err)
+    agree(comm, err)
     c, t = block.cost, block.time
     err = None
     if c.shape[0] and _extreme(c, xp, "min") == -2**63:
@@ -170,7 +144,7 @@ def _check(block: GraphBlock, kind: str, mode: str, comm: Comm) -> tuple[int, in
         e = _first(t, low, xp)
         err = InputError(f"times must be non-negative integers: edge {_global_edge(block, e)} "
                          f"has time {low}")
-    _agree(comm, err)
+    agree(comm, err)
     cmax = comm.allreduce(_extreme(c, xp, "absmax") if c.shape[0] else 0, "max")
     # (times given are checked and bounded for means too, as one process does)
     tmax = 1 if t is None else comm.allreduce(_extreme(t, xp, "max") if t.shape[0] else 0,
@@ -215,599 +189,6 @@ def _first(a, value: int, xp: Any) -> int:
         row = int(xp.flatnonzero(a.values == value)[0])
         return int(xp.flatnonzero(a.label == row)[0])
     return int(xp.flatnonzero(a == value)[0])
-
-
-def _count(comm: Comm, a) -> int:
-    """The number of true (non-zero) entries of ``a`` over every process."""
-    return comm.allreduce(int(comm.xp.count_nonzero(a)))
-
-
-def _trim(comm: Comm, indptr, halo: Halo, use, rounds: dict) -> Any:
-    """Alive flags of the block's vertices: the largest set in which every vertex has an
-    out-edge (among ``use``, all when None) to a vertex of the set; agreed by ``allreduce``.
-
-    A round counts each row's live out-edges a group of rows at a time
-    (:func:`~ocm.dist.ops.row_counts`): no per-edge array but a group's, flags not int64."""
-    xp = comm.xp
-    alive = xp.ones(indptr.shape[0] - 1, dtype=bool)
-    while True:
-        rounds["trim"] = rounds.get("trim", 0) + 1
-        ext = halo.pull(alive)[0] == 1
-
-        def live(rows, e, ext=ext):
-            f = ext[halo.target[e]]
-            return f if use is None else f & use[e]
-        dead = alive & (row_counts(indptr, live, xp, np.int32) == 0)
-        del ext
-        if _count(comm, dead) == 0:
-            return alive
-        alive[dead] = False
-
-
-def _zero_time_cycle(block: GraphBlock, comm: Comm, halo: Halo,
-                     rounds: dict) -> Exception | None:
-    """The error naming a cycle of zero-time edges, or None: such edges are trimmed; what
-    survives (vertices reaching a zero-time cycle) is gathered and named as one process does
-    (:func:`ocm.scc.find_zero_time_cycle` on the survivors, in the same order)."""
-    xp = comm.xp
-    t = block.time
-    zero = (t.values == 0)[t.label] if isinstance(t, P.Palette) else t == 0
-    if _count(comm, zero) == 0:
-        return None
-    alive = _trim(comm, block.indptr, halo, zero, rounds)
-    if _count(comm, alive) == 0:
-        return None
-    alive_ext = halo.pull(alive)[0] == 1
-    src = edge_rows(block.indptr, xp)
-    # (the surviving zero-time edges, a slice at a time: flags, not int64 per edge)
-    e = xp.concatenate([xp.flatnonzero(zero[sl] & alive[src[sl]] &
-                                       alive_ext[halo.target[sl]]) + sl.start
-                        for sl in edge_slices(int(src.shape[0]))])
-    del zero, alive_ext
-    lay = block.layout
-    mine = (to_host(lay.to_global(src[e], xp)).tolist(), to_host(block.indices[e]).tolist(),
-            to_host(lay.global_edges(e, xp)).tolist())
-    parts = comm.allgather(mine)
-    us = np.array([u for p in parts for u in p[0]], dtype=np.int64)
-    vs = np.array([v for p in parts for v in p[1]], dtype=np.int64)
-    es = np.array([x for p in parts for x in p[2]], dtype=np.int64)
-    # In the one-process order (by edge id: by source, then as in its row), whatever the
-    # processes' local orders.
-    by_edge = np.argsort(es, kind="stable")
-    us, vs, es = us[by_edge], vs[by_edge], es[by_edge]
-    verts = np.unique(np.concatenate([us, vs]))
-    k = verts.shape[0]
-    cu, cv = np.searchsorted(verts, us), np.searchsorted(verts, vs)
-    indptr = np.zeros(k + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cu, minlength=k), out=indptr[1:])
-    found = find_zero_time_cycle(indptr, cv, np.zeros(cv.shape[0], np.int64))
-    if found is None:   # (cannot happen: the survivors hold a zero-time cycle)
-        return None
-    cyc = tuple(int(verts[v]) for v in found[0])
-    edges = tuple(int(es[x]) for x in found[1])
-    shown = " -> ".join(str(v) for v in cyc[:12]) + (" ..." if len(cyc) > 12 else "")
-    return ZeroTimeCycleError(f"the cycle ratio is undefined: the cycle {shown} -> {cyc[0]} "
-                              f"has total time 0", cycle=cyc, edges=edges)
-
-
-def _scc_labels(comm: Comm, indptr, halo: Halo, alive, layout: Layout, rounds: dict,
-                clock: Clock) -> Any:
-    """The strongly connected component of every alive vertex, named by its largest vertex
-    (-1 for the others), by colouring: in the part not yet labelled, every vertex takes the
-    largest id that reaches it (pushed along the edges to a fixed point, remote targets by
-    :meth:`Halo.push_max`); a vertex whose colour is its own id is the largest of its SCC,
-    whose members are the vertices of its colour that reach it (pulled backwards along the
-    edges, by :meth:`Halo.pull`). Each phase labels at least the SCC of the largest id
-    left; the processes agree on every fixed point by ``allreduce``.
-
-    Work per round follows the frontier, not the block: forwards only the out-edges of the
-    vertices whose colour changed (ranges of the live edges' offsets), backwards only the
-    in-edges of the vertices reached last round (the edges inside a colour listed by target
-    once a phase, :func:`_in_lists`); a round's vertex-sized work is a few flag passes and
-    the halo's values. No source per edge is kept: a group's sources come from its offsets,
-    a frontier's from its ranges. Colours are global ids (``layout``): the ids of one
-    process, whatever its local order."""
-    xp = comm.xp
-    n_local = indptr.shape[0] - 1
-    tgt = halo.target
-    n_remote = halo.remote.shape[0]
-    label = xp.full(n_local, -1, dtype=np.int64)
-    active = alive.copy()
-    while _count(comm, active):
-        rounds["scc_phases"] = rounds.get("scc_phases", 0) + 1
-        act_ext = halo.pull(active)[0] == 1
-        # the edges inside the part left and their offsets by source
-        lt, lptr = _live_edges(xp, indptr, tgt, active, act_ext)
-        del act_ext
-        color = xp.where(active, layout.global_ids(xp), -1)
-        front = xp.flatnonzero(active)
-        n_active = front.shape[0]
-        while True:
-            rounds["scc_forward"] = rounds.get("scc_forward", 0) + 1
-            before = color.copy()
-            rem = xp.full(n_remote, -1, dtype=np.int64)
-            # A group of edges at a time (their int64 colours and places within a group's
-            # memory). A later group may read colours an earlier one raised: every colour
-            # is still the id of a vertex reaching it, and the fixed point, the largest, is
-            # the same.
-            cm, rm = ScatterMax(xp, color), ScatterMax(xp, rem)
-            if front.shape[0] == n_active:   # every live edge: no list of them
-                for rows, sl in edge_groups(lptr, xp):
-                    _push_colours(cm, rm, cm.read(group_rows(lptr, rows, sl, xp)), lt[sl],
-                                  n_local, xp)
-            else:
-                f_lo, f_hi = lptr[front], lptr[front + 1]
-                for g in range_groups(f_lo, f_hi, xp):
-                    e = expand_ranges(f_lo[g], f_hi[g], xp)
-                    # (each edge's source: its frontier vertex, repeated over its range)
-                    off = xp.zeros(g.stop - g.start + 1, np.int64)
-                    xp.cumsum(f_hi[g] - f_lo[g], out=off[1:])
-                    src = front[g][edge_rows(off, xp)]
-                    del off
-                    _push_colours(cm, rm, cm.read(src), lt[e], n_local, xp)
-                    del e, src
-                del f_lo, f_hi
-            cm.done()
-            rm.done()
-            del cm, rm
-            halo.push_max(color, rem)
-            front = xp.flatnonzero(color != before)
-            if comm.allreduce(int(front.shape[0])) == 0:
-                break
-        del before, front
-        clock.lap("scc_forward")
-        # Backwards from the roots along the edges inside one colour, grouped by target.
-        bptr, bs = _in_lists(xp, halo, color, lptr, lt, n_local + n_remote)
-        reached = active & (color == layout.global_ids(xp))
-        new = reached
-        while True:
-            rounds["scc_backward"] = rounds.get("scc_backward", 0) + 1
-            r_ext = halo.pull(new)[0]         # the reached of last round, remote ones too
-            hit = xp.flatnonzero(r_ext)
-            del r_ext
-            new = xp.zeros(n_local, dtype=bool)
-            for part in id_slices(int(hit.shape[0])):   # (a part of the reached at a time,
-                h = hit[part]                           # a block of in-edges at a time)
-                h_lo, h_hi = bptr[h], bptr[h + 1]
-                for g in range_groups(h_lo, h_hi, xp):
-                    new[bs[expand_ranges(h_lo[g], h_hi[g], xp)]] = True
-                del h, h_lo, h_hi
-            del hit
-            new &= ~reached
-            if _count(comm, new) == 0:
-                break
-            reached |= new
-        label[reached] = color[reached]
-        active &= ~reached
-        # (this phase's lists go before the next phase makes its own)
-        del bptr, bs, lt, lptr, color, reached, new
-        clock.lap("scc_backward")
-    return label
-
-
-def _live_edges(xp: Any, indptr, tgt, active, act_ext):
-    """The edges whose ends are both active, as ``(targets, offsets by source)``: ``tgt``
-    and ``indptr`` themselves when every edge is (no copy), else a copy of the targets (of
-    ``tgt``'s dtype) written a group of rows at a time and the live edges' offsets (their
-    counts per row first: no list of the edges' int64 ids, no source per edge; a group's
-    sources come from its offsets, :func:`~ocm.dist.ops.group_rows`)."""
-    def inside(rows, sl):
-        return active[group_rows(indptr, rows, sl, xp)] & act_ext[tgt[sl]]
-    deg = row_counts(indptr, inside, xp)
-    total = int(deg.sum())
-    if total == tgt.shape[0]:
-        return tgt, indptr
-    lptr = xp.zeros(indptr.shape[0], np.int64)
-    xp.cumsum(deg, out=lptr[1:])
-    del deg
-    lt = xp.empty(total, tgt.dtype)
-    for rows, sl in edge_groups(indptr, xp):
-        ins = xp.flatnonzero(inside(rows, sl))
-        at = int(lptr[rows.start])
-        lt[at:at + ins.shape[0]] = tgt[sl][ins]
-        del ins
-    return lt, lptr
-
-
-def _push_colours(color: ScatterMax, rem: ScatterMax, c, t, n_local: int, xp: Any) -> None:
-    """Raise the colours of the targets ``t`` (extended indices) to ``c``: the block's own
-    in ``color``, the remote ones in ``rem`` (pushed to their owners after)."""
-    home = t < n_local
-    color.add(t[home], c[home])
-    far = xp.flatnonzero(~home)
-    rem.add(t[far] - n_local, c[far])
-
-
-def _in_lists(xp: Any, halo: Halo, color, lptr, lt, n_ext: int):
-    """The edges (offsets ``lptr`` by source, targets ``lt``) whose ends have the same
-    colour (the targets' colours pulled by ``halo``), as each target's list of sources (a
-    CSR of the reverse graph): ``(bptr, bs)``, the sources of target ``t`` being
-    ``bs[bptr[t]:bptr[t + 1]]`` (any order; int32 while block-local ids fit).
-
-    A counting placement a group of rows at a time (:func:`~ocm.dist.ops.edge_groups`, each
-    group's sources from its offsets): the first pass flags the edges inside a colour (a
-    byte an edge; the pulled colours go then) and counts each target's edges, the second
-    sorts a group's flagged edges by target and writes each source at its target's start
-    plus the edges already placed there plus its rank in its run. So the lists take 4 bytes
-    an edge, 8 a target for the offsets and 4 for the placed counts; a group's sort and
-    places come and go. Targets are not kept: the offsets say them."""
-    groups = edge_groups(lptr, xp)
-    n_local = lptr.shape[0] - 1
-    c_ext = halo.pull(color)[0]
-    same = xp.empty(lt.shape[0], dtype=bool)
-    for rows, sl in groups:
-        same[sl] = c_ext[lt[sl]] == color[group_rows(lptr, rows, sl, xp)]
-    del c_ext
-    count = xp.zeros(n_ext + 1, np.int64)       # count[t + 1]: target t's edges
-
-    def runs(t):
-        """The last place of each run of equal values of the sorted ``t`` (non-empty)."""
-        return xp.concatenate([xp.flatnonzero(t[1:] != t[:-1]),
-                               xp.full(1, t.shape[0] - 1, np.int64)])
-    for _, sl in groups:
-        t = xp.sort(lt[sl][same[sl]])
-        if t.shape[0]:
-            last = runs(t)
-            # the runs' lengths; their targets are distinct: a plain scatter
-            lens = last.copy()
-            lens[1:] -= last[:-1]
-            lens[0] += 1
-            count[t[last].astype(np.int64) + 1] += lens
-            del last, lens
-        del t
-    bptr = xp.cumsum(count)
-    del count
-    placed = xp.zeros(n_ext, np.int32)          # (a target's in-degree is below 2^31)
-    bs = xp.empty(int(bptr[-1]), np.int32 if n_local < 2**31 else np.int64)
-    for rows, sl in groups:
-        ins = xp.flatnonzero(same[sl])
-        t = lt[sl][ins]
-        order = xp.argsort(t)
-        t = t[order].astype(np.int64)
-        src = group_rows(lptr, rows, sl, xp)[ins[order]]
-        del ins, order
-        if t.shape[0]:
-            # place = the target's start + its edges placed before + the rank in its run
-            rank = xp.arange(t.shape[0], dtype=np.int64) - xp.searchsorted(t, t, side="left")
-            bs[bptr[t] + placed[t] + rank] = src.astype(bs.dtype, copy=False)
-            last = runs(t)
-            placed[t[last]] += (rank[last] + 1).astype(np.int32)
-            del rank, last
-        del t, src
-    return bptr, bs
-
-
-class _Restricted:
-    """The block's share of the restricted graph: the edges whose ends share a ``label``
-    (-1: dropped), the vertices keeping an edge renumbered in id order, each process keeping
-    its own in its local order (:meth:`runtime.layout.Layout.restrict`: the runs of the
-    block's layout with the kept counts), so that the restricted graph's ids are those of
-    the one-process restriction.
-
-    Built a group of rows at a time (flags, then int32 edge ids and targets: no int64 per
-    edge). Its targets are kept only as its halo's index (:meth:`targets` reads the global
-    ids back from it), not beside it as global ids too; which original edge a restricted
-    edge is, is not kept either (4 bytes an edge through Howard) but found again, for the
-    critical cycle's few edges, from the labels (:meth:`original_edges`)."""
-
-    def __init__(self, block: GraphBlock, comm: Comm, halo: Halo, label,
-                 work_cost) -> None:
-        xp = self.xp = comm.xp
-        self.block, self.label = block, label
-        lay = block.layout
-        label_ext = halo.pull(label)[0]
-        keep = xp.empty(block.m_local, dtype=bool)
-        for rows, sl in edge_groups(block.indptr, xp):
-            lu = label[group_rows(block.indptr, rows, sl, xp)]
-            keep[sl] = (lu >= 0) & (lu == label_ext[halo.target[sl]])
-            del lu
-        del label_ext
-        deg = row_counts(block.indptr, lambda rows, e: keep[e], xp)
-        kept = xp.flatnonzero(deg > 0)
-        k_local = int(kept.shape[0])
-        indptr = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(deg[kept])]).astype(np.int64)
-        del deg
-        # Per run of the block (local order) the kept vertices and edges: searches of the
-        # runs' local bounds among the kept vertices, and their offsets.
-        bounds = np.concatenate([[0], np.cumsum(lay.length[lay.mine])]).astype(np.int64)
-        at = xp.searchsorted(kept, xp.asarray(bounds), side="left")
-        self.layout = lay.restrict(comm, np.diff(to_host(at)), np.diff(to_host(indptr[at])))
-        del at
-        self.k = self.layout.n
-        self.n_local = k_local
-        newid = xp.full(block.n_local, -1, dtype=np.int64)
-        newid[kept] = self.layout.global_ids(xp)            # restricted ids, local order
-        # (each kept vertex's original row, int32 while rows fit: global ids when needed)
-        self.rows = kept.astype(np.int32 if block.n_local < 2**31 else np.int64)
-        del kept
-        n_keep = int(xp.count_nonzero(keep))
-        if comm.allreduce(int(n_keep == keep.shape[0] and k_local == block.n_local), "min"):
-            # Nothing dropped anywhere: the block itself (no copy of its edges; its halo).
-            self.copied, self.label = False, None
-            self.indptr = block.indptr
-            self.cost, self.time, self.halo = work_cost, block.time, halo
-            return
-        # Block-local original edges and targets narrow while they fit (4 bytes an edge).
-        self.copied = True
-        edges = xp.empty(n_keep, np.int32 if keep.shape[0] < 2**31 else np.int64)
-        at = 0
-        for sl in edge_slices(block.m_local):
-            e = xp.flatnonzero(keep[sl])
-            edges[at:at + e.shape[0]] = (e + sl.start).astype(edges.dtype)
-            at += e.shape[0]
-            del e
-        keep = None
-        self.indptr = indptr
-        del indptr
-        newid_ext = halo.pull(newid)[0]
-        del newid
-        indices = xp.empty(n_keep, np.int32 if self.k < 2**31 else np.int64)
-        for sl in edge_slices(n_keep):
-            indices[sl] = newid_ext[halo.target[edges[sl]]].astype(indices.dtype)
-        del newid_ext
-        self.cost = P.subset(work_cost, edges)
-        self.time = P.subset(block.time, edges)
-        del edges
-        self.halo = Halo(comm, self.layout, indices)
-
-    def vertices(self, local):
-        """The global original ids of restricted vertices ``local`` (block-local)."""
-        return self.block.layout.to_global(self.rows[local], self.xp)
-
-    def targets(self, local):
-        """The global (restricted) targets of restricted edges ``local``, int64: read from the
-        halo's index (the block's own vertices first, in local order, then the remote
-        targets in the halo's order)."""
-        xp = self.xp
-        t = self.halo.target[local].astype(np.int64)
-        out = xp.empty(t.shape[0], np.int64)
-        far = xp.flatnonzero(t >= self.n_local)
-        near = xp.flatnonzero(t < self.n_local)
-        out[near] = self.layout.to_global(t[near], xp)
-        out[far] = self.halo.remote[t[far] - self.n_local]
-        return out
-
-    def original_edges(self, comm: Comm, local):
-        """The block-local original ids of restricted edges ``local`` (a few: the critical
-        cycle's), found again from the labels: restricted edge ``j`` of a row is the row's
-        ``j``-th original edge whose target has the row's label (the targets' labels by one
-        :func:`_fetch`, on the host). Collective: every process calls it once."""
-        if not self.copied:
-            return local
-        xp, blk = self.xp, self.block
-        rows = xp.searchsorted(self.indptr, local.astype(np.int64), side="right") - 1
-        j = to_host(local - self.indptr[rows]).astype(np.int64)
-        orig = self.rows[rows].astype(np.int64)
-        e_lo, e_hi = to_host(blk.indptr[orig]), to_host(blk.indptr[orig + 1])
-        cand = np.concatenate([np.zeros(0, np.int64)] +
-                              [np.arange(a, b, dtype=np.int64) for a, b in zip(e_lo, e_hi)])
-        owner = np.repeat(np.arange(e_lo.shape[0]), e_hi - e_lo)
-        got = _fetch(comm, blk.layout, blk.indices[xp.asarray(cand)].astype(np.int64),
-                     self.label)[0]
-        lu = to_host(self.label[orig])[owner]
-        kept = np.flatnonzero((lu >= 0) & (to_host(got) == lu))
-        first = np.searchsorted(owner[kept], np.arange(e_lo.shape[0]))
-        return xp.asarray(cand[kept[first + j]])
-
-
-def _first_policy(R: _Restricted, xp: Any) -> Any:
-    """Howard's first policy: each row's lowest edge of largest cost, a group of rows at a
-    time (its rows' edges whole: no combining across groups)."""
-    policy = xp.empty(R.n_local, np.int64)
-    for g, e in edge_groups(R.indptr, xp):
-        ip = R.indptr[g.start:g.stop + 1] - e.start
-        cost = P.dense(P.subset(R.cost, e))
-        if P.is_numpy(xp):
-            pol = P.segment_argmax(cost, ip, edge_rows(ip, xp), np)[1]
-        else:
-            pol = first_max_edges(cost, edge_rows(ip, xp), g.stop - g.start, xp)[1]
-        policy[g] = pol + e.start
-        del cost, pol
-    return policy
-
-
-def _fetch(comm: Comm, layout: Layout, ids, *arrays, seen=None) -> list:
-    """:func:`~ocm.dist.block.fetch` a part of the ids at a time (:func:`ops.id_slices`,
-    as many calls on every process, agreed by one ``allreduce``), the answers written into
-    one int64 array per array asked: a fetch's temporaries (owners, order, the ids and
-    values sent and received: about 150 bytes an id for three arrays) are a part's, not
-    every vertex's. Every part is read before the caller changes anything, so the answers
-    are those of one fetch."""
-    xp = comm.xp
-    parts = id_slices(int(ids.shape[0]))
-    calls = comm.allreduce(len(parts), "max")
-    if calls == 1:
-        return fetch(comm, layout, ids, *arrays, seen=seen)
-    out = [xp.empty(ids.shape[0], np.int64) for _ in arrays]
-    for i in range(calls):
-        sl = parts[i] if i < len(parts) else slice(0, 0)
-        got = fetch(comm, layout, ids[sl], *arrays, seen=seen)
-        for o, g in zip(out, got):
-            o[sl] = g
-        del got
-    return out
-
-
-class _Policy:
-    """The values of one policy on this block (see the module docstring)."""
-
-    __slots__ = ("policy", "rep", "rank", "potential", "rank_num",
-                 "rank_den", "reps", "rep_cost", "rep_time")
-
-
-def _value_determination(comm: Comm, R: _Restricted, policy, time_used: bool,
-                         bounds: dict, rounds: dict, clock: Clock) -> _Policy:
-    xp = comm.xp
-    st = _Policy()
-    k = R.n_local
-    gid = R.layout.global_ids(xp)                 # the restricted ids, in local order
-    succ = R.targets(policy)
-    wc = R.cost[policy]
-    wt = R.time[policy] if time_used else xp.ones(k, dtype=np.int64)
-    # The vertices on cycles: J = s^(2^r) doubled (J <- J[J]) while its image shrinks. Each
-    # round's fetch sends every J(v) to its owner, so the owners see the image I_r of J_r
-    # at no cost; I_{r+1} = J_r(I_r) is a subset of I_r, and once they have the same size
-    # J_r maps I_r onto itself, so every later image (the last of which is the set of cycle
-    # vertices) is I_r: about log2(longest tail) rounds, not log2(n).
-    jump = succ             # (replaced, never changed in place, by each round)
-    size = -1
-    while True:
-        rounds["doubling"] = rounds.get("doubling", 0) + 1
-        on = xp.zeros(k, dtype=bool)
-        jump = _fetch(comm, R.layout, jump, jump, seen=on)[0]
-        now = _count(comm, on)
-        if now == size:
-            break
-        size = now
-    del jump
-    clock.lap("value_cycles")
-    # Representatives: on the cycle vertices only (each cycle lies in them), doubling with
-    # a running minimum until the window 2^r covers the longest cycle (at most ``size``).
-    cyc = xp.flatnonzero(on)
-    low = gid.copy()
-    jump = succ.astype(np.int64)
-    for _ in range(max(1, math.ceil(math.log2(max(size, 2))))):
-        rounds["cycle_doubling"] = rounds.get("cycle_doubling", 0) + 1
-        low_j, jump_j = _fetch(comm, R.layout, jump[cyc], low, jump)
-        low[cyc] = xp.minimum(low[cyc], low_j)
-        jump[cyc] = jump_j
-        del low_j, jump_j
-    rep = xp.where(on, low, -1)
-    del on, low, jump, cyc
-    clock.lap("value_representatives")
-    # Path sums to the roots: S += S[J], J = J[J] while J is not a root. (Each array goes as
-    # soon as it has served: a vertex's int64 arrays are about 1 byte a transition each.)
-    is_root = rep == gid
-    J = xp.where(is_root, gid, succ)
-    del gid
-    cs = xp.where(is_root, 0, wc)
-    ts = xp.where(is_root, 0, wt)
-    reps = xp.flatnonzero(is_root)
-    act = xp.flatnonzero(~is_root)
-    rep_c, rep_t = wc[reps], wt[reps]
-    del is_root, wc, wt
-    while comm.allreduce(int(act.shape[0]), "max") > 0:
-        rounds["path_sums"] = rounds.get("path_sums", 0) + 1
-        ja = J[act]
-        c_j, t_j, jj = _fetch(comm, R.layout, ja, cs, ts, J)
-        moving = jj != ja          # J is not yet a root: double
-        a = act[moving]
-        cs[a] += c_j[moving]
-        ts[a] += t_j[moving]
-        J[a] = jj[moving]
-        act = a
-        # (this round's answers go before the next round's come)
-        del ja, c_j, t_j, jj, moving, a
-    root = J
-    del J, act
-    clock.lap("value_sums")
-    c_s, t_s = fetch(comm, R.layout, succ[reps], cs, ts)
-    cc = rep_c + c_s
-    tt = rep_t + t_s
-    del c_s, t_s, rep_c, rep_t
-    err = None
-    zero = xp.flatnonzero(tt == 0)
-    if zero.shape[0]:
-        err = ZeroTimeCycleError("a cycle has total time 0, so its ratio is undefined: "
-                                 f"vertices {to_host(R.vertices(reps[zero[:1]])).tolist()}")
-    _agree(comm, err)
-    # Exact ranks: each process's distinct reduced fractions, gathered and ranked together
-    # (one per policy cycle: a few, on the host).
-    if reps.shape[0]:
-        lrank, lnum, lden = (to_host(x) for x in P.rank_fractions(cc, tt, np))
-    else:
-        lrank = lnum = lden = np.zeros(0, np.int64)
-    allv = comm.allgather((lnum, lden))
-    an = np.concatenate([np.asarray(v[0], np.int64) for v in allv])
-    ad = np.concatenate([np.asarray(v[1], np.int64) for v in allv])
-    grank, rnum, rden = (to_host(x) for x in P.rank_fractions(an, ad, np))
-    # This process's fractions are its slice of the gathered ones: their global ranks.
-    first = sum(int(v[0].shape[0]) for v in allv[:comm.rank])
-    to_global = grank[first:first + lnum.shape[0]]
-    rep_rank = xp.full(k, -1, dtype=np.int64)
-    if reps.shape[0]:
-        rep_rank[reps] = xp.asarray(to_global[lrank])
-    rank = _fetch(comm, R.layout, root, rep_rank)[0]
-    del root, rep_rank
-    # X = b * cs - a * ts, int64 only where the bound proves it.
-    csm = comm.allreduce(int(xp.abs(cs).max()) if k else 0, "max")
-    tsm = comm.allreduce(int(xp.abs(ts).max()) if k else 0, "max")
-    amax = int(np.abs(rnum).max()) if rnum.shape[0] else 0
-    bmax = int(rden.max()) if rden.shape[0] else 0
-    if not P.fits_int64(bmax * csm, amax * tsm):
-        raise DistributedRangeError(
-            f"scaled biases up to {bmax} * {csm} + {amax} * {tsm} leave the exact int64 "
-            "arithmetic of the distributed engine: run it as one process")
-    rnum_x, rden_x = xp.asarray(rnum), xp.asarray(rden)
-    pot = rden_x[rank] * cs
-    del cs
-    pot -= rnum_x[rank] * ts
-    del ts
-    bounds["xmax"] = comm.allreduce(int(xp.abs(pot).max()) if k else 0, "max")
-    st.policy, st.rep, st.rank = policy, rep, rank
-    st.potential, st.rank_num, st.rank_den = pot, rnum, rden
-    st.reps, st.rep_cost, st.rep_time = reps, cc, tt
-    clock.lap("value_ranks")
-    return st
-
-
-def _best_edges_host(R: _Restricted, time_used: bool, rank_ext, pot_ext, st: _Policy,
-                     aux: dict):
-    """Howard's improvement on NumPy: :func:`ocm.primitives.best_edges` a group of rows at
-    a time (:func:`~ocm.dist.ops.edge_groups`; its per-edge constants cached per group in
-    ``aux``), so that its temporaries are a group's."""
-    k = R.n_local
-    best_rank = np.empty(k, np.int64)
-    best_val = np.empty(k, np.int64)
-    best_edge = np.empty(k, np.int64)
-    if "groups" not in aux:
-        aux["groups"] = edge_groups(R.indptr, np)
-    for i, (g, sl) in enumerate(aux["groups"]):
-        br, bv, be = P.best_edges(
-            R.indptr[g.start:g.stop + 1] - sl.start, R.halo.target[sl],
-            P.subset(R.cost, sl), P.subset(R.time, sl) if time_used else None, None,
-            rank_ext, pot_ext, st.rank_num, st.rank_den, np, aux=aux.setdefault(i, {}))
-        best_rank[g], best_val[g], best_edge[g] = br, bv, be + sl.start
-        del br, bv, be
-    return best_rank, best_val, best_edge
-
-
-def _certificate(comm: Comm, R: _Restricted, st: _Policy, cmax: int, tmax: int,
-                 xmax: int, time_used: bool) -> int:
-    """Violations of :mod:`ocm.certify`'s conditions over every edge (each by its owner) plus
-    the class values' order, the same number on every process."""
-    xp = comm.xp
-    a = st.rank_num.astype(object)       # (host: one entry per value class)
-    b = st.rank_den.astype(object)
-    order_bad = int(np.count_nonzero(~(a[:-1] * b[1:] < a[1:] * b[:-1]))) if a.shape[0] > 1 \
-        else 0
-    order_bad += int(np.any(b <= 0))
-    rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
-    tgt = R.halo.target
-    amax = int(np.abs(st.rank_num).max()) if st.rank_num.shape[0] else 0
-    bmax = int(st.rank_den.max()) if st.rank_den.shape[0] else 0
-    exact64 = P.fits_int64(bmax * cmax, amax * tmax, 2 * xmax)
-    num, den = xp.asarray(st.rank_num), xp.asarray(st.rank_den)
-    bad = 0
-    # (a group of rows at a time, their edges' rows made by a scan: a group's temporaries)
-    for rows, sl in edge_groups(R.indptr, xp):
-        s_, t_ = group_rows(R.indptr, rows, sl, xp), tgt[sl]
-        ru, rw = rank_ext[s_], rank_ext[t_]
-        bad += int(xp.count_nonzero(rw > ru))
-        same = rw == ru
-        cost = P.dense(P.subset(R.cost, sl))
-        t = P.dense(P.subset(R.time, sl)) if time_used else 1
-        if exact64:
-            lhs = den[ru] * cost - num[ru] * t + pot_ext[t_]
-            bad += int(xp.count_nonzero(same & (lhs > pot_ext[s_])))
-        else:   # Python ints, on this slice's edges (on the host)
-            h = to_host
-            ru_h = h(ru)
-            tt = h(t).astype(object) if time_used else 1
-            po = h(pot_ext).astype(object)
-            lhs = b[ru_h] * h(cost).astype(object) - a[ru_h] * tt + po[h(t_)]
-            bad += int(np.count_nonzero(h(same) & (lhs > po[h(s_)]).astype(bool)))
-    return comm.allreduce(bad) + order_bad
 
 
 def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mean",
@@ -855,7 +236,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     NoCycleError, ZeroTimeCycleError, InputError, ConvergenceError
         As :func:`ocm.optimal_cycle`, on every process.
     DistributedRangeError
-        A bias could leave int64 (see the module docstring).
+        A bias could leave int64 (see :mod:`ocm.dist.policy`).
 
     Examples
     --------
@@ -877,16 +258,16 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     halo = Halo(comm, block.layout, block.indices)
     clock.lap("check")
     if time_used:
-        _agree(comm, _zero_time_cycle(block, comm, halo, rounds))
+        agree(comm, zero_time_cycle(block, comm, halo, rounds))
     clock.lap("zero_time_check")
-    alive = _trim(comm, block.indptr, halo, None, rounds)
+    alive = trim(comm, block.indptr, halo, None, rounds)
     clock.lap("trim")
     if per_scc:
-        label = _scc_labels(comm, block.indptr, halo, alive, block.layout, rounds, clock)
+        label = scc_labels(comm, block.indptr, halo, alive, block.layout, rounds, clock.lap)
     else:
         label = xp.where(alive, 0, -1)
     work_cost = -block.cost if mode == "min" else block.cost
-    R = _Restricted(block, comm, halo, label, work_cost)
+    R = Restricted(block, comm, halo, label, work_cost)
     clock.lap("restrict")
     if R.k == 0:
         m = block.m
@@ -895,8 +276,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     # (the block's halo, labels and flags go where the restriction made its own)
     del halo, label, alive
     aux: dict = {}
-    aux: dict = {}
-    policy = _first_policy(R, xp)
+    policy = first_policy(R, xp)
     if max_iter is None:
         max_iter = max(1000, 10 * R.k)
     # The bounds of the restricted graph's charges, as the one-process iteration takes them.
@@ -912,7 +292,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         clock.lap("improve")   # (the first policy, the bounds, the last improvement)
         # (the last policy's values go before the next policy's are made)
         st = rank_ext = pot_ext = best_rank = best_val = best_edge = improve = None
-        st = _value_determination(comm, R, policy, time_used, bounds, rounds, clock)
+        st = value_determination(comm, R, policy, time_used, bounds, rounds, clock.lap)
         it += 1
         amax = int(np.abs(st.rank_num).max())
         bmax = int(st.rank_den.max())
@@ -922,8 +302,8 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
                 "distributed engine: run it as one process")
         rank_ext, pot_ext = R.halo.pull(st.rank, st.potential)
         if R.n_local and P.is_numpy(xp):
-            best_rank, best_val, best_edge = _best_edges_host(R, time_used, rank_ext,
-                                                              pot_ext, st, aux)
+            best_rank, best_val, best_edge = best_edges_host(R, time_used, rank_ext,
+                                                             pot_ext, st, aux)
         elif R.n_local:
             best_rank, best_val, best_edge = best_edges_scatter(
                 R.indptr, R.halo.target, R.cost, R.time if time_used else None, rank_ext,
@@ -934,12 +314,12 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         else:
             improve = best_edge = xp.zeros(0, dtype=np.int64)
         rounds["howard"] = rounds.get("howard", 0) + 1
-        if _count(comm, improve) == 0:
+        if count(comm, improve) == 0:
             break
         policy = xp.where(improve, best_edge, policy)
     del rank_ext, pot_ext, best_rank, best_val, best_edge, improve, aux
     clock.lap("improve")
-    violations = _certificate(comm, R, st, cmax, tmax, bounds["xmax"], time_used)
+    violations = certificate(comm, R, st, cmax, tmax, bounds["xmax"], time_used)
     clock.lap("certify")
     # The critical cycle: the top class's policy cycle with the smallest representative.
     top = st.rank_num.shape[0] - 1
