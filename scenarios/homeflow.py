@@ -29,9 +29,8 @@ Examples
 --------
 Seven clients whose two requests must interlock to keep two workers busy:
 
->>> from scenarios import Scenario, Server, System, Think, Request
->>> pair = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
->>> system = System({pair: 7}, server=Server(workers=2, admissions=2))
+>>> from scenarios.walkfamily import pair_system
+>>> system = pair_system(7)
 >>> [(L, home_flows(system, L, time_limit=10).status) for L in (10, 20, 21)]
 [(10, 'none'), (20, 'none'), (21, 'found')]
 >>> home_flows(system, 21, time_limit=10).family.check()
@@ -47,7 +46,7 @@ import numpy as np
 
 from .dsl import System
 from .rows import ConstraintRows
-from .walkfamily import WalkFamily, periods, shape_of
+from .walkfamily import WalkFamily, over_periods, periods, shape_of
 
 __all__ = ["HomeFlows", "home_flows", "walk_program", "round_waits", "plan_homes", "HOME_SECONDS"]
 
@@ -246,13 +245,8 @@ def plan_homes(system: System, *, time_limit: float = HOME_SECONDS, count: int =
     """A family of closed walks keeping every worker busy (:func:`home_flows`) for the first
     ``count`` periods (up to ``most`` ticks) that :func:`scenarios.walkfamily.periods` leaves
     open, shortest first, ``time_limit`` seconds in all; ``None`` where none was found."""
-    t0 = _time.perf_counter()
-    todo = periods(system, most)[:count]
-    for k, (L, _) in enumerate(todo):
-        left = time_limit - (_time.perf_counter() - t0)
-        if left <= 0.2:
-            return None
-        got = home_flows(system, L, time_limit=left / (len(todo) - k))
-        if got is not None and got.family is not None:
-            return got.family
-    return None
+    def solve(L: int, _slack: int, seconds: float) -> WalkFamily | None:
+        got = home_flows(system, L, time_limit=seconds)
+        return None if got is None else got.family
+
+    return over_periods(system, solve, time_limit=time_limit, count=count, most=most)

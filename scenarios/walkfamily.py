@@ -29,9 +29,7 @@ Examples
 --------
 Seven clients whose two requests must interlock to keep two workers busy:
 
->>> from scenarios import Scenario, Server, System, Think, Request
->>> pair = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
->>> system = System({pair: 7}, server=Server(workers=2, admissions=2))
+>>> system = pair_system(7)
 >>> family = plan_walks(system, time_limit=10)
 >>> family.check() and [family.served(t) for t in range(family.period)] == [2] * family.period
 True
@@ -49,7 +47,7 @@ from .rows import ConstraintRows
 from .schedule import tick_ring
 
 __all__ = ["WalkFamily", "periods", "best_walk", "plan_walks", "family_plan", "WALK_SECONDS",
-           "WALK_PERIODS", "REPAIR_CLIENTS", "shape_of"]
+           "WALK_PERIODS", "REPAIR_CLIENTS", "shape_of", "pair_system", "over_periods"]
 
 #: Seconds :func:`plan_walks` gets in all where the search calls it, and how many periods
 #: (from the counting argument's floor up) it tries.
@@ -516,19 +514,49 @@ def walk_family(system: System, period: int, slack: int, *, time_limit: float,
     return family if family.check() else None
 
 
+def pair_system(clients: int = 7) -> System:
+    """The planners' worked example: ``clients`` alike, each opening (2 ticks), thinking 1,
+    editing (1 tick), thinking 2, on 2 workers admitting 2 a tick; their two requests must
+    interlock to keep both workers busy, so a saturating family needs the walks placed.
+
+    >>> system = pair_system(7)
+    >>> system.server.workers, system.n_clients
+    (2, 7)
+    """
+    from .dsl import Request, Scenario, Server, Think
+    pair = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
+    return System({pair: clients}, server=Server(workers=2, admissions=2))
+
+
 def plan_walks(system: System, *, time_limit: float = WALK_SECONDS, count: int = WALK_PERIODS,
                most: int = 400, seed: int = 0) -> WalkFamily | None:
     """A family of closed walks keeping every worker busy (:func:`walk_family`), for the
     first ``count`` periods (up to ``most`` ticks) that :func:`periods` leaves open, shortest
     first, ``time_limit`` seconds in all shared among them; ``None`` where none was found
     (which proves nothing) or the count model does not describe ``system``."""
+    return over_periods(system, lambda L, slack, seconds: walk_family(
+        system, L, slack, time_limit=seconds, seed=seed), time_limit=time_limit, count=count,
+        most=most)
+
+
+def over_periods(system: System, solve, *, time_limit: float, count: int,
+                 most: int = 400) -> WalkFamily | None:
+    """The first family ``solve(L, slack, seconds)`` returns over the first ``count`` periods
+    (up to ``most`` ticks) that :func:`periods` leaves open, shortest first, the ``time_limit``
+    seconds shared among them as they come (what is left split over the periods left);
+    ``None`` where it returns none in time. How every planner of families goes over periods.
+
+    >>> over_periods(pair_system(7), lambda L, slack, s: L if L % 7 == 0 else None,
+    ...              time_limit=5, count=3)
+    21
+    """
     t0 = _time.perf_counter()
     todo = periods(system, most)[:count]
     for k, (L, slack) in enumerate(todo):
         left = time_limit - (_time.perf_counter() - t0)
         if left <= 0.2:
             return None
-        got = walk_family(system, L, slack, time_limit=left / (len(todo) - k), seed=seed)
+        got = solve(L, slack, left / (len(todo) - k))
         if got is not None:
             return got
     return None

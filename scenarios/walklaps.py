@@ -26,9 +26,8 @@ Examples
 --------
 Seven clients whose two requests must interlock to keep two workers busy:
 
->>> from scenarios import Scenario, Server, System, Think, Request
->>> pair = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
->>> system = System({pair: 7}, server=Server(workers=2, admissions=2))
+>>> from scenarios.walkfamily import pair_system
+>>> system = pair_system(7)
 >>> family = lap_walks(system, 3, 7, time_limit=10)      # 21 ticks, a load of period 3
 >>> family.check() and family.period
 21

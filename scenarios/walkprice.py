@@ -33,9 +33,8 @@ Examples
 --------
 Seven clients whose two requests must interlock to keep two workers busy:
 
->>> from scenarios import Scenario, Server, System, Think, Request
->>> pair = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
->>> system = System({pair: 7}, server=Server(workers=2, admissions=2))
+>>> from scenarios.walkfamily import pair_system
+>>> system = pair_system(7)
 >>> family = dive_walks(system, 21, time_limit=10)
 >>> family.check() and family.period
 21
@@ -48,7 +47,7 @@ import time as _time
 import numpy as np
 
 from .dsl import System
-from .walkfamily import WalkFamily, periods, shape_of
+from .walkfamily import WalkFamily, over_periods, periods, shape_of
 
 __all__ = ["cheapest_walks", "fitting_walks", "dive_walks", "plan_dives", "DIVE_SECONDS", "DIVE_PERIODS"]
 
@@ -392,13 +391,6 @@ def plan_dives(system: System, *, time_limit: float = DIVE_SECONDS, count: int =
     """:func:`dive_walks` for the first ``count`` periods (up to ``most`` ticks) that
     :func:`scenarios.walkfamily.periods` leaves open, shortest first, ``time_limit`` seconds
     in all shared among them; ``None`` where none was found."""
-    t0 = _time.perf_counter()
-    todo = periods(system, most)[:count]
-    for k, (L, _) in enumerate(todo):
-        left = time_limit - (_time.perf_counter() - t0)
-        if left <= 0.2:
-            return None
-        got = dive_walks(system, L, time_limit=left / (len(todo) - k), seed=seed)
-        if got is not None:
-            return got
-    return None
+    return over_periods(system, lambda L, _, seconds: dive_walks(
+        system, L, time_limit=seconds, seed=seed), time_limit=time_limit, count=count,
+        most=most)

@@ -427,8 +427,6 @@ def test_best_walk_is_the_cheapest_closed_walk_of_its_waiting(seed):
     """best_walk against every closed walk enumerated: the choice (admitted or not) at each
     tick spent at a wait node, from every start node; the walk it returns is one of them
     (closed, exactly its waiting) and none costs less."""
-    from itertools import product
-
     rng = random.Random(seed)
     kinds = ["free"] + [rng.choice(["wait", "busy", "free"]) for _ in range(rng.randint(1, 4))]
     kinds[rng.randrange(len(kinds))] = "wait"
@@ -439,19 +437,8 @@ def test_best_walk_is_the_cheapest_closed_walk_of_its_waiting(seed):
     def cost_of(node, adm):
         return sum(cost[t] for t in range(L) if kinds[node[t]] == "busy" or adm[t])
 
-    best = None
-    for h in range(T):
-        for bits in product((0, 1), repeat=L):
-            v, node, adm, waited = h, [], [], 0
-            for t in range(L):
-                node.append(v)
-                go = kinds[v] != "wait" or bits[t]
-                adm.append(kinds[v] == "wait" and bool(bits[t]))
-                waited += not go
-                v = (v + 1) % T if go else v
-            if v == h and waited == waits:
-                c = cost_of(node, adm)
-                best = c if best is None else min(best, c)
+    best = min((cost_of(node, adm) for node, adm, waited in _closed_walks(kinds, L)
+                if waited == waits), default=None)
     node, adm = best_walk(tuple(kinds), waits, cost, np.random.default_rng(seed))
     node, adm = node.tolist(), adm.tolist()
     for t in range(L):
@@ -461,13 +448,17 @@ def test_best_walk_is_the_cheapest_closed_walk_of_its_waiting(seed):
     assert best is not None and cost_of(node, adm) == best
 
 
+@pytest.mark.parametrize("planner", ["walks", "dives"])
 @pytest.mark.parametrize("seed", QUICK_SEEDS)
-def test_every_walk_family_found_is_a_saturating_run(seed):
-    """plan_walks: a family only where exact analysis gives the full capacity, its walks
-    checked against the rings, every tick full, and the run it plans closes after one
+def test_every_walk_family_found_is_a_saturating_run(seed, planner):
+    """plan_walks (local search) and plan_dives (dives from the relaxation): a family only
+    where exact analysis gives the full capacity, its walks checked against the rings, every
+    tick full, no shorter than the counting floor, and the run it plans closes after one
     period on the model and replays."""
+    from scenarios.walkprice import plan_dives
+
     system = _random_system(seed)
-    family = plan_walks(system, time_limit=5)
+    family = (plan_walks if planner == "walks" else plan_dives)(system, time_limit=5)
     if family is None:
         return
     assert system_load(system, backend="cpu").exact == system.server.workers
@@ -696,22 +687,6 @@ def test_fitting_walks_are_every_closed_walk_that_fits(seed):
     assert len(pairs) == len(set(pairs)) and set(pairs) == want
     if len(want) > 1:
         assert fitting_walks(tuple(kinds), L, waits, room, arrive, len(want) - 1) is None
-
-
-@pytest.mark.parametrize("seed", QUICK_SEEDS)
-def test_every_dived_family_is_a_saturating_run(seed):
-    """plan_dives: a family only where exact analysis gives the full capacity, its walks
-    checked against the rings, every tick full, and the run it plans closes after one
-    period on the model and replays."""
-    from scenarios.walkprice import plan_dives
-
-    system = _random_system(seed)
-    family = plan_dives(system, time_limit=5)
-    if family is None:
-        return
-    assert system_load(system, backend="cpu").exact == system.server.workers
-    _walks_check(system, family)
-    _family_followed(system, family)
 
 
 def test_some_quick_seeds_have_dived_families():
