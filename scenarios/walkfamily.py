@@ -47,7 +47,7 @@ from .rows import ConstraintRows
 from .schedule import tick_ring
 
 __all__ = ["WalkFamily", "periods", "best_walk", "plan_walks", "family_plan", "WALK_SECONDS",
-           "WALK_PERIODS", "REPAIR_CLIENTS", "shape_of", "pair_system", "over_periods"]
+           "WALK_PERIODS", "REPAIR_CLIENTS", "shape_of", "pair_system", "over_periods", "walk_table", "walk_back"]
 
 #: Seconds :func:`plan_walks` gets in all where the search calls it, and how many periods
 #: (from the counting argument's floor up) it tries.
@@ -214,24 +214,53 @@ def best_walk(kinds, waits: int, cost: np.ndarray, rng) -> tuple[np.ndarray, np.
     >>> node.tolist(), adm.astype(int).tolist()
     ([2, 0, 1, 1, 2, 0, 1], [0, 0, 0, 1, 0, 0, 1])
     """
-    L, T = len(cost), len(kinds)
-    is_wait = np.array([k == "wait" for k in kinds])
+    T = len(kinds)
     holds = np.array([k != "free" for k in kinds], float)
-    dist = np.full((T, T, waits + 1), np.inf)        # (start node, node, waited)
+    dist, stayed = walk_table(kinds, holds[None, :] * np.asarray(cost, float)[:, None], waits)
+    end = dist[np.arange(T), np.arange(T), waits]
+    home = int(np.argmin(end + rng.random(T) * 1e-9))
+    return walk_back(kinds, stayed, home, waits)
+
+
+def walk_table(kinds, step: np.ndarray, most_waits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The shortest paths through the ticks behind :func:`best_walk` (and
+    :func:`scenarios.walkprice.cheapest_walks`): ``step[t, v]`` is what tick ``t`` costs a
+    client that leaves node ``v`` on it (moves on; a client at a ``wait`` node that stays,
+    unadmitted, pays nothing and counts a tick of waiting). Returns ``(dist, stayed)``:
+    ``dist[h, v, k]`` the least cost of ``L = len(step)`` ticks from start ``h`` to node ``v``
+    having waited ``k <= most_waits`` ticks, and ``stayed[t, h, v, k]`` whether that path's
+    tick ``t`` was a wait (for :func:`walk_back`).
+
+    Two ticks round a ring of a free node and a wait node, admission costing 1: back home
+    without waiting for 1, and no closed walk of two ticks waits one of them.
+
+    >>> dist, _ = walk_table(("free", "wait"), np.array([[0., 1], [0, 1]]), 1)
+    >>> dist[0, 0].tolist(), dist[1, 1].tolist()
+    ([1.0, inf], [1.0, inf])
+    """
+    L, T = step.shape[0], len(kinds)
+    is_wait = np.array([k == "wait" for k in kinds])
+    dist = np.full((T, T, most_waits + 1), np.inf)     # (start node, node, waited)
     dist[np.arange(T), np.arange(T), 0] = 0.0
-    stayed = np.zeros((L, T, T, waits + 1), bool)
+    stayed = np.zeros((L, T, T, most_waits + 1), bool)
     for t in range(L):
-        move = np.roll(dist + (holds * cost[t])[None, :, None], 1, axis=1)
+        move = np.roll(dist + step[t][None, :, None], 1, axis=1)
         stay = np.full_like(dist, np.inf)
         stay[:, is_wait, 1:] = dist[:, is_wait, :-1]
         better = stay < move
         dist = np.where(better, stay, move)
         stayed[t] = better
-    end = dist[np.arange(T), np.arange(T), waits]
-    home = int(np.argmin(end + rng.random(T) * 1e-9))
+    return dist, stayed
+
+
+def walk_back(kinds, stayed: np.ndarray, home: int, waited: int) -> tuple[np.ndarray, np.ndarray]:
+    """The closed walk from ``home`` back to it with ``waited`` ticks of waiting that
+    :func:`walk_table`'s choices ``stayed`` make: ``(node, admitted)`` per tick."""
+    L, T = stayed.shape[0], len(kinds)
+    is_wait = np.array([k == "wait" for k in kinds])
     node = np.zeros(L, np.int64)
     adm = np.zeros(L, bool)
-    v, k = home, waits
+    v, k = home, waited
     for t in range(L - 1, -1, -1):           # back from the end, along the choices made
         if stayed[t, home, v, k]:
             k -= 1

@@ -47,7 +47,7 @@ import time as _time
 import numpy as np
 
 from .dsl import System
-from .walkfamily import WalkFamily, over_periods, periods, shape_of
+from .walkfamily import WalkFamily, over_periods, periods, shape_of, walk_back, walk_table
 
 __all__ = ["cheapest_walks", "fitting_walks", "dive_walks", "plan_dives", "DIVE_SECONDS", "DIVE_PERIODS"]
 
@@ -80,39 +80,18 @@ def cheapest_walks(kinds, L: int, waits, hold: np.ndarray, admit: np.ndarray):
     0.0
     """
     T = len(kinds)
-    K = max(waits)
     is_wait = np.array([k == "wait" for k in kinds])
     holds = np.array([k != "free" for k in kinds], float)
-    dist = np.full((T, T, K + 1), np.inf)              # (start node, node, waited)
-    dist[np.arange(T), np.arange(T), 0] = 0.0
-    stayed = np.zeros((L, T, T, K + 1), bool)
-    for t in range(L):
-        step = holds * hold[t] + is_wait * admit[t]
-        move = np.roll(dist + step[None, :, None], 1, axis=1)
-        stay = np.full_like(dist, np.inf)
-        if K:
-            stay[:, is_wait, 1:] = dist[:, is_wait, :-1]
-        better = stay < move
-        dist = np.where(better, stay, move)
-        stayed[t] = better
+    step = holds[None, :] * np.asarray(hold, float)[:, None] + \
+        is_wait[None, :] * np.asarray(admit, float)[:, None]
+    dist, stayed = walk_table(kinds, step[:L], max(waits))
     out = []
     ws = np.array(sorted(set(waits)))
     for h in range(T):
         ends = dist[h, h, ws]
         j = int(np.argmin(ends))
-        if not np.isfinite(ends[j]):
-            continue
-        v, k = h, int(ws[j])
-        node = np.zeros(L, np.int64)
-        adm = np.zeros(L, bool)
-        for t in range(L - 1, -1, -1):
-            if stayed[t, h, v, k]:
-                k -= 1
-            else:
-                v = (v - 1) % T
-                adm[t] = is_wait[v]
-            node[t] = v
-        out.append((float(ends[j]), node, adm))
+        if np.isfinite(ends[j]):
+            out.append((float(ends[j]), *walk_back(kinds, stayed, h, int(ws[j]))))
     return out
 
 
