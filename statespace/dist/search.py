@@ -549,11 +549,20 @@ class _Search:
         deg = count_values(xp, local, F) if local.shape[0] else xp.zeros(F, np.int64)
         n, A = self.n_now, self.A
         tdt = np.int32 if n < 2**31 else np.int64
-        if span * n * A < 2**62:
-            key = (rel * n + target) * A + act
+        # The key's fields in bits (source, target, action from the top): the same order as
+        # the mixed radix (each field is below its radix), taken apart by shifts and masks
+        # where divisions cost a third of the phase.
+        bt, ba = _bits(n), _bits(A)
+        if _bits(span) + bt + ba <= 63:
+            key = rel << (bt + ba)
+            key |= target << ba
+            key |= act
             if charges is None:
                 key.sort()
-                tgt, a = (key // A) % n, key % A
+                a = key & ((1 << ba) - 1)
+                key >>= ba
+                key &= (1 << bt) - 1
+                tgt = key
             else:
                 order = xp.argsort(key)
                 tgt, a, charges = target[order], act[order], charges[order]
@@ -756,6 +765,15 @@ def _rebalanced(split, per) -> np.ndarray:
     new = 0.8 * new + 0.2 * np.linspace(0.0, 1.0, P + 1)
     new[0], new[-1] = 0.0, 1.0
     return new
+
+
+def _bits(k: int) -> int:
+    """The bits that hold every value below ``k`` (at least one).
+
+    >>> _bits(1), _bits(2), _bits(52), _bits(64), _bits(65)
+    (1, 1, 6, 6, 7)
+    """
+    return max(1, (int(k) - 1).bit_length())
 
 
 def _join(xp, parts: list):
