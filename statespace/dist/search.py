@@ -209,6 +209,9 @@ class _Search:
         self.W = self.ns.layout.n_words
         self.A = self.ns.n_actions
         self.visited = VisitedSet(self.W, key_bits=sum(self.ns.layout.bits), xp=xp)
+        # Bits of a one-word key (its high bits are zero): a key and a rank relative to the
+        # level travel as one word where both fit (see _packing).
+        self.key_bits = sum(self.ns.layout.bits) if self.W == 1 else None
         self.error_key = xp.asarray(self.ns.error_key)
         # Per local id (the visited set's numbering) its global id: the first entries of a
         # buffer grown by doubling (a level appends; copying the whole map each level cost
@@ -339,17 +342,25 @@ class _Search:
             if self.n * A >= 2**62:
                 raise OverflowError(f"{self.n:,} states times {A:,} steps: ranks past 62 bits")
         rank = src * A + act
+        pack = self._packing(lo, hi, A)
         if P > 1:
             order, counts = _by_owner(xp, owner_of(keys, P), P)
-            # Key and rank as one row of words: one exchange.
-            send = xp.empty((keys.shape[0], self.W + 1), _U)
-            send[:, :self.W] = keys[order]
-            send[:, self.W] = rank[order].view(_U)
+            if pack is not None:
+                # Key and rank in one word: half the bytes, one gather.
+                send = pack.pack(rank, keys)[order]
+            else:
+                # Key and rank as one row of words: one exchange.
+                send = xp.empty((keys.shape[0], self.W + 1), _U)
+                send[:, :self.W] = keys[order]
+                send[:, self.W] = rank[order].view(_U)
             self.phases.tick("route")
             recv, rcounts = self._exchange(send, counts)
             del send
-            rkeys = recv[:, :self.W]
-            rrank = xp.ascontiguousarray(recv[:, self.W]).view(np.int64)
+            if pack is not None:
+                rrank, rkeys = pack.unpack(recv)
+            else:
+                rkeys = recv[:, :self.W]
+                rrank = xp.ascontiguousarray(recv[:, self.W]).view(np.int64)
             self.phases.tick("keys out")
         else:
             order, counts, rcounts = None, None, np.array([keys.shape[0]], np.int64)
@@ -391,23 +402,30 @@ class _Search:
         first = self.n + int(per[:comm.rank].sum())
         if P > 1:
             gsend, gcounts = route[comm.rank], route[:, comm.rank]
-            send = xp.empty((new_rank.shape[0], self.W + 1), _U)
-            send[:, 0] = new_rank.view(_U)
-            send[:, 1:] = new_keys
+            if pack is not None:
+                send = pack.pack(new_rank, new_keys)
+            else:
+                send = xp.empty((new_rank.shape[0], self.W + 1), _U)
+                send[:, 0] = new_rank.view(_U)
+                send[:, 1:] = new_keys
             del new_keys
             got, _ = self._exchange(send, gsend, gcounts)
             del send
-            got_rank = xp.ascontiguousarray(got[:, 0]).view(np.int64)
             # P sorted runs, one per process: a stable sort merges them (NumPy's timsort
-            # finds the runs; a device's radix sort takes them as they come).
-            mine = stable_argsort(xp, got_rank)
+            # finds the runs; a device's radix sort takes them as they come). A packed word
+            # sorts as its rank (the rank's bits above the key's; ranks are distinct).
+            mine = stable_argsort(xp, got if pack is not None else
+                                  xp.ascontiguousarray(got[:, 0]).view(np.int64))
             k = got.shape[0]
             numbered = xp.empty(k, np.int64)
             run_gid = first + xp.arange(k, dtype=np.int64)
             numbered[mine] = run_gid
-            run_rank = got_rank[mine]
-            run_keys = got[:, 1:][mine]
-            del got, got_rank, mine
+            if pack is not None:
+                run_rank, run_keys = pack.unpack(got[mine])
+            else:
+                run_rank = xp.ascontiguousarray(got[:, 0]).view(np.int64)[mine]
+                run_keys = got[:, 1:][mine]
+            del got, mine
             new_gid, _ = self._exchange(numbered, gcounts, gsend)
             del numbered
         else:
@@ -452,6 +470,18 @@ class _Search:
             stop = _STATES
         # The new frontier: the run of ids this process numbered, in id order.
         return stop, run_keys, run_gid
+
+    def _packing(self, lo: int, hi: int, A: int):
+        """How a successor's key and rank travel as one word in level ``lo .. hi - 1``
+        (:class:`_Packed`), or None when they do not fit one (keys of several words, or a
+        key's bits and the level's relative ranks past 64). The same on every process: the
+        level's bounds and ``A`` are agreed."""
+        if self.key_bits is None:
+            return None
+        rank_bits = _bits((hi - lo) * A)
+        if self.key_bits + rank_bits > 64:
+            return None
+        return _Packed(self.xp, self.key_bits, lo * A)
 
     def _exchange(self, a, counts, recv_counts=None):
         """:func:`~statespace.dist.handover.exchange` of an array of the search's module.
@@ -626,6 +656,36 @@ def _palette_ids(xp, charges, known: dict):
     out = xp.empty(m, np.int32)
     out[order] = (ids if xp is np else xp.asarray(ids))[group]
     return out
+
+
+class _Packed:
+    """A rank of the level and a one-word key as one uint64: the rank less the level's first
+    (``base``, the level's first id times the actions) in the high bits, the key in the low
+    ``key_bits``. Words sort as their ranks (ranks are distinct).
+
+    >>> p = _Packed(np, 38, 1000)
+    >>> w = p.pack(np.array([1003, 1000]), np.array([[5], [2**38 - 1]], np.uint64))
+    >>> rank, keys = p.unpack(w)
+    >>> rank.tolist(), keys.ravel().tolist() == [5, 2**38 - 1], bool(w[1] < w[0])
+    ([1003, 1000], True, True)
+    """
+
+    def __init__(self, xp, key_bits: int, base: int) -> None:
+        self.xp, self.base = xp, int(base)
+        self.shift, self.mask = _U(key_bits), _U((1 << key_bits) - 1)
+
+    def pack(self, rank, keys):
+        """The words of ``rank`` (int64, at least ``base``) and ``keys`` (one word each)."""
+        w = (rank - self.base).view(_U)
+        w <<= self.shift
+        w |= keys[:, 0]
+        return w
+
+    def unpack(self, w):
+        """``(rank, keys)`` of words: int64 ranks, keys as ``(n, 1)`` uint64."""
+        rank = (w >> self.shift).view(np.int64)
+        rank += self.base
+        return rank, (w & self.mask).reshape(-1, 1)
 
 
 class _Phases:
