@@ -178,7 +178,8 @@ class AsyncGenerator(ModelGenerator):
 
         def emit(R, a, nk, err, costs, tm):
             out_src.append(R)
-            out_act.append(xp.full(R.shape[0], a, np.int32))
+            # (The actions' column is made once, by one repeat, in collect.)
+            out_act.append((a, R.shape[0]))
             out_key.append(nk)
             out_err.append(err)
             for lst, c in zip(out_cost, costs):
@@ -198,13 +199,12 @@ class AsyncGenerator(ModelGenerator):
             # With a charge table, the search reads every edge's charge from its action.
             costs, tm, cerr = (tr.charge_action(a, X, R) if self.charge_table is None
                                else ((), None, None))
-            moves = [(cm.processes[t.process].slot, t.src, t.dst)
-                     for t in (cm.transitions[tid] for tid in a.transitions[::-1])]
-            err = tr.step_faults(a, R, gerr, eerr, cerr)
-            nk = tr.apply(keys, X, R, writes, moves)
+            nk = tr.apply(keys, X, R, writes, deltas=tr.move_deltas(a))
             if prop is None:
-                emit(R, ai, nk, err, costs, tm)
+                # No fault: None, the chunk's mask made once (see Transitions.collect).
+                emit(R, ai, nk, tr.step_faults(a, R, gerr, eerr, cerr, none=True), costs, tm)
                 continue
+            err = tr.step_faults(a, R, gerr, eerr, cerr)
             has_sys[R] = True
             for qi, qid in enumerate(pp.transitions):
                 sel = xp.flatnonzero(pen[qi][R])

@@ -248,9 +248,40 @@ class Transitions:
         xp = self.xp
         return xp.asarray(en), (None if err is None else xp.asarray(err))
 
-    def apply(self, keys, X, R, writes, moves):
+    def move_deltas(self, a) -> list[tuple[int, np.uint64]]:
+        """The control-state changes of action ``a``'s moving processes as additions to
+        the key's words: per word the sum of its moves' changes (modulo 2**64), words whose
+        changes cancel left out. Made once per action (a step of a rendezvous added two
+        constants to one word, and built its list of moves, at every chunk).
+
+        >>> from dve import load_model
+        >>> from statespace import compile_model
+        >>> cm = compile_model(load_model("process P { state a, b; init a; "
+        ...     "trans a -> b {}; } system async;"))
+        >>> tr = Transitions(cm)
+        >>> [(w, int(d) == 1 << tr.layout.shift[0]) for w, d in tr.move_deltas(cm.actions[0])]
+        [(0, True)]
+        """
+        # (By the action's transitions: its moves are theirs.)
+        cache = self.shared.setdefault("move deltas", {})
+        got = cache.get(a.transitions)
+        if got is None:
+            lay = self.layout
+            by_word: dict[int, int] = {}
+            for tid in a.transitions[::-1]:
+                t = self.cm.transitions[tid]
+                slot = self.cm.processes[t.process].slot
+                w = int(lay.word[slot])
+                by_word[w] = (by_word.get(w, 0) + ((t.dst - t.src) << int(lay.shift[slot]))) \
+                    % (1 << 64)
+            got = [(w, _U(d)) for w, d in sorted(by_word.items()) if d]
+            cache[a.transitions] = got
+        return got
+
+    def apply(self, keys, X, R, writes, moves=(), *, deltas=None):
         """Successor keys of rows ``R``: the source key plus each written slot's change and
-        each moving process's control-state change."""
+        each moving process's control-state change (``moves``: ``(slot, src, dst)``; or
+        ``deltas``, :meth:`move_deltas`'s additions to words)."""
         lay, xp = self.layout, self.xp
         nk = keys[R]   # a copy: R is an index array
         for base, vals in getattr(writes, "blocks", ()):
@@ -278,6 +309,8 @@ class Transitions:
             if dst != src:
                 # Modular uint64 arithmetic: adding 2**64 - d subtracts d exactly.
                 nk[:, lay.word[slot]] += _U(((dst - src) << lay.shift[slot]) % (1 << 64))
+        for w, d in deltas or ():
+            nk[:, w] += d
         return nk
 
     def charge(self, tid, X, R):
@@ -382,15 +415,18 @@ class Transitions:
         costs, ovf = add_costs(cs, cq)
         return costs, self.xp.maximum(ts, tq), _or(_or(ce1, ce2), ovf)
 
-    def step_faults(self, a, R, *faults):
+    def step_faults(self, a, R, *faults, none: bool = False):
         """Which of the steps of action ``a`` in rows ``R`` fault: any of ``faults`` (masks
-        or None), or all of them for an action into the error state."""
+        or None), or all of them for an action into the error state. With ``none``, None
+        where no step faults (no mask made)."""
         if a.error:
             return self.xp.ones(R.shape[0], bool)
         err = None
         for f in faults:
             err = _or(err, f)
-        return self.xp.zeros(R.shape[0], bool) if err is None else err
+        if err is None and not none:
+            return self.xp.zeros(R.shape[0], bool)
+        return err
 
     def shift_pc(self, nk, slot, src, dst):
         """``nk`` (a fresh array, changed in place) with the control state in ``slot`` moved
@@ -410,7 +446,7 @@ class Transitions:
             return Successors(e64, xp.zeros(0, np.int32), xp.zeros((0, self.layout.n_words), _U),
                               xp.zeros(0, bool), {r: e64 for r in self.res}, e64)
         src = xp.concatenate(out_src).astype(np.int64, copy=False)
-        act = xp.concatenate(out_act)
+        act = _joined_actions(xp, out_act)
         if not charges:
             # Constant charges (see _charge_table): _expand reads each edge's palette row
             # from its action, and needs no costs.
@@ -419,8 +455,40 @@ class Transitions:
             costs = {r: xp.concatenate(c).astype(np.int64, copy=False)
                      for r, c in zip(self.res, out_cost)}
             tim = xp.concatenate(out_time).astype(np.int64, copy=False)
-        return Successors(src, act, xp.concatenate(out_key), xp.concatenate(out_err),
-                          costs, tim)
+        err = _joined_faults(xp, out_err, [r.shape[0] for r in out_src])
+        return Successors(src, act, xp.concatenate(out_key), err, costs, tim)
+
+
+def _joined_actions(xp, parts):
+    """The pieces' actions as one int32 column: each piece an array, or ``(action,
+    count)`` for ``count`` steps of one action (one repeat for the chunk, not a ``full``
+    per action).
+
+    >>> _joined_actions(np, [(3, 2), (5, 1)]).tolist(), _joined_actions(np, [np.array([4])])
+    ([3, 3, 5], array([4], dtype=int32))
+    """
+    if isinstance(parts[0], tuple):
+        acts = np.array([a for a, _ in parts], np.int32)
+        return xp.repeat(xp.asarray(acts), [k for _, k in parts])
+    return xp.concatenate(parts).astype(np.int32, copy=False)
+
+
+def _joined_faults(xp, parts, sizes):
+    """The pieces' fault masks as one: a piece None stands for ``sizes[i]`` rows of no
+    fault (its mask is never made).
+
+    >>> _joined_faults(np, [None, np.array([True]), None], [2, 1, 1]).tolist()
+    [False, False, True, False]
+    """
+    if all(p is not None for p in parts):
+        return xp.concatenate(parts)
+    out = xp.zeros(sum(sizes), bool)
+    at = 0
+    for p, k in zip(parts, sizes):
+        if p is not None:
+            out[at:at + k] = p
+        at += k
+    return out
 
 
 def _or(a, b):
