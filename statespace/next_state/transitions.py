@@ -68,8 +68,12 @@ class Transitions:
             for t in cm.transitions:
                 by_src.setdefault((t.process, t.src), []).append(t.id)
             n_src = [len({cm.transitions[i].src for i in p.transitions}) for p in cm.processes]
+            # Transitions enabled wherever their process is in their source state: no guard
+            # clause, no buffered channel (their rows need no guard evaluated).
+            free = frozenset(t.id for t in cm.transitions if not t.node.guard
+                             and t.sync_kind not in ("bsend", "brecv"))
             shared = {"const": const, "by_src": by_src, "n_src": n_src,
-                      "layout": KeyLayout.for_model(cm), "views": {}}
+                      "layout": KeyLayout.for_model(cm), "views": {}, "unguarded": free}
         #: The tables every array module's view shares (see :meth:`at`).
         self.shared = shared
         self.const_charge = shared["const"]
@@ -78,6 +82,8 @@ class Transitions:
         #: Per process: how many distinct source states its transitions have.
         self.n_src = shared["n_src"]
         self.layout: KeyLayout = shared["layout"]
+        #: Transitions without a guard (nor a buffered channel's condition).
+        self.unguarded = shared["unguarded"]
         self.res = cm.resources
         #: Guards too deeply nested for the scalar form (evaluated as arrays).
         self.array_only: set[int] = set()
@@ -149,6 +155,8 @@ class Transitions:
                 rows_cache[key] = r
         if r.shape[0] == 0:
             return (_EMPTY if xp is np else xp.zeros(0, np.int64)), None
+        if tid in self.unguarded:
+            return r, None   # (the guard would be all true, without fault)
         buffered = t.sync_kind in ("bsend", "brecv")
         if (r.shape[0] <= SCALAR_ROWS and xp is np and not buffered
                 and tid not in self.array_only):
