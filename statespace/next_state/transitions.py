@@ -27,6 +27,9 @@ _EMPTY = np.zeros(0, np.int64)
 #: the number of rows: one array operation per operator costs a few microseconds even on a
 #: handful of rows, which for BEEM plc's guards of thousands of operators dominates.
 SCALAR_ROW_OPS = 64
+#: A process whose transitions leave at most this many control states finds each one's rows
+#: by a comparison (cached per chunk); one with more groups the chunk's rows by state once.
+FEW_SOURCES = 8
 #: A host chunk's rows in some control state are evaluated row by row when they are at most
 #: this many (:meth:`Transitions.few_rows_guard`).
 SCALAR_ROWS = 4
@@ -67,12 +70,14 @@ class Transitions:
             by_src: dict[tuple[int, int], list[int]] = {}
             for t in cm.transitions:
                 by_src.setdefault((t.process, t.src), []).append(t.id)
-            n_src = [len({cm.transitions[i].src for i in p.transitions}) for p in cm.processes]
+            sources = [sorted({cm.transitions[i].src for i in p.transitions})
+                       for p in cm.processes]
+            n_src = [len(x) for x in sources]
             # Transitions enabled wherever their process is in their source state: no guard
             # clause, no buffered channel (their rows need no guard evaluated).
             free = frozenset(t.id for t in cm.transitions if not t.node.guard
                              and t.sync_kind not in ("bsend", "brecv"))
-            shared = {"const": const, "by_src": by_src, "n_src": n_src,
+            shared = {"const": const, "by_src": by_src, "n_src": n_src, "sources": sources,
                       "layout": KeyLayout.for_model(cm), "views": {}, "unguarded": free}
         #: The tables every array module's view shares (see :meth:`at`).
         self.shared = shared
@@ -81,6 +86,8 @@ class Transitions:
         self.by_src = shared["by_src"]
         #: Per process: how many distinct source states its transitions have.
         self.n_src = shared["n_src"]
+        #: Per process: the source states of its transitions, ascending.
+        self.sources = shared["sources"]
         self.layout: KeyLayout = shared["layout"]
         #: Transitions without a guard (nor a buffered channel's condition).
         self.unguarded = shared["unguarded"]
@@ -126,7 +133,7 @@ class Transitions:
         xp = self.xp
         t = self.cm.transitions[tid]
         p = self.cm.processes[t.process]
-        if self.n_src[t.process] > 8:
+        if self.n_src[t.process] > FEW_SOURCES:
             groups = rows_cache.get(t.process)
             if groups is None:
                 # Many source states: the chunk's rows grouped by this process's control state
@@ -346,7 +353,12 @@ class Transitions:
         G: dict[int, tuple] = {}
         live: list[int] = []
         for p in procs:
-            for s_ in self.present_states(X, p):
+            # A process of few source states: each one's rows are found by one comparison
+            # anyway (see enabled), an absent state's empty, so all of them are asked; with
+            # many, only those some row is in.
+            states = (self.sources[p.index] if self.n_src[p.index] <= FEW_SOURCES
+                      and F > SCALAR_ROWS else self.present_states(X, p))
+            for s_ in states:
                 for tid in self.by_src.get((p.index, s_), ()):
                     G[tid] = g = enabled(tid)
                     if g[0].shape[0]:
@@ -387,7 +399,9 @@ class Transitions:
         """
         xp = self.xp
         pc = X[p.slot]
-        if xp is not np or pc.shape[0] == 0:
+        if xp is np and pc.shape[0] <= SCALAR_ROWS:
+            return sorted(set(pc.tolist()))   # (a thin level's rows: in Python)
+        if xp is not np:
             return xp.unique(pc).tolist()
         # Control states are -1 .. len(states) - 1 (see ProcessInfo): shifted by one.
         counts = np.bincount(pc + 1, minlength=len(p.states) + 1)
