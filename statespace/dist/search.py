@@ -253,10 +253,10 @@ class _Search:
         t0 = _time.perf_counter()
         saved = _defer_signals(self)
         try:
-            fkeys, fgid = self._start()
+            fkeys, fgid, ffirst = self._start()
             lo, hi, depth = 0, 1, -1
             while lo < hi:
-                stop, fkeys, fgid = self._level(fkeys, fgid, lo, hi)
+                stop, fkeys, fgid, ffirst = self._level(fkeys, fgid, ffirst, lo, hi)
                 lo, hi, depth = hi, self.n, depth + 1
                 if self.progress is not None and self.comm.rank == 0:
                     self.progress(self.n, self.m, self.m / max(_time.perf_counter() - t0, 1e-9))
@@ -303,11 +303,11 @@ class _Search:
         if self.comm.rank != 0:
             self.own.append(self._owned(xp.zeros(0, np.int64), xp.zeros((0, self.W), _U),
                                         xp.zeros(0, np.int64), xp.zeros(0, np.int32)))
-            return xp.zeros((0, self.W), _U), xp.zeros(0, np.int64)
+            return xp.zeros((0, self.W), _U), xp.zeros(0, np.int64), 0
         fgid = xp.zeros(1, np.int64)
         self.own.append(self._owned(fgid, key, xp.asarray(np.array([-1])),
                                     xp.asarray(np.array([-1], np.int32))))
-        return key, fgid.copy()
+        return key, fgid.copy(), 0
 
     def _owned(self, ids, keys, parent, parent_action):
         """A level's owned states as gathered: ids, states (unpacked here, in parallel),
@@ -319,9 +319,10 @@ class _Search:
             self.error_hits.append(xp.where(hit, ids, -1).max())
         return ids, states, parent, parent_action
 
-    def _level(self, fkeys, fgid, lo, hi):
-        """Expand one level (ids ``lo .. hi - 1``; this process's share ``fgid``): the new
-        frontier, and the agreed stop (``_GO`` to go on). Six collectives whatever P:
+    def _level(self, fkeys, fgid, ffirst, lo, hi):
+        """Expand one level (ids ``lo .. hi - 1``; this process's share ``fgid``, a run of
+        consecutive ids from ``ffirst``): the new frontier (keys, ids, first id), and the
+        agreed stop (``_GO`` to go on). Six collectives whatever P:
         the keys out (counts, then rows), the stop and every count of the level (one
         ``allreduce``), the smallest ranks out and their ids back, and the targets back."""
         comm, P, xp = self.comm, self.comm.size, self.xp
@@ -334,7 +335,7 @@ class _Search:
         # After a failed allocation this process goes on with no successors, so that the
         # others meet it in every collective; the stop is agreed at the level's end.
         local, act, keys, charges = got if got is not None else self._expand(fkeys[:0])
-        src = fgid[local]
+        src = local + ffirst   # (the frontier is a run of ids: no look-up)
         self.phases.tick("expand")
         if self.ns.sync:
             act = self._number_steps(src, act)
@@ -419,6 +420,7 @@ class _Search:
             k = got.shape[0]
             numbered = xp.empty(k, np.int64)
             run_gid = first + xp.arange(k, dtype=np.int64)
+            run_first = first
             numbered[mine] = run_gid
             if pack is not None:
                 run_rank, run_keys = pack.unpack(got[mine])
@@ -431,6 +433,7 @@ class _Search:
         else:
             new_gid = self.n + xp.arange(new_rank.shape[0], dtype=np.int64)
             run_gid, run_rank, run_keys = new_gid, new_rank, new_keys
+            run_first = self.n
         self.n_now = self.n + int(per.sum())
         self.gid_buf, self.gid = _appended(xp, self.gid_buf, self.gid, new_gid)
         self.phases.tick("number")
@@ -469,7 +472,7 @@ class _Search:
         if stop == _GO and self.max_states is not None and self.n > self.max_states:
             stop = _STATES
         # The new frontier: the run of ids this process numbered, in id order.
-        return stop, run_keys, run_gid
+        return stop, run_keys, run_gid, run_first
 
     def _packing(self, lo: int, hi: int, A: int):
         """How a successor's key and rank travel as one word in level ``lo .. hi - 1``
@@ -555,12 +558,13 @@ class _Search:
         parts = []
         for a in range(0, fkeys.shape[0], self.batch):
             s = self.ns.successors(fkeys[a:a + self.batch])
-            parts.append((s.src + a, s.act.astype(np.int64), s.keys, s.charges))
+            # (Actions stay int32: ranks and keys widen them as they are computed.)
+            parts.append((s.src + a if a else s.src, s.act, s.keys, s.charges))
         if not parts:
-            e = xp.zeros(0, np.int64)
             ch = None if self.ns.charge_table is not None else \
                 xp.zeros((0, len(self.cm.resources) + 1), np.int64)
-            return e, e, xp.zeros((0, self.W), _U), ch
+            return (xp.zeros(0, np.int64), xp.zeros(0, np.int32), xp.zeros((0, self.W), _U),
+                    ch)
         if len(parts) == 1:
             return parts[0]
         local = xp.concatenate([p[0] for p in parts])
