@@ -25,7 +25,9 @@ the hand-over to process 0 for the cycle engine; ``engine s`` is the cycle engin
 cycle mean of the model's first resource): across the processes on the graph left in blocks
 (:mod:`ocm.dist`, as ``dvecost analyze`` runs it, the slowest process's), and the one-process
 engine for the reference row; ``CPU s`` is the busiest process's CPU
-seconds. ``B/transition`` is the gathered graph's edge bytes per transition
+seconds, and ``CPU vs one process`` the one-process explorer's CPU seconds against it (the
+figure a shared machine spoils least; a note below the table puts both ratios in words for each
+strong row of P > 1: issue 26's CPU target). ``B/transition`` is the gathered graph's edge bytes per transition
 (:meth:`StateGraph.edge_bytes`), ``rows B/transition`` what the processes kept of the edges
 while searching (on the devices with ``--gpus``), ``sent B/transition`` the bytes all processes
 sent to others during the levels (measured; the hand-over excluded) per transition: a
@@ -63,7 +65,8 @@ FAMILY = pathlib.Path(__file__).resolve().parents[1] / "examples" / \
 #: The report's columns (and each JSON line's keys).
 COLUMNS = ("run", "scaling", "P", "model", "states", "transitions", "search s", "gather s",
            "total s", "CPU s", "states/s", "edges/s", "B/transition", "rows B/transition",
-           "sent B/transition", "speed-up search", "efficiency", "vs one process", "engine s")
+           "sent B/transition", "speed-up search", "efficiency", "vs one process",
+           "CPU vs one process", "engine s")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -190,16 +193,36 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> Report:
         phases[label] = best[key]["phases"]
         notes.append(f"{label}: CPU s by phase (busiest process each): " + ", ".join(
             f"{k} {v:.3f}" for k, v in best[key]["phases"].items()))
+    if ref is not None:
+        notes += [_against_one(ref, best[k], k[1], args.no_gather, gpus) for k in runs
+                  if k[0] == "strong" and k[1] > 1]
     where = "GPUs (NCCL)" if gpus else "CPU processes (MPI)"
     notes.append(f"{where}; best of {max(1, args.repeat)} interleaved rounds; states/s and "
                  f"edges/s over the search; 'CPU s' is the busiest process's CPU seconds "
                  f"(waiting in a collective spins, so it counts); speed-up and efficiency "
                  f"against the first P of the same scaling: strong, speed-up / (P / P0); weak "
                  f"(no speed-up: the models differ), edges/s per process / P0's; 'vs one "
-                 f"process' against build_state_graph's total; {os.cpu_count()} CPUs, load "
+                 f"process' against build_state_graph's total, 'CPU vs one process' its CPU "
+                 f"against the busiest process's; {os.cpu_count()} CPUs, load "
                  f"average {os.getloadavg()[0]:.1f} at the end")
     return Report("Distributed exploration: scaling over " + ("GPUs" if gpus else "processes"),
                   COLUMNS, tuple(rows), tuple(notes), {"phases": phases})
+
+
+def _against_one(ref: dict, got: dict, p: int, no_gather: bool, gpus: bool) -> str:
+    """The figure issue 26's CPU target names, in words: P processes against the one-process
+    explorer of the same run, by wall (the total: the search, and the hand-over unless
+    ``--no-gather``) and by the busiest process's CPU.
+
+    >>> _against_one({"total": 0.5, "cpu": 0.5}, {"total": 0.25, "cpu": 0.3}, 2, True, False)
+    'P = 2 explores 2.00x as fast as one process (wall 0.250 s against 0.500 s; busiest process CPU 0.300 s against 0.500 s: 1.67x), the search alone'
+    """
+    one = "one GPU" if gpus else "one process"
+    what = "the search alone" if no_gather else "search and hand-over to process 0"
+    return (f"P = {p} explores {ref['total'] / got['total']:.2f}x as fast as {one} (wall "
+            f"{got['total']:.3f} s against {ref['total']:.3f} s; busiest process CPU "
+            f"{got['cpu']:.3f} s against {ref['cpu']:.3f} s: "
+            f"{ref['cpu'] / max(got['cpu'], 1e-9):.2f}x), {what}")
 
 
 def _name(model: pathlib.Path, n: int | None) -> str:
@@ -223,7 +246,8 @@ def _row(run: str, scaling: str, p: int, name: str, got: dict, base: dict | None
             got["states"] / got.get("search", got["total"]),
             got["transitions"] / got.get("search", got["total"]), got["bytes"],
             got.get("row_bytes", 0) / m if "row_bytes" in got else None, got.get("sent"),
-            speed, eff, None if ref is None else ref["total"] / got["total"], got.get("engine"))
+            speed, eff, None if ref is None else ref["total"] / got["total"],
+            None if ref is None else ref["cpu"] / max(got["cpu"], 1e-9), got.get("engine"))
 
 
 def _load(model: str, n: int | None):

@@ -45,6 +45,14 @@ def test_rows_are_the_one_process_graph_and_bytes_sent_are_measured(capsys, monk
     assert p2["speed-up search"] == pytest.approx(rows["P = 1"]["search s"] / p2["search s"],
                                                   rel=1e-3)
     assert p2["efficiency"] == pytest.approx(p2["speed-up search"] / 2, rel=1e-3)
+    # Against the one-process explorer of the same run: its total over P's, its CPU over
+    # the busiest process's, both also in words below the table.
+    one = rows["build_state_graph"]
+    assert p2["vs one process"] == pytest.approx(one["total s"] / p2["total s"], rel=1e-3)
+    assert p2["CPU vs one process"] == pytest.approx(one["CPU s"] / p2["CPU s"], rel=1e-3)
+    said = [n for n in report["notes"] if n.startswith("P = 2 explores")]
+    assert len(said) == 1 and f"{p2['vs one process']:.2f}x" in said[0]
+    assert f"{p2['CPU vs one process']:.2f}x)" in said[0]
     # Targets and actions as int32: 8 bytes a transition kept while searching.
     assert rows["P = 2"]["rows B/transition"] == 8
     # The cycle engine's seconds: one process's for the reference, across P otherwise.
