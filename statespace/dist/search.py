@@ -81,6 +81,8 @@ from .successors import NextStates
 __all__ = ["explore_distributed", "distributed_quotient", "owner_of"]
 
 _U = np.uint64
+#: 2**64 divided by the golden ratio, odd: the multiplier of one-word keys' owners.
+_GOLDEN = _U(0x9E3779B97F4A7C15)
 #: States expanded per call of the successor function on the host (bounds its temporaries);
 #: on a device :data:`statespace.search.DEVICE_CHUNK`, as the one-GPU explorer takes them.
 BATCH = 1 << 17
@@ -101,17 +103,35 @@ def distributed_quotient(model, comm: Comm, **options) -> Quotient | None:
 
 
 def owner_of(keys, size: int):
-    """The process owning each packed key (rows of uint64 words, NumPy or CuPy): a 64-bit
-    mix of the words modulo ``size``, so that owners are balanced whatever the keys'
-    structure (int64, of the keys' module).
+    """The process owning each packed key (rows of uint64 words, NumPy or CuPy), balanced
+    whatever the keys' structure (int64, of the keys' module): for one-word keys the top bits
+    of the key times an odd constant (reduced to ``size`` by a multiply and a shift when
+    ``size`` is no power of two), else a 64-bit mix of the words modulo ``size``.
 
     >>> import numpy as np
     >>> keys = np.arange(1000, dtype=np.uint64).reshape(-1, 1)
     >>> counts = np.bincount(owner_of(keys, 4), minlength=4)
     >>> int(counts.sum()), bool(counts.min() > 200)
     (1000, True)
+    >>> counts = np.bincount(owner_of(keys << np.uint64(40), 3), minlength=3)
+    >>> int(counts.sum()), bool(counts.min() > 300)
+    (1000, True)
     """
     xp = module_of(keys)
+    if size == 1:
+        return xp.zeros(keys.shape[0], np.int64)
+    if keys.shape[1] == 1:
+        # One word: multiplicative (Fibonacci) hashing, the owner in the product's top bits
+        # (each depends on every bit of the key): two passes where the mix below takes six.
+        with np.errstate(over="ignore") if xp is np else contextlib.nullcontext():
+            h = keys[:, 0] * _GOLDEN
+        if size & (size - 1) == 0:
+            h >>= _U(64 - (size - 1).bit_length())
+        else:
+            h >>= _U(32)
+            h *= _U(size)    # (a 32-bit value times size: no wrap)
+            h >>= _U(32)
+        return h.astype(np.int64)
     h = None
     # Wrapping uint64 products are meant; NumPy warns of them, CuPy never does.
     with np.errstate(over="ignore") if xp is np else contextlib.nullcontext():
@@ -345,15 +365,17 @@ class _Search:
         rank = src * A + act
         pack = self._packing(lo, hi, A)
         if P > 1:
-            order, counts = _by_owner(xp, owner_of(keys, P), P)
+            to_owner = _Route(xp, owner_of(keys, P), P)
+            counts = to_owner.counts
             if pack is not None:
                 # Key and rank in one word: half the bytes, one gather.
-                send = pack.pack(rank, keys)[order]
+                send = to_owner.out(pack.pack(rank, keys))
             else:
                 # Key and rank as one row of words: one exchange.
                 send = xp.empty((keys.shape[0], self.W + 1), _U)
-                send[:, :self.W] = keys[order]
-                send[:, self.W] = rank[order].view(_U)
+                send[:, :self.W] = keys
+                send[:, self.W] = rank.view(_U)
+                send = to_owner.out(send)
             self.phases.tick("route")
             recv, rcounts = self._exchange(send, counts)
             del send
@@ -364,7 +386,7 @@ class _Search:
                 rrank = xp.ascontiguousarray(recv[:, self.W]).view(np.int64)
             self.phases.tick("keys out")
         else:
-            order, counts, rcounts = None, None, np.array([keys.shape[0]], np.int64)
+            to_owner, counts, rcounts = None, None, np.array([keys.shape[0]], np.int64)
             rkeys, rrank = keys, rank
         del keys, rank
         got = self._try(self.visited.add, rkeys, rrank)
@@ -446,9 +468,8 @@ class _Search:
                 tid = self.gid[ids].astype(np.int32) if self.n_now < 2**31 else self.gid[ids]
             back, _ = self._exchange(tid, rcounts, counts)
             del tid
-            target = xp.empty(back.shape[0], np.int64)
-            target[order] = back
-            del back
+            target = to_owner.back(back)
+            del back, to_owner
         else:
             target = self.gid[ids] if ids is not None else xp.zeros(local.shape[0], np.int64)
         del ids
@@ -753,28 +774,49 @@ def _host_counts(xp, values, n: int) -> np.ndarray:
     return to_host(count_values(xp, values, n)).astype(np.int64, copy=False)
 
 
-def _by_owner(xp, owner, P: int):
-    """The order grouping successors by their ``owner`` (stable), and how many go to each
-    process (on the host, int64): an exchange's send order and counts. On the host for a few
-    processes one pass per process picks its positions (about a quarter of a radix sort
-    and its count); otherwise a stable sort of small integers (a radix sort: linear, on a
-    device every sort is one). Any order within a destination would do: the answers come
-    back in it.
+class _Route:
+    """How a level's successors go to their owners (``owner``, of module ``xp``) and their
+    answers come back: the send order's rows (:meth:`out`), how many go to each process
+    (``counts``, on the host, int64), and the answers put back in the successors' order
+    (:meth:`back`), through the permutation grouping the successors by owner (stable). On
+    the host for a few processes one pass per process picks its positions (about a quarter
+    of a radix sort and its count; taking each one's rows by its mask and putting its
+    answers back by it cost three times as much: a random mask's assignment is slow);
+    otherwise a stable sort of small integers (a radix sort: linear, on a device every sort
+    is one). Any order within a destination would do: the answers come back in it.
 
-    >>> order, counts = _by_owner(np, np.array([1, 0, 1, 0, 0]), 2)
-    >>> order.tolist(), counts.tolist()
-    ([1, 3, 4, 0, 2], [3, 2])
-    >>> order, counts = _by_owner(np, np.array([2, 0, 2, 1]), 3)
-    >>> order.tolist(), counts.tolist()
-    ([1, 3, 0, 2], [1, 1, 2])
+    >>> r = _Route(np, np.array([1, 0, 1, 0, 0]), 2)
+    >>> r.out(np.arange(5) * 10).tolist(), r.counts.tolist()
+    ([10, 30, 40, 0, 20], [3, 2])
+    >>> r.back(np.array([1, 3, 4, 0, 2])).tolist()
+    [0, 1, 2, 3, 4]
+    >>> r = _Route(np, np.array([2, 0, 2, 1]), 3)
+    >>> r.out(np.arange(8).reshape(4, 2)).tolist(), r.counts.tolist()
+    ([[2, 3], [6, 7], [0, 1], [4, 5]], [1, 1, 2])
     """
-    if xp is np and P <= FEW_OWNERS:
-        parts = [np.flatnonzero(owner == q) for q in range(P)]
-        return np.concatenate(parts), np.array([p.shape[0] for p in parts], np.int64)
-    return stable_argsort(xp, owner.astype(np.int16)), _host_counts(xp, owner, P)
+
+    def __init__(self, xp, owner, P: int) -> None:
+        self.xp = xp
+        if xp is np and P <= FEW_OWNERS:
+            parts = [np.flatnonzero(owner == q) for q in range(P)]
+            self.order = np.concatenate(parts)
+            self.counts = np.array([p.shape[0] for p in parts], np.int64)
+        else:
+            self.order = stable_argsort(xp, owner.astype(np.int16))
+            self.counts = _host_counts(xp, owner, P)
+
+    def out(self, a):
+        """The rows of ``a`` (one per successor) in the send order."""
+        return a[self.order]
+
+    def back(self, answers, dtype=np.int64):
+        """``answers`` (in the send order) put back in the successors' order, as ``dtype``."""
+        got = self.xp.empty(answers.shape[0], dtype)
+        got[self.order] = answers
+        return got
 
 
-#: Up to this many processes :func:`_by_owner` picks each one's positions on the host.
+#: Up to this many processes :class:`_Route` picks each one's positions on the host.
 FEW_OWNERS = 4
 
 
