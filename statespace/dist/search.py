@@ -61,7 +61,7 @@ import numpy as np
 
 from runtime.arrays import count_values, lexsort, on_device, stable_argsort
 from runtime.comm import Comm
-from runtime.device import is_out_of_memory, release_pool, synchronize, to_host
+from runtime.device import SideWork, is_out_of_memory, release_pool, synchronize, to_host
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
 from runtime.memory import current_rss
@@ -213,6 +213,11 @@ class _Search:
         self.codes: list[int] = []
         self.code_id: dict[int, int] = {}
         self.to_global = np.zeros(0, np.int64)
+        # On GPUs (P > 1): a level's states are unpacked on a side stream while its targets
+        # travel back, and its rows are kept (sorted) there while the next level's keys
+        # travel out (later_rows: the arguments of that _keep_rows, until then).
+        self.side = SideWork(xp if comm.size > 1 else np)
+        self.later_rows: tuple | None = None
 
     # ------------------------------------------------------------------ driver
     def run(self) -> StateGraph | None:
@@ -228,6 +233,10 @@ class _Search:
                     self.progress(self.n, self.m, self.m / max(_time.perf_counter() - t0, 1e-9))
                 if stop != _GO:
                     self._raise(stop, saved)
+            if self.later_rows is not None:
+                self._try(self._keep_rows, *self.later_rows)
+                self.later_rows = None
+            self.side.join()
             # An allocation that failed after the last level's agreement stops every
             # process here, before the hand-over (one int, agreed).
             if self.comm.allreduce(int(self.oom), "max"):
@@ -311,9 +320,13 @@ class _Search:
         if P > 1:
             # Key and rank as one row of words, grouped by owner: one exchange.
             order, counts, send = routed(xp, keys, rank, P)
+            if self.later_rows is not None:   # (the last level's, beside this exchange)
+                self.side.run(self._try, self._keep_rows, *self.later_rows)
+                self.later_rows = None
             self.phases.tick("route")
             recv, rcounts = self._exchange(send, counts)
             del send
+            self.side.join()
             rkeys = recv[:, :self.W]
             rrank = xp.ascontiguousarray(recv[:, self.W]).view(np.int64)
             self.phases.tick("keys out")
@@ -387,6 +400,10 @@ class _Search:
         self.n_now = self.n + int(per.sum())
         self.gid_buf, self.gid = _appended(xp, self.gid_buf, self.gid, new_gid)
         self.phases.tick("number")
+        # (A failed allocation from here on is agreed at the next level's end, or before
+        # the hand-over after the last level: the level's agreement is done.)
+        self.side.run(self._keep_owned, run_gid, run_keys, run_rank, A)
+        self.phases.tick("owned")
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
             # As int32 while the ids fit (half the bytes of the answer).
@@ -403,15 +420,12 @@ class _Search:
             target = self.gid[ids] if ids is not None else xp.zeros(local.shape[0], np.int64)
         del ids
         self.phases.tick("targets back")
-        # A failed allocation from here on is agreed at the next level's end (or before the
-        # hand-over, after the last level): the collectives of this one are done.
-        self._try(self._keep_rows, fgid, local, src - lo, act, target, charges, hi - lo)
+        rows = (fgid, local, src - lo, act, target, charges, hi - lo)
+        if self.side.stream is None:
+            self._try(self._keep_rows, *rows)
+        else:
+            self.later_rows = rows
         self.phases.tick("rows")
-        owned = self._try(self._owned, run_gid, run_keys, run_rank // A,
-                          (run_rank % A).astype(np.int32))
-        if owned is not None:
-            self.own.append(owned)
-        self.phases.tick("owned")
         self.n = self.n_now
         self.m += int(v[2:2 + P].sum())
         self.expanded += int(v[2 + P:2 + 2 * P].sum())
@@ -423,6 +437,13 @@ class _Search:
             stop = _STATES
         # The new frontier: the run of ids this process numbered, in id order.
         return stop, run_keys, run_gid
+
+    def _keep_owned(self, run_gid, run_keys, run_rank, A: int) -> None:
+        """The level's run of new states recorded (see :meth:`_owned`)."""
+        owned = self._try(self._owned, run_gid, run_keys, run_rank // A,
+                          (run_rank % A).astype(np.int32))
+        if owned is not None:
+            self.own.append(owned)
 
     def _exchange(self, a, counts, recv_counts=None):
         """:func:`~statespace.dist.handover.exchange` of an array of the search's module.
