@@ -158,7 +158,7 @@ class Transitions:
                 m = X[p.slot] == t.src
                 if allowed is not None:
                     m &= allowed[t.process]
-                r = xp.flatnonzero(m)
+                r = m.nonzero()[0]   # (a 1-D mask: flatnonzero's wrappers cost more here)
                 rows_cache[key] = r
         if r.shape[0] == 0:
             return (_EMPTY if xp is np else xp.zeros(0, np.int64)), None
