@@ -38,12 +38,14 @@ def test_without_a_launcher_the_world_is_one_process(monkeypatch):
     assert world().size == 1
 
 
-@pytest.mark.parametrize("P", [2, 3])
-def test_mpi_collectives(P, tmp_path):
+@pytest.mark.parametrize("P, guard", [(2, ""), (3, ""), (2, "1"), (3, "1")])
+def test_mpi_collectives(P, guard, tmp_path):
+    # The guarded communicator (runtime.guard) gives every answer the plain one gives.
     out = tmp_path / "comm.json"
-    r = run(P, str(ROOT / "tests" / "dist" / "comm_worker.py"), str(out))
+    r = run(P, str(ROOT / "tests" / "dist" / "comm_worker.py"), str(out),
+            extra_env={"COMM_GUARDED": guard})
     assert r.returncode == 0, r.stderr
-    assert json.loads(out.read_text()) == expected(P)
+    assert json.loads(out.read_text()) == expected(P, large=True)
 
 
 @pytest.mark.parametrize("P, limit", [(2, 48), (3, 24), (3, 100)])

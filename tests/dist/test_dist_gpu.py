@@ -41,13 +41,15 @@ def _need(n: int) -> None:
 NCCL = {"DVECOST_COMM": "nccl", "NCCL_NVLS_ENABLE": "0"}
 
 
-@pytest.mark.parametrize("P", [2, 4])
-def test_nccl_collectives(P, tmp_path):
+@pytest.mark.parametrize("P, guard", [(2, ""), (4, ""), (2, "1")])
+def test_nccl_collectives(P, guard, tmp_path):
+    # (guarded: runtime.guard's communicator over NCCL, the same answers)
     _need(P)
     out = tmp_path / "comm.json"
-    r = run(P, str(ROOT / "tests" / "dist" / "comm_worker.py"), str(out), extra_env=NCCL)
+    r = run(P, str(ROOT / "tests" / "dist" / "comm_worker.py"), str(out),
+            extra_env=dict(NCCL, COMM_GUARDED=guard))
     assert r.returncode == 0, r.stderr
-    assert json.loads(out.read_text()) == expected(P)
+    assert json.loads(out.read_text()) == expected(P, large=True)
 
 
 @pytest.mark.parametrize("P", [2, 4])
