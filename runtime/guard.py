@@ -34,9 +34,10 @@ unchanged and a failure raises where it happens, as before.
 For tests only, ``DVECOST_FAULT=RANK:PHASE[:N][:HOW]`` makes an allocation fail on process
 ``RANK`` just before the ``N``-th collective (default 1) of phase ``PHASE`` (what
 :func:`set_phase` names: ``handover``, ``offsets``, ``witness``, or a phase of
-:data:`ocm.dist.PHASES`), as a ``MemoryError`` (``HOW`` = ``memory``, the default), as an
-error of the name and message of CuPy's (``cupy``), or in the receive buffer of that
-collective or the next one that receives (``recv``).
+:data:`ocm.dist.PHASES`): a ``MemoryError`` raised (``HOW`` = ``memory``, the default), an
+error of the name and message of CuPy's (``cupy``), a real allocation of 2**60 bytes of the
+communicator's array module, which NumPy or CuPy refuses (``huge``), or a ``MemoryError`` in
+the receive buffer of that collective or of the next one that receives (``recv``).
 
 Examples
 --------
@@ -103,8 +104,8 @@ class FaultSpec:
         rest = words[2:]
         self.nth = int(rest.pop(0)) if rest and rest[0].isdigit() else 1
         self.how = rest[0] if rest else "memory"
-        if self.how not in ("memory", "cupy", "recv"):
-            raise ValueError(f"{FAULT_VAR}={spec}: HOW is memory, cupy or recv")
+        if self.how not in ("memory", "cupy", "huge", "recv"):
+            raise ValueError(f"{FAULT_VAR}={spec}: HOW is memory, cupy, huge or recv")
         self.done = False
 
     def due(self, rank: int, phase: str, calls: int, receiving: bool) -> bool:
@@ -113,12 +114,16 @@ class FaultSpec:
         return calls >= self.nth if self.how == "recv" and receiving else \
             calls == self.nth and self.how != "recv"
 
-    def error(self) -> Exception:
+    def fire(self, xp) -> None:
+        """Raise the injected failure (``huge``: a real allocation of 2**60 bytes of ``xp``,
+        which its allocator refuses)."""
         self.done = True
+        if self.how == "huge":
+            xp.empty(1 << 60, np.uint8)
         if self.how == "cupy":
-            return OutOfMemoryError("Out of memory allocating 1,048,576 bytes (allocated so "
-                                    f"far: 0 bytes; injected by {FAULT_VAR})")
-        return MemoryError(f"injected by {FAULT_VAR}")
+            raise OutOfMemoryError("Out of memory allocating 1,048,576 bytes (allocated so "
+                                   f"far: 0 bytes; injected by {FAULT_VAR})")
+        raise MemoryError(f"injected by {FAULT_VAR}")
 
 
 class _State:
@@ -167,7 +172,7 @@ class Guarded(Comm):
             raise st.failed
         st.calls += 1
         if st.fault is not None and st.fault.due(self.rank, st.phase, st.calls, False):
-            raise st.fault.error()   # (as if an allocation failed just before this one)
+            st.fault.fire(self.xp)   # (as if an allocation failed just before this one)
         h = self.head
         h[:] = 0
         h[1], h[2] = kind, wide
@@ -225,7 +230,7 @@ class Guarded(Comm):
         """A receive buffer whose size is known before the header."""
         st = self.state
         if st.fault is not None and st.fault.due(self.rank, st.phase, st.calls + 1, True):
-            raise st.fault.error()
+            st.fault.fire(xp)
         return xp.empty(shape, dtype)
 
     def _after(self, xp, shape: tuple, dtype, largest: int):
@@ -243,7 +248,7 @@ class Guarded(Comm):
         buf, flag = None, 0
         try:
             if due:
-                raise st.fault.error()
+                st.fault.fire(xp)
             buf = xp.empty(shape, dtype)
         except Exception as exc:   # noqa: BLE001 - only a failed allocation
             if not _failed_allocation(exc):

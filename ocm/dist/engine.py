@@ -44,6 +44,12 @@ Steps, following :mod:`ocm.howard`'s rules, each in its module:
    representative, gathered (one ``allgather`` of its few vertices), mapped back to the
    graph's ids and summed exactly.
 
+Errors the stages find are agreed (every process raises them together). A failed allocation
+on one process is agreed too: the engine runs in a region of :func:`runtime.guard.agreed`, its
+collectives through the guarded communicator, so every process raises
+:class:`runtime.errors.AgreedOutOfMemory` at the same collective with the graph's counts and
+the phase (:class:`Clock` names each as it begins).
+
 The stages share the collectives of :mod:`ocm.dist.collective` (counts, errors agreed by
 every process, fetches in parts). Imports run one way: ``engine`` imports ``components``,
 ``restrict`` and ``policy`` (which imports ``restrict``), each of them ``collective``,

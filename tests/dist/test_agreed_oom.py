@@ -59,9 +59,10 @@ def _stops(tmp_path, P: int, fault: str, engine: str = "blocks", ratio: bool = T
     assert none_left(str(model))
 
 
-# A few in CI (each a run of P processes): the hand-over, the engine (a failure before a
-# collective, one named as CuPy's, a receive buffer the header sized), the runs gathered.
-FAST = [(2, "1:handover"), (2, "0:trim:2"), (2, "1:value_sums:1:cupy"),
+# A few in CI (each a run of P processes): the hand-over (NumPy refusing a real allocation),
+# the engine (a failure before a collective, one named as CuPy's, a receive buffer the header
+# sized), the runs gathered.
+FAST = [(2, "1:handover:1:huge"), (2, "0:trim:2"), (2, "1:value_sums:1:cupy"),
         (3, "2:scc_forward:2:recv"), (3, "1:witness:1:recv")]
 
 
@@ -79,7 +80,7 @@ STEPS = ("handover", "offsets") + PHASES + ("witness",)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["", ":1:recv", ":1:cupy"])
+@pytest.mark.parametrize("how", ["", ":1:recv", ":1:cupy", ":2:huge"])
 @pytest.mark.parametrize("phase", STEPS)
 def test_every_phase_in_turn(phase, how, tmp_path):
     for P, rank in ((2, 0), (2, 1), (3, 2)):
@@ -98,7 +99,7 @@ def test_one_process_is_left_as_it_was():
 def test_a_bad_fault_spec_is_refused(monkeypatch):
     from runtime.guard import FAULT_VAR, FaultSpec
     monkeypatch.setenv(FAULT_VAR, "x")
-    for spec in ("x", "1", "1:trim:2:boom"):
+    for spec in ("x", "1", "1:trim:2:boom", "a:trim"):
         with pytest.raises(ValueError, match="DVECOST_FAULT"):
             FaultSpec(spec)
     f = FaultSpec("1:trim:3:recv")
