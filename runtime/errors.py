@@ -107,8 +107,8 @@ class AgreedOutOfMemory(OutOfMemory):
     >>> e = AgreedOutOfMemory("trim", 1, 2, device=True)
     >>> str(e)
     'out of GPU memory on process 1 of 2 (phase: trim)'
-    >>> e.summary == str(e), isinstance(e, OutOfMemory), e.exit_code if hasattr(e, "exit_code") else 3
-    (True, True, 3)
+    >>> e.summary == str(e), isinstance(e, OutOfMemory), e.rank, e.phase
+    (True, True, 1, 'trim')
     """
 
     def __init__(self, phase: str, rank: int, size: int, device: bool = False,
