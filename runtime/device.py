@@ -62,6 +62,7 @@ __all__ = [
     "release_pool",
     "release_pools",
     "synchronize",
+    "SideWork",
 ]
 
 #: The accepted values of ``backend=``.
@@ -394,3 +395,51 @@ def release_pools() -> None:
         cupy.get_default_pinned_memory_pool().free_all_blocks()
     except Exception:  # noqa: BLE001 - best effort only
         pass
+
+
+class SideWork:
+    """Work put on a second stream of a device, beside what the current stream does, and
+    joined later: so that a device can compute while an exchange of the current stream
+    moves data (NCCL's transfers leave most of the device idle).
+
+    :meth:`run` enqueues ``fn(*args)`` on the side stream, after everything the current
+    stream holds so far; :meth:`join` makes the current stream wait for the side's work,
+    and only then lets go of the arguments: CuPy's pool gives a freed block back to the
+    stream that allocated it, so an argument let go earlier could be overwritten by the
+    current stream while the side one still reads it. Everything the side work returns is
+    for the current stream only after the join. On the host (NumPy, or any module that is
+    not CuPy) :meth:`run` calls ``fn`` at once and :meth:`join` does nothing.
+
+    >>> side = SideWork(np)
+    >>> side.run(sum, [1, 2]), side.join()
+    (3, None)
+    """
+
+    def __init__(self, xp) -> None:
+        self.xp = xp
+        self.stream = xp.cuda.Stream(non_blocking=True) \
+            if getattr(xp, "__name__", "") == "cupy" else None
+        self.held: list = []
+
+    def run(self, fn, *args):
+        """``fn(*args)``, on the side stream where there is one (see the class)."""
+        if self.stream is None:
+            return fn(*args)
+        cuda = self.xp.cuda
+        ready = cuda.Event(disable_timing=True)
+        ready.record()   # (on the current stream)
+        self.stream.wait_event(ready)
+        with self.stream:
+            out = fn(*args)
+        self.held.append(args)
+        return out
+
+    def join(self) -> None:
+        """The current stream waits for the side's work so far; its arguments let go."""
+        if self.stream is None or not self.held:
+            return
+        cuda = self.xp.cuda
+        done = cuda.Event(disable_timing=True)
+        done.record(self.stream)
+        cuda.get_current_stream().wait_event(done)
+        self.held = []

@@ -9,6 +9,7 @@
 (2, 2)
 """
 
-from .search import distributed_quotient, explore_distributed, owner_of
+from .route import owner_of
+from .search import distributed_quotient, explore_distributed
 
 __all__ = ["explore_distributed", "distributed_quotient", "owner_of"]

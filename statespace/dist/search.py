@@ -59,11 +59,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-import contextlib
-
-from runtime.arrays import count_values, lexsort, module_of, on_device, stable_argsort
+from runtime.arrays import count_values, lexsort, on_device, stable_argsort
 from runtime.comm import Comm
-from runtime.device import is_out_of_memory, release_pool, synchronize, to_host
+from runtime.device import SideWork, is_out_of_memory, release_pool, synchronize, to_host
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
 from runtime.guard import agreed
@@ -77,9 +75,10 @@ from ..search import DEVICE_CHUNK
 from ..store import VisitedSet
 from ..symmetry import Symmetry
 from .handover import Share, exchange, hand_over
+from .route import owner_of, routed
 from .successors import NextStates
 
-__all__ = ["explore_distributed", "distributed_quotient", "owner_of"]
+__all__ = ["explore_distributed", "distributed_quotient"]
 
 _U = np.uint64
 #: States expanded per call of the successor function on the host (bounds its temporaries);
@@ -99,36 +98,6 @@ def distributed_quotient(model, comm: Comm, **options) -> Quotient | None:
     cm = as_compiled(model)
     graph = explore_distributed(cm, comm, **options)
     return None if graph is None else Quotient(graph, DISTRIBUTED_SYMMETRY, cm)
-
-
-def owner_of(keys, size: int):
-    """The process owning each packed key (rows of uint64 words, NumPy or CuPy): a 64-bit
-    mix of the words modulo ``size``, so that owners are balanced whatever the keys'
-    structure (int64, of the keys' module).
-
-    >>> import numpy as np
-    >>> keys = np.arange(1000, dtype=np.uint64).reshape(-1, 1)
-    >>> counts = np.bincount(owner_of(keys, 4), minlength=4)
-    >>> int(counts.sum()), bool(counts.min() > 200)
-    (1000, True)
-    """
-    xp = module_of(keys)
-    h = None
-    # Wrapping uint64 products are meant; NumPy warns of them, CuPy never does.
-    with np.errstate(over="ignore") if xp is np else contextlib.nullcontext():
-        for w in range(keys.shape[1]):
-            # (The first word is mixed as it is: the chain starts from zero.)
-            x = keys[:, w] if h is None else keys[:, w] ^ h
-            x = x * _U(0xBF58476D1CE4E5B9)
-            x ^= x >> _U(31)
-            x *= _U(0x94D049BB133111EB)
-            x ^= x >> _U(29)
-            h = x
-    if h is None:   # keys of no word: one state, owned by process 0
-        return xp.zeros(keys.shape[0], np.int64)
-    # A power of two takes the low bits: the same value as the modulo, a fifth of its time.
-    h = h & _U(size - 1) if size & (size - 1) == 0 else h % _U(size)
-    return h.astype(np.int64)
 
 
 def explore_distributed(model, comm: Comm, *, property: bool = True,
@@ -245,6 +214,11 @@ class _Search:
         self.codes: list[int] = []
         self.code_id: dict[int, int] = {}
         self.to_global = np.zeros(0, np.int64)
+        # On GPUs (P > 1): a level's states are unpacked on a side stream while its targets
+        # travel back, and its rows are kept (sorted) there while the next level's keys
+        # travel out (later_rows: the arguments of that _keep_rows, until then).
+        self.side = SideWork(xp if comm.size > 1 else np)
+        self.later_rows: tuple | None = None
 
     # ------------------------------------------------------------------ driver
     def run(self) -> StateGraph | None:
@@ -260,6 +234,10 @@ class _Search:
                     self.progress(self.n, self.m, self.m / max(_time.perf_counter() - t0, 1e-9))
                 if stop != _GO:
                     self._raise(stop, saved)
+            if self.later_rows is not None:
+                self._try(self._keep_rows, *self.later_rows)
+                self.later_rows = None
+            self.side.join()
             # An allocation that failed after the last level's agreement stops every
             # process here, before the hand-over (one int, agreed).
             if self.comm.allreduce(int(self.oom), "max"):
@@ -346,14 +324,15 @@ class _Search:
                 raise OverflowError(f"{self.n:,} states times {A:,} steps: ranks past 62 bits")
         rank = src * A + act
         if P > 1:
-            order, counts = _by_owner(xp, owner_of(keys, P), P)
-            # Key and rank as one row of words: one exchange.
-            send = xp.empty((keys.shape[0], self.W + 1), _U)
-            send[:, :self.W] = keys[order]
-            send[:, self.W] = rank[order].view(_U)
+            # Key and rank as one row of words, grouped by owner: one exchange.
+            order, counts, send = routed(xp, keys, rank, P)
+            if self.later_rows is not None:   # (the last level's, beside this exchange)
+                self.side.run(self._try, self._keep_rows, *self.later_rows)
+                self.later_rows = None
             self.phases.tick("route")
             recv, rcounts = self._exchange(send, counts)
             del send
+            self.side.join()
             rkeys = recv[:, :self.W]
             rrank = xp.ascontiguousarray(recv[:, self.W]).view(np.int64)
             self.phases.tick("keys out")
@@ -406,7 +385,12 @@ class _Search:
             got_rank = xp.ascontiguousarray(got[:, 0]).view(np.int64)
             # P sorted runs, one per process: a stable sort merges them (NumPy's timsort
             # finds the runs; a device's radix sort takes them as they come).
-            mine = stable_argsort(xp, got_rank)
+            # On a device, the ranks less the level's first as 32 bits where they fit: a
+            # radix sort of half the passes (the ranks are distinct: the order is the same).
+            if on_device(xp) and (hi - lo) * A < 2**32:
+                mine = stable_argsort(xp, (got_rank - lo * A).astype(np.uint32))
+            else:
+                mine = stable_argsort(xp, got_rank)
             k = got.shape[0]
             numbered = xp.empty(k, np.int64)
             run_gid = first + xp.arange(k, dtype=np.int64)
@@ -422,6 +406,10 @@ class _Search:
         self.n_now = self.n + int(per.sum())
         self.gid_buf, self.gid = _appended(xp, self.gid_buf, self.gid, new_gid)
         self.phases.tick("number")
+        # (A failed allocation from here on is agreed at the next level's end, or before
+        # the hand-over after the last level: the level's agreement is done.)
+        self.side.run(self._keep_owned, run_gid, run_keys, run_rank, A)
+        self.phases.tick("owned")
         # 4. every successor's id back to the process that expanded its source.
         if P > 1:
             # As int32 while the ids fit (half the bytes of the answer).
@@ -438,15 +426,12 @@ class _Search:
             target = self.gid[ids] if ids is not None else xp.zeros(local.shape[0], np.int64)
         del ids
         self.phases.tick("targets back")
-        # A failed allocation from here on is agreed at the next level's end (or before the
-        # hand-over, after the last level): the collectives of this one are done.
-        self._try(self._keep_rows, fgid, local, src - lo, act, target, charges, hi - lo)
+        rows = (fgid, local, src - lo, act, target, charges, hi - lo)
+        if self.side.stream is None:
+            self._try(self._keep_rows, *rows)
+        else:
+            self.later_rows = rows
         self.phases.tick("rows")
-        owned = self._try(self._owned, run_gid, run_keys, run_rank // A,
-                          (run_rank % A).astype(np.int32))
-        if owned is not None:
-            self.own.append(owned)
-        self.phases.tick("owned")
         self.n = self.n_now
         self.m += int(v[2:2 + P].sum())
         self.expanded += int(v[2 + P:2 + 2 * P].sum())
@@ -458,6 +443,13 @@ class _Search:
             stop = _STATES
         # The new frontier: the run of ids this process numbered, in id order.
         return stop, run_keys, run_gid
+
+    def _keep_owned(self, run_gid, run_keys, run_rank, A: int) -> None:
+        """The level's run of new states recorded (see :meth:`_owned`)."""
+        owned = self._try(self._owned, run_gid, run_keys, run_rank // A,
+                          (run_rank % A).astype(np.int32))
+        if owned is not None:
+            self.own.append(owned)
 
     def _exchange(self, a, counts, recv_counts=None):
         """:func:`~statespace.dist.handover.exchange` of an array of the search's module.
@@ -659,56 +651,6 @@ def _appended(xp, buf, cur, new):
         buf = grown
     buf[k:k + add] = new
     return buf, buf[:k + add]
-
-
-#: Up to this many processes an exchange's counts are taken by one reduction per destination
-#: on a device, not by atomic additions (see :func:`_host_counts`).
-FEW_BINS = 16
-
-
-def _host_counts(xp, values, n: int) -> np.ndarray:
-    """How many of ``values`` (in ``[0, n)``, of module ``xp``) equal each of ``0 .. n - 1``,
-    on the host (int64): the counts of an exchange, the only per-level data that leaves a
-    device. No kernel for an empty array.
-
-    >>> _host_counts(np, np.array([1, 1, 0]), 3).tolist()
-    [1, 2, 0]
-    >>> _host_counts(np, np.zeros(0, np.int64), 2).tolist()
-    [0, 0]
-    """
-    if values.shape[0] == 0:
-        return np.zeros(n, np.int64)
-    if xp is not np and n <= FEW_BINS:
-        # One reduction per bin: the atomic additions of count_values serialise on so few
-        # counters (two bins of 50 M values: 2 ms a call on an H200, a quarter of a level).
-        return to_host(xp.stack([xp.count_nonzero(values == b) for b in range(n)])
-                       ).astype(np.int64, copy=False)
-    return to_host(count_values(xp, values, n)).astype(np.int64, copy=False)
-
-
-def _by_owner(xp, owner, P: int):
-    """The order grouping successors by their ``owner`` (stable), and how many go to each
-    process (on the host, int64): an exchange's send order and counts. On the host for a few
-    processes one pass per process picks its positions (about a quarter of a radix sort
-    and its count); otherwise a stable sort of small integers (a radix sort: linear, on a
-    device every sort is one). Any order within a destination would do: the answers come
-    back in it.
-
-    >>> order, counts = _by_owner(np, np.array([1, 0, 1, 0, 0]), 2)
-    >>> order.tolist(), counts.tolist()
-    ([1, 3, 4, 0, 2], [3, 2])
-    >>> order, counts = _by_owner(np, np.array([2, 0, 2, 1]), 3)
-    >>> order.tolist(), counts.tolist()
-    ([1, 3, 0, 2], [1, 1, 2])
-    """
-    if xp is np and P <= FEW_OWNERS:
-        parts = [np.flatnonzero(owner == q) for q in range(P)]
-        return np.concatenate(parts), np.array([p.shape[0] for p in parts], np.int64)
-    return stable_argsort(xp, owner.astype(np.int16)), _host_counts(xp, owner, P)
-
-
-#: Up to this many processes :func:`_by_owner` picks each one's positions on the host.
-FEW_OWNERS = 4
 
 
 def _share_counts(xp, new_rank, A: int, bounds: list[int]) -> np.ndarray:
