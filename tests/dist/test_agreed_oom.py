@@ -71,6 +71,23 @@ def test_a_failed_allocation_stops_every_process_with_the_counts(P, fault, tmp_p
     _stops(tmp_path, P, fault)
 
 
+def test_the_text_report_says_it_once(tmp_path):
+    global COUNTS
+    COUNTS = COUNTS or _counts()
+    model = tmp_path / "agreed_oom_text.dve"
+    shutil.copy(TEMPLATE, model)
+    r = run(2, "-m", "dvecost", "analyze", str(model), "-D", "N=4", timeout=180,
+            extra_env={"DVECOST_DIST_ENGINE": "blocks", "DVECOST_FAULT": "1:improve"})
+    assert r.returncode == 3, r.stderr
+    assert r.stdout.count("no value (stopped before the answer)") == 1, r.stdout
+    assert f"states found so far       {COUNTS['states']:,}" in r.stdout
+    assert f"transitions found so far  {COUNTS['transitions']:,}" in r.stdout
+    assert r.stderr.strip() == (f"dvecost: out of memory on process 1 of 2 (phase: improve); "
+                                f"{COUNTS['states']:,} states, {COUNTS['transitions']:,} "
+                                "transitions found so far")
+    assert none_left(str(model))
+
+
 def test_a_failure_while_the_graph_is_gathered_to_process_0(tmp_path):
     # (the default engine on CPU processes gathers the graph to process 0)
     _stops(tmp_path, 2, "0:handover:1:recv", engine="auto", ratio=False)
