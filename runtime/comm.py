@@ -177,32 +177,48 @@ class MpiComm(Comm):
         self.exchange_into(send, counts, rcounts, recv, most)
         return recv, rcounts
 
-    def exchange_into(self, send, counts, rcounts, recv, most: int) -> None:
+    def exchange_into(self, send, counts, rcounts, recv, most: int, work=None) -> None:
         """The rows of :meth:`alltoallv` once the counts are known both ways: received into
         ``recv`` (allocated by the caller, rows grouped by source), in rounds where ``most``
         (the most rows any process sends or receives, the same on every process) passes
-        :attr:`max_bytes`."""
+        :attr:`max_bytes`. ``work``: the rounds' buffer (:meth:`round_bytes` bytes, uint8),
+        allocated here when not given."""
         row = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
         if most * row <= self.max_bytes:
             self._direct(send, counts, rcounts, row, recv)
             return
         # Over the limit somewhere: in rounds of at most that many bytes per process, each
-        # round a slice of every destination's rows.
+        # round a slice of every destination's rows, sent from and received into one buffer
+        # (allocated once: no allocation between the rounds' collectives).
         per = max(1, (self.max_bytes // self.size) // max(row, 1))
+        work = np.empty(self.round_bytes(row), np.uint8) if work is None else work
+        half = per * self.size * row
+        tail = send.shape[1:]
+
+        def rows(at: int, k: int):
+            return work[at:at + k * row].view(send.dtype).reshape((k,) + tail)
         s0, r0 = _displs(counts), _displs(rcounts)
         done_s = np.zeros(self.size, np.int64)
         done_r = np.zeros(self.size, np.int64)
         while self.allreduce(int((counts - done_s).max(initial=0)), "max") > 0:
             cs = np.minimum(counts - done_s, per)
             cr = np.minimum(rcounts - done_r, per)
-            part = np.concatenate([send[s0[q] + done_s[q]:s0[q] + done_s[q] + cs[q]]
-                                   for q in range(self.size)])
-            got = self._direct(part, cs, cr, row)
+            part, got = rows(0, int(cs.sum())), rows(half, int(cr.sum()))
+            at = _displs(cs)
+            for q in range(self.size):
+                part[at[q]:at[q] + cs[q]] = send[s0[q] + done_s[q]:s0[q] + done_s[q] + cs[q]]
+            self._direct(part, cs, cr, row, got)
             at = _displs(cr)
             for q in range(self.size):
                 recv[r0[q] + done_r[q]:r0[q] + done_r[q] + cr[q]] = got[at[q]:at[q] + cr[q]]
             done_s += cs
             done_r += cr
+
+    def round_bytes(self, row: int) -> int:
+        """Bytes of the buffer an exchange in rounds works in, rows of ``row`` bytes: one
+        round's rows sent and one round's received."""
+        per = max(1, (self.max_bytes // self.size) // max(row, 1))
+        return 2 * per * self.size * row
 
     def _direct(self, send, counts, rcounts, row: int, recv=None):
         """One MPI ``Alltoallv`` of rows of ``row`` bytes (the counts known both ways), into
@@ -279,10 +295,10 @@ class NcclComm(Comm):
         self.exchange_into(send, counts, rcounts, recv)
         return recv, rcounts
 
-    def exchange_into(self, send, counts, rcounts, recv, most: int = 0) -> None:
+    def exchange_into(self, send, counts, rcounts, recv, most: int = 0, work=None) -> None:
         """The rows of :meth:`alltoallv` once the counts are known both ways, received into
-        ``recv`` (a CuPy array allocated by the caller, rows grouped by source). ``most`` is
-        not used (NCCL counts in ``size_t``: no rounds)."""
+        ``recv`` (a CuPy array allocated by the caller, rows grouped by source). ``most`` and
+        ``work`` are not used (NCCL counts in ``size_t``: no rounds)."""
         row = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
         # As bytes: every dtype (NCCL has no 16-bit integers), rows of any width.
         sd, rd = _displs(counts) * row, _displs(rcounts) * row

@@ -276,11 +276,15 @@ class Guarded(Comm):
         every = self._agree(_EXCHANGE, counts)[:, _HEAD:]   # row q: what q sends
         rcounts = every[:, self.rank].copy()
         most = int(max(every.sum(axis=1).max(), every.sum(axis=0).max()))
+        row = send.dtype.itemsize * int(np.prod(tail, dtype=np.int64))
         if recv is None:
-            row = send.dtype.itemsize * int(np.prod(tail, dtype=np.int64))
             recv, copy = self._after(xp, (int(rcounts.sum()),) + tail, send.dtype,
                                      int(every.sum(axis=0).max()) * row)
-        self.inner.exchange_into(send, counts, rcounts, recv, most)
+        work = None
+        if isinstance(self.inner, MpiComm) and most * row > self.inner.max_bytes:
+            # In rounds (so on every process): their buffer allocated and agreed first.
+            work, _ = self._after(np, (self.inner.round_bytes(row),), np.uint8, 1 << 62)
+        self.inner.exchange_into(send, counts, rcounts, recv, most, work)
         return (recv.copy() if copy else recv), rcounts
 
     def allreduce(self, value, op: str = "sum"):

@@ -48,14 +48,16 @@ def test_mpi_collectives(P, guard, tmp_path):
     assert json.loads(out.read_text()) == expected(P, large=True)
 
 
-@pytest.mark.parametrize("P, limit", [(2, 48), (3, 24), (3, 100)])
-def test_mpi_exchanges_over_the_limit_go_in_rounds_on_every_process(P, limit, tmp_path):
+@pytest.mark.parametrize("P, limit, guard", [(2, 48, ""), (3, 24, ""), (3, 100, ""),
+                                             (3, 24, "1")])
+def test_mpi_exchanges_over_the_limit_go_in_rounds_on_every_process(P, limit, guard,
+                                                                     tmp_path):
     # With these limits some processes send or receive more than the limit and others do not
     # (rank 0 of 2 sends 24 bytes, rank 1 sends 72): every process must take the rounds alike,
     # or the one over the limit waits in a collective the others never enter.
     out = tmp_path / "comm.json"
     r = run(P, str(ROOT / "tests" / "dist" / "comm_worker.py"), str(out), str(limit),
-            timeout=60)
+            timeout=60, extra_env={"COMM_GUARDED": guard})
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text()) == expected(P)
 
