@@ -10,6 +10,12 @@ block, then the runs of its answer gathered to process 0. :class:`BlockRun` hold
 process's side of it; process 0 drives it through :func:`dvecost.analyze`'s ``explore`` and
 ``engine`` hooks, the others through :meth:`BlockRun.follow`.
 
+From the end of the search to the answer the processes talk through the guarded
+communicator (:func:`runtime.guard.guarded`): a failed allocation on any process (the
+hand-over, the offsets, the engine's phases, the runs gathered) is agreed at the next
+collective, every process raises :class:`runtime.errors.AgreedOutOfMemory` with the graph's
+counts and the phase, and the run ends with exit 3, process 0 printing the stop.
+
 The answer is the one-process engine's (``ocm.optimal_cycle`` in its default mode on the
 host: the edges inside SCCs), value, critical cycle, iterations and certificate alike, so
 that process 0 prints what one process prints.
@@ -27,6 +33,7 @@ from ocm import Palette
 from ocm.errors import OcmError
 from runtime.comm import Comm
 from runtime.device import release_pool
+from runtime.guard import guarded, has_failed
 from runtime.arrays import module_of
 from statespace.dist import explore_distributed
 from statespace.dist.blocks import (Offsets, StateBlock, gather_offsets, hand_over_auto,
@@ -131,7 +138,10 @@ class BlockRun:
     """
 
     def __init__(self, comm: Comm, auto: bool = False, trace=None) -> None:
-        self.comm = comm
+        # The search's own collectives agree its stops once a level (the raw communicator);
+        # everything after it goes through the guarded one (the search's hand-over too).
+        self.search_comm = comm
+        self.comm = guarded(comm)
         self.auto = auto
         self.trace = trace
         self.t0 = _time.perf_counter()
@@ -144,7 +154,7 @@ class BlockRun:
     def explore(self, compiled, *, max_states, max_memory, progress) -> Quotient | None:
         """The search and the counts (``dvecost.analyze``'s ``explore`` hook on process 0,
         the first step of :meth:`follow` elsewhere)."""
-        got = explore_distributed(compiled, self.comm, max_states=max_states,
+        got = explore_distributed(compiled, self.search_comm, max_states=max_states,
                                   max_memory=max_memory, progress=progress,
                                   handover=hand_over_auto if self.auto else hand_over_blocks,
                                   timings=self.timings)
@@ -198,6 +208,8 @@ class BlockRun:
     def abandon(self) -> None:
         """Process 0 stopped after exploring and before its engine (a memory limit, an
         error): the others are told instead of being left waiting for the question."""
+        if has_failed(self.comm):   # every process stopped together: nobody waits
+            return
         if self.block is not None and not self.asked:
             self.asked = True
             self.comm.allgather(None)

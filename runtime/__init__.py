@@ -10,6 +10,8 @@
 - :mod:`runtime.memory`: this process's resident memory, now and at its peak;
 - (``runtime.comm``) the collective operations that let one search run over several
   processes or GPUs;
+- (``runtime.guard``) allocation failures agreed between processes: every process stops at
+  the same collective;
 - (``runtime.layout``) which process holds which ids of a graph spread over processes: runs of
   consecutive ids.
 

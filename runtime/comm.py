@@ -173,32 +173,58 @@ class MpiComm(Comm):
         # what they say): whether the exchange goes in rounds must be agreed, or a process
         # over the limit would wait in a collective the others never enter.
         rcounts, most = self.exchange_counts(counts)
+        recv = np.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)
+        self.exchange_into(send, counts, rcounts, recv, most)
+        return recv, rcounts
+
+    def exchange_into(self, send, counts, rcounts, recv, most: int, work=None) -> None:
+        """The rows of :meth:`alltoallv` once the counts are known both ways: received into
+        ``recv`` (allocated by the caller, rows grouped by source), in rounds where ``most``
+        (the most rows any process sends or receives, the same on every process) passes
+        :attr:`max_bytes`. ``work``: the rounds' buffer (:meth:`round_bytes` bytes, uint8),
+        allocated here when not given."""
         row = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
         if most * row <= self.max_bytes:
-            return self._direct(send, counts, rcounts, row), rcounts
-        recv = np.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)
+            self._direct(send, counts, rcounts, row, recv)
+            return
         # Over the limit somewhere: in rounds of at most that many bytes per process, each
-        # round a slice of every destination's rows.
+        # round a slice of every destination's rows, sent from and received into one buffer
+        # (allocated once: no allocation between the rounds' collectives).
         per = max(1, (self.max_bytes // self.size) // max(row, 1))
+        work = np.empty(self.round_bytes(row), np.uint8) if work is None else work
+        half = per * self.size * row
+        tail = send.shape[1:]
+
+        def rows(at: int, k: int):
+            return work[at:at + k * row].view(send.dtype).reshape((k,) + tail)
         s0, r0 = _displs(counts), _displs(rcounts)
         done_s = np.zeros(self.size, np.int64)
         done_r = np.zeros(self.size, np.int64)
         while self.allreduce(int((counts - done_s).max(initial=0)), "max") > 0:
             cs = np.minimum(counts - done_s, per)
             cr = np.minimum(rcounts - done_r, per)
-            part = np.concatenate([send[s0[q] + done_s[q]:s0[q] + done_s[q] + cs[q]]
-                                   for q in range(self.size)])
-            got = self._direct(part, cs, cr, row)
+            part, got = rows(0, int(cs.sum())), rows(half, int(cr.sum()))
+            at = _displs(cs)
+            for q in range(self.size):
+                part[at[q]:at[q] + cs[q]] = send[s0[q] + done_s[q]:s0[q] + done_s[q] + cs[q]]
+            self._direct(part, cs, cr, row, got)
             at = _displs(cr)
             for q in range(self.size):
                 recv[r0[q] + done_r[q]:r0[q] + done_r[q] + cr[q]] = got[at[q]:at[q] + cr[q]]
             done_s += cs
             done_r += cr
-        return recv, rcounts
 
-    def _direct(self, send, counts, rcounts, row: int):
-        """One MPI ``Alltoallv`` of rows of ``row`` bytes (the counts known both ways)."""
-        recv = np.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)
+    def round_bytes(self, row: int) -> int:
+        """Bytes of the buffer an exchange in rounds works in, rows of ``row`` bytes: one
+        round's rows sent and one round's received."""
+        per = max(1, (self.max_bytes // self.size) // max(row, 1))
+        return 2 * per * self.size * row
+
+    def _direct(self, send, counts, rcounts, row: int, recv=None):
+        """One MPI ``Alltoallv`` of rows of ``row`` bytes (the counts known both ways), into
+        ``recv`` where given."""
+        if recv is None:
+            recv = np.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)
         sb, rb = counts * row, rcounts * row
         self.comm.Alltoallv([send.view(np.uint8).reshape(-1), (sb, _displs(sb)), self.MPI.BYTE],
                             [recv.view(np.uint8).reshape(-1), (rb, _displs(rb)), self.MPI.BYTE])
@@ -265,8 +291,15 @@ class NcclComm(Comm):
         counts = np.asarray(counts, np.int64).reshape(self.size)
         rcounts = self.mpi.exchange_counts(counts)[0] if recv_counts is None else \
             np.asarray(recv_counts, np.int64).reshape(self.size)
-        row = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
         recv = xp.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)
+        self.exchange_into(send, counts, rcounts, recv)
+        return recv, rcounts
+
+    def exchange_into(self, send, counts, rcounts, recv, most: int = 0, work=None) -> None:
+        """The rows of :meth:`alltoallv` once the counts are known both ways, received into
+        ``recv`` (a CuPy array allocated by the caller, rows grouped by source). ``most`` and
+        ``work`` are not used (NCCL counts in ``size_t``: no rounds)."""
+        row = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
         # As bytes: every dtype (NCCL has no 16-bit integers), rows of any width.
         sd, rd = _displs(counts) * row, _displs(rcounts) * row
         sp, rp, s = send.data.ptr, recv.data.ptr, self.stream.ptr
@@ -278,19 +311,22 @@ class NcclComm(Comm):
             if rcounts[q]:
                 self.comm.recv(rp + int(rd[q]), int(rcounts[q]) * row, u8, q, s)
         self.nccl.groupEnd()
-        return recv, rcounts
 
     def allreduce(self, value, op: str = "sum"):
         _check_op(op)
         if isinstance(value, (int, np.integer, np.ndarray)):   # small: over MPI
             return self.mpi.allreduce(value, op)
-        xp = self.xp
-        out = xp.empty_like(value)
+        out = self.xp.empty_like(value)
+        self.allreduce_into(value, out, op)
+        return out
+
+    def allreduce_into(self, value, out, op: str = "sum") -> None:
+        """:meth:`allreduce` of a CuPy array into ``out`` (allocated by the caller, like
+        ``value``), through NCCL."""
         nop = {"sum": self.nccl.NCCL_SUM, "max": self.nccl.NCCL_MAX,
                "min": self.nccl.NCCL_MIN}[op]
         self.comm.allReduce(value.data.ptr, out.data.ptr, value.size, self._type(value.dtype),
                             nop, self.stream.ptr)
-        return out
 
     def exscan(self, value: int) -> int:
         return self.mpi.exscan(value)

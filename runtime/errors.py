@@ -26,6 +26,7 @@ __all__ = [
     "MemoryLimitExceeded",
     "StepLimitExceeded",
     "OutOfMemory",
+    "AgreedOutOfMemory",
     "RunStopped",
     "Interrupted",
     "TimeLimitExceeded",
@@ -92,6 +93,33 @@ class OutOfMemory(MemoryLimitExceeded):
         ExplorationLimit.__init__(self, f"out of memory after {n_explored} states", n_explored,
                                   partial)
         self.limit_bytes = limit_bytes
+
+
+class AgreedOutOfMemory(OutOfMemory):
+    """An allocation failed on one process of a run across processes after its search (the
+    hand-over, the cycle engine, the runs gathered), and every process agreed on it at the
+    same collective (:mod:`runtime.guard`): each raises this, with the same message.
+
+    ``rank`` is the process whose allocation failed (the lowest, where several did), of
+    ``size``; ``phase`` what the processes were doing; ``device`` is true where it was a
+    GPU's memory. ``counts`` (states, transitions) are filled in by the stage that knows them.
+
+    >>> e = AgreedOutOfMemory("trim", 1, 2, device=True)
+    >>> str(e)
+    'out of GPU memory on process 1 of 2 (phase: trim)'
+    >>> e.summary == str(e), isinstance(e, OutOfMemory), e.rank, e.phase
+    (True, True, 1, 'trim')
+    """
+
+    def __init__(self, phase: str, rank: int, size: int, device: bool = False,
+                 n_explored: int = 0) -> None:
+        OutOfMemory.__init__(self, None, n_explored)
+        self.phase, self.rank, self.size, self.device = phase, rank, size, device
+        self.summary = (f"out of {'GPU ' if device else ''}memory on process {rank} of "
+                        f"{size} (phase: {phase})")
+        self.args = (self.summary,)
+        self.counts: dict[str, int] = {}
+        self.why = f"process {rank} of {size}, phase {phase}"
 
 
 class RunStopped(BaseException):

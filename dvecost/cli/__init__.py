@@ -101,9 +101,9 @@ from typing import Any, Callable, Sequence
 
 from dve.errors import ConfigurationError, DvecostError, ModelError, ModelErrors
 from runtime.device import DeviceFallbackWarning
-from runtime.errors import (ExplorationLimit, Interrupted, MemoryLimitExceeded, OutOfMemory,
-                            RunStopped, StateLimitExceeded, StateSpaceError, StepLimitExceeded,
-                            TimeLimitExceeded)
+from runtime.errors import (AgreedOutOfMemory, ExplorationLimit, Interrupted,
+                            MemoryLimitExceeded, OutOfMemory, RunStopped, StateLimitExceeded,
+                            StateSpaceError, StepLimitExceeded, TimeLimitExceeded)
 from ocm.errors import AnalysisError, BackendUnavailableError, InputError, OcmError
 
 from .terminal import use_color
@@ -318,7 +318,9 @@ def stop_info(exc: BaseException, args: argparse.Namespace | None = None) -> dic
             info["limit"] = {"name": "--timeout", "value": str(exc.seconds)}
     elif isinstance(exc, OutOfMemory):
         info.update(status="out_of_memory", exit_code=3, message="out of memory")
-        if exc.device:   # --backend gpu; auto would have continued on the CPU
+        if isinstance(exc, AgreedOutOfMemory):   # one process of several, agreed by all
+            info["message"] = exc.summary
+        elif exc.device:   # --backend gpu; auto would have continued on the CPU
             info["message"] = (f"out of GPU memory ({exc.why}; --backend auto continues on "
                                "the CPU)")
     elif isinstance(exc, (StateLimitExceeded, MemoryLimitExceeded)):

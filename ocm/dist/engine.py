@@ -44,6 +44,12 @@ Steps, following :mod:`ocm.howard`'s rules, each in its module:
    representative, gathered (one ``allgather`` of its few vertices), mapped back to the
    graph's ids and summed exactly.
 
+Errors the stages find are agreed (every process raises them together). A failed allocation
+on one process is agreed too: the engine runs in a region of :func:`runtime.guard.agreed`, its
+collectives through the guarded communicator, so every process raises
+:class:`runtime.errors.AgreedOutOfMemory` at the same collective with the graph's counts and
+the phase (:class:`Clock` names each as it begins).
+
 The stages share the collectives of :mod:`ocm.dist.collective` (counts, errors agreed by
 every process, fetches in parts). Imports run one way: ``engine`` imports ``components``,
 ``restrict`` and ``policy`` (which imports ``restrict``), each of them ``collective``,
@@ -60,6 +66,7 @@ import numpy as np
 
 from runtime.comm import Comm
 from runtime.device import synchronize, to_host
+from runtime.guard import agreed, set_phase
 
 from .. import primitives as P
 from ..errors import ConvergenceError, InputError, NoCycleError
@@ -84,6 +91,16 @@ PHASES = ("check", "zero_time_check", "trim", "scc_forward", "scc_backward", "re
           "value_cycles", "value_representatives", "value_sums", "value_ranks", "improve",
           "certify", "cycle")
 
+#: The phase that follows one that ends (:meth:`Clock.lap`), as the processes' guarded
+#: communicator names it (:func:`runtime.guard.set_phase`: what an agreed failure reports).
+#: Where two may follow (a colouring phase or the restriction after ``scc_backward``; another
+#: iteration or the certificate after ``improve``), the engine names the other itself.
+_NEXT = {"check": "zero_time_check", "zero_time_check": "trim", "trim": "scc_forward",
+         "scc_forward": "scc_backward", "scc_backward": "scc_forward", "restrict": "improve",
+         "improve": "value_cycles", "value_cycles": "value_representatives",
+         "value_representatives": "value_sums", "value_sums": "value_ranks",
+         "value_ranks": "improve", "certify": "cycle"}
+
 
 class Clock:
     """Wall seconds per phase of this process (:data:`PHASES`): :meth:`lap` ends a phase.
@@ -96,9 +113,11 @@ class Clock:
     ['trim']
     """
 
-    def __init__(self, xp: Any, on_lap: Callable[[str, float], None] | None = None) -> None:
+    def __init__(self, xp: Any, on_lap: Callable[[str, float], None] | None = None,
+                 comm: Comm | None = None) -> None:
         self.xp = xp
         self.on_lap = on_lap
+        self.comm = comm
         self.seconds: dict[str, float] = {}
         self.last = _time.perf_counter()
 
@@ -110,6 +129,8 @@ class Clock:
         if self.on_lap is not None:
             self.on_lap(phase, now - self.last)
         self.last = now
+        if self.comm is not None and phase in _NEXT:
+            set_phase(self.comm, _NEXT[phase])
 
     def slowest(self, comm: Comm) -> dict[str, float]:
         """Every phase's seconds on the slowest process for it, in :data:`PHASES` order (one
@@ -249,9 +270,19 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     >>> r.value, r.cycle, r.cycle_edges, r.certified
     (Fraction(3, 1), (0, 1, 2), (0, 2, 3), True)
     """
+    # A failed allocation on one process is agreed by every process at its next collective
+    # (runtime.guard): each raises AgreedOutOfMemory with the graph's counts and the phase.
+    with agreed(comm, "check", known={"states": block.n, "transitions": block.m}) as comm:
+        return _solve(block, comm, kind, mode, per_scc, max_iter, rounds, on_lap)
+
+
+def _solve(block: GraphBlock, comm: Comm, kind: str, mode: str, per_scc: bool,
+           max_iter: int | None, rounds: dict | None, on_lap) -> CycleResult:
+    """:func:`optimal_cycle_distributed`'s steps (``comm`` guarded where it is several
+    processes': every collective through it)."""
     t_start = _time.perf_counter()
     xp = comm.xp
-    clock = Clock(xp, on_lap)
+    clock = Clock(xp, on_lap, comm)
     rounds = {} if rounds is None else rounds
     cmax, tmax = _check(block, kind, mode, comm)
     time_used = kind == "ratio"
@@ -265,8 +296,10 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
     if per_scc:
         label = scc_labels(comm, block.indptr, halo, alive, block.layout, rounds, clock.lap)
     else:
+        set_phase(comm, "restrict")
         label = xp.where(alive, 0, -1)
     work_cost = -block.cost if mode == "min" else block.cost
+    set_phase(comm, "restrict")
     R = Restricted(block, comm, halo, label, work_cost)
     clock.lap("restrict")
     if R.k == 0:
@@ -319,6 +352,7 @@ def optimal_cycle_distributed(block: GraphBlock, comm: Comm, *, kind: str = "mea
         policy = xp.where(improve, best_edge, policy)
     del rank_ext, pot_ext, best_rank, best_val, best_edge, improve, aux
     clock.lap("improve")
+    set_phase(comm, "certify")
     violations = certificate(comm, R, st, cmax, tmax, bounds["xmax"], time_used)
     clock.lap("certify")
     # The critical cycle: the top class's policy cycle with the smallest representative.

@@ -44,6 +44,7 @@ import numpy as np
 from runtime.arrays import module_of
 from runtime.comm import Comm
 from runtime.device import device_free_bytes, synchronize, to_host
+from runtime.guard import agreed
 from runtime.layout import Layout
 
 from ..graph import Palette, StateGraph, derived, lazy_graph
@@ -328,6 +329,18 @@ def gather_offsets(block: StateBlock, comm: Comm) -> Offsets:
     >>> o.indptr.tolist(), o.deadlocks.tolist()
     ([0, 2, 2, 2], [1, 2])
     """
+    # (a failed allocation, process 0's above all, is agreed by every process: runtime.guard)
+    with agreed(comm, "offsets", known=_counts(block)) as comm:
+        return _offsets(block, comm)
+
+
+def _counts(block: StateBlock) -> dict:
+    """The counts an agreed failure reports: the graph's."""
+    return {"states": block.n, "transitions": block.m}
+
+
+def _offsets(block: StateBlock, comm: Comm) -> Offsets:
+    """:func:`gather_offsets` (``comm`` guarded)."""
     L = block.layout
     ip = block.indptr
     deg = ip[1:] - ip[:-1]   # (where the offsets are: on a device, 4 bytes a state come over)
@@ -362,7 +375,15 @@ def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int],
     gathered them (every process passes its own, or every process none).
 
     The runs: the edges' own (the critical cycle, or a zero-time cycle), the shortest run
-    to the smallest of their sources, to the first deadlock and to the error state."""
+    to the smallest of their sources, to the first deadlock and to the error state. A failed
+    allocation on any process is agreed by all (:func:`runtime.guard.agreed`)."""
+    with agreed(comm, "witness", known=_counts(block)) as comm:
+        return _witness(block, comm, edges, offsets)
+
+
+def _witness(block: StateBlock, comm: Comm, edges: Sequence[int],
+             offsets: Offsets | None) -> StateGraph | None:
+    """:func:`witness_graph` (``comm`` guarded)."""
     L = block.layout
     rank = L.rank
     xp = module_of(block.targets)

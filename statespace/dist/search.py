@@ -65,6 +65,7 @@ from runtime.comm import Comm
 from runtime.device import SideWork, is_out_of_memory, release_pool, synchronize, to_host
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
+from runtime.guard import agreed
 from runtime.memory import current_rss
 
 from ..explore import as_compiled
@@ -254,19 +255,24 @@ class _Search:
             self.seconds["search"] = t1 - t0
             self.seconds["sent"] = float(self.sent)
             self.seconds["phases"] = dict(self.phases.seconds)
-            share = self._share(depth)
-            # The visited set, the id maps and the levels' buffers are let go (_share): on a
-            # device their blocks go back from CuPy's pool, so that the hand-over's arrays,
-            # of other sizes, find the memory whole.
-            release_pool(self.xp)
-            synchronize(self.xp)
-            self.seconds["share"] = _time.perf_counter() - t1
-            self.seconds["row_bytes"] = float(share.edge_bytes)
-            graph = self.handover(share, self.comm, self.cm,
-                                  charge_table=self.ns.charge_table,
-                                  error_successors=self.error_successors,
-                                  action_codes=_code_array(self.codes) if self.ns.sync
-                                  else None, t0=t0)
+            # From here on a failed allocation (joining the levels, the hand-over) is agreed
+            # by every process at its next collective (runtime.guard): each raises
+            # AgreedOutOfMemory with the search's counts.
+            with agreed(self.comm, "handover",
+                        known={"states": self.n, "transitions": self.m}) as comm:
+                share = self._share(depth, comm)
+                # The visited set, the id maps and the levels' buffers are let go (_share):
+                # on a device their blocks go back from CuPy's pool, so that the hand-over's
+                # arrays, of other sizes, find the memory whole.
+                release_pool(self.xp)
+                synchronize(self.xp)
+                self.seconds["share"] = _time.perf_counter() - t1
+                self.seconds["row_bytes"] = float(share.edge_bytes)
+                graph = self.handover(share, comm, self.cm,
+                                      charge_table=self.ns.charge_table,
+                                      error_successors=self.error_successors,
+                                      action_codes=_code_array(self.codes) if self.ns.sync
+                                      else None, t0=t0)
             self.seconds["gather"] = _time.perf_counter() - t1
             if self.pending_signal is not None:   # one came while the graph was gathered
                 self._raise(_SIGNAL, saved)
@@ -636,16 +642,16 @@ class _Search:
         exc.counts = counts
         raise exc
 
-    def _share(self, depth: int) -> Share:
+    def _share(self, depth: int, comm: Comm) -> Share:
         """What this process found, for the hand-over: the visited set and the id map are
         let go first (the hand-over needs neither, and on a device their memory is what
-        the gathered graph takes)."""
+        the gathered graph takes). ``comm``: the search's, guarded."""
         xp = self.xp
         self.visited = None
         self.gid = self.gid_buf = None
         release_pool(xp)   # (their blocks back from CuPy's pool before the rows are joined)
         hits = [to_host(h) for h in self.error_hits]
-        error_id = int(self.comm.allreduce(max([-1] + [int(h) for h in hits]), "max"))
+        error_id = int(comm.allreduce(max([-1] + [int(h) for h in hits]), "max"))
         own = [_join(xp, [o[j] for o in self.own]) for j in range(4)]
         rows = [_join(xp, [r[j] for r in self.rows]) for j in range(4)]
         charge = None if self.ns.charge_table is not None else \

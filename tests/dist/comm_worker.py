@@ -2,7 +2,9 @@
 makes from its rank; process 0 writes what every process received (gathered with the
 collective under test's neighbour, ``allgather``) to the JSON file named first. A second
 argument sets the most bytes one MPI exchange moves at once (the exchanges beyond it go in
-rounds)."""
+rounds); without one, exchanges, gathers and sums larger than the guard's kept buffer and
+than int64 run too. With ``COMM_GUARDED`` set, the communicator is the guarded one
+(:func:`runtime.guard.guarded`): the same answers are expected."""
 
 import json
 import pathlib
@@ -10,7 +12,13 @@ import sys
 
 import numpy as np
 
+import os
+
 from runtime.comm import world
+from runtime.guard import SCRATCH_BYTES, guarded
+
+#: Rows of the large exchange (uint64: past the guard's kept receive buffer).
+BIG = SCRATCH_BYTES // 8 + 1000
 
 
 def rows_for(rank: int, size: int):
@@ -21,7 +29,7 @@ def rows_for(rank: int, size: int):
     return np.array(rows, np.uint64).reshape(-1, 3), counts
 
 
-def expected(P: int) -> list[dict]:
+def expected(P: int, large: bool = False) -> list[dict]:
     """What each process must receive, from what each sends (:func:`rows_for`)."""
     sent = [rows_for(r, P) for r in range(P)]
     out = []
@@ -38,6 +46,10 @@ def expected(P: int) -> list[dict]:
                     "sum": sum(r + 1 for r in range(P)), "max": 10 * (P - 1), "min": -5,
                     "vec": [sum(k * (r + 1) for r in range(P)) for k in range(4)],
                     "exscan": sum(r + 1 for r in range(q))})
+        if large:   # every process sends BIG rows of (rank + 1) to each
+            out[-1].update(big=[BIG * P, sum((r + 1) * BIG for r in range(P))],
+                           wide=sum(2**70 + r for r in range(P)),
+                           gathered=[BIG * (r + 1) for r in range(P)])
     return out
 
 
@@ -45,6 +57,8 @@ def main() -> None:
     comm = world()
     if len(sys.argv) > 2:   # the most bytes an MPI exchange moves at once (rounds beyond)
         comm.max_bytes = int(sys.argv[2])
+    if os.environ.get("COMM_GUARDED"):
+        comm = guarded(comm)
     xp = comm.xp
     r, P = comm.rank, comm.size
     send, counts = rows_for(r, P)
@@ -64,6 +78,14 @@ def main() -> None:
         "vec": comm.allreduce(np.arange(4, dtype=np.int64) * (r + 1)).tolist(),
         "exscan": comm.exscan(r + 1),
     }
+    if len(sys.argv) <= 2:
+        big = xp.full(BIG * P, r + 1, np.uint64)
+        each = np.full(P, BIG, np.int64)
+        got, _ = comm.alltoallv(big, each)   # receive counts told by the header
+        again, _ = comm.alltoallv(big, each, each)   # known before it
+        assert bool((again == got).all())
+        out.update(big=[int(got.shape[0]), int(got.sum())], wide=comm.allreduce(2**70 + r),
+                   gathered=[len(b) for b in comm.allgather(b"x" * (BIG * (r + 1)))])
     comm.barrier()
     everyone = comm.allgather(out)
     if r == 0:

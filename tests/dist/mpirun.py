@@ -7,6 +7,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -53,3 +54,25 @@ def run(n: int, *args: str, timeout: float = 300, extra_env: dict | None = None,
     return subprocess.run([mpiexec(), "-n", str(n), sys.executable, *args],
                           env=env(**(extra_env or {})), capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT, **kw)
+
+
+def ours(marker: str) -> list[int]:
+    """Processes whose command line names ``marker`` (a file of the test: its model)."""
+    pids = []
+    for d in pathlib.Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if marker in (d / "cmdline").read_bytes().decode(errors="replace"):
+                    pids.append(int(d.name))
+            except OSError:
+                pass
+    return pids
+
+
+def none_left(marker: str) -> bool:
+    """Whether no process naming ``marker`` is left, within 5 s."""
+    for _ in range(50):
+        if not ours(marker):
+            return True
+        time.sleep(0.1)
+    return False

@@ -38,22 +38,26 @@ def test_without_a_launcher_the_world_is_one_process(monkeypatch):
     assert world().size == 1
 
 
-@pytest.mark.parametrize("P", [2, 3])
-def test_mpi_collectives(P, tmp_path):
+@pytest.mark.parametrize("P, guard", [(2, ""), (3, ""), (2, "1"), (3, "1")])
+def test_mpi_collectives(P, guard, tmp_path):
+    # The guarded communicator (runtime.guard) gives every answer the plain one gives.
     out = tmp_path / "comm.json"
-    r = run(P, str(ROOT / "tests" / "dist" / "comm_worker.py"), str(out))
+    r = run(P, str(ROOT / "tests" / "dist" / "comm_worker.py"), str(out),
+            extra_env={"COMM_GUARDED": guard})
     assert r.returncode == 0, r.stderr
-    assert json.loads(out.read_text()) == expected(P)
+    assert json.loads(out.read_text()) == expected(P, large=True)
 
 
-@pytest.mark.parametrize("P, limit", [(2, 48), (3, 24), (3, 100)])
-def test_mpi_exchanges_over_the_limit_go_in_rounds_on_every_process(P, limit, tmp_path):
+@pytest.mark.parametrize("P, limit, guard", [(2, 48, ""), (3, 24, ""), (3, 100, ""),
+                                             (3, 24, "1")])
+def test_mpi_exchanges_over_the_limit_go_in_rounds_on_every_process(P, limit, guard,
+                                                                     tmp_path):
     # With these limits some processes send or receive more than the limit and others do not
     # (rank 0 of 2 sends 24 bytes, rank 1 sends 72): every process must take the rounds alike,
     # or the one over the limit waits in a collective the others never enter.
     out = tmp_path / "comm.json"
     r = run(P, str(ROOT / "tests" / "dist" / "comm_worker.py"), str(out), str(limit),
-            timeout=60)
+            timeout=60, extra_env={"COMM_GUARDED": guard})
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text()) == expected(P)
 

@@ -13,7 +13,7 @@ import pytest
 
 from statespace import build_state_graph
 
-from mpirun import ROOT, env, mpiexec, run
+from mpirun import ROOT, env, mpiexec, none_left, run
 
 sys.path.insert(0, str(ROOT / "tests" / "dist"))
 from comm_worker import expected  # noqa: E402
@@ -41,13 +41,15 @@ def _need(n: int) -> None:
 NCCL = {"DVECOST_COMM": "nccl", "NCCL_NVLS_ENABLE": "0"}
 
 
-@pytest.mark.parametrize("P", [2, 4])
-def test_nccl_collectives(P, tmp_path):
+@pytest.mark.parametrize("P, guard", [(2, ""), (4, ""), (2, "1")])
+def test_nccl_collectives(P, guard, tmp_path):
+    # (guarded: runtime.guard's communicator over NCCL, the same answers)
     _need(P)
     out = tmp_path / "comm.json"
-    r = run(P, str(ROOT / "tests" / "dist" / "comm_worker.py"), str(out), extra_env=NCCL)
+    r = run(P, str(ROOT / "tests" / "dist" / "comm_worker.py"), str(out),
+            extra_env=dict(NCCL, COMM_GUARDED=guard))
     assert r.returncode == 0, r.stderr
-    assert json.loads(out.read_text()) == expected(P)
+    assert json.loads(out.read_text()) == expected(P, large=True)
 
 
 @pytest.mark.parametrize("P", [2, 4])
@@ -186,3 +188,31 @@ def test_nccl_engine_on_random_runs_equals_one_process(P, tmp_path):
         assert g["answer"].get("backend", "gpu") == "gpu", g
         assert comparable(g["answer"]) == comparable(
             one_process(graphs[g["spec"]], g["kind"], g["mode"], g["per_scc"])), g
+
+
+@pytest.mark.parametrize("fault", ["1:handover:1:huge", "1:trim:1:huge",
+                                   "0:value_sums:1:huge", "1:scc_forward:2:recv"])
+def test_gpus_a_failed_allocation_stops_every_process(fault, tmp_path):
+    # A real allocation of 2**60 bytes refused by CuPy on one GPU (runtime.guard's injection,
+    # DVECOST_FAULT), or a receive buffer on the device: every process stops at the same
+    # collective, exit 3, the stop line once with the graph's counts, no traceback.
+    _need(2)
+    import shutil
+    model = tmp_path / "gpu_oom_cs.dve"
+    shutil.copy(EX / "client_server_template.dve", model)
+    want = build_state_graph(load(f"{EX / 'client_server_template.dve'}:6"))
+    r = subprocess.run([sys.executable, "-m", "dvecost", "analyze", str(model), "-D", "N=6",
+                        "--json", "--gpus", "2"], cwd=ROOT, capture_output=True, text=True,
+                       env=env(NCCL_NVLS_ENABLE="0", DVECOST_DIST_ENGINE="blocks",
+                               DVECOST_FAULT=fault), timeout=300)
+    assert r.returncode == 3, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1
+    d = json.loads(lines[0])
+    rank, phase = fault.split(":")[:2]
+    gpu = "" if fault.endswith("recv") else "GPU "
+    line = f"out of {gpu}memory on process {rank} of 2 (phase: {phase})"
+    assert d["status"] == "out_of_memory" and line in d["message"], d
+    assert d["counts"] == {"states": want.n_states, "transitions": want.n_edges}
+    assert r.stderr.count(line) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert none_left(str(model))

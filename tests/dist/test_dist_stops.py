@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import pathlib
 import shutil
 import signal
 import subprocess
@@ -15,30 +14,9 @@ import time
 
 import pytest
 
-from mpirun import ROOT, env, mpiexec, run, signalled_code
+from mpirun import ROOT, env, mpiexec, none_left, ours, run, signalled_code
 
 TEMPLATE = ROOT / "dvecost" / "examples" / "client_server_template.dve"
-
-
-def _ours(marker: str) -> list[int]:
-    """Processes whose command line names ``marker`` (a file of this test)."""
-    pids = []
-    for d in pathlib.Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                if marker in (d / "cmdline").read_bytes().decode(errors="replace"):
-                    pids.append(int(d.name))
-            except OSError:
-                pass
-    return pids
-
-
-def _none_left(marker: str) -> bool:
-    for _ in range(50):
-        if not _ours(marker):
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def test_state_limit_stops_every_process_with_the_counts(tmp_path):
@@ -57,7 +35,7 @@ def test_state_limit_stops_every_process_with_the_counts(tmp_path):
     assert 2000 < c["states"] < 33_000 and c["expanded"] < c["states"]
     assert c["transitions"] >= c["expanded"]
     assert r.stderr.count("--max-states 2000") == 1
-    assert _none_left(str(model))
+    assert none_left(str(model))
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc to find the processes")
@@ -70,7 +48,7 @@ def test_sigterm_stops_every_process_none_left_behind(tmp_path):
     try:
         # Both processes started and exploring (their imports take a second or two).
         deadline = time.time() + 60
-        while len(_ours(str(model))) < 3 and time.time() < deadline:
+        while len(ours(str(model))) < 3 and time.time() < deadline:
             time.sleep(0.1)
         time.sleep(3.0)
         assert p.poll() is None, "the run ended before the signal: use a larger model"
@@ -86,5 +64,5 @@ def test_sigterm_stops_every_process_none_left_behind(tmp_path):
     assert d["status"] == "interrupted"
     assert 0 < d["counts"]["expanded"] < d["counts"]["states"]
     assert err.count("interrupted by SIGTERM") == 1
-    assert _none_left(str(model))
+    assert none_left(str(model))
     assert os.path.exists(model)

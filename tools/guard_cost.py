@@ -1,0 +1,87 @@
+"""What the agreement of failures costs the cycle engine across processes: run under
+``mpiexec``, every process explores the model with the graph left in blocks, then runs the
+engine ``REPEATS`` times over the guarded communicator (:func:`runtime.guard.guarded`, what a
+run uses) and as many over the plain one, interleaved (guarded first on even repeats, plain
+first on odd ones); process 0 prints one JSON line: per process and per way, each run's wall
+and CPU seconds (``time.process_time``), and the guarded run's headers and agreed receive
+buffers::
+
+    PYTHONPATH=$PWD mpiexec -n 2 python tools/guard_cost.py ../shared/models/cs_10.dve 6
+
+With ``DVECOST_COMM=nccl`` (one process per GPU) the same on the GPUs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+
+def main(argv: list[str]) -> None:
+    import dve
+    from dvecost.distributed import engine_block, engine_comm
+    from ocm.dist import optimal_cycle_distributed
+    from runtime.comm import Comm, world
+    from runtime.guard import Guarded, guarded
+    from statespace.dist import explore_distributed
+    from statespace.dist.blocks import hand_over_blocks
+
+    class Plain(Comm):
+        """The communicator's collectives as they are: not one that :func:`guarded` wraps."""
+
+        def __init__(self, comm: Comm) -> None:
+            self.comm, self.rank, self.size, self.xp = comm, comm.rank, comm.size, comm.xp
+
+        def alltoallv(self, send, counts, recv_counts=None):
+            return self.comm.alltoallv(send, counts, recv_counts)
+
+        def allreduce(self, value, op: str = "sum"):
+            return self.comm.allreduce(value, op)
+
+        def exscan(self, value: int) -> int:
+            return self.comm.exscan(value)
+
+        def allgather(self, value) -> list:
+            return self.comm.allgather(value)
+
+        def barrier(self) -> None:
+            self.comm.barrier()
+
+    calls = {"headers": 0, "agreed_buffers": 0}
+    agree, after = Guarded._agree, Guarded._after   # counted (this tool's own measure)
+
+    def counted_agree(self, *a, **k):
+        calls["headers"] += 1
+        return agree(self, *a, **k)
+
+    def counted_after(self, xp, shape, dtype, largest):
+        calls["agreed_buffers"] += largest > self.state.scratch_bytes
+        return after(self, xp, shape, dtype, largest)
+
+    Guarded._agree, Guarded._after = counted_agree, counted_after
+    comm = world()
+    block = explore_distributed(dve.load_model(argv[0]), comm, handover=hand_over_blocks)
+    g = engine_block(block, block.model.resources[0], False)
+    base = engine_comm(comm, block)
+    ways = {"guarded": guarded(base), "plain": Plain(base)}
+    out: dict = {"guarded": [], "plain": []}
+    value = None
+    for i in range(int(argv[1])):
+        for name in ("guarded", "plain") if i % 2 == 0 else ("plain", "guarded"):
+            base.barrier()
+            calls.update(headers=0, agreed_buffers=0)
+            w0, c0 = time.perf_counter(), time.process_time()
+            r = optimal_cycle_distributed(g, ways[name], kind="mean", mode="max")
+            out[name].append((round(time.perf_counter() - w0, 3),
+                              round(time.process_time() - c0, 3)))
+            if name == "guarded":
+                value, per_run = str(r.value), dict(calls)
+    every = comm.allgather(out)
+    if comm.rank == 0:
+        print(json.dumps({"n": block.n, "m": block.m, "value": value, "per_run": per_run,
+                          "processes": every}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
