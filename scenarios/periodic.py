@@ -53,7 +53,7 @@ from .dsl import System
 from .rows import ConstraintRows
 from .schedule import tick_ring
 
-__all__ = ["CyclePlan", "plan_cycle", "plan_split", "plan_tracked", "walk_plan", "walked_run",
+__all__ = ["CyclePlan", "count_cycle", "plan_cycle", "plan_split", "plan_tracked", "walk_plan", "walked_run",
            "admissions", "HORIZONS", "TRACK_PERIODS", "TRACK_PERIOD_SECONDS", "TRACK_ROWS",
            "TRACK_TICKS", "TRACK_ROUNDS", "renaming_order", "track_cycle"]
 
@@ -135,7 +135,7 @@ class _Counts:
 
     def solve(self, ticks: int, *, starts: list[tuple[int, int]] | None,
               time_limit: float, targets: np.ndarray | None = None,
-              initial: np.ndarray | None = None):
+              initial: np.ndarray | None = None, cost: np.ndarray | None = None):
         """One integer program over ``ticks`` ticks of the count model.
 
         ``starts=None``: a cycle alone (the counts at tick 0 free but for each scenario's
@@ -143,7 +143,9 @@ class _Counts:
         initial state, the server's rule on every tick, and a cycle ``(j, P)`` of
         ``starts`` (one binary each): ticks ``j .. j + P - 1`` full, the counts at
         ``j + P <= ticks`` those at ``j``. Returns ``(counts, admitted, (j, P))``, ``None``
-        where there is none, ``False`` where the time ran out first."""
+        where there is none, ``False`` where the time ran out first. ``cost`` (a cycle
+        alone): a price per count then admission variable, which only steers which cycle
+        comes out: the solver stops at its first solution."""
         from scipy.optimize import Bounds, milp
 
         V, W, A, N = self.V, self.W, self.A, self.N
@@ -233,9 +235,13 @@ class _Counts:
                         -np.inf, N)
                     add([(n_of(j + P, v), 1.0), (n_of(j, v), -1.0), (p_of(i), -N)],
                         -N, np.inf)
-        res = milp(np.zeros(nvar), constraints=cons.constraint(nvar),
-                   integrality=np.ones(nvar), bounds=Bounds(lb, ub),
-                   options={"time_limit": max(0.2, time_limit), "disp": False})
+        options = {"time_limit": max(0.2, time_limit), "disp": False}
+        c = np.zeros(nvar)
+        if cost is not None:
+            c[:nv + na] = cost
+            options["mip_rel_gap"] = 1e9          # (any solution: the price only steers it)
+        res = milp(c, constraints=cons.constraint(nvar),
+                   integrality=np.ones(nvar), bounds=Bounds(lb, ub), options=options)
         if res.x is None:
             # (2: proved infeasible; 1: out of time, undecided)
             return None if res.status == 2 else False
@@ -251,6 +257,22 @@ class _Counts:
         got = (0, ticks) if cyclic else next(
             jp for i, jp in enumerate(starts) if x[p_of(i)] == 1)
         return counts, adm, got
+
+
+def count_cycle(system: System, period: int, *, time_limit: float = 5.0, seed: int | None = None):
+    """A cycle of ``period`` full ticks of the count model alone (:func:`plan_split`'s first
+    part): ``(counts, admitted)`` per tick of the cycle (``period x nodes``), ``None`` where
+    there is none (proved), ``False`` where ``time_limit`` ran out or the count model does not
+    describe ``system``. ``seed``: a random price on the program's variables, so that seeds
+    give different cycles (``None``: the solver's first)."""
+    rings = _rings(system)
+    if rings is None:
+        return False
+    model = _Counts(system, rings)
+    cost = None if seed is None else np.random.default_rng(seed).normal(
+        size=period * (model.V + len(model.waits)))
+    got = model.solve(period, starts=None, time_limit=time_limit, cost=cost)
+    return got if not got else (got[0], got[1])
 
 
 def plan_cycle(system: System, *, horizons=HORIZONS, time_limit: float = 30.0
@@ -655,7 +677,8 @@ def closing_flows(plan: CyclePlan, home: list[int], *, time_limit: float = 10.0
     return out
 
 
-def admissions(system: System, plan: CyclePlan, closing: bool = True) -> list[list[int]]:
+def admissions(system: System, plan: CyclePlan, closing: bool = True, quota=None
+               ) -> list[list[int]]:
     """Per tick ``0 .. plan.horizon - 1``, the clients (columns in the order of
     ``system.counts``, then by number) the server admits: of the clients at each ``wait``
     node, the plan's number: on the prefix's ticks those who came first (then the lowest
@@ -669,7 +692,8 @@ def admissions(system: System, plan: CyclePlan, closing: bool = True) -> list[li
     clients small (the identity where every aim is met: the model's walk then closes
     exactly, with nothing to lift). With ``closing``, where some choice brings every client
     back to its node when the period ends (:func:`closing_flows`), the period's ticks admit
-    by it instead (the aims then only break ties within a node's clients of one home).
+    by it instead (the aims then only break ties within a node's clients of one home);
+    ``quota``: that choice, already made (:func:`closing_flows` of ``plan``).
     """
     node: list[int] = []
     base = 0
@@ -688,7 +712,7 @@ def admissions(system: System, plan: CyclePlan, closing: bool = True) -> list[li
     for t in range(plan.horizon):
         if t == plan.start and closing:
             home = list(node)
-            quota = closing_flows(plan, home)
+            quota = closing_flows(plan, home) if quota is None else quota
         if t >= plan.start:
             def order(c: int) -> tuple[int, int, int]:
                 return ((plan.period - waited[c]) % ring[c], arrived[c], c)
