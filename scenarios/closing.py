@@ -146,15 +146,18 @@ def homes(counts_at_start: np.ndarray) -> list[int]:
 
 
 def closing_rounds(system: System, counts: np.ndarray, admitted: np.ndarray, *, most: int,
-                   time_limit: float = 10.0):
+                   least: int = 0, time_limit: float = 10.0):
     """``(k, quota)``: the fewest rounds ``k`` (``k P <= most``) of the cycle ``counts``,
-    ``admitted`` after which every client can be home, with whom to admit
+    ``admitted`` after which every client can be home (of those with ``k P > least``), with
+    whom to admit
     (:func:`scenarios.periodic.closing_flows` of the cycle gone round ``k`` times, entered at
     its tick 0); ``None`` where no ``k`` does (proved: the candidates left out by
     :func:`closing_candidates`, the others by the flows) or ``time_limit`` ran out first.
     """
     t0 = _time.perf_counter()
     for k in closing_candidates(system, counts, admitted, most):
+        if k * len(counts) <= least:
+            continue
         left = time_limit - (_time.perf_counter() - t0)
         if left <= 0.1:
             return None
@@ -184,7 +187,8 @@ def closing_periods(system: System, most: int, periods=range(1, 31)) -> list[int
 
 def plan_closing(system: System, *, most: int = CLOSING_TICKS,
                  time_limit: float = CLOSING_SECONDS, seeds: int = CLOSING_SEEDS,
-                 periods=range(1, 31), rows: int = 4096, ticks: int = 400):
+                 periods=range(1, 31), enough: int | None = None, rows: int = 4096,
+                 ticks: int = 400):
     """``(plan, quota)``: a run of the count model from its initial state into a cycle of full
     ticks gone round ``k`` times, ``k P <= most``, whose clients can all be home after the
     ``k`` rounds, and whom to admit so that they are (:func:`scenarios.periodic.admissions`
@@ -194,17 +198,38 @@ def plan_closing(system: System, *, most: int = CLOSING_TICKS,
     Periods are tried in the order of :func:`closing_periods`; for each, the solver's first
     cycle and up to ``seeds`` steered by random prices (:func:`scenarios.periodic.count_cycle`),
     each checked by :func:`closing_rounds` and, where it closes, reached from the initial
-    state by :func:`scenarios.periodic.track_cycle` (``rows``, ``ticks``). The first plan
-    found is returned: at most a cycle of ``most`` ticks after a prefix of ``ticks``.
+    state by :func:`scenarios.periodic.track_cycle` (``rows``, ``ticks``): first within
+    ``enough`` ticks (default: twice the shortest period the counting argument allows,
+    the periods of :func:`closing_periods` up to it), then the cycles seen that close only
+    later, up to ``most``. The first plan reached is returned.
     """
+    from .walkfamily import periods as open_periods
+
     t0 = _time.perf_counter()
 
     def left() -> float:
         return time_limit - (_time.perf_counter() - t0)
 
-    if _groups(system) is None or system.server is None or system.server.admissions < 2:
+    if system.server is None or system.server.admissions < 2 or _groups(system) is None:
         return None
-    for P in closing_periods(system, most, periods):
+    floor = open_periods(system, most)
+    if enough is None:
+        enough = 2 * floor[0][0] if floor else most
+    enough = min(enough, most)
+
+    def reach(counts, admitted, k, seed):
+        track = track_cycle(system, counts, admitted, rows=rows, ticks=ticks, seed=seed or 0)
+        if track is None:
+            return None
+        plan = repeated(system, counts, admitted, k, prefix=track)
+        quota = closing_flows(plan, homes(plan.counts[plan.start]),
+                              time_limit=max(left(), 1.0))
+        return None if quota is None else (plan, quota)
+
+    # First the cycles that close within `enough` ticks; the longer ones of those seen
+    # after, while the time lasts.
+    longer = []
+    for P in closing_periods(system, enough, periods):
         for seed in [None, *range(seeds)]:
             if left() <= 0.2:
                 return None
@@ -213,17 +238,18 @@ def plan_closing(system: System, *, most: int = CLOSING_TICKS,
                 break                            # (no cycle of P ticks at all: proved)
             if cyc is False:
                 continue
-            counts, admitted = cyc
-            got = closing_rounds(system, counts, admitted, most=most, time_limit=left())
-            if got is None or left() <= 0.2:
+            got = closing_rounds(system, *cyc, most=enough, time_limit=left())
+            if got is None:
+                longer.append((cyc, seed))
                 continue
-            k = got[0]
-            track = track_cycle(system, counts, admitted, rows=rows, ticks=ticks, seed=seed or 0)
-            if track is None:
-                continue
-            plan = repeated(system, counts, admitted, k, prefix=track)
-            s = plan.start
-            quota = closing_flows(plan, homes(plan.counts[s]), time_limit=max(left(), 1.0))
-            if quota is not None:
-                return plan, quota
+            out = reach(*cyc, got[0], seed)
+            if out is not None:
+                return out
+    for cyc, seed in longer:
+        if left() <= 0.2:
+            return None
+        got = closing_rounds(system, *cyc, most=most, least=enough, time_limit=left())
+        out = None if got is None else reach(*cyc, got[0], seed)
+        if out is not None:
+            return out
     return None
