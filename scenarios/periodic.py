@@ -54,8 +54,8 @@ from .rows import ConstraintRows
 from .schedule import tick_ring
 
 __all__ = ["CyclePlan", "count_cycle", "plan_cycle", "plan_split", "plan_tracked", "walk_plan",
-           "walked_run", "admissions", "HORIZONS", "TRACK_PERIODS", "TRACK_PERIOD_SECONDS", "TRACK_ROWS",
-           "TRACK_TICKS", "TRACK_ROUNDS", "renaming_order", "track_cycle"]
+           "walked_run", "admissions", "HORIZONS", "TRACK_PERIODS", "TRACK_PERIOD_SECONDS",
+           "TRACK_ROWS", "TRACK_TICKS", "TRACK_ROUNDS", "renaming_order", "track_cycle"]
 
 #: The horizons :func:`plan_cycle` tries in turn (ticks from the initial state to the end of
 #: the period); the period starts at least :data:`MIN_PREFIX` ticks in.
