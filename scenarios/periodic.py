@@ -135,7 +135,8 @@ class _Counts:
 
     def solve(self, ticks: int, *, starts: list[tuple[int, int]] | None,
               time_limit: float, targets: np.ndarray | None = None,
-              initial: np.ndarray | None = None, cost: np.ndarray | None = None):
+              initial: np.ndarray | None = None, cost: np.ndarray | None = None,
+              waits_least: dict[int, int] | None = None):
         """One integer program over ``ticks`` ticks of the count model.
 
         ``starts=None``: a cycle alone (the counts at tick 0 free but for each scenario's
@@ -145,7 +146,8 @@ class _Counts:
         ``j + P <= ticks`` those at ``j``. Returns ``(counts, admitted, (j, P))``, ``None``
         where there is none, ``False`` where the time ran out first. ``cost`` (a cycle
         alone): a price per count then admission variable, which only steers which cycle
-        comes out: the solver stops at its first solution."""
+        comes out: the solver stops at its first solution; ``waits_least`` (a cycle alone):
+        per scenario, the fewest ticks its clients wait in a round in all."""
         from scipy.optimize import Bounds, milp
 
         V, W, A, N = self.V, self.W, self.A, self.N
@@ -216,6 +218,11 @@ class _Counts:
         if cyclic:
             for g, cnt in enumerate(self.counts):
                 add([(n_of(0, v), 1.0) for v in range(V) if self.group[v] == g], cnt, cnt)
+            for g, least in (waits_least or {}).items():
+                # (scenario g's clients wait at least `least` ticks a round in all)
+                ws = [w for w in waits if self.group[w] == g]
+                add([(n_of(t, w), 1.0) for t in range(ticks) for w in ws]
+                    + [(a_of(t, w), -1.0) for t in range(ticks) for w in ws], least, np.inf)
         else:
             if initial is None:
                 initial = np.zeros(V, np.int64)
@@ -259,19 +266,27 @@ class _Counts:
         return counts, adm, got
 
 
-def count_cycle(system: System, period: int, *, time_limit: float = 5.0, seed: int | None = None):
+def count_cycle(system: System, period: int, *, time_limit: float = 5.0, seed: int | None = None,
+                rounds: int | None = None):
     """A cycle of ``period`` full ticks of the count model alone (:func:`plan_split`'s first
     part): ``(counts, admitted)`` per tick of the cycle (``period x nodes``), ``None`` where
     there is none (proved), ``False`` where ``time_limit`` ran out or the count model does not
     describe ``system``. ``seed``: a random price on the program's variables, so that seeds
-    give different cycles (``None``: the solver's first)."""
+    give different cycles (``None``: the solver's first). ``rounds``: only cycles whose
+    waiting lets every client come home after that many rounds (each scenario's ``n``
+    clients on a ring of ``T`` ticks wait ``n (rounds x period mod T) / rounds`` ticks a
+    round or more: :func:`scenarios.closing.closing_candidates`)."""
     rings = _rings(system)
     if rings is None:
         return False
     model = _Counts(system, rings)
     cost = None if seed is None else np.random.default_rng(seed).normal(
         size=period * (model.V + len(model.waits)))
-    got = model.solve(period, starts=None, time_limit=time_limit, cost=cost)
+    least = None if rounds is None else {
+        g: -(-n * (rounds * period % len(ks)) // rounds)
+        for g, (ks, n) in enumerate(zip(model.kinds, model.counts))}
+    got = model.solve(period, starts=None, time_limit=time_limit, cost=cost,
+                      waits_least=least)
     return got if not got else (got[0], got[1])
 
 

@@ -235,3 +235,23 @@ def test_the_farms_witness_at_37_users_is_a_few_thousand_steps():
     d = _followed_exactly(system, plan, quota)
     assert len(d["prefix"]) + len(d["cycle"]) <= 5_000
     assert sum(s["cost"] for s in d["cycle"]) == 8 * len(d["cycle"])
+
+
+@pytest.mark.parametrize("name,system", CASES, ids=[n for n, _ in CASES])
+def test_count_cycles_for_some_rounds_keep_those_rounds(name, system):
+    """count_cycle(..., rounds=k): a cycle whose waiting keeps k among the candidates (every
+    tick full, checked on the counts); where it says there is none, no cycle found without
+    the cut keeps k."""
+    W = system.server.workers
+    for counts, admitted in _cycles(system, most_period=6):
+        P = len(counts)
+        for k in range(1, 24 // P + 1):
+            got = count_cycle(system, P, time_limit=5, rounds=k)
+            if got is None:
+                assert k not in closing_candidates(system, counts, admitted, k * P)
+            elif got:
+                assert k in closing_candidates(system, *got, k * P)
+                kinds = [x for sc, _ in system.counts for x in tick_ring(sc).kind]
+                for t in range(P):
+                    busy = sum(int(got[0][t][v]) for v, x in enumerate(kinds) if x == "busy")
+                    assert busy + int(got[1][t].sum()) == W
