@@ -136,7 +136,7 @@ class _Counts:
     def solve(self, ticks: int, *, starts: list[tuple[int, int]] | None,
               time_limit: float, targets: np.ndarray | None = None,
               initial: np.ndarray | None = None, cost: np.ndarray | None = None,
-              waits_least: dict[int, int] | None = None):
+              waits_least: dict[int, int] | None = None, extra=None):
         """One integer program over ``ticks`` ticks of the count model.
 
         ``starts=None``: a cycle alone (the counts at tick 0 free but for each scenario's
@@ -147,7 +147,8 @@ class _Counts:
         where there is none, ``False`` where the time ran out first. ``cost`` (a cycle
         alone): a price per count then admission variable, which only steers which cycle
         comes out: the solver stops at its first solution; ``waits_least`` (a cycle alone):
-        per scenario, the fewest ticks its clients wait in a round in all."""
+        per scenario, the fewest ticks its clients wait in a round in all; ``extra(add,
+        n_of, a_of, nvar)``: adds rows (and variables from ``nvar`` on), returns the count."""
         from scipy.optimize import Bounds, milp
 
         V, W, A, N = self.V, self.W, self.A, self.N
@@ -242,6 +243,10 @@ class _Counts:
                         -np.inf, N)
                     add([(n_of(j + P, v), 1.0), (n_of(j, v), -1.0), (p_of(i), -N)],
                         -N, np.inf)
+        if extra is not None:               # (more variables and rows: a cycle alone)
+            more = extra(add, n_of, a_of, nvar)
+            lb, ub = np.r_[lb, np.zeros(more - nvar)], np.r_[ub, np.full(more - nvar, N)]
+            nvar = more
         options = {"time_limit": max(0.2, time_limit), "disp": False}
         c = np.zeros(nvar)
         if cost is not None:
@@ -267,7 +272,7 @@ class _Counts:
 
 
 def count_cycle(system: System, period: int, *, time_limit: float = 5.0, seed: int | None = None,
-                rounds: int | None = None):
+                rounds: int | None = None, extra=None):
     """A cycle of ``period`` full ticks of the count model alone (:func:`plan_split`'s first
     part): ``(counts, admitted)`` per tick of the cycle (``period x nodes``), ``None`` where
     there is none (proved), ``False`` where ``time_limit`` ran out or the count model does not
@@ -275,7 +280,9 @@ def count_cycle(system: System, period: int, *, time_limit: float = 5.0, seed: i
     give different cycles (``None``: the solver's first). ``rounds``: only cycles whose
     waiting lets every client come home after that many rounds (each scenario's ``n``
     clients on a ring of ``T`` ticks wait ``n (rounds x period mod T) / rounds`` ticks a
-    round or more: :func:`scenarios.closing.closing_candidates`)."""
+    round or more: :func:`scenarios.closing.closing_candidates`). ``extra(add, n_of, a_of,
+    nvar)``: more rows over the counts ``n_of(t, v)`` and admissions ``a_of(t, w)`` (and
+    variables numbered from ``nvar``; it returns how many there are then)."""
     rings = _rings(system)
     if rings is None:
         return False
@@ -286,7 +293,7 @@ def count_cycle(system: System, period: int, *, time_limit: float = 5.0, seed: i
         g: -(-n * (rounds * period % len(ks)) // rounds)
         for g, (ks, n) in enumerate(zip(model.kinds, model.counts))}
     got = model.solve(period, starts=None, time_limit=time_limit, cost=cost,
-                      waits_least=least)
+                      waits_least=least, extra=extra)
     return got if not got else (got[0], got[1])
 
 
@@ -385,10 +392,11 @@ TRACK_PERIOD_SECONDS = 5.0
 TRACK_ROWS = 4096
 TRACK_TICKS = 400
 #: :func:`plan_tracked` tries its cycle gone round up to this many times in the plan (its
-#: ``rounds``). More rounds give the clients' aims and :func:`closing_flows` room to bring
-#: every client home (the editor's farm at 39 users closes exactly after 10 rounds of 11 ticks,
-#: at 38 after 21 of 16; the counting argument of docs/algorithms.md allows no cycle under 72
-#: ticks there) but cost seconds where none closes (at 37: 7 s become 17 s for nothing).
+#: ``rounds``). More rounds give the clients' aims and
+#: :func:`scenarios.closing.closing_flows` room to bring every client home (the editor's farm
+#: at 39 users closes exactly after 10 rounds of 11 ticks, at 38 after 21 of 16; the counting
+#: argument of docs/algorithms.md allows no cycle under 72 ticks there) but cost seconds where
+#: none closes (at 37: 7 s become 17 s for nothing).
 TRACK_ROUNDS = 4
 
 
@@ -614,84 +622,6 @@ def _track(model: _Counts, ring: np.ndarray, moves: np.ndarray, *, rows: int, ti
     return np.stack(counts), np.stack(adm).reshape(-1, V), i
 
 
-def closing_flows(plan: CyclePlan, home: list[int], *, time_limit: float = 10.0
-                  ) -> dict[tuple[int, int], dict[int, int]] | None:
-    """Whom the period of ``plan`` admits so that every client is back at its own node when
-    it ends: ``{(tick of the period, wait node): {home node: how many}}``, the clients named
-    by the node they stand at when the period begins (``home``, per client); ``None`` where
-    no choice does it (or the program ran out of ``time_limit``).
-
-    One integer program per scenario, a flow of ``home`` commodities through the period's
-    ticks: ``x[u, t, v]`` clients from home ``u`` at node ``v`` on tick ``t``, ``y[u, t,
-    w]`` of those at a ``wait`` node admitted; per tick and node they add up to the plan's
-    counts and admissions, each moves along its ring as the count model does, and each
-    commodity ends at its home. Any split of a commodity among its clients then works (they
-    stand together), so the clients' renaming over the period is the identity."""
-    from scipy.optimize import Bounds, milp
-
-    Q, s0 = plan.period, plan.start
-    out: dict[tuple[int, int], dict[int, int]] = {}
-    base = 0
-    for ks in plan.kinds:
-        T = len(ks)
-        nodes = range(base, base + T)
-        homes = sorted({v for v in home if base <= v < base + T})
-        if not homes:
-            base += T
-            continue
-        waits = [v for v in nodes if ks[v - base] == "wait"]
-        H = len(homes)
-        nx = H * (Q + 1) * T
-
-        def x(h, t, v):
-            return (h * (Q + 1) + t) * T + (v - base)
-
-        def y(h, t, w):
-            return nx + (h * Q + t) * len(waits) + waits.index(w)
-
-        nvar = nx + H * Q * len(waits)
-        cons = ConstraintRows()
-        add = cons.add
-
-        lb, ub = np.zeros(nvar), np.full(nvar, float(len(home)))
-        for h, u in enumerate(homes):
-            start = sum(1 for v in home if v == u)
-            for v in nodes:
-                for t in (0, Q):
-                    lb[x(h, t, v)] = ub[x(h, t, v)] = start if v == u else 0
-        for t in range(Q + 1):
-            for v in nodes:
-                add([(x(h, t, v), 1.0) for h in range(H)], plan.counts[s0 + t, v],
-                    plan.counts[s0 + t, v])
-        for t in range(Q):
-            for w in waits:
-                a = float(plan.admitted[s0 + t, w])
-                add([(y(h, t, w), 1.0) for h in range(H)], a, a)
-                for h in range(H):
-                    add([(y(h, t, w), 1.0), (x(h, t, w), -1.0)], -np.inf, 0)
-            for h in range(H):
-                for v in nodes:
-                    p = base + (v - base - 1) % T
-                    terms = [(x(h, t + 1, v), 1.0),
-                             (y(h, t, p), -1.0) if p in waits else (x(h, t, p), -1.0)]
-                    if v in waits:
-                        terms += [(x(h, t, v), -1.0), (y(h, t, v), 1.0)]
-                    add(terms, 0, 0)
-        res = milp(np.zeros(nvar), constraints=cons.constraint(nvar),
-                   integrality=np.ones(nvar), bounds=Bounds(lb, ub),
-                   options={"time_limit": time_limit, "disp": False})
-        if res.x is None:
-            return None
-        z = np.rint(res.x).astype(np.int64)
-        for t in range(Q):
-            for w in waits:
-                got = {homes[h]: int(z[y(h, t, w)]) for h in range(H) if z[y(h, t, w)]}
-                if got:
-                    out[(t, w)] = got
-        base += T
-    return out
-
-
 def admissions(system: System, plan: CyclePlan, closing: bool = True, quota=None
                ) -> list[list[int]]:
     """Per tick ``0 .. plan.horizon - 1``, the clients (columns in the order of
@@ -706,9 +636,10 @@ def admissions(system: System, plan: CyclePlan, closing: bool = True, quota=None
     (whom a node admits changes no count). The aims only make the period's renaming of the
     clients small (the identity where every aim is met: the model's walk then closes
     exactly, with nothing to lift). With ``closing``, where some choice brings every client
-    back to its node when the period ends (:func:`closing_flows`), the period's ticks admit
-    by it instead (the aims then only break ties within a node's clients of one home);
-    ``quota``: that choice, already made (:func:`closing_flows` of ``plan``).
+    back to its node when the period ends (:func:`scenarios.closing.closing_flows`), the
+    period's ticks admit by it instead (the aims then only break ties within a node's
+    clients of one home); ``quota``: that choice, already made (``closing_flows`` of
+    ``plan``).
     """
     node: list[int] = []
     base = 0
@@ -727,7 +658,9 @@ def admissions(system: System, plan: CyclePlan, closing: bool = True, quota=None
     for t in range(plan.horizon):
         if t == plan.start and closing:
             home = list(node)
-            quota = closing_flows(plan, home) if quota is None else quota
+            if quota is None:
+                from .closing import closing_flows
+                quota = closing_flows(plan, home)
         if t >= plan.start:
             def order(c: int) -> tuple[int, int, int]:
                 return ((plan.period - waited[c]) % ring[c], arrived[c], c)

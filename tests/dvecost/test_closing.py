@@ -23,8 +23,8 @@ from plan_checks import check_admissions, check_plan
 from replay import replay_analysis
 from scenarios import Request, Scenario, Server, System, Think
 from scenarios.bounds import find_witness
-from scenarios.closing import (closing_candidates, closing_periods, closing_rounds,
-                               plan_closing, round_waits)
+from scenarios.closing import (closed_cycle, closing_candidates, closing_periods,
+                               closing_rounds, plan_closing, round_waits)
 from scenarios.periodic import admissions, count_cycle, plan_tracked, renaming_order
 from scenarios.schedule import tick_ring
 from scenarios.templates import EDITOR_SCENARIOS, EDITOR_WEIGHTS
@@ -255,3 +255,21 @@ def test_count_cycles_for_some_rounds_keep_those_rounds(name, system):
                 for t in range(P):
                     busy = sum(int(got[0][t][v]) for v, x in enumerate(kinds) if x == "busy")
                     assert busy + int(got[1][t].sum()) == W
+
+
+@pytest.mark.parametrize("name,system", CASES, ids=[n for n, _ in CASES])
+def test_closed_cycle_is_exact(name, system):
+    """closed_cycle(P, k): a cycle whose clients the enumeration brings home after exactly k
+    rounds; where it proves there is none, none of the cycles found by other means (three
+    a period, and those made for k's waiting) closes after k rounds."""
+    found = list(_cycles(system, 6))
+    for P in range(1, 7):
+        for k in range(1, 12 // P + 1):
+            got = closed_cycle(system, P, k, time_limit=30)
+            assert got is not False
+            if got:
+                assert home_after(system, *got, k)[-1]
+                continue
+            for cyc in [c for c in found if len(c[0]) == P] + [
+                    c for c in [count_cycle(system, P, rounds=k)] if c]:
+                assert not home_after(system, *cyc, k)[-1]
