@@ -5,7 +5,7 @@ cycle of the model only up to a renaming of the clients: after ``P`` ticks every
 as many clients as before, not the same ones. Gone round ``k`` times it is a cycle of the
 model (``k P`` ticks, every client back at its own node, nothing to lift) exactly where some
 choice of whom the server admits, among the clients that stand together at a ``wait`` node,
-brings every client home after ``k P`` ticks; :func:`scenarios.periodic.closing_flows`
+brings every client home after ``k P`` ticks; :func:`scenarios.closeflow.closing_flows`
 decides that exactly (one integer flow per home node, per scenario). Two necessary
 conditions come first, cheap and exact:
 
@@ -46,12 +46,12 @@ import time as _time
 import numpy as np
 
 from .dsl import System
+from .closeflow import closing_flows, home_flow_rows
 from .periodic import CyclePlan, count_cycle, track_cycle
-from .rows import ConstraintRows
 from .schedule import tick_ring
 
-__all__ = ["round_waits", "closing_candidates", "closing_rounds", "closing_flows",
-           "closed_cycle", "closing_periods", "plan_closing", "repeated", "homes",
+__all__ = ["round_waits", "closing_candidates", "closing_rounds", "closed_cycle",
+           "closing_periods", "plan_closing", "repeated", "homes",
            "CLOSING_SECONDS", "CLOSING_TICKS", "CLOSING_SEEDS"]
 
 #: :func:`plan_closing` in ``saturate`` (``Bounds.tracked_run``): its seconds (of CPU), the
@@ -148,96 +148,6 @@ def homes(counts_at_start: np.ndarray) -> list[int]:
     return [v for v, c in enumerate(counts_at_start) for _ in range(int(c))]
 
 
-def _home_flows(add, nvar: int, ks, base: int, homes: list[int], Q: int, count, admit, start):
-    """The rows of one scenario's home flows through ``Q`` ticks (ring node kinds ``ks``, its
-    nodes numbered from ``base``), variables numbered from ``nvar``: ``x(h, t, v)`` clients
-    from home ``homes[h]`` at node ``v`` on tick ``t``, ``y(h, t, w)`` of those at a ``wait``
-    node admitted. ``count(t, v)``, ``admit(t, w)``, ``start(u)``: ``(terms, constant)``,
-    what the flows' sum at a node, their admissions there and home ``u``'s clients equal
-    (terms over other variables, moved to the left). Returns ``(variables in all, y)``."""
-    T = len(ks)
-    nodes = range(base, base + T)
-    waits = [v for v in nodes if ks[v - base] == "wait"]
-    H = len(homes)
-    nx = H * (Q + 1) * T
-
-    def x(h, t, v):
-        return nvar + (h * (Q + 1) + t) * T + (v - base)
-
-    def y(h, t, w):
-        return nvar + nx + (h * Q + t) * len(waits) + waits.index(w)
-
-    def equal(terms, what):
-        more, c = what
-        add(terms + [(i, -a) for i, a in more], c, c)
-
-    for h, u in enumerate(homes):          # each home's clients start and end at it
-        for t in (0, Q):
-            for v in nodes:
-                equal([(x(h, t, v), 1.0)], start(u) if v == u else ([], 0))
-    for t in range(Q + 1):
-        for v in nodes:
-            equal([(x(h, t, v), 1.0) for h in range(H)], count(t, v))
-    for t in range(Q):
-        for w in waits:
-            equal([(y(h, t, w), 1.0) for h in range(H)], admit(t, w))
-            for h in range(H):
-                add([(y(h, t, w), 1.0), (x(h, t, w), -1.0)], -np.inf, 0)
-        for h in range(H):
-            for v in nodes:                 # the ring moves, as the count model's
-                p = base + (v - base - 1) % T
-                terms = [(x(h, t + 1, v), 1.0),
-                         (y(h, t, p), -1.0) if p in waits else (x(h, t, p), -1.0)]
-                if v in waits:
-                    terms += [(x(h, t, v), -1.0), (y(h, t, v), 1.0)]
-                add(terms, 0, 0)
-    return nvar + nx + H * Q * len(waits), y
-
-
-def closing_flows(plan: CyclePlan, home: list[int], *, time_limit: float = 10.0
-                  ) -> dict[tuple[int, int], dict[int, int]] | None:
-    """Whom the period of ``plan`` admits so that every client is back at its own node when
-    it ends: ``{(tick of the period, wait node): {home node: how many}}``, the clients named
-    by the node they stand at when the period begins (``home``, per client); ``None`` where
-    no choice does it (or the program ran out of ``time_limit``).
-
-    One integer program per scenario, a flow of ``home`` commodities through the period's
-    ticks: ``x[u, t, v]`` clients from home ``u`` at node ``v`` on tick ``t``, ``y[u, t,
-    w]`` of those at a ``wait`` node admitted; per tick and node they add up to the plan's
-    counts and admissions, each moves along its ring as the count model does, and each
-    commodity ends at its home. Any split of a commodity among its clients then works (they
-    stand together), so the clients' renaming over the period is the identity."""
-    from scipy.optimize import Bounds, milp
-
-    Q, s0 = plan.period, plan.start
-    out: dict[tuple[int, int], dict[int, int]] = {}
-    base = 0
-    for ks in plan.kinds:
-        T = len(ks)
-        homes = sorted({v for v in home if base <= v < base + T})
-        if homes:
-            cons = ConstraintRows()
-            nvar, y = _home_flows(
-                cons.add, 0, ks, base, homes, Q,
-                lambda t, v: ([], float(plan.counts[s0 + t, v])),
-                lambda t, w: ([], float(plan.admitted[s0 + t, w])),
-                lambda u: ([], float(sum(1 for v in home if v == u))))
-            res = milp(np.zeros(nvar), constraints=cons.constraint(nvar),
-                       integrality=np.ones(nvar), bounds=Bounds(0, len(home)),
-                       options={"time_limit": time_limit, "disp": False})
-            if res.x is None:
-                return None
-            z = np.rint(res.x).astype(np.int64)
-            for t in range(Q):
-                for w in (v for v in range(base, base + T) if ks[v - base] == "wait"):
-                    got = {homes[h]: int(z[y(h, t, w)]) for h in range(len(homes))
-                           if z[y(h, t, w)]}
-                    if got:
-                        out[(t, w)] = got
-        base += T
-    return out
-
-
 def closed_cycle(system: System, period: int, rounds: int, *, time_limit: float = 60.0,
                  scenarios=None):
     """A cycle of ``period`` full ticks of the count model whose clients can all be home
@@ -247,10 +157,11 @@ def closed_cycle(system: System, period: int, rounds: int, *, time_limit: float 
     One integer program: the cycle's (:func:`scenarios.periodic.count_cycle`, with the
     waiting of ``rounds``) and, for the scenarios of ``scenarios`` (indices; default the one
     with the most clients), their home flows through the cycle written out ``rounds`` times
-    (:func:`closing_flows`' rows, the counts and homes now variables of the cycle). Where
-    the solution does not close every scenario (:func:`closing_rounds`), those that fail
-    join the program and it is solved again; with every scenario in it, a solution closes
-    and infeasibility is a proof that no cycle of this period does.
+    (:func:`scenarios.closeflow.home_flow_rows`, the counts and homes now variables of the
+    cycle). Where the solution does not close every scenario (checked by
+    :func:`scenarios.closeflow.closing_flows`), those that fail join the program and it is
+    solved again; with every scenario in it, a solution closes and infeasibility is a proof
+    that no cycle of this period does.
     """
     t0 = _time.process_time()
     groups = _groups(system)
@@ -268,7 +179,7 @@ def closed_cycle(system: System, period: int, rounds: int, *, time_limit: float 
         def extra(add, n_of, a_of, nvar):
             for g in sorted(with_flows):
                 base, T, _ = groups[g]
-                nvar, _ = _home_flows(
+                nvar, _ = home_flow_rows(
                     add, nvar, kinds[g], base, list(range(base, base + T)), Q,
                     lambda t, v: ([(n_of(t % period, v), 1.0)], 0),
                     lambda t, w: ([(a_of(t % period, w), 1.0)], 0),
@@ -294,7 +205,7 @@ def closing_rounds(system: System, counts: np.ndarray, admitted: np.ndarray, *, 
     """``(k, quota)``: the fewest rounds ``k`` (``k P <= most``) of the cycle ``counts``,
     ``admitted`` after which every client can be home (of those with ``k P > least``), with
     whom to admit
-    (:func:`scenarios.periodic.closing_flows` of the cycle gone round ``k`` times, entered at
+    (:func:`scenarios.closeflow.closing_flows` of the cycle gone round ``k`` times, entered at
     its tick 0); ``None`` where no ``k`` does (proved: the candidates left out by
     :func:`closing_candidates`, the others by the flows) or ``time_limit`` ran out first.
     """

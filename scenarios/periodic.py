@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dsl import System
+from .closeflow import closing_flows
 from .rows import ConstraintRows
 from .schedule import tick_ring
 
@@ -393,7 +394,7 @@ TRACK_ROWS = 4096
 TRACK_TICKS = 400
 #: :func:`plan_tracked` tries its cycle gone round up to this many times in the plan (its
 #: ``rounds``). More rounds give the clients' aims and
-#: :func:`scenarios.closing.closing_flows` room to bring every client home (the editor's farm
+#: :func:`scenarios.closeflow.closing_flows` room to bring every client home (the editor's farm
 #: at 39 users closes exactly after 10 rounds of 11 ticks, at 38 after 21 of 16; the counting
 #: argument of docs/algorithms.md allows no cycle under 72 ticks there) but cost seconds where
 #: none closes (at 37: 7 s become 17 s for nothing).
@@ -636,7 +637,7 @@ def admissions(system: System, plan: CyclePlan, closing: bool = True, quota=None
     (whom a node admits changes no count). The aims only make the period's renaming of the
     clients small (the identity where every aim is met: the model's walk then closes
     exactly, with nothing to lift). With ``closing``, where some choice brings every client
-    back to its node when the period ends (:func:`scenarios.closing.closing_flows`), the
+    back to its node when the period ends (:func:`scenarios.closeflow.closing_flows`), the
     period's ticks admit by it instead (the aims then only break ties within a node's
     clients of one home); ``quota``: that choice, already made (``closing_flows`` of
     ``plan``).
@@ -659,7 +660,6 @@ def admissions(system: System, plan: CyclePlan, closing: bool = True, quota=None
         if t == plan.start and closing:
             home = list(node)
             if quota is None:
-                from .closing import closing_flows
                 quota = closing_flows(plan, home)
         if t >= plan.start:
             def order(c: int) -> tuple[int, int, int]:
