@@ -20,8 +20,10 @@ conditions come first, cheap and exact:
 
 :func:`closing_rounds` is the smallest ``k``; :func:`plan_closing` looks, period by period,
 at several cycles (the solver's first, then ones steered by random prices: cycles of one
-period differ much in how few rounds close them) for the one whose run is shortest, and
-reaches it by :func:`scenarios.periodic.track_cycle`. Nothing here is a result: the plan is
+period differ much in how few rounds close them) for one that closes within twice the
+shortest period the counting argument allows, and reaches it by
+:func:`scenarios.periodic.track_cycle`. :func:`closed_cycle` asks one integer program for the
+cycle and its closing together (exact, slower). Nothing here is a result: the plan is
 followed on the model (:func:`scenarios.bounds.find_witness`) and every step checked.
 
 Examples
@@ -45,8 +47,8 @@ import time as _time
 
 import numpy as np
 
-from .dsl import System
 from .closeflow import closing_flows, home_flow_rows
+from .dsl import System
 from .periodic import CyclePlan, count_cycle, track_cycle
 from .schedule import tick_ring
 
