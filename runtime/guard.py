@@ -132,6 +132,10 @@ class _State:
     def __init__(self, rank: int) -> None:
         self.phase = ""
         self.calls = 0   # collectives since the phase began (for fault injection)
+        # Headers sent and receive buffers agreed by one more word, since the state was made
+        # (what the agreement costs: tools/guard_cost.py reads them).
+        self.headers = 0
+        self.agreed_buffers = 0
         self.known: dict[str, int] = {}   # totals every process knows
         self.local: dict[str, int] = {}   # this process's parts, summed on a failure
         self.failed: AgreedOutOfMemory | None = None
@@ -171,6 +175,7 @@ class Guarded(Comm):
         if st.failed is not None:   # (a collective after an agreed failure: none follows)
             raise st.failed
         st.calls += 1
+        st.headers += 1
         if st.fault is not None and st.fault.due(self.rank, st.phase, st.calls, False):
             st.fault.fire(self.xp)   # (as if an allocation failed just before this one)
         h = self.head
@@ -245,6 +250,7 @@ class Guarded(Comm):
         if largest <= st.scratch_bytes:   # (so on every process)
             return self._scratch(xp)[:nbytes].view(dtype).reshape(shape), True
         due = st.fault is not None and st.fault.due(self.rank, st.phase, st.calls, True)
+        st.agreed_buffers += 1
         buf, flag = None, 0
         try:
             if due:

@@ -50,12 +50,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dsl import System
+from .closeflow import closing_flows
 from .rows import ConstraintRows
 from .schedule import tick_ring
 
-__all__ = ["CyclePlan", "plan_cycle", "plan_split", "plan_tracked", "walk_plan", "walked_run",
-           "admissions", "HORIZONS", "TRACK_PERIODS", "TRACK_PERIOD_SECONDS", "TRACK_ROWS",
-           "TRACK_TICKS", "TRACK_ROUNDS", "renaming_order", "track_cycle"]
+__all__ = ["CyclePlan", "count_cycle", "plan_cycle", "plan_split", "plan_tracked", "walk_plan",
+           "walked_run", "admissions", "HORIZONS", "TRACK_PERIODS", "TRACK_PERIOD_SECONDS",
+           "TRACK_ROWS", "TRACK_TICKS", "TRACK_ROUNDS", "renaming_order", "track_cycle"]
 
 #: The horizons :func:`plan_cycle` tries in turn (ticks from the initial state to the end of
 #: the period); the period starts at least :data:`MIN_PREFIX` ticks in.
@@ -135,7 +136,8 @@ class _Counts:
 
     def solve(self, ticks: int, *, starts: list[tuple[int, int]] | None,
               time_limit: float, targets: np.ndarray | None = None,
-              initial: np.ndarray | None = None):
+              initial: np.ndarray | None = None, cost: np.ndarray | None = None,
+              waits_least: dict[int, int] | None = None, extra=None):
         """One integer program over ``ticks`` ticks of the count model.
 
         ``starts=None``: a cycle alone (the counts at tick 0 free but for each scenario's
@@ -143,7 +145,11 @@ class _Counts:
         initial state, the server's rule on every tick, and a cycle ``(j, P)`` of
         ``starts`` (one binary each): ticks ``j .. j + P - 1`` full, the counts at
         ``j + P <= ticks`` those at ``j``. Returns ``(counts, admitted, (j, P))``, ``None``
-        where there is none, ``False`` where the time ran out first."""
+        where there is none, ``False`` where the time ran out first. ``cost`` (a cycle
+        alone): a price per count then admission variable, which only steers which cycle
+        comes out: the solver stops at its first solution; ``waits_least`` (a cycle alone):
+        per scenario, the fewest ticks its clients wait in a round in all; ``extra(add,
+        n_of, a_of, nvar)``: adds rows (and variables from ``nvar`` on), returns the count."""
         from scipy.optimize import Bounds, milp
 
         V, W, A, N = self.V, self.W, self.A, self.N
@@ -214,6 +220,11 @@ class _Counts:
         if cyclic:
             for g, cnt in enumerate(self.counts):
                 add([(n_of(0, v), 1.0) for v in range(V) if self.group[v] == g], cnt, cnt)
+            for g, least in (waits_least or {}).items():
+                # (scenario g's clients wait at least `least` ticks a round in all)
+                ws = [w for w in waits if self.group[w] == g]
+                add([(n_of(t, w), 1.0) for t in range(ticks) for w in ws]
+                    + [(a_of(t, w), -1.0) for t in range(ticks) for w in ws], least, np.inf)
         else:
             if initial is None:
                 initial = np.zeros(V, np.int64)
@@ -233,9 +244,17 @@ class _Counts:
                         -np.inf, N)
                     add([(n_of(j + P, v), 1.0), (n_of(j, v), -1.0), (p_of(i), -N)],
                         -N, np.inf)
-        res = milp(np.zeros(nvar), constraints=cons.constraint(nvar),
-                   integrality=np.ones(nvar), bounds=Bounds(lb, ub),
-                   options={"time_limit": max(0.2, time_limit), "disp": False})
+        if extra is not None:               # (more variables and rows: a cycle alone)
+            more = extra(add, n_of, a_of, nvar)
+            lb, ub = np.r_[lb, np.zeros(more - nvar)], np.r_[ub, np.full(more - nvar, N)]
+            nvar = more
+        options = {"time_limit": max(0.2, time_limit), "disp": False}
+        c = np.zeros(nvar)
+        if cost is not None:
+            c[:nv + na] = cost
+            options["mip_rel_gap"] = 1e9          # (any solution: the price only steers it)
+        res = milp(c, constraints=cons.constraint(nvar),
+                   integrality=np.ones(nvar), bounds=Bounds(lb, ub), options=options)
         if res.x is None:
             # (2: proved infeasible; 1: out of time, undecided)
             return None if res.status == 2 else False
@@ -251,6 +270,32 @@ class _Counts:
         got = (0, ticks) if cyclic else next(
             jp for i, jp in enumerate(starts) if x[p_of(i)] == 1)
         return counts, adm, got
+
+
+def count_cycle(system: System, period: int, *, time_limit: float = 5.0, seed: int | None = None,
+                rounds: int | None = None, extra=None):
+    """A cycle of ``period`` full ticks of the count model alone (:func:`plan_split`'s first
+    part): ``(counts, admitted)`` per tick of the cycle (``period x nodes``), ``None`` where
+    there is none (proved), ``False`` where ``time_limit`` ran out or the count model does not
+    describe ``system``. ``seed``: a random price on the program's variables, so that seeds
+    give different cycles (``None``: the solver's first). ``rounds``: only cycles whose
+    waiting lets every client come home after that many rounds (each scenario's ``n``
+    clients on a ring of ``T`` ticks wait ``n (rounds x period mod T) / rounds`` ticks a
+    round or more: :func:`scenarios.closing.closing_candidates`). ``extra(add, n_of, a_of,
+    nvar)``: more rows over the counts ``n_of(t, v)`` and admissions ``a_of(t, w)`` (and
+    variables numbered from ``nvar``; it returns how many there are then)."""
+    rings = _rings(system)
+    if rings is None:
+        return False
+    model = _Counts(system, rings)
+    cost = None if seed is None else np.random.default_rng(seed).normal(
+        size=period * (model.V + len(model.waits)))
+    least = None if rounds is None else {
+        g: -(-n * (rounds * period % len(ks)) // rounds)
+        for g, (ks, n) in enumerate(zip(model.kinds, model.counts))}
+    got = model.solve(period, starts=None, time_limit=time_limit, cost=cost,
+                      waits_least=least, extra=extra)
+    return got if not got else (got[0], got[1])
 
 
 def plan_cycle(system: System, *, horizons=HORIZONS, time_limit: float = 30.0
@@ -348,10 +393,11 @@ TRACK_PERIOD_SECONDS = 5.0
 TRACK_ROWS = 4096
 TRACK_TICKS = 400
 #: :func:`plan_tracked` tries its cycle gone round up to this many times in the plan (its
-#: ``rounds``). More rounds give the clients' aims and :func:`closing_flows` room to bring
-#: every client home (the editor's farm at 39 users closes exactly after 10 rounds of 11 ticks,
-#: at 38 after 21 of 16; the counting argument of docs/algorithms.md allows no cycle under 72
-#: ticks there) but cost seconds where none closes (at 37: 7 s become 17 s for nothing).
+#: ``rounds``). More rounds give the clients' aims and
+#: :func:`scenarios.closeflow.closing_flows` room to bring every client home (the editor's farm
+#: at 39 users closes exactly after 10 rounds of 11 ticks, at 38 after 21 of 16; the counting
+#: argument of docs/algorithms.md allows no cycle under 72 ticks there) but cost seconds where
+#: none closes (at 37: 7 s become 17 s for nothing).
 TRACK_ROUNDS = 4
 
 
@@ -577,85 +623,8 @@ def _track(model: _Counts, ring: np.ndarray, moves: np.ndarray, *, rows: int, ti
     return np.stack(counts), np.stack(adm).reshape(-1, V), i
 
 
-def closing_flows(plan: CyclePlan, home: list[int], *, time_limit: float = 10.0
-                  ) -> dict[tuple[int, int], dict[int, int]] | None:
-    """Whom the period of ``plan`` admits so that every client is back at its own node when
-    it ends: ``{(tick of the period, wait node): {home node: how many}}``, the clients named
-    by the node they stand at when the period begins (``home``, per client); ``None`` where
-    no choice does it (or the program ran out of ``time_limit``).
-
-    One integer program per scenario, a flow of ``home`` commodities through the period's
-    ticks: ``x[u, t, v]`` clients from home ``u`` at node ``v`` on tick ``t``, ``y[u, t,
-    w]`` of those at a ``wait`` node admitted; per tick and node they add up to the plan's
-    counts and admissions, each moves along its ring as the count model does, and each
-    commodity ends at its home. Any split of a commodity among its clients then works (they
-    stand together), so the clients' renaming over the period is the identity."""
-    from scipy.optimize import Bounds, milp
-
-    Q, s0 = plan.period, plan.start
-    out: dict[tuple[int, int], dict[int, int]] = {}
-    base = 0
-    for ks in plan.kinds:
-        T = len(ks)
-        nodes = range(base, base + T)
-        homes = sorted({v for v in home if base <= v < base + T})
-        if not homes:
-            base += T
-            continue
-        waits = [v for v in nodes if ks[v - base] == "wait"]
-        H = len(homes)
-        nx = H * (Q + 1) * T
-
-        def x(h, t, v):
-            return (h * (Q + 1) + t) * T + (v - base)
-
-        def y(h, t, w):
-            return nx + (h * Q + t) * len(waits) + waits.index(w)
-
-        nvar = nx + H * Q * len(waits)
-        cons = ConstraintRows()
-        add = cons.add
-
-        lb, ub = np.zeros(nvar), np.full(nvar, float(len(home)))
-        for h, u in enumerate(homes):
-            start = sum(1 for v in home if v == u)
-            for v in nodes:
-                for t in (0, Q):
-                    lb[x(h, t, v)] = ub[x(h, t, v)] = start if v == u else 0
-        for t in range(Q + 1):
-            for v in nodes:
-                add([(x(h, t, v), 1.0) for h in range(H)], plan.counts[s0 + t, v],
-                    plan.counts[s0 + t, v])
-        for t in range(Q):
-            for w in waits:
-                a = float(plan.admitted[s0 + t, w])
-                add([(y(h, t, w), 1.0) for h in range(H)], a, a)
-                for h in range(H):
-                    add([(y(h, t, w), 1.0), (x(h, t, w), -1.0)], -np.inf, 0)
-            for h in range(H):
-                for v in nodes:
-                    p = base + (v - base - 1) % T
-                    terms = [(x(h, t + 1, v), 1.0),
-                             (y(h, t, p), -1.0) if p in waits else (x(h, t, p), -1.0)]
-                    if v in waits:
-                        terms += [(x(h, t, v), -1.0), (y(h, t, v), 1.0)]
-                    add(terms, 0, 0)
-        res = milp(np.zeros(nvar), constraints=cons.constraint(nvar),
-                   integrality=np.ones(nvar), bounds=Bounds(lb, ub),
-                   options={"time_limit": time_limit, "disp": False})
-        if res.x is None:
-            return None
-        z = np.rint(res.x).astype(np.int64)
-        for t in range(Q):
-            for w in waits:
-                got = {homes[h]: int(z[y(h, t, w)]) for h in range(H) if z[y(h, t, w)]}
-                if got:
-                    out[(t, w)] = got
-        base += T
-    return out
-
-
-def admissions(system: System, plan: CyclePlan, closing: bool = True) -> list[list[int]]:
+def admissions(system: System, plan: CyclePlan, closing: bool = True, quota=None
+               ) -> list[list[int]]:
     """Per tick ``0 .. plan.horizon - 1``, the clients (columns in the order of
     ``system.counts``, then by number) the server admits: of the clients at each ``wait``
     node, the plan's number: on the prefix's ticks those who came first (then the lowest
@@ -668,8 +637,10 @@ def admissions(system: System, plan: CyclePlan, closing: bool = True) -> list[li
     (whom a node admits changes no count). The aims only make the period's renaming of the
     clients small (the identity where every aim is met: the model's walk then closes
     exactly, with nothing to lift). With ``closing``, where some choice brings every client
-    back to its node when the period ends (:func:`closing_flows`), the period's ticks admit
-    by it instead (the aims then only break ties within a node's clients of one home).
+    back to its node when the period ends (:func:`scenarios.closeflow.closing_flows`), the
+    period's ticks admit by it instead (the aims then only break ties within a node's
+    clients of one home); ``quota``: that choice, already made (``closing_flows`` of
+    ``plan``).
     """
     node: list[int] = []
     base = 0
@@ -688,7 +659,8 @@ def admissions(system: System, plan: CyclePlan, closing: bool = True) -> list[li
     for t in range(plan.horizon):
         if t == plan.start and closing:
             home = list(node)
-            quota = closing_flows(plan, home)
+            if quota is None:
+                quota = closing_flows(plan, home)
         if t >= plan.start:
             def order(c: int) -> tuple[int, int, int]:
                 return ((plan.period - waited[c]) % ring[c], arrived[c], c)

@@ -57,7 +57,7 @@ from .curve import (DEFAULT_MAX_CLIENTS, METHODS, STATUSES, Evaluation, Evaluato
 
 __all__ = ["SaturationSearch", "linear", "bisect", "staircase", "plateau", "small", "growth_guess",
            "EXACT_FIRST_CLASSES", "PLAN_SECONDS", "WALKED_RUNS", "TRACKED_RUNS", "TRACKED_TICKS",
-           "WALK_FAMILIES",
+           "WALK_FAMILIES", "CLOSING_RUNS",
            "WITNESS_ROWS", "WITNESS_TICKS", "WITNESS_PATIENCE", "SPREAD_ROWS", "GUIDE_MIXES",
            "GUIDE_TICKS", "PLATEAU_CHECK_MAX"]
 
@@ -83,6 +83,10 @@ TRACKED_RUNS = True
 #: :mod:`scenarios.walkfamily`'s local search, its ``WALK_SECONDS`` at most) where the
 #: tracked plan's clients come home only after several periods.
 WALK_FAMILIES = True
+#: Whether :meth:`Bounds.tracked_run` then looks for another cycle of the count model whose
+#: clients come home in few rounds (:func:`scenarios.closing.plan_closing`, its
+#: ``CLOSING_SECONDS`` at most) where the plan it has still closes only up to a renaming.
+CLOSING_RUNS = True
 #: The longest run (ticks: the prefix, then the period times its renaming's order) that
 #: :meth:`Bounds.tracked_run` follows on the model; a longer plan is left to the others.
 TRACKED_TICKS = 3000
@@ -661,6 +665,11 @@ class Bounds:
             got = self.family_run(system, plan.start + plan.period * order)
             if got is not None:
                 plan, chosen, order = got[0], got[1], 1
+        if CLOSING_RUNS and order > 1:
+            # Another cycle of counts may bring its clients home in fewer rounds.
+            got = self.closing_run(system, plan.start + plan.period * order)
+            if got is not None:
+                plan, chosen, order = got[0], got[1], 1
         if plan.start + plan.period * order > TRACKED_TICKS:
             # (its run would be longer than the other planners' tend to be)
             return None
@@ -699,6 +708,27 @@ class Bounds:
             if got is not None and got[0].horizon < ticks:
                 return got
         return None
+
+    def closing_run(self, system: System, ticks: int):
+        """``(plan, chosen)``: a cycle of full ticks of the count model gone round as many
+        times as it takes to bring every client home, and a prefix tracking it
+        (:func:`scenarios.closing.plan_closing`, :data:`scenarios.closing.CLOSING_SECONDS`
+        at most, a cycle of :data:`scenarios.closing.CLOSING_TICKS` ticks at most), whose
+        run on the model closes after one period; ``None`` where none was found in time or
+        its run is not shorter than ``ticks``."""
+        from . import closing
+        from .periodic import admissions
+
+        seconds = closing.CLOSING_SECONDS
+        if self.phases is not None:
+            self.phases("planner", "a cycle of counts whose clients come home in few rounds, "
+                        f"{seconds:.0f} s at most")
+        got = closing.plan_closing(system, time_limit=seconds,
+                                   most=min(closing.CLOSING_TICKS, ticks - 1))
+        if got is None or got[0].horizon >= ticks:
+            return None
+        plan, quota = got
+        return plan, admissions(system, plan, quota=quota)
 
     def planned_run(self, system: System, upper: Fraction | None):
         """A short run of the model that keeps the server at the capacity, planned on the

@@ -19,6 +19,7 @@ import pytest
 import scenarios
 
 from dvecost.saturation import run_analysis, system_load
+from plan_checks import check_admissions as _check_admissions, check_plan as _check_plan
 from replay import replay_analysis
 from scenarios import Request, Scenario, Server, System, Think
 from scenarios.bounds import find_witness
@@ -29,58 +30,6 @@ from scenarios.templates import EDITOR_SCENARIOS, EDITOR_WEIGHTS
 from scenarios.walkfamily import best_walk, family_plan, periods, plan_walks
 
 PAIR = Scenario("pair", [Request("open", 2), Think(1), Request("edit", 1), Think(2)])
-
-
-def _check_plan(system: System, plan) -> None:
-    """The plan's counts follow the count model tick by tick, from every client at its
-    ring's first node; the period's ticks are full and it closes."""
-    W, A = system.server.workers, system.server.admissions
-    kinds, succ, first = [], [], []
-    for sc, _ in system.counts:
-        ring = tick_ring(sc).kind
-        first.append(len(kinds))
-        succ += [len(kinds) + (i + 1) % len(ring) for i in range(len(ring))]
-        kinds += list(ring)
-    at = [0] * len(kinds)
-    for f, (_, k) in zip(first, system.counts):
-        at[f] = k
-    assert list(plan.counts[0]) == at
-    for t in range(plan.horizon):
-        adm = [int(x) for x in plan.admitted[t]]
-        busy = sum(at[v] for v in range(len(kinds)) if kinds[v] == "busy")
-        waiting = sum(at[v] for v in range(len(kinds)) if kinds[v] == "wait")
-        assert all(adm[v] == 0 or (kinds[v] == "wait" and adm[v] <= at[v])
-                   for v in range(len(kinds)))
-        assert sum(adm) == min(A, W - busy, waiting)
-        if t >= plan.start:
-            assert busy + sum(adm) == W, f"tick {t} of the period is not full"
-        nxt = [0] * len(kinds)
-        for v in range(len(kinds)):
-            go = adm[v] if kinds[v] == "wait" else at[v]
-            nxt[succ[v]] += go
-            nxt[v] += at[v] - go
-        at = nxt
-        assert list(plan.counts[t + 1]) == at
-    assert list(plan.counts[plan.horizon]) == list(plan.counts[plan.start])
-
-
-def _check_admissions(system: System, plan, chosen) -> None:
-    """The clients the concrete plan admits stand, tick by tick, where the counts say."""
-    kinds, succ, home = [], [], []
-    for sc, k in system.counts:
-        ring = tick_ring(sc).kind
-        home += [len(kinds)] * k
-        succ += [len(kinds) + (i + 1) % len(ring) for i in range(len(ring))]
-        kinds += list(ring)
-    where = list(home)
-    for t, who in enumerate(chosen):
-        counts = [where.count(v) for v in range(len(kinds))]
-        assert counts == list(plan.counts[t])
-        assert all(kinds[where[c]] == "wait" for c in who)
-        for v in range(len(kinds)):
-            assert sum(1 for c in who if where[c] == v) == plan.admitted[t, v]
-        where = [succ[v] if kinds[v] != "wait" or c in who else v
-                 for c, v in enumerate(where)]
 
 
 def _followed(system: System, plan):
