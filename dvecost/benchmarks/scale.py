@@ -301,9 +301,24 @@ def _distributed(launcher: str | None, p: int, model: pathlib.Path, n: int | Non
         cmd = [launcher, "-n", str(p)] + cmd
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if out.returncode != 0:
-        raise RuntimeError(f"P = {p} ({model.name}) failed with exit code {out.returncode}: "
-                           f"{out.stderr.strip()[-2000:]}")
+        from runtime.errors import StateSpaceError
+        raise StateSpaceError(failed_run(p, _name(model, n), out.returncode, out.stderr))
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def failed_run(p: int, name: str, code: int, stderr: str) -> str:
+    """What a timed run that failed tells the user: which run, its exit code and the line of
+    its error output that says why (the last that names an error, else the last line).
+
+    >>> failed_run(1, "cs.dve N=15", 1, "Traceback ...\\n  x\\ncupy...OutOfMemoryError: Out of "
+    ...            "memory allocating 13 bytes\\n-----\\nmpiexec detected ...\\n")[-73:]
+    '(exit code 1): cupy...OutOfMemoryError: Out of memory allocating 13 bytes'
+    """
+    lines = [s.strip() for s in stderr.splitlines()
+             if s.strip() and not set(s.strip()) <= set("-")]
+    why = [s for s in lines if "Error" in s or s.startswith("dvecost:")]
+    said = (why or lines or ["no error output"])[-1]
+    return f"bench scale: the run P = {p} ({name}) failed (exit code {code}): {said}"
 
 
 def _counts_only(share, comm, cm, **options) -> dict:

@@ -115,3 +115,19 @@ def test_no_gather_counts_the_spread_graph_without_gathering_it(capsys, monkeypa
 def test_bad_counts_are_a_clear_error(argv, message, capsys):
     assert main(["bench", "scale", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_run_that_fails_is_said_in_one_line_with_its_reason(tmp_path, capsys, monkeypatch):
+    """A timed run that fails (here the family's model, read only by the run's processes)
+    ends the bench with exit 3 and one line naming the run and why: no traceback."""
+    mpiexec()
+    for k, v in ALLOW_ROOT.items():
+        monkeypatch.setenv(k, v)
+    bad = tmp_path / "bad.dve"
+    bad.write_text("input int N;\nprocess P { state a; init a; "
+                   "trans a -> a { effect x = 1; }; }\nsystem async;\n")
+    assert main(["bench", "scale", "--procs", "1", "--weak", "4", "--no-strong",
+                 "--no-engine", "--repeat", "1", "--family", str(bad), "-q"]) == 3
+    err = capsys.readouterr().err
+    assert "the run P = 1 (bad.dve N=4) failed" in err and "unknown variable 'x'" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
