@@ -36,8 +36,8 @@ import os
 
 import numpy as np
 
-__all__ = ["Comm", "SelfComm", "MpiComm", "NcclComm", "world", "launched_world_size",
-           "DistributedError"]
+__all__ = ["Comm", "SelfComm", "Forwarding", "MpiComm", "NcclComm", "world",
+           "launched_world_size", "DistributedError"]
 
 #: Environment variables by which MPI launchers (MPICH's hydra, Open MPI, Slurm's PMI) tell a
 #: process the size of its world; read before mpi4py is imported (its import initialises MPI).
@@ -97,6 +97,38 @@ class Comm:
     def barrier(self) -> None:
         """Return once every process has called it."""
         raise NotImplementedError
+
+
+class Forwarding(Comm):
+    """Another communicator's collectives, as they are, with an array module of its own
+    (``xp``, default the other's): a base for wrappers that change one thing (tests compute
+    with a stand-in of a device module; a tool measures a communicator that
+    :func:`runtime.guard.guarded`, which wraps only MPI's and NCCL's, leaves unwrapped).
+
+    >>> f = Forwarding(SelfComm())
+    >>> f.size, f.allreduce(3), f.allgather("x")
+    (1, 3, ['x'])
+    """
+
+    def __init__(self, comm: Comm, xp=None) -> None:
+        self.comm = comm
+        self.rank, self.size = comm.rank, comm.size
+        self.xp = comm.xp if xp is None else xp
+
+    def alltoallv(self, send, counts, recv_counts=None):
+        return self.comm.alltoallv(send, counts, recv_counts)
+
+    def allreduce(self, value, op: str = "sum"):
+        return self.comm.allreduce(value, op)
+
+    def exscan(self, value: int) -> int:
+        return self.comm.exscan(value)
+
+    def allgather(self, value) -> list:
+        return self.comm.allgather(value)
+
+    def barrier(self) -> None:
+        self.comm.barrier()
 
 
 class SelfComm(Comm):

@@ -22,37 +22,16 @@ def main(argv: list[str]) -> None:
     import dve
     from dvecost.distributed import engine_block, engine_comm
     from ocm.dist import optimal_cycle_distributed
-    from runtime.comm import Comm, world
+    from runtime.comm import Forwarding, world
     from runtime.guard import guarded
     from statespace.dist import explore_distributed
     from statespace.dist.blocks import hand_over_blocks
-
-    class Plain(Comm):
-        """The communicator's collectives as they are: not one that :func:`guarded` wraps."""
-
-        def __init__(self, comm: Comm) -> None:
-            self.comm, self.rank, self.size, self.xp = comm, comm.rank, comm.size, comm.xp
-
-        def alltoallv(self, send, counts, recv_counts=None):
-            return self.comm.alltoallv(send, counts, recv_counts)
-
-        def allreduce(self, value, op: str = "sum"):
-            return self.comm.allreduce(value, op)
-
-        def exscan(self, value: int) -> int:
-            return self.comm.exscan(value)
-
-        def allgather(self, value) -> list:
-            return self.comm.allgather(value)
-
-        def barrier(self) -> None:
-            self.comm.barrier()
 
     comm = world()
     block = explore_distributed(dve.load_model(argv[0]), comm, handover=hand_over_blocks)
     g = engine_block(block, block.model.resources[0], False)
     base = engine_comm(comm, block)
-    ways = {"guarded": guarded(base), "plain": Plain(base)}
+    ways = {"guarded": guarded(base), "plain": Forwarding(base)}
     state = ways["guarded"].state
     out: dict = {"guarded": [], "plain": []}
     value = None

@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from ocm.errors import OcmError
-from runtime.comm import Comm
+from runtime.comm import Comm, Forwarding
 
 #: Every (kind, mode, per_scc) the engine answers: per SCC (the default) or by trimming.
 CASES = [(k, m, s) for s in (True, False) for k in ("mean", "ratio") for m in ("max", "min")]
@@ -91,29 +91,10 @@ def answer(r) -> dict:
             "n": r.n_vertices, "m": r.n_edges}
 
 
-class DeviceComm(Comm):
+class DeviceComm(Forwarding):
     """``comm``'s collectives with another array module ``xp``: the NumPy stand-in of CuPy
     (``tests/statespace/device_stand_in.py``), whose arrays are NumPy's, so that the engine
     across processes takes its device branches on the host."""
-
-    def __init__(self, comm: Comm, xp) -> None:
-        self.comm, self.xp = comm, xp
-        self.rank, self.size = comm.rank, comm.size
-
-    def alltoallv(self, send, counts, recv_counts=None):
-        return self.comm.alltoallv(send, counts, recv_counts)
-
-    def allreduce(self, value, op: str = "sum"):
-        return self.comm.allreduce(value, op)
-
-    def exscan(self, value: int) -> int:
-        return self.comm.exscan(value)
-
-    def allgather(self, value) -> list:
-        return self.comm.allgather(value)
-
-    def barrier(self) -> None:
-        self.comm.barrier()
 
 
 def worker_comm(comm: Comm) -> Comm:

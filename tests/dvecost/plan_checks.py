@@ -7,10 +7,32 @@ the clients stand. Nothing here comes from the planners' code but the rings' des
 
 from __future__ import annotations
 
-from scenarios import System
+import random
+
+from scenarios import Request, Scenario, Server, System, Think
 from scenarios.schedule import tick_ring
 
-__all__ = ["check_plan", "check_admissions"]
+__all__ = ["check_plan", "check_admissions", "random_system"]
+
+
+def random_system(seed: int, workers: int | None = None) -> System:
+    """One or two scenarios of one or two requests (1-3 ticks) and thinks (0-2 ticks), 2-4
+    clients each, on ``workers`` workers admitting as many per tick, or (None) on 2-3
+    workers admitting 2-3 requests per tick (drawn after the scenarios)."""
+    rng = random.Random(seed)
+    scs = []
+    for letter in "ab"[:rng.randint(1, 2)]:
+        steps = []
+        for _ in range(rng.randint(1, 2)):
+            steps.append(Request(f"{letter}{len(steps)}", service=rng.randint(1, 3)))
+            steps.append(Think(rng.randint(0, 2)))
+        scs.append(Scenario(f"s{letter}", steps))
+    if workers is not None:
+        return System({sc: rng.randint(2, 4) for sc in scs},
+                      server=Server(workers=workers, admissions=workers))
+    w = rng.randint(2, 3)
+    counts = {sc: rng.randint(2, 4) for sc in scs}
+    return System(counts, server=Server(workers=w, admissions=rng.randint(2, w)))
 
 
 def check_plan(system: System, plan) -> None:

@@ -12,14 +12,13 @@ rings' description (:func:`scenarios.schedule.tick_ring`).
 from __future__ import annotations
 
 import itertools
-import random
 from fractions import Fraction
 
 import pytest
 
 import scenarios
 from dvecost.saturation import run_analysis, system_load
-from plan_checks import check_admissions, check_plan
+from plan_checks import check_admissions, check_plan, random_system
 from replay import replay_analysis
 from scenarios import Request, Scenario, Server, System, Think
 from scenarios.bounds import find_witness
@@ -63,19 +62,9 @@ def home_after(system: System, counts, admitted, rounds: int) -> list[bool]:
 
 
 def _small_system(seed: int) -> System:
-    """One or two scenarios of one or two requests (1-3 ticks) and thinks (0-2 ticks), 2-4
-    clients each, on 2 workers admitting 2 (the seeds used below have 6 or 7 clients in
-    all and cycles of full ticks)."""
-    rng = random.Random(seed)
-    scs = []
-    for letter in "ab"[:rng.randint(1, 2)]:
-        steps = []
-        for _ in range(rng.randint(1, 2)):
-            steps.append(Request(f"{letter}{len(steps)}", service=rng.randint(1, 3)))
-            steps.append(Think(rng.randint(0, 2)))
-        scs.append(Scenario(f"s{letter}", steps))
-    return System({sc: rng.randint(2, 4) for sc in scs},
-                  server=Server(workers=2, admissions=2))
+    """:func:`plan_checks.random_system` on 2 workers admitting 2 (the seeds used below have 6
+    or 7 clients in all and cycles of full ticks)."""
+    return random_system(seed, workers=2)
 
 
 #: Seeds of _small_system whose cycles close after 1 to 4 rounds or not within 24 ticks.

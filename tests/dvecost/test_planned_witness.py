@@ -19,7 +19,8 @@ import pytest
 import scenarios
 
 from dvecost.saturation import run_analysis, system_load
-from plan_checks import check_admissions as _check_admissions, check_plan as _check_plan
+from plan_checks import check_admissions as _check_admissions, check_plan as _check_plan, \
+    random_system
 from replay import replay_analysis
 from scenarios import Request, Scenario, Server, System, Think
 from scenarios.bounds import find_witness
@@ -62,19 +63,8 @@ def test_a_system_below_capacity_has_no_plan():
 
 
 def _random_system(seed: int) -> System:
-    """One or two scenarios of one or two requests (1-3 ticks) and thinks (0-2 ticks), 2-4
-    clients each, on 2-3 workers admitting 2-3 requests per tick."""
-    rng = random.Random(seed)
-    scs = []
-    for letter in "ab"[:rng.randint(1, 2)]:
-        steps = []
-        for _ in range(rng.randint(1, 2)):
-            steps.append(Request(f"{letter}{len(steps)}", service=rng.randint(1, 3)))
-            steps.append(Think(rng.randint(0, 2)))
-        scs.append(Scenario(f"s{letter}", steps))
-    w = rng.randint(2, 3)
-    return System({sc: rng.randint(2, 4) for sc in scs},
-                  server=Server(workers=w, admissions=rng.randint(2, w)))
+    """:func:`plan_checks.random_system` on 2-3 workers admitting 2-3 requests per tick."""
+    return random_system(seed)
 
 
 #: Seeds run in CI: three whose systems saturate, two that do not; the others with --runslow.
