@@ -721,6 +721,9 @@ def progress_printer(stream: TextIO, *, quiet: bool = False, live: bool = False,
         elif isinstance(event, SaturationPoint):
             how = {"bound": "below by the upper bound", "witness": "saturated by a "
                    "simulated run", "open": "left open by the bounds"}[event.how]
+            if event.how == "open" and (event.note or "").startswith(STOPPED):
+                # (what stopped its exact analysis: the budget, the memory guard, a limit)
+                how = "left open, " + event.note.split("; ", 1)[0]
             load = _load_cells(event)[0]
             line(f"N = {event.clients} ({mix_text(event.mix)}): load {load}, {how}, "
                  f"{event.seconds:.2f} s")

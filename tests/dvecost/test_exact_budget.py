@@ -18,6 +18,7 @@ rates (analysed before any point) are not touched.
 from __future__ import annotations
 
 import json
+import re
 import time
 from fractions import Fraction
 
@@ -136,6 +137,11 @@ def test_a_point_over_its_budget_is_open_and_the_range_holds_the_exact_answer(ca
         assert p["note"].startswith("exact analysis stopped: exact-analysis budget of 10 s "
                                     "spent: ")
         assert f"dvecost: N={p['clients']}: {p['note']}" in err.splitlines()
+        # (its progress line says so as it ends)
+        assert any(re.fullmatch(rf"N = {p['clients']} \(.*\): load .*, left open, exact "
+                                r"analysis stopped: exact-analysis budget of 10 s spent: "
+                                r"[\d,]+ states found, \d+\.\d\d s", ln)
+                   for ln in err.splitlines())
         if p["clients"] in loads:   # the bounds hold the exact load, which is not reported
             assert Fraction(p["low"]) <= loads[p["clients"]] <= Fraction(p["high"])
         assert p["exact"] is None
