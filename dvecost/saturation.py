@@ -37,7 +37,7 @@ __all__ = ["evaluator", "system_load", "saturate", "run_analysis", "memory_guard
 #: so that ``dvecost saturate dvecost/examples/converters.py`` (two points that exact analysis
 #: cannot finish in minutes, 17 to 20 s of bounds each) ends within a minute, while every
 #: point that ``dvecost bench saturate`` analyses exactly takes under a second.
-EXACT_BUDGET_SECONDS = 6.0
+EXACT_BUDGET_SECONDS = 5.0
 
 
 class ExactBudgetExceeded(ExplorationLimit):
@@ -66,7 +66,7 @@ def budget_for(method: str, budget: float | None = None) -> float | None:
     ``method='exact'``, which analyses every point to its end.
 
     >>> budget_for("auto"), budget_for("bounds", 30), budget_for("auto", 0)
-    (6.0, 30.0, None)
+    (5.0, 30.0, None)
     >>> budget_for("exact") is None
     True
     >>> budget_for("exact", 5)
