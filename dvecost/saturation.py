@@ -72,7 +72,7 @@ def budget_for(method: str, budget: float | None = None) -> float | None:
     >>> budget_for("exact", 5)
     Traceback (most recent call last):
     ...
-    dve.errors.ConfigurationError: an exact-analysis budget applies to the methods auto and bounds: method exact analyses every point to its end
+    dve.errors.ConfigurationError: an exact-analysis budget applies to the methods auto and ...
     """
     if budget is not None and (isinstance(budget, bool) or not budget >= 0):
         raise ConfigurationError(f"bad exact-analysis budget {budget!r}: seconds, at least 0 "
@@ -178,8 +178,9 @@ def budgeted(seconds: float, report: Callable[[str, object, object, str], None] 
     def hear(phase: str, done, total, message: str) -> None:
         if phase == "explore" and done is not None:
             found[0] = int(done)
+        # Read at every report: exploration's (a chunk's end) and the engine's start, where a
+        # graph explored past the budget is not handed to an engine that reports nothing.
         if clock() - t0 > seconds:
-            # (the engine's start: exploration used the budget; the engine would run on)
             raise ExactBudgetExceeded(seconds, found[0],
                                       "explore" if phase in ("parse", "explore") else phase)
         if report is not None:

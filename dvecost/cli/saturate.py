@@ -8,9 +8,11 @@ reaches the capacity (by default the server's: all workers busy on every tick), 
 and the mix of clients at each number. Exponential then binary search; it checks that the curve
 is monotone and says so when it is not. --method auto (the default) decides a number by
 certified bounds where they settle it (the clients' alone rates added up below the capacity; a
-simulated run of the model reaching it) and analyses it exactly otherwise; --method exact
-analyses every number; --method bounds never analyses and says where an undecided answer lies. With --frontier A,B: for each count of scenario A, the
-largest count of scenario B below capacity. Progress goes to stderr, one line per number of
+simulated run of the model reaching it) and analyses it exactly otherwise, for at most
+--exact-budget seconds a number (past them it stays open between its bounds); --method exact
+analyses every number; --method bounds never analyses and says where an undecided answer lies.
+With --frontier A,B: for each count of scenario A, the largest count of scenario B below
+capacity. Progress goes to stderr, one line per number of
 clients started and finished (-q: none). Exit codes: 0 done, 2 invalid input, 3 stopped by a
 limit before an answer, 130/143 interrupted by SIGINT/SIGTERM (the curve so far is printed).
 
@@ -81,7 +83,7 @@ def _exact_budget(text: str) -> float:
     >>> _exact_budget("soon")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: bad duration 'soon': expected seconds, e.g. 90, 2.5, 30s, 10m or 1h; or 0 or none for no budget
+    argparse.ArgumentTypeError: bad duration 'soon': expected seconds, e.g. 90, 2.5, ...
     """
     word = text.strip().lower()
     if word in ("none", "off") or re.fullmatch(r"0+(\.0*)?[smh]?", word):
