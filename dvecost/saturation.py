@@ -51,12 +51,18 @@ class ExactBudgetExceeded(ExplorationLimit):
     'exact-analysis budget of 6 s spent: 123,456 states found'
     >>> isinstance(e, ExplorationLimit), e.seconds
     (True, 6.0)
+    >>> str(ExactBudgetExceeded(0.5, 0, "howard"))
+    'exact-analysis budget of 0.5 s spent once the state graph was explored, before the ...'
     """
 
     def __init__(self, seconds: float, n_explored: int, phase: str = "explore") -> None:
-        where = (f"{n_explored:,} states found" if phase == "explore" else
-                 f"{n_explored:,} states explored, before the cycle engine")
-        super().__init__(f"exact-analysis budget of {seconds:g} s spent: {where}", n_explored)
+        # (``phase``: where the clock was read past the budget; exploration counts its states
+        # at its reports only, so a small graph explored at once has no count before the
+        # engine)
+        where = {"explore": f": {n_explored:,} states found",
+                 "parse": " loading the model, before exploration"}.get(
+                     phase, " once the state graph was explored, before the cycle engine")
+        super().__init__(f"exact-analysis budget of {seconds:g} s spent{where}", n_explored)
         self.seconds = seconds
 
 
@@ -181,8 +187,7 @@ def budgeted(seconds: float, report: Callable[[str, object, object, str], None] 
         # Read at every report: exploration's (a chunk's end) and the engine's start, where a
         # graph explored past the budget is not handed to an engine that reports nothing.
         if clock() - t0 > seconds:
-            raise ExactBudgetExceeded(seconds, found[0],
-                                      "explore" if phase in ("parse", "explore") else phase)
+            raise ExactBudgetExceeded(seconds, found[0], phase)
         if report is not None:
             report(phase, done, total, message)
 
