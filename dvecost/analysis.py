@@ -81,7 +81,8 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
         Stop exploring beyond this many states / this many bytes of process memory.
     progress : callable, optional
         Called as ``progress(phase, done, total, message)`` through the long phases (phase is
-        one of :data:`PHASES`); ``done`` and ``total`` may be ``None``.
+        one of :data:`PHASES`); ``done`` and ``total`` may be ``None`` (during exploration
+        ``done`` is the number of states found so far, ``total`` ``None``).
     witness : bool
         Decode the critical cycle, the prefix reaching it and the deadlock/error runs into
         steps of the model (the default). ``False`` gives the value only: nothing is decoded,
@@ -184,8 +185,11 @@ def analyze(model: str | os.PathLike[str] | Model, *, ratio: bool = False, mode:
     t0 = _time.perf_counter()
     report("explore", None, None, "building the state graph")
     xp = pipeline.array_module(backend)
+    # (``done``: the states found so far, for a caller that keeps count: a budget's stop
+    # says how far exploration got)
     explore_progress = (None if progress is None else
-                        lambda *counts: report("explore", None, None, explore_message(*counts)))
+                        lambda *counts: report("explore", counts[0], None,
+                                               explore_message(*counts)))
     if explore is not None:
         with pipeline.quiet_absent_device(xp):
             quotient = explore(compiled, max_states=max_states, max_memory=max_memory,

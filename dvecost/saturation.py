@@ -20,18 +20,84 @@ import time as _time
 from fractions import Fraction
 from typing import Callable
 
+from dve.errors import ConfigurationError
+from runtime.errors import ExplorationLimit
 from scenarios.dsl import System
 from scenarios.saturation import (DEFAULT_MAX_CLIENTS, Evaluation, Evaluator,
                                   SaturationResult, Spec)
 from scenarios.saturation import saturate as _search
 
 __all__ = ["evaluator", "system_load", "saturate", "run_analysis", "memory_guard",
-           "MEMORY_GUARD_FRACTION"]
+           "MEMORY_GUARD_FRACTION", "EXACT_BUDGET_SECONDS", "ExactBudgetExceeded",
+           "budget_for", "budgeted"]
+
+#: The wall-clock seconds that the exact analysis of one point may take inside
+#: ``method='auto'`` (and ``'bounds'``) when no budget is given: past them the point is left
+#: open between its certified bounds, as past the memory guard. Chosen on the 2-core machine
+#: so that ``dvecost saturate dvecost/examples/converters.py`` (two points that exact analysis
+#: cannot finish in minutes, 17 to 20 s of bounds each) ends within a minute, while every
+#: point that ``dvecost bench saturate`` analyses exactly takes under a second.
+EXACT_BUDGET_SECONDS = 5.0
+
+
+class ExactBudgetExceeded(ExplorationLimit):
+    """The exact analysis of one point of a saturation search ran past its time budget
+    (``seconds``, wall clock) with ``n_explored`` states found: a limit of that point only,
+    which the search treats as it treats the memory guard (the point stays open between its
+    bounds and the search goes on), not a stop of the whole search (``--timeout``).
+
+    >>> e = ExactBudgetExceeded(6.0, 123456)
+    >>> str(e)
+    'exact-analysis budget of 6 s spent: 123,456 states found'
+    >>> isinstance(e, ExplorationLimit), e.seconds
+    (True, 6.0)
+    >>> str(ExactBudgetExceeded(0.5, 0, "howard"))
+    'exact-analysis budget of 0.5 s spent once the state graph was explored, before the ...'
+    """
+
+    def __init__(self, seconds: float, n_explored: int, phase: str = "explore") -> None:
+        # (``phase``: where the clock was read past the budget; exploration counts its states
+        # at its reports only, so a small graph explored at once has no count before the
+        # engine)
+        where = {"explore": f": {n_explored:,} states found",
+                 "parse": " loading the model, before exploration"}.get(
+                     phase, " once the state graph was explored, before the cycle engine")
+        super().__init__(f"exact-analysis budget of {seconds:g} s spent{where}", n_explored)
+        self.seconds = seconds
+
+
+def budget_for(method: str, budget: float | None = None) -> float | None:
+    """The budget of each point's exact analysis for a search by ``method``: ``budget`` as
+    given (0: none), :data:`EXACT_BUDGET_SECONDS` where none is given, and none at all with
+    ``method='exact'``, which analyses every point to its end.
+
+    >>> budget_for("auto"), budget_for("bounds", 30), budget_for("auto", 0)
+    (5.0, 30.0, None)
+    >>> budget_for("exact") is None
+    True
+    >>> budget_for("exact", 5)
+    Traceback (most recent call last):
+    ...
+    dve.errors.ConfigurationError: an exact-analysis budget applies to the methods auto and ...
+    """
+    if budget is not None and (isinstance(budget, bool) or not budget >= 0):
+        raise ConfigurationError(f"bad exact-analysis budget {budget!r}: seconds, at least 0 "
+                                 "(0: no budget)")
+    if method == "exact":
+        if budget:
+            raise ConfigurationError("an exact-analysis budget applies to the methods auto "
+                                     "and bounds: method exact analyses every point to its "
+                                     "end")
+        return None
+    if budget is None:
+        return EXACT_BUDGET_SECONDS
+    return float(budget) if budget > 0 else None
 
 
 def evaluator(*, backend: str = "auto", max_states: int | None = None,
               max_memory: int | None = None,
-              phases: Callable[[str, str], None] | None = None) -> Evaluator:
+              phases: Callable[[str, str], None] | None = None,
+              budget: float | None = None) -> Evaluator:
     """``evaluate(model, *, resource, witness) -> Evaluation`` built on :func:`dvecost.analyze`.
 
     Parameters
@@ -49,6 +115,14 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
     phases : callable, optional
         ``phases(phase, message)`` hears what each analysis is doing as it goes (phases of
         :data:`dvecost.analysis.PHASES`; during exploration, the states found so far).
+    budget : float, optional
+        Wall-clock seconds that each value-only evaluation (``witness=False``: the points of
+        a search, the alone rates) may take; past them it raises
+        :class:`ExactBudgetExceeded`. Checked at each progress report of exploration (every
+        fifth of a second or so, at a chunk's end) and before the cycle engine starts, so an
+        evaluation overruns it by at most a chunk, or by the engine's run on a graph explored
+        within it. An evaluation with ``witness=True`` (the answer's run, of a point already
+        decided) has none. ``None``: no budget.
 
     Returns
     -------
@@ -78,8 +152,9 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
         # passes it through dve.load_model, and one that fails them (a bug of the generator)
         # raises ModelErrors positioned in its '<scenario NAME>' source. Their warnings are
         # not the user's to act on: dropped.
+        hear = report if budget is None or witness else budgeted(budget, report)
         a = analyze(model, cost=resource, backend=backend, max_states=max_states,
-                    max_memory=max_memory, witness=witness, progress=report)
+                    max_memory=max_memory, witness=witness, progress=hear)
         # The model's state space: the full product's size, also when the clients were
         # explored one orbit at a time (symmetry reduction; exact, from the orbits' sizes).
         n_states = (a.symmetry or {}).get("full_states") or a.n_states
@@ -87,6 +162,36 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
                           a if witness else None)
 
     return evaluate
+
+
+def budgeted(seconds: float, report: Callable[[str, object, object, str], None] | None,
+             clock: Callable[[], float] = _time.perf_counter
+             ) -> Callable[[str, object, object, str], None]:
+    """An :func:`dvecost.analyze` progress callback that passes each call on to ``report``
+    and raises :class:`ExactBudgetExceeded` once ``seconds`` of ``clock`` (wall clock) have
+    passed since it was made; during exploration its ``done`` is the states found so far
+    (what the stop names).
+
+    >>> hear = budgeted(0.0, None)
+    >>> hear("explore", 1000, None, "1,000 states, 2,000 edges")
+    Traceback (most recent call last):
+    ...
+    dvecost.saturation.ExactBudgetExceeded: exact-analysis budget of 0 s spent: 1,000 states found
+    """
+    t0 = clock()
+    found = [0]
+
+    def hear(phase: str, done, total, message: str) -> None:
+        if phase == "explore" and done is not None:
+            found[0] = int(done)
+        # Read at every report: exploration's (a chunk's end) and the engine's start, where a
+        # graph explored past the budget is not handed to an engine that reports nothing.
+        if clock() - t0 > seconds:
+            raise ExactBudgetExceeded(seconds, found[0], phase)
+        if report is not None:
+            report(phase, done, total, message)
+
+    return hear
 
 
 def system_load(system: System, *, backend: str = "auto",
@@ -109,7 +214,8 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
              progress: Callable[[object], None] | None = None,
              phases: Callable[[str, str], None] | None = None,
              jobs: int = 1, method: str = "auto",
-             resource: str | None = None) -> SaturationResult:
+             resource: str | None = None,
+             exact_budget: float | None = None) -> SaturationResult:
     """:func:`scenarios.saturate` with :func:`evaluator` (``backend``, ``max_states``,
     ``max_memory``, ``phases``) as the evaluator and the scenarios' cutoffs
     (``cutoffs=True``: no ``N`` past the one from which the load cannot change); the other
@@ -118,16 +224,23 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     analyses every point). ``max_memory`` defaults to :func:`memory_guard` (see
     :func:`evaluator`): outside ``'exact'`` a point whose exact analysis passes it is left open
     between its bounds (its ``note`` says so) and the search goes on; with ``'exact'`` it stops
-    the search (``status='limit'``). With ``jobs > 1`` the points are analysed
+    the search (``status='limit'``). Outside ``'exact'`` each point's exact analysis also
+    has a budget of ``exact_budget`` seconds of wall clock (:func:`budget_for`: by default
+    :data:`EXACT_BUDGET_SECONDS`; 0 for none): a point that exact analysis cannot decide
+    within it is left open between its bounds, its ``note`` saying so
+    (:class:`ExactBudgetExceeded`), and the search goes on; ``'exact'`` has none (a budget
+    given with it is refused). With ``jobs > 1`` the points are analysed
     in worker processes, and ``phases`` is not called (a worker would write over the
     parent's lines). The answer's run is an :class:`~dvecost.Analysis` whichever way its
     point was decided (a simulated run: :func:`run_analysis`)."""
     from scenarios.bounds import WitnessRun
 
+    budget = budget_for(method, exact_budget)
     result = _search(spec, capacity,
                      evaluate=evaluator(backend=backend, max_states=max_states,
                                         max_memory=max_memory,
-                                        phases=phases if jobs == 1 else None),
+                                        phases=phases if jobs == 1 else None,
+                                        budget=budget),
                      max_clients=max_clients, scenario=scenario, search=search,
                      witness=witness, progress=progress, cutoffs=True, jobs=jobs,
                      method=method, phases=phases if jobs == 1 else None,

@@ -213,29 +213,33 @@ class SaturationSearch:
             below = self.bounds.below(system, n, t0)
             if below is not None:
                 return below
+        stop: StateSpaceError | None = None
         if method == "auto" and sync and small(system):
             # Exact analysis first where the model is small (cheaper than the bounds'
-            # simulation); the memory guard still applies.
+            # simulation); the memory guard and the evaluator's budget still apply.
             try:
                 ev = self.evaluation(system)
-            except StateSpaceError:
-                pass
+            except StateSpaceError as exc:
+                stop = exc     # (not tried again below: it would meet the same limit)
             else:
                 return self._exact(n, system, ev, t0)
         if method != "exact" and sync:
             point = self.bounds.decide(system, n, t0)
             if point is not None and point.how != "open" or method == "bounds":
                 return point
-        try:
-            ev = self.evaluation(system)
-        except StateSpaceError as exc:
-            if point is None:
-                raise
-            # The exact analysis met a limit (auto's memory guard): the point stays open
-            # between its bounds, and the search goes on.
-            return dataclasses.replace(point, seconds=_time.perf_counter() - t0,
-                                       note=f"exact analysis stopped: {exc}; " + point.note)
-        return self._exact(n, system, ev, t0)
+        if stop is None:
+            try:
+                ev = self.evaluation(system)
+            except StateSpaceError as exc:
+                if point is None:
+                    raise
+                stop = exc
+            else:
+                return self._exact(n, system, ev, t0)
+        # The exact analysis met a limit of its own (auto's memory guard, the evaluator's
+        # budget): the point stays open between its certified bounds, and the search goes on.
+        return dataclasses.replace(point, seconds=_time.perf_counter() - t0,
+                                   note=f"exact analysis stopped: {stop}; " + point.note)
 
     @staticmethod
     def _exact(n: int, system: System, ev: Evaluation, t0: float) -> SaturationPoint:

@@ -8,9 +8,11 @@ reaches the capacity (by default the server's: all workers busy on every tick), 
 and the mix of clients at each number. Exponential then binary search; it checks that the curve
 is monotone and says so when it is not. --method auto (the default) decides a number by
 certified bounds where they settle it (the clients' alone rates added up below the capacity; a
-simulated run of the model reaching it) and analyses it exactly otherwise; --method exact
-analyses every number; --method bounds never analyses and says where an undecided answer lies. With --frontier A,B: for each count of scenario A, the
-largest count of scenario B below capacity. Progress goes to stderr, one line per number of
+simulated run of the model reaching it) and analyses it exactly otherwise, for at most
+--exact-budget seconds a number (past them it stays open between its bounds); --method exact
+analyses every number; --method bounds never analyses and says where an undecided answer lies.
+With --frontier A,B: for each count of scenario A, the largest count of scenario B below
+capacity. Progress goes to stderr, one line per number of
 clients started and finished (-q: none). Exit codes: 0 done, 2 invalid input, 3 stopped by a
 limit before an answer, 130/143 interrupted by SIGINT/SIGTERM (the curve so far is printed).
 
@@ -34,6 +36,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import signal
 import sys
 from fractions import Fraction
@@ -42,8 +45,8 @@ from typing import Any, Callable, TextIO
 from dve.errors import ConfigurationError
 from runtime.errors import RunStopped
 
-from . import (add_backend, add_common, add_limits, frontier, peak_memory_bytes, printing,
-               partial_result, result_is_final, sweep)
+from . import (add_backend, add_common, add_limits, frontier, parse_seconds,
+               peak_memory_bytes, printing, partial_result, result_is_final, sweep)
 from ..capacity_report import answer_cycle, cycle_json, not_monotone
 from .files import (check_output_files, save_figure, write_atomic,
                     write_outputs)
@@ -68,6 +71,33 @@ def _max_clients(text: str) -> int:
     if not 1 <= value <= MAX_CLIENTS:
         raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_CLIENTS:,}, got {value:,}")
     return value
+
+
+def _exact_budget(text: str) -> float:
+    """``--exact-budget``: a duration (:func:`~dvecost.cli.parse_seconds`: ``30``, ``2.5``,
+    ``2m``), or ``0`` / ``none`` for no budget (0.0); a bad one is refused by argparse with
+    the usage (exit 2).
+
+    >>> _exact_budget("30"), _exact_budget("2m"), _exact_budget("none"), _exact_budget("0")
+    (30.0, 120.0, 0.0, 0.0)
+    >>> _exact_budget("soon")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: bad duration 'soon': expected seconds, e.g. 90, 2.5, ...
+    """
+    word = text.strip().lower()
+    if word in ("none", "off") or re.fullmatch(r"0+(\.0*)?[smh]?", word):
+        return 0.0
+    try:
+        return float(parse_seconds(text))
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}; or 0 or none for no budget") from None
+
+
+def _default_budget() -> str:
+    from ..saturation import EXACT_BUDGET_SECONDS
+
+    return f"{EXACT_BUDGET_SECONDS:g} s"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -100,6 +130,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "analysis where they do not; exact: always by exact analysis; "
                         "bounds: by the bounds only, leaving undecided what they do not "
                         "settle")
+    p.add_argument("--exact-budget", type=_exact_budget, default=None, metavar="SECONDS",
+                   help="with --method auto or bounds: the wall-clock time the exact analysis "
+                        "of one number of clients may take (e.g. 30, 2m; 0 or none: no "
+                        f"budget; default {_default_budget()}); past it that number is left "
+                        "open between its certified bounds, the answer is the certified range "
+                        "they leave, and the exit code 3. --method exact has none")
     add_limits(p)
     add_backend(p)
     p.add_argument("--no-witness", action="store_true",
@@ -124,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     from scenarios.parallel import check_jobs
     from scenarios.saturation import SaturationResult
 
-    from ..saturation import saturate
+    from ..saturation import budget_for, saturate
 
     if args.list:
         width = max(len(n) for n in TEMPLATES)
@@ -134,6 +170,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.spec:
         raise ConfigurationError("saturate needs a SPEC: a template name (dvecost saturate "
                                  "--list) or a scenario file")
+    if args.exact_budget is not None and (args.frontier or sweep.is_model(args.spec)):
+        # (the frontier and a DVE model's sweep analyse every point exactly, to its end)
+        raise ConfigurationError("--exact-budget applies to the search over a scenario spec "
+                                 "with --method auto or bounds, not to "
+                                 + ("--frontier" if args.frontier else
+                                    f"the DVE model {args.spec}, whose sweep analyses every "
+                                    "value exactly"))
     if args.frontier:   # a scenario spec's two scenarios, or a DVE model's two inputs
         if args.chart or args.view != "steps":
             raise ConfigurationError("--chart and --view show a critical cycle, which "
@@ -157,7 +200,8 @@ def run(args: argparse.Namespace) -> int:
                           max_states=args.max_states, max_memory=args.max_memory,
                           search="linear" if args.linear else "bisect",
                           witness=not args.no_witness, progress=show, phases=show.phase,
-                          jobs=jobs, method=args.method, resource=args.resource)
+                          jobs=jobs, method=args.method, resource=args.resource,
+                          exact_budget=args.exact_budget)
         result_is_final()   # a signal from here on stops nothing: the result is printed whole
     except (RunStopped, KeyboardInterrupt) as exc:
         show.clear()
@@ -171,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
         # The search is over: the --timeout clock must not cut the report of what it found.
         signal.setitimer(signal.ITIMER_REAL, 0)
     stopped = [p for p in result.curve if p.how == "open"
-               and (p.note or "").startswith("exact analysis stopped")]
+               and (p.note or "").startswith(STOPPED)]
     if result.status == "limit" and result.saturating_clients is None:
         exit_code = 3
         print(f"dvecost: {result.stopped}; the curve found so far follows", file=sys.stderr,
@@ -206,7 +250,9 @@ def run(args: argparse.Namespace) -> int:
                       "(no saturating N, or --no-witness)")
     with printing():
         if args.json:
-            print(json.dumps(json_object(result, files), default=str), flush=True)
+            print(json.dumps(json_object(result, files, budget_for(args.method,
+                                                                  args.exact_budget)),
+                             default=str), flush=True)
         else:
             print(render_report(result, linear=args.linear))
             if args.view == "ticks" and a is not None and a.ticks() is not None:
@@ -323,6 +369,13 @@ def render_table(result) -> str:
                      for r in [head, *rows])
 
 
+#: How the note of a point left open by a limit of its exact analysis begins
+#: (:meth:`scenarios.search.SaturationSearch.point`), and what it says when the limit was the
+#: budget (:class:`dvecost.saturation.ExactBudgetExceeded`).
+STOPPED = "exact analysis stopped"
+BUDGET_SPENT = "exact-analysis budget of"
+
+
 def render_decisions(result) -> list[str]:
     """How the points were decided, when bounds decided any, and what the answer rests on.
 
@@ -380,6 +433,13 @@ def render_decisions(result) -> list[str]:
                 line += (f" (the upper bound keeps every N up to {result.below_upto} "
                          "below)")
         lines.append(line)
+        stopped = [p for p in opened if (p.note or "").startswith(STOPPED)]
+        if len(opened) > 1:   # (one open point's note is in the line above)
+            lines += [f"N={p.clients}: {p.note}" for p in stopped]
+        if any(BUDGET_SPENT in p.note for p in stopped):
+            lines.append("hint: --exact-budget SECONDS gives the exact analysis of each N "
+                         "more time (0 or none: no budget), --method exact no limit but "
+                         "memory")
     return lines
 
 
@@ -509,8 +569,10 @@ def render_cost(result, peak_bytes: int) -> str:
     return line + f"; peak memory {peak_bytes / 2**20:.0f} MiB"
 
 
-def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
-    """The ``--json`` object: ``status`` first, the result's fields, the witness, the files
+def json_object(result, files: dict[str, str] | None = None,
+                exact_budget: float | None = None) -> dict[str, Any]:
+    """The ``--json`` object: ``status`` first, the result's fields, the witness,
+    ``exact_budget`` (the seconds each point's exact analysis had, or null), the files
     written, ``timings`` (``search``: the points' seconds; ``witness``: decoding the answer's
     run) and ``peak_memory_bytes`` last (the shape every command shares)."""
     out = result.as_dict()
@@ -530,6 +592,9 @@ def json_object(result, files: dict[str, str] | None = None) -> dict[str, Any]:
         # The worst cost load's own critical cycle (beside an occupancy answer).
         out["cost_witness"] = {"clients": result.saturating_clients,
                                **{k: v for k, v in cycle_json(c).items() if k != "cycle_time"}}
+    # The budget each point's exact analysis had (seconds; null: none); a point it stopped
+    # is open, its note saying so.
+    out["exact_budget"] = exact_budget
     out.update(files or {})
     out["timings"] = {"search": round(seconds, 6), "witness": round(result.witness_seconds, 6)}
     out["peak_memory_bytes"] = peak_memory_bytes()
@@ -658,6 +723,9 @@ def progress_printer(stream: TextIO, *, quiet: bool = False, live: bool = False,
         elif isinstance(event, SaturationPoint):
             how = {"bound": "below by the upper bound", "witness": "saturated by a "
                    "simulated run", "open": "left open by the bounds"}[event.how]
+            if event.how == "open" and (event.note or "").startswith(STOPPED):
+                # (what stopped its exact analysis: the budget, the memory guard, a limit)
+                how = "left open, " + event.note.split("; ", 1)[0]
             load = _load_cells(event)[0]
             line(f"N = {event.clients} ({mix_text(event.mix)}): load {load}, {how}, "
                  f"{event.seconds:.2f} s")
