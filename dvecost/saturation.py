@@ -31,7 +31,7 @@ __all__ = ["evaluator", "system_load", "saturate", "run_analysis", "memory_guard
            "MEMORY_GUARD_FRACTION", "EXACT_BUDGET_SECONDS", "ExactBudgetExceeded",
            "budget_for", "budgeted"]
 
-#: The wall-clock seconds that the exact analysis of one point may take inside
+#: The CPU seconds (this process's) that the exact analysis of one point may take inside
 #: ``method='auto'`` (and ``'bounds'``) when no budget is given: past them the point is left
 #: open between its certified bounds, as past the memory guard. Chosen on the 2-core machine
 #: so that ``dvecost saturate dvecost/examples/converters.py`` (two points that exact analysis
@@ -42,7 +42,7 @@ EXACT_BUDGET_SECONDS = 5.0
 
 class ExactBudgetExceeded(ExplorationLimit):
     """The exact analysis of one point of a saturation search ran past its time budget
-    (``seconds``, wall clock) with ``n_explored`` states found: a limit of that point only,
+    (``seconds`` of CPU time) with ``n_explored`` states found: a limit of that point only,
     which the search treats as it treats the memory guard (the point stays open between its
     bounds and the search goes on), not a stop of the whole search (``--timeout``).
 
@@ -165,10 +165,11 @@ def evaluator(*, backend: str = "auto", max_states: int | None = None,
 
 
 def budgeted(seconds: float, report: Callable[[str, object, object, str], None] | None,
-             clock: Callable[[], float] = _time.perf_counter
+             clock: Callable[[], float] = _time.process_time
              ) -> Callable[[str, object, object, str], None]:
     """An :func:`dvecost.analyze` progress callback that passes each call on to ``report``
-    and raises :class:`ExactBudgetExceeded` once ``seconds`` of ``clock`` (wall clock) have
+    and raises :class:`ExactBudgetExceeded` once ``seconds`` of ``clock`` (the process's CPU time: the
+    same work on a loaded machine as on an idle one) have
     passed since it was made; during exploration its ``done`` is the states found so far
     (what the stop names).
 
@@ -225,7 +226,7 @@ def saturate(spec: Spec, capacity: int | float | str | Fraction | None = None, *
     :func:`evaluator`): outside ``'exact'`` a point whose exact analysis passes it is left open
     between its bounds (its ``note`` says so) and the search goes on; with ``'exact'`` it stops
     the search (``status='limit'``). Outside ``'exact'`` each point's exact analysis also
-    has a budget of ``exact_budget`` seconds of wall clock (:func:`budget_for`: by default
+    has a budget of ``exact_budget`` seconds of CPU time (:func:`budget_for`: by default
     :data:`EXACT_BUDGET_SECONDS`; 0 for none): a point that exact analysis cannot decide
     within it is left open between its bounds, its ``note`` saying so
     (:class:`ExactBudgetExceeded`), and the search goes on; ``'exact'`` has none (a budget
