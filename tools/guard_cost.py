@@ -4,9 +4,11 @@ engine ``REPEATS`` times over the guarded communicator (:func:`runtime.guard.gua
 run uses) and as many over the plain one, interleaved (guarded first on even repeats, plain
 first on odd ones); process 0 prints one JSON line: per process and per way, each run's wall
 and CPU seconds (``time.process_time``), and the guarded run's headers and agreed receive
-buffers::
+buffers. A third argument gives a template's ``N`` (``-D N=...``); the client/server family
+with ten clients (846,369 states, 6,298,560 transitions) is the bundled template at N = 10::
 
-    PYTHONPATH=$PWD mpiexec -n 2 python tools/guard_cost.py ../shared/models/cs_10.dve 6
+    PYTHONPATH=$PWD mpiexec -n 2 python tools/guard_cost.py \
+        dvecost/examples/client_server_template.dve 6 10
 
 With ``DVECOST_COMM=nccl`` (one process per GPU) the same on the GPUs.
 """
@@ -28,7 +30,9 @@ def main(argv: list[str]) -> None:
     from statespace.dist.blocks import hand_over_blocks
 
     comm = world()
-    block = explore_distributed(dve.load_model(argv[0]), comm, handover=hand_over_blocks)
+    defines = {"N": int(argv[2])} if len(argv) > 2 else None
+    block = explore_distributed(dve.load_model(argv[0], defines=defines), comm,
+                                handover=hand_over_blocks)
     g = engine_block(block, block.model.resources[0], False)
     base = engine_comm(comm, block)
     ways = {"guarded": guarded(base), "plain": Forwarding(base)}

@@ -168,7 +168,6 @@ def hand_over_blocks(share: Share, comm: Comm, cm, *, charge_table,
     (a search on a device keeps them on its GPU), and so do the states, parents and parent
     actions, of which the runs shown read a few. Collective: the run tables (one
     ``allgather``), the palette where charges are not constants, the counts."""
-    h = to_host
     xp = share.xp
     host = getattr(comm, "mpi", comm) if comm.xp is not np else comm   # NumPy exchanges
     steps, t = [], _time.perf_counter()
