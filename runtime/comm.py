@@ -32,6 +32,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -198,8 +199,11 @@ class MpiComm(Comm):
         counts = np.ascontiguousarray(counts, np.int64).reshape(self.size)
         every = np.empty((self.size, self.size), np.int64)   # row q: what q sends
         self.comm.Allgather(counts, every)
-        return every[:, self.rank].copy(), int(max(every.sum(axis=1).max(),
-                                                   every.sum(axis=0).max()))
+        # (The sums in Python: a few numbers, where NumPy's reductions cost microseconds
+        # each, and a search exchanges four times a level.)
+        rows = every.tolist()
+        most = max(max(sum(r) for r in rows), max(sum(c) for c in zip(*rows)))
+        return every[:, self.rank].copy(), most
 
     def alltoallv(self, send, counts, recv_counts=None):
         send = np.ascontiguousarray(send)
@@ -218,7 +222,7 @@ class MpiComm(Comm):
         (the most rows any process sends or receives, the same on every process) passes
         :attr:`max_bytes`. ``work``: the rounds' buffer (:meth:`round_bytes` bytes, uint8),
         allocated here when not given."""
-        row = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
+        row = send.dtype.itemsize * math.prod(send.shape[1:])
         if most * row <= self.max_bytes:
             self._direct(send, counts, rcounts, row, recv)
             return
