@@ -66,7 +66,7 @@ from runtime.device import SideWork, is_out_of_memory, release_pool, synchronize
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
 from runtime.guard import agreed
-from runtime.memory import current_rss
+from runtime.memory import current_rss, keep_freed_memory
 
 from ..explore import as_compiled
 from ..graph import StateGraph
@@ -160,6 +160,10 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
     xp = comm.xp if xp is None else xp
     if batch is None:
         batch = DEVICE_CHUNK if on_device(xp) else BATCH
+    if comm.size > 1 and not on_device(xp):
+        # The levels' temporaries (megabytes, allocated and freed level after level) reuse
+        # freed memory rather than fresh pages (see runtime.memory.keep_freed_memory).
+        keep_freed_memory()
     search = _Search(cm, comm, max_states, max_memory, progress, error_successors, xp,
                      max(1, int(batch)))
     search.handover = hand_over if handover is None else handover
