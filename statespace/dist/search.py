@@ -195,8 +195,10 @@ class _Search:
         self.error_key = xp.asarray(self.ns.error_key)
         # Per local id (the visited set's numbering) its global id: the first entries of a
         # buffer grown by doubling (a level appends; copying the whole map each level cost
-        # each process its size times the depth).
-        self.gid = xp.zeros(0, np.int64)
+        # each process its size times the depth). On the host with several processes int32
+        # while the ids fit (widened past 2**31 - 1): the targets' answers read it as int32,
+        # from a map of half the bytes, with no conversion.
+        self.gid = xp.zeros(0, np.int32 if comm.size > 1 and not on_device(xp) else np.int64)
         self.gid_buf = self.gid
         # Owned states by level: ids, states, parents and parent actions (see _owned).
         self.own: list[tuple] = []
@@ -446,6 +448,9 @@ class _Search:
             run_gid, run_rank, run_keys = new_gid, new_rank, new_keys
             run_first = self.n
         self.n_now = self.n + int(per.sum())
+        if self.n_now >= 2**31 and self.gid.dtype != np.int64:
+            self.gid_buf = self.gid_buf.astype(np.int64)
+            self.gid = self.gid_buf[:self.gid.shape[0]]
         self.gid_buf, self.gid = _appended(xp, self.gid_buf, self.gid, new_gid)
         self.phases.tick("number")
         # (A failed allocation from here on is agreed at the next level's end, or before
@@ -458,7 +463,9 @@ class _Search:
             if ids is None:
                 tid = xp.zeros(int(rcounts.sum()), np.int32)
             else:
-                tid = self.gid[ids].astype(np.int32) if self.n_now < 2**31 else self.gid[ids]
+                tid = self.gid[ids]
+                if self.n_now < 2**31:
+                    tid = tid.astype(np.int32, copy=False)
             back, _ = self._exchange(tid, rcounts, counts)
             del tid
             target = xp.empty(back.shape[0], np.int64)
