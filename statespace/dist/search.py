@@ -814,6 +814,27 @@ def _rebalanced(split, per) -> np.ndarray:
     return new
 
 
+def word_groups(words, size: int):
+    """:func:`~statespace.dist.route.by_owner` of :func:`word_owners`: the order grouping
+    one-word keys ``words`` by owner (stable) and how many each process owns. For two
+    processes the owner is the hash's top bit, read as its sign: one pass fewer than the
+    owners' shift, and one 1-byte mask negated where each owner took a comparison.
+
+    >>> w = np.random.default_rng(5).integers(0, 2**63, 1000, dtype=np.uint64)
+    >>> [all(np.array_equal(a, b) for a, b in zip(word_groups(w, p),
+    ...                                           by_owner(np, word_owners(w, p), p)))
+    ...  for p in (1, 2, 3, 4)]
+    [True, True, True, True]
+    """
+    if size != 2:
+        return by_owner(np, word_owners(words, size), size)
+    with np.errstate(over="ignore"):
+        high = (words * _GOLDEN).view(np.int64) < 0
+    first, second = np.flatnonzero(~high), np.flatnonzero(high)
+    return (np.concatenate([first, second]),
+            np.array([first.shape[0], second.shape[0]], np.int64))
+
+
 def word_owners(words, size: int):
     """The process owning each one-word key ``words`` (uint64, NumPy): the top bits of the
     key times an odd constant near 2**64 over the golden ratio (each depends on every bit of
@@ -839,27 +860,6 @@ def word_owners(words, size: int):
         h *= _U(size)   # (below 2**32 times size: no wrap)
         h >>= _U(32)
     return h.view(np.int64)
-
-
-def word_groups(words, size: int):
-    """:func:`~statespace.dist.route.by_owner` of :func:`word_owners`: the order grouping
-    one-word keys ``words`` by owner (stable) and how many each process owns. For two
-    processes the owner is the hash's top bit, read as its sign: one pass fewer than the
-    owners' shift, and one 1-byte mask negated where each owner took a comparison.
-
-    >>> w = np.random.default_rng(5).integers(0, 2**63, 1000, dtype=np.uint64)
-    >>> [all(np.array_equal(a, b) for a, b in zip(word_groups(w, p),
-    ...                                           by_owner(np, word_owners(w, p), p)))
-    ...  for p in (1, 2, 3, 4)]
-    [True, True, True, True]
-    """
-    if size != 2:
-        return by_owner(np, word_owners(words, size), size)
-    with np.errstate(over="ignore"):
-        high = (words * _GOLDEN).view(np.int64) < 0
-    first, second = np.flatnonzero(~high), np.flatnonzero(high)
-    return (np.concatenate([first, second]),
-            np.array([first.shape[0], second.shape[0]], np.int64))
 
 
 def _bits(k: int) -> int:
