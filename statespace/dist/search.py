@@ -61,7 +61,7 @@ from collections.abc import Callable
 import numpy as np
 
 from runtime.arrays import count_values, lexsort, on_device, stable_argsort
-from runtime.comm import Comm
+from runtime.comm import Comm, launched_world_size
 from runtime.device import SideWork, is_out_of_memory, release_pool, synchronize, to_host
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
@@ -160,9 +160,11 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
     xp = comm.xp if xp is None else xp
     if batch is None:
         batch = DEVICE_CHUNK if on_device(xp) else BATCH
-    if comm.size > 1 and not on_device(xp):
+    if launched_world_size() > 1 and not on_device(xp):
         # The levels' temporaries (megabytes, allocated and freed level after level) reuse
-        # freed memory rather than fresh pages (see runtime.memory.keep_freed_memory).
+        # freed memory rather than fresh pages (see runtime.memory.keep_freed_memory). Only
+        # in processes a launcher started for the run: the setting is process-wide, and a
+        # process that runs other work besides (ranks as threads in tests) keeps glibc's.
         keep_freed_memory()
     search = _Search(cm, comm, max_states, max_memory, progress, error_successors, xp,
                      max(1, int(batch)))
