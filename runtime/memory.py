@@ -1,4 +1,5 @@
-"""The memory of this process: what a ``--max-memory`` check and a benchmark read.
+"""The memory of this process: what a ``--max-memory`` check and a benchmark read, and how
+glibc's allocator reuses it.
 
 Examples
 --------
@@ -69,8 +70,8 @@ def keep_freed_memory() -> bool:
     it goes, but gives the heap's free top back beyond twice the threshold; every fresh page
     then costs a fault and the kernel's zeroing of it. Measured: 6,000 to 8,500 faults in an
     exploration of cs_10 by two processes, under 700 with this. The price: memory freed stays
-    in the process (at most :data:`KEPT_FREE` of it beyond what is in use), so the resident
-    memory of a process reads higher between its peaks (never above them by more).
+    in the process (up to :data:`KEPT_FREE` of it beyond what is in use), and a
+    ``--max-memory`` check, which reads the resident memory, counts it.
 
     >>> KEPT_ALLOCATION // 2**20, KEPT_FREE // 2**20   # megabytes
     (32, 256)
