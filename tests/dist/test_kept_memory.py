@@ -45,3 +45,20 @@ def test_kept_memory_spares_fresh_pages():
     # 40 rounds of two arrays of 3 to 5 MB: thousands of fresh pages without, a few with.
     assert plain["faults"] > 2000
     assert kept["faults"] < plain["faults"] / 10
+
+
+def test_search_costs_tool_reports_both_processes_and_both_exchanges():
+    """``tools/search_costs.py`` under ``mpiexec -n 2``: each process's exploration (CPU,
+    system time, faults) and, per size, the communicator's exchange beside MPI's own."""
+    from mpirun import run
+    model = str(ROOT / "dvecost" / "examples" / "client_server_template.dve")
+    for flag, allocator in (([], "keeps freed memory"), (["--plain"], "glibc's own")):
+        r = run(2, str(ROOT / "tools" / "search_costs.py"), model, "2", *flag)
+        assert r.returncode == 0, r.stderr
+        d = json.loads(r.stdout)
+        assert d["allocator"] == allocator
+        assert len(d["explore"]) == 2
+        for e in d["explore"]:
+            assert 0 < e["cpu_s"] < 10 and 0 <= e["sys_s"] <= e["cpu_s"] + 0.01 and e["faults"] >= 0
+        assert sorted(d["exchange"], key=int) == ["10", "1000", "40000"]
+        assert all(v["comm_us"] > 0 and v["alltoallv_us"] > 0 for v in d["exchange"].values())
