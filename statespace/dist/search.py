@@ -214,7 +214,7 @@ class _Search:
         self.steps = StepNumbers()
         # On GPUs (P > 1): a level's states are unpacked on a side stream while its targets
         # travel back, and its rows are kept (sorted) there while the next level's keys
-        # travel out (later_rows: the arguments of that _keep_rows, until then).
+        # travel out (later_rows: the arguments of that Kept.add_rows, until then).
         self.side = SideWork(xp if comm.size > 1 else np)
         self.later_rows: tuple | None = None
 
