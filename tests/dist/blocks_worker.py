@@ -20,7 +20,7 @@ sys.path.insert(0, str(HERE.parents[1] / "tests" / "statespace"))
 
 from runtime.comm import world  # noqa: E402
 from runtime.device import to_host  # noqa: E402
-from dvecost.distributed import engine_block, solve_blocks  # noqa: E402
+from dvecost.distributed import engine_block, host_comm, solve_blocks  # noqa: E402
 from statespace.dist import explore_distributed  # noqa: E402
 from statespace.dist.blocks import (StateBlock, counts_graph, hand_over_auto,  # noqa: E402
                                      hand_over_blocks, witness_graph)
@@ -44,8 +44,9 @@ def main() -> None:
             continue
         res = block.model.resources
         got = answer(solve_blocks(block, comm, res[0], "ratio", "max"))
-        g = witness_graph(block, comm, got.get("edges", []))
-        c = counts_graph(block, comm)
+        # (as BlockRun gathers them: over MPI beside NCCL, the runs' few entries on the host)
+        g = witness_graph(block, host_comm(comm), got.get("edges", []))
+        c = counts_graph(block, host_comm(comm))
         # What the engine reads per edge of the block: targets, then each edge's palette row
         # for the cost and the time (engine_block), in bytes.
         e = engine_block(block, res[0], True)

@@ -91,39 +91,44 @@ def _one_process(args: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def _comparable(out: str):
+def _comparable(out: str, drop: tuple = ()):
     """An output less what differs between runs (timings, memory; the symmetry summary, whose
     reason says a distributed search explores the full product; the phases across
-    processes)."""
+    processes; and the keys ``drop``)."""
     try:
         d = json.loads(out)
     except ValueError:
         return [line for line in out.splitlines() if not line.startswith("timings:")]
-    for k in ("timings", "peak_memory_bytes", "symmetry", "distributed"):
+    for k in ("timings", "peak_memory_bytes", "symmetry", "distributed", *drop):
         d.pop(k, None)
     return d
 
 
-def _across(P: int, runs: list[list[str]], tmp_path) -> list[dict]:
+#: The environment of a run over GPUs, one process each (what ``--gpus`` sets).
+NCCL = {"DVECOST_COMM": "nccl", "NCCL_NVLS_ENABLE": "0"}
+
+
+def _across(P: int, runs: list[list[str]], tmp_path, env: dict | None = None) -> list[dict]:
     """Every run of ``runs`` by ``P`` processes with the graph in blocks (one ``mpiexec``:
     tests/dist/analyze_worker.py)."""
     spec, out = tmp_path / f"runs{P}.json", tmp_path / f"out{P}.jsonl"
     spec.write_text(json.dumps(runs))
     r = run(P, str(ROOT / "tests" / "dist" / "analyze_worker.py"), str(out), str(spec),
-            extra_env={"DVECOST_DIST_ENGINE": "blocks"})
+            extra_env={"DVECOST_DIST_ENGINE": "blocks", **(env or {})})
     assert r.returncode == 0, r.stderr
     return [json.loads(line) for line in out.read_text().splitlines()]
 
 
-def _check_same_and_replay(runs: list[list[str]], got: list[dict], models: dict) -> int:
-    """Each run across processes against one process's; every run printed replayed.
-    Returns the steps replayed."""
+def _check_same_and_replay(runs: list[list[str]], got: list[dict], models: dict,
+                           drop: tuple = ()) -> int:
+    """Each run across processes against one process's (``drop``: keys of the JSON not
+    compared); every run printed replayed. Returns the steps replayed."""
     assert [g["args"] for g in got] == runs
     steps = 0
     for args, g in zip(runs, got):
         code, out, err = _one_process(args)
         assert (g["code"], g["stderr"]) == (code, err), args
-        assert _comparable(g["stdout"]) == _comparable(out), args
+        assert _comparable(g["stdout"], drop) == _comparable(out, drop), args
         if "--json" not in args:
             continue
         path, defines = next(v for v in models.values() if v[0] == args[1])
@@ -210,6 +215,12 @@ def test_process_0_holds_the_offsets_of_the_runs_rows_only(xp_kind, P, tmp_path)
     runs shown (a row's state's and the next state's: oracle, the one-process graph's
     parents walked), nothing else; its deadlocks are their count and the first; the counts
     graph holds no offset at all."""
+    _check_held(P, xp_kind, tmp_path)
+
+
+def _check_held(P: int, xp_kind: str, tmp_path, env: dict | None = None) -> None:
+    """:func:`test_process_0_holds_the_offsets_of_the_runs_rows_only` on ``P`` processes
+    (``xp_kind``: the stand-in of CuPy; ``env``: more environment, NCCL's)."""
     sys.path.insert(0, str(ROOT / "tests" / "dist"))
     from dist_worker import load
     specs = [str(EX / m) for m in ("client_server.dve", "error_state.dve", "deadlock.dve")] \
@@ -218,7 +229,7 @@ def test_process_0_holds_the_offsets_of_the_runs_rows_only(xp_kind, P, tmp_path)
     _models(tmp_path)   # (writes the generated models)
     out = tmp_path / "blocks.jsonl"
     r = run(P, str(ROOT / "tests" / "dist" / "blocks_worker.py"), str(out), *specs,
-            extra_env={"DIST_XP": xp_kind} if xp_kind else None)
+            extra_env={**({"DIST_XP": xp_kind} if xp_kind else {}), **(env or {})})
     assert r.returncode == 0, r.stderr
     got = [json.loads(line) for line in out.read_text().splitlines()]
     assert [g["model"] for g in got] == specs
@@ -305,3 +316,30 @@ def test_entries_refuse_one_index_with_two_values():
     with pytest.raises(ValueError, match="given twice"):
         Entries((4,), np.array([1, 2, 2]), np.array([5, 6, 7]))
     assert Entries((4,), np.array([2, 1, 2]), np.array([6, 5, 6])).index.tolist() == [1, 2]
+
+
+# ------------------------------------------------------------------------------ on the GPUs
+
+def _gpus() -> int:
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount()
+    except Exception:   # no CuPy, no driver, no device
+        return 0
+
+
+@pytest.mark.gpu
+def test_gpus_blocks_print_replay_and_hold_only_the_runs(tmp_path):
+    """Over two GPUs (NCCL, the rows on the devices): what process 0 prints is one
+    process's and replays, and it holds the runs' offsets exactly, as on the CPU."""
+    if _gpus() < 2:
+        pytest.skip(f"needs CuPy and 2 GPUs (found {_gpus()})")
+    models = _models(tmp_path)
+    runs = [_args(*models[m], "--json", "--trace")
+            for m in ("several_deadlocks", "no_cycle", "error_state", "cs3")]
+    runs += [_args(*models["zero_time"], "--ratio", "--json"),
+             _args(*models["several_deadlocks"], "--trace")]
+    got = _across(2, runs, tmp_path, NCCL)
+    assert _check_same_and_replay(runs, got, models, drop=("backend", "iterations")) > 20
+    assert json.loads(got[0]["stdout"])["backend"] == "gpu"
+    _check_held(2, "", tmp_path, NCCL)
