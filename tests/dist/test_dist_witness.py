@@ -286,6 +286,19 @@ def test_a_read_beyond_the_runs_is_refused_not_guessed(tmp_path):
         a.graph.deadlocks[1]
 
 
+def test_held_bytes_tool_reports_the_runs_entries_only():
+    """``tools/held_bytes.py`` under ``mpiexec -n 2``: the graph's counts (the one-process
+    build's) and process 0's offsets as entries of the runs, a few hundred bytes."""
+    path = EX / "client_server_template.dve"
+    r = run(2, str(ROOT / "tools" / "held_bytes.py"), str(path), "4")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    one = build_state_graph(dve.load_model(str(path), defines={"N": 4}))
+    assert (d["n"], d["m"], d["processes"]) == (one.n_states, one.n_edges, 2)
+    assert d["offsets_type"] == "Entries" and 0 < d["offsets_bytes"] < 1000
+    assert d["offsets_bytes"] < one.indptr.nbytes // 4
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=30), st.data())
 def test_entries_find_an_edges_row_as_the_whole_offsets_do(degrees, data):
