@@ -120,14 +120,17 @@ def _across(P: int, runs: list[list[str]], tmp_path, env: dict | None = None) ->
 
 
 def _check_same_and_replay(runs: list[list[str]], got: list[dict], models: dict,
-                           drop: tuple = ()) -> int:
+                           drop: tuple = (), stderr: bool = True) -> int:
     """Each run across processes against one process's (``drop``: keys of the JSON not
-    compared); every run printed replayed. Returns the steps replayed."""
+    compared; ``stderr``: standard error compared too); every run printed replayed. Returns
+    the steps replayed."""
     assert [g["args"] for g in got] == runs
     steps = 0
     for args, g in zip(runs, got):
         code, out, err = _one_process(args)
-        assert (g["code"], g["stderr"]) == (code, err), args
+        assert g["code"] == code, (args, g["stderr"])
+        if stderr:
+            assert g["stderr"] == err, args
         assert _comparable(g["stdout"], drop) == _comparable(out, drop), args
         if "--json" not in args:
             continue
@@ -353,6 +356,9 @@ def test_gpus_blocks_print_replay_and_hold_only_the_runs(tmp_path):
     runs += [_args(*models["zero_time"], "--ratio", "--json"),
              _args(*models["several_deadlocks"], "--trace")]
     got = _across(2, runs, tmp_path, NCCL)
-    assert _check_same_and_replay(runs, got, models, drop=("backend", "iterations")) > 20
+    # (standard error not compared: a library's warning on one side, the first compile of a
+    # kernel, would differ; the JSON carries the no-answer messages and runs)
+    assert _check_same_and_replay(runs, got, models, drop=("backend", "iterations"),
+                                  stderr=False) > 20
     assert json.loads(got[0]["stdout"])["backend"] == "gpu"
     _check_held(2, "", tmp_path, NCCL)
