@@ -251,7 +251,8 @@ def test_json_reports_each_phase_across_processes():
                                           "deadlocks")]
     for rank in "01":
         assert [s for q, s in steps if q == rank if s not in ("scc_forward", "scc_backward")
-                ] == ["search", "share", *handover, "handover", "counts", "check", "zero_time_check", "trim", "restrict",
+                ] == ["search", "share", *handover, "handover", "counts", "check",
+                      "zero_time_check", "trim", "restrict",
                       *["improve", "value_cycles", "value_representatives", "value_sums",
                         "value_ranks"] * d["iterations"], "improve", "certify", "cycle",
                       "witness"]
