@@ -32,6 +32,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -158,6 +159,9 @@ def _check_op(op: str) -> None:
 
 #: The largest count MPI's C interface takes (an ``int``): larger exchanges go in rounds.
 _MPI_COUNT_MAX = 2**31 - 1
+#: The tag of a two-process exchange's ``Sendrecv`` (point-to-point messages are matched apart
+#: from collectives; between one pair they arrive in the order sent).
+_PAIR_TAG = 26
 
 
 class MpiComm(Comm):
@@ -195,8 +199,11 @@ class MpiComm(Comm):
         counts = np.ascontiguousarray(counts, np.int64).reshape(self.size)
         every = np.empty((self.size, self.size), np.int64)   # row q: what q sends
         self.comm.Allgather(counts, every)
-        return every[:, self.rank].copy(), int(max(every.sum(axis=1).max(),
-                                                   every.sum(axis=0).max()))
+        # (The sums in Python: a few numbers, where NumPy's reductions cost microseconds
+        # each, and a search exchanges four times a level.)
+        rows = every.tolist()
+        most = max(max(sum(r) for r in rows), max(sum(c) for c in zip(*rows)))
+        return every[:, self.rank].copy(), most
 
     def alltoallv(self, send, counts, recv_counts=None):
         send = np.ascontiguousarray(send)
@@ -215,7 +222,7 @@ class MpiComm(Comm):
         (the most rows any process sends or receives, the same on every process) passes
         :attr:`max_bytes`. ``work``: the rounds' buffer (:meth:`round_bytes` bytes, uint8),
         allocated here when not given."""
-        row = send.dtype.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
+        row = send.dtype.itemsize * math.prod(send.shape[1:])
         if most * row <= self.max_bytes:
             self._direct(send, counts, rcounts, row, recv)
             return
@@ -257,6 +264,20 @@ class MpiComm(Comm):
         ``recv`` where given."""
         if recv is None:
             recv = np.empty((int(rcounts.sum()),) + send.shape[1:], send.dtype)
+        if self.size == 2:
+            # Two processes: the other's rows by one Sendrecv and this process's own by a
+            # copy. MPICH's Alltoallv took about twice as long for a level's rows (103 us
+            # against 57 us for 80,000 words each way, both processes ready), passing the
+            # rows a process keeps through MPI as well.
+            me = self.rank
+            s, r = send.view(np.uint8).reshape(-1), recv.view(np.uint8).reshape(-1)
+            s0, r0 = int(counts[0]) * row, int(rcounts[0]) * row
+            mine_s, theirs_s = (s[:s0], s[s0:]) if me == 0 else (s[s0:], s[:s0])
+            mine_r, theirs_r = (r[:r0], r[r0:]) if me == 0 else (r[r0:], r[:r0])
+            self.comm.Sendrecv([theirs_s, self.MPI.BYTE], 1 - me, _PAIR_TAG,
+                               [theirs_r, self.MPI.BYTE], 1 - me, _PAIR_TAG)
+            mine_r[:] = mine_s
+            return recv
         sb, rb = counts * row, rcounts * row
         self.comm.Alltoallv([send.view(np.uint8).reshape(-1), (sb, _displs(sb)), self.MPI.BYTE],
                             [recv.view(np.uint8).reshape(-1), (rb, _displs(rb)), self.MPI.BYTE])

@@ -1,4 +1,5 @@
-"""The memory of this process: what a ``--max-memory`` check and a benchmark read.
+"""The memory of this process: what a ``--max-memory`` check and a benchmark read, and how
+glibc's allocator reuses it.
 
 Examples
 --------
@@ -10,7 +11,15 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["current_rss", "peak_rss"]
+__all__ = ["current_rss", "peak_rss", "keep_freed_memory"]
+
+#: glibc's ``mallopt`` parameters (malloc.h): ``M_TRIM_THRESHOLD`` and ``M_MMAP_THRESHOLD``.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+#: Allocations up to this many bytes come from the heap once :func:`keep_freed_memory` ran
+#: (glibc's largest allowed threshold on 64 bits); larger ones are mapped and unmapped.
+KEPT_ALLOCATION = 32 << 20
+#: Free memory at the heap's top kept for reuse, once :func:`keep_freed_memory` ran.
+KEPT_FREE = 256 << 20
 
 
 def current_rss() -> int:
@@ -44,3 +53,39 @@ def peak_rss() -> int:
     import sys
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024
+
+
+_kept: list[bool] = []
+
+
+def keep_freed_memory() -> bool:
+    """Have glibc's allocator keep freed memory for reuse (process-wide, once): allocations
+    of up to :data:`KEPT_ALLOCATION` bytes from the heap, and up to :data:`KEPT_FREE` bytes
+    of free heap kept rather than given back to the system. True where it took effect
+    (glibc); elsewhere nothing changes.
+
+    Why: a loop that allocates and frees arrays of a few megabytes each round (a distributed
+    search's temporaries, level after level) otherwise gets fresh pages each time. glibc maps
+    an allocation above its threshold and unmaps it when freed; it raises that threshold as
+    it goes, but gives the heap's free top back beyond twice the threshold; every fresh page
+    then costs a fault and the kernel's zeroing of it. Measured: 6,000 to 8,500 faults in an
+    exploration of cs_10 by two processes, under 700 with this. The price: memory freed stays
+    in the process (up to :data:`KEPT_FREE` of it beyond what is in use), and a
+    ``--max-memory`` check, which reads the resident memory, counts it.
+
+    >>> KEPT_ALLOCATION // 2**20, KEPT_FREE // 2**20   # megabytes
+    (32, 256)
+    """
+    if _kept:
+        return _kept[0]
+    ok = False
+    try:
+        import ctypes
+        mallopt = ctypes.CDLL(None).mallopt
+        # (Setting either fixes both thresholds: glibc stops adjusting the mapping threshold.)
+        ok = bool(mallopt(_M_MMAP_THRESHOLD, KEPT_ALLOCATION)) and \
+            bool(mallopt(_M_TRIM_THRESHOLD, KEPT_FREE))
+    except (OSError, AttributeError):   # not glibc: nothing to set
+        ok = False
+    _kept.append(ok)
+    return ok

@@ -61,12 +61,12 @@ from collections.abc import Callable
 import numpy as np
 
 from runtime.arrays import on_device, stable_argsort
-from runtime.comm import Comm
+from runtime.comm import Comm, launched_world_size
 from runtime.device import SideWork, is_out_of_memory, release_pool, synchronize, to_host
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
                             StateLimitExceeded)
 from runtime.guard import agreed
-from runtime.memory import current_rss
+from runtime.memory import current_rss, keep_freed_memory
 
 from ..explore import as_compiled
 from ..graph import StateGraph
@@ -162,6 +162,12 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
     xp = comm.xp if xp is None else xp
     if batch is None:
         batch = DEVICE_CHUNK if on_device(xp) else BATCH
+    if launched_world_size() > 1 and not on_device(xp):
+        # The levels' temporaries (megabytes, allocated and freed level after level) reuse
+        # freed memory rather than fresh pages (see runtime.memory.keep_freed_memory). Only
+        # in processes a launcher started for the run: the setting is process-wide, and a
+        # process that runs other work besides (ranks as threads in tests) keeps glibc's.
+        keep_freed_memory()
     search = _Search(cm, comm, max_states, max_memory, progress, error_successors, xp,
                      max(1, int(batch)))
     search.handover = hand_over if handover is None else handover
@@ -192,8 +198,10 @@ class _Search:
         self.word_owners = self.W == 1 and not on_device(xp)
         # Per local id (the visited set's numbering) its global id: the first entries of a
         # buffer grown by doubling (a level appends; copying the whole map each level cost
-        # each process its size times the depth).
-        self.gid = xp.zeros(0, np.int64)
+        # each process its size times the depth). On the host with several processes int32
+        # while the ids fit (widened past 2**31 - 1): the targets' answers read it as int32,
+        # from a map of half the bytes, with no conversion.
+        self.gid = xp.zeros(0, np.int32 if comm.size > 1 and not on_device(xp) else np.int64)
         self.gid_buf = self.gid
         # The states this process numbers and the rows it expands, level by level.
         self.kept = Kept(xp, self.ns.layout, states_dtype(cm), xp.asarray(self.ns.error_key),
@@ -318,10 +326,10 @@ class _Search:
                 # Key and rank as one row of words, grouped by owner: one exchange.
                 order, counts, send = routed(xp, keys, rank, P)
             else:
-                order, counts = by_owner(xp, word_owners(keys[:, 0], P), P)
+                order, counts = word_groups(keys[:, 0], P)
                 if pack is not None:
                     # Key and rank in one word: half the bytes, one gather.
-                    send = pack.pack(rank, keys)[order]
+                    send = np.take(pack.pack(rank, keys), order)
                 else:
                     send = xp.empty((keys.shape[0], 2), _U)
                     send[:, 0] = keys[order, 0]
@@ -421,6 +429,9 @@ class _Search:
             run_gid, run_rank, run_keys = new_gid, new_rank, new_keys
             run_first = self.n
         self.n_now = self.n + int(per.sum())
+        if self.n_now >= 2**31 and self.gid.dtype != np.int64:
+            self.gid_buf = self.gid_buf.astype(np.int64)
+            self.gid = self.gid_buf[:self.gid.shape[0]]
         self.gid_buf, self.gid = _appended(xp, self.gid_buf, self.gid, new_gid)
         self.phases.tick("number")
         # (A failed allocation from here on is agreed at the next level's end, or before
@@ -433,7 +444,9 @@ class _Search:
             if ids is None:
                 tid = xp.zeros(int(rcounts.sum()), np.int32)
             else:
-                tid = self.gid[ids].astype(np.int32) if self.n_now < 2**31 else self.gid[ids]
+                tid = self.gid[ids]
+                if self.n_now < 2**31:
+                    tid = tid.astype(np.int32, copy=False)
             back, _ = self._exchange(tid, rcounts, counts)
             del tid
             target = xp.empty(back.shape[0], np.int64)
@@ -677,6 +690,27 @@ def _rebalanced(split, per) -> np.ndarray:
     new = 0.8 * new + 0.2 * np.linspace(0.0, 1.0, P + 1)
     new[0], new[-1] = 0.0, 1.0
     return new
+
+
+def word_groups(words, size: int):
+    """:func:`~statespace.dist.route.by_owner` of :func:`word_owners`: the order grouping
+    one-word keys ``words`` by owner (stable) and how many each process owns. For two
+    processes the owner is the hash's top bit, read as its sign: one pass fewer than the
+    owners' shift, and one 1-byte mask negated where each owner took a comparison.
+
+    >>> w = np.random.default_rng(5).integers(0, 2**63, 1000, dtype=np.uint64)
+    >>> [all(np.array_equal(a, b) for a, b in zip(word_groups(w, p),
+    ...                                           by_owner(np, word_owners(w, p), p)))
+    ...  for p in (1, 2, 3, 4)]
+    [True, True, True, True]
+    """
+    if size != 2:
+        return by_owner(np, word_owners(words, size), size)
+    with np.errstate(over="ignore"):
+        high = (words * _GOLDEN).view(np.int64) < 0
+    first, second = np.flatnonzero(~high), np.flatnonzero(high)
+    return (np.concatenate([first, second]),
+            np.array([first.shape[0], second.shape[0]], np.int64))
 
 
 def word_owners(words, size: int):

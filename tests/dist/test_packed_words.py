@@ -64,6 +64,20 @@ def test_word_owners_are_the_hash_in_python_integers(words, size):
     assert got == want and all(0 <= o < size for o in got)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, M64), max_size=60), st.integers(1, 5))
+def test_word_groups_group_by_the_owners_stably(words, size):
+    """The route's grouping, by the hash's sign for two processes: against the owners in
+    Python integers (as above) grouped by a stable sort in Python."""
+    order, counts = dist_search.word_groups(np.array(words, np.uint64), size)
+    owner = [((((k * 0x9E3779B97F4A7C15) & M64) >> 32) * size) >> 32 if size & (size - 1)
+             else (((k * 0x9E3779B97F4A7C15) & M64) >> (64 - (size - 1).bit_length())
+                   if size > 1 else 0) for k in words]
+    want = sorted(range(len(words)), key=lambda i: owner[i])
+    assert order.tolist() == want
+    assert counts.tolist() == [owner.count(q) for q in range(size)]
+
+
 def test_word_owners_balance_packed_states():
     """The states of a model, packed (structured keys, most bits constant): within 5 % of an
     even split, as close as owner_of's mix."""
