@@ -2,9 +2,8 @@
 processes (``ocm.dist``) and the runs shown gathered to process 0.
 
 Every process calls the same steps in the same order (SPMD): the distributed search with the
-block hand-over (:func:`statespace.dist.blocks.hand_over_blocks`), the counts and the
-offsets gathered to process 0 once (:func:`statespace.dist.blocks.gather_offsets`, then
-:func:`~statespace.dist.blocks.witness_graph` of no edge),
+block hand-over (:func:`statespace.dist.blocks.hand_over_blocks`), the whole graph's counts
+agreed on process 0 (:func:`statespace.dist.blocks.counts_graph`: a few numbers a process),
 process 0's question (resource, kind, mode) sent to every process, the engine on every
 block, then the runs of its answer gathered to process 0. :class:`BlockRun` holds one
 process's side of it; process 0 drives it through :func:`dvecost.analyze`'s ``explore`` and
@@ -12,7 +11,7 @@ process's side of it; process 0 drives it through :func:`dvecost.analyze`'s ``ex
 
 From the end of the search to the answer the processes talk through the guarded
 communicator (:func:`runtime.guard.guarded`): a failed allocation on any process (the
-hand-over, the offsets, the engine's phases, the runs gathered) is agreed at the next
+hand-over, the counts, the engine's phases, the runs gathered) is agreed at the next
 collective, every process raises :class:`runtime.errors.AgreedOutOfMemory` with the graph's
 counts and the phase, and the run ends with exit 3, process 0 printing the stop.
 
@@ -36,8 +35,8 @@ from runtime.device import release_pool
 from runtime.guard import guarded, has_failed
 from runtime.arrays import module_of
 from statespace.dist import explore_distributed
-from statespace.dist.blocks import (Offsets, StateBlock, gather_offsets, hand_over_auto,
-                                    hand_over_blocks, witness_graph)
+from statespace.dist.blocks import (StateBlock, counts_graph, hand_over_auto, hand_over_blocks,
+                                    witness_graph)
 from statespace.quotient import Quotient
 from statespace.dist.search import DISTRIBUTED_SYMMETRY
 
@@ -92,25 +91,25 @@ def solve_blocks(block: StateBlock, comm: Comm, resource: str, kind: str, mode: 
 def phase_report(comm: Comm, search: dict, outcome, rounds: dict, witness: float) -> dict:
     """What ``analyze --json`` reports of a blocked run (``distributed``): the processes, the
     wall seconds of each phase on the slowest process for it (the search's levels, the
-    hand-over to blocks, the states' offsets gathered to process 0, the engine's phases in
+    hand-over to blocks, the graph's counts agreed on process 0, the engine's phases in
     :data:`ocm.dist.PHASES` order, the runs shown gathered) and the engine's rounds.
     Collective (one ``allgather``).
 
     >>> from runtime.comm import SelfComm
     >>> d = phase_report(SelfComm(), {"search": 2.0, "gather": 1.0}, None, {"trim": 3}, 0.5)
     >>> d["processes"], list(d["seconds"]), d["rounds"]
-    (1, ['search', 'handover', 'offsets', 'witness'], {'trim': 3})
+    (1, ['search', 'handover', 'counts', 'witness'], {'trim': 3})
     """
     mine = {"search": float(search.get("search", 0.0)),
             "handover": float(search.get("gather", 0.0)),
-            "offsets": float(search.get("offsets", 0.0)), "witness": float(witness)}
+            "counts": float(search.get("counts", 0.0)), "witness": float(witness)}
     slowest: dict[str, float] = {}
     for part in comm.allgather(mine):
         for k, v in part.items():
             slowest[k] = max(slowest.get(k, 0.0), v)
     engine = dict(getattr(outcome, "timings", None) or {})   # (each phase's slowest already)
     seconds = {"search": slowest["search"], "handover": slowest["handover"],
-               "offsets": slowest["offsets"]}
+               "counts": slowest["counts"]}
     seconds.update((k, float(engine[k])) for k in PHASES if k in engine)
     seconds["witness"] = slowest["witness"]
     return {"processes": comm.size, "seconds": seconds, "rounds": dict(rounds)}
@@ -146,7 +145,6 @@ class BlockRun:
         self.trace = trace
         self.t0 = _time.perf_counter()
         self.block: StateBlock | None = None
-        self.offsets: Offsets | None = None
         self.gathered = False
         self.asked = False
         self.timings: dict = {}
@@ -169,12 +167,11 @@ class BlockRun:
         self._note("handover", self.timings.get("gather", 0.0))
         release_pool(module_of(got.targets))   # (the search's share: the engine's memory)
         t0 = _time.perf_counter()
-        # Every state's offsets come to process 0 once: the runs shown after the engine
-        # reuse them.
-        self.offsets = gather_offsets(self.block, host_comm(self.comm))
-        g = witness_graph(self.block, host_comm(self.comm), [], self.offsets)
-        self.timings["offsets"] = _time.perf_counter() - t0
-        self._note("offsets", self.timings["offsets"])
+        # Process 0 holds the whole graph's counts only (no array of every state): what
+        # analyze reads before the engine's answer (the states and edges, the deadlocks).
+        g = counts_graph(self.block, host_comm(self.comm))
+        self.timings["counts"] = _time.perf_counter() - t0
+        self._note("counts", self.timings["counts"])
         return None if g is None else Quotient(g, DISTRIBUTED_SYMMETRY, compiled)
 
     def engine(self, quotient: Quotient, resource: str, kind: str, mode: str):
@@ -194,7 +191,7 @@ class BlockRun:
         outcome = solve_blocks(self.block, self.comm, resource, kind, mode, rounds,
                                None if self.trace is None else self._note)
         t0 = _time.perf_counter()
-        g = witness_graph(self.block, host_comm(self.comm), shown_edges(outcome), self.offsets)
+        g = witness_graph(self.block, host_comm(self.comm), shown_edges(outcome))
         self._note("witness", _time.perf_counter() - t0)
         phases = phase_report(host_comm(self.comm), self.timings, outcome, rounds,
                               _time.perf_counter() - t0)

@@ -33,7 +33,7 @@ unchanged and a failure raises where it happens, as before.
 
 For tests only, ``DVECOST_FAULT=RANK:PHASE[:N][:HOW]`` makes an allocation fail on process
 ``RANK`` just before the ``N``-th collective (default 1) of phase ``PHASE`` (what
-:func:`set_phase` names: ``handover``, ``offsets``, ``witness``, or a phase of
+:func:`set_phase` names: ``handover``, ``counts``, ``witness``, or a phase of
 :data:`ocm.dist.PHASES`): a ``MemoryError`` raised (``HOW`` = ``memory``, the default), an
 error of the name and message of CuPy's (``cupy``), a real allocation of 2**60 bytes of the
 communicator's array module, which NumPy or CuPy refuses (``huge``), or a ``MemoryError`` in

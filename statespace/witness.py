@@ -185,7 +185,10 @@ class Witness:
     def __init__(self, graph: StateGraph, resource: str) -> None:
         self.graph = graph
         self.resource = resource
-        self._indptr = np.asarray(graph.indptr)
+        # (offsets held in part, a graph gathered from blocks across processes, answer
+        # np.searchsorted for the rows they hold and refuse np.asarray: kept as they are)
+        ip = graph.indptr
+        self._indptr = ip if hasattr(ip, "searchsorted") else np.asarray(ip)
         if resource not in graph.resources:
             graph.cost(resource)   # raises the error that names the resources
         self._states: dict[int, dict[str, Any]] = {}

@@ -29,7 +29,7 @@ def main(argv: list[str]) -> None:
     from dvecost.distributed import host_comm, phase_report, shown_edges, solve_blocks
     from runtime.comm import world
     from statespace.dist import explore_distributed
-    from statespace.dist.blocks import gather_offsets, hand_over_blocks, witness_graph
+    from statespace.dist.blocks import counts_graph, hand_over_blocks, witness_graph
 
     path, defines = argv[0], dict(a.split("=") for a in argv[1:] if "=" in a)
     comm, options = world(), {}
@@ -47,8 +47,8 @@ def main(argv: list[str]) -> None:
     block = explore_distributed(model, comm, handover=hand_over_blocks, timings=seconds,
                                 **options)
     t = time.perf_counter()
-    offsets = gather_offsets(block, host_comm(comm))
-    seconds["offsets"] = time.perf_counter() - t
+    counts_graph(block, host_comm(comm))
+    seconds["counts"] = time.perf_counter() - t
     prof = cProfile.Profile() if profile else None
     if prof:
         prof.enable()
@@ -56,7 +56,7 @@ def main(argv: list[str]) -> None:
     res = block.model.resources[0]
     outcome = solve_blocks(block, comm, res, "mean", "max", rounds)
     t1 = time.perf_counter()
-    witness_graph(block, host_comm(comm), shown_edges(outcome), offsets)
+    witness_graph(block, host_comm(comm), shown_edges(outcome))
     report = phase_report(host_comm(comm), seconds, outcome, rounds, time.perf_counter() - t1)
     if prof:
         prof.disable()

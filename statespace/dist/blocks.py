@@ -14,9 +14,13 @@ What a report shows of the graph is a few runs: the critical cycle, the shortest
 the runs to the first deadlock and to the error state. :func:`witness_graph` gathers to
 process 0 what those runs read (the rows and states of their states, found by following the
 breadth-first parents across the blocks, one ``allgather`` per step) and makes a
-:class:`~statespace.StateGraph` of it: the offsets of every state (8 bytes a state, so that
-edge ids keep their meaning), the deadlocks' ids, and of the other arrays only the entries
-gathered (:class:`Entries`); reading any other entry is an error that says so.
+:class:`~statespace.StateGraph` of it whose arrays hold only the entries gathered
+(:class:`Entries`), the offsets too: those of the rows held (a row's state's and the next
+state's, in global edge ids, so that edge ids keep their meaning); reading any other entry is
+an error that says so. Of the whole graph process 0 holds only counts, agreed by collectives
+of a few numbers: the states and edges, the deadlocks' count and the first deadlock
+(:func:`counts_graph` alone, for the report's counts before the engine's answer). Nothing
+process 0 holds grows with the graph: only with the runs shown.
 
 Examples
 --------
@@ -51,7 +55,7 @@ from ..graph import Palette, StateGraph, derived, lazy_graph
 from .handover import Share, agree_palette, constant_palette, hand_over
 
 __all__ = ["StateBlock", "Entries", "hand_over_blocks", "hand_over_auto", "gather_fits",
-           "GATHER_BYTES_PER_EDGE", "witness_graph", "gather_offsets", "Offsets", "share_runs",
+           "GATHER_BYTES_PER_EDGE", "witness_graph", "counts_graph", "share_runs",
            "GatheredGraphError"]
 
 
@@ -248,18 +252,30 @@ def hand_over_auto(share: Share, comm: Comm, cm, *, budget: int | None = None, *
 class Entries:
     """Some entries of an array too large to gather (``shape`` its whole shape): reading a
     gathered entry (an int, a slice of gathered entries, an array of them) gives it; any
-    other read raises :class:`GatheredGraphError`.
+    other read raises :class:`GatheredGraphError`, and so does making it a NumPy array
+    (``np.asarray``), so that no reader takes the entries held for the whole array.
+
+    Entries of a graph's offsets (``indptr``, ascending) also answer ``np.searchsorted(e,
+    edges, side="right")`` for edges in rows held whole (both offsets of the row's state
+    held): the edge's source plus one, what the whole offsets give (:meth:`searchsorted`).
 
     >>> e = Entries((10,), np.array([3, 4]), np.array([30, 40]))
-    >>> int(e[3]), e[3:5].tolist(), e.shape
-    (30, [30, 40], (10,))
+    >>> int(e[3]), e[3:5].tolist(), e.shape, len(e)
+    (30, [30, 40], (10,), 10)
+    >>> int(np.searchsorted(e, 35, side="right"))   # edge 35 is in row 3: [30, 40)
+    4
     """
 
     def __init__(self, shape: tuple, index: np.ndarray, values: np.ndarray) -> None:
-        order = np.argsort(index, kind="stable")
+        # An index given twice (the offsets of adjacent rows are) is held once; both must
+        # give it one value.
+        index, values = np.asarray(index, np.int64), np.asarray(values)
+        held, first, back = np.unique(index, return_index=True, return_inverse=True)
+        if held.shape[0] < index.shape[0] and not np.array_equal(values[first][back], values):
+            raise ValueError("Entries: an index given twice with different values")
         self.shape = tuple(shape)
-        self.index = np.asarray(index, np.int64)[order]
-        self.values = np.asarray(values)[order]
+        self.index = held
+        self.values = values[first]
         self.dtype = self.values.dtype
         self.ndim = len(self.shape)
 
@@ -267,8 +283,7 @@ class Entries:
         pos = np.searchsorted(self.index, i)
         pos = np.minimum(pos, max(self.index.shape[0] - 1, 0))
         if self.index.shape[0] == 0 or not np.array_equal(self.index[pos], i):
-            raise GatheredGraphError("this graph is held in blocks across processes; only "
-                                     "the entries of the runs shown were gathered")
+            raise GatheredGraphError(_NOT_HELD)
         return pos
 
     def __getitem__(self, key):
@@ -278,13 +293,55 @@ class Entries:
             return self.values[int(self._at(np.array([int(key)]))[0])]
         return self.values[self._at(np.asarray(key, np.int64))]
 
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        raise GatheredGraphError(_NOT_HELD + " (the whole array was read)")
+
+    def searchsorted(self, v, side: str = "left", sorter=None):
+        """``np.searchsorted`` of the whole array, for these entries of a graph's offsets
+        and ``side="right"`` only: for each edge id of ``v``, its row's state plus one,
+        where that row's two offsets are held (its state's and the next state's); any
+        other edge raises :class:`GatheredGraphError`. (The held offsets are ascending, so
+        the last held one at or below an edge is its row's start when the row is held:
+        the row's end, held too, is above the edge, and every held offset after it as
+        well.)
+
+        >>> e = Entries((6,), np.array([0, 1, 3, 4]), np.array([0, 2, 5, 5]))
+        >>> np.searchsorted(e, [0, 1], side="right").tolist()
+        [1, 1]
+        >>> np.searchsorted(e, 5, side="right")
+        Traceback (most recent call last):
+        ...
+        statespace.dist.blocks.GatheredGraphError: ... (edge 5 is in no row held)
+        """
+        if side != "right" or sorter is not None:
+            raise ValueError("Entries.searchsorted: side='right' without a sorter only")
+        e = np.asarray(v, np.int64)
+        pos = np.searchsorted(self.values, e, side="right") - 1
+        k = self.index.shape[0]
+        ok = (pos >= 0) & (pos + 1 < k)
+        p = np.where(ok, pos, 0)
+        nxt = np.minimum(p + 1, max(k - 1, 0))
+        ok &= (self.index[nxt] == self.index[p] + 1) & (e < self.values[nxt]) \
+            if k else np.zeros(e.shape, bool)
+        if not np.all(ok):
+            bad = int(e.reshape(-1)[np.flatnonzero(~np.asarray(ok).reshape(-1))[0]])
+            raise GatheredGraphError(f"{_NOT_HELD} (edge {bad} is in no row held)")
+        return self.index[p] + 1
+
     def get(self):
         raise GatheredGraphError("this graph is held in blocks across processes: its arrays "
                                  "were not gathered (run with DVECOST_DIST_ENGINE=gather)")
 
     @property
     def nbytes(self) -> int:
-        return int(self.values.nbytes)
+        return int(self.values.nbytes + self.index.nbytes)
+
+
+_NOT_HELD = ("this graph is held in blocks across processes; only the entries of the runs "
+             "shown were gathered")
 
 
 def _chains(block: StateBlock, comm: Comm, ends: list[int]) -> set:
@@ -304,33 +361,40 @@ def _chains(block: StateBlock, comm: Comm, ends: list[int]) -> set:
     return seen
 
 
-@dataclass(frozen=True)
-class Offsets:
-    """Every state's first edge (``indptr``, int64, ``n + 1``) and the deadlocks (ascending),
-    gathered to process 0 by :func:`gather_offsets`: None elsewhere."""
+def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int]) -> StateGraph | None:
+    """What the runs shown of ``edges`` read, gathered to process 0 as a
+    :class:`~statespace.StateGraph` (see the module docstring); None elsewhere. Collective.
 
-    indptr: np.ndarray | None
-    deadlocks: np.ndarray | None
+    The runs: the edges' own (the critical cycle, or a zero-time cycle), the shortest run
+    to the smallest of their sources, to the first deadlock and to the error state. Process
+    0 holds the rows of those runs' states (their offsets, the row's state's and the next
+    one's, and their edges) and the states of the rows' targets, and of the whole graph only
+    its counts (:func:`counts_graph`'s). A failed allocation on any process is agreed by all
+    (:func:`runtime.guard.agreed`)."""
+    with agreed(comm, "witness", known=_counts(block)) as comm:
+        return _witness(block, comm, edges)
 
 
-def gather_offsets(block: StateBlock, comm: Comm) -> Offsets:
-    """The out-degrees of every state (4 bytes a state where every degree fits an int32,
-    agreed) and the deadlocks, to process 0, which writes each process's degrees at its
-    runs' ids (a slice a run) and sums them into the offsets. Collective.
+def counts_graph(block: StateBlock, comm: Comm) -> StateGraph | None:
+    """The whole graph's counts on process 0 (None elsewhere), as a
+    :class:`~statespace.StateGraph` holding no entry of any array (reading one raises
+    :class:`GatheredGraphError`): its states and edges, its deadlocks' count and first
+    deadlock (``deadlocks[0]``, the one entry of ``deadlocks`` held), its error state and
+    depth. Collective: one ``allgather`` of two numbers a process.
 
     >>> from dve import load_model
     >>> from runtime.comm import SelfComm
     >>> from statespace.dist import explore_distributed
     >>> m = load_model("process P { state a, b, c; init a; trans a -> b {}, a -> c {}; } "
     ...                "system async;")
-    >>> o = gather_offsets(explore_distributed(m, SelfComm(), handover=hand_over_blocks),
-    ...                    SelfComm())
-    >>> o.indptr.tolist(), o.deadlocks.tolist()
-    ([0, 2, 2, 2], [1, 2])
+    >>> g = counts_graph(explore_distributed(m, SelfComm(), handover=hand_over_blocks),
+    ...                  SelfComm())
+    >>> g.n_states, g.n_edges, g.n_deadlocks, int(g.deadlocks[0])
+    (3, 2, 2, 1)
     """
-    # (a failed allocation, process 0's above all, is agreed by every process: runtime.guard)
-    with agreed(comm, "offsets", known=_counts(block)) as comm:
-        return _offsets(block, comm)
+    with agreed(comm, "counts", known=_counts(block)) as comm:
+        dead = _deadlocks(block, comm)
+        return None if comm.rank != 0 else _partial_graph(block, dead, [_pieces(block)])
 
 
 def _counts(block: StateBlock) -> dict:
@@ -338,59 +402,62 @@ def _counts(block: StateBlock) -> dict:
     return {"states": block.n, "transitions": block.m}
 
 
-def _offsets(block: StateBlock, comm: Comm) -> Offsets:
-    """:func:`gather_offsets` (``comm`` guarded)."""
-    L = block.layout
-    ip = block.indptr
-    deg = ip[1:] - ip[:-1]   # (where the offsets are: on a device, 4 bytes a state come over)
-    wide = comm.allreduce(int(deg.max()) if deg.shape[0] else 0, "max") >= 2**31
-    deg = to_host(deg if wide else deg.astype(np.int32))
-    to0 = np.zeros(comm.size, np.int64)
-    to0[0] = deg.shape[0]
-    deg, deg_counts = comm.alltoallv(deg, to0)
-    deg_counts = np.array(deg_counts, np.int64)   # (a copy: one process's counts are to0)
-    to0 = np.zeros(comm.size, np.int64)
-    to0[0] = block.deadlocks.shape[0]
-    dead, _ = comm.alltoallv(block.deadlocks, to0)
-    if comm.rank != 0:
-        return Offsets(None, None)
-    indptr = np.zeros(block.n + 1, np.int64)
-    at = np.concatenate([[0], np.cumsum(deg_counts)]).astype(np.int64)
-    for q in range(comm.size):   # (each process's degrees, in its local order, at its ids)
-        starts, lengths, _ = L.runs_of(q)
-        pos = int(at[q])
-        for a, k in zip(starts.tolist(), lengths.tolist()):
-            indptr[a + 1:a + 1 + k] = deg[pos:pos + k]
-            pos += k
-    np.cumsum(indptr, out=indptr)
-    return Offsets(indptr, np.sort(dead).astype(np.int64))
+def _deadlocks(block: StateBlock, comm: Comm) -> tuple[int, int]:
+    """The number of deadlocks and the first one (``block.n`` where there is none), agreed
+    by one ``allgather``."""
+    d = block.deadlocks
+    parts = comm.allgather((int(d.shape[0]), int(d[0]) if d.shape[0] else block.n))
+    return sum(c for c, _ in parts), min(f for _, f in parts)
 
 
-def witness_graph(block: StateBlock, comm: Comm, edges: Sequence[int],
-                  offsets: Offsets | None = None) -> StateGraph | None:
-    """What the runs shown of ``edges`` read, gathered to process 0 as a
-    :class:`~statespace.StateGraph` (see the module docstring); None elsewhere. Collective.
-    ``offsets``: what :func:`gather_offsets` gave on this process, when an earlier call
-    gathered them (every process passes its own, or every process none).
+def _pieces(block: StateBlock, rows=None, offsets=None, states=None, edges=None) -> tuple:
+    """What one process sends process 0 of the runs shown, on the host: ``(row states,
+    their first offsets, their last offsets, state ids, their vectors, parents, parent
+    actions, edge ids, their targets, actions, palette rows)``, each empty where not given
+    (``offsets``: a pair, ``states``: ids and vectors, parents, parent actions; ``edges``:
+    ids, targets, actions, rows)."""
+    none = np.zeros(0, np.int64)
+    slots = block.states.shape[1]
+    offsets = offsets or (none, none)
+    states = states or (none, np.zeros((0, slots), block.states.dtype), none,
+                        np.zeros(0, np.int32))
+    edges = edges or (none, np.zeros(0, block.targets.dtype), np.zeros(0, np.int32),
+                      np.zeros(0, block.charge.dtype))
+    return (none if rows is None else rows, *offsets, *states, *edges)
 
-    The runs: the edges' own (the critical cycle, or a zero-time cycle), the shortest run
-    to the smallest of their sources, to the first deadlock and to the error state. A failed
-    allocation on any process is agreed by all (:func:`runtime.guard.agreed`)."""
-    with agreed(comm, "witness", known=_counts(block)) as comm:
-        return _witness(block, comm, edges, offsets)
+
+def _partial_graph(block: StateBlock, dead: tuple[int, int], parts: list) -> StateGraph:
+    """Process 0's :class:`~statespace.StateGraph` of every process's :func:`_pieces`:
+    the whole graph's shape, and of each array only the entries sent (:class:`Entries`)."""
+    j = [np.concatenate([p[i] for p in parts]) for i in range(11)]
+    n, m = block.n, block.m
+    slots = block.states.shape[1]
+    # The offsets of a row held: its state's and the next state's (a row's end is the next
+    # row's start: where both rows are held, the two agree; Entries checks it).
+    indptr = Entries((n + 1,), np.concatenate([j[0], j[0] + 1]), np.concatenate([j[1], j[2]]))
+    n_dead, first_dead = dead
+    deadlocks = (Entries((n_dead,), np.zeros(1, np.int64), np.array([first_dead], np.int64))
+                 if n_dead else np.zeros(0, np.int64))
+    big = {"indices": Entries((m,), j[7], j[8]), "action": Entries((m,), j[7], j[9]),
+           "charge": Entries((m,), j[7], j[10]), "costs": derived(), "time": derived(),
+           "states": Entries((n, slots), j[3], j[4]),
+           "parent": Entries((n,), j[3], j[5]), "parent_action": Entries((n,), j[3], j[6])}
+    return lazy_graph(big, indptr=indptr, deadlocks=deadlocks,
+                      error_state=block.error_id, depth=block.depth, complete=True,
+                      error_successors=block.error_successors,
+                      action_codes=block.action_codes, n_expanded=n, model=block.model,
+                      name=block.model.name, seconds=block.seconds, on_device=None,
+                      palette=block.palette)
 
 
-def _witness(block: StateBlock, comm: Comm, edges: Sequence[int],
-             offsets: Offsets | None) -> StateGraph | None:
+def _witness(block: StateBlock, comm: Comm, edges: Sequence[int]) -> StateGraph | None:
     """:func:`witness_graph` (``comm`` guarded)."""
     L = block.layout
     rank = L.rank
     xp = module_of(block.targets)
     ip = block.indptr   # (read at a few places: it stays where it is)
-    if offsets is None:
-        offsets = gather_offsets(block, comm)
-    first_dead = comm.allreduce(int(block.deadlocks[0]) if block.deadlocks.shape[0]
-                                else block.n, "min")
+    dead = _deadlocks(block, comm)
+    first_dead = dead[1]
     # The sources of the edges (their owners find them) and the runs' states.
     edges = np.asarray(edges, np.int64)
     e_owner, e_local = L.locate_edges(edges)
@@ -400,13 +467,17 @@ def _witness(block: StateBlock, comm: Comm, edges: Sequence[int],
     ends = [sources[0] if sources else -1, first_dead if first_dead < block.n else -1,
             block.error_id, 0]
     need = _chains(block, comm, ends) | set(sources)
-    # The rows of those states and their targets' states.
+    # The rows of those states (their global offsets: the run's first edge, plus the row's
+    # place among the run's edges here) and their targets' states.
     want = np.array(sorted(need), np.int64)
     owner, local = L.locate(want)
-    rows_l = local[owner == rank]
-    firsts = to_host(ip[xp.asarray(rows_l)]).tolist()
-    lasts = to_host(ip[xp.asarray(rows_l + 1)]).tolist()
-    e_ids = np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(firsts, lasts)]) \
+    rows_g, rows_l = want[owner == rank], local[owner == rank]
+    firsts = to_host(ip[xp.asarray(rows_l)]).astype(np.int64)
+    lasts = to_host(ip[xp.asarray(rows_l + 1)]).astype(np.int64)
+    run = L.run_of(rows_g)
+    starts = L.edge_start[run] + (firsts - L.edge_first[run])
+    e_ids = np.concatenate([np.arange(a, b, dtype=np.int64)
+                            for a, b in zip(firsts.tolist(), lasts.tolist())]) \
         if rows_l.shape[0] else np.zeros(0, np.int64)
     d_ids = e_ids if xp is np else xp.asarray(e_ids)
     tg_e, ac_e, ch_e = (to_host(a[d_ids]) for a in (block.targets, block.actions, block.charge))
@@ -416,23 +487,9 @@ def _witness(block: StateBlock, comm: Comm, edges: Sequence[int],
     owner, local = L.locate(want)
     sv, lv = want[owner == rank], local[owner == rank]
     at = xp.asarray(lv) if module_of(block.states) is not np else lv
-    piece = (sv, to_host(block.states[at]), to_host(block.parent[at]).astype(np.int64),
-             to_host(block.parent_action[at]).astype(np.int32),
-             L.global_edges(e_ids), tg_e, ac_e, ch_e)
+    piece = _pieces(block, rows_g, (starts, starts + (lasts - firsts)),
+                    (sv, to_host(block.states[at]), to_host(block.parent[at]).astype(np.int64),
+                     to_host(block.parent_action[at]).astype(np.int32)),
+                    (L.global_edges(e_ids), tg_e, ac_e, ch_e))
     parts = comm.allgather(piece)
-    if comm.rank != 0:
-        return None
-    j = [np.concatenate([p[i] for p in parts]) for i in range(8)]
-    n, m = block.n, block.m
-    indptr = offsets.indptr
-    slots = block.states.shape[1]
-    big = {"indices": Entries((m,), j[4], j[5]), "action": Entries((m,), j[4], j[6]),
-           "charge": Entries((m,), j[4], j[7]), "costs": derived(), "time": derived(),
-           "states": Entries((n, slots), j[0], j[1]),
-           "parent": Entries((n,), j[0], j[2]), "parent_action": Entries((n,), j[0], j[3])}
-    return lazy_graph(big, indptr=indptr, deadlocks=offsets.deadlocks,
-                      error_state=block.error_id, depth=block.depth, complete=True,
-                      error_successors=block.error_successors,
-                      action_codes=block.action_codes, n_expanded=n, model=block.model,
-                      name=block.model.name, seconds=block.seconds, on_device=None,
-                      palette=block.palette)
+    return None if comm.rank != 0 else _partial_graph(block, dead, parts)

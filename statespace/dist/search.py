@@ -7,7 +7,7 @@ records) one run of consecutive ids a level, the ids it numbered. Level by level
 
 1. each process expands its run of the level (its frontier, in id order) and gives every
    successor its *rank*, ``source id * A + action`` (``A`` actions; for ``system sync`` the
-   step ids, numbered as one process numbers them, see :meth:`_Search._number_steps`):
+   step ids, numbered as one process numbers them, see :mod:`statespace.dist.steps`):
    unique per successor, and the order in which the one-process search discovers them;
 2. each successor's key and rank go to the key's owner (one ``alltoallv``), which looks the
    keys up in its own visited set: a key first seen in this level is new, with the smallest
@@ -48,7 +48,7 @@ visited set, the numbering and the kept rows all stay in the GPU's memory, and t
 go GPU to GPU through NCCL: what crosses to the host per level is the P counts of each
 exchange, the level's one vector of stops and counts (its ``allreduce``), and the sizes
 CuPy reads back to shape an array (a ``flatnonzero``'s count). ``system sync`` models also
-bring each level's distinct step ids to the host (:meth:`_Search._number_steps`), as the
+bring each level's distinct step ids to the host (:mod:`statespace.dist.steps`), as the
 one-GPU explorer does.
 """
 
@@ -60,7 +60,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from runtime.arrays import count_values, lexsort, on_device, stable_argsort
+from runtime.arrays import on_device, stable_argsort
 from runtime.comm import Comm, launched_world_size
 from runtime.device import SideWork, is_out_of_memory, release_pool, synchronize, to_host
 from runtime.errors import (Interrupted, MemoryLimitExceeded, OutOfMemory, RunStopped,
@@ -76,7 +76,9 @@ from ..search import DEVICE_CHUNK
 from ..store import VisitedSet
 from ..symmetry import Symmetry
 from .handover import Share, exchange, hand_over
+from .kept import Kept, bits
 from .route import by_owner, owner_of, routed
+from .steps import StepNumbers
 from .successors import NextStates
 
 __all__ = ["explore_distributed", "distributed_quotient"]
@@ -194,7 +196,6 @@ class _Search:
         # Who owns a key, the same for every level of the run: on the host one-word keys by
         # word_owners (two passes), else route.owner_of (the mix the device kernels compute).
         self.word_owners = self.W == 1 and not on_device(xp)
-        self.error_key = xp.asarray(self.ns.error_key)
         # Per local id (the visited set's numbering) its global id: the first entries of a
         # buffer grown by doubling (a level appends; copying the whole map each level cost
         # each process its size times the depth). On the host with several processes int32
@@ -202,23 +203,14 @@ class _Search:
         # from a map of half the bytes, with no conversion.
         self.gid = xp.zeros(0, np.int32 if comm.size > 1 and not on_device(xp) else np.int64)
         self.gid_buf = self.gid
-        # Owned states by level: ids, states, parents and parent actions (see _owned).
-        self.own: list[tuple] = []
-        # Per level the largest global id of an owned state that is the error state (-1:
-        # none), a 0-d array read once at the end (no wait for the device per level).
-        self.error_hits: list = []
-        # Expanded states by level: their ids, out-degrees, and their edges in CSR order
-        # (target id, action, and the provisional palette row or None).
-        self.rows: list[tuple] = []
-        # Charges that are not constants of the action: the distinct rows (costs by resource,
-        # then time) met so far, numbered in the order met (see _palette_ids).
-        self.palette_rows: dict[tuple, int] = {}
+        # The states this process numbers and the rows it expands, level by level.
+        self.kept = Kept(xp, self.ns.layout, states_dtype(cm), xp.asarray(self.ns.error_key),
+                         self.ns.charge_table is not None)
         self.n = self.m = self.expanded = 0
         self.n_now = 1
         # Where each process's share of a level's sources starts, as fractions of the level
         # (the same on every process: updated from agreed counts, see _rebalanced).
         self.split = np.linspace(0.0, 1.0, comm.size + 1)
-        self.sdtype = states_dtype(cm)
         self.pending_signal: int | None = None
         # An allocation failed (see _try): the search stops at the next agreement.
         self.oom = False
@@ -226,14 +218,11 @@ class _Search:
         self.phases = _Phases()
         # Bytes this process sent to others in the levels' exchanges (see _exchange).
         self.sent = 0
-        # system sync: the step codes by global id, their ids, and this process's step ids
-        # mapped to the global ones (-1: not yet).
-        self.codes: list[int] = []
-        self.code_id: dict[int, int] = {}
-        self.to_global = np.zeros(0, np.int64)
+        # system sync: the steps numbered as one process numbers them.
+        self.steps = StepNumbers()
         # On GPUs (P > 1): a level's states are unpacked on a side stream while its targets
         # travel back, and its rows are kept (sorted) there while the next level's keys
-        # travel out (later_rows: the arguments of that _keep_rows, until then).
+        # travel out (later_rows: the arguments of that Kept.add_rows, until then).
         self.side = SideWork(xp if comm.size > 1 else np)
         self.later_rows: tuple | None = None
 
@@ -252,7 +241,7 @@ class _Search:
                 if stop != _GO:
                     self._raise(stop, saved)
             if self.later_rows is not None:
-                self._try(self._keep_rows, *self.later_rows)
+                self._try(self.kept.add_rows, *self.later_rows)
                 self.later_rows = None
             self.side.join()
             # An allocation that failed after the last level's agreement stops every
@@ -279,7 +268,7 @@ class _Search:
                 graph = self.handover(share, comm, self.cm,
                                       charge_table=self.ns.charge_table,
                                       error_successors=self.error_successors,
-                                      action_codes=_code_array(self.codes) if self.ns.sync
+                                      action_codes=self.steps.code_array() if self.ns.sync
                                       else None, t0=t0)
             self.seconds["gather"] = _time.perf_counter() - t1
             if self.pending_signal is not None:   # one came while the graph was gathered
@@ -299,23 +288,13 @@ class _Search:
             self.gid_buf, self.gid = _appended(xp, self.gid_buf, self.gid,
                                                xp.zeros(1, np.int64))
         if self.comm.rank != 0:
-            self.own.append(self._owned(xp.zeros(0, np.int64), xp.zeros((0, self.W), _U),
-                                        xp.zeros(0, np.int64), xp.zeros(0, np.int32)))
+            self.kept.add_states(xp.zeros(0, np.int64), xp.zeros((0, self.W), _U),
+                                 xp.zeros(0, np.int64), xp.zeros(0, np.int32))
             return xp.zeros((0, self.W), _U), xp.zeros(0, np.int64), 0
         fgid = xp.zeros(1, np.int64)
-        self.own.append(self._owned(fgid, key, xp.asarray(np.array([-1])),
-                                    xp.asarray(np.array([-1], np.int32))))
+        self.kept.add_states(fgid, key, xp.asarray(np.array([-1])),
+                             xp.asarray(np.array([-1], np.int32)))
         return key, fgid.copy(), 0
-
-    def _owned(self, ids, keys, parent, parent_action):
-        """A level's owned states as gathered: ids, states (unpacked here, in parallel),
-        parent and parent action; notes whether the error state is among them."""
-        xp = self.xp
-        states = xp.ascontiguousarray(self.ns.layout.unpack(keys, xp).T).astype(self.sdtype)
-        if ids.shape[0]:
-            hit = (keys == self.error_key[0]).all(axis=1)
-            self.error_hits.append(xp.where(hit, ids, -1).max())
-        return ids, states, parent, parent_action
 
     def _level(self, fkeys, fgid, ffirst, lo, hi):
         """Expand one level (ids ``lo .. hi - 1``; this process's share ``fgid``, a run of
@@ -336,8 +315,8 @@ class _Search:
         src = local + ffirst   # (the frontier is a run of ids: no look-up)
         self.phases.tick("expand")
         if self.ns.sync:
-            act = self._number_steps(src, act)
-            A = self.A = max(len(self.codes), 1)
+            act = self.steps.number(comm, xp, self.ns.step_codes(), src, act)
+            A = self.A = max(len(self.steps.codes), 1)
             if self.n * A >= 2**62:
                 raise OverflowError(f"{self.n:,} states times {A:,} steps: ranks past 62 bits")
         rank = src * A + act
@@ -356,7 +335,7 @@ class _Search:
                     send[:, 0] = keys[order, 0]
                     send[:, 1] = rank[order].view(_U)
             if self.later_rows is not None:   # (the last level's, beside this exchange)
-                self.side.run(self._try, self._keep_rows, *self.later_rows)
+                self.side.run(self._try, self.kept.add_rows, *self.later_rows)
                 self.later_rows = None
             self.phases.tick("route")
             recv, rcounts = self._exchange(send, counts)
@@ -477,9 +456,9 @@ class _Search:
             target = self.gid[ids] if ids is not None else xp.zeros(local.shape[0], np.int64)
         del ids
         self.phases.tick("targets back")
-        rows = (fgid, local, src - lo, act, target, charges, hi - lo)
+        rows = (fgid, local, src - lo, act, target, charges, hi - lo, self.n_now, A)
         if self.side.stream is None:
-            self._try(self._keep_rows, *rows)
+            self._try(self.kept.add_rows, *rows)
         else:
             self.later_rows = rows
         self.phases.tick("rows")
@@ -509,17 +488,16 @@ class _Search:
         every process: the level's bounds and ``A`` are agreed."""
         if self.key_bits is None or on_device(self.xp):
             return None
-        rank_bits = _bits((hi - lo) * A)
+        rank_bits = bits((hi - lo) * A)
         if self.key_bits + rank_bits > 64:
             return None
         return _Packed(self.xp, self.key_bits, lo * A)
 
     def _keep_owned(self, run_gid, run_keys, run_rank, A: int) -> None:
-        """The level's run of new states recorded (see :meth:`_owned`)."""
-        owned = self._try(self._owned, run_gid, run_keys, run_rank // A,
-                          (run_rank % A).astype(np.int32))
-        if owned is not None:
-            self.own.append(owned)
+        """The level's run of new states kept (:meth:`.kept.Kept.add_states`), their
+        parents and parents' actions from their smallest ranks."""
+        self._try(self.kept.add_states, run_gid, run_keys, run_rank // A,
+                  (run_rank % A).astype(np.int32))
 
     def _exchange(self, a, counts, recv_counts=None):
         """:func:`~statespace.dist.handover.exchange` of an array of the search's module.
@@ -528,43 +506,6 @@ class _Search:
         mine = int(counts[self.comm.rank]) if self.comm.size > 1 else int(a.shape[0])
         self.sent += (int(a.shape[0]) - mine) * (a.nbytes // max(int(a.shape[0]), 1))
         return exchange(self.comm, self.xp, a, counts, recv_counts)
-
-    def _number_steps(self, src, act):
-        """``system sync``: global step ids for this level's steps (one ``allgather``). The
-        one-process explorer numbers a new step code when first met, and meets steps in
-        (source, code) order: so this level's new codes take the next ids in the order of
-        (smallest source id among their steps, code), whichever process met them. (On a
-        device the level's distinct step ids and their smallest sources come to the host.)"""
-        xp = self.xp
-        codes = self.ns.step_codes()
-        grown = np.full(len(codes), -1, np.int64)
-        grown[:self.to_global.shape[0]] = self.to_global
-        self.to_global = grown
-        proposals = []
-        if act.shape[0]:
-            order = lexsort(xp, (src, act))
-            a_sorted, s_sorted = act[order], src[order]
-            flag = xp.empty(a_sorted.shape[0], bool)
-            flag[0] = True
-            flag[1:] = a_sorted[1:] != a_sorted[:-1]
-            first = xp.flatnonzero(flag)
-            for i, s in zip(to_host(a_sorted[first]).tolist(),
-                            to_host(s_sorted[first]).tolist()):
-                if self.to_global[i] < 0 and codes[i] not in self.code_id:
-                    proposals.append((codes[i], s))
-        best: dict[int, int] = {}
-        for part in self.comm.allgather(proposals):
-            for code, s in part:
-                best[code] = min(s, best.get(code, s))
-        for code, _ in sorted(best.items(), key=lambda kv: (kv[1], kv[0])):
-            self.code_id[code] = len(self.codes)
-            self.codes.append(code)
-        unknown = np.flatnonzero(self.to_global < 0)
-        for i in unknown.tolist():
-            if codes[i] in self.code_id:
-                self.to_global[i] = self.code_id[codes[i]]
-        table = self.to_global if xp is np else xp.asarray(self.to_global)
-        return table[act]
 
     def _local_stop(self) -> int:
         if self.oom:
@@ -608,40 +549,6 @@ class _Search:
         charges = None if parts[0][3] is None else xp.concatenate([p[3] for p in parts])
         return local, act, keys, charges
 
-    def _keep_rows(self, fgid, local, rel, act, target, charges, span) -> None:
-        """The level's edges in CSR order: by (source, target, action), a unique key, sorted
-        as one int64 where it fits (``rel``: the sources' ids less the level's first). Kept
-        compact: targets as int32 while ids fit, actions as int32, and where charges are not
-        constants of the action the row of a palette (int32)."""
-        xp = self.xp
-        F = fgid.shape[0]
-        deg = count_values(xp, local, F) if local.shape[0] else xp.zeros(F, np.int64)
-        n, A = self.n_now, self.A
-        tdt = np.int32 if n < 2**31 else np.int64
-        # The key's fields in bits (source, target, action from the top): the same order as
-        # the mixed radix (each field is below its radix), taken apart by shifts and masks
-        # where divisions cost a third of the phase.
-        bt, ba = _bits(n), _bits(A)
-        if _bits(span) + bt + ba <= 63:
-            key = rel << (bt + ba)
-            key |= target << ba
-            key |= act
-            if charges is None:
-                key.sort()
-                a = key & ((1 << ba) - 1)
-                key >>= ba
-                key &= (1 << bt) - 1
-                tgt = key
-            else:
-                order = xp.argsort(key)
-                tgt, a, charges = target[order], act[order], charges[order]
-        else:
-            order = lexsort(xp, (act, target, rel))
-            tgt, a = target[order], act[order]
-            charges = None if charges is None else charges[order]
-        pal = None if charges is None else _palette_ids(xp, charges, self.palette_rows)
-        self.rows.append((fgid, deg, tgt.astype(tdt), a.astype(np.int32), pal))
-
     def _raise(self, stop: int, saved) -> None:
         counts = {"states": self.n, "transitions": self.m, "expanded": self.expanded}
         if stop == _SIGNAL:
@@ -663,38 +570,7 @@ class _Search:
         self.visited = None
         self.gid = self.gid_buf = None
         release_pool(xp)   # (their blocks back from CuPy's pool before the rows are joined)
-        hits = [to_host(h) for h in self.error_hits]
-        error_id = int(comm.allreduce(max([-1] + [int(h) for h in hits]), "max"))
-        own = [_join(xp, [o[j] for o in self.own]) for j in range(4)]
-        rows = [_join(xp, [r[j] for r in self.rows]) for j in range(4)]
-        charge = None if self.ns.charge_table is not None else \
-            _join(xp, [r[4] for r in self.rows])
-        self.own = self.rows = []
-        return Share(xp=xp, n=self.n, depth=depth, error_id=error_id, own_ids=own[0],
-                     states=own[1], parent=own[2], parent_action=own[3], row_ids=rows[0],
-                     deg=rows[1], targets=rows[2], actions=rows[3], charge=charge,
-                     palette_rows=tuple(self.palette_rows))
-
-
-def _palette_ids(xp, charges, known: dict):
-    """Per edge the provisional palette row (int32) of its charges (``(edges, resources +
-    1)``), rows numbered in the order this process meets them (``known``: row -> number,
-    grown here), as the one-GPU explorer records them: the level's distinct rows, few, come
-    to the host to be numbered; the per-edge rows stay where they are."""
-    m = charges.shape[0]
-    if m == 0:
-        return xp.zeros(0, np.int32)
-    order = lexsort(xp, [charges[:, j] for j in range(charges.shape[1] - 1, -1, -1)])
-    srt = charges[order]
-    flag = xp.empty(m, bool)
-    flag[0] = True
-    flag[1:] = (srt[1:] != srt[:-1]).any(axis=1)
-    group = xp.cumsum(flag) - 1
-    ids = np.array([known.setdefault(tuple(r), len(known))
-                    for r in to_host(srt[xp.flatnonzero(flag)]).tolist()], np.int32)
-    out = xp.empty(m, np.int32)
-    out[order] = (ids if xp is np else xp.asarray(ids))[group]
-    return out
+        return self.kept.share(comm, self.n, depth)
 
 
 class _Packed:
@@ -862,27 +738,6 @@ def word_owners(words, size: int):
         h *= _U(size)   # (below 2**32 times size: no wrap)
         h >>= _U(32)
     return h.view(np.int64)
-
-
-def _bits(k: int) -> int:
-    """The bits that hold every value below ``k`` (at least one).
-
-    >>> _bits(1), _bits(2), _bits(52), _bits(64), _bits(65)
-    (1, 1, 6, 6, 7)
-    """
-    return max(1, (int(k) - 1).bit_length())
-
-
-def _join(xp, parts: list):
-    return parts[0] if len(parts) == 1 else xp.concatenate(parts)
-
-
-def _code_array(codes: list[int]) -> np.ndarray:
-    """A graph's ``action_codes``: int64 while every code fits, else Python integers (as the
-    one-process explorer gives them)."""
-    if all(c < 2**63 for c in codes):
-        return np.array(codes, np.int64)
-    return np.array(codes, dtype=object)
 
 
 # ---------------------------------------------------------------------- signals

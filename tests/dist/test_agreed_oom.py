@@ -1,5 +1,5 @@
 """An allocation that fails on one process after a distributed search (the hand-over, the
-offsets, each phase of the engine across processes, the runs gathered) stops every process at
+counts, each phase of the engine across processes, the runs gathered) stops every process at
 the same collective (:mod:`runtime.guard`): exit 3, the stop line with the graph's counts
 printed once by process 0, no traceback, no process left behind. The failures are injected by
 ``DVECOST_FAULT`` (for tests only): a ``MemoryError``, an error named as CuPy's, or the receive
@@ -93,7 +93,7 @@ def test_a_failure_while_the_graph_is_gathered_to_process_0(tmp_path):
     _stops(tmp_path, 2, "0:handover:1:recv", engine="auto", ratio=False)
 
 
-STEPS = ("handover", "offsets") + PHASES + ("witness",)
+STEPS = ("handover", "counts") + PHASES + ("witness",)
 
 
 @pytest.mark.slow

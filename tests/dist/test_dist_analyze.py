@@ -251,12 +251,13 @@ def test_json_reports_each_phase_across_processes():
                                           "deadlocks")]
     for rank in "01":
         assert [s for q, s in steps if q == rank if s not in ("scc_forward", "scc_backward")
-                ] == ["search", "share", *handover, "handover", "offsets", "check", "zero_time_check", "trim", "restrict",
+                ] == ["search", "share", *handover, "handover", "counts", "check",
+                      "zero_time_check", "trim", "restrict",
                       *["improve", "value_cycles", "value_representatives", "value_sums",
                         "value_ranks"] * d["iterations"], "improve", "certify", "cycle",
                       "witness"]
     assert got["processes"] == 2
-    assert list(got["seconds"]) == ["search", "handover", "offsets", *PHASES, "witness"]
+    assert list(got["seconds"]) == ["search", "handover", "counts", *PHASES, "witness"]
     assert all(isinstance(v, float) and v >= 0 for v in got["seconds"].values())
     assert got["rounds"]["howard"] == d["iterations"] >= 1
     assert got["rounds"]["trim"] >= 1 and got["rounds"]["scc_forward"] >= 1
@@ -283,7 +284,7 @@ def test_engine_phases_tool_reports_the_phases_and_the_answer(xp_kind, tmp_path)
     one = analyze(str(path), defines={"N": 3}, backend="cpu", witness=False, symmetry="off")
     assert (d["value"], d["certified"], d["n"], d["m"]) == (one.exact, True, one.n_states,
                                                             one.n_transitions)
-    want = ["search", "handover", "offsets", *[p for p in PHASES if p != "zero_time_check"],
+    want = ["search", "handover", "counts", *[p for p in PHASES if p != "zero_time_check"],
             "witness"]
     assert [k for k in d["seconds"] if k != "zero_time_check"] == want
     assert sorted(p.name for p in tmp_path.iterdir()) == ["engine.0.prof", "engine.1.prof"]

@@ -121,14 +121,14 @@ def test_a_failed_allocation_after_the_levels_agreement_stops_before_the_hand_ov
     """An allocation failing once a level's stop is agreed (keeping its rows) is agreed at
     the next one, or, after the last level, before the hand-over: never a graph with rows
     missing."""
-    import statespace.dist.search as dist_search
+    import statespace.dist.kept as dist_kept
     from runtime.comm import SelfComm
     from runtime.errors import OutOfMemory
     from statespace.dist import explore_distributed
 
     model = load(str(EX / "client_server.dve"))
     full = build_state_graph(model)
-    real = dist_search.count_values
+    real = dist_kept.count_values
     for at in (3, full.depth + 1):   # a middle level; the last one (one call a level)
         calls = [0]
 
@@ -137,7 +137,7 @@ def test_a_failed_allocation_after_the_levels_agreement_stops_before_the_hand_ov
             if calls[0] == at:
                 raise MemoryError("test")
             return real(xp, a, n)
-        monkeypatch.setattr(dist_search, "count_values", failing)
+        monkeypatch.setattr(dist_kept, "count_values", failing)
         with pytest.raises(OutOfMemory) as info:
             explore_distributed(model, SelfComm())
         assert calls[0] >= at
