@@ -340,6 +340,71 @@ def _mix_wide(keys, h, xp=np) -> np.ndarray:
     return h
 
 
+#: The kernel of :func:`look_up_runs`: per tag (a grid-stride loop, no shared memory), a
+#: binary search of each run in turn, oldest first, until one holds it.
+LOOK_UP_SOURCE = r"""
+typedef unsigned long long u64;
+extern "C" __global__ void look_up_runs(const u64* table, long long runs, const u64* tags,
+                                        long long m, long long* gid) {
+    // table: the runs' tag arrays' addresses, then their id arrays' addresses, then lengths.
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += step) {
+        const u64 q = tags[i];
+        long long got = -1;
+        for (long long r = 0; r < runs && got < 0; ++r) {
+            const u64* t = (const u64*)table[r];
+            const long long n = (long long)table[2 * runs + r];
+            long long lo = 0, hi = n;
+            while (lo < hi) {
+                const long long mid = lo + ((hi - lo) >> 1);
+                if (t[mid] < q) lo = mid + 1; else hi = mid;
+            }
+            if (lo < n && t[lo] == q) got = ((const long long*)table[runs + r])[lo];
+        }
+        gid[i] = got;
+    }
+}
+"""
+
+_LOOK_UP: dict = {}
+
+
+def look_up_runs(xp, runs, tags, gid) -> bool:
+    """Writes ``gid[i]``, the id of ``tags[i]`` in the sorted ``runs`` (``(tags, ids)`` pairs
+    of module ``xp``, ids int64; each tag is in one run at most), or -1 where no run holds it:
+    one kernel of the module's ``RawModule`` (CuPy's, or a stand-in's for the host) whatever
+    the number of runs. ``gid``: int64, contiguous, as many as ``tags``. False (and nothing
+    written) where the module cannot compile the kernel: the caller searches the runs
+    itself.
+    """
+    entry = _LOOK_UP.get(id(xp))
+    if entry is None or entry[0] is not xp:
+        try:
+            module = xp.RawModule(code=LOOK_UP_SOURCE)
+            module.get_function("look_up_runs")
+        except Exception:   # noqa: BLE001 - any compiler's failure: the array calls serve
+            module = None
+        entry = _LOOK_UP[id(xp)] = (xp, module)
+    if entry[1] is None:
+        return False
+    m = tags.shape[0]
+    if m == 0:
+        return True
+    table = np.array([_address(h) for h, _ in runs] + [_address(i) for _, i in runs]
+                     + [h.shape[0] for h, _ in runs], dtype=_U)
+    threads = 256
+    entry[1].get_function("look_up_runs")(
+        (min(-(-m // threads), 65536),), (threads,),
+        (xp.asarray(table), np.int64(len(runs)), tags, np.int64(m), gid))
+    return True
+
+
+def _address(a) -> int:
+    """Where array ``a`` (contiguous; CuPy's or NumPy's) starts in its memory."""
+    ptr = getattr(getattr(a, "data", None), "ptr", None)
+    return int(a.ctypes.data if ptr is None else ptr)
+
+
 def _merge(ah, ai, bh, bi):
     """Two sorted runs of tags (with their ids) as one, ``a`` before ``b`` among equal tags.
 
@@ -528,7 +593,12 @@ class VisitedSet:
             return self._add_slow(keys, h, rank)
         # Each distinct tag is one distinct state here (W == 1, or confirmed above).
         gid = xp.full(uh.shape[0], -1, dtype=np.int64)
-        for rh, rid in self.runs:
+        # On a device every run is searched by one kernel (each array call of the loop below
+        # costs microseconds whatever its size, several a run, and there are O(log n) runs).
+        fused = self.n_words == 1 and bool(self.runs) and hasattr(xp, "RawModule") and \
+            all(i.dtype == np.int64 for _, i in self.runs) and \
+            look_up_runs(xp, self.runs, uh, gid)
+        for rh, rid in () if fused else self.runs:
             pos = xp.searchsorted(rh, uh)
             xp.minimum(pos, rh.shape[0] - 1, out=pos)
             hit = (rh[pos] == uh) & (gid < 0)
