@@ -37,7 +37,9 @@ back. Below the table, for each distributed row, the CPU seconds by phase of the
 (``expand``, ``route``, ``keys out``, ``visited``, ``agree``, ``number``, ``targets back``,
 ``rows``, ``owned``: see :func:`statespace.dist.explore_distributed`'s ``timings``), each the
 busiest process's, and the hand-over's wall seconds (also in the JSON's ``meta``, under
-``phases``). On a machine shared with other work the figures measure what the processes got,
+``phases``); and what a level costs (:func:`level_costs`: the count of levels, the mean wall
+time of the smallest third, the largest; ``meta``'s ``levels``), the cost a level pays
+whatever its size showing in the smallest. On a machine shared with other work the figures measure what the processes got,
 not the code. ``--jsonl FILE`` appends each row as one JSON line (the report's columns as
 keys) once the rounds are done.
 """
@@ -187,12 +189,16 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> Report:
     finally:
         if sink is not None:
             sink.close()
-    phases = {}
+    phases, levels = {}, {}
     for key in runs:
         label = f"{key[0]} P = {key[1]}"
         phases[label] = best[key]["phases"]
+        levels[label] = lv = best[key]["levels"]
         notes.append(f"{label}: CPU s by phase (busiest process each): " + ", ".join(
             f"{k} {v:.3f}" for k, v in best[key]["phases"].items()))
+        notes.append(f"{label}: {lv['levels']} levels; a level of the smallest third "
+                     f"{lv['smallest third ms']:.2f} ms, the largest {lv['largest ms']:.2f} ms "
+                     f"(wall, each level's slowest process)")
     if ref is not None:
         notes += [_against_one(ref, best[k], k[1], args.no_gather, gpus) for k in runs
                   if k[0] == "strong" and k[1] > 1]
@@ -206,7 +212,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> Report:
                  f"against the busiest process's; {os.cpu_count()} CPUs, load "
                  f"average {os.getloadavg()[0]:.1f} at the end")
     return Report("Distributed exploration: scaling over " + ("GPUs" if gpus else "processes"),
-                  COLUMNS, tuple(rows), tuple(notes), {"phases": phases})
+                  COLUMNS, tuple(rows), tuple(notes), {"phases": phases, "levels": levels})
 
 
 def _against_one(ref: dict, got: dict, p: int, no_gather: bool, gpus: bool) -> str:
@@ -352,10 +358,12 @@ def _worker(model: str, repeat: int, n: int | None, engine: bool = True,
         # Per phase the busiest process's CPU seconds (as Python values: floats).
         each = comm.allgather({k: v[1] for k, v in timings["phases"].items()})
         phases = {k: max(d.get(k, 0.0) for d in each) for k in each[0]}
+        levels = level_costs(comm.allgather([sum(d.values()) for d in timings["levels"]]))
         if best is None or total < best["total"]:
             best = {"total": total, "search": search, "gather": total - search,
                     "sent_bytes": sent, "row_bytes": rows, "cpu": cpu,
-                    "phases": {**phases, "hand-over (wall)": total - search}}
+                    "phases": {**phases, "hand-over (wall)": total - search},
+                    "levels": levels}
             if isinstance(g, dict):   # the counts alone (every process)
                 best.update(g, bytes=None, gather=None,
                             sent=sent / max(g["transitions"], 1))
@@ -367,6 +375,23 @@ def _worker(model: str, repeat: int, n: int | None, engine: bool = True,
     best["engine"] = _engine_across(cm, comm) if engine else None
     if comm.rank == 0:
         print(json.dumps(best))
+
+
+def level_costs(each: list[list[float]]) -> dict:
+    """What a level costs, from every process's wall seconds per level (``each``, one list a
+    process, the levels in order): each level's slowest process is the level's time (the
+    processes meet at its collectives); the count of levels, the mean of the smallest third
+    of them (where the cost a level pays whatever its size shows) and the largest, in ms.
+
+    >>> level_costs([[0.004, 0.010, 0.002], [0.003, 0.012, 0.003]])
+    {'levels': 3, 'smallest third ms': 3.0, 'largest ms': 12.0}
+    """
+    slowest = sorted(max(lv) for lv in zip(*each))
+    if not slowest:
+        return {"levels": 0, "smallest third ms": 0.0, "largest ms": 0.0}
+    third = slowest[:max(1, len(slowest) // 3)]
+    return {"levels": len(slowest), "smallest third ms": round(1000 * sum(third) / len(third), 3),
+            "largest ms": round(1000 * slowest[-1], 3)}
 
 
 def _engine_across(cm, comm) -> float | None:

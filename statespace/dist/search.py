@@ -130,7 +130,8 @@ def explore_distributed(model, comm: Comm, *, property: bool = True,
         and ``phases``, per phase of a level (``expand``, ``route``, ``keys out``,
         ``visited``, ``agree``, ``number``, ``targets back``, ``rows``, ``owned``) its
         ``(wall, CPU)`` seconds summed over the levels (a phase that ends in a collective
-        includes the wait for the other processes: MPICH's waiting spins, so it is CPU too).
+        includes the wait for the other processes: MPICH's waiting spins, so it is CPU too);
+        ``levels``, per level in order its phases' wall seconds on this process (a dict).
     xp : module, optional
         The array module the search runs on: by default the communicator's (CuPy for NCCL's,
         so that the search runs on the device; NumPy otherwise).
@@ -252,6 +253,7 @@ class _Search:
             self.seconds["search"] = t1 - t0
             self.seconds["sent"] = float(self.sent)
             self.seconds["phases"] = dict(self.phases.seconds)
+            self.seconds["levels"] = [dict(lv) for lv in self.phases.levels]
             # From here on a failed allocation (joining the levels, the hand-over) is agreed
             # by every process at its next collective (runtime.guard): each raises
             # AgreedOutOfMemory with the search's counts.
@@ -605,19 +607,27 @@ class _Packed:
 
 class _Phases:
     """(wall, CPU) seconds by phase of the levels, summed over the levels: :meth:`tick`
-    adds the time since the last tick to a phase (``timings['phases']``)."""
+    adds the time since the last tick to a phase (``timings['phases']``), and its wall
+    seconds to the current level's (``timings['levels']``)."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, tuple[float, float]] = {}
+        # Per level, its phases' wall seconds (``timings['levels']``).
+        self.levels: list[dict[str, float]] = []
         self.last = (0.0, 0.0)
 
     def tick(self, phase: str | None) -> None:
-        """The time since the last tick added to ``phase`` (None: the clock restarts)."""
+        """The time since the last tick added to ``phase`` (None: the clock restarts, for
+        a new level)."""
         now = (_time.perf_counter(), _time.process_time())
-        if phase is not None:
+        if phase is None:
+            self.levels.append({})
+        else:
             was = self.seconds.get(phase, (0.0, 0.0))
-            self.seconds[phase] = (was[0] + now[0] - self.last[0],
-                                   was[1] + now[1] - self.last[1])
+            wall = now[0] - self.last[0]
+            self.seconds[phase] = (was[0] + wall, was[1] + now[1] - self.last[1])
+            level = self.levels[-1]
+            level[phase] = level.get(phase, 0.0) + wall
         self.last = now
 
 

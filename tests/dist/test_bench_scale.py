@@ -66,6 +66,14 @@ def test_rows_are_the_one_process_graph_and_bytes_sent_are_measured(capsys, monk
     assert all(v >= 0 for v in phases["strong P = 2"].values())
     assert phases["strong P = 2"]["expand"] > 0
     assert any(n.startswith("strong P = 2: CPU s by phase") for n in report["notes"])
+    # What a level costs: one entry a level of the search (the graph's depth plus one), the
+    # smallest third's mean no more than the largest, no level longer than the search.
+    for label, row in (("strong P = 1", "P = 1"), ("strong P = 2", "P = 2")):
+        lv = report["meta"]["levels"][label]
+        assert lv["levels"] == g.depth + 1
+        assert 0 < lv["smallest third ms"] <= lv["largest ms"] <= 1000 * rows[row]["search s"]
+        said = [n for n in report["notes"] if n.startswith(f"{label}: {g.depth + 1} levels")]
+        assert len(said) == 1 and f"{lv['smallest third ms']:.2f} ms" in said[0]
 
 
 def test_weak_rows_explore_the_family_at_each_size_and_write_json_lines(tmp_path, capsys,

@@ -87,6 +87,13 @@ def test_one_process_device_path_in_process(monkeypatch):
         cm = compile_model(load(str(EX / m)))
         per_edge = 8 if NextStates(cm).charge_table is not None else 12
         assert timings["row_bytes"] == per_edge * g.n_edges, m
+        # Per level its phases' wall seconds: a level each, summing to no more than the
+        # search, each phase's sum over the levels its total.
+        levels = timings["levels"]
+        assert len(levels) == g.depth + 1, m
+        assert sum(sum(lv.values()) for lv in levels) <= timings["search"]
+        for phase, (wall, _) in timings["phases"].items():
+            assert sum(lv.get(phase, 0.0) for lv in levels) == pytest.approx(wall), phase
 
 
 @pytest.mark.slow
