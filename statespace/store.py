@@ -380,12 +380,12 @@ def look_up_runs(xp, runs, tags, gid) -> bool:
     entry = _LOOK_UP.get(id(xp))
     if entry is None or entry[0] is not xp:
         try:
-            module = xp.RawModule(code=LOOK_UP_SOURCE)
-            module.get_function("look_up_runs")
+            kernel = xp.RawModule(code=LOOK_UP_SOURCE).get_function("look_up_runs")
         except Exception:   # noqa: BLE001 - any compiler's failure: the array calls serve
-            module = None
-        entry = _LOOK_UP[id(xp)] = (xp, module)
-    if entry[1] is None:
+            kernel = None
+        entry = _LOOK_UP[id(xp)] = (xp, kernel)
+    kernel = entry[1]
+    if kernel is None:
         return False
     m = tags.shape[0]
     if m == 0:
@@ -393,9 +393,8 @@ def look_up_runs(xp, runs, tags, gid) -> bool:
     table = np.array([_address(h) for h, _ in runs] + [_address(i) for _, i in runs]
                      + [h.shape[0] for h, _ in runs], dtype=_U)
     threads = 256
-    entry[1].get_function("look_up_runs")(
-        (min(-(-m // threads), 65536),), (threads,),
-        (xp.asarray(table), np.int64(len(runs)), tags, np.int64(m), gid))
+    kernel((min(-(-m // threads), 65536),), (threads,),
+           (xp.asarray(table), np.int64(len(runs)), tags, np.int64(m), gid))
     return True
 
 

@@ -11,10 +11,13 @@
   it: its counts agreed, then the rows) against MPI's ``Alltoallv`` of the same rows alone,
   for rows of one uint64 word, each the least of 300 after a barrier (both processes ready).
 
-A model file, then optionally a template's ``N`` (``-D N=...``)::
+A model file, then optionally a template's ``N`` (``-D N=...``); e.g. the bundled
+client/server template at 10 clients::
 
-    PYTHONPATH=$PWD mpiexec -n 2 python tools/search_costs.py ../shared/models/cs_10.dve
-    PYTHONPATH=$PWD mpiexec -n 2 python tools/search_costs.py ../shared/models/cs_10.dve --plain
+    PYTHONPATH=$PWD mpiexec -n 2 python tools/search_costs.py \
+        dvecost/examples/client_server_template.dve 10
+    PYTHONPATH=$PWD mpiexec -n 2 python tools/search_costs.py \
+        dvecost/examples/client_server_template.dve 10 --plain
 """
 
 from __future__ import annotations
